@@ -1,0 +1,59 @@
+# Peregrine set-up: `make run` and `make test` install what is missing (Debian
+# packages; PyPI for the Python test tools, in .venv), build with CMake + Ninja,
+# and run. Everything CI needs is here: .ci/run only calls `make test`.
+
+BUILD      ?= build/release
+BUILD_TYPE ?= Release
+WERROR     ?= OFF
+PYTHON     ?= python3
+VENV       := .venv
+JOBS       ?= $(shell nproc)
+ARGS       ?=
+
+DEB_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev \
+                redis-server redis-tools
+
+.PHONY: all deps pydeps build run test unit-test integration-test clean
+
+all: build
+
+# Installs the Debian packages that are not there yet (apt runs only if needed).
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+# Python test tools from PyPI, in a virtualenv of the project's own.
+pydeps: $(VENV)/.installed
+$(VENV)/.installed: tests/requirements.txt
+	@$(PYTHON) -m venv --help >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv)
+	@[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV) || \
+	  (rm -rf $(VENV) && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV))
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+	@touch $@
+
+$(BUILD)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DPEREGRINE_WERROR=$(WERROR)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+# Starts the server in the foreground with built-in defaults (127.0.0.1:6379).
+run: build
+	$(BUILD)/peregrine $(ARGS)
+
+unit-test: build
+	$(BUILD)/peregrine_unit_tests --gtest_brief=1
+
+integration-test: build pydeps
+	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine $(VENV)/bin/python -m pytest tests -q
+
+test: unit-test integration-test
+
+clean:
+	rm -rf build

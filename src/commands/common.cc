@@ -1,0 +1,47 @@
+// Shared command helpers (see common.h).
+#include "commands/common.h"
+
+#include <climits>
+#include <string>
+
+#include "core/numbers.h"
+#include "server/client.h"
+#include "server/server.h"
+
+namespace peregrine {
+
+bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out, std::string_view error) {
+  if (ParseInt64(arg, out)) return true;
+  ctx.reply.Error(error);
+  return false;
+}
+
+bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
+  int64_t v;
+  if (!ParseInt64(arg, &v) || v < INT_MIN || v > INT_MAX) {
+    ctx.reply.Error(kErrNotInteger);
+    return false;
+  }
+  if (v < 0 || v >= ctx.shard.num_dbs()) {
+    ctx.reply.Error(kErrDbIndex);
+    return false;
+  }
+  *out = static_cast<int>(v);
+  return true;
+}
+
+Db::Entry* LookupRead(CommandContext& ctx, std::string_view key) {
+  Db::Entry* e = ctx.db().Find(key, ctx.now_ms);
+  if (e != nullptr)
+    ctx.shard.stats().keyspace_hits++;
+  else
+    ctx.shard.stats().keyspace_misses++;
+  return e;
+}
+
+void ReplyInvalidExpire(CommandContext& ctx) {
+  std::string name = ctx.client.last_cmd ? ctx.client.last_cmd->fullname : "";
+  ctx.reply.Error("ERR invalid expire time in '" + name + "' command");
+}
+
+}  // namespace peregrine

@@ -1,0 +1,54 @@
+// Helpers shared by the command families: Redis's error texts, argument
+// parsing that replies the standard error, and key lookups that keep the
+// keyspace hit/miss statistics.
+#pragma once
+
+#include <cctype>
+#include <cstdint>
+#include <string_view>
+
+#include "core/db.h"
+#include "protocol/reply.h"
+#include "server/command.h"
+#include "server/shard.h"
+
+namespace peregrine {
+
+inline constexpr std::string_view kErrSyntax = "ERR syntax error";
+inline constexpr std::string_view kErrNotInteger = "ERR value is not an integer or out of range";
+inline constexpr std::string_view kErrNotFloat = "ERR value is not a valid float";
+inline constexpr std::string_view kErrWrongType =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+inline constexpr std::string_view kErrNoSuchKey = "ERR no such key";
+inline constexpr std::string_view kErrDbIndex = "ERR DB index is out of range";
+inline constexpr std::string_view kErrSameObject = "ERR source and destination objects are the same";
+inline constexpr std::string_view kErrOverflow = "ERR increment or decrement would overflow";
+
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+// Parses an integer argument; on failure replies `error` (the standard
+// "value is not an integer" text by default) and returns false.
+bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out,
+                 std::string_view error = kErrNotInteger);
+
+// Parses a database index (SELECT, MOVE, COPY DB): replies and returns false
+// if it is not an integer or out of range.
+bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out);
+
+// Key lookup for a read: expires lazily and counts a keyspace hit or miss.
+Db::Entry* LookupRead(CommandContext& ctx, std::string_view key);
+// Key lookup for a write: expires lazily, no statistics.
+inline Db::Entry* LookupWrite(CommandContext& ctx, std::string_view key) {
+  return ctx.db().Find(key, ctx.now_ms);
+}
+
+// "ERR invalid expire time in '<command>' command".
+void ReplyInvalidExpire(CommandContext& ctx);
+
+}  // namespace peregrine

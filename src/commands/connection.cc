@@ -1,0 +1,383 @@
+// Connection commands: PING, ECHO, QUIT, SELECT, AUTH, HELLO, RESET and the
+// CLIENT container (ID, SETNAME, GETNAME, LIST, INFO, KILL, SETINFO, HELP).
+#include <string>
+#include <vector>
+
+#include "commands/common.h"
+#include "core/numbers.h"
+#include "server/client.h"
+#include "server/server.h"
+
+namespace peregrine {
+namespace {
+
+constexpr const char* kRedisCompatVersion = "7.2.4";
+constexpr std::string_view kErrWrongPass = "WRONGPASS invalid username-password pair or user is disabled.";
+
+void PingCommand(CommandContext& ctx) {
+  if (ctx.args.size() > 2) {
+    ctx.reply.Error("ERR wrong number of arguments for 'ping' command");
+    return;
+  }
+  if (ctx.args.size() == 1)
+    ctx.reply.SimpleString("PONG");
+  else
+    ctx.reply.Bulk(ctx.args[1]);
+}
+
+void EchoCommand(CommandContext& ctx) { ctx.reply.Bulk(ctx.args[1]); }
+
+void QuitCommand(CommandContext& ctx) {
+  ctx.reply.Ok();
+  ctx.server.CloseAfterReply(ctx.client);
+}
+
+void SelectCommand(CommandContext& ctx) {
+  int db;
+  if (!ParseDbIndex(ctx, ctx.args[1], &db)) return;
+  ctx.client.db = db;
+  ctx.reply.Ok();
+}
+
+// There are no ACL users yet: "default" has no password, so any password
+// authenticates it, exactly as Redis with no requirepass.
+bool CheckCredentials(std::string_view user) { return user == "default"; }
+
+void AuthCommand(CommandContext& ctx) {
+  if (ctx.args.size() > 3) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  if (ctx.args.size() == 2) {
+    ctx.reply.Error(
+        "ERR AUTH <password> called without any password configured for the default user. Are you sure "
+        "your configuration is correct?");
+    return;
+  }
+  if (!CheckCredentials(ctx.args[1])) {
+    ctx.reply.Error(kErrWrongPass);
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+// Client names and library attributes: printable ASCII without spaces.
+bool ValidClientAttribute(std::string_view s) {
+  for (char c : s)
+    if (c < '!' || c > '~') return false;
+  return true;
+}
+
+// HELLO [protover [AUTH username password] [SETNAME clientname]]
+void HelloCommand(CommandContext& ctx) {
+  auto& a = ctx.args;
+  int64_t ver = ctx.client.resp;
+  size_t i = 1;
+  if (a.size() >= 2) {
+    if (!ParseInt64(a[1], &ver)) {
+      ctx.reply.Error("ERR Protocol version is not an integer or out of range");
+      return;
+    }
+    if (ver < 2 || ver > 3) {
+      ctx.reply.Error("NOPROTO unsupported protocol version");
+      return;
+    }
+    i = 2;
+  }
+  std::string_view user, name;
+  bool auth = false, setname = false;
+  for (; i < a.size(); i++) {
+    size_t more = a.size() - i - 1;
+    if (EqualsIgnoreCase(a[i], "auth") && more >= 2) {
+      auth = true;
+      user = a[i + 1];
+      i += 2;
+    } else if (EqualsIgnoreCase(a[i], "setname") && more >= 1) {
+      setname = true;
+      name = a[i + 1];
+      i += 1;
+    } else {
+      ctx.reply.Error("ERR Syntax error in HELLO option '" + std::string(a[i]) + "'");
+      return;
+    }
+  }
+  if (auth && !CheckCredentials(user)) {
+    ctx.reply.Error(kErrWrongPass);
+    return;
+  }
+  if (setname && !ValidClientAttribute(name)) {
+    ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+    return;
+  }
+  if (setname) ctx.client.name = std::string(name);
+  ctx.client.resp = static_cast<int>(ver);
+  ctx.reply.set_resp(ctx.client.resp);
+  ctx.reply.MapHeader(7);
+  ctx.reply.Bulk("server");
+  ctx.reply.Bulk("redis");
+  ctx.reply.Bulk("version");
+  ctx.reply.Bulk(kRedisCompatVersion);
+  ctx.reply.Bulk("proto");
+  ctx.reply.Integer(ver);
+  ctx.reply.Bulk("id");
+  ctx.reply.Integer(static_cast<int64_t>(ctx.client.id));
+  ctx.reply.Bulk("mode");
+  ctx.reply.Bulk("standalone");
+  ctx.reply.Bulk("role");
+  ctx.reply.Bulk("master");
+  ctx.reply.Bulk("modules");
+  ctx.reply.ArrayHeader(0);
+}
+
+void ResetCommand(CommandContext& ctx) {
+  ctx.client.db = 0;
+  ctx.client.resp = 2;
+  ctx.client.name.clear();
+  ctx.reply.set_resp(2);
+  ctx.reply.SimpleString("RESET");
+}
+
+// --- CLIENT ---
+
+void ClientIdCommand(CommandContext& ctx) { ctx.reply.Integer(static_cast<int64_t>(ctx.client.id)); }
+
+void ClientSetnameCommand(CommandContext& ctx) {
+  std::string_view name = ctx.args[2];
+  if (!ValidClientAttribute(name)) {
+    ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+    return;
+  }
+  ctx.client.name = std::string(name);
+  ctx.reply.Ok();
+}
+
+void ClientGetnameCommand(CommandContext& ctx) {
+  if (ctx.client.name.empty())
+    ctx.reply.Null();
+  else
+    ctx.reply.Bulk(ctx.client.name);
+}
+
+void ClientSetinfoCommand(CommandContext& ctx) {
+  std::string_view attr = ctx.args[2], value = ctx.args[3];
+  std::string* field;
+  if (EqualsIgnoreCase(attr, "lib-name")) {
+    field = &ctx.client.lib_name;
+  } else if (EqualsIgnoreCase(attr, "lib-ver")) {
+    field = &ctx.client.lib_ver;
+  } else {
+    ctx.reply.Error("ERR Unrecognized option '" + std::string(attr) + "'");
+    return;
+  }
+  if (!ValidClientAttribute(value)) {
+    ctx.reply.Error("ERR " + std::string(attr) + " cannot contain spaces, newlines or special characters.");
+    return;
+  }
+  *field = std::string(value);
+  ctx.reply.Ok();
+}
+
+void ClientInfoCommand(CommandContext& ctx) {
+  ctx.reply.Verbatim(ctx.server.ClientInfoLine(ctx.client, ctx.now_ms));
+}
+
+// CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]
+void ClientListCommand(CommandContext& ctx) {
+  auto& a = ctx.args;
+  std::vector<uint64_t> ids;
+  bool filter_ids = false;
+  bool none = false;  // TYPE that matches no client here (master, replica, pubsub)
+  for (size_t i = 2; i < a.size(); i++) {
+    if (EqualsIgnoreCase(a[i], "type") && i + 1 < a.size()) {
+      std::string_view t = a[++i];
+      if (EqualsIgnoreCase(t, "normal")) {
+      } else if (EqualsIgnoreCase(t, "master") || EqualsIgnoreCase(t, "replica") ||
+                 EqualsIgnoreCase(t, "slave") || EqualsIgnoreCase(t, "pubsub")) {
+        none = true;
+      } else {
+        ctx.reply.Error("ERR Unknown client type '" + std::string(t) + "'");
+        return;
+      }
+    } else if (EqualsIgnoreCase(a[i], "id") && i + 1 < a.size()) {
+      filter_ids = true;
+      for (i = i + 1; i < a.size(); i++) {
+        int64_t id;
+        if (!ParseInt64(a[i], &id) || id <= 0) {
+          ctx.reply.Error("ERR Invalid client ID");
+          return;
+        }
+        ids.push_back(static_cast<uint64_t>(id));
+      }
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  std::string out;
+  if (!none) {
+    for (auto& [id, c] : ctx.server.clients()) {
+      if (c->closed) continue;
+      if (filter_ids && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+      out += ctx.server.ClientInfoLine(*c, ctx.now_ms);
+    }
+  }
+  ctx.reply.Verbatim(out);
+}
+
+// CLIENT KILL addr:port | CLIENT KILL <filter> <value> [...]
+void ClientKillCommand(CommandContext& ctx) {
+  auto& a = ctx.args;
+  auto kill = [&](Client& c) { ctx.server.CloseClient(c); };
+  if (a.size() == 3) {  // old form
+    for (auto& [id, c] : ctx.server.clients()) {
+      if (!c->closed && !c->close_after_reply && c->addr == a[2]) {
+        ctx.reply.Ok();
+        kill(*c);
+        return;
+      }
+    }
+    ctx.reply.Error("ERR No such client");
+    return;
+  }
+  if (a.size() % 2 != 0) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  uint64_t id = 0;
+  std::string_view addr, laddr;
+  bool skipme = true, type_none = false, have_max_age = false;
+  int64_t max_age = 0;
+  for (size_t i = 2; i + 1 < a.size(); i += 2) {
+    std::string_view opt = a[i], val = a[i + 1];
+    if (EqualsIgnoreCase(opt, "id")) {
+      int64_t v;
+      if (!ParseInt64(val, &v) || v <= 0) {
+        ctx.reply.Error("ERR client-id should be greater than 0");
+        return;
+      }
+      id = static_cast<uint64_t>(v);
+    } else if (EqualsIgnoreCase(opt, "type")) {
+      if (EqualsIgnoreCase(val, "normal")) {
+      } else if (EqualsIgnoreCase(val, "master") || EqualsIgnoreCase(val, "replica") ||
+                 EqualsIgnoreCase(val, "slave") || EqualsIgnoreCase(val, "pubsub")) {
+        type_none = true;
+      } else {
+        ctx.reply.Error("ERR Unknown client type '" + std::string(val) + "'");
+        return;
+      }
+    } else if (EqualsIgnoreCase(opt, "addr")) {
+      addr = val;
+    } else if (EqualsIgnoreCase(opt, "laddr")) {
+      laddr = val;
+    } else if (EqualsIgnoreCase(opt, "user")) {
+      if (val != "default") {
+        ctx.reply.Error("ERR No such user '" + std::string(val) + "'");
+        return;
+      }
+    } else if (EqualsIgnoreCase(opt, "skipme")) {
+      if (EqualsIgnoreCase(val, "yes")) skipme = true;
+      else if (EqualsIgnoreCase(val, "no")) skipme = false;
+      else {
+        ctx.reply.Error(kErrSyntax);
+        return;
+      }
+    } else if (EqualsIgnoreCase(opt, "maxage")) {
+      if (!ParseInt64(val, &max_age)) {
+        ctx.reply.Error(kErrNotInteger);
+        return;
+      }
+      have_max_age = true;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  int64_t killed = 0;
+  std::vector<Client*> victims;  // collected first: killing edits the client map
+  if (!type_none) {
+    for (auto& [cid, c] : ctx.server.clients()) {
+      if (c->closed || c->close_after_reply) continue;
+      if (id != 0 && c->id != id) continue;
+      if (!addr.empty() && c->addr != addr) continue;
+      if (!laddr.empty() && c->laddr != laddr) continue;
+      if (skipme && c.get() == &ctx.client) continue;
+      if (have_max_age && (ctx.now_ms - c->ctime_ms) / 1000 < max_age) continue;
+      victims.push_back(c.get());
+    }
+  }
+  for (Client* c : victims) {
+    kill(*c);
+    killed++;
+  }
+  ctx.reply.Integer(killed);
+}
+
+void HelpReply(CommandContext& ctx, std::string_view command, const std::vector<std::string_view>& lines) {
+  ctx.reply.ArrayHeader(lines.size() + 1 + 2);
+  ctx.reply.SimpleString(std::string(command) +
+                         " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+  for (std::string_view l : lines) ctx.reply.SimpleString(l);
+  ctx.reply.SimpleString("HELP");
+  ctx.reply.SimpleString("    Print this help.");
+}
+
+void ClientHelpCommand(CommandContext& ctx) {
+  HelpReply(ctx, "CLIENT",
+            {"GETNAME", "    Return the name of the current connection.", "ID",
+             "    Return the ID of the current connection.", "INFO",
+             "    Return information about the current client connection.",
+             "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+             "KILL <option> <value> [<option> <value> [...]]",
+             "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE.",
+             "LIST [options ...]", "    Return information about client connections. Options:",
+             "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
+             "    * ID id [id ...]", "      Return clients of specified IDs only.",
+             "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+             "SETNAME <name>", "    Assign the name <name> to the current connection."});
+}
+
+}  // namespace
+
+void RegisterConnectionCommands(CommandTable& t) {
+  auto spec = [](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
+                 std::string_view summary, std::string_view complexity = "O(1)") {
+    return CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclConnection,
+                       .summary = summary, .since = since, .group = "connection", .complexity = complexity,
+                       .handler = h};
+  };
+  const uint32_t kConn = kCmdNoscript | kCmdLoading | kCmdStale;
+  t.Register(spec("ping", -1, kCmdFast, PingCommand, "1.0.0", "Returns the server's liveliness response."));
+  t.Register(spec("echo", 2, kCmdFast, EchoCommand, "1.0.0", "Returns the given string."));
+  t.Register(spec("quit", -1, kCmdAllowBusy | kCmdNoAuth | kConn | kCmdFast, QuitCommand, "1.0.0",
+                  "Closes the connection."));
+  t.Register(spec("select", 2, kConn | kCmdFast, SelectCommand, "1.0.0", "Changes the selected database."));
+  t.Register(spec("auth", -2, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, AuthCommand, "1.0.0",
+                  "Authenticates the connection.", "O(N) where N is the number of passwords defined for the user"));
+  t.Register(spec("hello", -1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, HelloCommand, "6.0.0",
+                  "Handshakes with the Redis server."));
+  t.Register(spec("reset", 1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, ResetCommand, "6.2.0",
+                  "Resets the connection."));
+
+  CommandSpec client = spec("client", -2, 0, nullptr, "2.4.0", "A container for client connection commands.",
+                            "Depends on subcommand.");
+  client.acl = kAclSlow;
+  const uint32_t kClientFlags = kCmdNoscript | kCmdLoading | kCmdStale;
+  client.subcommands = {
+      spec("id", 2, kClientFlags, ClientIdCommand, "5.0.0", "Returns the unique client ID of the connection."),
+      spec("setname", 3, kClientFlags, ClientSetnameCommand, "2.6.9", "Sets the connection name."),
+      spec("getname", 2, kClientFlags, ClientGetnameCommand, "2.6.9", "Returns the name of the connection."),
+      spec("list", -2, kClientFlags | kCmdAdmin, ClientListCommand, "2.4.0",
+           "Lists open connections.", "O(N) where N is the number of client connections"),
+      spec("info", 2, kClientFlags, ClientInfoCommand, "6.2.0",
+           "Returns information about the connection."),
+      spec("kill", -3, kClientFlags | kCmdAdmin, ClientKillCommand, "2.4.0", "Terminates open connections.",
+           "O(N) where N is the number of client connections"),
+      spec("setinfo", 4, kClientFlags, ClientSetinfoCommand, "7.2.0",
+           "Sets information specific to the client or connection."),
+      spec("help", 2, kCmdLoading | kCmdStale, ClientHelpCommand, "5.0.0",
+           "Returns helpful text about the different subcommands."),
+  };
+  t.Register(std::move(client));
+}
+
+}  // namespace peregrine

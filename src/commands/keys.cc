@@ -1,0 +1,487 @@
+// Keyspace commands: DEL/UNLINK, EXISTS, TYPE, TOUCH, the EXPIRE family,
+// TTL/PTTL, EXPIRETIME, PERSIST, KEYS, SCAN, RENAME(NX), RANDOMKEY, COPY,
+// MOVE, SWAPDB, DBSIZE, FLUSHDB, FLUSHALL.
+//
+// Whole-keyspace commands (KEYS, SCAN, DBSIZE, RANDOMKEY, FLUSH*, SWAPDB) go
+// over every shard, so that they stay correct when there is more than one.
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "commands/common.h"
+#include "core/glob.h"
+#include "core/numbers.h"
+#include "server/client.h"
+#include "server/server.h"
+
+namespace peregrine {
+namespace {
+
+void DelCommand(CommandContext& ctx) {
+  int64_t deleted = 0;
+  for (size_t i = 1; i < ctx.args.size(); i++)
+    if (LookupWrite(ctx, ctx.args[i]) != nullptr && ctx.db().Erase(ctx.args[i])) deleted++;
+  ctx.reply.Integer(deleted);
+}
+
+void ExistsCommand(CommandContext& ctx) {
+  int64_t count = 0;
+  for (size_t i = 1; i < ctx.args.size(); i++)
+    if (LookupRead(ctx, ctx.args[i]) != nullptr) count++;
+  ctx.reply.Integer(count);
+}
+
+void TouchCommand(CommandContext& ctx) {
+  int64_t count = 0;
+  for (size_t i = 1; i < ctx.args.size(); i++)
+    if (LookupRead(ctx, ctx.args[i]) != nullptr) count++;
+  ctx.reply.Integer(count);
+}
+
+void TypeCommand(CommandContext& ctx) {
+  Db::Entry* e = LookupRead(ctx, ctx.args[1]);
+  ctx.reply.SimpleString(e == nullptr ? "none" : TypeName(e->value.type()));
+}
+
+// EXPIRE / PEXPIRE / EXPIREAT / PEXPIREAT key time [NX|XX|GT|LT]
+void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds) {
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (size_t i = 3; i < ctx.args.size(); i++) {
+    std::string_view opt = ctx.args[i];
+    if (EqualsIgnoreCase(opt, "nx")) nx = true;
+    else if (EqualsIgnoreCase(opt, "xx")) xx = true;
+    else if (EqualsIgnoreCase(opt, "gt")) gt = true;
+    else if (EqualsIgnoreCase(opt, "lt")) lt = true;
+    else {
+      ctx.reply.Error("ERR Unsupported option " + std::string(opt));
+      return;
+    }
+  }
+  if (nx && (xx || gt || lt)) {
+    ctx.reply.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
+    return;
+  }
+  if (gt && lt) {
+    ctx.reply.Error("ERR GT and LT options at the same time are not compatible");
+    return;
+  }
+  int64_t when;
+  if (!ParseIntArg(ctx, ctx.args[2], &when)) return;
+  if (seconds) {
+    if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) {
+      ReplyInvalidExpire(ctx);
+      return;
+    }
+    when *= 1000;
+  }
+  if (when > LLONG_MAX - basetime_ms) {
+    ReplyInvalidExpire(ctx);
+    return;
+  }
+  when += basetime_ms;
+  Db::Entry* e = LookupWrite(ctx, ctx.args[1]);
+  if (e == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  const int64_t current = e->has_expire() ? e->expire_ms : LLONG_MAX;  // no TTL = infinite
+  if ((nx && e->has_expire()) || (xx && !e->has_expire()) || (gt && when <= current) ||
+      (lt && when >= current)) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  if (when <= ctx.now_ms)
+    ctx.db().Erase(ctx.args[1]);
+  else
+    ctx.db().SetExpire(e, when);
+  ctx.reply.Integer(1);
+}
+
+void ExpireCommand(CommandContext& ctx) { ExpireGeneric(ctx, ctx.now_ms, true); }
+void PexpireCommand(CommandContext& ctx) { ExpireGeneric(ctx, ctx.now_ms, false); }
+void ExpireatCommand(CommandContext& ctx) { ExpireGeneric(ctx, 0, true); }
+void PexpireatCommand(CommandContext& ctx) { ExpireGeneric(ctx, 0, false); }
+
+// TTL / PTTL: remaining time; -2 missing, -1 no deadline. TTL rounds.
+void TtlGeneric(CommandContext& ctx, bool ms) {
+  Db::Entry* e = LookupRead(ctx, ctx.args[1]);
+  if (e == nullptr) {
+    ctx.reply.Integer(-2);
+    return;
+  }
+  if (!e->has_expire()) {
+    ctx.reply.Integer(-1);
+    return;
+  }
+  int64_t ttl = e->expire_ms - ctx.now_ms;
+  if (ttl < 0) ttl = 0;
+  ctx.reply.Integer(ms ? ttl : (ttl + 500) / 1000);
+}
+void TtlCommand(CommandContext& ctx) { TtlGeneric(ctx, false); }
+void PttlCommand(CommandContext& ctx) { TtlGeneric(ctx, true); }
+
+void ExpiretimeGeneric(CommandContext& ctx, bool ms) {
+  Db::Entry* e = LookupRead(ctx, ctx.args[1]);
+  if (e == nullptr) {
+    ctx.reply.Integer(-2);
+    return;
+  }
+  if (!e->has_expire()) {
+    ctx.reply.Integer(-1);
+    return;
+  }
+  ctx.reply.Integer(ms ? e->expire_ms : e->expire_ms / 1000);
+}
+void ExpiretimeCommand(CommandContext& ctx) { ExpiretimeGeneric(ctx, false); }
+void PexpiretimeCommand(CommandContext& ctx) { ExpiretimeGeneric(ctx, true); }
+
+void PersistCommand(CommandContext& ctx) {
+  Db::Entry* e = LookupWrite(ctx, ctx.args[1]);
+  if (e == nullptr || !e->has_expire()) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  ctx.db().SetExpire(e, Db::kNoExpire);
+  ctx.reply.Integer(1);
+}
+
+void KeysCommand(CommandContext& ctx) {
+  std::string_view pattern = ctx.args[1];
+  const bool all = pattern == "*";
+  std::vector<std::string_view> keys;
+  for (size_t s = 0; s < ctx.server.num_shards(); s++) {
+    ctx.server.shard(s).db(ctx.client.db).ForEach([&](const Db::Entry& e) {
+      if (Db::IsExpired(e, ctx.now_ms)) return;
+      if (all || GlobMatch(pattern, e.key)) keys.push_back(e.key);
+    });
+  }
+  ctx.reply.ArrayHeader(keys.size());
+  for (std::string_view k : keys) ctx.reply.Bulk(k);
+}
+
+// Redis's parseScanCursorOrReply: strtoull over the whole argument.
+bool ParseCursor(CommandContext& ctx, std::string_view arg, uint64_t* out) {
+  std::string s(arg);
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = strtoull(s.c_str(), &end, 10);
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) || *end != '\0' || errno == ERANGE ||
+      end != s.c_str() + s.size()) {
+    ctx.reply.Error("ERR invalid cursor");
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+//
+// The cursor's low bits are the table's reverse-binary bucket cursor. With
+// several shards the shard index will be encoded in the cursor (issue #5).
+void ScanCommand(CommandContext& ctx) {
+  uint64_t cursor;
+  if (!ParseCursor(ctx, ctx.args[1], &cursor)) return;
+  int64_t count = 10;
+  std::string_view pattern;
+  bool use_pattern = false;
+  std::string_view type_name;
+  bool use_type = false;
+  for (size_t i = 2; i < ctx.args.size(); i++) {
+    std::string_view opt = ctx.args[i];
+    bool has_next = i + 1 < ctx.args.size();
+    if (EqualsIgnoreCase(opt, "count") && has_next) {
+      if (!ParseIntArg(ctx, ctx.args[++i], &count)) return;
+      if (count < 1) {
+        ctx.reply.Error(kErrSyntax);
+        return;
+      }
+    } else if (EqualsIgnoreCase(opt, "match") && has_next) {
+      pattern = ctx.args[++i];
+      use_pattern = pattern != "*";
+    } else if (EqualsIgnoreCase(opt, "type") && has_next) {
+      type_name = ctx.args[++i];
+      use_type = true;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  Db& db = ctx.db();
+  std::vector<std::string> keys;
+  int64_t max_iterations = count * 10;
+  do {
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { keys.push_back(e.key); });
+  } while (cursor != 0 && max_iterations-- > 0 && static_cast<int64_t>(keys.size()) < count);
+
+  // Filter after collecting, as Redis does: the table is not modified while
+  // the scan step walks it.
+  std::vector<std::string_view> out;
+  out.reserve(keys.size());
+  for (const std::string& k : keys) {
+    if (use_pattern && !GlobMatch(pattern, k)) continue;
+    Db::Entry* e = db.Find(k, ctx.now_ms);  // expires lazily
+    if (e == nullptr) continue;
+    if (use_type && !EqualsIgnoreCase(TypeName(e->value.type()), type_name)) continue;
+    out.push_back(k);
+  }
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(std::to_string(cursor));
+  ctx.reply.ArrayHeader(out.size());
+  for (std::string_view k : out) ctx.reply.Bulk(k);
+}
+
+void RenameGeneric(CommandContext& ctx, bool nx) {
+  std::string_view src = ctx.args[1], dst = ctx.args[2];
+  Db& db = ctx.db();
+  Db::Entry* e = LookupWrite(ctx, src);
+  if (e == nullptr) {
+    ctx.reply.Error(kErrNoSuchKey);
+    return;
+  }
+  if (src == dst) {
+    if (nx)
+      ctx.reply.Integer(0);
+    else
+      ctx.reply.Ok();
+    return;
+  }
+  if (LookupWrite(ctx, dst) != nullptr) {
+    if (nx) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    db.Erase(dst);
+  }
+  e = db.FindRaw(src);  // the erase above may have resized the table
+  Value v = std::move(e->value);
+  int64_t expire = e->expire_ms;
+  db.Erase(src);
+  db.Insert(dst, std::move(v), expire);
+  if (nx)
+    ctx.reply.Integer(1);
+  else
+    ctx.reply.Ok();
+}
+void RenameCommand(CommandContext& ctx) { RenameGeneric(ctx, false); }
+void RenamenxCommand(CommandContext& ctx) { RenameGeneric(ctx, true); }
+
+void RandomkeyCommand(CommandContext& ctx) {
+  // Pick a shard weighted by its key count, then a key; expired picks are
+  // deleted and the draw repeats (each repetition removes a key, so it ends).
+  while (true) {
+    uint64_t total = 0;
+    for (size_t s = 0; s < ctx.server.num_shards(); s++) total += ctx.server.shard(s).db(ctx.client.db).size();
+    if (total == 0) {
+      ctx.reply.Null();
+      return;
+    }
+    uint64_t pick = ctx.shard.rng()() % total;
+    size_t s = 0;
+    while (pick >= ctx.server.shard(s).db(ctx.client.db).size()) {
+      pick -= ctx.server.shard(s).db(ctx.client.db).size();
+      s++;
+    }
+    Shard& shard = ctx.server.shard(s);
+    Db& db = shard.db(ctx.client.db);
+    const Db::Entry* e = db.RandomEntry(shard.rng());
+    if (!Db::IsExpired(*e, ctx.now_ms)) {
+      ctx.reply.Bulk(e->key);
+      return;
+    }
+    db.Find(e->key, ctx.now_ms);  // deletes it
+  }
+}
+
+// COPY source destination [DB destination-db] [REPLACE]
+void CopyCommand(CommandContext& ctx) {
+  bool replace = false;
+  int dbid = ctx.client.db;
+  for (size_t i = 3; i < ctx.args.size(); i++) {
+    if (EqualsIgnoreCase(ctx.args[i], "replace")) {
+      replace = true;
+    } else if (EqualsIgnoreCase(ctx.args[i], "db") && i + 1 < ctx.args.size()) {
+      int64_t v;
+      if (!ParseIntArg(ctx, ctx.args[++i], &v)) return;
+      if (v < INT_MIN || v > INT_MAX) {
+        ctx.reply.Error(kErrNotInteger);
+        return;
+      }
+      if (v < 0 || v >= ctx.shard.num_dbs()) {
+        ctx.reply.Error(kErrDbIndex);
+        return;
+      }
+      dbid = static_cast<int>(v);
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  std::string_view src = ctx.args[1], dst = ctx.args[2];
+  if (dbid == ctx.client.db && src == dst) {
+    ctx.reply.Error(kErrSameObject);
+    return;
+  }
+  Db::Entry* e = LookupWrite(ctx, src);
+  if (e == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  Db& target = ctx.shard.db(dbid);
+  if (target.Find(dst, ctx.now_ms) != nullptr) {
+    if (!replace) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    target.Erase(dst);
+    e = ctx.db().FindRaw(src);  // same table when dbid matches: may have moved
+  }
+  target.Insert(dst, e->value, e->expire_ms);
+  ctx.reply.Integer(1);
+}
+
+void MoveCommand(CommandContext& ctx) {
+  int dbid;
+  if (!ParseDbIndex(ctx, ctx.args[2], &dbid)) return;
+  if (dbid == ctx.client.db) {
+    ctx.reply.Error(kErrSameObject);
+    return;
+  }
+  std::string_view key = ctx.args[1];
+  Db::Entry* e = LookupWrite(ctx, key);
+  if (e == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  Db& target = ctx.shard.db(dbid);
+  if (target.Find(key, ctx.now_ms) != nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  target.Insert(key, std::move(e->value), e->expire_ms);
+  ctx.db().Erase(key);
+  ctx.reply.Integer(1);
+}
+
+void SwapdbCommand(CommandContext& ctx) {
+  int64_t a, b;
+  if (!ParseIntArg(ctx, ctx.args[1], &a, "ERR invalid first DB index") ||
+      !ParseIntArg(ctx, ctx.args[2], &b, "ERR invalid second DB index"))
+    return;
+  const int n = ctx.shard.num_dbs();
+  if (a < 0 || a >= n || b < 0 || b >= n) {
+    ctx.reply.Error(kErrDbIndex);
+    return;
+  }
+  if (a != b)
+    for (size_t s = 0; s < ctx.server.num_shards(); s++)
+      ctx.server.shard(s).db(static_cast<int>(a)).Swap(ctx.server.shard(s).db(static_cast<int>(b)));
+  ctx.reply.Ok();
+}
+
+void DbsizeCommand(CommandContext& ctx) {
+  uint64_t n = 0;
+  for (size_t s = 0; s < ctx.server.num_shards(); s++) n += ctx.server.shard(s).db(ctx.client.db).size();
+  ctx.reply.Integer(static_cast<int64_t>(n));
+}
+
+// FLUSHDB / FLUSHALL [ASYNC|SYNC]. Both run synchronously for now.
+bool ParseFlushMode(CommandContext& ctx) {
+  if (ctx.args.size() > 2 ||
+      (ctx.args.size() == 2 && !EqualsIgnoreCase(ctx.args[1], "async") && !EqualsIgnoreCase(ctx.args[1], "sync"))) {
+    ctx.reply.Error(kErrSyntax);
+    return false;
+  }
+  return true;
+}
+
+void FlushdbCommand(CommandContext& ctx) {
+  if (!ParseFlushMode(ctx)) return;
+  for (size_t s = 0; s < ctx.server.num_shards(); s++) ctx.server.shard(s).db(ctx.client.db).Clear();
+  ctx.reply.Ok();
+}
+
+void FlushallCommand(CommandContext& ctx) {
+  if (!ParseFlushMode(ctx)) return;
+  for (size_t s = 0; s < ctx.server.num_shards(); s++) {
+    Shard& shard = ctx.server.shard(s);
+    for (int i = 0; i < shard.num_dbs(); i++) shard.db(i).Clear();
+  }
+  ctx.reply.Ok();
+}
+
+}  // namespace
+
+void RegisterKeyCommands(CommandTable& t) {
+  auto add = [&](std::string_view name, int arity, uint32_t flags, int first, int last, int step,
+                 CommandHandler h, std::string_view since, std::string_view complexity,
+                 std::string_view summary, std::vector<std::string_view> tips = {}) {
+    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclKeyspace,
+                           .first_key = first, .last_key = last, .key_step = step, .summary = summary,
+                           .since = since, .group = "generic", .complexity = complexity,
+                           .tips = std::move(tips), .handler = h});
+  };
+  add("del", -2, kCmdWrite, 1, -1, 1, DelCommand, "1.0.0", "O(N) where N is the number of keys that will be removed.",
+      "Deletes one or more keys.", {"request_policy:multi_shard", "response_policy:agg_sum"});
+  add("unlink", -2, kCmdWrite | kCmdFast, 1, -1, 1, DelCommand, "4.0.0",
+      "O(1) for each key removed regardless of its size.",
+      "Asynchronously deletes one or more keys.", {"request_policy:multi_shard", "response_policy:agg_sum"});
+  add("exists", -2, kCmdReadonly | kCmdFast, 1, -1, 1, ExistsCommand, "1.0.0",
+      "O(N) where N is the number of keys to check.", "Determines whether one or more keys exist.",
+      {"request_policy:multi_shard", "response_policy:agg_sum"});
+  add("type", 2, kCmdReadonly | kCmdFast, 1, 1, 1, TypeCommand, "1.0.0", "O(1)",
+      "Determines the type of value stored at a key.");
+  add("touch", -2, kCmdReadonly | kCmdFast, 1, -1, 1, TouchCommand, "3.2.1",
+      "O(N) where N is the number of keys that will be touched.",
+      "Returns the number of existing keys out of those specified after updating the time they were last "
+      "accessed.", {"request_policy:multi_shard", "response_policy:agg_sum"});
+  add("expire", -3, kCmdWrite | kCmdFast, 1, 1, 1, ExpireCommand, "1.0.0", "O(1)",
+      "Sets the expiration time of a key in seconds.");
+  add("pexpire", -3, kCmdWrite | kCmdFast, 1, 1, 1, PexpireCommand, "2.6.0", "O(1)",
+      "Sets the expiration time of a key in milliseconds.");
+  add("expireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, ExpireatCommand, "1.2.0", "O(1)",
+      "Sets the expiration time of a key to a Unix timestamp.");
+  add("pexpireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, PexpireatCommand, "2.6.0", "O(1)",
+      "Sets the expiration time of a key to a Unix milliseconds timestamp.");
+  add("expiretime", 2, kCmdReadonly | kCmdFast, 1, 1, 1, ExpiretimeCommand, "7.0.0", "O(1)",
+      "Returns the expiration time of a key as a Unix timestamp.");
+  add("pexpiretime", 2, kCmdReadonly | kCmdFast, 1, 1, 1, PexpiretimeCommand, "7.0.0", "O(1)",
+      "Returns the expiration time of a key as a Unix milliseconds timestamp.");
+  add("ttl", 2, kCmdReadonly | kCmdFast, 1, 1, 1, TtlCommand, "1.0.0", "O(1)",
+      "Returns the expiration time in seconds of a key.", {"nondeterministic_output"});
+  add("pttl", 2, kCmdReadonly | kCmdFast, 1, 1, 1, PttlCommand, "2.6.0", "O(1)",
+      "Returns the expiration time in milliseconds of a key.", {"nondeterministic_output"});
+  add("persist", 2, kCmdWrite | kCmdFast, 1, 1, 1, PersistCommand, "2.2.0", "O(1)",
+      "Removes the expiration time of a key.");
+  add("keys", 2, kCmdReadonly, 0, 0, 0, KeysCommand, "1.0.0",
+      "O(N) with N being the number of keys in the database, under the assumption that the key names in the "
+      "database and the given pattern have limited length.",
+      "Returns all key names that match a pattern.", {"request_policy:all_shards", "nondeterministic_output_order"});
+  add("scan", -2, kCmdReadonly, 0, 0, 0, ScanCommand, "2.8.0",
+      "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
+      "return back to 0. N is the number of elements inside the collection.",
+      "Iterates over the key names in the database.", {"nondeterministic_output", "request_policy:special"});
+  add("rename", 3, kCmdWrite, 1, 2, 1, RenameCommand, "1.0.0", "O(1)", "Renames a key and overwrites the destination.");
+  add("renamenx", 3, kCmdWrite | kCmdFast, 1, 2, 1, RenamenxCommand, "1.0.0", "O(1)",
+      "Renames a key only when the target key name doesn't exist.");
+  add("randomkey", 1, kCmdReadonly, 0, 0, 0, RandomkeyCommand, "1.0.0", "O(1)",
+      "Returns a random key name from the database.", {"request_policy:all_shards", "nondeterministic_output"});
+  add("copy", -3, kCmdWrite | kCmdDenyOom, 1, 2, 1, CopyCommand, "6.2.0",
+      "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
+      "Copies the value of a key to a new key.");
+  add("move", 3, kCmdWrite | kCmdFast, 1, 1, 1, MoveCommand, "1.0.0", "O(1)", "Moves a key to another database.");
+  add("swapdb", 3, kCmdWrite | kCmdFast, 0, 0, 0, SwapdbCommand, "4.0.0",
+      "O(N) where N is the count of clients watching or blocking on keys from both databases.",
+      "Swaps two Redis databases.");
+  add("dbsize", 1, kCmdReadonly | kCmdFast, 0, 0, 0, DbsizeCommand, "1.0.0", "O(1)",
+      "Returns the number of keys in the database.", {"request_policy:all_shards", "response_policy:agg_sum"});
+  add("flushdb", -1, kCmdWrite, 0, 0, 0, FlushdbCommand, "1.0.0",
+      "O(N) where N is the number of keys in the selected database", "Remove all keys from the current database.",
+      {"request_policy:all_shards", "response_policy:all_succeeded"});
+  add("flushall", -1, kCmdWrite, 0, 0, 0, FlushallCommand, "1.0.0",
+      "O(N) where N is the total number of keys in all databases", "Removes all keys from all databases.",
+      {"request_policy:all_shards", "response_policy:all_succeeded"});
+}
+
+}  // namespace peregrine

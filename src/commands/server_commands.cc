@@ -1,0 +1,395 @@
+// Server commands: INFO, COMMAND (COUNT, INFO, DOCS, LIST, GETKEYS, HELP),
+// CONFIG (GET, SET, RESETSTAT, HELP), TIME, SHUTDOWN, DEBUG.
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "commands/common.h"
+#include "core/glob.h"
+#include "core/numbers.h"
+#include "net/event_loop.h"
+#include "server/client.h"
+#include "server/server.h"
+
+namespace peregrine {
+namespace {
+
+void InfoCommand(CommandContext& ctx) {
+  ctx.reply.Verbatim(ctx.server.Info(ctx.args.subspan(1), ctx.now_ms));
+}
+
+void TimeCommand(CommandContext& ctx) {
+  int64_t us = UnixTimeUs();
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(std::to_string(us / 1000000));
+  ctx.reply.Bulk(std::to_string(us % 1000000));
+}
+
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. There is nothing to save yet,
+// so SAVE and NOSAVE both just stop the server.
+void ShutdownCommand(CommandContext& ctx) {
+  bool save = false, nosave = false, abort = false, other = false;
+  for (size_t i = 1; i < ctx.args.size(); i++) {
+    std::string_view o = ctx.args[i];
+    if (EqualsIgnoreCase(o, "nosave")) nosave = true;
+    else if (EqualsIgnoreCase(o, "save")) save = true;
+    else if (EqualsIgnoreCase(o, "now") || EqualsIgnoreCase(o, "force")) other = true;
+    else if (EqualsIgnoreCase(o, "abort")) abort = true;
+    else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  if ((save && nosave) || (abort && (save || nosave || other))) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  if (abort) {
+    ctx.reply.Error("ERR No shutdown in progress.");
+    return;
+  }
+  ctx.server.RequestShutdown();
+}
+
+void DebugCommand(CommandContext& ctx) {
+  std::string_view sub = ctx.args[1];
+  if (EqualsIgnoreCase(sub, "sleep") && ctx.args.size() == 3) {
+    // As Redis: the argument is read with strtod, so junk means 0.
+    std::string s(ctx.args[2]);
+    double seconds = strtod(s.c_str(), nullptr);
+    if (seconds > 0) {
+      timespec ts;
+      ts.tv_sec = static_cast<time_t>(seconds);
+      ts.tv_nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
+      while (nanosleep(&ts, &ts) != 0) {
+      }
+    }
+    ctx.reply.Ok();
+    return;
+  }
+  if (EqualsIgnoreCase(sub, "help") && ctx.args.size() == 2) {
+    const std::vector<std::string_view> lines = {
+        "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
+        "HELP", "    Print this help."};
+    ctx.reply.ArrayHeader(lines.size());
+    for (auto l : lines) ctx.reply.SimpleString(l);
+    return;
+  }
+  std::string upper(ctx.args[0]);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + std::string(sub.substr(0, 128)) +
+                  "'. Try " + upper + " HELP.");
+}
+
+// --- COMMAND ---
+
+void ReplyStringSet(CommandContext& ctx, const std::vector<std::string_view>& items) {
+  ctx.reply.SetHeader(items.size());
+  for (auto s : items) ctx.reply.SimpleString(s);
+}
+
+void ReplyKeySpecs(CommandContext& ctx, const CommandSpec& cmd) {
+  if (cmd.first_key <= 0) {
+    ctx.reply.ArrayHeader(0);
+    return;
+  }
+  ctx.reply.ArrayHeader(1);
+  ctx.reply.MapHeader(3);
+  ctx.reply.Bulk("flags");
+  if (cmd.flags & kCmdWrite)
+    ReplyStringSet(ctx, {"RW", "UPDATE"});
+  else
+    ReplyStringSet(ctx, {"RO", "ACCESS"});
+  ctx.reply.Bulk("begin_search");
+  ctx.reply.MapHeader(2);
+  ctx.reply.Bulk("type");
+  ctx.reply.Bulk("index");
+  ctx.reply.Bulk("spec");
+  ctx.reply.MapHeader(1);
+  ctx.reply.Bulk("index");
+  ctx.reply.Integer(cmd.first_key);
+  ctx.reply.Bulk("find_keys");
+  ctx.reply.MapHeader(2);
+  ctx.reply.Bulk("type");
+  ctx.reply.Bulk("range");
+  ctx.reply.Bulk("spec");
+  ctx.reply.MapHeader(3);
+  ctx.reply.Bulk("lastkey");
+  ctx.reply.Integer(cmd.last_key < 0 ? cmd.last_key : cmd.last_key - cmd.first_key);
+  ctx.reply.Bulk("keystep");
+  ctx.reply.Integer(cmd.key_step);
+  ctx.reply.Bulk("limit");
+  ctx.reply.Integer(0);
+}
+
+void ReplyCommandInfo(CommandContext& ctx, const CommandSpec& cmd) {
+  ctx.reply.ArrayHeader(10);
+  ctx.reply.Bulk(cmd.fullname);
+  ctx.reply.Integer(cmd.arity);
+  ReplyStringSet(ctx, FlagNames(cmd.flags));
+  ctx.reply.Integer(cmd.first_key);
+  ctx.reply.Integer(cmd.last_key);
+  ctx.reply.Integer(cmd.key_step);
+  ReplyStringSet(ctx, AclCategoryNames(cmd.AclCategories()));
+  ReplyStringSet(ctx, cmd.tips);
+  ReplyKeySpecs(ctx, cmd);
+  ctx.reply.ArrayHeader(cmd.subcommands.size());
+  for (const CommandSpec& sub : cmd.subcommands) ReplyCommandInfo(ctx, sub);
+}
+
+void ReplyCommandDocs(CommandContext& ctx, const CommandSpec& cmd) {
+  bool subs = !cmd.subcommands.empty();
+  ctx.reply.MapHeader(4 + (subs ? 1 : 0));
+  ctx.reply.Bulk("summary");
+  ctx.reply.Bulk(cmd.summary);
+  ctx.reply.Bulk("since");
+  ctx.reply.Bulk(cmd.since);
+  ctx.reply.Bulk("group");
+  ctx.reply.Bulk(cmd.group);
+  ctx.reply.Bulk("complexity");
+  ctx.reply.Bulk(cmd.complexity);
+  if (subs) {
+    ctx.reply.Bulk("subcommands");
+    ctx.reply.MapHeader(cmd.subcommands.size());
+    for (const CommandSpec& sub : cmd.subcommands) {
+      ctx.reply.Bulk(sub.fullname);
+      ReplyCommandDocs(ctx, sub);
+    }
+  }
+}
+
+// A command named "parent" or "parent|sub".
+const CommandSpec* FindByFullName(const CommandTable& table, std::string_view name) {
+  size_t bar = name.find('|');
+  if (bar == std::string_view::npos) return table.Find(name);
+  const CommandSpec* parent = table.Find(name.substr(0, bar));
+  return parent ? CommandTable::FindSubcommand(*parent, name.substr(bar + 1)) : nullptr;
+}
+
+void CommandCommand(CommandContext& ctx) {
+  const auto& all = ctx.server.commands().all();
+  ctx.reply.ArrayHeader(all.size());
+  for (const auto& cmd : all) ReplyCommandInfo(ctx, *cmd);
+}
+
+void CommandCountCommand(CommandContext& ctx) {
+  ctx.reply.Integer(static_cast<int64_t>(ctx.server.commands().all().size()));
+}
+
+void CommandInfoCommand(CommandContext& ctx) {
+  if (ctx.args.size() == 2) {
+    CommandCommand(ctx);
+    return;
+  }
+  ctx.reply.ArrayHeader(ctx.args.size() - 2);
+  for (size_t i = 2; i < ctx.args.size(); i++) {
+    const CommandSpec* cmd = FindByFullName(ctx.server.commands(), ctx.args[i]);
+    if (cmd == nullptr)
+      ctx.reply.NullArray();
+    else
+      ReplyCommandInfo(ctx, *cmd);
+  }
+}
+
+void CommandDocsCommand(CommandContext& ctx) {
+  std::vector<const CommandSpec*> found;
+  if (ctx.args.size() == 2) {
+    for (const auto& cmd : ctx.server.commands().all()) found.push_back(cmd.get());
+  } else {
+    for (size_t i = 2; i < ctx.args.size(); i++)
+      if (const CommandSpec* cmd = FindByFullName(ctx.server.commands(), ctx.args[i])) found.push_back(cmd);
+  }
+  ctx.reply.MapHeader(found.size());
+  for (const CommandSpec* cmd : found) {
+    ctx.reply.Bulk(cmd->fullname);
+    ReplyCommandDocs(ctx, *cmd);
+  }
+}
+
+// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
+void CommandListCommand(CommandContext& ctx) {
+  enum { kNone, kModule, kAclCat, kPattern } filter = kNone;
+  std::string_view value;
+  if (ctx.args.size() == 5 && EqualsIgnoreCase(ctx.args[2], "filterby")) {
+    value = ctx.args[4];
+    if (EqualsIgnoreCase(ctx.args[3], "module")) filter = kModule;
+    else if (EqualsIgnoreCase(ctx.args[3], "aclcat")) filter = kAclCat;
+    else if (EqualsIgnoreCase(ctx.args[3], "pattern")) filter = kPattern;
+    else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  } else if (ctx.args.size() != 2) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  std::vector<std::string_view> names;
+  auto consider = [&](const CommandSpec& cmd) {
+    bool keep = true;
+    if (filter == kModule) {
+      keep = false;  // no modules
+    } else if (filter == kAclCat) {
+      keep = false;
+      for (auto cat : AclCategoryNames(cmd.AclCategories()))
+        if (EqualsIgnoreCase(cat.substr(1), value)) keep = true;
+    } else if (filter == kPattern) {
+      keep = GlobMatch(value, cmd.fullname, /*nocase=*/true);
+    }
+    if (keep) names.push_back(cmd.fullname);
+  };
+  for (const auto& cmd : ctx.server.commands().all()) {
+    consider(*cmd);
+    for (const CommandSpec& sub : cmd->subcommands) consider(sub);
+  }
+  ctx.reply.ArrayHeader(names.size());
+  for (auto n : names) ctx.reply.Bulk(n);
+}
+
+void CommandGetkeysCommand(CommandContext& ctx) {
+  auto args = ctx.args.subspan(2);
+  const CommandSpec* cmd = ctx.server.commands().Find(args[0]);
+  if (cmd != nullptr && !cmd->subcommands.empty() && args.size() >= 2)
+    cmd = CommandTable::FindSubcommand(*cmd, args[1]);
+  if (cmd == nullptr) {
+    ctx.reply.Error("ERR Invalid command specified");
+    return;
+  }
+  if (cmd->first_key <= 0) {
+    ctx.reply.Error("ERR The command has no key arguments");
+    return;
+  }
+  int argc = static_cast<int>(args.size());
+  if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
+    ctx.reply.Error("ERR Invalid number of arguments specified for command");
+    return;
+  }
+  std::vector<size_t> positions;
+  if (!cmd->KeyPositions(args, &positions) || positions.empty()) {
+    ctx.reply.Error("ERR Invalid arguments specified for command");
+    return;
+  }
+  ctx.reply.ArrayHeader(positions.size());
+  for (size_t p : positions) ctx.reply.Bulk(args[p]);
+}
+
+void CommandHelpCommand(CommandContext& ctx) {
+  const std::vector<std::string_view> lines = {
+      "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "(no subcommand)", "    Return details about all Redis commands.",
+      "COUNT", "    Return the total number of commands in this Redis server.",
+      "LIST", "    Return a list of all commands in this Redis server.",
+      "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+      "    If no command names are given, documentation details for all",
+      "    commands are returned.",
+      "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+      "    If no command names are given, documentation details for all",
+      "    commands are returned.",
+      "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+      "HELP", "    Print this help."};
+  ctx.reply.ArrayHeader(lines.size());
+  for (auto l : lines) ctx.reply.SimpleString(l);
+}
+
+// --- CONFIG ---
+
+void ConfigGetCommand(CommandContext& ctx) {
+  auto pairs = ConfigGet(ctx.server.config(), ctx.args.subspan(2));
+  ctx.reply.MapHeader(pairs.size());
+  for (auto& [name, value] : pairs) {
+    ctx.reply.Bulk(name);
+    ctx.reply.Bulk(value);
+  }
+}
+
+void ConfigSetCommand(CommandContext& ctx) {
+  std::string err;
+  if (!ConfigSet(&ctx.server.config(), ctx.args.subspan(2), &err)) {
+    ctx.reply.Error(err);
+    return;
+  }
+  ctx.server.ApplyRuntimeConfig();
+  ctx.reply.Ok();
+}
+
+void ConfigResetstatCommand(CommandContext& ctx) {
+  ctx.server.ResetStats();
+  ctx.reply.Ok();
+}
+
+void ConfigHelpCommand(CommandContext& ctx) {
+  const std::vector<std::string_view> lines = {
+      "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+      "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+      "RESETSTAT", "    Reset statistics reported by the INFO command.",
+      "HELP", "    Print this help."};
+  ctx.reply.ArrayHeader(lines.size());
+  for (auto l : lines) ctx.reply.SimpleString(l);
+}
+
+CommandSpec Spec(std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
+                 std::string_view group, std::string_view summary, std::string_view complexity = "O(1)",
+                 std::vector<std::string_view> tips = {}) {
+  return CommandSpec{.name = name, .arity = arity, .flags = flags, .summary = summary, .since = since,
+                     .group = group, .complexity = complexity, .tips = std::move(tips), .handler = h};
+}
+
+}  // namespace
+
+void RegisterServerCommands(CommandTable& t) {
+  const uint32_t kAdminish = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale;
+  t.Register(Spec("info", -1, kCmdLoading | kCmdStale, InfoCommand, "1.0.0", "server",
+                  "Returns information and statistics about the server.", "O(1)",
+                  {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}));
+  t.Register(Spec("time", 1, kCmdLoading | kCmdStale | kCmdFast, TimeCommand, "2.6.0", "server",
+                  "Returns the server time.", "O(1)", {"nondeterministic_output"}));
+  t.Register(Spec("shutdown", -1, kAdminish | kCmdNoMulti | kCmdSentinel | kCmdAllowBusy, ShutdownCommand,
+                  "1.0.0", "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.",
+                  "O(N) when saving, where N is the total number of keys in all databases when saving data, "
+                  "otherwise O(1)"));
+  t.Register(Spec("debug", -2, kAdminish, DebugCommand, "1.0.0", "server",
+                  "A container for debugging commands.", "Depends on subcommand."));
+
+  CommandSpec command = Spec("command", -1, kCmdLoading | kCmdStale, CommandCommand, "2.8.13", "server",
+                             "Returns detailed information about all commands.",
+                             "O(N) where N is the total number of Redis commands");
+  command.subcommands = {
+      Spec("count", 2, kCmdLoading | kCmdStale, CommandCountCommand, "2.8.13", "server",
+           "Returns a count of commands."),
+      Spec("info", -2, kCmdLoading | kCmdStale, CommandInfoCommand, "2.8.13", "server",
+           "Returns information about one, multiple or all commands.",
+           "O(N) where N is the number of commands to look up"),
+      Spec("docs", -2, kCmdLoading | kCmdStale, CommandDocsCommand, "7.0.0", "server",
+           "Returns documentary information about one, multiple or all commands.",
+           "O(N) where N is the number of commands to look up"),
+      Spec("list", -2, kCmdLoading | kCmdStale, CommandListCommand, "7.0.0", "server",
+           "Returns a list of command names.", "O(N) where N is the total number of Redis commands"),
+      Spec("getkeys", -3, kCmdLoading | kCmdStale, CommandGetkeysCommand, "2.8.13", "server",
+           "Extracts the key names from an arbitrary command.",
+           "O(N) where N is the number of arguments to the command"),
+      Spec("help", 2, kCmdLoading | kCmdStale, CommandHelpCommand, "5.0.0", "server",
+           "Returns helpful text about the different subcommands."),
+  };
+  // COMMAND with no subcommand is valid, unlike other containers.
+  t.Register(std::move(command));
+
+  CommandSpec config = Spec("config", -2, 0, nullptr, "2.0.0", "server",
+                            "A container for server configuration commands.", "Depends on subcommand.");
+  config.subcommands = {
+      Spec("get", -3, kAdminish, ConfigGetCommand, "2.0.0", "server",
+           "Returns the effective values of configuration parameters.",
+           "O(N) when N is the number of configuration parameters provided"),
+      Spec("set", -4, kAdminish, ConfigSetCommand, "2.0.0", "server",
+           "Sets configuration parameters in-flight.",
+           "O(N) when N is the number of configuration parameters provided"),
+      Spec("resetstat", 2, kAdminish, ConfigResetstatCommand, "2.0.0", "server", "Resets the server's statistics."),
+      Spec("help", 2, kCmdLoading | kCmdStale, ConfigHelpCommand, "5.0.0", "server",
+           "Returns helpful text about the different subcommands."),
+  };
+  t.Register(std::move(config));
+}
+
+}  // namespace peregrine

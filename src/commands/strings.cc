@@ -1,0 +1,467 @@
+// String commands: GET, SET and its variants, MGET/MSET, APPEND, STRLEN, the
+// INCR family, INCRBYFLOAT, GETRANGE/SETRANGE. Each handler parses its
+// arguments, operates on the owning shard's database and writes the reply.
+#include <climits>
+#include <cstring>
+#include <string>
+
+#include "commands/common.h"
+#include "core/numbers.h"
+#include "server/client.h"
+#include "server/server.h"
+
+namespace peregrine {
+namespace {
+
+// Stores `value` under `key`. An existing entry keeps its TTL only if keep_ttl.
+Db::Entry* StoreString(Db& db, Db::Entry* existing, std::string_view key, std::string value, bool keep_ttl) {
+  if (existing == nullptr) return db.Insert(key, Value::String(std::move(value)));
+  existing->value = Value::String(std::move(value));
+  if (!keep_ttl) db.SetExpire(existing, Db::kNoExpire);
+  return existing;
+}
+
+// Looks up a string for reading. Returns false (after replying WRONGTYPE) if
+// the key holds another type; *out is nullptr if the key is missing.
+bool LookupString(CommandContext& ctx, std::string_view key, Db::Entry** out) {
+  Db::Entry* e = LookupRead(ctx, key);
+  if (e != nullptr && !e->value.is_string()) {
+    ctx.reply.Error(kErrWrongType);
+    return false;
+  }
+  *out = e;
+  return true;
+}
+
+bool LookupStringForWrite(CommandContext& ctx, std::string_view key, Db::Entry** out) {
+  Db::Entry* e = LookupWrite(ctx, key);
+  if (e != nullptr && !e->value.is_string()) {
+    ctx.reply.Error(kErrWrongType);
+    return false;
+  }
+  *out = e;
+  return true;
+}
+
+// The expiry/condition options shared by SET and GETEX.
+struct StringOptions {
+  bool nx = false, xx = false, get = false, keepttl = false, persist = false;
+  enum class Unit { kNone, kEx, kPx, kExat, kPxat } unit = Unit::kNone;
+  std::string_view expire_arg;
+};
+
+StringOptions::Unit ExpireUnit(std::string_view opt) {
+  if (EqualsIgnoreCase(opt, "ex")) return StringOptions::Unit::kEx;
+  if (EqualsIgnoreCase(opt, "px")) return StringOptions::Unit::kPx;
+  if (EqualsIgnoreCase(opt, "exat")) return StringOptions::Unit::kExat;
+  if (EqualsIgnoreCase(opt, "pxat")) return StringOptions::Unit::kPxat;
+  return StringOptions::Unit::kNone;
+}
+
+enum OptionSet : int { kForSet = 1, kForGetex = 2 };
+
+// Parses options from args[first..]. Replies "syntax error" on a bad or
+// conflicting option, as Redis's parseExtendedStringArgumentsOrReply.
+bool ParseStringOptions(CommandContext& ctx, size_t first, int which, StringOptions* o) {
+  auto& a = ctx.args;
+  for (size_t i = first; i < a.size(); i++) {
+    std::string_view opt = a[i];
+    bool has_next = i + 1 < a.size();
+    bool has_expire = o->unit != StringOptions::Unit::kNone;
+    if ((which & kForSet) && EqualsIgnoreCase(opt, "nx") && !o->xx) {
+      o->nx = true;
+    } else if ((which & kForSet) && EqualsIgnoreCase(opt, "xx") && !o->nx) {
+      o->xx = true;
+    } else if ((which & kForSet) && EqualsIgnoreCase(opt, "get")) {
+      o->get = true;
+    } else if ((which & kForSet) && EqualsIgnoreCase(opt, "keepttl") && !has_expire) {
+      o->keepttl = true;
+    } else if ((which & kForGetex) && EqualsIgnoreCase(opt, "persist") && !has_expire) {
+      o->persist = true;
+    } else if (StringOptions::Unit unit = ExpireUnit(opt);
+               unit != StringOptions::Unit::kNone && has_next && !o->keepttl && !o->persist &&
+               (!has_expire || o->unit == unit)) {
+      // Repeating the same unit is allowed (the last one wins), as in Redis.
+      o->unit = unit;
+      o->expire_arg = a[++i];
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Turns the expire option into an absolute unix time in ms (Redis's
+// getExpireMillisecondsOrReply). Replies and returns false if invalid.
+bool ExpireDeadline(CommandContext& ctx, const StringOptions& o, int64_t* deadline) {
+  int64_t v;
+  if (!ParseIntArg(ctx, o.expire_arg, &v)) return false;
+  bool seconds = o.unit == StringOptions::Unit::kEx || o.unit == StringOptions::Unit::kExat;
+  if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) {
+    ReplyInvalidExpire(ctx);
+    return false;
+  }
+  if (seconds) v *= 1000;
+  if (o.unit == StringOptions::Unit::kEx || o.unit == StringOptions::Unit::kPx) {
+    if (v > LLONG_MAX - ctx.now_ms) {
+      ReplyInvalidExpire(ctx);
+      return false;
+    }
+    v += ctx.now_ms;
+  }
+  *deadline = v;
+  return true;
+}
+
+// SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ts-ms|KEEPTTL]
+void SetCommand(CommandContext& ctx) {
+  StringOptions o;
+  if (!ParseStringOptions(ctx, 3, kForSet, &o)) return;
+  int64_t deadline = Db::kNoExpire;
+  if (o.unit != StringOptions::Unit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
+  std::string_view key = ctx.args[1];
+  Db::Entry* e;
+  if (o.get) {
+    if (!LookupString(ctx, key, &e)) return;
+    if (e == nullptr)
+      ctx.reply.Null();
+    else
+      ctx.reply.Bulk(e->value.str());
+  } else {
+    e = LookupWrite(ctx, key);
+  }
+  if ((o.nx && e != nullptr) || (o.xx && e == nullptr)) {
+    if (!o.get) ctx.reply.Null();
+    return;
+  }
+  e = StoreString(ctx.db(), e, key, std::string(ctx.args[2]), o.keepttl);
+  if (deadline != Db::kNoExpire) ctx.db().SetExpire(e, deadline);
+  if (!o.get) ctx.reply.Ok();
+}
+
+void SetnxCommand(CommandContext& ctx) {
+  if (LookupWrite(ctx, ctx.args[1]) != nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  ctx.db().Insert(ctx.args[1], Value::String(ctx.args[2]));
+  ctx.reply.Integer(1);
+}
+
+// SETEX / PSETEX key time value
+void SetWithExpire(CommandContext& ctx, bool seconds) {
+  int64_t v;
+  if (!ParseIntArg(ctx, ctx.args[2], &v)) return;
+  if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) {
+    ReplyInvalidExpire(ctx);
+    return;
+  }
+  if (seconds) v *= 1000;
+  if (v > LLONG_MAX - ctx.now_ms) {
+    ReplyInvalidExpire(ctx);
+    return;
+  }
+  Db::Entry* e = StoreString(ctx.db(), LookupWrite(ctx, ctx.args[1]), ctx.args[1], std::string(ctx.args[3]), false);
+  ctx.db().SetExpire(e, v + ctx.now_ms);
+  ctx.reply.Ok();
+}
+void SetexCommand(CommandContext& ctx) { SetWithExpire(ctx, true); }
+void PsetexCommand(CommandContext& ctx) { SetWithExpire(ctx, false); }
+
+void GetCommand(CommandContext& ctx) {
+  Db::Entry* e;
+  if (!LookupString(ctx, ctx.args[1], &e)) return;
+  if (e == nullptr)
+    ctx.reply.Null();
+  else
+    ctx.reply.Bulk(e->value.str());
+}
+
+void GetsetCommand(CommandContext& ctx) {
+  Db::Entry* e;
+  if (!LookupString(ctx, ctx.args[1], &e)) return;
+  if (e == nullptr)
+    ctx.reply.Null();
+  else
+    ctx.reply.Bulk(e->value.str());
+  StoreString(ctx.db(), e, ctx.args[1], std::string(ctx.args[2]), false);
+}
+
+void GetdelCommand(CommandContext& ctx) {
+  Db::Entry* e;
+  if (!LookupString(ctx, ctx.args[1], &e)) return;
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Bulk(e->value.str());
+  ctx.db().Erase(ctx.args[1]);
+}
+
+// GETEX key [EX s|PX ms|EXAT ts|PXAT ts-ms|PERSIST]
+void GetexCommand(CommandContext& ctx) {
+  StringOptions o;
+  if (!ParseStringOptions(ctx, 2, kForGetex, &o)) return;
+  int64_t deadline = Db::kNoExpire;
+  if (o.unit != StringOptions::Unit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
+  Db::Entry* e;
+  if (!LookupString(ctx, ctx.args[1], &e)) return;
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  ctx.reply.Bulk(e->value.str());
+  if (deadline != Db::kNoExpire) {
+    if (deadline <= ctx.now_ms)
+      ctx.db().Erase(ctx.args[1]);
+    else
+      ctx.db().SetExpire(e, deadline);
+  } else if (o.persist) {
+    ctx.db().SetExpire(e, Db::kNoExpire);
+  }
+}
+
+void MgetCommand(CommandContext& ctx) {
+  ctx.reply.ArrayHeader(ctx.args.size() - 1);
+  for (size_t i = 1; i < ctx.args.size(); i++) {
+    Db::Entry* e = LookupRead(ctx, ctx.args[i]);
+    if (e == nullptr || !e->value.is_string())
+      ctx.reply.Null();
+    else
+      ctx.reply.Bulk(e->value.str());
+  }
+}
+
+void MsetGeneric(CommandContext& ctx, bool nx) {
+  if (ctx.args.size() % 2 == 0) {
+    ctx.reply.Error("ERR wrong number of arguments for '" + std::string(nx ? "msetnx" : "mset") + "' command");
+    return;
+  }
+  if (nx) {
+    for (size_t i = 1; i < ctx.args.size(); i += 2) {
+      if (LookupWrite(ctx, ctx.args[i]) != nullptr) {
+        ctx.reply.Integer(0);
+        return;
+      }
+    }
+  }
+  for (size_t i = 1; i < ctx.args.size(); i += 2)
+    StoreString(ctx.db(), LookupWrite(ctx, ctx.args[i]), ctx.args[i], std::string(ctx.args[i + 1]), false);
+  if (nx)
+    ctx.reply.Integer(1);
+  else
+    ctx.reply.Ok();
+}
+void MsetCommand(CommandContext& ctx) { MsetGeneric(ctx, false); }
+void MsetnxCommand(CommandContext& ctx) { MsetGeneric(ctx, true); }
+
+// Replies the 512 MB-style limit error if a string would grow past
+// proto-max-bulk-len (Redis's checkStringLength).
+bool CheckStringLength(CommandContext& ctx, uint64_t size) {
+  if (size > ctx.server.config().proto_max_bulk_len) {
+    ctx.reply.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    return false;
+  }
+  return true;
+}
+
+void AppendCommand(CommandContext& ctx) {
+  Db::Entry* e;
+  if (!LookupStringForWrite(ctx, ctx.args[1], &e)) return;
+  if (e == nullptr) {
+    e = ctx.db().Insert(ctx.args[1], Value::String(ctx.args[2]));
+  } else {
+    if (!CheckStringLength(ctx, e->value.str().size() + ctx.args[2].size())) return;
+    e->value.mutable_str().append(ctx.args[2]);
+  }
+  ctx.reply.Integer(static_cast<int64_t>(e->value.str().size()));
+}
+
+void StrlenCommand(CommandContext& ctx) {
+  Db::Entry* e;
+  if (!LookupString(ctx, ctx.args[1], &e)) return;
+  ctx.reply.Integer(e == nullptr ? 0 : static_cast<int64_t>(e->value.str().size()));
+}
+
+// INCR/DECR/INCRBY/DECRBY: adds `delta` to the integer at key (0 if missing),
+// keeping the key's TTL.
+void IncrBy(CommandContext& ctx, int64_t delta) {
+  Db::Entry* e;
+  if (!LookupStringForWrite(ctx, ctx.args[1], &e)) return;
+  int64_t current = 0;
+  if (e != nullptr && !ParseInt64(e->value.str(), &current)) {
+    ctx.reply.Error(kErrNotInteger);
+    return;
+  }
+  int64_t result;
+  if (__builtin_add_overflow(current, delta, &result)) {
+    ctx.reply.Error(kErrOverflow);
+    return;
+  }
+  StoreString(ctx.db(), e, ctx.args[1], Int64ToString(result), true);
+  ctx.reply.Integer(result);
+}
+
+void IncrCommand(CommandContext& ctx) { IncrBy(ctx, 1); }
+void DecrCommand(CommandContext& ctx) { IncrBy(ctx, -1); }
+void IncrbyCommand(CommandContext& ctx) {
+  int64_t delta;
+  if (ParseIntArg(ctx, ctx.args[2], &delta)) IncrBy(ctx, delta);
+}
+void DecrbyCommand(CommandContext& ctx) {
+  int64_t delta;
+  if (!ParseIntArg(ctx, ctx.args[2], &delta)) return;
+  if (delta == LLONG_MIN) {
+    ctx.reply.Error("ERR decrement would overflow");
+    return;
+  }
+  IncrBy(ctx, -delta);
+}
+
+void IncrbyfloatCommand(CommandContext& ctx) {
+  Db::Entry* e;
+  if (!LookupStringForWrite(ctx, ctx.args[1], &e)) return;
+  long double current = 0, incr;
+  if (e != nullptr && !ParseLongDouble(e->value.str(), &current)) {
+    ctx.reply.Error(kErrNotFloat);
+    return;
+  }
+  if (!ParseLongDouble(ctx.args[2], &incr)) {
+    ctx.reply.Error(kErrNotFloat);
+    return;
+  }
+  long double result = current + incr;
+  std::string text;
+  if (!FormatLongDoubleHuman(result, &text)) {
+    ctx.reply.Error("ERR increment would produce NaN or Infinity");
+    return;
+  }
+  ctx.reply.Bulk(text);
+  StoreString(ctx.db(), e, ctx.args[1], std::move(text), true);
+}
+
+// GETRANGE / SUBSTR key start end (inclusive, negative from the end).
+void GetrangeCommand(CommandContext& ctx) {
+  int64_t start, end;
+  if (!ParseIntArg(ctx, ctx.args[2], &start) || !ParseIntArg(ctx, ctx.args[3], &end)) return;
+  Db::Entry* e;
+  if (!LookupString(ctx, ctx.args[1], &e)) return;
+  if (e == nullptr) {
+    ctx.reply.Bulk("");
+    return;
+  }
+  const std::string& s = e->value.str();
+  const int64_t len = static_cast<int64_t>(s.size());
+  if (start < 0 && end < 0 && start > end) {
+    ctx.reply.Bulk("");
+    return;
+  }
+  if (start < 0) start += len;
+  if (end < 0) end += len;
+  if (start < 0) start = 0;
+  if (end < 0) end = 0;
+  if (end >= len) end = len - 1;
+  if (start > end || len == 0) {
+    ctx.reply.Bulk("");
+    return;
+  }
+  ctx.reply.Bulk(std::string_view(s).substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
+}
+
+// SETRANGE key offset value: overwrites from offset, zero-padding as needed.
+void SetrangeCommand(CommandContext& ctx) {
+  int64_t offset;
+  if (!ParseIntArg(ctx, ctx.args[2], &offset)) return;
+  if (offset < 0) {
+    ctx.reply.Error("ERR offset is out of range");
+    return;
+  }
+  std::string_view value = ctx.args[3];
+  Db::Entry* e;
+  if (!LookupStringForWrite(ctx, ctx.args[1], &e)) return;
+  if (e == nullptr) {
+    if (value.empty()) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    if (!CheckStringLength(ctx, static_cast<uint64_t>(offset) + value.size())) return;
+    e = ctx.db().Insert(ctx.args[1], Value::String(std::string()));
+  } else {
+    if (value.empty()) {
+      ctx.reply.Integer(static_cast<int64_t>(e->value.str().size()));
+      return;
+    }
+    if (!CheckStringLength(ctx, static_cast<uint64_t>(offset) + value.size())) return;
+  }
+  std::string& s = e->value.mutable_str();
+  size_t need = static_cast<size_t>(offset) + value.size();
+  if (s.size() < need) s.resize(need, '\0');
+  std::memcpy(s.data() + offset, value.data(), value.size());
+  ctx.reply.Integer(static_cast<int64_t>(s.size()));
+}
+
+constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
+
+}  // namespace
+
+void RegisterStringCommands(CommandTable& t) {
+  auto add = [&](std::string_view name, int arity, uint32_t flags, int first, int last, int step,
+                 CommandHandler h, std::string_view since, std::string_view complexity,
+                 std::string_view summary) {
+    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclString,
+                           .first_key = first, .last_key = last, .key_step = step, .summary = summary,
+                           .since = since, .group = "string", .complexity = complexity, .handler = h});
+  };
+  add("get", 2, kCmdReadonly | kCmdFast, 1, 1, 1, GetCommand, "1.0.0", "O(1)",
+      "Returns the string value of a key.");
+  add("set", -3, kWriteFlags, 1, 1, 1, SetCommand, "1.0.0", "O(1)",
+      "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.");
+  add("setnx", 3, kWriteFlags | kCmdFast, 1, 1, 1, SetnxCommand, "1.0.0", "O(1)",
+      "Set the string value of a key only when the key doesn't exist.");
+  add("setex", 4, kWriteFlags, 1, 1, 1, SetexCommand, "2.0.0", "O(1)",
+      "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.");
+  add("psetex", 4, kWriteFlags, 1, 1, 1, PsetexCommand, "2.6.0", "O(1)",
+      "Sets both string value and expiration time in milliseconds of a key. The key is created if it "
+      "doesn't exist.");
+  add("getset", 3, kWriteFlags | kCmdFast, 1, 1, 1, GetsetCommand, "1.0.0", "O(1)",
+      "Returns the previous string value of a key after setting it to a new value.");
+  add("getdel", 2, kCmdWrite | kCmdFast, 1, 1, 1, GetdelCommand, "6.2.0", "O(1)",
+      "Returns the string value of a key after deleting the key.");
+  add("getex", -2, kCmdWrite | kCmdFast, 1, 1, 1, GetexCommand, "6.2.0", "O(1)",
+      "Returns the string value of a key after setting its expiration time.");
+  add("mget", -2, kCmdReadonly | kCmdFast, 1, -1, 1, MgetCommand, "1.0.0",
+      "O(N) where N is the number of keys to retrieve.", "Atomically returns the string values of one or more keys.");
+  add("mset", -3, kWriteFlags, 1, -1, 2, MsetCommand, "1.0.1", "O(N) where N is the number of keys to set.",
+      "Atomically creates or modifies the string values of one or more keys.");
+  add("msetnx", -3, kWriteFlags, 1, -1, 2, MsetnxCommand, "1.0.1",
+      "O(N) where N is the number of keys to set.",
+      "Atomically modifies the string values of one or more keys only when all keys don't exist.");
+  add("append", 3, kWriteFlags | kCmdFast, 1, 1, 1, AppendCommand, "2.0.0",
+      "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already "
+      "present value is of any size, since the dynamic string library used by Redis will double the free "
+      "space available on every reallocation.",
+      "Appends a string to the value of a key. Creates the key if it doesn't exist.");
+  add("strlen", 2, kCmdReadonly | kCmdFast, 1, 1, 1, StrlenCommand, "2.2.0", "O(1)",
+      "Returns the length of a string value.");
+  add("incr", 2, kWriteFlags | kCmdFast, 1, 1, 1, IncrCommand, "1.0.0", "O(1)",
+      "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.");
+  add("decr", 2, kWriteFlags | kCmdFast, 1, 1, 1, DecrCommand, "1.0.0", "O(1)",
+      "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.");
+  add("incrby", 3, kWriteFlags | kCmdFast, 1, 1, 1, IncrbyCommand, "1.0.0", "O(1)",
+      "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.");
+  add("decrby", 3, kWriteFlags | kCmdFast, 1, 1, 1, DecrbyCommand, "1.0.0", "O(1)",
+      "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.");
+  add("incrbyfloat", 3, kWriteFlags | kCmdFast, 1, 1, 1, IncrbyfloatCommand, "2.6.0", "O(1)",
+      "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't "
+      "exist.");
+  add("getrange", 4, kCmdReadonly, 1, 1, 1, GetrangeCommand, "2.4.0",
+      "O(N) where N is the length of the returned string.", "Returns a substring of the string stored at a key.");
+  add("substr", 4, kCmdReadonly, 1, 1, 1, GetrangeCommand, "1.0.0",
+      "O(N) where N is the length of the returned string.", "Returns a substring from a string value.");
+  add("setrange", 4, kWriteFlags, 1, 1, 1, SetrangeCommand, "2.2.0",
+      "O(1), not counting the time taken to copy the new string in place.",
+      "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.");
+}
+
+}  // namespace peregrine

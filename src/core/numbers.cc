@@ -1,0 +1,152 @@
+// Redis-compatible number parsing and formatting (see numbers.h).
+#include "core/numbers.h"
+
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace peregrine {
+
+bool ParseInt64(std::string_view s, int64_t* out) {
+  if (s.empty() || s.size() > 20) return false;
+  size_t i = 0;
+  bool negative = false;
+  if (s.size() == 1 && s[0] == '0') {
+    *out = 0;
+    return true;
+  }
+  if (s[0] == '-') {
+    negative = true;
+    i = 1;
+    if (i == s.size()) return false;
+  }
+  if (s[i] < '1' || s[i] > '9') return false;
+  uint64_t v = 0;
+  for (; i < s.size(); i++) {
+    char c = s[i];
+    if (c < '0' || c > '9') return false;
+    if (v > std::numeric_limits<uint64_t>::max() / 10) return false;
+    v *= 10;
+    uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > std::numeric_limits<uint64_t>::max() - d) return false;
+    v += d;
+  }
+  if (negative) {
+    constexpr uint64_t kMinMagnitude = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1;
+    if (v > kMinMagnitude) return false;
+    *out = static_cast<int64_t>(0 - v);
+  } else {
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return false;
+    *out = static_cast<int64_t>(v);
+  }
+  return true;
+}
+
+bool ParseUint64(std::string_view s, uint64_t* out) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+namespace {
+// strto(l)d needs a NUL-terminated string; numbers longer than this are refused,
+// as Redis refuses them (MAX_LONG_DOUBLE_CHARS).
+constexpr size_t kMaxFloatChars = 5 * 1024;
+}  // namespace
+
+bool ParseLongDouble(std::string_view s, long double* out) {
+  if (s.empty() || s.size() >= kMaxFloatChars) return false;
+  if (std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  char buf[kMaxFloatChars];
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
+  char* end = nullptr;
+  errno = 0;
+  long double v = strtold(buf, &end);
+  if (end != buf + s.size()) return false;  // also catches embedded NUL
+  if (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO))
+    return false;
+  if (std::isnan(v)) return false;
+  *out = v;
+  return true;
+}
+
+bool ParseDouble(std::string_view s, double* out) {
+  if (s.empty() || s.size() >= kMaxFloatChars) return false;
+  if (std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  char buf[kMaxFloatChars];
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
+  char* end = nullptr;
+  errno = 0;
+  double v = strtod(buf, &end);
+  if (end != buf + s.size()) return false;
+  if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || std::fpclassify(v) == FP_ZERO))
+    return false;
+  if (std::isnan(v)) return false;
+  *out = v;
+  return true;
+}
+
+size_t FormatInt64(int64_t v, char* buf) {
+  auto [ptr, ec] = std::to_chars(buf, buf + 21, v);
+  return static_cast<size_t>(ptr - buf);
+}
+
+std::string Int64ToString(int64_t v) {
+  char buf[24];
+  return std::string(buf, FormatInt64(v, buf));
+}
+
+bool FormatLongDoubleHuman(long double v, std::string* out) {
+  if (!std::isfinite(v)) return false;
+  char buf[kMaxFloatChars];
+  int len = snprintf(buf, sizeof(buf), "%.17Lf", v);
+  if (len <= 0 || static_cast<size_t>(len) >= sizeof(buf)) return false;
+  if (std::memchr(buf, '.', static_cast<size_t>(len)) != nullptr) {
+    while (len > 0 && buf[len - 1] == '0') len--;
+    if (len > 0 && buf[len - 1] == '.') len--;
+  }
+  if (len == 2 && buf[0] == '-' && buf[1] == '0') {  // "-0.000" prints as "0"
+    buf[0] = '0';
+    len = 1;
+  }
+  out->assign(buf, static_cast<size_t>(len));
+  return true;
+}
+
+std::string FormatDouble(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, ptr);
+}
+
+std::optional<uint64_t> ParseMemorySize(std::string_view s) {
+  size_t digits = 0;
+  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') digits++;
+  if (digits == 0) return std::nullopt;
+  std::string unit;
+  for (char c : s.substr(digits)) unit.push_back(static_cast<char>(std::tolower(c)));
+  uint64_t mul;
+  if (unit.empty() || unit == "b") mul = 1;
+  else if (unit == "k") mul = 1000;
+  else if (unit == "kb") mul = 1024;
+  else if (unit == "m") mul = 1000ULL * 1000;
+  else if (unit == "mb") mul = 1024ULL * 1024;
+  else if (unit == "g") mul = 1000ULL * 1000 * 1000;
+  else if (unit == "gb") mul = 1024ULL * 1024 * 1024;
+  else return std::nullopt;
+  uint64_t v;
+  if (!ParseUint64(s.substr(0, digits), &v)) return std::nullopt;
+  if (v > std::numeric_limits<uint64_t>::max() / mul) return std::nullopt;
+  return v * mul;
+}
+
+}  // namespace peregrine

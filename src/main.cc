@@ -1,0 +1,157 @@
+// peregrine: the server binary. Reads the configuration as redis-server does
+// (`peregrine [config-file] [--directive value ...]`), then runs the server.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "server/config.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace {
+
+void PrintVersion() {
+  std::printf("Peregrine server v=%s redis_compat=7.2.4 malloc=libc bits=64\n", PEREGRINE_VERSION);
+}
+
+void PrintUsage() {
+  std::printf(
+      "Usage: ./peregrine [/path/to/peregrine.conf] [options] [-]\n"
+      "       ./peregrine - (read config from stdin)\n"
+      "       ./peregrine -v or --version\n"
+      "       ./peregrine -h or --help\n"
+      "\n"
+      "Options are redis.conf directives with two dashes, e.g.:\n"
+      "       ./peregrine --port 7777\n"
+      "       ./peregrine /etc/peregrine/6379.conf --loglevel verbose\n"
+      "       ./peregrine --bind 127.0.0.1 ::1 --unixsocket /tmp/peregrine.sock\n"
+      "\n"
+      "Supported directives: port, bind, unixsocket, unixsocketperm, databases, maxclients,\n"
+      "timeout, tcp-keepalive, tcp-backlog, loglevel, logfile, daemonize, pidfile,\n"
+      "proto-max-bulk-len, client-query-buffer-limit, hz, save (\"\" only), appendonly (no only).\n"
+      "With no arguments the server listens on 127.0.0.1:6379 (and ::1 when available).\n");
+}
+
+void FatalConfigError(const peregrine::Directive& d, const std::string& why) {
+  std::fprintf(stderr,
+               "\n*** FATAL CONFIG FILE ERROR (Peregrine %s) ***\n"
+               "Reading the configuration file, at %s\n"
+               ">>> '%s'\n"
+               "%s\n",
+               PEREGRINE_VERSION, d.origin.c_str(), d.text.c_str(), why.c_str());
+  std::exit(1);
+}
+
+void Daemonize() {
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("fork");
+    std::exit(1);
+  }
+  if (pid > 0) std::exit(0);
+  setsid();
+  int fd = open("/dev/null", O_RDWR);
+  if (fd >= 0) {
+    dup2(fd, STDIN_FILENO);
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+    if (fd > STDERR_FILENO) close(fd);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace peregrine;
+  std::vector<char*> args(argv + 1, argv + argc);
+  if (!args.empty()) {
+    std::string first = args[0];
+    if (first == "-v" || first == "--version") {
+      PrintVersion();
+      return 0;
+    }
+    if (first == "-h" || first == "--help") {
+      PrintUsage();
+      return 0;
+    }
+  }
+
+  std::vector<Directive> directives;
+  std::string config_file;
+  size_t next = 0;
+  if (!args.empty() && std::strncmp(args[0], "--", 2) != 0) {
+    config_file = args[0];
+    next = 1;
+    std::stringstream text;
+    if (config_file == "-") {
+      text << std::cin.rdbuf();
+    } else {
+      std::ifstream in(config_file);
+      if (!in) {
+        std::fprintf(stderr, "Fatal error, can't open config file '%s': %s\n", config_file.c_str(),
+                     std::strerror(errno));
+        return 1;
+      }
+      text << in.rdbuf();
+      char* abs = realpath(config_file.c_str(), nullptr);
+      if (abs != nullptr) {
+        config_file = abs;
+        std::free(abs);
+      }
+    }
+    std::string err;
+    if (!ParseConfigText(text.str(), &directives, &err)) {
+      std::fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Peregrine %s) ***\n%s\n", PEREGRINE_VERSION,
+                   err.c_str());
+      return 1;
+    }
+    if (config_file == "-") config_file.clear();
+  }
+  // A trailing "-" after options also means "read stdin", as redis-server.
+  ParseConfigArgs(std::span<char* const>(args.data() + next, args.size() - next), &directives);
+
+  Config config;
+  std::string why;
+  const Directive* failed = nullptr;
+  if (!ApplyDirectives(&config, directives, &why, &failed)) FatalConfigError(*failed, why);
+
+  if (config.daemonize) {
+    if (config.pidfile.empty()) config.pidfile = "/var/run/peregrine.pid";
+    Daemonize();
+  }
+  std::string err;
+  if (!SetLogFile(config.logfile, &err)) {
+    std::fprintf(stderr, "Can't open the log file: %s\n", err.c_str());
+    return 1;
+  }
+  if (!config.pidfile.empty()) {
+    std::ofstream pid(config.pidfile);
+    if (pid) pid << getpid() << "\n";
+    else LOG_WARNING("Failed to write PID file: %s", std::strerror(errno));
+  }
+
+  std::string executable;
+  if (char* exe = realpath("/proc/self/exe", nullptr)) {
+    executable = exe;
+    std::free(exe);
+  }
+  Server server(config, config_file, executable);
+  SetLogLevel(LogLevel::kNotice);
+  server.ApplyRuntimeConfig();
+  LOG_NOTICE("Peregrine %s starting, pid=%d", PEREGRINE_VERSION, static_cast<int>(getpid()));
+  if (!server.Start(&err)) {
+    LOG_WARNING("%s", err.c_str());
+    std::fprintf(stderr, "%s\n", err.c_str());
+    return 1;
+  }
+  LOG_NOTICE("Ready to accept connections on port %d", config.port);
+  return server.Run();
+}

@@ -1,0 +1,89 @@
+// epoll event loop (see event_loop.h).
+#include "net/event_loop.h"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+
+namespace peregrine {
+
+int64_t MonotonicMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t MonotonicUs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t UnixTimeMs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t UnixTimeUs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+EventLoop::EventLoop() : epfd_(epoll_create1(EPOLL_CLOEXEC)) {}
+
+EventLoop::~EventLoop() {
+  if (epfd_ >= 0) close(epfd_);
+}
+
+bool EventLoop::Add(int fd, uint32_t events, IoHandler* handler) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = handler;
+  return epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+
+bool EventLoop::Modify(int fd, uint32_t events, IoHandler* handler) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = handler;
+  return epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &ev) == 0;
+}
+
+void EventLoop::Remove(int fd) { epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr); }
+
+void EventLoop::SetTick(int interval_ms, std::function<void()> tick) {
+  tick_interval_ms_ = interval_ms > 0 ? interval_ms : 1;
+  tick_ = std::move(tick);
+  next_tick_ms_ = MonotonicMs() + tick_interval_ms_;
+}
+
+void EventLoop::Run() {
+  constexpr int kMaxEvents = 256;
+  epoll_event events[kMaxEvents];
+  running_ = true;
+  while (running_) {
+    int timeout = -1;
+    if (tick_) {
+      int64_t now = MonotonicMs();
+      timeout = next_tick_ms_ > now ? static_cast<int>(next_tick_ms_ - now) : 0;
+    }
+    int n = epoll_wait(epfd_, events, kMaxEvents, timeout);
+    if (n < 0 && errno != EINTR) break;
+    for (int i = 0; i < n; i++)
+      static_cast<IoHandler*>(events[i].data.ptr)->OnEvent(events[i].events);
+    if (tick_) {
+      int64_t now = MonotonicMs();
+      if (now >= next_tick_ms_) {
+        tick_();
+        next_tick_ms_ = now + tick_interval_ms_;
+      }
+    }
+    if (before_sleep_) before_sleep_();
+  }
+}
+
+}  // namespace peregrine

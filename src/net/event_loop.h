@@ -1,0 +1,63 @@
+// The event loop: epoll over file descriptors plus one periodic timer. One
+// loop per thread; every method must be called on the loop's own thread.
+// (io_uring may later sit behind the same interface.)
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace peregrine {
+
+// Receives readiness events for one file descriptor. The loop holds a raw
+// pointer: a handler must be removed (Remove) before it is destroyed, and a
+// handler destroyed while a batch of events is being dispatched must be
+// destroyed only after the batch (see EventLoop::Defer).
+class IoHandler {
+ public:
+  virtual ~IoHandler() = default;
+  // `events` is a mask of EPOLLIN / EPOLLOUT / EPOLLERR / EPOLLHUP.
+  virtual void OnEvent(uint32_t events) = 0;
+};
+
+class EventLoop {
+ public:
+  EventLoop();
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  bool ok() const { return epfd_ >= 0; }
+
+  bool Add(int fd, uint32_t events, IoHandler* handler);
+  bool Modify(int fd, uint32_t events, IoHandler* handler);
+  void Remove(int fd);
+
+  // Calls `tick` every `interval_ms` (the server cron).
+  void SetTick(int interval_ms, std::function<void()> tick);
+
+  // Called after every batch of events, before the loop sleeps again: the
+  // place to flush replies once per batch.
+  void SetBeforeSleep(std::function<void()> fn) { before_sleep_ = std::move(fn); }
+
+  // Runs until Stop() is called.
+  void Run();
+  void Stop() { running_ = false; }
+
+ private:
+  int epfd_ = -1;
+  bool running_ = false;
+  int tick_interval_ms_ = 100;
+  int64_t next_tick_ms_ = 0;
+  std::function<void()> tick_;
+  std::function<void()> before_sleep_;
+};
+
+// Monotonic milliseconds, for timers.
+int64_t MonotonicMs();
+// Monotonic microseconds, for command timing.
+int64_t MonotonicUs();
+// Wall-clock unix time in milliseconds and microseconds.
+int64_t UnixTimeMs();
+int64_t UnixTimeUs();
+
+}  // namespace peregrine

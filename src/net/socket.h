@@ -1,0 +1,24 @@
+// Socket helpers: listening on TCP addresses and unix sockets, accepting, and
+// per-connection options. Errors are returned as text for the log.
+#pragma once
+
+#include <string>
+
+namespace peregrine {
+
+// Listens on host:port (host "*" = every IPv4 address, "::*" = every IPv6
+// address). Returns the fd, or -1 with *err set.
+int ListenTcp(const std::string& host, int port, int backlog, std::string* err);
+
+// Listens on a unix socket path (an existing file is replaced) with mode
+// `perm` when non-zero. Returns the fd, or -1 with *err set.
+int ListenUnix(const std::string& path, unsigned perm, int backlog, std::string* err);
+
+// Sets TCP_NODELAY and, when keepalive_s > 0, TCP keepalive probes.
+void ConfigureTcpConnection(int fd, int keepalive_s);
+
+// "ip:port" of the peer / of the local end ("/path:0" for unix sockets).
+std::string PeerAddress(int fd);
+std::string LocalAddress(int fd);
+
+}  // namespace peregrine

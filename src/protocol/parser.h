@@ -1,0 +1,88 @@
+// The request parser: RESP multibulk ("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n") and
+// inline commands ("GET k\r\n"). A pure function of bytes: it never touches a
+// socket and never copies a bulk argument — arguments are views into the
+// caller's buffer (inline arguments, which need unescaping, are the exception).
+//
+// Parsing is resumable: after kNeedMore the caller appends bytes and calls
+// Parse again with the same command start; work already done is not redone.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace peregrine {
+
+class RequestParser {
+ public:
+  struct Limits {
+    uint64_t max_bulk_len = 512ULL * 1024 * 1024;  // proto-max-bulk-len
+  };
+  // Longest inline request, or header line, without a newline (Redis's 64 KB).
+  static constexpr size_t kMaxInlineSize = 64 * 1024;
+
+  enum class Result {
+    kCommand,   // a whole command: args() and consumed() are valid
+    kNeedMore,  // the command is incomplete; call again with more bytes
+    kError,     // a protocol error: error() holds the reply text
+  };
+
+  RequestParser() = default;
+  explicit RequestParser(Limits limits) : limits_(limits) {}
+
+  void set_limits(Limits limits) { limits_ = limits; }
+
+  // Parses one command from data[0, len). `data` is the first byte of the
+  // command; between a kNeedMore and the next call the bytes already seen must
+  // not change (they may move: positions are kept as offsets).
+  // A command with no arguments (an empty inline line, "*0") is returned as
+  // kCommand with empty args(); the caller skips it.
+  Result Parse(const char* data, size_t len);
+
+  // After kCommand: the arguments (valid until the buffer changes or the next
+  // Parse call) and the number of bytes the command took.
+  std::span<const std::string_view> args() const { return args_; }
+  size_t consumed() const { return consumed_; }
+
+  // After kError: the error reply text, e.g. "ERR Protocol error: invalid bulk length".
+  const std::string& error() const { return error_; }
+
+  // After kNeedMore: the total bytes the command needs, when known (a bulk
+  // argument's length is known from its header), else 0. Lets the caller size
+  // its buffer once for a big argument instead of doubling repeatedly.
+  size_t bytes_needed() const { return bytes_needed_; }
+
+  // Forgets a partially parsed command.
+  void Reset();
+
+ private:
+  enum class Mode : uint8_t { kStart, kMultibulk, kInline };
+
+  Result ParseMultibulk(const char* data, size_t len);
+  Result ParseInline(const char* data, size_t len);
+  Result Fail(std::string msg);
+  Result Done(const char* data, size_t consumed);
+
+  Limits limits_;
+  Mode mode_ = Mode::kStart;
+  size_t pos_ = 0;            // resume offset within the command
+  int64_t remaining_ = 0;     // multibulk arguments still to read
+  int64_t bulk_len_ = -1;     // length of the bulk being read, -1 if header pending
+  size_t bytes_needed_ = 0;
+  size_t consumed_ = 0;
+  std::vector<std::pair<size_t, size_t>> offsets_;  // (offset, length) per argument
+  std::vector<std::string_view> args_;
+  std::vector<std::string> inline_args_;
+  std::string error_;
+};
+
+// Splits a line into arguments as Redis's sdssplitargs does (inline commands,
+// config files): whitespace separates, "double quotes" take \n \r \t \b \a \\
+// \" and \xHH escapes, 'single quotes' take \'. Returns false on unbalanced
+// quotes (or a closing quote not followed by a space).
+bool SplitArgs(std::string_view line, std::vector<std::string>* out);
+
+}  // namespace peregrine

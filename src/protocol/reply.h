@@ -1,0 +1,57 @@
+// The reply writer: appends RESP2 or RESP3 replies to a connection's output
+// buffer. Where RESP3 has a type RESP2 lacks, the RESP2 form is what Redis
+// sends (a map is a flat array, a double a bulk string, null is "$-1").
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "protocol/buffer.h"
+
+namespace peregrine {
+
+// Told of every error reply (for INFO errorstats and failed_calls).
+class ErrorSink {
+ public:
+  virtual ~ErrorSink() = default;
+  virtual void OnErrorReply(std::string_view msg) = 0;
+};
+
+class ReplyWriter {
+ public:
+  ReplyWriter(Buffer* out, int resp, ErrorSink* errors = nullptr)
+      : out_(out), resp_(resp), errors_(errors) {}
+
+  int resp() const { return resp_; }
+  void set_resp(int resp) { resp_ = resp; }
+  Buffer* buffer() { return out_; }
+
+  void Ok() { out_->Append("+OK\r\n", 5); }
+  void SimpleString(std::string_view s);
+  // `msg` includes its code ("ERR ...", "WRONGTYPE ..."); CR/LF become spaces.
+  void Error(std::string_view msg);
+  void Integer(int64_t v);
+  void Bulk(std::string_view s);
+  void Null();       // missing value: "$-1" / "_"
+  void NullArray();  // missing aggregate: "*-1" / "_"
+  void ArrayHeader(size_t n) { AggregateHeader('*', n); }
+  void MapHeader(size_t n);  // n pairs
+  void SetHeader(size_t n);
+  void PushHeader(size_t n);
+  void Double(double v);
+  void Bool(bool v);
+  void BigNumber(std::string_view digits);
+  // A verbatim string with a 3-letter format ("txt"); a bulk string in RESP2.
+  void Verbatim(std::string_view s, std::string_view format = "txt");
+  // The raw bytes of a reply already in RESP form.
+  void Raw(std::string_view s) { out_->Append(s); }
+
+ private:
+  void AggregateHeader(char type, size_t n);
+
+  Buffer* out_;
+  int resp_;
+  ErrorSink* errors_;
+};
+
+}  // namespace peregrine

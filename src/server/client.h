@@ -1,0 +1,50 @@
+// One client connection: its socket, buffers, parser and the per-connection
+// state that commands change (selected database, protocol, name). Owned by
+// the Server; lives on the thread of its event loop.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "net/event_loop.h"
+#include "protocol/buffer.h"
+#include "protocol/parser.h"
+
+namespace peregrine {
+
+class Server;
+struct CommandSpec;
+
+struct Client final : IoHandler {
+  Client(Server* server, uint64_t id, int fd) : server(server), id(id), fd(fd) {}
+  void OnEvent(uint32_t events) override;
+
+  Server* server;
+  const uint64_t id;
+  int fd;
+  bool is_unix = false;
+  std::string addr;   // "ip:port"
+  std::string laddr;  // local "ip:port"
+
+  // Connection state changed by commands.
+  int db = 0;
+  int resp = 2;
+  std::string name;
+  std::string lib_name;
+  std::string lib_ver;
+
+  Buffer in;
+  Buffer out;
+  RequestParser parser;
+
+  int64_t ctime_ms = 0;             // unix ms when connected
+  int64_t last_interaction_ms = 0;  // unix ms of the last read or write
+  const CommandSpec* last_cmd = nullptr;
+
+  bool close_after_reply = false;  // QUIT, protocol error, CLIENT KILL of itself
+  bool closed = false;             // removed from the loop; freed after the batch
+  bool in_pending_writes = false;  // queued for the flush before sleeping
+  bool writable_armed = false;     // EPOLLOUT registered
+};
+
+}  // namespace peregrine

@@ -1,0 +1,141 @@
+// The command table: one declaration per command (name, arity, flags, key
+// positions, ACL categories, documentation, handler) that the dispatcher
+// enforces, that COMMAND / COMMAND INFO / COMMAND DOCS report, and that routes
+// keys to shards. Each commands/<family>.cc registers its commands here.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace peregrine {
+
+class Server;
+class Shard;
+class Db;
+class ReplyWriter;
+struct Client;
+
+// Command flags, as COMMAND INFO names them.
+enum CommandFlag : uint32_t {
+  kCmdWrite = 1u << 0,
+  kCmdReadonly = 1u << 1,
+  kCmdDenyOom = 1u << 2,
+  kCmdAdmin = 1u << 3,
+  kCmdPubsub = 1u << 4,
+  kCmdNoscript = 1u << 5,
+  kCmdBlocking = 1u << 6,
+  kCmdLoading = 1u << 7,
+  kCmdStale = 1u << 8,
+  kCmdSkipMonitor = 1u << 9,
+  kCmdSkipSlowlog = 1u << 10,
+  kCmdFast = 1u << 11,
+  kCmdNoAuth = 1u << 12,
+  kCmdMayReplicate = 1u << 13,
+  kCmdNoMulti = 1u << 14,
+  kCmdAllowBusy = 1u << 15,
+  kCmdSentinel = 1u << 16,
+};
+
+// ACL categories (without the '@').
+enum AclCategory : uint32_t {
+  kAclKeyspace = 1u << 0,
+  kAclRead = 1u << 1,
+  kAclWrite = 1u << 2,
+  kAclString = 1u << 3,
+  kAclFast = 1u << 4,
+  kAclSlow = 1u << 5,
+  kAclAdmin = 1u << 6,
+  kAclDangerous = 1u << 7,
+  kAclConnection = 1u << 8,
+  kAclTransaction = 1u << 9,
+  kAclPubsub = 1u << 10,
+  kAclBlocking = 1u << 11,
+};
+
+// Everything a handler may touch while it runs. Lives for one command, on the
+// thread of the client's connection.
+struct CommandContext {
+  Server& server;
+  Client& client;
+  Shard& shard;  // the shard that owns the command's keys
+  std::span<const std::string_view> args;
+  ReplyWriter& reply;
+  int64_t now_ms;  // wall clock, fixed for the whole command (as Redis's cached mstime)
+
+  Db& db();  // the client's selected database on `shard`
+};
+
+using CommandHandler = void (*)(CommandContext&);
+
+struct CommandStats {
+  uint64_t calls = 0;
+  uint64_t usec = 0;
+  uint64_t rejected_calls = 0;
+  uint64_t failed_calls = 0;
+};
+
+struct CommandSpec {
+  std::string_view name;  // lowercase; a subcommand's own name ("list")
+  int arity = 0;          // argc including the name(s); negative = at least -arity
+  uint32_t flags = 0;
+  uint32_t acl = 0;        // categories beyond those implied by flags
+  int first_key = 0;       // 0 = no keys
+  int last_key = 0;        // negative counts from the end
+  int key_step = 0;
+  std::string_view summary;
+  std::string_view since;
+  std::string_view group;
+  std::string_view complexity;
+  std::vector<std::string_view> tips;
+  CommandHandler handler = nullptr;
+  std::vector<CommandSpec> subcommands;
+
+  // Filled in by CommandTable::Register.
+  const CommandSpec* parent = nullptr;
+  std::string fullname;  // "get", "client|list"
+  mutable CommandStats stats;
+
+  // All ACL categories, including those implied by flags (@write, @fast ...).
+  uint32_t AclCategories() const;
+  // Positions of the key arguments in `args` (empty if none or malformed).
+  // Returns false if the arguments are too few for the key spec.
+  bool KeyPositions(std::span<const std::string_view> args, std::vector<size_t>* out) const;
+};
+
+class CommandTable {
+ public:
+  // Adds a command (with its subcommands). Names must be unique.
+  void Register(CommandSpec spec);
+
+  // Case-insensitive lookup; nullptr if unknown.
+  const CommandSpec* Find(std::string_view name) const;
+  static const CommandSpec* FindSubcommand(const CommandSpec& parent, std::string_view name);
+
+  // Commands in registration order.
+  const std::vector<std::unique_ptr<CommandSpec>>& all() const { return commands_; }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::vector<std::unique_ptr<CommandSpec>> commands_;
+  std::unordered_map<std::string, CommandSpec*, Hash, std::equal_to<>> by_name_;
+};
+
+// Names of flags and categories as COMMAND INFO prints them.
+std::vector<std::string_view> FlagNames(uint32_t flags);
+std::vector<std::string_view> AclCategoryNames(uint32_t categories);
+
+// Registration functions, one per commands/<family>.cc.
+void RegisterConnectionCommands(CommandTable& table);
+void RegisterStringCommands(CommandTable& table);
+void RegisterKeyCommands(CommandTable& table);
+void RegisterServerCommands(CommandTable& table);
+
+}  // namespace peregrine

@@ -1,0 +1,282 @@
+// Configuration directives (see config.h).
+#include "server/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <functional>
+
+#include "core/glob.h"
+#include "core/numbers.h"
+#include "protocol/parser.h"
+
+namespace peregrine {
+namespace {
+
+using Args = std::span<const std::string>;
+
+struct Option {
+  std::string_view name;
+  bool runtime_mutable;
+  int min_args, max_args;  // number of values the directive takes
+  std::function<std::string(const Config&)> get;
+  // Parses and stores; returns "" on success or the reason it failed.
+  std::function<std::string(Config&, Args)> set;
+};
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Option IntOption(std::string_view name, int Config::*field, int64_t min, int64_t max, bool mut) {
+  return Option{
+      name, mut, 1, 1, [field](const Config& c) { return std::to_string(c.*field); },
+      [field, min, max](Config& c, Args a) -> std::string {
+        int64_t v;
+        if (!ParseInt64(a[0], &v)) return "argument couldn't be parsed into an integer";
+        if (v < min || v > max)
+          return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                 " inclusive";
+        c.*field = static_cast<int>(v);
+        return "";
+      }};
+}
+
+Option MemoryOption(std::string_view name, uint64_t Config::*field, uint64_t min, bool mut) {
+  return Option{name, mut, 1, 1, [field](const Config& c) { return std::to_string(c.*field); },
+                [field, min](Config& c, Args a) -> std::string {
+                  auto v = ParseMemorySize(a[0]);
+                  if (!v) return "argument must be a memory value";
+                  if (*v < min || *v > static_cast<uint64_t>(LLONG_MAX))
+                    return "argument must be between " + std::to_string(min) + " and " +
+                           std::to_string(LLONG_MAX) + " inclusive";
+                  c.*field = *v;
+                  return "";
+                }};
+}
+
+Option StringOption(std::string_view name, std::string Config::*field, bool mut) {
+  return Option{name, mut, 1, 1, [field](const Config& c) { return c.*field; },
+                [field](Config& c, Args a) -> std::string {
+                  c.*field = a[0];
+                  return "";
+                }};
+}
+
+Option BoolOption(std::string_view name, bool Config::*field, bool mut) {
+  return Option{name, mut, 1, 1, [field](const Config& c) { return c.*field ? "yes" : "no"; },
+                [field](Config& c, Args a) -> std::string {
+                  std::string v = Lower(a[0]);
+                  if (v == "yes") c.*field = true;
+                  else if (v == "no") c.*field = false;
+                  else return "argument must be 'yes' or 'no'";
+                  return "";
+                }};
+}
+
+const std::vector<Option>& Options() {
+  static const std::vector<Option> options = [] {
+    std::vector<Option> o;
+    o.push_back(IntOption("port", &Config::port, 0, 65535, false));
+    o.push_back(Option{"bind", false, 1, 16,
+                       [](const Config& c) {
+                         std::string s;
+                         for (const auto& b : c.bind) s += (s.empty() ? "" : " ") + b;
+                         return s;
+                       },
+                       [](Config& c, Args a) -> std::string {
+                         c.bind.assign(a.begin(), a.end());
+                         return "";
+                       }});
+    o.push_back(StringOption("unixsocket", &Config::unixsocket, false));
+    o.push_back(Option{"unixsocketperm", false, 1, 1,
+                       [](const Config& c) {
+                         char buf[16];
+                         snprintf(buf, sizeof(buf), "%o", c.unixsocketperm);
+                         return std::string(buf);
+                       },
+                       [](Config& c, Args a) -> std::string {
+                         const std::string& s = a[0];
+                         if (s.empty() || s.size() > 4 ||
+                             !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '7'; }))
+                           return "argument couldn't be parsed into an integer";
+                         c.unixsocketperm = static_cast<unsigned>(std::stoul(s, nullptr, 8));
+                         return "";
+                       }});
+    o.push_back(IntOption("databases", &Config::databases, 1, INT_MAX, false));
+    o.push_back(IntOption("maxclients", &Config::maxclients, 1, INT_MAX, true));
+    o.push_back(IntOption("timeout", &Config::timeout, 0, INT_MAX, true));
+    o.push_back(IntOption("tcp-keepalive", &Config::tcp_keepalive, 0, INT_MAX, true));
+    o.push_back(IntOption("tcp-backlog", &Config::tcp_backlog, 0, INT_MAX, false));
+    o.push_back(Option{"loglevel", true, 1, 1, [](const Config& c) { return c.loglevel; },
+                       [](Config& c, Args a) -> std::string {
+                         std::string v = Lower(a[0]);
+                         if (v != "debug" && v != "verbose" && v != "notice" && v != "warning" &&
+                             v != "nothing")
+                           return "argument(s) must be one of the following: debug, verbose, notice, "
+                                  "warning, nothing";
+                         c.loglevel = v;
+                         return "";
+                       }});
+    o.push_back(StringOption("logfile", &Config::logfile, false));
+    o.push_back(BoolOption("daemonize", &Config::daemonize, false));
+    o.push_back(StringOption("pidfile", &Config::pidfile, false));
+    o.push_back(MemoryOption("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, true));
+    o.push_back(MemoryOption("client-query-buffer-limit", &Config::client_query_buffer_limit,
+                             1024 * 1024, true));
+    o.push_back(IntOption("hz", &Config::hz, 1, 500, true));
+    o.push_back(Option{"save", false, 1, 1, [](const Config& c) { return c.save; },
+                       [](Config& c, Args a) -> std::string {
+                         if (!a[0].empty()) return "snapshotting is not supported yet; only save \"\" is accepted";
+                         c.save.clear();
+                         return "";
+                       }});
+    o.push_back(Option{"appendonly", false, 1, 1,
+                       [](const Config& c) { return c.appendonly ? "yes" : "no"; },
+                       [](Config& c, Args a) -> std::string {
+                         if (Lower(a[0]) != "no")
+                           return "the append-only file is not supported yet; only 'no' is accepted";
+                         c.appendonly = false;
+                         return "";
+                       }});
+    return o;
+  }();
+  return options;
+}
+
+const Option* FindOption(std::string_view name) {
+  std::string lower = Lower(name);
+  for (const Option& o : Options())
+    if (o.name == lower) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+bool ParseConfigText(std::string_view text, std::vector<Directive>* out, std::string* err) {
+  size_t line_no = 0;
+  while (!text.empty()) {
+    line_no++;
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.remove_suffix(1);
+    size_t first = 0;
+    while (first < line.size() && std::isspace(static_cast<unsigned char>(line[first]))) first++;
+    line = line.substr(first);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> words;
+    if (!SplitArgs(line, &words)) {
+      *err = "Unbalanced quotes in configuration line " + std::to_string(line_no) + ": '" +
+             std::string(line) + "'";
+      return false;
+    }
+    if (words.empty()) continue;
+    Directive d;
+    d.name = words[0];
+    d.args.assign(words.begin() + 1, words.end());
+    d.origin = "line " + std::to_string(line_no);
+    d.text = std::string(line);
+    out->push_back(std::move(d));
+  }
+  return true;
+}
+
+void ParseConfigArgs(std::span<char* const> args, std::vector<Directive>* out) {
+  for (size_t i = 0; i < args.size(); i++) {
+    std::string_view a = args[i];
+    if (a.size() > 2 && a.substr(0, 2) == "--") {
+      Directive d;
+      d.name = std::string(a.substr(2));
+      d.origin = "argument " + std::string(a);
+      d.text = std::string(a.substr(2));
+      out->push_back(std::move(d));
+    } else if (!out->empty()) {
+      out->back().args.emplace_back(a);
+      out->back().text += " \"" + std::string(a) + "\"";
+    } else {
+      Directive d;  // a value with no directive before it: reported as bad
+      d.name = std::string(a);
+      d.origin = "argument " + std::string(a);
+      d.text = std::string(a);
+      out->push_back(std::move(d));
+    }
+  }
+}
+
+bool ApplyDirectives(Config* config, const std::vector<Directive>& directives, std::string* err,
+                     const Directive** failed) {
+  for (const Directive& d : directives) {
+    const Option* o = FindOption(d.name);
+    int n = static_cast<int>(d.args.size());
+    if (o == nullptr || n < o->min_args || n > o->max_args) {
+      *err = "Bad directive or wrong number of arguments";
+      *failed = &d;
+      return false;
+    }
+    std::string why = o->set(*config, d.args);
+    if (!why.empty()) {
+      *err = why;
+      *failed = &d;
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<std::pair<std::string, std::string>> ConfigGet(const Config& config,
+                                                           std::span<const std::string_view> patterns) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const Option& o : Options()) {
+    for (std::string_view p : patterns) {
+      if (GlobMatch(p, o.name, /*nocase=*/true)) {
+        out.emplace_back(std::string(o.name), o.get(config));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool ConfigSet(Config* config, std::span<const std::string_view> name_values, std::string* err) {
+  if (name_values.empty() || name_values.size() % 2 != 0) {
+    *err = "ERR wrong number of arguments for 'config|set' command";
+    return false;
+  }
+  // Validate everything on a copy first, so that a failure changes nothing.
+  Config trial = *config;
+  std::vector<const Option*> seen;
+  for (size_t i = 0; i < name_values.size(); i += 2) {
+    const Option* o = FindOption(name_values[i]);
+    if (o == nullptr || o->max_args != 1) {
+      if (o == nullptr || o->name != "bind") {
+        *err = "ERR Unknown option or number of arguments for CONFIG SET - '" +
+               std::string(name_values[i]) + "'";
+        return false;
+      }
+    }
+    std::string prefix = "ERR CONFIG SET failed (possibly related to argument '" +
+                         std::string(name_values[i]) + "') - ";
+    if (std::find(seen.begin(), seen.end(), o) != seen.end()) {
+      *err = prefix + "duplicate parameter";
+      return false;
+    }
+    seen.push_back(o);
+    if (!o->runtime_mutable) {
+      *err = prefix + "can't set immutable config";
+      return false;
+    }
+    std::string value(name_values[i + 1]);
+    std::string why = o->set(trial, std::span<const std::string>(&value, 1));
+    if (!why.empty()) {
+      *err = prefix + why;
+      return false;
+    }
+  }
+  *config = std::move(trial);
+  return true;
+}
+
+}  // namespace peregrine

@@ -1,0 +1,69 @@
+// Server configuration: redis.conf directive names, read from a config file
+// and from '--directive value' arguments as redis-server reads them, and
+// served by CONFIG GET / CONFIG SET. One table (kOptions in config.cc) is the
+// source of truth for every directive: its name, how it parses and prints,
+// and whether CONFIG SET may change it at run time.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace peregrine {
+
+struct Config {
+  int port = 6379;
+  std::vector<std::string> bind = {"127.0.0.1", "-::1"};
+  std::string unixsocket;
+  unsigned unixsocketperm = 0;
+  int databases = 16;
+  int maxclients = 10000;
+  int timeout = 0;  // seconds idle before a client is closed; 0 = never
+  int tcp_keepalive = 300;
+  int tcp_backlog = 511;
+  std::string loglevel = "notice";
+  std::string logfile;
+  bool daemonize = false;
+  std::string pidfile;
+  uint64_t proto_max_bulk_len = 512ULL * 1024 * 1024;
+  uint64_t client_query_buffer_limit = 1024ULL * 1024 * 1024;
+  int hz = 10;
+  // Persistence does not exist yet: these accept only the values that mean
+  // "off", so redis-style configs and tools (redis-benchmark reads both) work.
+  std::string save;
+  bool appendonly = false;
+};
+
+// One directive with its arguments, e.g. {"bind", {"127.0.0.1", "::1"}}.
+struct Directive {
+  std::string name;
+  std::vector<std::string> args;
+  std::string origin;  // "line 3" or "argument --port", for error messages
+  std::string text;    // the directive as written, for error messages
+};
+
+// Reads directives from config-file text (comments, quoting as redis.conf).
+// Returns false with *err on unbalanced quotes.
+bool ParseConfigText(std::string_view text, std::vector<Directive>* out, std::string* err);
+
+// Turns "--port 7000 --bind a b" into directives.
+void ParseConfigArgs(std::span<char* const> args, std::vector<Directive>* out);
+
+// Applies directives in order. On failure returns false and *err is the reason
+// (Redis's wording: "Bad directive or wrong number of arguments", "argument
+// couldn't be parsed into an integer", ...) and *failed the culprit.
+bool ApplyDirectives(Config* config, const std::vector<Directive>& directives, std::string* err,
+                     const Directive** failed);
+
+// CONFIG GET: (name, value) pairs of every directive matching any pattern,
+// each directive once, in table order.
+std::vector<std::pair<std::string, std::string>> ConfigGet(const Config& config,
+                                                           std::span<const std::string_view> patterns);
+
+// CONFIG SET with name/value pairs, all or nothing. On failure returns false
+// with *err set to the whole error reply text ("ERR ...").
+bool ConfigSet(Config* config, std::span<const std::string_view> name_values, std::string* err);
+
+}  // namespace peregrine

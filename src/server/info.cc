@@ -1,0 +1,257 @@
+// INFO: the server's state in Redis's section and field names, so that
+// client libraries and tools that parse INFO (redis_version above all) work.
+#include <malloc.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+#include "core/glob.h"
+#include "server/server.h"
+
+namespace peregrine {
+namespace {
+
+// The Redis version Peregrine reports: client libraries gate features on it.
+constexpr const char* kRedisCompatVersion = "7.2.4";
+
+std::string HumanBytes(uint64_t n) {
+  char buf[32];
+  double d = static_cast<double>(n);
+  if (n < 1024) snprintf(buf, sizeof(buf), "%lluB", static_cast<unsigned long long>(n));
+  else if (n < 1024ULL * 1024) snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
+  else if (n < 1024ULL * 1024 * 1024) snprintf(buf, sizeof(buf), "%.2fM", d / (1024 * 1024));
+  else snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+uint64_t RssBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+uint64_t PeakRssBytes() {
+  rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+}
+
+void Field(std::string& out, const char* name, const std::string& value) {
+  out += name;
+  out += ':';
+  out += value;
+  out += "\r\n";
+}
+void Field(std::string& out, const char* name, uint64_t value) { Field(out, name, std::to_string(value)); }
+void Field(std::string& out, const char* name, int64_t value) { Field(out, name, std::to_string(value)); }
+void Field(std::string& out, const char* name, int value) { Field(out, name, std::to_string(value)); }
+
+}  // namespace
+
+std::string Server::Info(std::span<const std::string_view> requested, int64_t now_ms) {
+  static const std::vector<std::string_view> kDefault = {
+      "server", "clients", "memory", "persistence", "stats", "replication",
+      "cpu",    "modules", "errorstats", "cluster", "keyspace"};
+  std::set<std::string> want;
+  bool everything = false;
+  if (requested.empty()) {
+    want.insert(kDefault.begin(), kDefault.end());
+  }
+  for (std::string_view r : requested) {
+    std::string s(r);
+    for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (s == "all" || s == "everything") {
+      everything = true;
+    } else if (s == "default") {
+      want.insert(kDefault.begin(), kDefault.end());
+    } else {
+      want.insert(s);
+    }
+  }
+  if (everything) {
+    want.insert(kDefault.begin(), kDefault.end());
+    want.insert("commandstats");
+  }
+
+  std::string out;
+  auto section = [&](const char* name) {
+    if (!want.count(name)) return false;
+    if (!out.empty()) out += "\r\n";
+    out += "# ";
+    out += static_cast<char>(std::toupper(name[0]));
+    out += name + 1;
+    out += "\r\n";
+    return true;
+  };
+
+  if (section("server")) {
+    utsname un;
+    uname(&un);
+    Field(out, "redis_version", kRedisCompatVersion);
+    Field(out, "redis_git_sha1", "00000000");
+    Field(out, "redis_git_dirty", 0);
+    Field(out, "redis_build_id", "0");
+    Field(out, "redis_mode", "standalone");
+    Field(out, "peregrine_version", PEREGRINE_VERSION);
+    Field(out, "os", std::string(un.sysname) + " " + un.release + " " + un.machine);
+    Field(out, "arch_bits", 64);
+    Field(out, "monotonic_clock", "POSIX clock_gettime");
+    Field(out, "multiplexing_api", "epoll");
+    Field(out, "atomicvar_api", "c11-builtin");
+    Field(out, "gcc_version", std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+                                  std::to_string(__GNUC_PATCHLEVEL__));
+    Field(out, "process_id", static_cast<int64_t>(getpid()));
+    Field(out, "process_supervised", "no");
+    Field(out, "run_id", run_id_);
+    Field(out, "tcp_port", config_.port);
+    Field(out, "server_time_usec", UnixTimeUs());
+    int64_t uptime = (now_ms - start_time_ms_) / 1000;
+    Field(out, "uptime_in_seconds", uptime);
+    Field(out, "uptime_in_days", uptime / 86400);
+    Field(out, "hz", config_.hz);
+    Field(out, "configured_hz", config_.hz);
+    Field(out, "lru_clock", static_cast<int64_t>((now_ms / 1000) & ((1 << 24) - 1)));
+    Field(out, "executable", executable_);
+    Field(out, "config_file", config_file_);
+    Field(out, "io_threads_active", 0);
+    Field(out, "shards", static_cast<uint64_t>(shards_.size()));
+  }
+  if (section("clients")) {
+    size_t max_in = 0, max_out = 0;
+    for (auto& [id, c] : clients_) {
+      max_in = std::max(max_in, c->in.capacity());
+      max_out = std::max(max_out, c->out.capacity());
+    }
+    Field(out, "connected_clients", static_cast<uint64_t>(clients_.size()));
+    Field(out, "cluster_connections", 0);
+    Field(out, "maxclients", config_.maxclients);
+    Field(out, "client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
+    Field(out, "client_recent_max_output_buffer", static_cast<uint64_t>(max_out));
+    Field(out, "blocked_clients", 0);
+    Field(out, "tracking_clients", 0);
+    Field(out, "pubsub_clients", 0);
+    Field(out, "watching_clients", 0);
+    Field(out, "clients_in_timeout_table", 0);
+    Field(out, "total_watched_keys", 0);
+    Field(out, "total_blocking_keys", 0);
+    Field(out, "total_blocking_keys_on_nokey", 0);
+  }
+  if (section("memory")) {
+    // Until each shard counts its own bytes (issue #4), used_memory is what
+    // the allocator reports as in use.
+    struct mallinfo2 mi = mallinfo2();
+    uint64_t used = mi.uordblks + mi.hblkhd;
+    uint64_t rss = RssBytes();
+    Field(out, "used_memory", used);
+    Field(out, "used_memory_human", HumanBytes(used));
+    Field(out, "used_memory_rss", rss);
+    Field(out, "used_memory_rss_human", HumanBytes(rss));
+    Field(out, "used_memory_peak", PeakRssBytes());
+    Field(out, "used_memory_peak_human", HumanBytes(PeakRssBytes()));
+    Field(out, "maxmemory", 0);
+    Field(out, "maxmemory_human", "0B");
+    Field(out, "maxmemory_policy", "noeviction");
+    char ratio[32];
+    snprintf(ratio, sizeof(ratio), "%.2f", used ? static_cast<double>(rss) / static_cast<double>(used) : 0.0);
+    Field(out, "mem_fragmentation_ratio", ratio);
+    Field(out, "mem_allocator", "libc");
+  }
+  if (section("persistence")) {
+    Field(out, "loading", 0);
+    Field(out, "async_loading", 0);
+    Field(out, "rdb_changes_since_last_save", 0);
+    Field(out, "rdb_bgsave_in_progress", 0);
+    Field(out, "rdb_last_save_time", start_time_ms_ / 1000);
+    Field(out, "rdb_last_bgsave_status", "ok");
+    Field(out, "aof_enabled", 0);
+    Field(out, "aof_rewrite_in_progress", 0);
+  }
+  if (section("stats")) {
+    uint64_t hits = 0, misses = 0, expired = 0;
+    for (auto& s : shards_) {
+      hits += s->stats().keyspace_hits;
+      misses += s->stats().keyspace_misses;
+      expired += s->expired_keys();
+    }
+    Field(out, "total_connections_received", stats_.total_connections_received);
+    Field(out, "total_commands_processed", stats_.total_commands_processed);
+    Field(out, "instantaneous_ops_per_sec", instantaneous_ops_per_sec());
+    Field(out, "total_net_input_bytes", stats_.total_net_input_bytes);
+    Field(out, "total_net_output_bytes", stats_.total_net_output_bytes);
+    Field(out, "rejected_connections", stats_.rejected_connections);
+    Field(out, "expired_keys", expired);
+    Field(out, "evicted_keys", 0);
+    Field(out, "keyspace_hits", hits);
+    Field(out, "keyspace_misses", misses);
+    Field(out, "pubsub_channels", 0);
+    Field(out, "pubsub_patterns", 0);
+    Field(out, "total_error_replies", stats_.total_error_replies);
+    Field(out, "total_reads_processed", stats_.total_reads_processed);
+    Field(out, "total_writes_processed", stats_.total_writes_processed);
+    Field(out, "client_query_buffer_limit_disconnections", stats_.client_query_buffer_limit_disconnections);
+  }
+  if (section("replication")) {
+    Field(out, "role", "master");
+    Field(out, "connected_slaves", 0);
+    Field(out, "master_replid", run_id_);
+    Field(out, "master_repl_offset", 0);
+  }
+  if (section("cpu")) {
+    rusage self;
+    getrusage(RUSAGE_SELF, &self);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(self.ru_stime.tv_sec),
+             static_cast<long>(self.ru_stime.tv_usec));
+    Field(out, "used_cpu_sys", buf);
+    snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(self.ru_utime.tv_sec),
+             static_cast<long>(self.ru_utime.tv_usec));
+    Field(out, "used_cpu_user", buf);
+  }
+  section("modules");
+  if (section("commandstats")) {
+    auto emit = [&](const CommandSpec& cmd) {
+      const CommandStats& st = cmd.stats;
+      if (st.calls == 0 && st.rejected_calls == 0 && st.failed_calls == 0) return;
+      char buf[256];
+      snprintf(buf, sizeof(buf),
+               "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
+               cmd.fullname.c_str(), static_cast<unsigned long long>(st.calls),
+               static_cast<unsigned long long>(st.usec),
+               st.calls ? static_cast<double>(st.usec) / static_cast<double>(st.calls) : 0.0,
+               static_cast<unsigned long long>(st.rejected_calls),
+               static_cast<unsigned long long>(st.failed_calls));
+      out += buf;
+    };
+    for (auto& cmd : commands_.all()) {
+      emit(*cmd);
+      for (auto& sub : cmd->subcommands) emit(sub);
+    }
+  }
+  if (section("errorstats")) {
+    for (auto& [code, count] : stats_.error_counts)
+      Field(out, ("errorstat_" + code).c_str(), "count=" + std::to_string(count));
+  }
+  if (section("cluster")) Field(out, "cluster_enabled", 0);
+  if (section("keyspace")) {
+    int ndb = shards_.empty() ? 0 : shards_[0]->num_dbs();
+    for (int i = 0; i < ndb; i++) {
+      uint64_t keys = 0, expires = 0;
+      for (auto& s : shards_) {
+        keys += s->db(i).size();
+        expires += s->db(i).expires_count();
+      }
+      if (keys == 0) continue;
+      Field(out, ("db" + std::to_string(i)).c_str(),
+            "keys=" + std::to_string(keys) + ",expires=" + std::to_string(expires) + ",avg_ttl=0");
+    }
+  }
+  return out;
+}
+
+}  // namespace peregrine

@@ -1,0 +1,52 @@
+// A shard: one slice of the keyspace with its own databases and statistics.
+// Only the thread that owns a shard touches it (one shard per thread; spreading
+// shards over threads is issue #5 — nothing outside this class assumes there
+// is only one).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "core/db.h"
+
+namespace peregrine {
+
+struct ShardStats {
+  uint64_t keyspace_hits = 0;
+  uint64_t keyspace_misses = 0;
+};
+
+class Shard {
+ public:
+  Shard(int index, int databases) : index_(index), dbs_(static_cast<size_t>(databases)), rng_(0x9e3779b97f4a7c15ULL + index) {
+    for (auto& db : dbs_) db = std::make_unique<Db>();
+  }
+
+  int index() const { return index_; }
+  int num_dbs() const { return static_cast<int>(dbs_.size()); }
+  // REQUIRES: 0 <= i < num_dbs().
+  Db& db(int i) { return *dbs_[static_cast<size_t>(i)]; }
+  ShardStats& stats() { return stats_; }
+  std::mt19937_64& rng() { return rng_; }
+
+  // Active expiry for one cron tick: walks each database's buckets until
+  // `budget_us` microseconds have passed. Returns keys deleted.
+  size_t ActiveExpire(int64_t now_ms, int64_t budget_us);
+
+  uint64_t expired_keys() const {
+    uint64_t n = 0;
+    for (const auto& db : dbs_) n += db->expired_keys();
+    return n;
+  }
+
+ private:
+  int index_;
+  std::vector<std::unique_ptr<Db>> dbs_;
+  ShardStats stats_;
+  std::mt19937_64 rng_;
+  size_t expire_db_ = 0;  // the database the next active-expiry pass starts at
+};
+
+}  // namespace peregrine

@@ -1,0 +1,144 @@
+# Black-box test fixtures: start the real server binary on a free loopback port,
+# hand tests a redis-py client, stop the server afterwards.
+#
+# Environment:
+#   PEREGRINE_BIN   path of the peregrine binary (default: build/release/peregrine)
+#   TEST_SERVER     "peregrine" (default) or "redis" to run the same tests against
+#                   Debian's redis-server, which is how the tests themselves are checked.
+#   PEREGRINE_ARGS  extra command-line arguments for peregrine (e.g. "--threads 4").
+import os
+import shlex
+import socket
+import subprocess
+import time
+
+import pytest
+import redis
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PEREGRINE_BIN = os.environ.get(
+    "PEREGRINE_BIN", os.path.join(ROOT, "build", "release", "peregrine"))
+TEST_SERVER = os.environ.get("TEST_SERVER", "peregrine")
+IS_REDIS = TEST_SERVER == "redis"
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ServerProcess:
+    """One running server. `args` are extra '--directive value' arguments."""
+
+    def __init__(self, args=(), tmp_path=None):
+        self.port = free_port()
+        self.host = "127.0.0.1"
+        if IS_REDIS:
+            cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+                   "--save", "", "--appendonly", "no"]
+            if tmp_path is not None:
+                cmd += ["--dir", str(tmp_path)]
+        else:
+            cmd = [PEREGRINE_BIN, "--port", str(self.port), "--bind", "127.0.0.1"]
+            cmd += shlex.split(os.environ.get("PEREGRINE_ARGS", ""))
+        cmd += list(args)
+        self.cmd = cmd
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self._wait_ready()
+
+    def _wait_ready(self):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                out = self.proc.stdout.read().decode(errors="replace")
+                raise RuntimeError(f"server exited early ({self.proc.returncode}): {out}")
+            try:
+                with socket.create_connection((self.host, self.port), timeout=0.2) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.02)
+        self.stop()
+        raise RuntimeError("server did not become ready")
+
+    def client(self, **kw):
+        return redis.Redis(host=self.host, port=self.port, socket_timeout=10, **kw)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def server():
+    s = ServerProcess()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def r(server):
+    c = server.client()
+    c.flushall()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def r3(server):
+    """A RESP3 client (HELLO 3)."""
+    c = server.client(protocol=3)
+    c.flushall()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def start_server(tmp_path):
+    """Factory for a dedicated server with extra arguments; stopped after the test."""
+    started = []
+
+    def start(*args):
+        s = ServerProcess(args, tmp_path=tmp_path)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+def raw_command(server, data, read_until_close=False, timeout=5.0):
+    """Send raw bytes on a fresh connection and return what the server answered."""
+    with socket.create_connection((server.host, server.port), timeout=timeout) as s:
+        s.sendall(data)
+        chunks = []
+        if read_until_close:
+            while True:
+                try:
+                    b = s.recv(65536)
+                except socket.timeout:
+                    break
+                if not b:
+                    break
+                chunks.append(b)
+        else:
+            s.settimeout(0.5)
+            while True:
+                try:
+                    b = s.recv(65536)
+                except socket.timeout:
+                    break
+                if not b:
+                    break
+                chunks.append(b)
+        return b"".join(chunks)

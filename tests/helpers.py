@@ -1,0 +1,188 @@
+# Shared helpers for the black-box tests (fixtures are imported by the test modules).
+#
+# `rc` / `rc3` are redis-py clients with every response callback removed, so a test sees
+# the reply exactly as decoded from the wire (b"OK", ints, bytes, lists, None; RESP3 maps
+# become dicts) instead of redis-py's conversions (True, dicts built from flat lists...).
+# Note: redis-py >= 8 negotiates RESP3 by default, so `rc` pins protocol=2 explicitly.
+import re
+import socket
+import time
+
+import pytest
+import redis
+
+
+def errmatch(text):
+    """Regex matching exactly `text` (redis-py strips the leading 'ERR ')."""
+    return "^" + re.escape(text) + "$"
+
+
+def raises(text, exc=redis.ResponseError):
+    return pytest.raises(exc, match=errmatch(text))
+
+
+def raw_client(server, protocol=2, **kw):
+    c = server.client(protocol=protocol, **kw)
+    c.response_callbacks.clear()
+    return c
+
+
+@pytest.fixture
+def rc(server):
+    """RESP2 client returning undecorated replies; flushall before the test."""
+    c = raw_client(server, protocol=2)
+    assert c.execute_command("FLUSHALL") == b"OK"
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def rc3(server):
+    """RESP3 client returning undecorated replies; flushall before the test."""
+    c = raw_client(server, protocol=3)
+    assert c.execute_command("FLUSHALL") == b"OK"
+    yield c
+    c.close()
+
+
+def encode(*args):
+    """Encode one command as a RESP multibulk request."""
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, int):
+            a = str(a).encode()
+        elif isinstance(a, str):
+            a = a.encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class Conn:
+    """A raw socket connection that can split the byte stream into whole RESP replies."""
+
+    def __init__(self, server, timeout=5.0):
+        self.sock = socket.create_connection((server.host, server.port), timeout=timeout)
+        self.buf = b""
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def _fill(self):
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise ConnectionError("connection closed by server; buffered: %r" % self.buf[:200])
+        self.buf += chunk
+
+    def _line(self):
+        while True:
+            i = self.buf.find(b"\r\n")
+            if i >= 0:
+                line, self.buf = self.buf[:i + 2], self.buf[i + 2:]
+                return line
+            self._fill()
+
+    def _exact(self, n):
+        while len(self.buf) < n:
+            self._fill()
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def read_reply(self):
+        """Return the raw bytes of exactly one RESP2/RESP3 reply."""
+        line = self._line()
+        t = line[:1]
+        if t in b"+-:_#,(":
+            return line
+        if t in b"$!=":
+            n = int(line[1:-2])
+            if n < 0:
+                return line
+            return line + self._exact(n + 2)
+        if t in b"*~>%|":
+            n = int(line[1:-2])
+            if n < 0:
+                return line
+            if t in b"%|":
+                n *= 2
+            parts = [line]
+            for _ in range(n):
+                parts.append(self.read_reply())
+            return b"".join(parts)
+        raise AssertionError("unexpected reply type in %r" % line)
+
+    def call(self, *args):
+        self.send(encode(*args))
+        return self.read_reply()
+
+    def inline(self, text):
+        self.send(text if isinstance(text, bytes) else text.encode())
+        return self.read_reply()
+
+    def read_until_closed(self, timeout=3.0):
+        """Read everything until the server closes the connection; fail if it doesn't."""
+        deadline = time.monotonic() + timeout
+        data, self.buf = self.buf, b""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError("server did not close the connection; got %r" % data[:300])
+            self.sock.settimeout(remaining)
+            try:
+                chunk = self.sock.recv(65536)
+            except socket.timeout:
+                raise AssertionError("server did not close the connection; got %r" % data[:300])
+            except ConnectionResetError:
+                return data
+            if not chunk:
+                return data
+            data += chunk
+
+    def nothing_pending(self, wait=0.2):
+        """True if the server sends nothing within `wait` seconds (and keeps the socket open)."""
+        if self.buf:
+            return False
+        self.sock.settimeout(wait)
+        try:
+            chunk = self.sock.recv(65536)
+        except socket.timeout:
+            return True
+        finally:
+            self.sock.settimeout(5.0)
+        if chunk:
+            self.buf += chunk
+        return False
+
+
+def client_fields(line):
+    """Parse one CLIENT LIST / CLIENT INFO line into (ordered list of names, dict)."""
+    line = line.decode() if isinstance(line, bytes) else line
+    names, d = [], {}
+    for tok in line.strip().split(" "):
+        k, _, v = tok.partition("=")
+        names.append(k)
+        d[k] = v
+    return names, d
+
+
+def info_dict(text):
+    """Parse an INFO reply into {field: value} (values are strings)."""
+    text = text.decode() if isinstance(text, bytes) else text
+    d = {}
+    for line in text.split("\r\n"):
+        if not line or line.startswith("#"):
+            continue
+        k, _, v = line.partition(":")
+        d[k] = v
+    return d

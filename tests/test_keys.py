@@ -1,0 +1,723 @@
+# Generic keyspace commands: DEL/EXISTS/TYPE/expiry/KEYS/SCAN/RENAME/COPY/MOVE/databases.
+import time
+
+import pytest
+import redis
+
+from helpers import raises, rc, rc3  # noqa: F401  (fixtures)
+
+SYNTAX = "syntax error"
+NOT_INT = "value is not an integer or out of range"
+DB_RANGE = "DB index is out of range"
+
+
+def arity(cmd):
+    return "wrong number of arguments for '%s' command" % cmd
+
+
+# ---------------------------------------------------------------- DEL / UNLINK / EXISTS / TYPE / TOUCH
+
+def test_del(rc):
+    rc.execute_command("MSET", "a", "1", "b", "2")
+    rc.execute_command("RPUSH", "l", "x")
+    assert rc.execute_command("DEL", "a", "a", "missing", "l") == 2
+    assert rc.execute_command("EXISTS", "a", "l") == 0
+    assert rc.execute_command("DEL", "b") == 1
+    assert rc.execute_command("DEL", "b") == 0
+    with raises(arity("del")):
+        rc.execute_command("DEL")
+
+
+def test_unlink(rc):
+    rc.execute_command("MSET", "a", "1", "b", "2")
+    assert rc.execute_command("UNLINK", "a", "b", "b", "c") == 2
+    assert rc.execute_command("DBSIZE") == 0
+    with raises(arity("unlink")):
+        rc.execute_command("UNLINK")
+
+
+def test_exists_counts_duplicates(rc):
+    rc.execute_command("SET", "a", "1")
+    assert rc.execute_command("EXISTS", "a") == 1
+    assert rc.execute_command("EXISTS", "a", "a", "a") == 3
+    assert rc.execute_command("EXISTS", "a", "missing", "a") == 2
+    assert rc.execute_command("EXISTS", "missing") == 0
+    with raises(arity("exists")):
+        rc.execute_command("EXISTS")
+
+
+def test_type(rc):
+    rc.execute_command("SET", "s", "v")
+    rc.execute_command("SET", "n", "12")
+    rc.execute_command("RPUSH", "l", "x")
+    rc.execute_command("SADD", "set", "x")
+    rc.execute_command("HSET", "h", "f", "v")
+    rc.execute_command("ZADD", "z", "1", "m")
+    assert rc.execute_command("TYPE", "s") == b"string"
+    assert rc.execute_command("TYPE", "n") == b"string"
+    assert rc.execute_command("TYPE", "l") == b"list"
+    assert rc.execute_command("TYPE", "set") == b"set"
+    assert rc.execute_command("TYPE", "h") == b"hash"
+    assert rc.execute_command("TYPE", "z") == b"zset"
+    assert rc.execute_command("TYPE", "missing") == b"none"
+    with raises(arity("type")):
+        rc.execute_command("TYPE")
+
+
+def test_type_is_simple_string(server):
+    from helpers import Conn
+    with Conn(server) as c:
+        assert c.call("SET", "typed", "v") == b"+OK\r\n"
+        assert c.call("TYPE", "typed") == b"+string\r\n"
+        assert c.call("TYPE", "typed-missing") == b"+none\r\n"
+        assert c.call("DEL", "typed") == b":1\r\n"
+
+
+def test_touch(rc):
+    rc.execute_command("MSET", "a", "1", "b", "2")
+    assert rc.execute_command("TOUCH", "a", "b", "a", "missing") == 3
+    assert rc.execute_command("TOUCH", "missing") == 0
+    with raises(arity("touch")):
+        rc.execute_command("TOUCH")
+
+
+# ---------------------------------------------------------------- EXPIRE family
+
+def test_expire_ttl_pttl(rc):
+    rc.execute_command("SET", "k", "v")
+    assert rc.execute_command("TTL", "k") == -1
+    assert rc.execute_command("PTTL", "k") == -1
+    assert rc.execute_command("TTL", "missing") == -2
+    assert rc.execute_command("PTTL", "missing") == -2
+    assert rc.execute_command("EXPIRE", "k", "100") == 1
+    assert rc.execute_command("TTL", "k") == 100
+    assert 99000 < rc.execute_command("PTTL", "k") <= 100000
+    assert rc.execute_command("PEXPIRE", "k", "2500") == 1
+    assert rc.execute_command("TTL", "k") == 3  # rounded
+    assert 2000 < rc.execute_command("PTTL", "k") <= 2500
+    assert rc.execute_command("EXPIRE", "missing", "100") == 0
+    assert rc.execute_command("PEXPIRE", "missing", "100") == 0
+
+
+def test_expireat_pexpireat_expiretime(rc):
+    rc.execute_command("SET", "k", "v")
+    assert rc.execute_command("EXPIRETIME", "k") == -1
+    assert rc.execute_command("PEXPIRETIME", "k") == -1
+    assert rc.execute_command("EXPIRETIME", "missing") == -2
+    assert rc.execute_command("PEXPIRETIME", "missing") == -2
+    assert rc.execute_command("EXPIREAT", "k", "4000000000") == 1
+    assert rc.execute_command("EXPIRETIME", "k") == 4000000000
+    assert rc.execute_command("PEXPIRETIME", "k") == 4000000000000
+    assert rc.execute_command("PEXPIREAT", "k", "4000000000123") == 1
+    assert rc.execute_command("EXPIRETIME", "k") == 4000000000
+    assert rc.execute_command("PEXPIRETIME", "k") == 4000000000123
+    assert rc.execute_command("EXPIREAT", "missing", "4000000000") == 0
+    assert rc.execute_command("PEXPIREAT", "missing", "4000000000000") == 0
+    now = int(time.time())
+    rc.execute_command("EXPIREAT", "k", now + 50)
+    assert 48 <= rc.execute_command("TTL", "k") <= 50
+
+
+def test_persist(rc):
+    rc.execute_command("SET", "k", "v", "EX", "100")
+    assert rc.execute_command("PERSIST", "k") == 1
+    assert rc.execute_command("TTL", "k") == -1
+    assert rc.execute_command("PERSIST", "k") == 0
+    assert rc.execute_command("PERSIST", "missing") == 0
+    assert rc.execute_command("GET", "k") == b"v"
+
+
+@pytest.mark.parametrize("cmd,arg", [
+    ("EXPIRE", "0"), ("EXPIRE", "-1"), ("PEXPIRE", "0"), ("PEXPIRE", "-1"),
+    ("EXPIREAT", "1"), ("EXPIREAT", "0"), ("PEXPIREAT", "1"), ("EXPIREAT", "-100"),
+])
+def test_nonpositive_or_past_expiry_deletes(rc, cmd, arg):
+    rc.execute_command("SET", "k", "v")
+    assert rc.execute_command(cmd, "k", arg) == 1
+    assert rc.execute_command("EXISTS", "k") == 0
+    assert rc.execute_command("TTL", "k") == -2
+
+
+def test_expire_nx_xx(rc):
+    rc.execute_command("SET", "k", "v")
+    assert rc.execute_command("EXPIRE", "k", "100", "XX") == 0
+    assert rc.execute_command("TTL", "k") == -1
+    assert rc.execute_command("EXPIRE", "k", "100", "NX") == 1
+    assert rc.execute_command("TTL", "k") == 100
+    assert rc.execute_command("EXPIRE", "k", "200", "NX") == 0
+    assert rc.execute_command("EXPIRE", "k", "200", "XX") == 1
+    assert rc.execute_command("TTL", "k") == 200
+    assert rc.execute_command("EXPIRE", "missing", "100", "NX") == 0
+
+
+def test_expire_gt_lt(rc):
+    rc.execute_command("SET", "k", "v", "EX", "100")
+    assert rc.execute_command("EXPIRE", "k", "50", "GT") == 0
+    assert rc.execute_command("EXPIRE", "k", "200", "GT") == 1
+    assert rc.execute_command("TTL", "k") == 200
+    assert rc.execute_command("EXPIRE", "k", "300", "LT") == 0
+    assert rc.execute_command("EXPIRE", "k", "100", "LT") == 1
+    assert rc.execute_command("TTL", "k") == 100
+    assert rc.execute_command("EXPIRE", "k", "100", "xx", "gt") == 0
+    assert rc.execute_command("EXPIRE", "k", "50", "xx", "lt") == 1
+    assert rc.execute_command("TTL", "k") == 50
+
+
+def test_expire_gt_lt_on_persistent_key(rc):
+    # A key without TTL counts as an infinite TTL: GT never applies, LT always does.
+    rc.execute_command("SET", "k", "v")
+    assert rc.execute_command("EXPIRE", "k", "100", "GT") == 0
+    assert rc.execute_command("TTL", "k") == -1
+    assert rc.execute_command("PEXPIRE", "k", "100000", "LT") == 1
+    assert rc.execute_command("TTL", "k") == 100
+
+
+def test_expire_negative_with_condition(rc):
+    rc.execute_command("SET", "k", "v")
+    assert rc.execute_command("EXPIRE", "k", "-5", "GT") == 0
+    assert rc.execute_command("EXISTS", "k") == 1
+    assert rc.execute_command("EXPIRE", "k", "-5", "XX") == 0
+    assert rc.execute_command("EXISTS", "k") == 1
+    assert rc.execute_command("EXPIRE", "k", "-5", "LT") == 1
+    assert rc.execute_command("EXISTS", "k") == 0
+    rc.execute_command("SET", "k", "v")
+    assert rc.execute_command("EXPIRE", "k", "-5", "NX") == 1
+    assert rc.execute_command("EXISTS", "k") == 0
+
+
+def test_expire_repeated_option_is_fine(rc):
+    rc.execute_command("SET", "k", "v")
+    assert rc.execute_command("EXPIRE", "k", "100", "NX", "nx") == 1
+    assert rc.execute_command("EXPIRE", "k", "200", "GT", "gt") == 1
+    assert rc.execute_command("TTL", "k") == 200
+
+
+@pytest.mark.parametrize("cmd", ["EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT"])
+@pytest.mark.parametrize("opts,msg", [
+    (("NX", "XX"), "NX and XX, GT or LT options at the same time are not compatible"),
+    (("XX", "NX"), "NX and XX, GT or LT options at the same time are not compatible"),
+    (("NX", "GT"), "NX and XX, GT or LT options at the same time are not compatible"),
+    (("LT", "NX"), "NX and XX, GT or LT options at the same time are not compatible"),
+    (("GT", "LT"), "GT and LT options at the same time are not compatible"),
+    (("LT", "GT"), "GT and LT options at the same time are not compatible"),
+    (("XX", "GT", "LT"), "GT and LT options at the same time are not compatible"),
+    (("FOO",), "Unsupported option FOO"),
+    (("NX", "bar"), "Unsupported option bar"),
+    (("1",), "Unsupported option 1"),
+])
+def test_expire_option_errors(rc, cmd, opts, msg):
+    rc.execute_command("SET", "k", "v")
+    with raises(msg):
+        rc.execute_command(cmd, "k", "4000000000000", *opts)
+    assert rc.execute_command("TTL", "k") == -1
+
+
+def test_expire_option_checked_before_value(rc):
+    rc.execute_command("SET", "k", "v")
+    with raises("Unsupported option foo"):
+        rc.execute_command("EXPIRE", "k", "abc", "foo")
+
+
+@pytest.mark.parametrize("cmd", ["EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT"])
+@pytest.mark.parametrize("val", ["abc", "1.5", "", "9223372036854775808", " 1"])
+def test_expire_not_integer(rc, cmd, val):
+    rc.execute_command("SET", "k", "v")
+    with raises(NOT_INT):
+        rc.execute_command(cmd, "k", val)
+    assert rc.execute_command("TTL", "k") == -1
+
+
+@pytest.mark.parametrize("cmd,val", [
+    ("EXPIRE", "9223372036854775807"),
+    ("EXPIRE", "9223372036854775"),
+    ("EXPIRE", "-9223372036854775808"),
+    ("PEXPIRE", "9223372036854775807"),
+    ("PEXPIRE", "9223372036854775000"),
+    ("EXPIREAT", "9223372036854775807"),
+    ("EXPIREAT", "-9223372036854775808"),
+])
+def test_expire_overflow(rc, cmd, val):
+    rc.execute_command("SET", "k", "v")
+    with raises("invalid expire time in '%s' command" % cmd.lower()):
+        rc.execute_command(cmd, "k", val)
+    assert rc.execute_command("TTL", "k") == -1
+    assert rc.execute_command("GET", "k") == b"v"
+
+
+def test_pexpireat_max_is_accepted(rc):
+    rc.execute_command("SET", "k", "v")
+    assert rc.execute_command("PEXPIREAT", "k", "9223372036854775807") == 1
+    assert rc.execute_command("PEXPIRETIME", "k") == 9223372036854775807
+    assert rc.execute_command("GET", "k") == b"v"
+
+
+def test_expire_arity(rc):
+    with raises(arity("expire")):
+        rc.execute_command("EXPIRE", "k")
+    with raises(arity("pexpireat")):
+        rc.execute_command("PEXPIREAT")
+    with raises(arity("ttl")):
+        rc.execute_command("TTL", "a", "b")
+    with raises(arity("persist")):
+        rc.execute_command("PERSIST")
+    with raises(arity("expiretime")):
+        rc.execute_command("EXPIRETIME", "a", "b")
+
+
+def test_expire_really_expires(rc):
+    rc.execute_command("MSET", "a", "1", "b", "2", "c", "3")
+    assert rc.execute_command("PEXPIRE", "a", "50") == 1
+    now_ms = int(time.time() * 1000)
+    assert rc.execute_command("PEXPIREAT", "b", now_ms + 50) == 1
+    time.sleep(0.12)
+    assert rc.execute_command("EXISTS", "a", "b", "c") == 1
+    assert rc.execute_command("TTL", "a") == -2
+    assert rc.execute_command("KEYS", "*") == [b"c"]
+
+
+# ---------------------------------------------------------------- KEYS
+
+KEYSET = ["hello", "hallo", "hxllo", "hllo", "heeeello", "*x", "a?b", "", "h[e]llo", "ab\\c", "h!llo"]
+
+
+@pytest.mark.parametrize("pattern,expected", [
+    ("h?llo", ["hallo", "hello", "hxllo", "h!llo"]),
+    ("h*llo", ["h[e]llo", "hallo", "heeeello", "hello", "hllo", "hxllo", "h!llo"]),
+    ("h[ae]llo", ["hallo", "hello"]),
+    ("h[^e]llo", ["hallo", "hxllo", "h!llo"]),
+    ("h[a-b]llo", ["hallo"]),
+    ("h[b-a]llo", ["hallo"]),  # reversed ranges are accepted
+    ("h[!e]llo", ["hello", "h!llo"]),  # '!' is NOT a negation in Redis globs
+    ("\\*x", ["*x"]),
+    ("a\\?b", ["a?b"]),
+    ("h\\[e\\]llo", ["h[e]llo"]),
+    ("ab\\\\c", ["ab\\c"]),
+    ("*", KEYSET),
+    ("", [""]),
+    ("nomatch*", []),
+    ("hello", ["hello"]),
+    ("*llo", ["h[e]llo", "hallo", "heeeello", "hello", "hllo", "hxllo", "h!llo"]),
+    ("h*e*llo", ["h[e]llo", "heeeello", "hello"]),
+])
+def test_keys_glob(rc, pattern, expected):
+    for k in KEYSET:
+        rc.execute_command("SET", k, "1")
+    got = rc.execute_command("KEYS", pattern)
+    assert sorted(got) == sorted(k.encode() for k in expected)
+    assert len(got) == len(expected)
+
+
+def test_keys_does_not_see_other_db_or_expired(rc):
+    rc.execute_command("SET", "a", "1")
+    rc.execute_command("SET", "gone", "1", "PX", "20")
+    rc.execute_command("SELECT", "3")
+    rc.execute_command("SET", "b", "1")
+    rc.execute_command("SELECT", "0")
+    time.sleep(0.06)
+    assert rc.execute_command("KEYS", "*") == [b"a"]
+
+
+def test_keys_arity(rc):
+    with raises(arity("keys")):
+        rc.execute_command("KEYS")
+    with raises(arity("keys")):
+        rc.execute_command("KEYS", "a", "b")
+
+
+# ---------------------------------------------------------------- SCAN
+
+def full_scan(rc, *args, max_iterations=10000):
+    cursor = b"0"
+    seen = []
+    for _ in range(max_iterations):
+        cursor, keys = rc.execute_command("SCAN", cursor, *args)
+        assert isinstance(cursor, bytes)
+        assert cursor.isdigit()
+        seen.extend(keys)
+        if cursor == b"0":
+            return seen
+    raise AssertionError("SCAN did not terminate")
+
+
+def test_scan_empty_db(rc):
+    assert rc.execute_command("SCAN", "0") == [b"0", []]
+
+
+def test_scan_full_iteration_returns_every_key(rc):
+    keys = [b"key:%d" % i for i in range(1000)]
+    args = []
+    for k in keys:
+        args += [k, b"v"]
+    rc.execute_command("MSET", *args)
+    seen = full_scan(rc, "COUNT", "10")
+    assert set(seen) == set(keys)
+    assert len(seen) >= len(keys)
+
+
+def test_scan_count_large_returns_all_at_once(rc):
+    rc.execute_command("MSET", "a", "1", "b", "2", "c", "3")
+    cursor, keys = rc.execute_command("SCAN", "0", "COUNT", "1000")
+    assert cursor == b"0"
+    assert sorted(keys) == [b"a", b"b", b"c"]
+
+
+def test_scan_match(rc):
+    for i in range(100):
+        rc.execute_command("SET", "user:%d" % i, "x")
+        rc.execute_command("SET", "item:%d" % i, "x")
+    seen = full_scan(rc, "MATCH", "user:1?", "COUNT", "7")
+    assert sorted(set(seen)) == sorted(b"user:1%d" % i for i in range(10))
+
+
+def test_scan_type(rc):
+    rc.execute_command("SET", "s1", "v")
+    rc.execute_command("SET", "s2", "1")
+    rc.execute_command("RPUSH", "l1", "x")
+    rc.execute_command("HSET", "h1", "f", "v")
+    assert sorted(set(full_scan(rc, "TYPE", "string"))) == [b"s1", b"s2"]
+    assert sorted(set(full_scan(rc, "TYPE", "list"))) == [b"l1"]
+    assert sorted(set(full_scan(rc, "TYPE", "HASH"))) == [b"h1"]
+    assert sorted(set(full_scan(rc, "TYPE", "string", "MATCH", "*2", "COUNT", "100"))) == [b"s2"]
+
+
+def test_scan_skips_expired(rc):
+    rc.execute_command("SET", "live", "1")
+    rc.execute_command("SET", "dead", "1", "PX", "20")
+    time.sleep(0.06)
+    assert full_scan(rc, "COUNT", "100") == [b"live"]
+
+
+@pytest.mark.parametrize("cursor", ["abc", "1.5", "18446744073709551616", "12abc"])
+def test_scan_invalid_cursor(rc, cursor):
+    with raises("invalid cursor"):
+        rc.execute_command("SCAN", cursor)
+
+
+@pytest.mark.parametrize("args", [
+    ("COUNT", "0"), ("COUNT", "-1"), ("COUNT",), ("MATCH",), ("TYPE",), ("FOO",), ("FOO", "bar"),
+])
+def test_scan_syntax_errors(rc, args):
+    with raises(SYNTAX):
+        rc.execute_command("SCAN", "0", *args)
+
+
+def test_scan_count_not_integer(rc):
+    with raises(NOT_INT):
+        rc.execute_command("SCAN", "0", "COUNT", "abc")
+
+
+def test_scan_arity(rc):
+    with raises(arity("scan")):
+        rc.execute_command("SCAN")
+
+
+# ---------------------------------------------------------------- RENAME / RENAMENX
+
+def test_rename(rc):
+    rc.execute_command("SET", "a", "1")
+    assert rc.execute_command("RENAME", "a", "b") == b"OK"
+    assert rc.execute_command("EXISTS", "a") == 0
+    assert rc.execute_command("GET", "b") == b"1"
+
+
+def test_rename_keeps_ttl_and_overwrites(rc):
+    rc.execute_command("SET", "a", "1", "EX", "100")
+    rc.execute_command("RPUSH", "b", "x")
+    rc.execute_command("EXPIRE", "b", "500")
+    assert rc.execute_command("RENAME", "a", "b") == b"OK"
+    assert rc.execute_command("TYPE", "b") == b"string"
+    assert rc.execute_command("TTL", "b") == 100
+    rc.execute_command("SET", "c", "2")
+    rc.execute_command("RENAME", "c", "b")
+    assert rc.execute_command("TTL", "b") == -1
+
+
+def test_rename_errors(rc):
+    with raises("no such key"):
+        rc.execute_command("RENAME", "missing", "x")
+    with raises("no such key"):
+        rc.execute_command("RENAMENX", "missing", "x")
+    with raises("no such key"):
+        rc.execute_command("RENAME", "missing", "missing")
+    with raises(arity("rename")):
+        rc.execute_command("RENAME", "a")
+
+
+def test_rename_same_key(rc):
+    rc.execute_command("SET", "a", "1", "EX", "100")
+    assert rc.execute_command("RENAME", "a", "a") == b"OK"
+    assert rc.execute_command("GET", "a") == b"1"
+    assert rc.execute_command("TTL", "a") == 100
+    assert rc.execute_command("RENAMENX", "a", "a") == 0
+
+
+def test_renamenx(rc):
+    rc.execute_command("SET", "a", "1", "EX", "100")
+    rc.execute_command("SET", "b", "2")
+    assert rc.execute_command("RENAMENX", "a", "b") == 0
+    assert rc.execute_command("GET", "a") == b"1"
+    assert rc.execute_command("RENAMENX", "a", "c") == 1
+    assert rc.execute_command("GET", "c") == b"1"
+    assert rc.execute_command("TTL", "c") == 100
+    assert rc.execute_command("EXISTS", "a") == 0
+
+
+def test_rename_expired_source(rc):
+    rc.execute_command("SET", "a", "1", "PX", "20")
+    time.sleep(0.06)
+    with raises("no such key"):
+        rc.execute_command("RENAME", "a", "b")
+
+
+# ---------------------------------------------------------------- RANDOMKEY
+
+def test_randomkey(rc):
+    assert rc.execute_command("RANDOMKEY") is None
+    rc.execute_command("MSET", "a", "1", "b", "2", "c", "3")
+    for _ in range(20):
+        assert rc.execute_command("RANDOMKEY") in (b"a", b"b", b"c")
+    with raises(arity("randomkey")):
+        rc.execute_command("RANDOMKEY", "x")
+
+
+def test_randomkey_single_key(rc):
+    rc.execute_command("SET", "only", "1")
+    assert rc.execute_command("RANDOMKEY") == b"only"
+
+
+# ---------------------------------------------------------------- COPY
+
+def test_copy_basic(rc):
+    rc.execute_command("SET", "a", "1", "EX", "100")
+    assert rc.execute_command("COPY", "a", "b") == 1
+    assert rc.execute_command("GET", "b") == b"1"
+    assert rc.execute_command("TTL", "b") == 100
+    # The copy is independent.
+    rc.execute_command("APPEND", "b", "x")
+    assert rc.execute_command("GET", "a") == b"1"
+    assert rc.execute_command("GET", "b") == b"1x"
+
+
+def test_copy_existing_destination(rc):
+    rc.execute_command("SET", "a", "1")
+    rc.execute_command("SET", "b", "2", "EX", "100")
+    assert rc.execute_command("COPY", "a", "b") == 0
+    assert rc.execute_command("GET", "b") == b"2"
+    assert rc.execute_command("COPY", "a", "b", "REPLACE") == 1
+    assert rc.execute_command("GET", "b") == b"1"
+    assert rc.execute_command("TTL", "b") == -1
+
+
+def test_copy_missing_source(rc):
+    assert rc.execute_command("COPY", "missing", "b") == 0
+    assert rc.execute_command("EXISTS", "b") == 0
+
+
+def test_copy_other_db(rc):
+    rc.execute_command("SET", "a", "1")
+    assert rc.execute_command("COPY", "a", "a", "DB", "1") == 1
+    assert rc.execute_command("COPY", "a", "a", "DB", "1") == 0
+    assert rc.execute_command("COPY", "a", "b", "db", "1", "replace") == 1
+    rc.execute_command("SELECT", "1")
+    assert sorted(rc.execute_command("KEYS", "*")) == [b"a", b"b"]
+    rc.execute_command("SELECT", "0")
+    assert rc.execute_command("KEYS", "*") == [b"a"]
+
+
+def test_copy_errors(rc):
+    rc.execute_command("SET", "a", "1")
+    with raises("source and destination objects are the same"):
+        rc.execute_command("COPY", "a", "a")
+    with raises("source and destination objects are the same"):
+        rc.execute_command("COPY", "a", "a", "DB", "0")
+    with raises(DB_RANGE):
+        rc.execute_command("COPY", "a", "b", "DB", "16")
+    with raises(DB_RANGE):
+        rc.execute_command("COPY", "a", "b", "DB", "-1")
+    with raises(NOT_INT):
+        rc.execute_command("COPY", "a", "b", "DB", "abc")
+    with raises(SYNTAX):
+        rc.execute_command("COPY", "a", "b", "DB")
+    with raises(SYNTAX):
+        rc.execute_command("COPY", "a", "b", "FOO")
+    with raises(arity("copy")):
+        rc.execute_command("COPY", "a")
+    assert rc.execute_command("EXISTS", "b") == 0
+
+
+# ---------------------------------------------------------------- MOVE
+
+def test_move(rc):
+    rc.execute_command("SET", "a", "1", "EX", "100")
+    assert rc.execute_command("MOVE", "a", "1") == 1
+    assert rc.execute_command("EXISTS", "a") == 0
+    rc.execute_command("SELECT", "1")
+    assert rc.execute_command("GET", "a") == b"1"
+    assert rc.execute_command("TTL", "a") == 100
+    rc.execute_command("SELECT", "0")
+    assert rc.execute_command("MOVE", "missing", "1") == 0
+
+
+def test_move_destination_exists(rc):
+    rc.execute_command("SET", "a", "src")
+    rc.execute_command("SELECT", "2")
+    rc.execute_command("SET", "a", "dst")
+    rc.execute_command("SELECT", "0")
+    assert rc.execute_command("MOVE", "a", "2") == 0
+    assert rc.execute_command("GET", "a") == b"src"
+    rc.execute_command("SELECT", "2")
+    assert rc.execute_command("GET", "a") == b"dst"
+    rc.execute_command("SELECT", "0")
+
+
+def test_move_errors(rc):
+    rc.execute_command("SET", "a", "1")
+    with raises("source and destination objects are the same"):
+        rc.execute_command("MOVE", "a", "0")
+    with raises(DB_RANGE):
+        rc.execute_command("MOVE", "a", "16")
+    with raises(DB_RANGE):
+        rc.execute_command("MOVE", "a", "-1")
+    with raises(NOT_INT):
+        rc.execute_command("MOVE", "a", "x")
+    with raises(arity("move")):
+        rc.execute_command("MOVE", "a")
+    assert rc.execute_command("GET", "a") == b"1"
+
+
+# ---------------------------------------------------------------- SWAPDB / DBSIZE / FLUSH*
+
+def test_swapdb(rc):
+    rc.execute_command("SET", "in0", "x")
+    rc.execute_command("SELECT", "1")
+    rc.execute_command("MSET", "in1", "y", "also1", "z")
+    rc.execute_command("SELECT", "0")
+    assert rc.execute_command("SWAPDB", "0", "1") == b"OK"
+    assert sorted(rc.execute_command("KEYS", "*")) == [b"also1", b"in1"]
+    assert rc.execute_command("DBSIZE") == 2
+    rc.execute_command("SELECT", "1")
+    assert rc.execute_command("KEYS", "*") == [b"in0"]
+    rc.execute_command("SELECT", "0")
+    assert rc.execute_command("SWAPDB", "1", "1") == b"OK"
+
+
+def test_swapdb_is_seen_by_other_connections(server, rc):
+    from helpers import raw_client
+    rc.execute_command("SET", "k", "db0")
+    other = raw_client(server)
+    try:
+        assert other.execute_command("SELECT", "5") == b"OK"
+        assert other.execute_command("GET", "k") is None
+        assert rc.execute_command("SWAPDB", "0", "5") == b"OK"
+        assert other.execute_command("GET", "k") == b"db0"
+        assert rc.execute_command("GET", "k") is None
+    finally:
+        other.close()
+
+
+def test_swapdb_errors(rc):
+    with raises(DB_RANGE):
+        rc.execute_command("SWAPDB", "0", "16")
+    with raises(DB_RANGE):
+        rc.execute_command("SWAPDB", "-1", "0")
+    with raises("invalid first DB index"):
+        rc.execute_command("SWAPDB", "a", "1")
+    with raises("invalid second DB index"):
+        rc.execute_command("SWAPDB", "0", "b")
+    with raises(arity("swapdb")):
+        rc.execute_command("SWAPDB", "0")
+
+
+def test_dbsize(rc):
+    assert rc.execute_command("DBSIZE") == 0
+    rc.execute_command("MSET", "a", "1", "b", "2")
+    rc.execute_command("RPUSH", "l", "x")
+    assert rc.execute_command("DBSIZE") == 3
+    rc.execute_command("SELECT", "1")
+    assert rc.execute_command("DBSIZE") == 0
+    rc.execute_command("SELECT", "0")
+    with raises(arity("dbsize")):
+        rc.execute_command("DBSIZE", "x")
+
+
+def test_flushdb_only_current_db(rc):
+    rc.execute_command("SET", "a", "1")
+    rc.execute_command("SELECT", "1")
+    rc.execute_command("SET", "b", "1")
+    assert rc.execute_command("FLUSHDB") == b"OK"
+    assert rc.execute_command("DBSIZE") == 0
+    rc.execute_command("SELECT", "0")
+    assert rc.execute_command("DBSIZE") == 1
+    rc.execute_command("SET", "c", "1")
+    assert rc.execute_command("FLUSHDB", "ASYNC") == b"OK"
+    assert rc.execute_command("DBSIZE") == 0
+    rc.execute_command("SET", "c", "1")
+    assert rc.execute_command("FLUSHDB", "sync") == b"OK"
+    assert rc.execute_command("DBSIZE") == 0
+
+
+@pytest.mark.parametrize("mode", [None, "ASYNC", "SYNC", "async", "sync"])
+def test_flushall(rc, mode):
+    rc.execute_command("SET", "a", "1")
+    rc.execute_command("SELECT", "7")
+    rc.execute_command("SET", "b", "1")
+    args = ["FLUSHALL"] + ([mode] if mode else [])
+    assert rc.execute_command(*args) == b"OK"
+    assert rc.execute_command("DBSIZE") == 0
+    rc.execute_command("SELECT", "0")
+    assert rc.execute_command("DBSIZE") == 0
+
+
+@pytest.mark.parametrize("cmd", ["FLUSHALL", "FLUSHDB"])
+@pytest.mark.parametrize("args", [("FOO",), ("SYNC", "ASYNC"), ("ASYNC", "x")])
+def test_flush_bad_args(rc, cmd, args):
+    rc.execute_command("SET", "a", "1")
+    with raises(SYNTAX):
+        rc.execute_command(cmd, *args)
+    assert rc.execute_command("DBSIZE") == 1
+
+
+# ---------------------------------------------------------------- SELECT
+
+def test_select_isolation(rc):
+    rc.execute_command("SET", "k", "db0")
+    assert rc.execute_command("SELECT", "1") == b"OK"
+    assert rc.execute_command("GET", "k") is None
+    rc.execute_command("SET", "k", "db1")
+    assert rc.execute_command("SELECT", "15") == b"OK"
+    assert rc.execute_command("EXISTS", "k") == 0
+    assert rc.execute_command("SELECT", "1") == b"OK"
+    assert rc.execute_command("GET", "k") == b"db1"
+    assert rc.execute_command("SELECT", "0") == b"OK"
+    assert rc.execute_command("GET", "k") == b"db0"
+
+
+def test_select_is_per_connection(server, rc):
+    from helpers import raw_client
+    other = raw_client(server)
+    try:
+        rc.execute_command("SELECT", "4")
+        rc.execute_command("SET", "k", "in4")
+        assert other.execute_command("GET", "k") is None
+        rc.execute_command("SELECT", "0")
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize("idx,msg", [
+    ("16", DB_RANGE), ("-1", DB_RANGE), ("100000", DB_RANGE),
+    ("abc", NOT_INT), ("1.5", NOT_INT), ("", NOT_INT),
+])
+def test_select_errors(rc, idx, msg):
+    with raises(msg):
+        rc.execute_command("SELECT", idx)
+    rc.execute_command("SET", "still0", "1")
+    rc.execute_command("SELECT", "0")
+    assert rc.execute_command("GET", "still0") == b"1"
+
+
+def test_select_arity(rc):
+    with raises(arity("select")):
+        rc.execute_command("SELECT")
+    with raises(arity("select")):
+        rc.execute_command("SELECT", "1", "2")

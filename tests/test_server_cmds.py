@@ -1,0 +1,516 @@
+# Server introspection / administration: INFO, COMMAND, CONFIG, TIME, DEBUG SLEEP, SHUTDOWN.
+import re
+import socket
+import time
+
+import pytest
+import redis
+
+from conftest import IS_REDIS
+from helpers import Conn, encode, info_dict, raises, raw_client, rc, rc3  # noqa: F401
+
+skip_72 = pytest.mark.skipif(IS_REDIS, reason="Redis 7.2 feature; Debian ships 7.0")
+
+
+def arity(cmd):
+    return "wrong number of arguments for '%s' command" % cmd
+
+
+# ---------------------------------------------------------------- INFO
+
+def sections(text):
+    text = text.decode() if isinstance(text, bytes) else text
+    return [line[2:] for line in text.split("\r\n") if line.startswith("# ")]
+
+
+def test_info_default_sections(rc):
+    text = rc.execute_command("INFO")
+    assert isinstance(text, bytes)
+    assert text.startswith(b"# Server\r\n")
+    assert text.endswith(b"\r\n")
+    s = sections(text)
+    for name in ("Server", "Clients", "Memory", "Stats", "Keyspace"):
+        assert name in s
+    assert "Commandstats" not in s  # only with INFO all / everything / commandstats
+    # Every non-empty, non-header line is "field:value".
+    for line in text.decode().split("\r\n"):
+        if line and not line.startswith("#"):
+            assert re.match(r"^[A-Za-z0-9_.|-]+:", line), line
+
+
+def test_info_fields(server, rc):
+    d = info_dict(rc.execute_command("INFO"))
+    assert re.match(r"^\d+\.\d+\.\d+", d["redis_version"])
+    assert d["tcp_port"] == str(server.port)
+    assert int(d["connected_clients"]) >= 1
+    assert int(d["used_memory"]) > 0
+    assert int(d["total_commands_processed"]) > 0
+    assert int(d["keyspace_hits"]) >= 0
+    assert int(d["keyspace_misses"]) >= 0
+    assert int(d["uptime_in_seconds"]) >= 0
+    assert int(d["process_id"]) > 0
+
+
+def test_info_single_section(rc):
+    text = rc.execute_command("INFO", "server")
+    assert sections(text) == ["Server"]
+    assert b"redis_version:" in text
+    assert b"used_memory:" not in text
+    text = rc.execute_command("INFO", "CLIENTS")
+    assert sections(text) == ["Clients"]
+    assert b"connected_clients:" in text
+    assert sections(rc.execute_command("INFO", "memory")) == ["Memory"]
+    assert sections(rc.execute_command("INFO", "stats")) == ["Stats"]
+
+
+def test_info_multiple_sections(rc):
+    text = rc.execute_command("INFO", "server", "keyspace")
+    assert sections(text) == ["Server", "Keyspace"]
+
+
+def test_info_unknown_section_is_empty(rc):
+    assert rc.execute_command("INFO", "nosuchsection") == b""
+
+
+def test_info_keyspace(rc):
+    assert rc.execute_command("INFO", "keyspace") == b"# Keyspace\r\n"
+    rc.execute_command("MSET", "a", "1", "b", "2", "c", "3")
+    rc.execute_command("EXPIRE", "a", "1000")
+    rc.execute_command("SELECT", "2")
+    rc.execute_command("SET", "x", "1")
+    rc.execute_command("SELECT", "0")
+    text = rc.execute_command("INFO", "keyspace").decode()
+    lines = text.split("\r\n")
+    assert lines[0] == "# Keyspace"
+    assert re.match(r"^db0:keys=3,expires=1,avg_ttl=\d+$", lines[1]), lines[1]
+    assert re.match(r"^db2:keys=1,expires=0,avg_ttl=0$", lines[2]), lines[2]
+    assert lines[3:] == [""]
+
+
+def test_info_keyspace_hits_misses(rc):
+    assert rc.execute_command("CONFIG", "RESETSTAT") == b"OK"
+    rc.execute_command("SET", "k", "v")
+    rc.execute_command("GET", "k")
+    rc.execute_command("GET", "k")
+    rc.execute_command("GET", "missing")
+    d = info_dict(rc.execute_command("INFO", "stats"))
+    assert d["keyspace_hits"] == "2"
+    assert d["keyspace_misses"] == "1"
+
+
+def test_info_total_commands_processed_increases(rc):
+    before = int(info_dict(rc.execute_command("INFO", "stats"))["total_commands_processed"])
+    for _ in range(10):
+        rc.execute_command("PING")
+    after = int(info_dict(rc.execute_command("INFO", "stats"))["total_commands_processed"])
+    assert after - before >= 11
+
+
+def test_info_connected_clients_tracks_connections(server, rc):
+    def count():
+        return int(info_dict(rc.execute_command("INFO", "clients"))["connected_clients"])
+
+    base = count()
+    socks = [Conn(server) for _ in range(3)]
+    try:
+        for s in socks:
+            assert s.call("PING") == b"+PONG\r\n"
+        assert count() == base + 3
+    finally:
+        for s in socks:
+            s.close()
+    deadline = time.monotonic() + 3
+    while count() != base and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert count() == base
+
+
+def test_info_commandstats(rc):
+    assert rc.execute_command("CONFIG", "RESETSTAT") == b"OK"
+    rc.execute_command("SET", "k", "v")
+    for _ in range(3):
+        rc.execute_command("GET", "k")
+    rc.execute_command("RPUSH", "l", "x")
+    with pytest.raises(redis.ResponseError):
+        rc.execute_command("GET", "l")  # WRONGTYPE: a failed call
+    with pytest.raises(redis.ResponseError):
+        rc.execute_command("GET", "a", "b")  # arity: a rejected call
+    text = rc.execute_command("INFO", "commandstats").decode()
+    lines = text.split("\r\n")
+    assert lines[0] == "# Commandstats"
+    stats = {}
+    for line in lines[1:]:
+        if line:
+            name, _, rest = line.partition(":")
+            stats[name] = rest
+            assert re.match(
+                r"^calls=\d+,usec=\d+,usec_per_call=\d+\.\d\d,rejected_calls=\d+,failed_calls=\d+$",
+                rest), line
+    assert re.match(r"^calls=4,usec=\d+,usec_per_call=\d+\.\d\d,rejected_calls=1,failed_calls=1$",
+                    stats["cmdstat_get"]), stats["cmdstat_get"]
+    assert stats["cmdstat_set"].startswith("calls=1,")
+    assert "cmdstat_config|resetstat" in stats
+
+
+def test_info_everything_includes_commandstats(rc):
+    s = sections(rc.execute_command("INFO", "everything"))
+    assert "Commandstats" in s and "Server" in s and "Keyspace" in s
+    s = sections(rc.execute_command("INFO", "all"))
+    assert "Commandstats" in s
+
+
+def test_info_resp3_is_verbatim(server):
+    with Conn(server) as c:
+        c.call("HELLO", "3")
+        reply = c.call("INFO", "server")
+        assert reply.startswith(b"=")
+        header, rest = reply.split(b"\r\n", 1)
+        assert int(header[1:]) == len(rest) - 2
+        assert rest.startswith(b"txt:# Server\r\n")
+
+
+# ---------------------------------------------------------------- CONFIG RESETSTAT
+
+def test_config_resetstat(rc):
+    rc.execute_command("GET", "missing")
+    assert rc.execute_command("CONFIG", "RESETSTAT") == b"OK"
+    d = info_dict(rc.execute_command("INFO", "stats"))
+    assert d["keyspace_misses"] == "0"
+    assert d["keyspace_hits"] == "0"
+    assert int(d["total_commands_processed"]) <= 2
+    text = rc.execute_command("INFO", "commandstats").decode()
+    assert "cmdstat_get:" not in text
+    with raises(arity("config|resetstat")):
+        rc.execute_command("CONFIG", "RESETSTAT", "x")
+
+
+# ---------------------------------------------------------------- COMMAND
+
+def test_command_count_matches_command(rc):
+    n = rc.execute_command("COMMAND", "COUNT")
+    assert isinstance(n, int) and n > 20
+    everything = rc.execute_command("COMMAND")
+    assert len(everything) == n
+    names = {entry[0] for entry in everything}
+    for name in (b"get", b"set", b"del", b"ping", b"client", b"config", b"command", b"info"):
+        assert name in names
+
+
+def test_command_list(rc):
+    names = rc.execute_command("COMMAND", "LIST")
+    assert all(isinstance(x, bytes) for x in names)
+    assert len(names) == len(set(names))
+    for name in (b"get", b"set", b"mset", b"incrbyfloat", b"expire", b"scan", b"hello",
+                 b"client", b"client|list", b"config|get", b"command|info"):
+        assert name in names
+    assert len([x for x in names if b"|" not in x]) == rc.execute_command("COMMAND", "COUNT")
+
+
+def test_command_list_filterby_pattern(rc):
+    names = rc.execute_command("COMMAND", "LIST", "FILTERBY", "PATTERN", "get*")
+    for name in (b"get", b"getdel", b"getex", b"getrange", b"getset"):
+        assert name in names
+    assert all(x.startswith(b"get") for x in names)
+    assert rc.execute_command("COMMAND", "LIST", "FILTERBY", "PATTERN", "nosuchcmd*") == []
+    subs = rc.execute_command("COMMAND", "LIST", "FILTERBY", "PATTERN", "client|*")
+    assert b"client|setname" in subs and b"client|list" in subs
+
+
+def test_command_list_errors(rc):
+    with raises("syntax error"):
+        rc.execute_command("COMMAND", "LIST", "FILTERBY", "FOO", "x")
+    with raises("syntax error"):
+        rc.execute_command("COMMAND", "LIST", "FILTERBY", "PATTERN")
+    with raises("syntax error"):
+        rc.execute_command("COMMAND", "LIST", "FOO")
+
+
+@pytest.mark.parametrize("name,arity_,flags,first,last,step,cats", [
+    ("get", 2, [b"readonly", b"fast"], 1, 1, 1, [b"@read", b"@string", b"@fast"]),
+    ("set", -3, [b"write", b"denyoom"], 1, 1, 1, [b"@write", b"@string", b"@slow"]),
+    ("mset", -3, [b"write", b"denyoom"], 1, -1, 2, [b"@write", b"@string", b"@slow"]),
+    ("del", -2, [b"write"], 1, -1, 1, [b"@keyspace", b"@write", b"@slow"]),
+    ("ping", -1, [b"fast"], 0, 0, 0, [b"@fast", b"@connection"]),
+    ("GET", 2, [b"readonly", b"fast"], 1, 1, 1, [b"@read", b"@string", b"@fast"]),
+])
+def test_command_info(rc, name, arity_, flags, first, last, step, cats):
+    (entry,) = rc.execute_command("COMMAND", "INFO", name)
+    assert len(entry) == 10
+    assert entry[0] == name.lower().encode()
+    assert entry[1] == arity_
+    assert entry[2] == flags
+    assert entry[3:6] == [first, last, step]
+    assert entry[6] == cats
+    assert isinstance(entry[7], list)  # tips
+    assert isinstance(entry[8], list)  # key specs
+    assert isinstance(entry[9], list)  # subcommands
+
+
+def test_command_info_raw_reply_shape(server):
+    with Conn(server) as c:
+        reply = c.call("COMMAND", "INFO", "get")
+        assert reply.startswith(
+            b"*1\r\n*10\r\n$3\r\nget\r\n:2\r\n*2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n"
+            b"*3\r\n+@read\r\n+@string\r\n+@fast\r\n")
+
+
+def test_command_info_unknown(rc):
+    assert rc.execute_command("COMMAND", "INFO", "nosuchcmd") == [None]
+    got = rc.execute_command("COMMAND", "INFO", "get", "nosuchcmd", "set")
+    assert [e[0] if e else None for e in got] == [b"get", None, b"set"]
+
+
+def test_command_info_no_args_is_all(rc):
+    assert len(rc.execute_command("COMMAND", "INFO")) == rc.execute_command("COMMAND", "COUNT")
+
+
+def test_command_info_has_subcommands(rc):
+    (entry,) = rc.execute_command("COMMAND", "INFO", "client")
+    assert entry[0] == b"client"
+    assert entry[1] == -2
+    subs = {s[0] for s in entry[9]}
+    assert {b"client|setname", b"client|getname", b"client|id", b"client|list", b"client|kill"} <= subs
+
+
+def test_command_docs(rc3):
+    docs = rc3.execute_command("COMMAND", "DOCS", "get")
+    assert list(docs.keys()) == [b"get"]
+    d = docs[b"get"]
+    assert isinstance(d[b"summary"], bytes) and d[b"summary"]
+    assert d[b"since"] == b"1.0.0"
+    assert d[b"group"] == b"string"
+    assert rc3.execute_command("COMMAND", "DOCS", "nosuchcmd") == {}
+
+
+def test_command_docs_resp2(rc):
+    docs = rc.execute_command("COMMAND", "DOCS", "set")
+    assert docs[0] == b"set"
+    d = dict(zip(docs[1][0::2], docs[1][1::2]))
+    assert d[b"since"] == b"1.0.0"
+    assert d[b"group"] == b"string"
+    assert d[b"summary"]
+
+
+@pytest.mark.parametrize("args,keys", [
+    (("set", "a", "b"), [b"a"]),
+    (("SET", "a", "b", "EX", "10"), [b"a"]),
+    (("get", "k"), [b"k"]),
+    (("mset", "a", "1", "b", "2"), [b"a", b"b"]),
+    (("mget", "a", "b", "c"), [b"a", b"b", b"c"]),
+    (("del", "x", "y"), [b"x", b"y"]),
+    (("rename", "src", "dst"), [b"src", b"dst"]),
+    (("copy", "src", "dst", "DB", "1"), [b"src", b"dst"]),
+])
+def test_command_getkeys(rc, args, keys):
+    assert rc.execute_command("COMMAND", "GETKEYS", *args) == keys
+
+
+@pytest.mark.parametrize("args,msg", [
+    (("nosuchcmd", "a"), "Invalid command specified"),
+    (("ping", "x"), "The command has no key arguments"),
+    (("echo", "x"), "The command has no key arguments"),
+    (("set", "a"), "Invalid number of arguments specified for command"),
+    (("get", "a", "b"), "Invalid number of arguments specified for command"),
+    (("zunionstore", "dst", "5", "a"), "Invalid arguments specified for command"),
+])
+def test_command_getkeys_errors(rc, args, msg):
+    with raises(msg):
+        rc.execute_command("COMMAND", "GETKEYS", *args)
+
+
+def test_command_getkeys_arity(rc):
+    with raises(arity("command|getkeys")):
+        rc.execute_command("COMMAND", "GETKEYS")
+    with raises(arity("command|getkeys")):
+        rc.execute_command("COMMAND", "GETKEYS", "get")
+    with raises(arity("command|count")):
+        rc.execute_command("COMMAND", "COUNT", "x")
+
+
+# ---------------------------------------------------------------- CONFIG GET / SET
+
+def config_get(rc, *patterns):
+    flat = rc.execute_command("CONFIG", "GET", *patterns)
+    assert isinstance(flat, list) and len(flat) % 2 == 0
+    d = dict(zip(flat[0::2], flat[1::2]))
+    assert len(d) == len(flat) // 2  # no duplicates
+    return d
+
+
+def test_config_get_single(server, rc):
+    assert rc.execute_command("CONFIG", "GET", "port") == [b"port", str(server.port).encode()]
+    assert config_get(rc, "databases") == {b"databases": b"16"}
+    assert config_get(rc, "nosuchparam") == {}
+
+
+def test_config_get_glob(rc):
+    d = config_get(rc, "max*")
+    assert b"maxclients" in d
+    assert all(k.startswith(b"max") for k in d)
+    d = config_get(rc, "ma?clients")
+    assert d == {b"maxclients": d[b"maxclients"]}
+    assert int(d[b"maxclients"]) > 0
+    d = config_get(rc, "*")
+    for name in (b"port", b"bind", b"databases", b"maxclients", b"timeout", b"loglevel"):
+        assert name in d
+
+
+def test_config_get_pattern_is_case_insensitive(rc):
+    assert config_get(rc, "Data*") == {b"databases": b"16"}
+
+
+def test_config_get_multiple_patterns(server, rc):
+    d = config_get(rc, "port", "timeout", "nosuchparam", "port", "data*")
+    assert d == {b"port": str(server.port).encode(), b"timeout": d[b"timeout"],
+                 b"databases": b"16"}
+
+
+def test_config_get_resp3_map(server, rc3):
+    d = rc3.execute_command("CONFIG", "GET", "port", "databases")
+    assert d == {b"port": str(server.port).encode(), b"databases": b"16"}
+
+
+def test_config_set_and_get(rc):
+    old = config_get(rc, "maxclients", "timeout", "loglevel")
+    try:
+        assert rc.execute_command("CONFIG", "SET", "maxclients", "100") == b"OK"
+        assert config_get(rc, "maxclients") == {b"maxclients": b"100"}
+        assert rc.execute_command("CONFIG", "SET", "timeout", "300") == b"OK"
+        assert config_get(rc, "timeout") == {b"timeout": b"300"}
+        assert rc.execute_command("CONFIG", "SET", "loglevel", "warning") == b"OK"
+        assert config_get(rc, "loglevel") == {b"loglevel": b"warning"}
+        assert rc.execute_command("CONFIG", "SET", "TIMEOUT", "200") == b"OK"
+        assert config_get(rc, "timeout") == {b"timeout": b"200"}
+        # Several parameters at once.
+        assert rc.execute_command("CONFIG", "SET", "timeout", "7", "loglevel", "notice") == b"OK"
+        assert config_get(rc, "timeout", "loglevel") == {b"timeout": b"7", b"loglevel": b"notice"}
+    finally:
+        rc.execute_command("CONFIG", "SET", "maxclients", old[b"maxclients"],
+                           "timeout", old[b"timeout"], "loglevel", old[b"loglevel"])
+
+
+def test_config_set_unknown_param(rc):
+    with raises("Unknown option or number of arguments for CONFIG SET - 'nosuchparam'"):
+        rc.execute_command("CONFIG", "SET", "nosuchparam", "1")
+    with raises("Unknown option or number of arguments for CONFIG SET - 'nosuchparam'"):
+        rc.execute_command("CONFIG", "SET", "timeout", "0", "nosuchparam", "1")
+
+
+@pytest.mark.parametrize("param,value,reason", [
+    ("timeout", "abc", "argument couldn't be parsed into an integer"),
+    ("timeout", "1.5", "argument couldn't be parsed into an integer"),
+    ("timeout", "-1", "argument must be between 0 and 2147483647 inclusive"),
+    ("maxclients", "0", "argument must be between 1 and 4294967295 inclusive"),
+    ("maxclients", "abc", "argument couldn't be parsed into an integer"),
+    ("databases", "4", "can't set immutable config"),
+    ("port", "abc", "argument couldn't be parsed into an integer"),
+])
+def test_config_set_bad_value(rc, param, value, reason):
+    with raises("CONFIG SET failed (possibly related to argument '%s') - %s" % (param, reason)):
+        rc.execute_command("CONFIG", "SET", param, value)
+
+
+def test_config_set_loglevel_bad_value(rc):
+    choices = "debug, verbose, notice, warning" if IS_REDIS else "debug, verbose, notice, warning, nothing"
+    with raises("CONFIG SET failed (possibly related to argument 'loglevel') - "
+                "argument(s) must be one of the following: " + choices):
+        rc.execute_command("CONFIG", "SET", "loglevel", "loud")
+
+
+@skip_72
+def test_config_set_loglevel_nothing(rc):
+    old = config_get(rc, "loglevel")[b"loglevel"]
+    try:
+        assert rc.execute_command("CONFIG", "SET", "loglevel", "nothing") == b"OK"
+        assert config_get(rc, "loglevel") == {b"loglevel": b"nothing"}
+    finally:
+        rc.execute_command("CONFIG", "SET", "loglevel", old)
+
+
+def test_config_set_is_atomic(rc):
+    old = config_get(rc, "timeout")[b"timeout"]
+    with raises("CONFIG SET failed (possibly related to argument 'maxclients') - "
+                "argument couldn't be parsed into an integer"):
+        rc.execute_command("CONFIG", "SET", "timeout", "55", "maxclients", "abc")
+    assert config_get(rc, "timeout") == {b"timeout": old}
+
+
+def test_config_set_duplicate_and_syntax(rc):
+    with raises("CONFIG SET failed (possibly related to argument 'timeout') - duplicate parameter"):
+        rc.execute_command("CONFIG", "SET", "timeout", "0", "timeout", "1")
+    with raises("syntax error"):
+        rc.execute_command("CONFIG", "SET", "timeout", "0", "loglevel")
+    with raises(arity("config|set")):
+        rc.execute_command("CONFIG", "SET", "timeout")
+    with raises(arity("config|get")):
+        rc.execute_command("CONFIG", "GET")
+
+
+def test_config_set_maxclients_is_enforced(start_server):
+    s = start_server("--maxclients", "2")
+    a, b = Conn(s), Conn(s)
+    try:
+        assert a.call("PING") == b"+PONG\r\n"
+        assert b.call("PING") == b"+PONG\r\n"
+        with Conn(s) as c:
+            assert c.read_until_closed() == b"-ERR max number of clients reached\r\n"
+        assert a.call("CONFIG", "SET", "maxclients", "3") == b"+OK\r\n"
+        with Conn(s) as c:
+            assert c.call("PING") == b"+PONG\r\n"
+    finally:
+        a.close()
+        b.close()
+
+
+# ---------------------------------------------------------------- TIME / DEBUG SLEEP
+
+def test_time(rc):
+    before = time.time()
+    secs, usecs = rc.execute_command("TIME")
+    after = time.time()
+    assert secs.isdigit() and usecs.isdigit()
+    assert 0 <= int(usecs) < 1000000
+    t = int(secs) + int(usecs) / 1e6
+    assert before - 1 <= t <= after + 1
+    with raises(arity("time")):
+        rc.execute_command("TIME", "x")
+
+
+def test_time_raw(server):
+    with Conn(server) as c:
+        reply = c.call("TIME")
+        assert re.match(rb"^\*2\r\n\$\d+\r\n\d+\r\n\$\d+\r\n\d+\r\n$", reply), reply
+
+
+def test_debug_sleep_zero(server, start_server):
+    # Real Redis refuses DEBUG unless enable-debug-command is set; Peregrine allows it.
+    s = start_server("--enable-debug-command", "local") if IS_REDIS else server
+    c = raw_client(s)
+    try:
+        assert c.execute_command("DEBUG", "SLEEP", "0") == b"OK"
+        t0 = time.monotonic()
+        assert c.execute_command("DEBUG", "SLEEP", "0.1") == b"OK"
+        assert time.monotonic() - t0 >= 0.09
+        assert c.execute_command("PING") == b"PONG"
+    finally:
+        c.close()
+
+
+# ---------------------------------------------------------------- SHUTDOWN
+
+def test_shutdown_nosave(start_server):
+    s = start_server()
+    with Conn(s) as c:
+        assert c.call("SET", "k", "v") == b"+OK\r\n"
+        c.send(encode("SHUTDOWN", "NOSAVE"))
+        assert c.read_until_closed(timeout=10) == b""
+    assert s.proc.wait(timeout=10) == 0
+
+
+def test_shutdown_bad_args(start_server):
+    s = start_server()
+    with Conn(s) as c:
+        assert c.call("SHUTDOWN", "FOO") == b"-ERR syntax error\r\n"
+        assert c.call("SHUTDOWN", "NOSAVE", "SAVE") == b"-ERR syntax error\r\n"
+        assert c.call("PING") == b"+PONG\r\n"
+    assert s.proc.poll() is None
