@@ -318,7 +318,7 @@ void HelpReply(CommandContext& ctx, std::string_view command, const std::vector<
                          " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
   for (std::string_view l : lines) ctx.reply.SimpleString(l);
   ctx.reply.SimpleString("HELP");
-  ctx.reply.SimpleString("    Print this help.");
+  ctx.reply.SimpleString("    Prints this help.");
 }
 
 void ClientHelpCommand(CommandContext& ctx) {

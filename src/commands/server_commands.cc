@@ -73,7 +73,7 @@ void DebugCommand(CommandContext& ctx) {
     const std::vector<std::string_view> lines = {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
-        "HELP", "    Print this help."};
+        "HELP", "    Prints this help."};
     ctx.reply.ArrayHeader(lines.size());
     for (auto l : lines) ctx.reply.SimpleString(l);
     return;
@@ -288,7 +288,7 @@ void CommandHelpCommand(CommandContext& ctx) {
       "    If no command names are given, documentation details for all",
       "    commands are returned.",
       "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
-      "HELP", "    Print this help."};
+      "HELP", "    Prints this help."};
   ctx.reply.ArrayHeader(lines.size());
   for (auto l : lines) ctx.reply.SimpleString(l);
 }
@@ -325,7 +325,7 @@ void ConfigHelpCommand(CommandContext& ctx) {
       "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
       "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
       "RESETSTAT", "    Reset statistics reported by the INFO command.",
-      "HELP", "    Print this help."};
+      "HELP", "    Prints this help."};
   ctx.reply.ArrayHeader(lines.size());
   for (auto l : lines) ctx.reply.SimpleString(l);
 }
@@ -367,7 +367,7 @@ void RegisterServerCommands(CommandTable& t) {
            "O(N) where N is the number of commands to look up"),
       Spec("list", -2, kCmdLoading | kCmdStale, CommandListCommand, "7.0.0", "server",
            "Returns a list of command names.", "O(N) where N is the total number of Redis commands"),
-      Spec("getkeys", -3, kCmdLoading | kCmdStale, CommandGetkeysCommand, "2.8.13", "server",
+      Spec("getkeys", -4, kCmdLoading | kCmdStale, CommandGetkeysCommand, "2.8.13", "server",
            "Extracts the key names from an arbitrary command.",
            "O(N) where N is the number of arguments to the command"),
       Spec("help", 2, kCmdLoading | kCmdStale, CommandHelpCommand, "5.0.0", "server",

@@ -203,14 +203,15 @@ void GetdelCommand(CommandContext& ctx) {
 void GetexCommand(CommandContext& ctx) {
   StringOptions o;
   if (!ParseStringOptions(ctx, 2, kForGetex, &o)) return;
-  int64_t deadline = Db::kNoExpire;
-  if (o.unit != StringOptions::Unit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
   Db::Entry* e;
   if (!LookupString(ctx, ctx.args[1], &e)) return;
   if (e == nullptr) {
     ctx.reply.Null();
     return;
   }
+  // As Redis, the expire value is checked only once the key is known to exist.
+  int64_t deadline = Db::kNoExpire;
+  if (o.unit != StringOptions::Unit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
   ctx.reply.Bulk(e->value.str());
   if (deadline != Db::kNoExpire) {
     if (deadline <= ctx.now_ms)

@@ -80,8 +80,8 @@ class RequestParser {
 };
 
 // Splits a line into arguments as Redis's sdssplitargs does (inline commands,
-// config files): whitespace separates, "double quotes" take \n \r \t \b \a \\
-// \" and \xHH escapes, 'single quotes' take \'. Returns false on unbalanced
+// config files): whitespace separates, "double quotes" take the escapes
+// \n \r \t \b \a \\ \" and \xHH, 'single quotes' take \'. Returns false on unbalanced
 // quotes (or a closing quote not followed by a space).
 bool SplitArgs(std::string_view line, std::vector<std::string>* out);
 

@@ -24,8 +24,6 @@ bool CommandSpec::KeyPositions(std::span<const std::string_view> args, std::vect
   int last = last_key < 0 ? argc + last_key : last_key;
   if (first_key >= argc || last >= argc) return false;
   for (int i = first_key; i <= last; i += key_step) out->push_back(static_cast<size_t>(i));
-  // A step > 1 must divide the key range exactly (MSET k v k).
-  if (key_step > 1 && last_key < 0 && (argc - first_key) % key_step != 0) return false;
   return true;
 }
 

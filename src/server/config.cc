@@ -30,7 +30,8 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-Option IntOption(std::string_view name, int Config::*field, int64_t min, int64_t max, bool mut) {
+template <typename T>
+Option IntOption(std::string_view name, T Config::*field, int64_t min, int64_t max, bool mut) {
   return Option{
       name, mut, 1, 1, [field](const Config& c) { return std::to_string(c.*field); },
       [field, min, max](Config& c, Args a) -> std::string {
@@ -39,7 +40,7 @@ Option IntOption(std::string_view name, int Config::*field, int64_t min, int64_t
         if (v < min || v > max)
           return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) +
                  " inclusive";
-        c.*field = static_cast<int>(v);
+        c.*field = static_cast<T>(v);
         return "";
       }};
 }
@@ -106,7 +107,7 @@ const std::vector<Option>& Options() {
                          return "";
                        }});
     o.push_back(IntOption("databases", &Config::databases, 1, INT_MAX, false));
-    o.push_back(IntOption("maxclients", &Config::maxclients, 1, INT_MAX, true));
+    o.push_back(IntOption("maxclients", &Config::maxclients, 1, UINT_MAX, true));
     o.push_back(IntOption("timeout", &Config::timeout, 0, INT_MAX, true));
     o.push_back(IntOption("tcp-keepalive", &Config::tcp_keepalive, 0, INT_MAX, true));
     o.push_back(IntOption("tcp-backlog", &Config::tcp_backlog, 0, INT_MAX, false));
@@ -242,7 +243,7 @@ std::vector<std::pair<std::string, std::string>> ConfigGet(const Config& config,
 
 bool ConfigSet(Config* config, std::span<const std::string_view> name_values, std::string* err) {
   if (name_values.empty() || name_values.size() % 2 != 0) {
-    *err = "ERR wrong number of arguments for 'config|set' command";
+    *err = "ERR syntax error";
     return false;
   }
   // Validate everything on a copy first, so that a failure changes nothing.
@@ -264,14 +265,16 @@ bool ConfigSet(Config* config, std::span<const std::string_view> name_values, st
       return false;
     }
     seen.push_back(o);
-    if (!o->runtime_mutable) {
-      *err = prefix + "can't set immutable config";
-      return false;
-    }
+    // A malformed value is reported before immutability (Redis checks the
+    // value of settings it can change at run time, such as port, first).
     std::string value(name_values[i + 1]);
     std::string why = o->set(trial, std::span<const std::string>(&value, 1));
     if (!why.empty()) {
       *err = prefix + why;
+      return false;
+    }
+    if (!o->runtime_mutable) {
+      *err = prefix + "can't set immutable config";
       return false;
     }
   }

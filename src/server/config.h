@@ -19,7 +19,7 @@ struct Config {
   std::string unixsocket;
   unsigned unixsocketperm = 0;
   int databases = 16;
-  int maxclients = 10000;
+  uint32_t maxclients = 10000;
   int timeout = 0;  // seconds idle before a client is closed; 0 = never
   int tcp_keepalive = 300;
   int tcp_backlog = 511;

@@ -130,7 +130,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     }
     Field(out, "connected_clients", static_cast<uint64_t>(clients_.size()));
     Field(out, "cluster_connections", 0);
-    Field(out, "maxclients", config_.maxclients);
+    Field(out, "maxclients", static_cast<uint64_t>(config_.maxclients));
     Field(out, "client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
     Field(out, "client_recent_max_output_buffer", static_cast<uint64_t>(max_out));
     Field(out, "blocked_clients", 0);

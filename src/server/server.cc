@@ -85,15 +85,6 @@ bool Server::Start(std::string* err) {
     *err = "epoll_create1 failed";
     return false;
   }
-  // Room for maxclients connections plus listeners and files.
-  rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-    rlim_t want = static_cast<rlim_t>(config_.maxclients) + 32;
-    if (rl.rlim_cur < want) {
-      rl.rlim_cur = std::min(want, rl.rlim_max);
-      setrlimit(RLIMIT_NOFILE, &rl);
-    }
-  }
   if (config_.port != 0) {
     for (const std::string& b : config_.bind) {
       bool optional = !b.empty() && b[0] == '-';
@@ -191,6 +182,16 @@ void Server::ApplyRuntimeConfig() {
   limits.max_bulk_len = config_.proto_max_bulk_len;
   for (auto& [id, c] : clients_) c->parser.set_limits(limits);
   loop_.SetTick(1000 / config_.hz, [this] { Cron(); });
+  // Room for maxclients connections plus listeners and files.
+  rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    rlim_t want = static_cast<rlim_t>(config_.maxclients) + 32;
+    if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
+      rl.rlim_cur = std::min(want, rl.rlim_max);
+      if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        LOG_WARNING("Could not raise the open files limit to %llu", static_cast<unsigned long long>(want));
+    }
+  }
 }
 
 void Server::Accept(int listen_fd, bool is_unix) {
@@ -309,8 +310,9 @@ void Server::ExecuteCommand(Client& c, std::span<const std::string_view> args) {
   if (cmd == nullptr) {
     std::string list;
     for (size_t i = 1; i < args.size() && list.size() < 128; i++) {
+      size_t room = 128 - list.size();
       list += "'";
-      list += args[i].substr(0, 128 - list.size());
+      list += args[i].substr(0, room);
       list += "' ";
     }
     reply.Error("ERR unknown command '" + std::string(args[0].substr(0, 128)) +
