@@ -367,7 +367,7 @@ void RegisterServerCommands(CommandTable& t) {
            "O(N) where N is the number of commands to look up"),
       Spec("list", -2, kCmdLoading | kCmdStale, CommandListCommand, "7.0.0", "server",
            "Returns a list of command names.", "O(N) where N is the total number of Redis commands"),
-      Spec("getkeys", -4, kCmdLoading | kCmdStale, CommandGetkeysCommand, "2.8.13", "server",
+      Spec("getkeys", -3, kCmdLoading | kCmdStale, CommandGetkeysCommand, "2.8.13", "server",
            "Extracts the key names from an arbitrary command.",
            "O(N) where N is the number of arguments to the command"),
       Spec("help", 2, kCmdLoading | kCmdStale, CommandHelpCommand, "5.0.0", "server",

@@ -15,9 +15,17 @@ namespace {
 
 using Args = std::span<const std::string>;
 
+// Whether CONFIG SET may change a directive.
+enum Mutability : uint8_t {
+  kImmutable,    // immutable in Redis too: refused before the value is looked at
+  kMutable,      // CONFIG SET applies it
+  kNotYet,       // Redis can change it at run time, Peregrine not yet: the value
+                 // is validated first (as Redis would), then refused
+};
+
 struct Option {
   std::string_view name;
-  bool runtime_mutable;
+  Mutability mutability;
   int min_args, max_args;  // number of values the directive takes
   std::function<std::string(const Config&)> get;
   // Parses and stores; returns "" on success or the reason it failed.
@@ -31,7 +39,7 @@ std::string Lower(std::string_view s) {
 }
 
 template <typename T>
-Option IntOption(std::string_view name, T Config::*field, int64_t min, int64_t max, bool mut) {
+Option IntOption(std::string_view name, T Config::*field, int64_t min, int64_t max, Mutability mut) {
   return Option{
       name, mut, 1, 1, [field](const Config& c) { return std::to_string(c.*field); },
       [field, min, max](Config& c, Args a) -> std::string {
@@ -45,7 +53,7 @@ Option IntOption(std::string_view name, T Config::*field, int64_t min, int64_t m
       }};
 }
 
-Option MemoryOption(std::string_view name, uint64_t Config::*field, uint64_t min, bool mut) {
+Option MemoryOption(std::string_view name, uint64_t Config::*field, uint64_t min, Mutability mut) {
   return Option{name, mut, 1, 1, [field](const Config& c) { return std::to_string(c.*field); },
                 [field, min](Config& c, Args a) -> std::string {
                   auto v = ParseMemorySize(a[0]);
@@ -58,7 +66,7 @@ Option MemoryOption(std::string_view name, uint64_t Config::*field, uint64_t min
                 }};
 }
 
-Option StringOption(std::string_view name, std::string Config::*field, bool mut) {
+Option StringOption(std::string_view name, std::string Config::*field, Mutability mut) {
   return Option{name, mut, 1, 1, [field](const Config& c) { return c.*field; },
                 [field](Config& c, Args a) -> std::string {
                   c.*field = a[0];
@@ -66,7 +74,7 @@ Option StringOption(std::string_view name, std::string Config::*field, bool mut)
                 }};
 }
 
-Option BoolOption(std::string_view name, bool Config::*field, bool mut) {
+Option BoolOption(std::string_view name, bool Config::*field, Mutability mut) {
   return Option{name, mut, 1, 1, [field](const Config& c) { return c.*field ? "yes" : "no"; },
                 [field](Config& c, Args a) -> std::string {
                   std::string v = Lower(a[0]);
@@ -80,8 +88,8 @@ Option BoolOption(std::string_view name, bool Config::*field, bool mut) {
 const std::vector<Option>& Options() {
   static const std::vector<Option> options = [] {
     std::vector<Option> o;
-    o.push_back(IntOption("port", &Config::port, 0, 65535, false));
-    o.push_back(Option{"bind", false, 1, 16,
+    o.push_back(IntOption("port", &Config::port, 0, 65535, kNotYet));
+    o.push_back(Option{"bind", kNotYet, 1, 16,
                        [](const Config& c) {
                          std::string s;
                          for (const auto& b : c.bind) s += (s.empty() ? "" : " ") + b;
@@ -91,8 +99,8 @@ const std::vector<Option>& Options() {
                          c.bind.assign(a.begin(), a.end());
                          return "";
                        }});
-    o.push_back(StringOption("unixsocket", &Config::unixsocket, false));
-    o.push_back(Option{"unixsocketperm", false, 1, 1,
+    o.push_back(StringOption("unixsocket", &Config::unixsocket, kImmutable));
+    o.push_back(Option{"unixsocketperm", kImmutable, 1, 1,
                        [](const Config& c) {
                          char buf[16];
                          snprintf(buf, sizeof(buf), "%o", c.unixsocketperm);
@@ -106,12 +114,12 @@ const std::vector<Option>& Options() {
                          c.unixsocketperm = static_cast<unsigned>(std::stoul(s, nullptr, 8));
                          return "";
                        }});
-    o.push_back(IntOption("databases", &Config::databases, 1, INT_MAX, false));
-    o.push_back(IntOption("maxclients", &Config::maxclients, 1, UINT_MAX, true));
-    o.push_back(IntOption("timeout", &Config::timeout, 0, INT_MAX, true));
-    o.push_back(IntOption("tcp-keepalive", &Config::tcp_keepalive, 0, INT_MAX, true));
-    o.push_back(IntOption("tcp-backlog", &Config::tcp_backlog, 0, INT_MAX, false));
-    o.push_back(Option{"loglevel", true, 1, 1, [](const Config& c) { return c.loglevel; },
+    o.push_back(IntOption("databases", &Config::databases, 1, INT_MAX, kImmutable));
+    o.push_back(IntOption("maxclients", &Config::maxclients, 1, UINT_MAX, kMutable));
+    o.push_back(IntOption("timeout", &Config::timeout, 0, INT_MAX, kMutable));
+    o.push_back(IntOption("tcp-keepalive", &Config::tcp_keepalive, 0, INT_MAX, kMutable));
+    o.push_back(IntOption("tcp-backlog", &Config::tcp_backlog, 0, INT_MAX, kImmutable));
+    o.push_back(Option{"loglevel", kMutable, 1, 1, [](const Config& c) { return c.loglevel; },
                        [](Config& c, Args a) -> std::string {
                          std::string v = Lower(a[0]);
                          if (v != "debug" && v != "verbose" && v != "notice" && v != "warning" &&
@@ -121,20 +129,20 @@ const std::vector<Option>& Options() {
                          c.loglevel = v;
                          return "";
                        }});
-    o.push_back(StringOption("logfile", &Config::logfile, false));
-    o.push_back(BoolOption("daemonize", &Config::daemonize, false));
-    o.push_back(StringOption("pidfile", &Config::pidfile, false));
-    o.push_back(MemoryOption("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, true));
+    o.push_back(StringOption("logfile", &Config::logfile, kImmutable));
+    o.push_back(BoolOption("daemonize", &Config::daemonize, kImmutable));
+    o.push_back(StringOption("pidfile", &Config::pidfile, kImmutable));
+    o.push_back(MemoryOption("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, kMutable));
     o.push_back(MemoryOption("client-query-buffer-limit", &Config::client_query_buffer_limit,
-                             1024 * 1024, true));
-    o.push_back(IntOption("hz", &Config::hz, 1, 500, true));
-    o.push_back(Option{"save", false, 1, 1, [](const Config& c) { return c.save; },
+                             1024 * 1024, kMutable));
+    o.push_back(IntOption("hz", &Config::hz, 1, 500, kMutable));
+    o.push_back(Option{"save", kNotYet, 1, 1, [](const Config& c) { return c.save; },
                        [](Config& c, Args a) -> std::string {
                          if (!a[0].empty()) return "snapshotting is not supported yet; only save \"\" is accepted";
                          c.save.clear();
                          return "";
                        }});
-    o.push_back(Option{"appendonly", false, 1, 1,
+    o.push_back(Option{"appendonly", kNotYet, 1, 1,
                        [](const Config& c) { return c.appendonly ? "yes" : "no"; },
                        [](Config& c, Args a) -> std::string {
                          if (Lower(a[0]) != "no")
@@ -265,15 +273,17 @@ bool ConfigSet(Config* config, std::span<const std::string_view> name_values, st
       return false;
     }
     seen.push_back(o);
-    // A malformed value is reported before immutability (Redis checks the
-    // value of settings it can change at run time, such as port, first).
+    if (o->mutability == kImmutable) {
+      *err = prefix + "can't set immutable config";
+      return false;
+    }
     std::string value(name_values[i + 1]);
     std::string why = o->set(trial, std::span<const std::string>(&value, 1));
     if (!why.empty()) {
       *err = prefix + why;
       return false;
     }
-    if (!o->runtime_mutable) {
+    if (o->mutability == kNotYet) {
       *err = prefix + "can't set immutable config";
       return false;
     }

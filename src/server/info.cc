@@ -148,6 +148,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     struct mallinfo2 mi = mallinfo2();
     uint64_t used = mi.uordblks + mi.hblkhd;
     uint64_t rss = RssBytes();
+    if (used == 0) used = rss;  // an allocator glibc cannot see (e.g. under ASan)
     Field(out, "used_memory", used);
     Field(out, "used_memory_human", HumanBytes(used));
     Field(out, "used_memory_rss", rss);
