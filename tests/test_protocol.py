@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from helpers import Conn, encode, raw_client, rc  # noqa: F401
+from helpers import Conn, encode, rc  # noqa: F401
 
 PROTO_ERR = b"-ERR Protocol error: "
 

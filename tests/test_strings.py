@@ -2,9 +2,8 @@
 import time
 
 import pytest
-import redis
 
-from helpers import raises, rc, rc3  # noqa: F401  (fixtures)
+from helpers import make_list, raises, rc, rc3  # noqa: F401  (fixtures)
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INT = "value is not an integer or out of range"
@@ -48,13 +47,13 @@ def test_get_set_arity(rc):
 
 
 def test_get_wrongtype(rc):
-    rc.execute_command("RPUSH", "l", "x")
+    make_list(rc, "l")
     with raises(WRONGTYPE):
         rc.execute_command("GET", "l")
 
 
 def test_set_overwrites_other_type(rc):
-    rc.execute_command("RPUSH", "l", "x")
+    make_list(rc, "l")
     assert rc.execute_command("SET", "l", "v") == b"OK"
     assert rc.execute_command("TYPE", "l") == b"string"
     assert rc.execute_command("GET", "l") == b"v"
@@ -150,7 +149,7 @@ def test_set_get_keepttl_and_ex(rc):
 
 
 def test_set_get_wrongtype_leaves_key(rc):
-    rc.execute_command("RPUSH", "l", "x")
+    make_list(rc, "l")
     with raises(WRONGTYPE):
         rc.execute_command("SET", "l", "v", "GET")
     assert rc.execute_command("TYPE", "l") == b"list"
@@ -254,9 +253,13 @@ def test_getset(rc):
     rc.execute_command("EXPIRE", "k", "100")
     rc.execute_command("GETSET", "k", "c")
     assert rc.execute_command("TTL", "k") == -1
-    rc.execute_command("RPUSH", "l", "x")
+
+
+def test_getset_wrongtype(rc):
+    make_list(rc, "l")
     with raises(WRONGTYPE):
         rc.execute_command("GETSET", "l", "v")
+    assert rc.execute_command("TYPE", "l") == b"list"
 
 
 def test_getdel(rc):
@@ -264,12 +267,15 @@ def test_getdel(rc):
     assert rc.execute_command("GETDEL", "k") == b"v"
     assert rc.execute_command("EXISTS", "k") == 0
     assert rc.execute_command("GETDEL", "k") is None
-    rc.execute_command("RPUSH", "l", "x")
+    with raises(arity("getdel")):
+        rc.execute_command("GETDEL", "a", "b")
+
+
+def test_getdel_wrongtype(rc):
+    make_list(rc, "l")
     with raises(WRONGTYPE):
         rc.execute_command("GETDEL", "l")
     assert rc.execute_command("EXISTS", "l") == 1
-    with raises(arity("getdel")):
-        rc.execute_command("GETDEL", "a", "b")
 
 
 # ---------------------------------------------------------------- GETEX
@@ -345,7 +351,7 @@ def test_getex_missing_key_checks_syntax_but_not_expire_value(rc):
 
 
 def test_getex_wrongtype(rc):
-    rc.execute_command("RPUSH", "l", "x")
+    make_list(rc, "l")
     with raises(WRONGTYPE):
         rc.execute_command("GETEX", "l")
     with raises(WRONGTYPE):
@@ -357,10 +363,15 @@ def test_getex_wrongtype(rc):
 def test_mget(rc):
     rc.execute_command("SET", "a", "1")
     rc.execute_command("SET", "b", "2")
-    rc.execute_command("RPUSH", "l", "x")
-    assert rc.execute_command("MGET", "a", "missing", "b", "l", "a") == [b"1", None, b"2", None, b"1"]
+    assert rc.execute_command("MGET", "a", "missing", "b", "a") == [b"1", None, b"2", b"1"]
     with raises(arity("mget")):
         rc.execute_command("MGET")
+
+
+def test_mget_other_type_is_nil(rc):
+    rc.execute_command("SET", "a", "1")
+    make_list(rc, "l")
+    assert rc.execute_command("MGET", "a", "l") == [b"1", None]
 
 
 def test_mset(rc):
@@ -388,7 +399,7 @@ def test_msetnx(rc):
 
 
 def test_msetnx_any_existing_type_blocks(rc):
-    rc.execute_command("RPUSH", "l", "x")
+    make_list(rc, "l")
     assert rc.execute_command("MSETNX", "x", "1", "l", "2") == 0
     assert rc.execute_command("EXISTS", "x") == 0
 
@@ -419,7 +430,7 @@ def test_strlen_of_integer_encoded_value(rc):
 
 
 def test_append_strlen_wrongtype(rc):
-    rc.execute_command("RPUSH", "l", "x")
+    make_list(rc, "l")
     with raises(WRONGTYPE):
         rc.execute_command("APPEND", "l", "x")
     with raises(WRONGTYPE):
@@ -502,11 +513,14 @@ def test_decrby_llong_min_has_its_own_error(rc):
     assert rc.execute_command("INCRBY", "n", "-9223372036854775808") == -9223372036854775808
 
 
-def test_incr_wrongtype_and_arity(rc):
-    rc.execute_command("RPUSH", "l", "x")
+def test_incr_wrongtype(rc):
+    make_list(rc, "l")
     for cmd in (("INCR", "l"), ("DECR", "l"), ("INCRBY", "l", "1"), ("DECRBY", "l", "1")):
         with raises(WRONGTYPE):
             rc.execute_command(*cmd)
+
+
+def test_incr_arity(rc):
     with raises(arity("incr")):
         rc.execute_command("INCR")
     with raises(arity("incr")):
@@ -571,15 +585,18 @@ def test_incrbyfloat_infinity(rc, incr):
     assert rc.execute_command("GET", "f") == b"1"
 
 
-def test_incrbyfloat_keeps_ttl_and_wrongtype(rc):
+def test_incrbyfloat_keeps_ttl_and_arity(rc):
     rc.execute_command("SET", "f", "1", "EX", "100")
     assert rc.execute_command("INCRBYFLOAT", "f", "0.5") == b"1.5"
     assert rc.execute_command("TTL", "f") == 100
-    rc.execute_command("RPUSH", "l", "x")
-    with raises(WRONGTYPE):
-        rc.execute_command("INCRBYFLOAT", "l", "1")
     with raises(arity("incrbyfloat")):
         rc.execute_command("INCRBYFLOAT", "f")
+
+
+def test_incrbyfloat_wrongtype(rc):
+    make_list(rc, "l")
+    with raises(WRONGTYPE):
+        rc.execute_command("INCRBYFLOAT", "l", "1")
 
 
 def test_incrbyfloat_is_bulk_string_in_resp3(rc3):
@@ -640,7 +657,10 @@ def test_getrange_errors(rc):
         rc.execute_command("GETRANGE", "s", "0")
     with raises(arity("substr")):
         rc.execute_command("SUBSTR", "s", "0", "1", "2")
-    rc.execute_command("RPUSH", "l", "x")
+
+
+def test_getrange_wrongtype(rc):
+    make_list(rc, "l")
     with raises(WRONGTYPE):
         rc.execute_command("GETRANGE", "l", 0, 1)
 
@@ -697,10 +717,15 @@ def test_setrange_errors(rc):
         rc.execute_command("SETRANGE", "s", "abc", "x")
     with raises(arity("setrange")):
         rc.execute_command("SETRANGE", "s", "1")
-    rc.execute_command("RPUSH", "l", "x")
+    assert rc.execute_command("GET", "s") == b"abc"
+
+
+def test_setrange_wrongtype(rc):
+    make_list(rc, "l")
     with raises(WRONGTYPE):
         rc.execute_command("SETRANGE", "l", 0, "x")
-    assert rc.execute_command("GET", "s") == b"abc"
+    with raises(WRONGTYPE):
+        rc.execute_command("SETRANGE", "l", 0, "")
 
 
 @pytest.mark.parametrize("offset,value", [
