@@ -10,30 +10,42 @@ VENV       := .venv
 JOBS       ?= $(shell nproc)
 ARGS       ?=
 
-DEB_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev \
-                redis-server redis-tools
+# What building and running need.
+BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev
+# What the tests and benchmarks need besides: the real Redis to compare with.
+TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
 
-.PHONY: all deps pydeps build run test unit-test integration-test clean
+.PHONY: all deps test-deps pydeps build run test unit-test integration-test clean
 
 all: build
 
-# Installs the Debian packages that are not there yet (apt runs only if needed).
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# Installs the Debian packages in $(1) that are not there yet (apt runs only if
+# needed). Debian starts redis-server as a service when it is installed; the
+# tests start their own on a free port, so the service is stopped and disabled
+# again, leaving port 6379 free for `make run`.
+define install_packages
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing Debian packages:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing || exit 1; \
+	  case "$$missing" in *redis-server*) \
+	    (systemctl disable --now redis-server || service redis-server stop) >/dev/null 2>&1 || true;; \
+	  esac; \
 	fi
+endef
+
+deps:
+	$(call install_packages,$(BUILD_PACKAGES))
+
+test-deps:
+	$(call install_packages,$(TEST_PACKAGES))
 
 # Python test tools from PyPI, in a virtualenv of the project's own.
-pydeps: $(VENV)/.installed
+pydeps: test-deps $(VENV)/.installed
 $(VENV)/.installed: tests/requirements.txt
-	@$(PYTHON) -m venv --help >/dev/null 2>&1 || \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv)
-	@[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV) || \
-	  (rm -rf $(VENV) && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv && $(PYTHON) -m venv $(VENV))
+	@[ -x $(VENV)/bin/python ] || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 	@touch $@
 
