@@ -23,8 +23,7 @@ bool MatchClass(const char*& p, const char* pe, char c, bool nocase) {
   while (p < pe) {
     if (*p == '\\' && pe - p >= 2) {
       p++;
-      if (Fold(static_cast<unsigned char>(*p), nocase) == Fold(static_cast<unsigned char>(c), nocase))
-        match = true;
+      if (*p == c) match = true;  // an escaped character compares exactly, even with nocase
     } else if (*p == ']') {
       break;
     } else if (pe - p >= 3 && p[1] == '-') {

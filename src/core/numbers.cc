@@ -123,9 +123,49 @@ bool FormatLongDoubleHuman(long double v, std::string* out) {
 std::string FormatDouble(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == 0) return std::signbit(v) ? "-0" : "0";
+  // Integral values within +-LLONG_MAX/2 print as integers (Redis's double2ll range).
+  constexpr double kIntRange = static_cast<double>(std::numeric_limits<int64_t>::max() / 2);
+  if (v >= -kIntRange && v <= kIntRange && v == std::trunc(v))
+    return Int64ToString(static_cast<int64_t>(v));
+  // Otherwise the shortest round-trip digits, laid out as Redis 7.2 lays them
+  // out: plain decimals for moderate exponents, else d.ddde[+-]x.
   char buf[64];
-  auto [ptr, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  return std::string(buf, ptr);
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), std::fabs(v), std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<size_t>(end - buf));
+  size_t e_pos = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e_pos))
+    if (c != '.') digits.push_back(c);
+  int exp10 = std::atoi(std::string(sci.substr(e_pos + 1)).c_str());  // v = d.ddd * 10^exp10
+  const int n = static_cast<int>(digits.size());
+  const int k = exp10 - (n - 1);  // v = digits * 10^k
+  const int abs_exp = std::abs(exp10);
+  std::string out = v < 0 ? "-" : "";
+  if (k >= 0 && abs_exp < n + 7) {
+    out += digits;
+    out.append(static_cast<size_t>(k), '0');
+  } else if (k < 0 && (k > -7 || abs_exp < 4)) {
+    int point = n + k;  // digits before the decimal point
+    if (point <= 0) {
+      out += "0.";
+      out.append(static_cast<size_t>(-point), '0');
+      out += digits;
+    } else {
+      out += digits.substr(0, static_cast<size_t>(point));
+      out += '.';
+      out += digits.substr(static_cast<size_t>(point));
+    }
+  } else {
+    out += digits[0];
+    if (n > 1) {
+      out += '.';
+      out += digits.substr(1);
+    }
+    out += exp10 < 0 ? "e-" : "e+";
+    out += std::to_string(abs_exp);
+  }
+  return out;
 }
 
 std::optional<uint64_t> ParseMemorySize(std::string_view s) {

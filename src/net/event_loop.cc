@@ -65,6 +65,8 @@ void EventLoop::Run() {
   constexpr int kMaxEvents = 256;
   epoll_event events[kMaxEvents];
   running_ = true;
+  iter_ms_ = UnixTimeMs();
+  iter_tsc_ = CycleClock::Now();
   while (running_) {
     int timeout = -1;
     if (tick_) {
@@ -73,6 +75,8 @@ void EventLoop::Run() {
     }
     int n = epoll_wait(epfd_, events, kMaxEvents, timeout);
     if (n < 0 && errno != EINTR) break;
+    iter_ms_ = UnixTimeMs();
+    iter_tsc_ = CycleClock::Now();
     for (int i = 0; i < n; i++)
       static_cast<IoHandler*>(events[i].data.ptr)->OnEvent(events[i].events);
     if (tick_) {

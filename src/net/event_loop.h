@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "net/clock.h"
+
 namespace peregrine {
 
 // Receives readiness events for one file descriptor. The loop holds a raw
@@ -43,10 +45,20 @@ class EventLoop {
   void Run();
   void Stop() { running_ = false; }
 
+  // Wall-clock unix ms read once when the current iteration woke up.
+  int64_t iteration_ms() const { return iter_ms_; }
+  // Wall-clock unix ms at TSC reading `tsc` (taken during this iteration),
+  // without another clock_gettime.
+  int64_t MsAt(uint64_t tsc) const {
+    return iter_ms_ + static_cast<int64_t>(static_cast<double>(tsc - iter_tsc_) / (CycleClock::TicksPerUs() * 1000.0));
+  }
+
  private:
   int epfd_ = -1;
   bool running_ = false;
   int tick_interval_ms_ = 100;
+  int64_t iter_ms_ = 0;
+  uint64_t iter_tsc_ = 0;
   int64_t next_tick_ms_ = 0;
   std::function<void()> tick_;
   std::function<void()> before_sleep_;

@@ -74,7 +74,7 @@ using CommandHandler = void (*)(CommandContext&);
 
 struct CommandStats {
   uint64_t calls = 0;
-  uint64_t usec = 0;
+  uint64_t ticks = 0;  // time spent, in CycleClock ticks
   uint64_t rejected_calls = 0;
   uint64_t failed_calls = 0;
 };

@@ -108,10 +108,12 @@ const std::vector<Option>& Options() {
                        },
                        [](Config& c, Args a) -> std::string {
                          const std::string& s = a[0];
-                         if (s.empty() || s.size() > 4 ||
+                         if (s.empty() || s.size() > 11 ||
                              !std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '7'; }))
-                           return "argument couldn't be parsed into an integer";
-                         c.unixsocketperm = static_cast<unsigned>(std::stoul(s, nullptr, 8));
+                           return "argument couldn't be parsed as an octal number";
+                         unsigned long v = std::stoul(s, nullptr, 8);
+                         if (v > 0777) return "argument must be between 0 and 777 inclusive";
+                         c.unixsocketperm = static_cast<unsigned>(v);
                          return "";
                        }});
     o.push_back(IntOption("databases", &Config::databases, 1, INT_MAX, kImmutable));
@@ -135,7 +137,16 @@ const std::vector<Option>& Options() {
     o.push_back(MemoryOption("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, kMutable));
     o.push_back(MemoryOption("client-query-buffer-limit", &Config::client_query_buffer_limit,
                              1024 * 1024, kMutable));
-    o.push_back(IntOption("hz", &Config::hz, 1, 500, kMutable));
+    // Redis accepts any non-negative hz and clamps it to 1..500.
+    o.push_back(Option{"hz", kMutable, 1, 1, [](const Config& c) { return std::to_string(c.hz); },
+                       [](Config& c, Args a) -> std::string {
+                         int64_t v;
+                         if (!ParseInt64(a[0], &v)) return "argument couldn't be parsed into an integer";
+                         if (v < 0 || v > INT_MAX)
+                           return "argument must be between 0 and " + std::to_string(INT_MAX) + " inclusive";
+                         c.hz = static_cast<int>(std::clamp<int64_t>(v, 1, 500));
+                         return "";
+                       }});
     o.push_back(Option{"save", kNotYet, 1, 1, [](const Config& c) { return c.save; },
                        [](Config& c, Args a) -> std::string {
                          if (!a[0].empty()) return "snapshotting is not supported yet; only save \"\" is accepted";
@@ -198,7 +209,14 @@ void ParseConfigArgs(std::span<char* const> args, std::vector<Directive>* out) {
     std::string_view a = args[i];
     if (a.size() > 2 && a.substr(0, 2) == "--") {
       Directive d;
-      d.name = std::string(a.substr(2));
+      // "--port 6380" as one argument carries its value, as redis-server allows.
+      std::vector<std::string> words;
+      if (SplitArgs(a.substr(2), &words) && words.size() > 1) {
+        d.name = words[0];
+        d.args.assign(words.begin() + 1, words.end());
+      } else {
+        d.name = std::string(a.substr(2));
+      }
       d.origin = "argument " + std::string(a);
       d.text = std::string(a.substr(2));
       out->push_back(std::move(d));
@@ -220,12 +238,20 @@ bool ApplyDirectives(Config* config, const std::vector<Directive>& directives, s
   for (const Directive& d : directives) {
     const Option* o = FindOption(d.name);
     int n = static_cast<int>(d.args.size());
+    // A bare "--save" (as the last argument or before another option) means
+    // save "", as redis-server reads it.
+    static const std::string kEmpty;
+    std::span<const std::string> args = d.args;
+    if (o != nullptr && o->name == "save" && n == 0 && d.origin.rfind("argument", 0) == 0) {
+      args = std::span<const std::string>(&kEmpty, 1);
+      n = 1;
+    }
     if (o == nullptr || n < o->min_args || n > o->max_args) {
       *err = "Bad directive or wrong number of arguments";
       *failed = &d;
       return false;
     }
-    std::string why = o->set(*config, d.args);
+    std::string why = o->set(*config, args);
     if (!why.empty()) {
       *err = why;
       *failed = &d;
@@ -254,39 +280,35 @@ bool ConfigSet(Config* config, std::span<const std::string_view> name_values, st
     *err = "ERR syntax error";
     return false;
   }
-  // Validate everything on a copy first, so that a failure changes nothing.
+  // Redis's order: every name is looked up first (an unknown one wins over
+  // any other error), then immutability and duplicates (named as sent), then
+  // the values, on a copy, so that a failure changes nothing (named by the
+  // directive's own name).
+  const size_t count = name_values.size() / 2;
+  std::vector<const Option*> options(count, nullptr);
+  for (size_t i = 0; i < count; i++) {
+    options[i] = FindOption(name_values[2 * i]);
+    if (options[i] == nullptr) {
+      *err = "ERR Unknown option or number of arguments for CONFIG SET - '" +
+             std::string(name_values[2 * i]) + "'";
+      return false;
+    }
+  }
+  auto fail = [&](std::string_view name, const std::string& why) {
+    *err = "ERR CONFIG SET failed (possibly related to argument '" + std::string(name) + "') - " + why;
+    return false;
+  };
+  for (size_t i = 0; i < count; i++) {
+    if (options[i]->mutability == kImmutable) return fail(name_values[2 * i], "can't set immutable config");
+    for (size_t j = 0; j < i; j++)
+      if (options[j] == options[i]) return fail(name_values[2 * i], "duplicate parameter");
+  }
   Config trial = *config;
-  std::vector<const Option*> seen;
-  for (size_t i = 0; i < name_values.size(); i += 2) {
-    const Option* o = FindOption(name_values[i]);
-    if (o == nullptr || o->max_args != 1) {
-      if (o == nullptr || o->name != "bind") {
-        *err = "ERR Unknown option or number of arguments for CONFIG SET - '" +
-               std::string(name_values[i]) + "'";
-        return false;
-      }
-    }
-    std::string prefix = "ERR CONFIG SET failed (possibly related to argument '" +
-                         std::string(name_values[i]) + "') - ";
-    if (std::find(seen.begin(), seen.end(), o) != seen.end()) {
-      *err = prefix + "duplicate parameter";
-      return false;
-    }
-    seen.push_back(o);
-    if (o->mutability == kImmutable) {
-      *err = prefix + "can't set immutable config";
-      return false;
-    }
-    std::string value(name_values[i + 1]);
-    std::string why = o->set(trial, std::span<const std::string>(&value, 1));
-    if (!why.empty()) {
-      *err = prefix + why;
-      return false;
-    }
-    if (o->mutability == kNotYet) {
-      *err = prefix + "can't set immutable config";
-      return false;
-    }
+  for (size_t i = 0; i < count; i++) {
+    std::string value(name_values[2 * i + 1]);
+    std::string why = options[i]->set(trial, std::span<const std::string>(&value, 1));
+    if (!why.empty()) return fail(options[i]->name, why);
+    if (options[i]->mutability == kNotYet) return fail(options[i]->name, "can't set immutable config");
   }
   *config = std::move(trial);
   return true;

@@ -219,12 +219,13 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     auto emit = [&](const CommandSpec& cmd) {
       const CommandStats& st = cmd.stats;
       if (st.calls == 0 && st.rejected_calls == 0 && st.failed_calls == 0) return;
+      const double usec = CycleClock::ToMicros(st.ticks);
       char buf[256];
       snprintf(buf, sizeof(buf),
                "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
                cmd.fullname.c_str(), static_cast<unsigned long long>(st.calls),
-               static_cast<unsigned long long>(st.usec),
-               st.calls ? static_cast<double>(st.usec) / static_cast<double>(st.calls) : 0.0,
+               static_cast<unsigned long long>(usec),
+               st.calls ? usec / static_cast<double>(st.calls) : 0.0,
                static_cast<unsigned long long>(st.rejected_calls),
                static_cast<unsigned long long>(st.failed_calls));
       out += buf;

@@ -265,7 +265,7 @@ void Server::ReadFromClient(Client& c) {
   c.in.Commit(static_cast<size_t>(n));
   stats_.total_net_input_bytes += static_cast<uint64_t>(n);
   stats_.total_reads_processed++;
-  c.last_interaction_ms = UnixTimeMs();
+  c.last_interaction_ms = loop_.iteration_ms();
   ProcessInput(c);
   if (!c.closed && c.in.size() > config_.client_query_buffer_limit) {
     LOG_WARNING("Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu)",
@@ -337,14 +337,14 @@ void Server::ExecuteCommand(Client& c, std::span<const std::string_view> args) {
   // Route to the shard owning the keys. With one shard every key is local;
   // cross-shard routing and atomicity arrive with threads (issue #5).
   Shard& shard = *shards_[0];
-  CommandContext ctx{*this, c, shard, args, reply, UnixTimeMs()};
+  const uint64_t t0 = CycleClock::Now();
+  CommandContext ctx{*this, c, shard, args, reply, loop_.MsAt(t0)};
   c.last_cmd = cmd;
   current_client_ = &c;
   const uint64_t errors_before = stats_.total_error_replies;
-  const int64_t t0 = MonotonicUs();
   cmd->handler(ctx);
   current_client_ = nullptr;
-  cmd->stats.usec += static_cast<uint64_t>(MonotonicUs() - t0);
+  cmd->stats.ticks += CycleClock::Now() - t0;
   cmd->stats.calls++;
   if (stats_.total_error_replies != errors_before) cmd->stats.failed_calls++;
   stats_.total_commands_processed++;
@@ -399,7 +399,7 @@ void Server::FlushClient(Client& c) {
     c.out.Consume(static_cast<size_t>(n));
     stats_.total_net_output_bytes += static_cast<uint64_t>(n);
     stats_.total_writes_processed++;
-    c.last_interaction_ms = UnixTimeMs();
+    c.last_interaction_ms = loop_.iteration_ms();
   }
   if (c.out.empty()) {
     c.out.ShrinkIfIdle(kIdleBufferKeep);
@@ -435,6 +435,7 @@ void Server::FreeClient(Client& c) {
 
 void Server::Cron() {
   const int64_t now = UnixTimeMs();
+  CycleClock::Recalibrate();
   // Active expiry: a quarter of each tick at most, as Redis's slow cycle.
   const int64_t budget_us = std::min<int64_t>(25000, 250000 / config_.hz);
   for (auto& s : shards_) s->ActiveExpire(now, budget_us);

@@ -1,0 +1,619 @@
+// Unit tests for Db: the per-database key table (lookup, expiry bookkeeping,
+// resizing, random sampling, active expiry and SCAN's guarantee).
+#include "core/db.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace peregrine {
+namespace {
+
+// Value::String has string_view and string&& overloads; pick one for literals.
+Value Str(std::string_view s) { return Value::String(s); }
+
+constexpr int64_t kNow = 1'700'000'000'000;  // any fixed "current" time in ms
+
+std::string ValueOf(const Db::Entry* e) { return e == nullptr ? "<null>" : e->value.str(); }
+
+// All keys the table holds (ForEach sees expired ones too).
+std::multiset<std::string> AllKeys(const Db& db) {
+  std::multiset<std::string> keys;
+  db.ForEach([&](const Db::Entry& e) { keys.insert(e.key); });
+  return keys;
+}
+
+// Runs a whole SCAN, calling between(cursor) after every step (it may modify
+// the table), and returns every key visited (with repeats).
+template <typename Between>
+std::vector<std::string> FullScan(Db& db, Between&& between) {
+  std::vector<std::string> seen;
+  uint64_t cursor = 0;
+  size_t steps = 0;
+  do {
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { seen.push_back(e.key); });
+    between(cursor);
+    steps++;
+    if (steps > 10'000'000) {
+      ADD_FAILURE() << "scan does not terminate";
+      break;
+    }
+  } while (cursor != 0);
+  return seen;
+}
+
+TEST(Db, InsertFindErase) {
+  Db db;
+  EXPECT_EQ(db.size(), 0u);
+  EXPECT_EQ(db.Find("a", kNow), nullptr);
+  Db::Entry* e = db.Insert("a", Str("1"));
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->key, "a");
+  EXPECT_EQ(e->value.str(), "1");
+  EXPECT_FALSE(e->has_expire());
+  EXPECT_EQ(db.size(), 1u);
+  EXPECT_EQ(db.Find("a", kNow), e);
+  EXPECT_EQ(db.FindRaw("a"), e);
+  EXPECT_EQ(db.Find("b", kNow), nullptr);
+
+  db.Insert("b", Str("2"));
+  EXPECT_EQ(ValueOf(db.Find("a", kNow)), "1");
+  EXPECT_EQ(ValueOf(db.Find("b", kNow)), "2");
+  EXPECT_EQ(db.size(), 2u);
+
+  EXPECT_TRUE(db.Erase("a"));
+  EXPECT_FALSE(db.Erase("a"));
+  EXPECT_FALSE(db.Erase("never"));
+  EXPECT_EQ(db.Find("a", kNow), nullptr);
+  EXPECT_EQ(ValueOf(db.Find("b", kNow)), "2");
+  EXPECT_EQ(db.size(), 1u);
+}
+
+TEST(Db, KeysAreBinarySafe) {
+  Db db;
+  const std::string k1("a\0b", 3), k2("a\0c", 3), k3("a", 1);
+  db.Insert(k1, Str("1"));
+  db.Insert(k2, Str("2"));
+  db.Insert(k3, Str("3"));
+  db.Insert("", Str("empty"));
+  EXPECT_EQ(ValueOf(db.Find(k1, kNow)), "1");
+  EXPECT_EQ(ValueOf(db.Find(k2, kNow)), "2");
+  EXPECT_EQ(ValueOf(db.Find(k3, kNow)), "3");
+  EXPECT_EQ(ValueOf(db.Find("", kNow)), "empty");
+  EXPECT_EQ(db.size(), 4u);
+}
+
+TEST(Db, EntryValueIsMutableInPlace) {
+  Db db;
+  db.Insert("k", Str("abc"));
+  db.Find("k", kNow)->value.mutable_str() += "def";
+  EXPECT_EQ(ValueOf(db.Find("k", kNow)), "abcdef");
+}
+
+TEST(Db, LazyExpiryOnFind) {
+  Db db;
+  db.Insert("volatile", Str("v"), kNow + 1000);
+  db.Insert("persistent", Str("p"));
+  EXPECT_EQ(db.expires_count(), 1u);
+  EXPECT_EQ(db.expired_keys(), 0u);
+
+  EXPECT_NE(db.Find("volatile", kNow), nullptr);
+  EXPECT_NE(db.Find("volatile", kNow + 999), nullptr);
+  // The deadline is inclusive: at expire_ms the key is gone.
+  EXPECT_EQ(db.Find("volatile", kNow + 1000), nullptr);
+  EXPECT_EQ(db.expired_keys(), 1u);
+  EXPECT_EQ(db.size(), 1u);
+  EXPECT_EQ(db.expires_count(), 0u);
+  EXPECT_EQ(db.FindRaw("volatile"), nullptr) << "lazy expiry must delete, not just hide";
+  // Looking it up again is a plain miss, not a second expiry.
+  EXPECT_EQ(db.Find("volatile", kNow + 5000), nullptr);
+  EXPECT_EQ(db.expired_keys(), 1u);
+  // Keys without a deadline never expire.
+  EXPECT_NE(db.Find("persistent", INT64_MAX), nullptr);
+}
+
+TEST(Db, FindRawReturnsLogicallyExpiredKeys) {
+  Db db;
+  db.Insert("k", Str("v"), kNow - 1);
+  const Db::Entry* e = db.FindRaw("k");
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(Db::IsExpired(*e, kNow));
+  EXPECT_FALSE(Db::IsExpired(*e, kNow - 2));
+  EXPECT_EQ(db.size(), 1u);
+  EXPECT_EQ(db.expired_keys(), 0u);
+  // Erase removes a key whether expired or not, and does not count it as expired.
+  EXPECT_TRUE(db.Erase("k"));
+  EXPECT_EQ(db.expired_keys(), 0u);
+  EXPECT_EQ(db.expires_count(), 0u);
+}
+
+TEST(Db, ExpiredKeysCountsEveryLazyExpiry) {
+  Db db;
+  for (int i = 0; i < 50; i++) db.Insert("k" + std::to_string(i), Str("v"), kNow + i);
+  for (int i = 0; i < 50; i++)
+    EXPECT_EQ(db.Find("k" + std::to_string(i), kNow + 25) == nullptr, i <= 25) << i;
+  EXPECT_EQ(db.expired_keys(), 26u);  // deadlines kNow..kNow+25 have passed
+  EXPECT_EQ(db.size(), 24u);
+  EXPECT_EQ(db.expires_count(), 24u);
+}
+
+TEST(Db, SetExpireBookkeeping) {
+  Db db;
+  Db::Entry* a = db.Insert("a", Str("1"));
+  Db::Entry* b = db.Insert("b", Str("2"), kNow + 10);
+  EXPECT_EQ(db.expires_count(), 1u);
+  EXPECT_EQ(b->expire_ms, kNow + 10);
+
+  db.SetExpire(a, kNow + 100);
+  EXPECT_EQ(db.expires_count(), 2u);
+  EXPECT_TRUE(a->has_expire());
+  EXPECT_EQ(a->expire_ms, kNow + 100);
+
+  db.SetExpire(a, kNow + 200);  // changing a deadline does not count twice
+  EXPECT_EQ(db.expires_count(), 2u);
+  EXPECT_EQ(a->expire_ms, kNow + 200);
+
+  db.SetExpire(a, Db::kNoExpire);  // PERSIST
+  EXPECT_EQ(db.expires_count(), 1u);
+  EXPECT_FALSE(a->has_expire());
+  db.SetExpire(a, Db::kNoExpire);  // clearing twice is harmless
+  EXPECT_EQ(db.expires_count(), 1u);
+
+  EXPECT_TRUE(db.Erase("b"));  // erasing a volatile key drops its deadline
+  EXPECT_EQ(db.expires_count(), 0u);
+  EXPECT_EQ(db.size(), 1u);
+}
+
+TEST(Db, ClearEmptiesEverythingAndTheTableIsReusable) {
+  Db db;
+  for (int i = 0; i < 1000; i++)
+    db.Insert("k" + std::to_string(i), Str("v"), i % 2 ? kNow + 100 : Db::kNoExpire);
+  EXPECT_EQ(db.size(), 1000u);
+  EXPECT_EQ(db.expires_count(), 500u);
+  db.Clear();
+  EXPECT_EQ(db.size(), 0u);
+  EXPECT_EQ(db.expires_count(), 0u);
+  EXPECT_EQ(db.Find("k1", kNow), nullptr);
+  EXPECT_TRUE(AllKeys(db).empty());
+  std::mt19937_64 rng(1);
+  EXPECT_EQ(db.RandomEntry(rng), nullptr);
+  EXPECT_EQ(db.Scan(0, [](const Db::Entry&) { ADD_FAILURE() << "visited an entry"; }), 0u);
+
+  db.Insert("again", Str("x"));
+  EXPECT_EQ(ValueOf(db.Find("again", kNow)), "x");
+  EXPECT_EQ(db.size(), 1u);
+}
+
+TEST(Db, SwapExchangesContents) {
+  Db a, b;
+  for (int i = 0; i < 300; i++) a.Insert("a" + std::to_string(i), Str("A"));
+  a.Insert("vol", Str("V"), kNow + 100);
+  b.Insert("only-b", Str("B"));
+
+  a.Swap(b);
+  EXPECT_EQ(a.size(), 1u);
+  EXPECT_EQ(a.expires_count(), 0u);
+  EXPECT_EQ(ValueOf(a.Find("only-b", kNow)), "B");
+  EXPECT_EQ(a.Find("a0", kNow), nullptr);
+
+  EXPECT_EQ(b.size(), 301u);
+  EXPECT_EQ(b.expires_count(), 1u);
+  EXPECT_EQ(b.Find("only-b", kNow), nullptr);
+  for (int i = 0; i < 300; i++) EXPECT_EQ(ValueOf(b.Find("a" + std::to_string(i), kNow)), "A") << i;
+  EXPECT_EQ(ValueOf(b.Find("vol", kNow)), "V");
+
+  // Both stay fully usable after the swap (insertions, lazy expiry, erase).
+  a.Insert("new", Str("N"));
+  EXPECT_EQ(a.size(), 2u);
+  EXPECT_EQ(b.Find("vol", kNow + 100), nullptr);
+  EXPECT_EQ(b.expires_count(), 0u);
+  EXPECT_TRUE(b.Erase("a7"));
+  EXPECT_EQ(b.size(), 299u);
+
+  a.Swap(a);  // self-swap is a no-op
+  EXPECT_EQ(a.size(), 2u);
+  EXPECT_EQ(ValueOf(a.Find("new", kNow)), "N");
+}
+
+TEST(Db, RandomEntryReturnsMembers) {
+  Db db;
+  std::mt19937_64 rng(12345);
+  EXPECT_EQ(db.RandomEntry(rng), nullptr);
+
+  db.Insert("solo", Str("v"));
+  for (int i = 0; i < 20; i++) {
+    const Db::Entry* e = db.RandomEntry(rng);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->key, "solo");
+  }
+
+  std::unordered_set<std::string> keys;
+  for (int i = 0; i < 40; i++) {
+    std::string k = "member:" + std::to_string(i);
+    db.Insert(k, Str("v"));
+    keys.insert(k);
+  }
+  keys.insert("solo");
+  std::unordered_set<std::string> drawn;
+  for (int i = 0; i < 20000; i++) {
+    const Db::Entry* e = db.RandomEntry(rng);
+    ASSERT_NE(e, nullptr);
+    ASSERT_TRUE(keys.count(e->key)) << e->key;
+    drawn.insert(e->key);
+  }
+  // Every key has a fair chance: 20000 draws over 41 keys miss none.
+  EXPECT_EQ(drawn.size(), keys.size());
+}
+
+TEST(Db, RandomEntryAfterMostKeysAreErased) {
+  // A big sparse table (after erasures, before or after any shrink) still
+  // yields only live members.
+  Db db;
+  for (int i = 0; i < 5000; i++) db.Insert("k" + std::to_string(i), Str("v"));
+  for (int i = 0; i < 5000; i++)
+    if (i % 1000 != 0) db.Erase("k" + std::to_string(i));
+  ASSERT_EQ(db.size(), 5u);
+  std::mt19937_64 rng(7);
+  std::set<std::string> drawn;
+  for (int i = 0; i < 2000; i++) {
+    const Db::Entry* e = db.RandomEntry(rng);
+    ASSERT_NE(e, nullptr);
+    drawn.insert(e->key);
+  }
+  EXPECT_EQ(drawn, (std::set<std::string>{"k0", "k1000", "k2000", "k3000", "k4000"}));
+}
+
+TEST(Db, ActiveExpireDeletesOnlyExpiredKeys) {
+  Db db;
+  for (int i = 0; i < 300; i++) {
+    std::string k = "k" + std::to_string(i);
+    if (i % 3 == 0)
+      db.Insert(k, Str("persistent"));
+    else if (i % 3 == 1)
+      db.Insert(k, Str("past"), kNow - 1);
+    else
+      db.Insert(k, Str("future"), kNow + 60'000);
+  }
+  ASSERT_EQ(db.expires_count(), 200u);
+  size_t deleted = db.ActiveExpire(kNow, db.bucket_count());
+  EXPECT_EQ(deleted, 100u);
+  EXPECT_EQ(db.expired_keys(), 100u);
+  EXPECT_EQ(db.size(), 200u);
+  EXPECT_EQ(db.expires_count(), 100u);
+  for (int i = 0; i < 300; i++) {
+    const Db::Entry* e = db.FindRaw("k" + std::to_string(i));
+    if (i % 3 == 1) {
+      EXPECT_EQ(e, nullptr) << i;
+    } else {
+      ASSERT_NE(e, nullptr) << i;
+      EXPECT_EQ(e->value.str(), i % 3 == 0 ? "persistent" : "future");
+    }
+  }
+  // Nothing else is due: another full sweep deletes nothing.
+  EXPECT_EQ(db.ActiveExpire(kNow, db.bucket_count()), 0u);
+  // Once the remaining deadlines pass, a sweep takes them too.
+  EXPECT_EQ(db.ActiveExpire(kNow + 60'000, db.bucket_count()), 100u);
+  EXPECT_EQ(db.size(), 100u);
+  EXPECT_EQ(db.expires_count(), 0u);
+  EXPECT_EQ(db.expired_keys(), 200u);
+  EXPECT_EQ(db.ActiveExpire(INT64_MAX, db.bucket_count()), 0u);
+}
+
+TEST(Db, ActiveExpireInSmallStepsEventuallyCoversTheTable) {
+  Db db;
+  for (int i = 0; i < 1000; i++)
+    db.Insert("k" + std::to_string(i), Str("v"), i < 700 ? kNow - 5 : Db::kNoExpire);
+  size_t total = 0;
+  for (int round = 0; round < 100000 && db.expires_count() > 0; round++) {
+    size_t n = db.ActiveExpire(kNow, 3);
+    EXPECT_LE(n, 700u);
+    total += n;
+  }
+  EXPECT_EQ(total, 700u);
+  EXPECT_EQ(db.size(), 300u);
+  EXPECT_EQ(db.expires_count(), 0u);
+  EXPECT_EQ(db.expired_keys(), 700u);
+  for (int i = 700; i < 1000; i++) EXPECT_NE(db.FindRaw("k" + std::to_string(i)), nullptr) << i;
+}
+
+TEST(Db, ActiveExpireStepIsBounded) {
+  Db db;
+  for (int i = 0; i < 4096; i++) db.Insert("k" + std::to_string(i), Str("v"), kNow - 1);
+  size_t buckets = db.bucket_count();
+  ASSERT_GE(buckets, 4096u);
+  // One bucket per call: a call deletes at most that bucket's chain, never the whole table.
+  size_t n = db.ActiveExpire(kNow, 1);
+  EXPECT_LT(n, 100u);
+  EXPECT_EQ(db.size(), 4096u - n);
+}
+
+TEST(Db, GrowsAndShrinks) {
+  Db db;
+  size_t initial = db.bucket_count();
+  for (int i = 0; i < 10000; i++) db.Insert("k" + std::to_string(i), Str("v"));
+  size_t grown = db.bucket_count();
+  EXPECT_GT(grown, initial);
+  EXPECT_GE(grown, 10000u / 2) << "chains must stay short";
+  EXPECT_EQ(grown & (grown - 1), 0u) << "bucket count must be a power of two";
+  for (int i = 0; i < 10000; i++)
+    if (i >= 10) db.Erase("k" + std::to_string(i));
+  EXPECT_LT(db.bucket_count(), grown) << "the table never shrank";
+  EXPECT_EQ(db.bucket_count() & (db.bucket_count() - 1), 0u);
+  for (int i = 0; i < 10; i++) EXPECT_NE(db.Find("k" + std::to_string(i), kNow), nullptr) << i;
+  EXPECT_EQ(db.size(), 10u);
+}
+
+// 10k random operations checked against std::unordered_map, through phases that
+// grow the table and then shrink it.
+TEST(Db, RandomizedModelCheck) {
+  Db db;
+  std::unordered_map<std::string, std::string> model;
+  std::mt19937_64 rng(20240601);
+  size_t max_buckets = db.bucket_count();
+  size_t min_buckets_after_peak = SIZE_MAX;
+  auto key_of = [](uint64_t n) { return "key:" + std::to_string(n); };
+
+  const int kOps = 10000;
+  for (int op = 0; op < kOps; op++) {
+    // Phase 1 mostly inserts, phase 2 mostly erases, phase 3 is mixed.
+    int insert_pct = op < 4000 ? 75 : op < 8000 ? 15 : 45;
+    int erase_pct = op < 4000 ? 10 : op < 8000 ? 70 : 35;
+    int dice = static_cast<int>(rng() % 100);
+    std::string key = key_of(rng() % 4000);
+    if (dice < insert_pct) {
+      std::string value = "v" + std::to_string(rng() % 1000000);
+      Db::Entry* e = db.Find(key, kNow);
+      ASSERT_EQ(e != nullptr, model.count(key) == 1) << key;
+      if (e != nullptr) {
+        e->value.mutable_str() = value;  // overwrite, as SET does
+      } else {
+        Db::Entry* added = db.Insert(key, Str(value));
+        ASSERT_NE(added, nullptr);
+        ASSERT_EQ(added->key, key);
+      }
+      model[key] = value;
+    } else if (dice < insert_pct + erase_pct) {
+      // In phase 2 pick existing keys so that the table really empties.
+      if (op >= 4000 && op < 8000 && !model.empty()) {
+        key = db.RandomEntry(rng)->key;
+        ASSERT_EQ(model.count(key), 1u) << key;
+      }
+      bool erased = db.Erase(key);
+      ASSERT_EQ(erased, model.erase(key) == 1) << key;
+    } else {
+      Db::Entry* e = db.Find(key, kNow);
+      auto it = model.find(key);
+      if (it == model.end()) {
+        ASSERT_EQ(e, nullptr) << key;
+      } else {
+        ASSERT_NE(e, nullptr) << key;
+        ASSERT_EQ(e->value.str(), it->second) << key;
+      }
+    }
+    ASSERT_EQ(db.size(), model.size()) << "after op " << op;
+    if (db.bucket_count() >= max_buckets) {
+      max_buckets = db.bucket_count();
+      min_buckets_after_peak = SIZE_MAX;
+    } else {
+      min_buckets_after_peak = std::min(min_buckets_after_peak, db.bucket_count());
+    }
+
+    if (op % 500 == 499 || op == kOps - 1) {
+      for (const auto& [k, v] : model) {
+        const Db::Entry* e = db.FindRaw(k);
+        ASSERT_NE(e, nullptr) << k;
+        ASSERT_EQ(e->value.str(), v) << k;
+      }
+      std::multiset<std::string> keys = AllKeys(db);
+      ASSERT_EQ(keys.size(), model.size());
+      for (const std::string& k : keys) ASSERT_EQ(model.count(k), 1u) << k;
+    }
+  }
+  EXPECT_GE(max_buckets, 1024u) << "the model check never grew the table much";
+  EXPECT_LT(min_buckets_after_peak, max_buckets) << "the model check never shrank the table";
+  EXPECT_EQ(db.expires_count(), 0u);
+}
+
+// The same, with deadlines: lazy expiry, SetExpire and ActiveExpire against a model.
+TEST(Db, RandomizedModelCheckWithExpiry) {
+  Db db;
+  struct Item {
+    std::string value;
+    int64_t expire_ms;
+  };
+  std::unordered_map<std::string, Item> model;
+  std::mt19937_64 rng(99);
+  int64_t now = kNow;
+  uint64_t expected_expired = 0;
+  auto live = [&](const Item& it) { return it.expire_ms == Db::kNoExpire || it.expire_ms > now; };
+
+  for (int op = 0; op < 10000; op++) {
+    now += static_cast<int64_t>(rng() % 3);
+    std::string key = "k" + std::to_string(rng() % 1500);
+    int dice = static_cast<int>(rng() % 100);
+    if (dice < 40) {
+      Db::Entry* e = db.Find(key, now);
+      auto it = model.find(key);
+      if (it != model.end() && !live(it->second)) {
+        model.erase(it);
+        expected_expired++;
+        it = model.end();
+      }
+      ASSERT_EQ(e != nullptr, it != model.end()) << key;
+      int64_t deadline = rng() % 2 ? now + 1 + static_cast<int64_t>(rng() % 200) : Db::kNoExpire;
+      if (e == nullptr)
+        e = db.Insert(key, Str("v"), deadline);
+      else
+        db.SetExpire(e, deadline);
+      model[key] = Item{"v", deadline};
+    } else if (dice < 60) {
+      bool erased = db.Erase(key);
+      ASSERT_EQ(erased, model.erase(key) == 1) << key;
+    } else if (dice < 95) {
+      Db::Entry* e = db.Find(key, now);
+      auto it = model.find(key);
+      if (it != model.end() && !live(it->second)) {
+        model.erase(it);
+        expected_expired++;
+        it = model.end();
+      }
+      ASSERT_EQ(e != nullptr, it != model.end()) << key;
+    } else {
+      size_t n = db.ActiveExpire(now, 16);
+      size_t due = 0;
+      for (const auto& [k, v] : model) due += !live(v);
+      ASSERT_LE(n, due);
+      // Drop from the model exactly what the table dropped.
+      for (auto it = model.begin(); it != model.end();) {
+        if (!live(it->second) && db.FindRaw(it->first) == nullptr)
+          it = model.erase(it);
+        else
+          ++it;
+      }
+      expected_expired += n;
+    }
+    ASSERT_EQ(db.size(), model.size()) << "op " << op;
+    size_t with_deadline = 0;
+    for (const auto& [k, v] : model) with_deadline += v.expire_ms != Db::kNoExpire;
+    ASSERT_EQ(db.expires_count(), with_deadline) << "op " << op;
+    ASSERT_EQ(db.expired_keys(), expected_expired) << "op " << op;
+  }
+}
+
+TEST(DbScan, EmptyTableScanEndsAtOnce) {
+  Db db;
+  int visits = 0;
+  EXPECT_EQ(db.Scan(0, [&](const Db::Entry&) { visits++; }), 0u);
+  EXPECT_EQ(visits, 0);
+}
+
+TEST(DbScan, StaticTableVisitsEveryKeyExactlyOnce) {
+  Db db;
+  for (int i = 0; i < 1000; i++) db.Insert("k" + std::to_string(i), Str("v"));
+  std::vector<std::string> seen = FullScan(db, [](uint64_t) {});
+  std::multiset<std::string> counted(seen.begin(), seen.end());
+  EXPECT_EQ(seen.size(), 1000u);
+  for (int i = 0; i < 1000; i++) EXPECT_EQ(counted.count("k" + std::to_string(i)), 1u) << i;
+}
+
+TEST(DbScan, VisitsExpiredEntriesToo) {
+  Db db;
+  db.Insert("dead", Str("v"), kNow - 1);
+  db.Insert("alive", Str("v"));
+  std::vector<std::string> seen = FullScan(db, [](uint64_t) {});
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"alive", "dead"}));
+}
+
+TEST(DbScan, KeysPresentThroughoutAreReturnedWhileTheTableGrows) {
+  Db db;
+  std::vector<std::string> stable;
+  for (int i = 0; i < 200; i++) {
+    stable.push_back("stable:" + std::to_string(i));
+    db.Insert(stable.back(), Str("v"));
+  }
+  size_t start_buckets = db.bucket_count();
+  int added = 0, steps = 0;
+  // Growth is bounded: a table that grows by a fixed amount every step forever
+  // would keep a reverse-binary scan from ever finishing.
+  std::vector<std::string> seen = FullScan(db, [&](uint64_t) {
+    if (++steps > 100) return;
+    for (int j = 0; j < 40; j++) db.Insert("new:" + std::to_string(added++), Str("v"));
+  });
+  EXPECT_GE(db.bucket_count(), start_buckets * 8) << "the table did not grow during the scan";
+  std::unordered_set<std::string> got(seen.begin(), seen.end());
+  for (const std::string& k : stable) EXPECT_TRUE(got.count(k)) << "missed " << k;
+}
+
+TEST(DbScan, KeysPresentThroughoutAreReturnedWhileTheTableShrinks) {
+  Db db;
+  std::vector<std::string> stable, doomed;
+  for (int i = 0; i < 20000; i++) {
+    std::string k = "k" + std::to_string(i);
+    if (i % 100 == 0)
+      stable.push_back(k);
+    else
+      doomed.push_back(k);
+    db.Insert(k, Str("v"));
+  }
+  size_t start_buckets = db.bucket_count();
+  size_t next = 0;
+  std::vector<std::string> seen = FullScan(db, [&](uint64_t) {
+    for (int j = 0; j < 300 && next < doomed.size(); j++) db.Erase(doomed[next++]);
+  });
+  EXPECT_LE(db.bucket_count() * 8, start_buckets) << "the table did not shrink during the scan";
+  std::unordered_set<std::string> got(seen.begin(), seen.end());
+  for (const std::string& k : stable) EXPECT_TRUE(got.count(k)) << "missed " << k;
+}
+
+TEST(DbScan, KeysPresentThroughoutAreReturnedThroughGrowAndShrink) {
+  // Many seeds and step sizes: grow hard for a while, then shrink hard, while
+  // a set of stable keys must always come back.
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    Db db;
+    std::mt19937_64 rng(seed);
+    std::vector<std::string> stable;
+    for (int i = 0; i < 64; i++) {
+      stable.push_back("s" + std::to_string(seed) + ":" + std::to_string(i));
+      db.Insert(stable.back(), Str("v"));
+    }
+    std::vector<std::string> churn;
+    int counter = 0;
+    size_t steps = 0;
+    size_t max_buckets = db.bucket_count(), min_after = SIZE_MAX;
+    std::vector<std::string> seen = FullScan(db, [&](uint64_t) {
+      steps++;
+      if (steps < 20 + seed) {
+        size_t n = 1 + rng() % 500;
+        for (size_t j = 0; j < n; j++) {
+          churn.push_back("c" + std::to_string(counter++));
+          db.Insert(churn.back(), Str("v"));
+        }
+      } else {
+        size_t n = 1 + rng() % 800;
+        for (size_t j = 0; j < n && !churn.empty(); j++) {
+          size_t pick = rng() % churn.size();
+          std::swap(churn[pick], churn.back());
+          db.Erase(churn.back());
+          churn.pop_back();
+        }
+      }
+      if (db.bucket_count() >= max_buckets) {
+        max_buckets = db.bucket_count();
+        min_after = SIZE_MAX;
+      } else {
+        min_after = std::min(min_after, db.bucket_count());
+      }
+    });
+    std::unordered_set<std::string> got(seen.begin(), seen.end());
+    for (const std::string& k : stable)
+      EXPECT_TRUE(got.count(k)) << "seed " << seed << " missed " << k;
+    EXPECT_GT(max_buckets, 64u) << "seed " << seed;
+  }
+}
+
+TEST(DbScan, CursorFromABiggerTableStillWorksAfterShrink) {
+  // A client may hold a cursor issued against a larger table; every key of
+  // the now-smaller table must still be reachable from it onward or before it.
+  Db db;
+  for (int i = 0; i < 4096; i++) db.Insert("k" + std::to_string(i), Str("v"));
+  std::unordered_set<std::string> got;
+  uint64_t cursor = 0;
+  for (int i = 0; i < 100; i++)
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(e.key); });
+  ASSERT_NE(cursor, 0u);
+  for (int i = 16; i < 4096; i++) db.Erase("k" + std::to_string(i));
+  do {
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(e.key); });
+  } while (cursor != 0);
+  for (int i = 0; i < 16; i++) EXPECT_TRUE(got.count("k" + std::to_string(i))) << i;
+}
+
+}  // namespace
+}  // namespace peregrine
