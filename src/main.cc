@@ -18,6 +18,8 @@
 
 namespace {
 
+peregrine::Server* g_server = nullptr;
+
 void PrintVersion() {
   std::printf("Peregrine server v=%s redis_compat=7.2.4 malloc=libc bits=64\n", PEREGRINE_VERSION);
 }
@@ -143,7 +145,11 @@ int main(int argc, char** argv) {
     executable = exe;
     std::free(exe);
   }
-  Server server(config, config_file, executable);
+  // The server is deliberately never destroyed: as Redis does, the process
+  // exits without freeing the dataset key by key, which with millions of keys
+  // would only delay the exit. The global keeps it reachable for LeakSanitizer.
+  g_server = new Server(config, config_file, executable);
+  Server& server = *g_server;
   SetLogLevel(LogLevel::kNotice);
   server.ApplyRuntimeConfig();
   LOG_NOTICE("Peregrine %s starting, pid=%d", PEREGRINE_VERSION, static_cast<int>(getpid()));

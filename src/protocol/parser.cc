@@ -38,10 +38,44 @@ RequestParser::Result RequestParser::Done(const char* data, size_t consumed) {
   return Result::kCommand;
 }
 
+// The fast path: a well-formed multibulk command that is entirely in the
+// buffer (nearly every request of a pipeline) is parsed in one pass with no
+// state kept. Anything else — incomplete, malformed, unusual — returns false
+// having changed nothing that matters, and the general path takes over.
+bool RequestParser::ParseWholeCommand(const char* data, size_t len) {
+  const char* p = data + 1;
+  const char* const end = data + len;
+  // Reads "<digits>\r\n": at most 18 digits, no leading zero.
+  auto read_number = [&p, end](int64_t* out) {
+    const char* start = p;
+    int64_t v = 0;
+    while (p < end && static_cast<unsigned char>(*p - '0') < 10) v = v * 10 + (*p++ - '0');
+    const size_t digits = static_cast<size_t>(p - start);
+    if (digits == 0 || digits > 18 || (digits > 1 && *start == '0') || end - p < 2 || *p != '\r') return false;
+    p += 2;
+    *out = v;
+    return true;
+  };
+  int64_t count;
+  if (!read_number(&count) || count <= 0) return false;
+  args_.clear();
+  for (int64_t i = 0; i < count; i++) {
+    int64_t n;
+    if (p >= end || *p++ != '$' || !read_number(&n) || static_cast<uint64_t>(n) > limits_.max_bulk_len ||
+        end - p < n + 2)
+      return false;
+    args_.emplace_back(p, static_cast<size_t>(n));
+    p += n + 2;
+  }
+  consumed_ = static_cast<size_t>(p - data);
+  return true;
+}
+
 RequestParser::Result RequestParser::Parse(const char* data, size_t len) {
   bytes_needed_ = 0;
   if (mode_ == Mode::kStart) {
     if (len == 0) return Result::kNeedMore;
+    if (data[0] == '*' && ParseWholeCommand(data, len)) return Result::kCommand;
     mode_ = data[0] == '*' ? Mode::kMultibulk : Mode::kInline;
     if (mode_ == Mode::kMultibulk) pos_ = 0;
   }
@@ -63,55 +97,77 @@ RequestParser::Result RequestParser::ParseInline(const char* data, size_t len) {
   return Done(data, consumed);
 }
 
+namespace {
+
+enum class Header { kOk, kNeedMore, kTooBig, kInvalid };
+
+// Reads the decimal after the type byte of a "*<n>\r\n" or "$<n>\r\n" line
+// starting at p (avail bytes available). On kOk, *value is the number and
+// *consumed the length of the whole line including "\r\n".
+Header ReadHeader(const char* p, size_t avail, int64_t* value, size_t* consumed) {
+  // Fast path: a positive number without leading zeros, up to 18 digits (no
+  // overflow possible), directly followed by "\r\n" — every well-formed request.
+  size_t i = 1;
+  if (i < avail && p[i] >= '1' && p[i] <= '9') {
+    int64_t v = 0;
+    while (i < avail && i <= 18 && static_cast<unsigned char>(p[i] - '0') < 10) v = v * 10 + (p[i++] - '0');
+    if (i + 1 < avail && p[i] == '\r') {
+      *value = v;
+      *consumed = i + 2;  // as Redis, the byte after '\r' is taken to be '\n'
+      return Header::kOk;
+    }
+    if (i >= avail || (p[i] == '\r' && i + 1 >= avail)) return Header::kNeedMore;
+  }
+  // Anything else: find the '\r' and apply Redis's integer rules exactly.
+  const char* cr = static_cast<const char*>(std::memchr(p, '\r', avail));
+  if (cr == nullptr) return avail > RequestParser::kMaxInlineSize ? Header::kTooBig : Header::kNeedMore;
+  size_t line = static_cast<size_t>(cr - p);
+  if (line > RequestParser::kMaxInlineSize) return Header::kTooBig;
+  if (line + 2 > avail) return Header::kNeedMore;  // the '\n' has not arrived
+  if (!ParseInt64(std::string_view(p + 1, line - 1), value)) return Header::kInvalid;
+  *consumed = line + 2;
+  return Header::kOk;
+}
+
+}  // namespace
+
 RequestParser::Result RequestParser::ParseMultibulk(const char* data, size_t len) {
   if (pos_ == 0) {
-    // "*<count>\r\n"
-    const char* cr = static_cast<const char*>(std::memchr(data, '\r', len));
-    if (cr == nullptr) {
-      if (len > kMaxInlineSize) return Fail("ERR Protocol error: too big mbulk count string");
-      return Result::kNeedMore;
-    }
-    size_t line = static_cast<size_t>(cr - data);
-    if (line > kMaxInlineSize) return Fail("ERR Protocol error: too big mbulk count string");
-    if (line + 2 > len) return Result::kNeedMore;  // the '\n' has not arrived
     int64_t count;
-    if (!ParseInt64(std::string_view(data + 1, line - 1), &count) || count > INT_MAX)
-      return Fail("ERR Protocol error: invalid multibulk length");
-    pos_ = line + 2;
-    if (count <= 0) {
-      offsets_.clear();
-      return Done(data, pos_);
+    size_t consumed;
+    switch (ReadHeader(data, len, &count, &consumed)) {
+      case Header::kNeedMore: return Result::kNeedMore;
+      case Header::kTooBig: return Fail("ERR Protocol error: too big mbulk count string");
+      case Header::kInvalid: return Fail("ERR Protocol error: invalid multibulk length");
+      case Header::kOk: break;
     }
-    remaining_ = count;
+    if (count > INT_MAX) return Fail("ERR Protocol error: invalid multibulk length");
+    pos_ = consumed;
     offsets_.clear();
+    if (count <= 0) return Done(data, pos_);
+    remaining_ = count;
     // Reserve for what is claimed only up to a bound: the count is not trusted.
     offsets_.reserve(static_cast<size_t>(std::min<int64_t>(count, 1024)));
   }
   while (remaining_ > 0) {
     if (bulk_len_ < 0) {
-      // "$<len>\r\n"
       if (pos_ >= len) return Result::kNeedMore;
       const char* start = data + pos_;
-      const char* cr = static_cast<const char*>(std::memchr(start, '\r', len - pos_));
-      if (cr == nullptr) {
-        if (len - pos_ > kMaxInlineSize) return Fail("ERR Protocol error: too big bulk count string");
-        return Result::kNeedMore;
-      }
-      size_t line = static_cast<size_t>(cr - start);
-      if (line > kMaxInlineSize) return Fail("ERR Protocol error: too big bulk count string");
-      if (pos_ + line + 2 > len) return Result::kNeedMore;
+      int64_t n;
+      size_t consumed;
+      Header h = ReadHeader(start, len - pos_, &n, &consumed);
+      if (h == Header::kNeedMore) return Result::kNeedMore;
+      if (h == Header::kTooBig) return Fail("ERR Protocol error: too big bulk count string");
       if (start[0] != '$') {
         std::string msg = "ERR Protocol error: expected '$', got '";
         msg.push_back(start[0]);
         msg += "'";
         return Fail(std::move(msg));
       }
-      int64_t n;
-      if (!ParseInt64(std::string_view(start + 1, line - 1), &n) || n < 0 ||
-          static_cast<uint64_t>(n) > limits_.max_bulk_len)
+      if (h == Header::kInvalid || n < 0 || static_cast<uint64_t>(n) > limits_.max_bulk_len)
         return Fail("ERR Protocol error: invalid bulk length");
       bulk_len_ = n;
-      pos_ += line + 2;
+      pos_ += consumed;
     }
     size_t need = pos_ + static_cast<size_t>(bulk_len_) + 2;
     if (need > len) {

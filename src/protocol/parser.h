@@ -61,6 +61,7 @@ class RequestParser {
  private:
   enum class Mode : uint8_t { kStart, kMultibulk, kInline };
 
+  bool ParseWholeCommand(const char* data, size_t len);
   Result ParseMultibulk(const char* data, size_t len);
   Result ParseInline(const char* data, size_t len);
   Result Fail(std::string msg);

@@ -1,7 +1,7 @@
 // The command table (see command.h).
 #include "server/command.h"
 
-#include <cctype>
+#include <cstring>
 
 namespace peregrine {
 
@@ -34,35 +34,51 @@ void CommandTable::Register(CommandSpec spec) {
     sub.parent = owned.get();
     sub.fullname = owned->fullname + "|" + std::string(sub.name);
   }
-  by_name_.emplace(owned->fullname, owned.get());
   commands_.push_back(std::move(owned));
+  Rebuild();
 }
 
-namespace {
-// Lowercases `name` into buf; returns false if it cannot be a command name.
-bool LowerName(std::string_view name, char* buf, size_t cap, std::string_view* out) {
-  if (name.size() > cap) return false;
-  for (size_t i = 0; i < name.size(); i++)
-    buf[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
-  *out = std::string_view(buf, name.size());
-  return true;
+uint32_t CommandTable::LowerAndHash(std::string_view name, char* buf) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (size_t i = 0; i < name.size(); i++) {
+    char c = name[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
+    buf[i] = c;
+    h = (h ^ static_cast<uint8_t>(c)) * 16777619u;
+  }
+  return h;
 }
-}  // namespace
+
+void CommandTable::Rebuild() {
+  size_t size = 16;
+  while (size < commands_.size() * 4) size *= 2;
+  slots_.assign(size, nullptr);
+  mask_ = size - 1;
+  char buf[kMaxNameLength];
+  for (const auto& cmd : commands_) {
+    size_t slot = LowerAndHash(cmd->name, buf) & mask_;
+    while (slots_[slot] != nullptr) slot = (slot + 1) & mask_;
+    slots_[slot] = cmd.get();
+  }
+}
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
-  char buf[64];
-  std::string_view lower;
-  if (!LowerName(name, buf, sizeof(buf), &lower)) return nullptr;
-  auto it = by_name_.find(lower);
-  return it == by_name_.end() ? nullptr : it->second;
+  if (name.size() > kMaxNameLength || slots_.empty()) return nullptr;
+  char lower[kMaxNameLength];
+  for (size_t slot = LowerAndHash(name, lower) & mask_;; slot = (slot + 1) & mask_) {
+    const CommandSpec* cmd = slots_[slot];
+    if (cmd == nullptr) return nullptr;
+    if (cmd->name.size() == name.size() && std::memcmp(cmd->name.data(), lower, name.size()) == 0) return cmd;
+  }
 }
 
 const CommandSpec* CommandTable::FindSubcommand(const CommandSpec& parent, std::string_view name) {
-  char buf[64];
-  std::string_view lower;
-  if (!LowerName(name, buf, sizeof(buf), &lower)) return nullptr;
+  if (name.size() > kMaxNameLength) return nullptr;
+  char lower[kMaxNameLength];
+  LowerAndHash(name, lower);
+  std::string_view l(lower, name.size());
   for (const CommandSpec& sub : parent.subcommands)
-    if (sub.name == lower) return &sub;
+    if (sub.name == l) return &sub;
   return nullptr;
 }
 

@@ -9,7 +9,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace peregrine {
@@ -120,12 +119,16 @@ class CommandTable {
   const std::vector<std::unique_ptr<CommandSpec>>& all() const { return commands_; }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
+  static constexpr size_t kMaxNameLength = 64;
+  // Lowercases `name` into buf (kMaxNameLength bytes) and returns its hash.
+  static uint32_t LowerAndHash(std::string_view name, char* buf);
+  void Rebuild();
+
   std::vector<std::unique_ptr<CommandSpec>> commands_;
-  std::unordered_map<std::string, CommandSpec*, Hash, std::equal_to<>> by_name_;
+  // Open addressing over lowercase names: the lookup runs for every request,
+  // so it lowercases and hashes in one pass and never allocates.
+  std::vector<const CommandSpec*> slots_;
+  size_t mask_ = 0;
 };
 
 // Names of flags and categories as COMMAND INFO prints them.
