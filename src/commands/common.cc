@@ -30,15 +30,6 @@ bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
   return true;
 }
 
-Db::Entry* LookupRead(CommandContext& ctx, std::string_view key) {
-  Db::Entry* e = ctx.db().Find(key, ctx.now_ms);
-  if (e != nullptr)
-    ctx.shard.stats().keyspace_hits++;
-  else
-    ctx.shard.stats().keyspace_misses++;
-  return e;
-}
-
 void ReplyInvalidExpire(CommandContext& ctx) {
   std::string name = ctx.client.last_cmd ? ctx.client.last_cmd->fullname : "";
   ctx.reply.Error("ERR invalid expire time in '" + name + "' command");

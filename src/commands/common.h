@@ -10,6 +10,7 @@
 #include "core/db.h"
 #include "protocol/reply.h"
 #include "server/command.h"
+#include "server/client.h"
 #include "server/shard.h"
 
 namespace peregrine {
@@ -41,11 +42,20 @@ bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out,
 // if it is not an integer or out of range.
 bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out);
 
-// Key lookup for a read: expires lazily and counts a keyspace hit or miss.
-Db::Entry* LookupRead(CommandContext& ctx, std::string_view key);
 // Key lookup for a write: expires lazily, no statistics.
 inline Db::Entry* LookupWrite(CommandContext& ctx, std::string_view key) {
+  if (key.data() == ctx.hinted_key.data() && key.size() == ctx.hinted_key.size())
+    return ctx.db().Find(key, ctx.hinted_hash, ctx.now_ms);
   return ctx.db().Find(key, ctx.now_ms);
+}
+// Key lookup for a read: expires lazily and counts a keyspace hit or miss.
+inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key) {
+  Db::Entry* e = LookupWrite(ctx, key);
+  if (e != nullptr)
+    ctx.shard.stats().keyspace_hits++;
+  else
+    ctx.shard.stats().keyspace_misses++;
+  return e;
 }
 
 // "ERR invalid expire time in '<command>' command".

@@ -33,15 +33,16 @@ uint64_t Db::NextCursor(uint64_t cursor, uint64_t mask) {
   return ReverseBits(cursor);
 }
 
-Db::Entry* Db::FindRaw(std::string_view key) const {
-  uint64_t h = Hash(key);
+Db::Entry* Db::FindRaw(std::string_view key, uint64_t h) const {
   for (Entry* e = buckets_[h & (nbuckets_ - 1)]; e != nullptr; e = e->next)
     if (e->hash == h && e->key == key) return e;
   return nullptr;
 }
 
-Db::Entry* Db::Find(std::string_view key, int64_t now_ms) {
-  Entry* e = FindRaw(key);
+Db::Entry* Db::Find(std::string_view key, int64_t now_ms) { return Find(key, Hash(key), now_ms); }
+
+Db::Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
+  Entry* e = FindRaw(key, hash);
   if (e != nullptr && IsExpired(*e, now_ms)) {
     Unlink(e);
     expired_keys_++;

@@ -45,7 +45,22 @@ class Db {
   Entry* Find(std::string_view key, int64_t now_ms);
 
   // Looks `key` up without expiring it (also returns logically expired keys).
-  Entry* FindRaw(std::string_view key) const;
+  Entry* FindRaw(std::string_view key) const { return FindRaw(key, Hash(key)); }
+  // The same with the key's hash already computed (see Hash()).
+  Entry* FindRaw(std::string_view key, uint64_t hash) const;
+  Entry* Find(std::string_view key, uint64_t hash, int64_t now_ms);
+
+  // The hash the table uses for a key.
+  static uint64_t Hash(std::string_view key);
+
+  // Prefetching for a batch of lookups (a pipeline): PrefetchBucket() for
+  // every key first, then PrefetchEntry() for every hash, then the lookups;
+  // the cache misses of the whole batch then overlap instead of adding up.
+  void PrefetchBucket(uint64_t hash) const { __builtin_prefetch(&buckets_[hash & (nbuckets_ - 1)]); }
+  void PrefetchEntry(uint64_t hash) const {
+    const Entry* head = buckets_[hash & (nbuckets_ - 1)];
+    if (head != nullptr) __builtin_prefetch(head);
+  }
 
   // Adds a key that must not exist (check with Find first).
   Entry* Insert(std::string_view key, Value value, int64_t expire_ms = kNoExpire);
@@ -99,7 +114,6 @@ class Db {
 
  private:
   static uint64_t NextCursor(uint64_t cursor, uint64_t mask);
-  static uint64_t Hash(std::string_view key);
   void Resize(size_t nbuckets);
   void MaybeShrink();
   void Unlink(Entry* e);

@@ -28,6 +28,7 @@ RequestParser::Result RequestParser::Fail(std::string msg) {
 
 RequestParser::Result RequestParser::Done(const char* data, size_t consumed) {
   args_.clear();
+  inline_command_ = mode_ == Mode::kInline;
   if (mode_ == Mode::kMultibulk) {
     for (auto [off, n] : offsets_) args_.emplace_back(data + off, n);
   } else {
@@ -68,6 +69,7 @@ bool RequestParser::ParseWholeCommand(const char* data, size_t len) {
     p += n + 2;
   }
   consumed_ = static_cast<size_t>(p - data);
+  inline_command_ = false;
   return true;
 }
 

@@ -47,6 +47,10 @@ class RequestParser {
   std::span<const std::string_view> args() const { return args_; }
   size_t consumed() const { return consumed_; }
 
+  // After kCommand: true if it was an inline command, whose arguments live in
+  // the parser (not in the caller's buffer) and are gone at the next Parse.
+  bool inline_command() const { return inline_command_; }
+
   // After kError: the error reply text, e.g. "ERR Protocol error: invalid bulk length".
   const std::string& error() const { return error_; }
 
@@ -74,6 +78,7 @@ class RequestParser {
   int64_t bulk_len_ = -1;     // length of the bulk being read, -1 if header pending
   size_t bytes_needed_ = 0;
   size_t consumed_ = 0;
+  bool inline_command_ = false;
   std::vector<std::pair<size_t, size_t>> offsets_;  // (offset, length) per argument
   std::vector<std::string_view> args_;
   std::vector<std::string> inline_args_;

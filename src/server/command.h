@@ -65,6 +65,10 @@ struct CommandContext {
   std::span<const std::string_view> args;
   ReplyWriter& reply;
   int64_t now_ms;  // wall clock, fixed for the whole command (as Redis's cached mstime)
+  // The first key's hash, computed ahead when the command was prefetched
+  // (empty hinted_key if not): lookups of that key skip hashing it again.
+  std::string_view hinted_key = {};
+  uint64_t hinted_hash = 0;
 
   Db& db();  // the client's selected database on `shard`
 };

@@ -277,7 +277,64 @@ void Server::ReadFromClient(Client& c) {
 
 void Server::ProcessInput(Client& c) {
   while (!c.closed && !c.close_after_reply && !c.in.empty()) {
-    RequestParser::Result r = c.parser.Parse(c.in.data(), c.in.size());
+    // 1. Parse ahead every complete command (up to kMaxBatch) without running
+    //    any: their arguments are views into c.in, which nothing changes until
+    //    the batch has run.
+    batch_.clear();
+    batch_args_.clear();
+    size_t offset = 0;
+    RequestParser::Result r = RequestParser::Result::kCommand;
+    while (batch_.size() < kMaxBatch && offset < c.in.size()) {
+      r = c.parser.Parse(c.in.data() + offset, c.in.size() - offset);
+      if (r != RequestParser::Result::kCommand) break;
+      auto args = c.parser.args();
+      if (c.parser.inline_command() && !args.empty()) {
+        // Inline arguments live in the parser: run it alone, first in a batch.
+        if (!batch_.empty()) break;
+        ExecuteCommand(c, args, commands_.Find(args[0]), {}, 0);
+        if (c.closed) return;
+        c.in.Consume(c.parser.consumed());
+        offset = 0;
+        if (c.close_after_reply) break;
+        continue;
+      }
+      BatchedCommand b{nullptr, static_cast<uint32_t>(batch_args_.size()), static_cast<uint32_t>(args.size()),
+                       c.parser.consumed(), {}, 0};
+      batch_args_.insert(batch_args_.end(), args.begin(), args.end());
+      if (!args.empty()) {
+        b.cmd = commands_.Find(args[0]);
+        if (b.cmd != nullptr && b.cmd->first_key > 0 && static_cast<size_t>(b.cmd->first_key) < args.size()) {
+          b.key = args[static_cast<size_t>(b.cmd->first_key)];
+          b.key_hash = Db::Hash(b.key);
+        }
+      }
+      batch_.push_back(b);
+      offset += b.consumed;
+    }
+    if (batch_.empty() && r == RequestParser::Result::kCommand) continue;  // only inline commands ran
+
+    // 2. Prefetch: every bucket, then every chain head, so that the misses
+    //    overlap. Only worth it when there is more than one command.
+    if (batch_.size() > 1) {
+      Db& db = shards_[0]->db(c.db);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.empty()) db.PrefetchBucket(b.key_hash);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.empty()) db.PrefetchEntry(b.key_hash);
+    }
+
+    // 3. Run the batch in order.
+    for (const BatchedCommand& b : batch_) {
+      if (c.close_after_reply) break;
+      if (b.nargs > 0) {
+        std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
+        ExecuteCommand(c, args, b.cmd, b.key, b.key_hash);
+        if (c.closed) return;
+      }
+      c.in.Consume(b.consumed);
+    }
+    if (c.close_after_reply) break;
+
     if (r == RequestParser::Result::kNeedMore) break;
     if (r == RequestParser::Result::kError) {
       ReplyWriter reply(&c.out, c.resp, this);
@@ -288,9 +345,6 @@ void Server::ProcessInput(Client& c) {
       c.close_after_reply = true;
       break;
     }
-    if (!c.parser.args().empty()) ExecuteCommand(c, c.parser.args());
-    if (c.closed) return;
-    c.in.Consume(c.parser.consumed());
   }
   if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
   if (!c.out.empty() || c.close_after_reply) QueueWrite(c);
@@ -304,9 +358,9 @@ std::string Upper(std::string_view s) {
 }
 }  // namespace
 
-void Server::ExecuteCommand(Client& c, std::span<const std::string_view> args) {
+void Server::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                            std::string_view hinted_key, uint64_t key_hash) {
   ReplyWriter reply(&c.out, c.resp, this);
-  const CommandSpec* cmd = commands_.Find(args[0]);
   if (cmd == nullptr) {
     std::string list;
     for (size_t i = 1; i < args.size() && list.size() < 128; i++) {
@@ -338,7 +392,7 @@ void Server::ExecuteCommand(Client& c, std::span<const std::string_view> args) {
   // cross-shard routing and atomicity arrive with threads (issue #5).
   Shard& shard = *shards_[0];
   const uint64_t t0 = CycleClock::Now();
-  CommandContext ctx{*this, c, shard, args, reply, loop_.MsAt(t0)};
+  CommandContext ctx{*this, c, shard, args, reply, loop_.MsAt(t0), hinted_key, key_hash};
   c.last_cmd = cmd;
   current_client_ = &c;
   const uint64_t errors_before = stats_.total_error_replies;

@@ -91,7 +91,10 @@ class Server : public ErrorSink {
 
   void ReadFromClient(Client& c);
   void ProcessInput(Client& c);
-  void ExecuteCommand(Client& c, std::span<const std::string_view> args);
+  // `cmd` is the top-level command already looked up for args[0] (nullptr if
+  // unknown); `key_hash` the hash of its first key when prefetched.
+  void ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                      std::string_view hinted_key, uint64_t key_hash);
   void QueueWrite(Client& c);
   void FlushClient(Client& c);
   void FlushPendingWrites();
@@ -110,6 +113,20 @@ class Server : public ErrorSink {
   std::unique_ptr<SignalWatcher> signals_;
   std::map<uint64_t, std::unique_ptr<Client>> clients_;
   std::vector<Client*> pending_writes_;
+
+  // A pipeline batch: commands parsed ahead of execution so that their keys'
+  // cache misses can be prefetched together (reused between batches).
+  struct BatchedCommand {
+    const CommandSpec* cmd;
+    uint32_t first_arg;
+    uint32_t nargs;
+    size_t consumed;
+    std::string_view key;  // first key, empty if none
+    uint64_t key_hash;
+  };
+  static constexpr size_t kMaxBatch = 32;
+  std::vector<BatchedCommand> batch_;
+  std::vector<std::string_view> batch_args_;
   std::vector<std::unique_ptr<Client>> to_free_;
   uint64_t next_client_id_ = 1;
   Client* current_client_ = nullptr;  // the client whose command is running
