@@ -59,9 +59,14 @@ std::string RandomHex(size_t n) {
 }
 
 constexpr size_t kReadChunk = 16 * 1024;
-// Reply buffers larger than this are freed once drained, so that one big
-// reply does not pin memory for the life of the connection.
-constexpr size_t kIdleBufferKeep = 64 * 1024;
+// Buffers larger than this are freed as soon as they drain, so that one huge
+// request or reply does not pin memory for the life of the connection.
+// Smaller ones are kept while the client is active (re-growing a reply
+// buffer for every pipeline batch of large values costs reallocs and, past
+// glibc's mmap threshold, mmap/munmap calls) and freed by the cron once the
+// client has been idle for a while.
+constexpr size_t kIdleBufferKeep = 1024 * 1024;
+constexpr int64_t kIdleBufferFreeMs = 2000;
 }  // namespace
 
 Server::Server(Config config, std::string config_file, std::string executable)
@@ -497,9 +502,12 @@ void Server::Cron() {
   std::vector<Client*> idle;
   for (auto& [id, c] : clients_) {
     const int64_t idle_ms = now - c->last_interaction_ms;
-    // A client idle for a while gives back its read buffer, so that thousands
-    // of idle connections do not hold 16 KB each.
-    if (idle_ms > 2000 && c->in.empty()) c->in.ShrinkIfIdle(0);
+    // A client idle for a while gives back its buffers, so that thousands of
+    // idle connections do not hold 16 KB each.
+    if (idle_ms > kIdleBufferFreeMs) {
+      if (c->in.empty()) c->in.ShrinkIfIdle(0);
+      if (c->out.empty()) c->out.ShrinkIfIdle(0);
+    }
     if (config_.timeout > 0 && idle_ms > static_cast<int64_t>(config_.timeout) * 1000) idle.push_back(c.get());
   }
   if (!idle.empty()) {
