@@ -11,11 +11,13 @@ JOBS       ?= $(shell nproc)
 ARGS       ?=
 
 # What building and running need.
-BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev
+BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev libmimalloc-dev
 # What the tests and benchmarks need besides: the real Redis to compare with.
 TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
+# What the benchmarks need on top.
+BENCH_PACKAGES := valgrind libbenchmark-dev util-linux
 
-.PHONY: all deps test-deps pydeps build run test unit-test integration-test clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke bench bench-instr microbench clean
 
 all: build
 
@@ -42,6 +44,10 @@ deps:
 test-deps:
 	$(call install_packages,$(TEST_PACKAGES))
 
+bench-deps: pydeps
+	$(call install_packages,$(BENCH_PACKAGES))
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r bench/requirements.txt
+
 # Python test tools from PyPI, in a virtualenv of the project's own.
 pydeps: test-deps $(VENV)/.installed
 $(VENV)/.installed: tests/requirements.txt
@@ -65,7 +71,26 @@ unit-test: build
 integration-test: build pydeps
 	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine $(VENV)/bin/python -m pytest tests -q
 
-test: unit-test integration-test
+# A few seconds: the benchmark harness still runs end to end (not a measurement).
+bench-smoke: build pydeps
+	$(VENV)/bin/python bench/run_bench.py --smoke $(abspath $(BUILD))/peregrine
+
+test: unit-test integration-test bench-smoke
+
+# Peregrine against redis-server side by side (about 10 minutes); writes
+# docs/benchmarks.md and the plots beside it.
+bench: build bench-deps
+	$(VENV)/bin/python bench/run_bench.py $(abspath $(BUILD))/peregrine
+
+# Instructions per GET and per SET for both servers under callgrind.
+bench-instr: build bench-deps
+	$(VENV)/bin/python bench/instr.py $(abspath $(BUILD))/peregrine
+
+# Google Benchmark microbenchmarks (parser, reply writer).
+microbench: bench-deps
+	cmake -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DPEREGRINE_TESTS=OFF -DPEREGRINE_BENCH=ON
+	cmake --build build/bench -j $(JOBS) --target peregrine_microbench
+	taskset -c 0 build/bench/peregrine_microbench
 
 clean:
 	rm -rf build

@@ -20,8 +20,12 @@ namespace {
 
 peregrine::Server* g_server = nullptr;
 
+#ifndef PEREGRINE_MALLOC
+#define PEREGRINE_MALLOC "libc"
+#endif
+
 void PrintVersion() {
-  std::printf("Peregrine server v=%s redis_compat=7.2.4 malloc=libc bits=64\n", PEREGRINE_VERSION);
+  std::printf("Peregrine server v=%s redis_compat=7.2.4 malloc=%s bits=64\n", PEREGRINE_VERSION, PEREGRINE_MALLOC);
 }
 
 void PrintUsage() {

@@ -13,6 +13,12 @@
 #include "core/glob.h"
 #include "server/server.h"
 
+// mimalloc's process statistics, when the binary is linked with mimalloc
+// (weak: the unit tests and the libc build do without).
+extern "C" void mi_process_info(size_t* elapsed_msecs, size_t* user_msecs, size_t* system_msecs,
+                                size_t* current_rss, size_t* peak_rss, size_t* current_commit,
+                                size_t* peak_commit, size_t* page_faults) __attribute__((weak));
+
 namespace peregrine {
 namespace {
 
@@ -144,11 +150,21 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
   }
   if (section("memory")) {
     // Until each shard counts its own bytes (issue #4), used_memory is what
-    // the allocator reports as in use.
-    struct mallinfo2 mi = mallinfo2();
-    uint64_t used = mi.uordblks + mi.hblkhd;
+    // the allocator reports: mimalloc's committed memory, or glibc's in-use
+    // total, or RSS for an allocator neither can see (ASan's).
+    uint64_t used = 0;
+    const char* allocator = "libc";
+    if (mi_process_info != nullptr) {
+      size_t elapsed, user, sys, cur_rss, peak_rss, commit = 0, peak_commit, faults;
+      mi_process_info(&elapsed, &user, &sys, &cur_rss, &peak_rss, &commit, &peak_commit, &faults);
+      used = commit;
+      allocator = "mimalloc";
+    } else {
+      struct mallinfo2 mi = mallinfo2();
+      used = mi.uordblks + mi.hblkhd;
+    }
     uint64_t rss = RssBytes();
-    if (used == 0) used = rss;  // an allocator glibc cannot see (e.g. under ASan)
+    if (used == 0) used = rss;
     Field(out, "used_memory", used);
     Field(out, "used_memory_human", HumanBytes(used));
     Field(out, "used_memory_rss", rss);
@@ -161,7 +177,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     char ratio[32];
     snprintf(ratio, sizeof(ratio), "%.2f", used ? static_cast<double>(rss) / static_cast<double>(used) : 0.0);
     Field(out, "mem_fragmentation_ratio", ratio);
-    Field(out, "mem_allocator", "libc");
+    Field(out, "mem_allocator", allocator);
   }
   if (section("persistence")) {
     Field(out, "loading", 0);

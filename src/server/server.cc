@@ -318,14 +318,16 @@ void Server::ProcessInput(Client& c) {
     }
     if (batch_.empty() && r == RequestParser::Result::kCommand) continue;  // only inline commands ran
 
-    // 2. Prefetch: every bucket, then every chain head, so that the misses
-    //    overlap. Only worth it when there is more than one command.
+    // 2. Prefetch: every bucket, then every chain head, then its key bytes, so
+    //    that the misses overlap. Only worth it when there is more than one command.
     if (batch_.size() > 1) {
       Db& db = shards_[0]->db(c.db);
       for (const BatchedCommand& b : batch_)
         if (!b.key.empty()) db.PrefetchBucket(b.key_hash);
       for (const BatchedCommand& b : batch_)
         if (!b.key.empty()) db.PrefetchEntry(b.key_hash);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.empty()) db.PrefetchKey(b.key_hash);
     }
 
     // 3. Run the batch in order.

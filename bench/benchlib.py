@@ -1,0 +1,630 @@
+"""Shared pieces of the Peregrine benchmark scripts (run_bench.py, instr.py).
+
+Standard library only: starting and stopping a server on a free loopback port,
+reading its CPU time and RSS from /proc, a minimal RESP client and bulk loader,
+and running/parsing redis-benchmark 7.0.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import shlex
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_PEREGRINE = REPO / "build" / "release" / "peregrine"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+HOST = "127.0.0.1"
+SERVER_CPU = "0"      # taskset -c for the server
+CLIENT_CPU = "1"      # taskset -c for redis-benchmark and the Python loaders
+
+
+class BenchError(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+try:
+    # Taken at import, before the harness pins itself to the client CPU.
+    _INITIAL_AFFINITY = frozenset(os.sched_getaffinity(0))
+except AttributeError:
+    _INITIAL_AFFINITY = frozenset()
+
+
+def have_cpus(*cpus: str) -> bool:
+    return all(int(c) in _INITIAL_AFFINITY for c in cpus)
+
+
+def taskset(cpu: str) -> list[str]:
+    """`taskset -c CPU` prefix, or nothing if that CPU is not available."""
+    if have_cpus(cpu) and _which("taskset"):
+        return ["taskset", "-c", cpu]
+    return []
+
+
+def _which(name: str) -> str | None:
+    for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
+        p = Path(d) / name
+        if p.is_file() and os.access(p, os.X_OK):
+            return str(p)
+    return None
+
+
+def cmd_str(argv: list[str]) -> str:
+    return " ".join(a if a == "$PORT" else shlex.quote(a) for a in argv)
+
+
+# --------------------------------------------------------------------------
+# A minimal RESP2 client: enough for PING/INFO/DBSIZE/SHUTDOWN and for bulk
+# loading with pipelines.
+# --------------------------------------------------------------------------
+
+def encode(*args) -> bytes:
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        elif isinstance(a, int):
+            a = b"%d" % a
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+class RespClient:
+    def __init__(self, port: int, timeout: float = 30.0):
+        self.sock = socket.create_connection((HOST, port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = bytearray()
+        self.pos = 0
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+    def _fill(self):
+        if self.pos > 1 << 20:
+            del self.buf[: self.pos]
+            self.pos = 0
+        chunk = self.sock.recv(1 << 20)
+        if not chunk:
+            raise ConnectionError("server closed the connection")
+        self.buf += chunk
+
+    def _line(self) -> bytes:
+        while True:
+            i = self.buf.find(b"\r\n", self.pos)
+            if i >= 0:
+                line = bytes(self.buf[self.pos:i])
+                self.pos = i + 2
+                return line
+            self._fill()
+
+    def read_reply(self):
+        line = self._line()
+        t, rest = line[:1], line[1:]
+        if t == b"+":
+            return rest.decode()
+        if t == b"-":
+            return BenchError(rest.decode())
+        if t == b":":
+            return int(rest)
+        if t == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            while len(self.buf) - self.pos < n + 2:
+                self._fill()
+            data = bytes(self.buf[self.pos:self.pos + n])
+            self.pos += n + 2
+            return data
+        if t == b"*":
+            n = int(rest)
+            if n < 0:
+                return None
+            return [self.read_reply() for _ in range(n)]
+        raise BenchError(f"unexpected RESP line {line[:80]!r}")
+
+    def call(self, *args):
+        self.sock.sendall(encode(*args))
+        r = self.read_reply()
+        if isinstance(r, BenchError):
+            raise r
+        return r
+
+    def pipeline_raw(self, payload: bytes, nreplies: int, expect: bytes | None = None):
+        """Send pre-encoded commands, read nreplies replies.  If every reply is
+        known to be the same short simple string (e.g. b'+OK\\r\\n'), pass it as
+        expect for a fast path; returns the number of replies that differed."""
+        self.sock.sendall(payload)
+        if expect is not None:
+            want = len(expect) * nreplies
+            while len(self.buf) - self.pos < want:
+                self._fill()
+            got = bytes(self.buf[self.pos:self.pos + want])
+            self.pos += want
+            if got == expect * nreplies:
+                return 0
+            return nreplies - got.count(expect)
+        bad = 0
+        for _ in range(nreplies):
+            if isinstance(self.read_reply(), BenchError):
+                bad += 1
+        return bad
+
+    def info(self, section: str | None = None) -> dict[str, str]:
+        raw = self.call("INFO", section) if section else self.call("INFO")
+        out = {}
+        for line in raw.decode(errors="replace").splitlines():
+            if line and not line.startswith("#") and ":" in line:
+                k, v = line.split(":", 1)
+                out[k] = v.strip()
+        return out
+
+
+def key_name(i: int, prefix: str = "key:") -> bytes:
+    """The key redis-benchmark uses for random number i (zero-padded to 12)."""
+    return b"%s%012d" % (prefix.encode(), i)
+
+
+def load_keys(port: int, nkeys: int, value_size: int, ttl: int | None = None,
+              batch: int = 1000, prefix: str = "key:") -> float:
+    """SET key:000000000000 .. key:<nkeys-1> with a value of value_size bytes
+    (and EX ttl if given), batch commands per round trip.  Small batches keep
+    the server's query/output buffers small, so they do not inflate its RSS.
+    Returns the wall time taken."""
+    value = b"x" * value_size
+    vpart = b"$%d\r\n%s\r\n" % (value_size, value)
+    if ttl is None:
+        head, tail = b"*3\r\n$3\r\nSET\r\n", vpart
+    else:
+        t = b"%d" % ttl
+        head = b"*5\r\n$3\r\nSET\r\n"
+        tail = vpart + b"$2\r\nEX\r\n$%d\r\n%s\r\n" % (len(t), t)
+    pfx = prefix.encode()
+    klen = len(pfx) + 12
+    kh = b"$%d\r\n" % klen
+    c = RespClient(port, timeout=120)
+    t0 = time.monotonic()
+    try:
+        for start in range(0, nkeys, batch):
+            end = min(nkeys, start + batch)
+            payload = b"".join(head + kh + pfx + b"%012d\r\n" % i + tail
+                               for i in range(start, end))
+            bad = c.pipeline_raw(payload, end - start, expect=b"+OK\r\n")
+            if bad:
+                raise BenchError(f"{bad} SET replies were not +OK while loading")
+    finally:
+        c.close()
+    return time.monotonic() - t0
+
+
+# --------------------------------------------------------------------------
+# Servers
+# --------------------------------------------------------------------------
+
+@dataclass
+class ServerSpec:
+    name: str                 # "peregrine" / "redis"
+    label: str                # "Peregrine" / "Redis 7.0"
+    binary: str
+    extra: list[str] = field(default_factory=list)
+
+    def argv(self, port: int) -> list[str]:
+        a = [self.binary, "--port", str(port), "--bind", HOST]
+        if self.name == "redis":
+            a += ["--save", "", "--appendonly", "no"]
+        return a + self.extra
+
+
+def peregrine_spec(binary: str) -> ServerSpec:
+    """Adds --threads 1 only if `peregrine --help` mentions threads."""
+    extra = []
+    try:
+        h = subprocess.run([binary, "--help"], capture_output=True, text=True,
+                           timeout=10)
+        text = h.stdout + h.stderr
+        if re.search(r"--threads\b|\bthreads\b", text):
+            extra = ["--threads", "1"]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise BenchError(f"cannot run {binary} --help: {e}")
+    return ServerSpec("peregrine", "Peregrine", binary, extra)
+
+
+def snapshot_binary(path: str, workdir: str) -> tuple[str, str]:
+    """Copy the binary into workdir so a rebuild during the run cannot change
+    what is measured; returns (copy, first 12 hex digits of its sha256)."""
+    import hashlib
+    dst = os.path.join(workdir, os.path.basename(path))
+    shutil.copy2(path, dst)
+    h = hashlib.sha256()
+    with open(dst, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return dst, h.hexdigest()[:12]
+
+
+def display_path(path: str) -> str:
+    """A binary's path relative to the repository when it is inside it."""
+    path = os.path.abspath(path)
+    return os.path.relpath(path, REPO) if path.startswith(str(REPO) + "/") else path
+
+
+def redis_spec(binary: str = "redis-server") -> ServerSpec:
+    return ServerSpec("redis", "Redis", binary)
+
+
+def read_cpu_ticks(pid: int) -> tuple[int, int]:
+    """(sum of utime+stime over /proc/PID/task/*/stat, utime+stime of
+    /proc/PID/stat), in clock ticks.  The second also counts threads that have
+    already exited; the first is what the method asks for."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                total += _utime_stime(f.read())
+        except FileNotFoundError:
+            pass
+    with open(f"/proc/{pid}/stat") as f:
+        whole = _utime_stime(f.read())
+    return total, whole
+
+
+def _utime_stime(stat: str) -> int:
+    # The command name (field 2) may contain spaces: split after the last ')'.
+    rest = stat[stat.rindex(")") + 2:].split()
+    # rest[0] is field 3 (state); utime is field 14, stime field 15.
+    return int(rest[11]) + int(rest[12])
+
+
+def read_busy_ticks() -> int:
+    """Non-idle clock ticks of the whole machine, from /proc/stat."""
+    with open("/proc/stat") as f:
+        parts = f.readline().split()
+    v = [int(x) for x in parts[1:]]
+    # user nice system idle iowait irq softirq steal (guest counted in user)
+    return v[0] + v[1] + v[2] + v[5] + v[6] + (v[7] if len(v) > 7 else 0)
+
+
+def read_rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise BenchError(f"no VmRSS for pid {pid}")
+
+
+class Server:
+    """One fresh server process on a free port, pinned to SERVER_CPU."""
+
+    def __init__(self, spec: ServerSpec, workdir: str, cpu_prefix: list[str] | None = None,
+                 wrapper: list[str] | None = None, ready_timeout: float = 15.0):
+        self.spec = spec
+        self.port = free_port()
+        self.argv = spec.argv(self.port)
+        prefix = taskset(SERVER_CPU) if cpu_prefix is None else cpu_prefix
+        self.full_argv = prefix + (wrapper or []) + self.argv
+        self.dir = tempfile.mkdtemp(prefix=f"{spec.name}-", dir=workdir)
+        self.logpath = os.path.join(self.dir, "server.log")
+        self.log = open(self.logpath, "wb")
+        self.proc = subprocess.Popen(self.full_argv, cwd=self.dir, stdout=self.log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+        self._wait_ready(ready_timeout)
+
+    def _wait_ready(self, timeout: float):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise BenchError(f"{self.spec.label} exited at start-up "
+                                 f"(rc={self.proc.returncode}): {self.log_tail()}")
+            try:
+                c = RespClient(self.port, timeout=5)
+                try:
+                    if c.call("PING") == "PONG":
+                        return
+                finally:
+                    c.close()
+            except (OSError, BenchError) as e:
+                last = e
+            time.sleep(0.05)
+        self.kill()
+        raise BenchError(f"{self.spec.label} not ready after {timeout}s: {last}")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def check_alive(self, what: str):
+        if not self.alive():
+            raise BenchError(f"{self.spec.label} died during {what} "
+                             f"(rc={self.proc.returncode}): {self.log_tail()}")
+
+    def cpu_ticks(self) -> tuple[int, int]:
+        return read_cpu_ticks(self.pid)
+
+    def rss_kb(self) -> int:
+        return read_rss_kb(self.pid)
+
+    def cpus_allowed(self) -> str:
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith("Cpus_allowed_list:"):
+                    return line.split(":", 1)[1].strip()
+        return "?"
+
+    def client(self, timeout: float = 30.0) -> RespClient:
+        return RespClient(self.port, timeout=timeout)
+
+    def info(self, section: str | None = None) -> dict[str, str]:
+        c = self.client()
+        try:
+            return c.info(section)
+        finally:
+            c.close()
+
+    def log_tail(self, n: int = 2000) -> str:
+        try:
+            self.log.flush()
+            with open(self.logpath, "rb") as f:
+                data = f.read()
+            return data[-n:].decode(errors="replace").strip()
+        except OSError:
+            return ""
+
+    def shutdown(self, timeout: float = 30.0) -> int | None:
+        """SHUTDOWN NOSAVE, then wait; SIGTERM/SIGKILL if it does not exit."""
+        if self.alive():
+            try:
+                c = RespClient(self.port, timeout=5)
+                try:
+                    c.sock.sendall(encode("SHUTDOWN", "NOSAVE"))
+                    try:
+                        c.read_reply()
+                    except (OSError, ConnectionError, BenchError):
+                        pass
+                finally:
+                    c.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    self.kill()
+        self.log.close()
+        return self.proc.returncode
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def parse_cmdstats(info: dict[str, str]) -> dict[str, dict[str, int]]:
+    out = {}
+    for k, v in info.items():
+        if k.startswith("cmdstat_"):
+            d = {}
+            for part in v.split(","):
+                if "=" in part:
+                    a, b = part.split("=", 1)
+                    try:
+                        d[a] = int(b)
+                    except ValueError:
+                        pass
+            out[k[len("cmdstat_"):]] = d
+    return out
+
+
+# --------------------------------------------------------------------------
+# redis-benchmark
+# --------------------------------------------------------------------------
+
+_PCT_RE = re.compile(r"^\s*([0-9.]+)% <= ([0-9.]+) milliseconds")
+_THR_RE = re.compile(r"throughput summary:\s*([0-9.]+) requests per second")
+_DONE_RE = re.compile(r"(\d+) requests completed in ([0-9.]+) seconds")
+_HDR_RE = re.compile(r"^====== (.*) ======\s*$")
+
+
+def parse_redis_benchmark(text: str) -> list[dict]:
+    """Parse redis-benchmark 7.0's default (non -q, non --csv) output: one
+    section per test, '====== NAME ======', with 'N requests completed in T
+    seconds', the percentile distribution, and the summary.  p50/p95/p99 come
+    from the summary (exact HDR values); p99.9 is the first point of the
+    percentile distribution at or above 99.9% (i.e. the latency that at least
+    99.9% of requests did not exceed, at the histogram's resolution)."""
+    # Progress lines are separated by '\r'; keep only whole lines.
+    lines = text.replace("\r", "\n").split("\n")
+    tests = []
+    cur = None
+    mode = None
+    summary_hdr = None
+    for line in lines:
+        m = _HDR_RE.match(line)
+        if m:
+            cur = {"test": m.group(1).strip(), "pcts": []}
+            tests.append(cur)
+            mode = None
+            continue
+        if cur is None:
+            continue
+        s = line.strip()
+        if s.startswith("Latency by percentile distribution"):
+            mode = "pct"
+            continue
+        if s.startswith("Cumulative distribution of latencies"):
+            mode = None
+            continue
+        if mode == "pct":
+            m = _PCT_RE.match(line)
+            if m:
+                cur["pcts"].append((float(m.group(1)), float(m.group(2))))
+            continue
+        m = _DONE_RE.search(line)
+        if m:
+            cur["completed"] = int(m.group(1))
+            cur["seconds"] = float(m.group(2))
+            continue
+        m = _THR_RE.search(line)
+        if m:
+            cur["rps"] = float(m.group(1))
+            continue
+        if s.startswith("latency summary"):
+            mode = "sumhdr"
+            continue
+        if mode == "sumhdr" and s:
+            summary_hdr = s.split()
+            mode = "sumval"
+            continue
+        if mode == "sumval" and s:
+            vals = s.split()
+            if len(vals) == len(summary_hdr):
+                for k, v in zip(summary_hdr, vals):
+                    cur[k] = float(v)
+            mode = None
+            continue
+    for t in tests:
+        p999 = None
+        for pct, ms in t["pcts"]:
+            if pct >= 99.9:
+                p999 = ms
+                break
+        if p999 is None and t["pcts"]:
+            p999 = t["pcts"][-1][1]
+        t["p99.9"] = p999
+        if "p50" not in t and t["pcts"]:
+            # Fallback if the summary is missing: from the distribution.
+            for q in (50.0, 95.0, 99.0):
+                t[f"p{q:g}"] = next((ms for pct, ms in t["pcts"] if pct >= q), None)
+        del t["pcts"]
+    return tests
+
+
+def check_parsed(t: dict) -> list[str]:
+    """Names of the fields a parsed test is missing."""
+    need = ["rps", "p50", "p99", "p99.9", "completed"]
+    return [k for k in need if t.get(k) is None]
+
+
+_ERR_RE = re.compile(r"(error|err |wrong|unknown|denied|warning|refused|reset)", re.I)
+
+
+def interesting_lines(text: str) -> list[str]:
+    """Lines of redis-benchmark output that look like errors or warnings."""
+    out = []
+    for line in text.replace("\r", "\n").split("\n"):
+        s = line.strip()
+        if s and _ERR_RE.search(s) and "rps=" not in s:
+            out.append(s[:300])
+    # de-duplicate, keep order
+    seen = set()
+    return [x for x in out if not (x in seen or seen.add(x))]
+
+
+def run_redis_benchmark(binary: str, port: int, args: list[str], timeout: float
+                        ) -> tuple[list[str], str, int]:
+    argv = taskset(CLIENT_CPU) + [binary, "-h", HOST, "-p", str(port)] + args
+    try:
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        p = subprocess.run(argv, capture_output=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL)
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        run_redis_benchmark.last_cpu_s = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"") + (e.stderr or b"")
+        raise BenchError(f"redis-benchmark timed out after {timeout}s: {cmd_str(argv)}\n"
+                         f"{out[-1500:].decode(errors='replace')}")
+    text = p.stdout.decode(errors="replace") + "\n" + p.stderr.decode(errors="replace")
+    return argv, text, p.returncode
+
+
+def median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def machine_info() -> dict[str, str]:
+    info = {"nproc": str(os.cpu_count())}
+    try:
+        info["nproc"] = subprocess.run(["nproc"], capture_output=True, text=True,
+                                       timeout=5).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=5).stdout
+        for line in out.splitlines():
+            if line.lower().startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    info["kernel"] = os.uname().release
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(f.readline().split()[1])
+        info["memory"] = f"{kb / 1024 / 1024:.1f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return info
+
+
+def version_of(argv: list[str]) -> str:
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+        return (p.stdout + p.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return "unknown"
+
+
+def git_describe() -> str:
+    """Read-only: the commit of the tree and whether it has local changes."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        st = subprocess.run(["git", "--no-optional-locks", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                            capture_output=True, text=True, timeout=10).stdout
+        dirty = any(l[3:].startswith(("src/", "CMakeLists.txt")) for l in st.splitlines())
+        return head + (" (with uncommitted changes under src/)" if dirty else "")
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+
+
+# Markers so that run_bench.py and instr.py can each rewrite their own part of
+# docs/benchmarks.md without destroying the other's.
+INSTR_BEGIN = "<!-- instr:begin (written by bench/instr.py) -->"
+INSTR_END = "<!-- instr:end -->"
+
+
+def split_instr_section(text: str) -> tuple[str, str]:
+    """(document without the instr section, the instr section or '')."""
+    i = text.find(INSTR_BEGIN)
+    if i < 0:
+        return text, ""
+    j = text.find(INSTR_END, i)
+    j = len(text) if j < 0 else j + len(INSTR_END)
+    return (text[:i].rstrip() + "\n" + text[j:].lstrip("\n")).rstrip() + "\n", text[i:j]
