@@ -58,6 +58,12 @@ inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key) {
   return e;
 }
 
+// Replies a string value as a bulk string (an integer encoding is formatted).
+inline void ReplyString(CommandContext& ctx, const CompactString& s) {
+  char scratch[CompactString::kIntBufferSize];
+  ctx.reply.Bulk(s.View(scratch));
+}
+
 // "ERR invalid expire time in '<command>' command".
 void ReplyInvalidExpire(CommandContext& ctx);
 

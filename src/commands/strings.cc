@@ -14,9 +14,9 @@ namespace peregrine {
 namespace {
 
 // Stores `value` under `key`. An existing entry keeps its TTL only if keep_ttl.
-Db::Entry* StoreString(Db& db, Db::Entry* existing, std::string_view key, std::string value, bool keep_ttl) {
-  if (existing == nullptr) return db.Insert(key, Value::String(std::move(value)));
-  existing->value = Value::String(std::move(value));
+Db::Entry* StoreString(Db& db, Db::Entry* existing, std::string_view key, CompactString value, bool keep_ttl) {
+  if (existing == nullptr) return db.Insert(key, Value(std::move(value)));
+  existing->value = Value(std::move(value));
   if (!keep_ttl) db.SetExpire(existing, Db::kNoExpire);
   return existing;
 }
@@ -127,7 +127,7 @@ void SetCommand(CommandContext& ctx) {
     if (e == nullptr)
       ctx.reply.Null();
     else
-      ctx.reply.Bulk(e->value.str());
+      ReplyString(ctx, e->value.str());
   } else {
     e = LookupWrite(ctx, key);
   }
@@ -135,7 +135,7 @@ void SetCommand(CommandContext& ctx) {
     if (!o.get) ctx.reply.Null();
     return;
   }
-  e = StoreString(ctx.db(), e, key, std::string(ctx.args[2]), o.keepttl);
+  e = StoreString(ctx.db(), e, key, CompactString::FromValue(ctx.args[2]), o.keepttl);
   if (deadline != Db::kNoExpire) ctx.db().SetExpire(e, deadline);
   if (!o.get) ctx.reply.Ok();
 }
@@ -162,7 +162,7 @@ void SetWithExpire(CommandContext& ctx, bool seconds) {
     ReplyInvalidExpire(ctx);
     return;
   }
-  Db::Entry* e = StoreString(ctx.db(), LookupWrite(ctx, ctx.args[1]), ctx.args[1], std::string(ctx.args[3]), false);
+  Db::Entry* e = StoreString(ctx.db(), LookupWrite(ctx, ctx.args[1]), ctx.args[1], CompactString::FromValue(ctx.args[3]), false);
   ctx.db().SetExpire(e, v + ctx.now_ms);
   ctx.reply.Ok();
 }
@@ -175,7 +175,7 @@ void GetCommand(CommandContext& ctx) {
   if (e == nullptr)
     ctx.reply.Null();
   else
-    ctx.reply.Bulk(e->value.str());
+    ReplyString(ctx, e->value.str());
 }
 
 void GetsetCommand(CommandContext& ctx) {
@@ -184,8 +184,8 @@ void GetsetCommand(CommandContext& ctx) {
   if (e == nullptr)
     ctx.reply.Null();
   else
-    ctx.reply.Bulk(e->value.str());
-  StoreString(ctx.db(), e, ctx.args[1], std::string(ctx.args[2]), false);
+    ReplyString(ctx, e->value.str());
+  StoreString(ctx.db(), e, ctx.args[1], CompactString::FromValue(ctx.args[2]), false);
 }
 
 void GetdelCommand(CommandContext& ctx) {
@@ -195,7 +195,7 @@ void GetdelCommand(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
-  ctx.reply.Bulk(e->value.str());
+  ReplyString(ctx, e->value.str());
   ctx.db().Erase(ctx.args[1]);
 }
 
@@ -212,7 +212,7 @@ void GetexCommand(CommandContext& ctx) {
   // As Redis, the expire value is checked only once the key is known to exist.
   int64_t deadline = Db::kNoExpire;
   if (o.unit != StringOptions::Unit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
-  ctx.reply.Bulk(e->value.str());
+  ReplyString(ctx, e->value.str());
   if (deadline != Db::kNoExpire) {
     if (deadline <= ctx.now_ms)
       ctx.db().Erase(ctx.args[1]);
@@ -230,7 +230,7 @@ void MgetCommand(CommandContext& ctx) {
     if (e == nullptr || !e->value.is_string())
       ctx.reply.Null();
     else
-      ctx.reply.Bulk(e->value.str());
+      ReplyString(ctx, e->value.str());
   }
 }
 
@@ -248,7 +248,7 @@ void MsetGeneric(CommandContext& ctx, bool nx) {
     }
   }
   for (size_t i = 1; i < ctx.args.size(); i += 2)
-    StoreString(ctx.db(), LookupWrite(ctx, ctx.args[i]), ctx.args[i], std::string(ctx.args[i + 1]), false);
+    StoreString(ctx.db(), LookupWrite(ctx, ctx.args[i]), ctx.args[i], CompactString::FromValue(ctx.args[i + 1]), false);
   if (nx)
     ctx.reply.Integer(1);
   else
@@ -271,10 +271,10 @@ void AppendCommand(CommandContext& ctx) {
   Db::Entry* e;
   if (!LookupStringForWrite(ctx, ctx.args[1], &e)) return;
   if (e == nullptr) {
-    e = ctx.db().Insert(ctx.args[1], Value::String(ctx.args[2]));
+    e = ctx.db().Insert(ctx.args[1], Value(CompactString(ctx.args[2])));
   } else {
     if (!CheckStringLength(ctx, e->value.str().size() + ctx.args[2].size())) return;
-    e->value.mutable_str().append(ctx.args[2]);
+    e->value.mutable_str().Append(ctx.args[2]);
   }
   ctx.reply.Integer(static_cast<int64_t>(e->value.str().size()));
 }
@@ -291,16 +291,24 @@ void IncrBy(CommandContext& ctx, int64_t delta) {
   Db::Entry* e;
   if (!LookupStringForWrite(ctx, ctx.args[1], &e)) return;
   int64_t current = 0;
-  if (e != nullptr && !ParseInt64(e->value.str(), &current)) {
-    ctx.reply.Error(kErrNotInteger);
-    return;
+  if (e != nullptr) {
+    const CompactString& v = e->value.str();
+    if (v.is_int()) {
+      current = v.int_value();
+    } else if (!ParseInt64(v.view(), &current)) {
+      ctx.reply.Error(kErrNotInteger);
+      return;
+    }
   }
   int64_t result;
   if (__builtin_add_overflow(current, delta, &result)) {
     ctx.reply.Error(kErrOverflow);
     return;
   }
-  StoreString(ctx.db(), e, ctx.args[1], Int64ToString(result), true);
+  if (e != nullptr)
+    e->value.mutable_str() = CompactString::FromInt(result);  // keeps the TTL, allocates nothing
+  else
+    ctx.db().Insert(ctx.args[1], Value(CompactString::FromInt(result)));
   ctx.reply.Integer(result);
 }
 
@@ -324,7 +332,8 @@ void IncrbyfloatCommand(CommandContext& ctx) {
   Db::Entry* e;
   if (!LookupStringForWrite(ctx, ctx.args[1], &e)) return;
   long double current = 0, incr;
-  if (e != nullptr && !ParseLongDouble(e->value.str(), &current)) {
+  char scratch[CompactString::kIntBufferSize];
+  if (e != nullptr && !ParseLongDouble(e->value.str().View(scratch), &current)) {
     ctx.reply.Error(kErrNotFloat);
     return;
   }
@@ -339,7 +348,7 @@ void IncrbyfloatCommand(CommandContext& ctx) {
     return;
   }
   ctx.reply.Bulk(text);
-  StoreString(ctx.db(), e, ctx.args[1], std::move(text), true);
+  StoreString(ctx.db(), e, ctx.args[1], CompactString(text), true);
 }
 
 // GETRANGE / SUBSTR key start end (inclusive, negative from the end).
@@ -352,7 +361,8 @@ void GetrangeCommand(CommandContext& ctx) {
     ctx.reply.Bulk("");
     return;
   }
-  const std::string& s = e->value.str();
+  char scratch[CompactString::kIntBufferSize];
+  const std::string_view s = e->value.str().View(scratch);
   const int64_t len = static_cast<int64_t>(s.size());
   if (start < 0 && end < 0 && start > end) {
     ctx.reply.Bulk("");
@@ -367,7 +377,7 @@ void GetrangeCommand(CommandContext& ctx) {
     ctx.reply.Bulk("");
     return;
   }
-  ctx.reply.Bulk(std::string_view(s).substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
+  ctx.reply.Bulk(s.substr(static_cast<size_t>(start), static_cast<size_t>(end - start + 1)));
 }
 
 // SETRANGE key offset value: overwrites from offset, zero-padding as needed.
@@ -387,7 +397,7 @@ void SetrangeCommand(CommandContext& ctx) {
       return;
     }
     if (!CheckStringLength(ctx, static_cast<uint64_t>(offset) + value.size())) return;
-    e = ctx.db().Insert(ctx.args[1], Value::String(std::string()));
+    e = ctx.db().Insert(ctx.args[1], Value());
   } else {
     if (value.empty()) {
       ctx.reply.Integer(static_cast<int64_t>(e->value.str().size()));
@@ -395,10 +405,9 @@ void SetrangeCommand(CommandContext& ctx) {
     }
     if (!CheckStringLength(ctx, static_cast<uint64_t>(offset) + value.size())) return;
   }
-  std::string& s = e->value.mutable_str();
-  size_t need = static_cast<size_t>(offset) + value.size();
-  if (s.size() < need) s.resize(need, '\0');
-  std::memcpy(s.data() + offset, value.data(), value.size());
+  CompactString& s = e->value.mutable_str();
+  char* bytes = s.MutableBytes(static_cast<size_t>(offset) + value.size());
+  std::memcpy(bytes + offset, value.data(), value.size());
   ctx.reply.Integer(static_cast<int64_t>(s.size()));
 }
 

@@ -35,7 +35,7 @@ uint64_t Db::NextCursor(uint64_t cursor, uint64_t mask) {
 
 Db::Entry* Db::FindRaw(std::string_view key, uint64_t h) const {
   for (Entry* e = buckets_[h & (nbuckets_ - 1)]; e != nullptr; e = e->next)
-    if (e->hash == h && e->key == key) return e;
+    if (e->hash == h && e->key.Equals(key)) return e;
   return nullptr;
 }
 

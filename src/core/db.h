@@ -28,7 +28,7 @@ class Db {
     Entry* next = nullptr;
     uint64_t hash = 0;
     int64_t expire_ms = kNoExpire;  // absolute unix time in ms, or kNoExpire
-    std::string key;
+    CompactString key;
     Value value;
 
     Entry(std::string_view k, Value v, uint64_t h) : hash(h), key(k), value(std::move(v)) {}
@@ -65,7 +65,7 @@ class Db {
   // for keys longer than the inline 15 bytes).
   void PrefetchKey(uint64_t hash) const {
     const Entry* head = buckets_[hash & (nbuckets_ - 1)];
-    if (head != nullptr) __builtin_prefetch(head->key.data());
+    if (head != nullptr) __builtin_prefetch(head->key.data_address());
   }
 
   // Adds a key that must not exist (check with Find first).

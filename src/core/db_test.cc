@@ -18,14 +18,20 @@ namespace {
 // Value::String has string_view and string&& overloads; pick one for literals.
 Value Str(std::string_view s) { return Value::String(s); }
 
+// The string form of a value (integer encodings formatted).
+std::string StrOf(const Value& v) {
+  char scratch[CompactString::kIntBufferSize];
+  return std::string(v.str().View(scratch));
+}
+
 constexpr int64_t kNow = 1'700'000'000'000;  // any fixed "current" time in ms
 
-std::string ValueOf(const Db::Entry* e) { return e == nullptr ? "<null>" : e->value.str(); }
+std::string ValueOf(const Db::Entry* e) { return e == nullptr ? "<null>" : StrOf(e->value); }
 
 // All keys the table holds (ForEach sees expired ones too).
 std::multiset<std::string> AllKeys(const Db& db) {
   std::multiset<std::string> keys;
-  db.ForEach([&](const Db::Entry& e) { keys.insert(e.key); });
+  db.ForEach([&](const Db::Entry& e) { keys.insert(std::string(e.key.view())); });
   return keys;
 }
 
@@ -37,7 +43,7 @@ std::vector<std::string> FullScan(Db& db, Between&& between) {
   uint64_t cursor = 0;
   size_t steps = 0;
   do {
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { seen.push_back(e.key); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { seen.push_back(std::string(e.key.view())); });
     between(cursor);
     steps++;
     if (steps > 10'000'000) {
@@ -54,8 +60,8 @@ TEST(Db, InsertFindErase) {
   EXPECT_EQ(db.Find("a", kNow), nullptr);
   Db::Entry* e = db.Insert("a", Str("1"));
   ASSERT_NE(e, nullptr);
-  EXPECT_EQ(e->key, "a");
-  EXPECT_EQ(e->value.str(), "1");
+  EXPECT_EQ(std::string(e->key.view()), "a");
+  EXPECT_EQ(StrOf(e->value), "1");
   EXPECT_FALSE(e->has_expire());
   EXPECT_EQ(db.size(), 1u);
   EXPECT_EQ(db.Find("a", kNow), e);
@@ -92,7 +98,7 @@ TEST(Db, KeysAreBinarySafe) {
 TEST(Db, EntryValueIsMutableInPlace) {
   Db db;
   db.Insert("k", Str("abc"));
-  db.Find("k", kNow)->value.mutable_str() += "def";
+  db.Find("k", kNow)->value.mutable_str().Append("def");
   EXPECT_EQ(ValueOf(db.Find("k", kNow)), "abcdef");
 }
 
@@ -230,7 +236,7 @@ TEST(Db, RandomEntryReturnsMembers) {
   for (int i = 0; i < 20; i++) {
     const Db::Entry* e = db.RandomEntry(rng);
     ASSERT_NE(e, nullptr);
-    EXPECT_EQ(e->key, "solo");
+    EXPECT_EQ(std::string(e->key.view()), "solo");
   }
 
   std::unordered_set<std::string> keys;
@@ -244,8 +250,8 @@ TEST(Db, RandomEntryReturnsMembers) {
   for (int i = 0; i < 20000; i++) {
     const Db::Entry* e = db.RandomEntry(rng);
     ASSERT_NE(e, nullptr);
-    ASSERT_TRUE(keys.count(e->key)) << e->key;
-    drawn.insert(e->key);
+    ASSERT_TRUE(keys.count(std::string(e->key.view()))) << std::string(e->key.view());
+    drawn.insert(std::string(e->key.view()));
   }
   // Every key has a fair chance: 20000 draws over 41 keys miss none.
   EXPECT_EQ(drawn.size(), keys.size());
@@ -264,7 +270,7 @@ TEST(Db, RandomEntryAfterMostKeysAreErased) {
   for (int i = 0; i < 2000; i++) {
     const Db::Entry* e = db.RandomEntry(rng);
     ASSERT_NE(e, nullptr);
-    drawn.insert(e->key);
+    drawn.insert(std::string(e->key.view()));
   }
   EXPECT_EQ(drawn, (std::set<std::string>{"k0", "k1000", "k2000", "k3000", "k4000"}));
 }
@@ -292,7 +298,7 @@ TEST(Db, ActiveExpireDeletesOnlyExpiredKeys) {
       EXPECT_EQ(e, nullptr) << i;
     } else {
       ASSERT_NE(e, nullptr) << i;
-      EXPECT_EQ(e->value.str(), i % 3 == 0 ? "persistent" : "future");
+      EXPECT_EQ(StrOf(e->value), i % 3 == 0 ? "persistent" : "future");
     }
   }
   // Nothing else is due: another full sweep deletes nothing.
@@ -371,17 +377,17 @@ TEST(Db, RandomizedModelCheck) {
       Db::Entry* e = db.Find(key, kNow);
       ASSERT_EQ(e != nullptr, model.count(key) == 1) << key;
       if (e != nullptr) {
-        e->value.mutable_str() = value;  // overwrite, as SET does
+        e->value = Value::String(value);  // overwrite, as SET does
       } else {
         Db::Entry* added = db.Insert(key, Str(value));
         ASSERT_NE(added, nullptr);
-        ASSERT_EQ(added->key, key);
+        ASSERT_EQ(added->key.view(), key);
       }
       model[key] = value;
     } else if (dice < insert_pct + erase_pct) {
       // In phase 2 pick existing keys so that the table really empties.
       if (op >= 4000 && op < 8000 && !model.empty()) {
-        key = db.RandomEntry(rng)->key;
+        key = std::string(db.RandomEntry(rng)->key.view());
         ASSERT_EQ(model.count(key), 1u) << key;
       }
       bool erased = db.Erase(key);
@@ -393,7 +399,7 @@ TEST(Db, RandomizedModelCheck) {
         ASSERT_EQ(e, nullptr) << key;
       } else {
         ASSERT_NE(e, nullptr) << key;
-        ASSERT_EQ(e->value.str(), it->second) << key;
+        ASSERT_EQ(StrOf(e->value), it->second) << key;
       }
     }
     ASSERT_EQ(db.size(), model.size()) << "after op " << op;
@@ -408,7 +414,7 @@ TEST(Db, RandomizedModelCheck) {
       for (const auto& [k, v] : model) {
         const Db::Entry* e = db.FindRaw(k);
         ASSERT_NE(e, nullptr) << k;
-        ASSERT_EQ(e->value.str(), v) << k;
+        ASSERT_EQ(StrOf(e->value), v) << k;
       }
       std::multiset<std::string> keys = AllKeys(db);
       ASSERT_EQ(keys.size(), model.size());
@@ -606,11 +612,11 @@ TEST(DbScan, CursorFromABiggerTableStillWorksAfterShrink) {
   std::unordered_set<std::string> got;
   uint64_t cursor = 0;
   for (int i = 0; i < 100; i++)
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(e.key); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(std::string(e.key.view())); });
   ASSERT_NE(cursor, 0u);
   for (int i = 16; i < 4096; i++) db.Erase("k" + std::to_string(i));
   do {
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(e.key); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(std::string(e.key.view())); });
   } while (cursor != 0);
   for (int i = 0; i < 16; i++) EXPECT_TRUE(got.count("k" + std::to_string(i))) << i;
 }

@@ -15,4 +15,13 @@ std::string_view TypeName(ValueType type) {
   return "none";
 }
 
+std::string_view Value::EncodingName() const {
+  switch (str_.encoding()) {
+    case CompactString::Encoding::kInt: return "int";
+    case CompactString::Encoding::kEmbstr: return "embstr";
+    case CompactString::Encoding::kRaw: return "raw";
+  }
+  return "raw";
+}
+
 }  // namespace peregrine

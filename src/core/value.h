@@ -1,12 +1,14 @@
-// A stored value: a type tag and its payload. Only strings exist so far; the
-// tag leaves room for lists, hashes, sets, sorted sets and streams. The compact
-// 16-byte encoding (inline short strings, integers as integers) is issue #4.
+// A stored value in 16 bytes: a type tag and its payload. Only strings exist
+// so far, held as a CompactString (inline up to 15 bytes, integers as int64,
+// longer strings on the heap). Lists, hashes, sets, sorted sets and streams
+// will be further tags with a pointer to their container.
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <utility>
+
+#include "core/compact_string.h"
 
 namespace peregrine {
 
@@ -17,21 +19,25 @@ std::string_view TypeName(ValueType type);
 
 class Value {
  public:
-  static Value String(std::string_view s) { return Value(ValueType::kString, std::string(s)); }
-  static Value String(std::string&& s) { return Value(ValueType::kString, std::move(s)); }
+  Value() = default;
+  explicit Value(CompactString s) : str_(std::move(s)) {}
+  // A string value as SET stores it (canonical integers integer-encoded).
+  static Value String(std::string_view s) { return Value(CompactString::FromValue(s)); }
 
-  ValueType type() const { return type_; }
-  bool is_string() const { return type_ == ValueType::kString; }
+  ValueType type() const { return ValueType::kString; }
+  bool is_string() const { return true; }
 
   // REQUIRES: is_string().
-  const std::string& str() const { return str_; }
-  std::string& mutable_str() { return str_; }
+  const CompactString& str() const { return str_; }
+  CompactString& mutable_str() { return str_; }
+
+  // OBJECT ENCODING's name for the representation.
+  std::string_view EncodingName() const;
 
  private:
-  Value(ValueType type, std::string s) : type_(type), str_(std::move(s)) {}
-
-  ValueType type_;
-  std::string str_;
+  CompactString str_;
 };
+
+static_assert(sizeof(Value) == 16);
 
 }  // namespace peregrine

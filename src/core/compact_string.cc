@@ -1,0 +1,149 @@
+// CompactString (see compact_string.h).
+#include "core/compact_string.h"
+
+#include <malloc.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstdio>
+
+#include "core/numbers.h"
+
+namespace peregrine {
+namespace {
+
+// Running out of memory is fatal, as in Redis (zmalloc's OOM handler): there
+// is no sane way to continue a command half done.
+[[noreturn]] void OutOfMemory(size_t n) {
+  std::fprintf(stderr, "Out of memory allocating %zu bytes\n", n);
+  std::abort();
+}
+
+char* Allocate(size_t n) {
+  void* p = std::malloc(n == 0 ? 1 : n);
+  if (p == nullptr) OutOfMemory(n);
+  return static_cast<char*>(p);
+}
+
+// Strings longer than this are "raw" in Redis even when SET creates them.
+constexpr size_t kEmbstrLimit = 44;
+
+}  // namespace
+
+void CompactString::Init(std::string_view s) {
+  if (s.size() <= kInlineCapacity) {
+    std::memcpy(bytes_, s.data(), s.size());
+    bytes_[kTag] = static_cast<uint8_t>(s.size());
+    return;
+  }
+  char* p = Allocate(s.size());
+  std::memcpy(p, s.data(), s.size());
+  SetHeap(p, s.size(), /*raw=*/false);
+}
+
+CompactString::CompactString(const CompactString& other) {
+  if (other.bytes_[kTag] & kTagHeap) {
+    size_t n = other.heap_size();
+    char* p = Allocate(n);
+    std::memcpy(p, other.heap_ptr(), n);
+    SetHeap(p, n, (other.bytes_[kTag] & kRawFlag) != 0);
+  } else {
+    std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
+  }
+}
+
+CompactString& CompactString::operator=(const CompactString& other) {
+  if (this != &other) {
+    CompactString copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+CompactString CompactString::FromValue(std::string_view s) {
+  int64_t v;
+  if (s.size() <= 20 && ParseInt64(s, &v)) return FromInt(v);
+  return CompactString(s);
+}
+
+CompactString CompactString::FromInt(int64_t v) {
+  CompactString c;
+  std::memcpy(c.bytes_, &v, sizeof(v));
+  c.bytes_[kTag] = kTagInt;
+  return c;
+}
+
+size_t CompactString::size() const {
+  uint8_t tag = bytes_[kTag];
+  if (tag <= kInlineCapacity) return tag;
+  if (tag == kTagInt) {
+    char buf[kIntBufferSize];
+    return FormatInt64(int_value(), buf);
+  }
+  return heap_size();
+}
+
+std::string_view CompactString::View(char* scratch) const {
+  if (is_int()) return {scratch, FormatInt64(int_value(), scratch)};
+  return view();
+}
+
+CompactString::Encoding CompactString::encoding() const {
+  uint8_t tag = bytes_[kTag];
+  if (tag == kTagInt) return Encoding::kInt;
+  if (tag <= kInlineCapacity) return Encoding::kEmbstr;
+  if ((tag & kRawFlag) || heap_size() > kEmbstrLimit) return Encoding::kRaw;
+  return Encoding::kEmbstr;
+}
+
+size_t CompactString::HeapBytes() const {
+  if (!(bytes_[kTag] & kTagHeap)) return 0;
+  return malloc_usable_size(heap_ptr());
+}
+
+void CompactString::MakeRaw(size_t capacity) {
+  char scratch[kIntBufferSize];
+  std::string_view current = View(scratch);
+  const size_t size = current.size();
+  capacity = std::max(capacity, size);
+  if ((bytes_[kTag] & kTagHeap) && malloc_usable_size(heap_ptr()) >= capacity) {
+    bytes_[kTag] |= kRawFlag;
+    return;
+  }
+  char* p;
+  if (bytes_[kTag] & kTagHeap) {
+    p = static_cast<char*>(std::realloc(heap_ptr(), capacity));
+    if (p == nullptr) OutOfMemory(capacity);
+  } else {
+    p = Allocate(capacity);
+    std::memcpy(p, current.data(), size);
+  }
+  SetHeap(p, size, /*raw=*/true);
+}
+
+void CompactString::Append(std::string_view s) {
+  const size_t size = this->size();
+  const size_t need = size + s.size();
+  // Greedy growth as Redis's sds: double while small, then 1 MB at a time.
+  constexpr size_t kMaxPrealloc = 1024 * 1024;
+  const size_t want = need < kMaxPrealloc ? need * 2 : need + kMaxPrealloc;
+  size_t cap = (bytes_[kTag] & kTagHeap) ? malloc_usable_size(heap_ptr()) : 0;
+  MakeRaw(cap >= need ? cap : want);
+  std::memcpy(heap_ptr() + size, s.data(), s.size());
+  SetHeap(heap_ptr(), need, /*raw=*/true);
+}
+
+char* CompactString::MutableBytes(size_t min_size) {
+  const size_t size = this->size();
+  if (min_size <= size) {
+    MakeRaw(size);
+    return heap_ptr();
+  }
+  size_t cap = (bytes_[kTag] & kTagHeap) ? malloc_usable_size(heap_ptr()) : 0;
+  MakeRaw(cap >= min_size ? cap : min_size);
+  std::memset(heap_ptr() + size, 0, min_size - size);
+  SetHeap(heap_ptr(), min_size, /*raw=*/true);
+  return heap_ptr();
+}
+
+}  // namespace peregrine

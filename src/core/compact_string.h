@@ -1,0 +1,136 @@
+// CompactString: a byte string in 16 bytes. Up to 15 bytes live inline; longer
+// strings live in one heap block sized to fit (no separate header); an
+// integer can be kept as an int64 (Redis's "int" encoding: INCR on it
+// allocates nothing). Keys and string values are CompactStrings.
+//
+// Layout (the last byte is the tag):
+//   inline:  bytes[0..len) data,               tag = len (0..15)
+//   heap:    bytes[0..8) pointer, [8..14) size, tag = kTagHeap (| kRawFlag)
+//   integer: bytes[0..8) int64,                tag = kTagInt
+//
+// Not thread-safe; owned by one shard like everything in core/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+namespace peregrine {
+
+class CompactString {
+ public:
+  static constexpr size_t kInlineCapacity = 15;
+  // Bytes a caller must provide to View() to hold an integer's decimal form.
+  static constexpr size_t kIntBufferSize = 24;
+  // The largest size a string can have (48 bits).
+  static constexpr uint64_t kMaxSize = (uint64_t{1} << 48) - 1;
+
+  // How Redis's OBJECT ENCODING names the representation.
+  enum class Encoding : uint8_t { kInt, kEmbstr, kRaw };
+
+  CompactString() noexcept { bytes_[kTag] = 0; }
+  // A string as given (never integer-encoded): keys use this.
+  explicit CompactString(std::string_view s) { Init(s); }
+  ~CompactString() { Release(); }
+
+  CompactString(const CompactString& other);
+  CompactString& operator=(const CompactString& other);
+  CompactString(CompactString&& other) noexcept {
+    std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
+    other.bytes_[kTag] = 0;
+  }
+  CompactString& operator=(CompactString&& other) noexcept {
+    if (this != &other) {
+      Release();
+      std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
+      other.bytes_[kTag] = 0;
+    }
+    return *this;
+  }
+
+  // A string value as SET stores it: a canonical integer (Redis's string2ll
+  // rules, at most 20 characters) is kept as an int64.
+  static CompactString FromValue(std::string_view s);
+  static CompactString FromInt(int64_t v);
+
+  bool is_int() const { return bytes_[kTag] == kTagInt; }
+  // REQUIRES: is_int().
+  int64_t int_value() const {
+    int64_t v;
+    std::memcpy(&v, bytes_, sizeof(v));
+    return v;
+  }
+
+  // Length of the string form.
+  size_t size() const;
+  bool empty() const { return size() == 0; }
+
+  // The bytes of a string that is not integer-encoded. REQUIRES: !is_int().
+  std::string_view view() const {
+    uint8_t tag = bytes_[kTag];
+    if (tag <= kInlineCapacity) return {reinterpret_cast<const char*>(bytes_), tag};
+    return {heap_ptr(), heap_size()};
+  }
+  // The string form of any encoding; an integer is written into `scratch`
+  // (kIntBufferSize bytes), which must outlive the view.
+  std::string_view View(char* scratch) const;
+
+  // Compares the string form with `s` (keys are never integer-encoded, so
+  // this is the key comparison of the hash table).
+  bool Equals(std::string_view s) const {
+    uint8_t tag = bytes_[kTag];
+    if (tag <= kInlineCapacity)
+      return s.size() == tag && std::memcmp(bytes_, s.data(), tag) == 0;
+    return s.size() == heap_size() && std::memcmp(heap_ptr(), s.data(), s.size()) == 0;
+  }
+
+  Encoding encoding() const;
+  // Bytes allocated on the heap for this string (0 if inline or integer).
+  size_t HeapBytes() const;
+  // The address of the heap block, or of the inline bytes (for prefetching).
+  const void* data_address() const { return bytes_[kTag] & kTagHeap ? static_cast<const void*>(heap_ptr()) : bytes_; }
+
+  // APPEND: the string grows (greedily, so that repeated appends are
+  // amortized O(1)) and becomes "raw". Integers are converted first.
+  void Append(std::string_view s);
+  // SETRANGE: makes the string at least `min_size` bytes (zero-padded),
+  // "raw", and returns its bytes for writing.
+  char* MutableBytes(size_t min_size);
+
+ private:
+  static constexpr size_t kTag = 15;
+  static constexpr uint8_t kTagHeap = 0x40;
+  static constexpr uint8_t kRawFlag = 0x01;
+  static constexpr uint8_t kTagInt = 0x20;
+
+  void Init(std::string_view s);
+  void Release() {
+    if (bytes_[kTag] & kTagHeap) std::free(heap_ptr());
+  }
+  char* heap_ptr() const {
+    char* p;
+    std::memcpy(&p, bytes_, sizeof(p));
+    return p;
+  }
+  size_t heap_size() const {
+    uint64_t n = 0;
+    std::memcpy(&n, bytes_ + 8, 6);
+    return static_cast<size_t>(n);
+  }
+  void SetHeap(char* p, size_t size, bool raw) {
+    std::memcpy(bytes_, &p, sizeof(p));
+    uint64_t n = size;
+    std::memcpy(bytes_ + 8, &n, 6);
+    bytes_[kTag] = static_cast<uint8_t>(kTagHeap | (raw ? kRawFlag : 0));
+  }
+  // Turns any encoding into a raw heap string with room for `capacity` bytes.
+  void MakeRaw(size_t capacity);
+
+  alignas(8) uint8_t bytes_[16];
+};
+
+static_assert(sizeof(CompactString) == 16);
+
+}  // namespace peregrine
