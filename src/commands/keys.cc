@@ -412,6 +412,38 @@ void FlushallCommand(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// OBJECT ENCODING / REFCOUNT key: nil for a missing key.
+void ObjectEncodingCommand(CommandContext& ctx) {
+  Db::Entry* e = LookupRead(ctx, ctx.args[2]);
+  if (e == nullptr)
+    ctx.reply.Null();
+  else
+    ctx.reply.Bulk(e->value.EncodingName());
+}
+
+void ObjectRefcountCommand(CommandContext& ctx) {
+  // Values are never shared between keys, so every value has one reference.
+  if (LookupRead(ctx, ctx.args[2]) == nullptr)
+    ctx.reply.Null();
+  else
+    ctx.reply.Integer(1);
+}
+
+void ObjectHelpCommand(CommandContext& ctx) {
+  const std::vector<std::string_view> lines = {
+      "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "ENCODING <key>",
+      "    Return the kind of internal representation used in order to store the value",
+      "    associated with a <key>.",
+      "REFCOUNT <key>",
+      "    Return the number of references of the value associated with the specified",
+      "    <key>.",
+      "HELP",
+      "    Prints this help."};
+  ctx.reply.ArrayHeader(lines.size());
+  for (auto l : lines) ctx.reply.SimpleString(l);
+}
+
 }  // namespace
 
 void RegisterKeyCommands(CommandTable& t) {
@@ -483,6 +515,21 @@ void RegisterKeyCommands(CommandTable& t) {
   add("flushall", -1, kCmdWrite, 0, 0, 0, FlushallCommand, "1.0.0",
       "O(N) where N is the total number of keys in all databases", "Removes all keys from all databases.",
       {"request_policy:all_shards", "response_policy:all_succeeded"});
+
+  auto sub = [](std::string_view name, int arity, int first_key, CommandHandler h, std::string_view summary) {
+    return CommandSpec{.name = name, .arity = arity, .flags = first_key ? kCmdReadonly : kCmdLoading | kCmdStale,
+                       .acl = kAclKeyspace, .first_key = first_key, .last_key = first_key,
+                       .key_step = first_key ? 1 : 0, .summary = summary, .since = "2.2.3", .group = "generic",
+                       .complexity = "O(1)", .handler = h};
+  };
+  CommandSpec object{.name = "object", .arity = -2, .summary = "A container for object introspection commands.",
+                     .since = "2.2.3", .group = "generic", .complexity = "Depends on subcommand."};
+  object.subcommands = {
+      sub("encoding", 3, 2, ObjectEncodingCommand, "Returns the internal encoding of a Redis object."),
+      sub("refcount", 3, 2, ObjectRefcountCommand, "Returns the reference count of a value of a key."),
+      sub("help", 2, 0, ObjectHelpCommand, "Returns helpful text about the different subcommands."),
+  };
+  t.Register(std::move(object));
 }
 
 }  // namespace peregrine
