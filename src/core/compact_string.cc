@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstdio>
+#include <string>
 
 #include "core/numbers.h"
 
@@ -32,7 +33,7 @@ constexpr size_t kEmbstrLimit = 44;
 
 void CompactString::Init(std::string_view s) {
   if (s.size() <= kInlineCapacity) {
-    std::memcpy(bytes_, s.data(), s.size());
+    if (!s.empty()) std::memcpy(bytes_, s.data(), s.size());
     bytes_[kTag] = static_cast<uint8_t>(s.size());
     return;
   }
@@ -71,6 +72,11 @@ CompactString CompactString::FromInt(int64_t v) {
   std::memcpy(c.bytes_, &v, sizeof(v));
   c.bytes_[kTag] = kTagInt;
   return c;
+}
+
+bool CompactString::EqualsInt(std::string_view s) const {
+  char buf[kIntBufferSize];
+  return View(buf) == s;
 }
 
 size_t CompactString::size() const {
@@ -122,6 +128,14 @@ void CompactString::MakeRaw(size_t capacity) {
 }
 
 void CompactString::Append(std::string_view s) {
+  // A view of this very string would be overwritten (inline bytes) or freed
+  // (a moved heap block) while growing: copy it out first.
+  const char* own = (bytes_[kTag] & kTagHeap) ? heap_ptr() : reinterpret_cast<const char*>(bytes_);
+  if (!s.empty() && s.data() >= own && s.data() < own + std::max<size_t>(size(), sizeof(bytes_))) {
+    std::string copy(s);
+    Append(copy);
+    return;
+  }
   const size_t size = this->size();
   const size_t need = size + s.size();
   // Greedy growth as Redis's sds: double while small, then 1 MB at a time.
@@ -129,7 +143,7 @@ void CompactString::Append(std::string_view s) {
   const size_t want = need < kMaxPrealloc ? need * 2 : need + kMaxPrealloc;
   size_t cap = (bytes_[kTag] & kTagHeap) ? malloc_usable_size(heap_ptr()) : 0;
   MakeRaw(cap >= need ? cap : want);
-  std::memcpy(heap_ptr() + size, s.data(), s.size());
+  if (!s.empty()) std::memcpy(heap_ptr() + size, s.data(), s.size());
   SetHeap(heap_ptr(), need, /*raw=*/true);
 }
 

@@ -81,8 +81,8 @@ class CompactString {
   // this is the key comparison of the hash table).
   bool Equals(std::string_view s) const {
     uint8_t tag = bytes_[kTag];
-    if (tag <= kInlineCapacity)
-      return s.size() == tag && std::memcmp(bytes_, s.data(), tag) == 0;
+    if (tag <= kInlineCapacity) return s.size() == tag && (tag == 0 || std::memcmp(bytes_, s.data(), tag) == 0);
+    if (tag == kTagInt) return EqualsInt(s);
     return s.size() == heap_size() && std::memcmp(heap_ptr(), s.data(), s.size()) == 0;
   }
 
@@ -93,7 +93,8 @@ class CompactString {
   const void* data_address() const { return bytes_[kTag] & kTagHeap ? static_cast<const void*>(heap_ptr()) : bytes_; }
 
   // APPEND: the string grows (greedily, so that repeated appends are
-  // amortized O(1)) and becomes "raw". Integers are converted first.
+  // amortized O(1)) and becomes "raw". Integers are converted first. `s` may
+  // be a view of this string itself.
   void Append(std::string_view s);
   // SETRANGE: makes the string at least `min_size` bytes (zero-padded),
   // "raw", and returns its bytes for writing.
@@ -106,6 +107,7 @@ class CompactString {
   static constexpr uint8_t kTagInt = 0x20;
 
   void Init(std::string_view s);
+  bool EqualsInt(std::string_view s) const;
   void Release() {
     if (bytes_[kTag] & kTagHeap) std::free(heap_ptr());
   }

@@ -3,7 +3,9 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <bit>
+#include <chrono>
 #include <utility>
 
 namespace peregrine {
@@ -18,7 +20,10 @@ uint64_t ReverseBits(uint64_t v) {
 }
 }  // namespace
 
-Db::Db() : buckets_(new Entry*[kMinBuckets]()), nbuckets_(kMinBuckets) {}
+Db::Db() {
+  t_[0].buckets.reset(new Entry*[kMinBuckets]());
+  t_[0].n = kMinBuckets;
+}
 
 Db::~Db() { Clear(); }
 
@@ -34,7 +39,7 @@ uint64_t Db::NextCursor(uint64_t cursor, uint64_t mask) {
 }
 
 Db::Entry* Db::FindRaw(std::string_view key, uint64_t h) const {
-  for (Entry* e = buckets_[h & (nbuckets_ - 1)]; e != nullptr; e = e->next)
+  for (Entry* e = Bucket(h); e != nullptr; e = e->next)
     if (e->hash == h && e->key.Equals(key)) return e;
   return nullptr;
 }
@@ -42,6 +47,7 @@ Db::Entry* Db::FindRaw(std::string_view key, uint64_t h) const {
 Db::Entry* Db::Find(std::string_view key, int64_t now_ms) { return Find(key, Hash(key), now_ms); }
 
 Db::Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
+  if (rehashing()) RehashStep(1);
   Entry* e = FindRaw(key, hash);
   if (e != nullptr && IsExpired(*e, now_ms)) {
     Unlink(e);
@@ -53,10 +59,13 @@ Db::Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
 }
 
 Db::Entry* Db::Insert(std::string_view key, Value value, int64_t expire_ms) {
-  if (size_ >= nbuckets_) Resize(nbuckets_ * 2);
+  if (rehashing())
+    RehashStep(1);
+  else if (size_ >= t_[0].n)
+    StartResize(t_[0].n * 2);
   uint64_t h = Hash(key);
   Entry* e = new Entry(key, std::move(value), h);
-  Entry*& head = buckets_[h & (nbuckets_ - 1)];
+  Entry*& head = Bucket(h);
   e->next = head;
   head = e;
   size_++;
@@ -65,7 +74,7 @@ Db::Entry* Db::Insert(std::string_view key, Value value, int64_t expire_ms) {
 }
 
 void Db::Unlink(Entry* target) {
-  Entry** link = &buckets_[target->hash & (nbuckets_ - 1)];
+  Entry** link = &Bucket(target->hash);
   while (*link != target) link = &(*link)->next;
   *link = target->next;
   if (target->has_expire()) expires_--;
@@ -74,6 +83,7 @@ void Db::Unlink(Entry* target) {
 }
 
 bool Db::Erase(std::string_view key) {
+  if (rehashing()) RehashStep(1);
   Entry* e = FindRaw(key);
   if (e == nullptr) return false;
   Unlink(e);
@@ -87,32 +97,70 @@ void Db::SetExpire(Entry* e, int64_t expire_ms) {
   e->expire_ms = expire_ms;
 }
 
-void Db::Resize(size_t nbuckets) {
-  std::unique_ptr<Entry*[]> fresh(new Entry*[nbuckets]());
-  const size_t mask = nbuckets - 1;
-  for (size_t b = 0; b < nbuckets_; b++) {
-    Entry* e = buckets_[b];
+void Db::StartResize(size_t nbuckets) {
+  if (rehashing() || nbuckets == t_[0].n) return;
+  t_[1].buckets.reset(new Entry*[nbuckets]());
+  t_[1].n = nbuckets;
+  rehash_idx_ = 0;
+}
+
+void Db::RehashStep(size_t buckets) {
+  size_t empty_visits = buckets * 10;
+  const size_t mask1 = t_[1].mask();
+  while (buckets > 0 && static_cast<size_t>(rehash_idx_) < t_[0].n) {
+    Entry*& head = t_[0].buckets[static_cast<size_t>(rehash_idx_)];
+    if (head == nullptr) {
+      rehash_idx_++;
+      if (--empty_visits == 0) break;
+      continue;
+    }
+    Entry* e = head;
     while (e != nullptr) {
       Entry* next = e->next;
-      Entry*& head = fresh[e->hash & mask];
-      e->next = head;
-      head = e;
+      Entry*& dst = t_[1].buckets[e->hash & mask1];
+      e->next = dst;
+      dst = e;
       e = next;
     }
+    head = nullptr;
+    rehash_idx_++;
+    buckets--;
   }
-  buckets_ = std::move(fresh);
-  nbuckets_ = nbuckets;
+  if (static_cast<size_t>(rehash_idx_) == t_[0].n) {
+    t_[0] = std::move(t_[1]);
+    t_[1] = Table{};
+    rehash_idx_ = -1;
+    // The size may have moved on while this resize ran: follow it.
+    if (size_ >= t_[0].n)
+      StartResize(t_[0].n * 2);
+    else
+      MaybeShrink();
+  }
+}
+
+bool Db::RehashFor(int64_t budget_us) {
+  if (!rehashing()) return false;
+  const auto start = std::chrono::steady_clock::now();
+  while (rehashing()) {
+    RehashStep(100);
+    if (std::chrono::steady_clock::now() - start > std::chrono::microseconds(budget_us)) break;
+  }
+  return rehashing();
 }
 
 void Db::MaybeShrink() {
-  if (nbuckets_ > 64 && size_ * 8 < nbuckets_) Resize(std::bit_ceil(std::max(size_ * 2, kMinBuckets)));
+  if (!rehashing() && t_[0].n > 64 && size_ * 8 < t_[0].n)
+    StartResize(std::bit_ceil(std::max(size_ * 2, kMinBuckets)));
 }
 
 const Db::Entry* Db::RandomEntry(std::mt19937_64& rng) const {
   if (size_ == 0) return nullptr;
+  // A random bucket over both arrays (the moved part of the old one is empty).
+  const size_t total = t_[0].n + t_[1].n;
   const Entry* head;
   do {
-    head = buckets_[rng() & (nbuckets_ - 1)];
+    size_t i = rng() % total;
+    head = i < t_[0].n ? t_[0].buckets[i] : t_[1].buckets[i - t_[0].n];
   } while (head == nullptr);
   size_t len = 0;
   for (const Entry* e = head; e != nullptr; e = e->next) len++;
@@ -124,21 +172,21 @@ const Db::Entry* Db::RandomEntry(std::mt19937_64& rng) const {
 size_t Db::ActiveExpire(int64_t now_ms, size_t max_buckets) {
   if (expires_ == 0) return 0;
   size_t deleted = 0;
-  for (size_t i = 0; i < max_buckets && i < nbuckets_; i++) {
-    Entry** link = &buckets_[expire_cursor_ & (nbuckets_ - 1)];
-    while (*link != nullptr) {
-      Entry* e = *link;
-      if (IsExpired(*e, now_ms)) {
-        *link = e->next;
-        expires_--;
-        size_--;
-        delete e;
-        deleted++;
-      } else {
-        link = &e->next;
+  for (size_t i = 0; i < max_buckets; i++) {
+    expire_cursor_ = VisitBuckets(expire_cursor_, [&](Entry** link) {
+      while (*link != nullptr) {
+        Entry* e = *link;
+        if (IsExpired(*e, now_ms)) {
+          *link = e->next;
+          expires_--;
+          size_--;
+          delete e;
+          deleted++;
+        } else {
+          link = &e->next;
+        }
       }
-    }
-    expire_cursor_ = NextCursor(expire_cursor_, nbuckets_ - 1);
+    });
   }
   expired_keys_ += deleted;
   if (deleted > 0) MaybeShrink();
@@ -146,24 +194,29 @@ size_t Db::ActiveExpire(int64_t now_ms, size_t max_buckets) {
 }
 
 void Db::Clear() {
-  for (size_t b = 0; b < nbuckets_; b++) {
-    Entry* e = buckets_[b];
-    while (e != nullptr) {
-      Entry* next = e->next;
-      delete e;
-      e = next;
+  for (Table& t : t_) {
+    for (size_t b = 0; b < t.n; b++) {
+      Entry* e = t.buckets[b];
+      while (e != nullptr) {
+        Entry* next = e->next;
+        delete e;
+        e = next;
+      }
     }
   }
-  buckets_.reset(new Entry*[kMinBuckets]());
-  nbuckets_ = kMinBuckets;
+  t_[1] = Table{};
+  rehash_idx_ = -1;
+  t_[0].buckets.reset(new Entry*[kMinBuckets]());
+  t_[0].n = kMinBuckets;
   size_ = 0;
   expires_ = 0;
   expire_cursor_ = 0;
 }
 
 void Db::Swap(Db& other) {
-  std::swap(buckets_, other.buckets_);
-  std::swap(nbuckets_, other.nbuckets_);
+  std::swap(t_[0], other.t_[0]);
+  std::swap(t_[1], other.t_[1]);
+  std::swap(rehash_idx_, other.rehash_idx_);
   std::swap(size_, other.size_);
   std::swap(expires_, other.expires_);
   std::swap(expire_cursor_, other.expire_cursor_);

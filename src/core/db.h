@@ -4,8 +4,14 @@
 //
 // The table is chained with a power-of-two bucket count, so that SCAN's
 // reverse-binary cursor (as Redis's dictScan) returns every key present for
-// the whole scan even when the table is resized between calls. Resizing is
-// done at once; incremental growth and the compact layout are issue #4.
+// the whole scan even when the table is resized between calls.
+//
+// Resizing is incremental, so that no insert pays for rehashing the whole
+// table: a resize allocates the new bucket array and then moves the old
+// array's buckets over in order, one per table operation (and in time-bounded
+// chunks from the cron, RehashFor). While that runs, a key lives in exactly
+// one place: old bucket b = hash & old_mask if b has not been moved yet
+// (b >= rehash_idx_), else the new array.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +20,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/value.h"
@@ -54,17 +61,18 @@ class Db {
   static uint64_t Hash(std::string_view key);
 
   // Prefetching for a batch of lookups (a pipeline): PrefetchBucket() for
-  // every key first, then PrefetchEntry() for every hash, then the lookups;
-  // the cache misses of the whole batch then overlap instead of adding up.
-  void PrefetchBucket(uint64_t hash) const { __builtin_prefetch(&buckets_[hash & (nbuckets_ - 1)]); }
+  // every key first, then PrefetchEntry() for every hash, then PrefetchKey(),
+  // then the lookups; the cache misses of the whole batch then overlap
+  // instead of adding up.
+  void PrefetchBucket(uint64_t hash) const { __builtin_prefetch(&Bucket(hash)); }
   void PrefetchEntry(uint64_t hash) const {
-    const Entry* head = buckets_[hash & (nbuckets_ - 1)];
+    const Entry* head = Bucket(hash);
     if (head != nullptr) __builtin_prefetch(head);
   }
-  // The third step: the key bytes of the chain head (a separate allocation
-  // for keys longer than the inline 15 bytes).
+  // The key bytes of the chain head (a separate allocation for keys longer
+  // than the inline 15 bytes).
   void PrefetchKey(uint64_t hash) const {
-    const Entry* head = buckets_[hash & (nbuckets_ - 1)];
+    const Entry* head = Bucket(hash);
     if (head != nullptr) __builtin_prefetch(head->key.data_address());
   }
 
@@ -85,24 +93,32 @@ class Db {
   size_t size() const { return size_; }
   size_t expires_count() const { return expires_; }
   uint64_t expired_keys() const { return expired_keys_; }
-  size_t bucket_count() const { return nbuckets_; }
+  // Buckets of the main array (of the new one while rehashing).
+  size_t bucket_count() const { return rehashing() ? t_[1].n : t_[0].n; }
+  bool rehashing() const { return rehash_idx_ >= 0; }
 
-  // One SCAN step: visits every entry of the bucket the cursor names (expired
-  // ones too: the caller filters) and returns the next cursor, 0 when done.
+  // One SCAN step: visits every entry that the cursor's bucket names (in both
+  // arrays while rehashing; expired entries too: the caller filters) and
+  // returns the next cursor, 0 when done.
   template <typename Fn>
   uint64_t Scan(uint64_t cursor, Fn&& visit) const {
     if (size_ == 0) return 0;
-    const uint64_t mask = nbuckets_ - 1;
-    for (const Entry* e = buckets_[cursor & mask]; e != nullptr; e = e->next) visit(*e);
-    return NextCursor(cursor, mask);
+    return VisitBuckets(cursor, [&](Entry** link) {
+      for (const Entry* e = *link; e != nullptr; e = e->next) visit(*e);
+    });
   }
 
   // Visits every entry (expired ones too). `visit` must not modify the table.
   template <typename Fn>
   void ForEach(Fn&& visit) const {
-    for (size_t b = 0; b < nbuckets_; b++)
-      for (const Entry* e = buckets_[b]; e != nullptr; e = e->next) visit(*e);
+    for (const Table& t : t_)
+      for (size_t b = 0; b < t.n; b++)
+        for (const Entry* e = t.buckets[b]; e != nullptr; e = e->next) visit(*e);
   }
+
+  // Moves buckets to the new array for about `budget_us` microseconds, if a
+  // resize is under way (the cron calls this). Returns true if one still is.
+  bool RehashFor(int64_t budget_us);
 
   // A uniformly chosen bucket's random entry (as Redis's dictGetFairRandomKey
   // approximates); may be expired. nullptr if empty.
@@ -119,13 +135,51 @@ class Db {
   void Swap(Db& other);
 
  private:
+  struct Table {
+    std::unique_ptr<Entry*[]> buckets;
+    size_t n = 0;  // a power of two, or 0 for no array
+    size_t mask() const { return n - 1; }
+  };
+
   static uint64_t NextCursor(uint64_t cursor, uint64_t mask);
-  void Resize(size_t nbuckets);
+  // The bucket where a key with this hash lives (see the class comment).
+  Entry*& Bucket(uint64_t hash) const {
+    const Table& old = t_[0];
+    size_t b = hash & old.mask();
+    if (rehash_idx_ >= 0 && b < static_cast<size_t>(rehash_idx_)) return t_[1].buckets[hash & t_[1].mask()];
+    return old.buckets[b];
+  }
+  // Starts moving everything to an array of `nbuckets` (no-op while a resize runs).
+  void StartResize(size_t nbuckets);
+  // Moves up to `buckets` non-empty buckets (visiting at most 10x as many empty ones).
+  void RehashStep(size_t buckets);
   void MaybeShrink();
   void Unlink(Entry* e);
+  // Calls fn(Entry** head) for the bucket(s) the cursor names: one bucket
+  // when not rehashing; while rehashing, the bucket of the smaller array and
+  // every bucket of the larger one that it expands to (as Redis's dictScan).
+  // fn may unlink entries of those buckets. Returns the next cursor.
+  template <typename Fn>
+  uint64_t VisitBuckets(uint64_t cursor, Fn&& fn) const {
+    if (!rehashing()) {
+      const uint64_t mask = t_[0].mask();
+      fn(&t_[0].buckets[cursor & mask]);
+      return NextCursor(cursor, mask);
+    }
+    const Table* small = &t_[0];
+    const Table* large = &t_[1];
+    if (small->n > large->n) std::swap(small, large);
+    const uint64_t m0 = small->mask(), m1 = large->mask();
+    fn(&small->buckets[cursor & m0]);
+    do {
+      fn(&large->buckets[cursor & m1]);
+      cursor = (((cursor | m0) + 1) & ~m0) | (cursor & m0);  // next expansion of the small bucket
+    } while (cursor & (m0 ^ m1));
+    return NextCursor(cursor, m0);
+  }
 
-  std::unique_ptr<Entry*[]> buckets_;
-  size_t nbuckets_ = 0;
+  Table t_[2];
+  int64_t rehash_idx_ = -1;  // next bucket of t_[0] to move; -1 when not resizing
   size_t size_ = 0;
   size_t expires_ = 0;
   uint64_t expired_keys_ = 0;

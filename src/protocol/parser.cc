@@ -50,7 +50,7 @@ bool RequestParser::ParseWholeCommand(const char* data, size_t len) {
   auto read_number = [&p, end](int64_t* out) {
     const char* start = p;
     int64_t v = 0;
-    while (p < end && static_cast<unsigned char>(*p - '0') < 10) v = v * 10 + (*p++ - '0');
+    while (p < end && p - start < 18 && static_cast<unsigned char>(*p - '0') < 10) v = v * 10 + (*p++ - '0');
     const size_t digits = static_cast<size_t>(p - start);
     if (digits == 0 || digits > 18 || (digits > 1 && *start == '0') || end - p < 2 || *p != '\r') return false;
     p += 2;

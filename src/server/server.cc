@@ -500,6 +500,9 @@ void Server::Cron() {
   // Active expiry: a quarter of each tick at most, as Redis's slow cycle.
   const int64_t budget_us = std::min<int64_t>(25000, 250000 / config_.hz);
   for (auto& s : shards_) s->ActiveExpire(now, budget_us);
+  // Resizes in progress advance 1 ms per tick besides the step each table
+  // operation takes, so that an idle server finishes them too.
+  for (auto& s : shards_) s->IncrementalRehash(1000);
 
   std::vector<Client*> idle;
   for (auto& [id, c] : clients_) {

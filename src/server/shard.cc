@@ -23,4 +23,13 @@ size_t Shard::ActiveExpire(int64_t now_ms, int64_t budget_us) {
   return deleted;
 }
 
+void Shard::IncrementalRehash(int64_t budget_us) {
+  const int64_t start = MonotonicUs();
+  for (auto& db : dbs_) {
+    const int64_t left = budget_us - (MonotonicUs() - start);
+    if (left <= 0) return;
+    db->RehashFor(left);
+  }
+}
+
 }  // namespace peregrine

@@ -35,6 +35,10 @@ class Shard {
   // `budget_us` microseconds have passed. Returns keys deleted.
   size_t ActiveExpire(int64_t now_ms, int64_t budget_us);
 
+  // Moves buckets of databases that are being resized, for at most about
+  // `budget_us` in all (the cron's share of incremental rehashing).
+  void IncrementalRehash(int64_t budget_us);
+
   uint64_t expired_keys() const {
     uint64_t n = 0;
     for (const auto& db : dbs_) n += db->expired_keys();
