@@ -67,6 +67,7 @@ void EventLoop::Run() {
   running_ = true;
   iter_ms_ = UnixTimeMs();
   iter_tsc_ = CycleClock::Now();
+  ms_per_tick_ = 1.0 / (CycleClock::TicksPerUs() * 1000.0);
   while (running_) {
     int timeout = -1;
     if (tick_) {
@@ -77,6 +78,7 @@ void EventLoop::Run() {
     if (n < 0 && errno != EINTR) break;
     iter_ms_ = UnixTimeMs();
     iter_tsc_ = CycleClock::Now();
+    ms_per_tick_ = 1.0 / (CycleClock::TicksPerUs() * 1000.0);
     for (int i = 0; i < n; i++)
       static_cast<IoHandler*>(events[i].data.ptr)->OnEvent(events[i].events);
     if (tick_) {

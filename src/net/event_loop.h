@@ -50,7 +50,7 @@ class EventLoop {
   // Wall-clock unix ms at TSC reading `tsc` (taken during this iteration),
   // without another clock_gettime.
   int64_t MsAt(uint64_t tsc) const {
-    return iter_ms_ + static_cast<int64_t>(static_cast<double>(tsc - iter_tsc_) / (CycleClock::TicksPerUs() * 1000.0));
+    return iter_ms_ + static_cast<int64_t>(static_cast<double>(tsc - iter_tsc_) * ms_per_tick_);
   }
 
  private:
@@ -59,6 +59,7 @@ class EventLoop {
   int tick_interval_ms_ = 100;
   int64_t iter_ms_ = 0;
   uint64_t iter_tsc_ = 0;
+  double ms_per_tick_ = 0;  // refreshed every iteration from the calibration
   int64_t next_tick_ms_ = 0;
   std::function<void()> tick_;
   std::function<void()> before_sleep_;

@@ -296,7 +296,7 @@ void Server::ProcessInput(Client& c) {
       if (c.parser.inline_command() && !args.empty()) {
         // Inline arguments live in the parser: run it alone, first in a batch.
         if (!batch_.empty()) break;
-        ExecuteCommand(c, args, commands_.Find(args[0]), {}, 0);
+        ExecuteCommand(c, args, commands_.Find(args[0]), {}, 0, CycleClock::Now());
         if (c.closed) return;
         c.in.Consume(c.parser.consumed());
         offset = 0;
@@ -331,11 +331,12 @@ void Server::ProcessInput(Client& c) {
     }
 
     // 3. Run the batch in order.
+    uint64_t now_tsc = CycleClock::Now();
     for (const BatchedCommand& b : batch_) {
       if (c.close_after_reply) break;
       if (b.nargs > 0) {
         std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
-        ExecuteCommand(c, args, b.cmd, b.key, b.key_hash);
+        now_tsc = ExecuteCommand(c, args, b.cmd, b.key, b.key_hash, now_tsc);
         if (c.closed) return;
       }
       c.in.Consume(b.consumed);
@@ -365,8 +366,8 @@ std::string Upper(std::string_view s) {
 }
 }  // namespace
 
-void Server::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
-                            std::string_view hinted_key, uint64_t key_hash) {
+uint64_t Server::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                                std::string_view hinted_key, uint64_t key_hash, uint64_t start) {
   ReplyWriter reply(&c.out, c.resp, this);
   if (cmd == nullptr) {
     std::string list;
@@ -378,14 +379,14 @@ void Server::ExecuteCommand(Client& c, std::span<const std::string_view> args, c
     }
     reply.Error("ERR unknown command '" + std::string(args[0].substr(0, 128)) +
                 "', with args beginning with: " + list);
-    return;
+    return start;
   }
   if (!cmd->subcommands.empty() && args.size() >= 2) {
     const CommandSpec* sub = CommandTable::FindSubcommand(*cmd, args[1]);
     if (sub == nullptr) {
       reply.Error("ERR unknown subcommand '" + std::string(args[1].substr(0, 128)) + "'. Try " +
                   Upper(args[0]) + " HELP.");
-      return;
+      return start;
     }
     cmd = sub;
   }
@@ -393,22 +394,23 @@ void Server::ExecuteCommand(Client& c, std::span<const std::string_view> args, c
   if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
     cmd->stats.rejected_calls++;
     reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
-    return;
+    return start;
   }
   // Route to the shard owning the keys. With one shard every key is local;
   // cross-shard routing and atomicity arrive with threads (issue #5).
   Shard& shard = *shards_[0];
-  const uint64_t t0 = CycleClock::Now();
-  CommandContext ctx{*this, c, shard, args, reply, loop_.MsAt(t0), hinted_key, key_hash};
+  CommandContext ctx{*this, c, shard, args, reply, loop_.MsAt(start), hinted_key, key_hash};
   c.last_cmd = cmd;
   current_client_ = &c;
   const uint64_t errors_before = stats_.total_error_replies;
   cmd->handler(ctx);
   current_client_ = nullptr;
-  cmd->stats.ticks += CycleClock::Now() - t0;
+  const uint64_t end = CycleClock::Now();
+  cmd->stats.ticks += end - start;
   cmd->stats.calls++;
   if (stats_.total_error_replies != errors_before) cmd->stats.failed_calls++;
   stats_.total_commands_processed++;
+  return end;
 }
 
 void Server::CloseClient(Client& c) {

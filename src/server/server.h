@@ -92,9 +92,11 @@ class Server : public ErrorSink {
   void ReadFromClient(Client& c);
   void ProcessInput(Client& c);
   // `cmd` is the top-level command already looked up for args[0] (nullptr if
-  // unknown); `key_hash` the hash of its first key when prefetched.
-  void ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
-                      std::string_view hinted_key, uint64_t key_hash);
+  // unknown); `key_hash` the hash of its first key when prefetched. The
+  // command starts at CycleClock time `start` (the end of the previous one:
+  // one clock read per command); returns the time it ended.
+  uint64_t ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                          std::string_view hinted_key, uint64_t key_hash, uint64_t start);
   void QueueWrite(Client& c);
   void FlushClient(Client& c);
   void FlushPendingWrites();
