@@ -8,6 +8,7 @@
 
 #include "commands/common.h"
 #include "core/glob.h"
+#include "core/memory.h"
 #include "core/numbers.h"
 #include "net/event_loop.h"
 #include "server/client.h"
@@ -330,6 +331,62 @@ void ConfigHelpCommand(CommandContext& ctx) {
   for (auto l : lines) ctx.reply.SimpleString(l);
 }
 
+// --- MEMORY ---
+
+// MEMORY USAGE key [SAMPLES count]: the key's bytes (SAMPLES is accepted;
+// values are measured whole, there is nothing to sample yet).
+void MemoryUsageCommand(CommandContext& ctx) {
+  for (size_t i = 3; i < ctx.args.size(); i++) {
+    if (EqualsIgnoreCase(ctx.args[i], "samples") && i + 1 < ctx.args.size()) {
+      int64_t samples;
+      if (!ParseIntArg(ctx, ctx.args[++i], &samples)) return;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  Db::Entry* e = ctx.db().Find(ctx.args[2], ctx.now_ms);
+  if (e == nullptr)
+    ctx.reply.Null();
+  else
+    ctx.reply.Integer(static_cast<int64_t>(Db::MemoryUsage(*e)));
+}
+
+void MemoryStatsCommand(CommandContext& ctx) {
+  const uint64_t dataset = static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0));
+  uint64_t buffers = 0;
+  for (auto& [id, c] : ctx.server.clients()) buffers += c->in.capacity() + c->out.capacity();
+  uint64_t keys = 0;
+  for (size_t s = 0; s < ctx.server.num_shards(); s++)
+    for (int d = 0; d < ctx.server.shard(s).num_dbs(); d++) keys += ctx.server.shard(s).db(d).size();
+  const uint64_t total = dataset + buffers;
+  ctx.reply.MapHeader(7);
+  ctx.reply.Bulk("total.allocated");
+  ctx.reply.Integer(static_cast<int64_t>(total));
+  ctx.reply.Bulk("clients.normal");
+  ctx.reply.Integer(static_cast<int64_t>(buffers));
+  ctx.reply.Bulk("keys.count");
+  ctx.reply.Integer(static_cast<int64_t>(keys));
+  ctx.reply.Bulk("keys.bytes-per-key");
+  ctx.reply.Integer(keys ? static_cast<int64_t>(dataset / keys) : 0);
+  ctx.reply.Bulk("dataset.bytes");
+  ctx.reply.Integer(static_cast<int64_t>(dataset));
+  ctx.reply.Bulk("dataset.percentage");
+  ctx.reply.Double(total ? 100.0 * static_cast<double>(dataset) / static_cast<double>(total) : 0.0);
+  ctx.reply.Bulk("overhead.total");
+  ctx.reply.Integer(static_cast<int64_t>(buffers));
+}
+
+void MemoryHelpCommand(CommandContext& ctx) {
+  const std::vector<std::string_view> lines = {
+      "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "STATS", "    Return information about the memory usage of the server.",
+      "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value.",
+      "HELP", "    Prints this help."};
+  ctx.reply.ArrayHeader(lines.size());
+  for (auto l : lines) ctx.reply.SimpleString(l);
+}
+
 CommandSpec Spec(std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
                  std::string_view group, std::string_view summary, std::string_view complexity = "O(1)",
                  std::vector<std::string_view> tips = {}) {
@@ -390,6 +447,21 @@ void RegisterServerCommands(CommandTable& t) {
            "Returns helpful text about the different subcommands."),
   };
   t.Register(std::move(config));
+
+  CommandSpec memory = Spec("memory", -2, 0, nullptr, "4.0.0", "server", "A container for memory diagnostics commands.",
+                            "Depends on subcommand.");
+  CommandSpec usage = Spec("usage", -3, kCmdReadonly, MemoryUsageCommand, "4.0.0", "server",
+                           "Estimates the memory usage of a key.", "O(N) where N is the number of samples.");
+  usage.first_key = usage.last_key = 2;
+  usage.key_step = 1;
+  memory.subcommands = {
+      std::move(usage),
+      Spec("stats", 2, 0, MemoryStatsCommand, "4.0.0", "server", "Returns details about memory usage.",
+           "O(1)", {"nondeterministic_output"}),
+      Spec("help", 2, kCmdLoading | kCmdStale, MemoryHelpCommand, "4.0.0", "server",
+           "Returns helpful text about the different subcommands."),
+  };
+  t.Register(std::move(memory));
 }
 
 }  // namespace peregrine

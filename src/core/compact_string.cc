@@ -8,23 +8,13 @@
 #include <cstdio>
 #include <string>
 
+#include "core/memory.h"
 #include "core/numbers.h"
 
 namespace peregrine {
 namespace {
 
-// Running out of memory is fatal, as in Redis (zmalloc's OOM handler): there
-// is no sane way to continue a command half done.
-[[noreturn]] void OutOfMemory(size_t n) {
-  std::fprintf(stderr, "Out of memory allocating %zu bytes\n", n);
-  std::abort();
-}
-
-char* Allocate(size_t n) {
-  void* p = std::malloc(n == 0 ? 1 : n);
-  if (p == nullptr) OutOfMemory(n);
-  return static_cast<char*>(p);
-}
+char* Allocate(size_t n) { return static_cast<char*>(CountedAlloc(n)); }
 
 // Strings longer than this are "raw" in Redis even when SET creates them.
 constexpr size_t kEmbstrLimit = 44;
@@ -118,8 +108,7 @@ void CompactString::MakeRaw(size_t capacity) {
   }
   char* p;
   if (bytes_[kTag] & kTagHeap) {
-    p = static_cast<char*>(std::realloc(heap_ptr(), capacity));
-    if (p == nullptr) OutOfMemory(capacity);
+    p = static_cast<char*>(CountedRealloc(heap_ptr(), capacity));
   } else {
     p = Allocate(capacity);
     std::memcpy(p, current.data(), size);

@@ -17,6 +17,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/memory.h"
+
 namespace peregrine {
 
 class CompactString {
@@ -109,7 +111,7 @@ class CompactString {
   void Init(std::string_view s);
   bool EqualsInt(std::string_view s) const;
   void Release() {
-    if (bytes_[kTag] & kTagHeap) std::free(heap_ptr());
+    if (bytes_[kTag] & kTagHeap) CountedFree(heap_ptr());
   }
   char* heap_ptr() const {
     char* p;

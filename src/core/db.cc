@@ -1,6 +1,7 @@
 // The per-database key table (see db.h).
 #include "core/db.h"
 
+#include <malloc.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -21,13 +22,13 @@ uint64_t ReverseBits(uint64_t v) {
 }  // namespace
 
 Db::Db() {
-  t_[0].buckets.reset(new Entry*[kMinBuckets]());
+  t_[0].buckets.reset(NewBuckets(kMinBuckets));
   t_[0].n = kMinBuckets;
 }
 
 Db::~Db() { Clear(); }
 
-uint64_t Db::Hash(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
+uint64_t Db::Hash(std::string_view key) { return XXH3_64bits(key.data(), key.size()) & ~kVisited; }
 
 // Reverse-binary increment: the high bits of the bucket index advance first, so
 // a cursor stays meaningful when the bucket count doubles or halves.
@@ -40,7 +41,7 @@ uint64_t Db::NextCursor(uint64_t cursor, uint64_t mask) {
 
 Db::Entry* Db::FindRaw(std::string_view key, uint64_t h) const {
   for (Entry* e = Bucket(h); e != nullptr; e = e->next)
-    if (e->hash == h && e->key.Equals(key)) return e;
+    if ((e->hash & ~kVisited) == h && e->key.Equals(key)) return e;
   return nullptr;
 }
 
@@ -49,12 +50,14 @@ Db::Entry* Db::Find(std::string_view key, int64_t now_ms) { return Find(key, Has
 Db::Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
   if (rehashing()) RehashStep(1);
   Entry* e = FindRaw(key, hash);
-  if (e != nullptr && IsExpired(*e, now_ms)) {
+  if (e == nullptr) return nullptr;
+  if (IsExpired(*e, now_ms)) {
     Unlink(e);
     expired_keys_++;
     MaybeShrink();
     return nullptr;
   }
+  e->hash |= kVisited;
   return e;
 }
 
@@ -74,7 +77,7 @@ Db::Entry* Db::Insert(std::string_view key, Value value, int64_t expire_ms) {
 }
 
 void Db::Unlink(Entry* target) {
-  Entry** link = &Bucket(target->hash);
+  Entry** link = &Bucket(target->hash & ~kVisited);
   while (*link != target) link = &(*link)->next;
   *link = target->next;
   if (target->has_expire()) expires_--;
@@ -99,7 +102,7 @@ void Db::SetExpire(Entry* e, int64_t expire_ms) {
 
 void Db::StartResize(size_t nbuckets) {
   if (rehashing() || nbuckets == t_[0].n) return;
-  t_[1].buckets.reset(new Entry*[nbuckets]());
+  t_[1].buckets.reset(NewBuckets(nbuckets));
   t_[1].n = nbuckets;
   rehash_idx_ = 0;
 }
@@ -193,6 +196,87 @@ size_t Db::ActiveExpire(int64_t now_ms, size_t max_buckets) {
   return deleted;
 }
 
+bool Db::EvictSieve(EvictFrom from) {
+  if (size_ == 0 || (from == EvictFrom::kVolatile && expires_ == 0)) return false;
+  // Two passes at most: the first may only clear bits.
+  const size_t limit = 2 * (t_[0].n + t_[1].n) + 2;
+  // The hand moves a bucket at a time and finishes the bucket it is in: every
+  // entry there not visited goes (usually one; buckets hold ~1 entry).
+  size_t evicted = 0;
+  for (size_t visited = 0; evicted == 0 && visited < limit; visited++) {
+    sieve_cursor_ = VisitBuckets(sieve_cursor_, [&](Entry** link) {
+      while (*link != nullptr) {
+        Entry* e = *link;
+        if (from == EvictFrom::kVolatile && !e->has_expire()) {
+          link = &e->next;
+        } else if (e->hash & kVisited) {
+          e->hash &= ~kVisited;
+          link = &e->next;
+        } else {
+          *link = e->next;
+          if (e->has_expire()) expires_--;
+          size_--;
+          delete e;
+          evicted++;
+        }
+      }
+    });
+  }
+  if (evicted > 0) {
+    evicted_keys_ += evicted;
+    MaybeShrink();
+  }
+  return evicted > 0;
+}
+
+bool Db::EvictRandom(EvictFrom from, std::mt19937_64& rng) {
+  if (size_ == 0 || (from == EvictFrom::kVolatile && expires_ == 0)) return false;
+  const Entry* victim = nullptr;
+  if (from == EvictFrom::kAllKeys) {
+    victim = RandomEntry(rng);
+  } else {
+    // A walk from a random bucket to the first key with a deadline.
+    uint64_t cursor = rng();
+    for (size_t steps = 0; victim == nullptr && steps <= t_[0].n + t_[1].n; steps++) {
+      cursor = VisitBuckets(cursor, [&](Entry** link) {
+        for (Entry* e = *link; victim == nullptr && e != nullptr; e = e->next)
+          if (e->has_expire()) victim = e;
+      });
+    }
+  }
+  if (victim == nullptr) return false;
+  Unlink(const_cast<Entry*>(victim));
+  evicted_keys_++;
+  MaybeShrink();
+  return true;
+}
+
+bool Db::EvictSoonestExpiring(size_t samples, std::mt19937_64& rng) {
+  if (expires_ == 0) return false;
+  Entry* best = nullptr;
+  size_t seen = 0;
+  uint64_t cursor = rng();
+  for (size_t steps = 0; seen < samples && steps <= t_[0].n + t_[1].n; steps++) {
+    cursor = VisitBuckets(cursor, [&](Entry** link) {
+      for (Entry* e = *link; e != nullptr && seen < samples; e = e->next) {
+        if (!e->has_expire()) continue;
+        seen++;
+        if (best == nullptr || e->expire_ms < best->expire_ms) best = e;
+      }
+    });
+  }
+  if (best == nullptr) return false;
+  Unlink(best);
+  evicted_keys_++;
+  MaybeShrink();
+  return true;
+}
+
+size_t Db::MemoryUsage(const Entry& e) {
+  return malloc_usable_size(const_cast<Entry*>(&e)) + e.key.HeapBytes() + e.value.str().HeapBytes() +
+         sizeof(Entry*);
+}
+
 void Db::Clear() {
   for (Table& t : t_) {
     for (size_t b = 0; b < t.n; b++) {
@@ -206,7 +290,7 @@ void Db::Clear() {
   }
   t_[1] = Table{};
   rehash_idx_ = -1;
-  t_[0].buckets.reset(new Entry*[kMinBuckets]());
+  t_[0].buckets.reset(NewBuckets(kMinBuckets));
   t_[0].n = kMinBuckets;
   size_ = 0;
   expires_ = 0;

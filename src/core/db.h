@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/memory.h"
 #include "core/value.h"
 
 namespace peregrine {
@@ -30,6 +31,13 @@ namespace peregrine {
 class Db {
  public:
   static constexpr int64_t kNoExpire = -1;
+  // The top bit of an entry's stored hash is its SIEVE "visited" bit (set by
+  // lookups, cleared by the eviction hand); Hash() never sets it.
+  static constexpr uint64_t kVisited = uint64_t{1} << 63;
+
+  // What eviction may pick (maxmemory-policy, without the LRU/LFU
+  // distinction: both are approximated by SIEVE).
+  enum class EvictFrom { kAllKeys, kVolatile };
 
   struct Entry {
     Entry* next = nullptr;
@@ -40,6 +48,9 @@ class Db {
 
     Entry(std::string_view k, Value v, uint64_t h) : hash(h), key(k), value(std::move(v)) {}
     bool has_expire() const { return expire_ms != kNoExpire; }
+    // Entries are counted in the shard's memory (core/memory.h).
+    static void* operator new(size_t n) { return CountedAlloc(n); }
+    static void operator delete(void* p) { CountedFree(p); }
   };
 
   Db();
@@ -128,6 +139,22 @@ class Db {
   // stopped, deleting expired keys. Returns how many it deleted.
   size_t ActiveExpire(int64_t now_ms, size_t max_buckets);
 
+  // Eviction, one key per call (SIEVE: the unvisited keys of one bucket);
+  // false if there was nothing to evict.
+  // SIEVE (LRU and LFU policies): a hand walks the buckets; an entry looked
+  // up since the hand last passed survives once (its bit is cleared), the
+  // first entry not looked up is evicted.
+  bool EvictSieve(EvictFrom from);
+  // A random key (allkeys-random / volatile-random).
+  bool EvictRandom(EvictFrom from, std::mt19937_64& rng);
+  // Of `samples` keys with a deadline, the one that expires soonest (volatile-ttl).
+  bool EvictSoonestExpiring(size_t samples, std::mt19937_64& rng);
+  uint64_t evicted_keys() const { return evicted_keys_; }
+
+  // MEMORY USAGE: the bytes the key costs (entry, key and value blocks, and
+  // its share of the bucket array).
+  static size_t MemoryUsage(const Entry& e);
+
   // Deletes everything.
   void Clear();
 
@@ -135,8 +162,12 @@ class Db {
   void Swap(Db& other);
 
  private:
+  struct FreeBuckets {
+    void operator()(Entry** p) const { CountedFree(p); }
+  };
+  static Entry** NewBuckets(size_t n) { return static_cast<Entry**>(CountedCalloc(n * sizeof(Entry*))); }
   struct Table {
-    std::unique_ptr<Entry*[]> buckets;
+    std::unique_ptr<Entry*[], FreeBuckets> buckets;
     size_t n = 0;  // a power of two, or 0 for no array
     size_t mask() const { return n - 1; }
   };
@@ -184,6 +215,8 @@ class Db {
   size_t expires_ = 0;
   uint64_t expired_keys_ = 0;
   uint64_t expire_cursor_ = 0;
+  uint64_t sieve_cursor_ = 0;
+  uint64_t evicted_keys_ = 0;
 };
 
 }  // namespace peregrine

@@ -624,3 +624,69 @@ TEST(DbScan, CursorFromABiggerTableStillWorksAfterShrink) {
 
 }  // namespace
 }  // namespace peregrine
+
+namespace peregrine {
+namespace {
+
+constexpr int64_t kEvictNow = 1'000'000;
+
+TEST(DbEviction, SieveEvictsKeysNotLookedUpFirst) {
+  Db db;
+  for (int i = 0; i < 100; i++) db.Insert("k" + std::to_string(i), Value::String("v"));
+  // Look up the even keys: they carry the visited bit.
+  for (int i = 0; i < 100; i += 2) ASSERT_NE(db.Find("k" + std::to_string(i), kEvictNow), nullptr);
+  while (db.size() > 50) ASSERT_TRUE(db.EvictSieve(Db::EvictFrom::kAllKeys));
+  EXPECT_EQ(db.size(), 50u);
+  for (int i = 0; i < 100; i += 2) EXPECT_NE(db.FindRaw("k" + std::to_string(i)), nullptr) << i;
+  EXPECT_EQ(db.evicted_keys(), 50u);
+  // Now everything was visited once and the hand clears bits: eviction still progresses.
+  while (db.size() > 0) ASSERT_TRUE(db.EvictSieve(Db::EvictFrom::kAllKeys));
+  EXPECT_FALSE(db.EvictSieve(Db::EvictFrom::kAllKeys));
+}
+
+TEST(DbEviction, VolatileOnlyTouchesKeysWithADeadline) {
+  Db db;
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 50; i++) db.Insert("p" + std::to_string(i), Value::String("v"));
+  for (int i = 0; i < 50; i++) db.Insert("v" + std::to_string(i), Value::String("v"), kEvictNow + 1000 + i);
+  while (db.expires_count() > 40) ASSERT_TRUE(db.EvictSieve(Db::EvictFrom::kVolatile));
+  for (int n = 0; n < 10; n++) ASSERT_TRUE(db.EvictRandom(Db::EvictFrom::kVolatile, rng));
+  for (int n = 0; n < 10; n++) ASSERT_TRUE(db.EvictSoonestExpiring(5, rng));
+  EXPECT_LE(db.expires_count(), 20u);
+  EXPECT_EQ(db.size(), 50u + db.expires_count());
+  for (int i = 0; i < 50; i++) EXPECT_NE(db.FindRaw("p" + std::to_string(i)), nullptr);
+  while (db.expires_count() > 0) ASSERT_TRUE(db.EvictRandom(Db::EvictFrom::kVolatile, rng));
+  EXPECT_FALSE(db.EvictSieve(Db::EvictFrom::kVolatile));
+  EXPECT_FALSE(db.EvictRandom(Db::EvictFrom::kVolatile, rng));
+  EXPECT_FALSE(db.EvictSoonestExpiring(5, rng));
+  EXPECT_EQ(db.size(), 50u);
+}
+
+TEST(DbEviction, SoonestExpiringWithEnoughSamplesIsExact) {
+  Db db;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 30; i++) db.Insert("v" + std::to_string(i), Value::String("v"), kEvictNow + 100 * (i + 1));
+  // Sampling every key, the soonest deadline goes first, in order.
+  for (int i = 0; i < 30; i++) {
+    ASSERT_TRUE(db.EvictSoonestExpiring(64, rng));
+    EXPECT_EQ(db.FindRaw("v" + std::to_string(i)), nullptr) << i;
+  }
+}
+
+TEST(DbMemory, AccountingReturnsToItsStartAfterClear) {
+  const int64_t before = KeyspaceBytes();
+  {
+    Db db;
+    for (int i = 0; i < 10000; i++)
+      db.Insert("key:" + std::to_string(i) + std::string(20, 'x'), Value::String(std::string(100, 'v')));
+    db.Find("key:1" + std::string(20, 'x'), kEvictNow)->value.mutable_str().Append(std::string(5000, 'a'));
+    EXPECT_GT(KeyspaceBytes() - before, 10000 * (100 + 36));
+    size_t usage = Db::MemoryUsage(*db.FindRaw("key:1" + std::string(20, 'x')));
+    EXPECT_GE(usage, 5100u);
+    db.Clear();
+  }
+  EXPECT_EQ(KeyspaceBytes(), before);
+}
+
+}  // namespace
+}  // namespace peregrine

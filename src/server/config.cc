@@ -147,6 +147,23 @@ const std::vector<Option>& Options() {
                          c.hz = static_cast<int>(std::clamp<int64_t>(v, 1, 500));
                          return "";
                        }});
+    o.push_back(MemoryOption("maxmemory", &Config::maxmemory, 0, kMutable));
+    o.push_back(Option{"maxmemory-policy", kMutable, 1, 1, [](const Config& c) { return c.maxmemory_policy; },
+                       [](Config& c, Args a) -> std::string {
+                         static const char* kPolicies[] = {"volatile-lru", "volatile-lfu", "volatile-random",
+                                                           "volatile-ttl", "allkeys-lru",  "allkeys-lfu",
+                                                           "allkeys-random", "noeviction"};
+                         std::string v = Lower(a[0]);
+                         for (const char* p : kPolicies)
+                           if (v == p) {
+                             c.maxmemory_policy = v;
+                             return "";
+                           }
+                         return "argument(s) must be one of the following: volatile-lru, volatile-lfu, "
+                                "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
+                                "noeviction";
+                       }});
+    o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, 64, kMutable));
     o.push_back(Option{"save", kNotYet, 1, 1, [](const Config& c) { return c.save; },
                        [](Config& c, Args a) -> std::string {
                          if (!a[0].empty()) return "snapshotting is not supported yet; only save \"\" is accepted";

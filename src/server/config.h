@@ -30,6 +30,10 @@ struct Config {
   uint64_t proto_max_bulk_len = 512ULL * 1024 * 1024;
   uint64_t client_query_buffer_limit = 1024ULL * 1024 * 1024;
   int hz = 10;
+  // The keyspace's memory limit (0 = none) and what happens at the limit.
+  uint64_t maxmemory = 0;
+  std::string maxmemory_policy = "noeviction";
+  int maxmemory_samples = 5;
   // Persistence does not exist yet: these accept only the values that mean
   // "off", so redis-style configs and tools (redis-benchmark reads both) work.
   std::string save;

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/glob.h"
+#include "core/memory.h"
 #include "server/server.h"
 
 // mimalloc's process statistics, when the binary is linked with mimalloc
@@ -149,31 +150,26 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "total_blocking_keys_on_nokey", 0);
   }
   if (section("memory")) {
-    // Until each shard counts its own bytes (issue #4), used_memory is what
-    // the allocator reports: mimalloc's committed memory, or glibc's in-use
-    // total, or RSS for an allocator neither can see (ASan's).
-    uint64_t used = 0;
-    const char* allocator = "libc";
-    if (mi_process_info != nullptr) {
-      size_t elapsed, user, sys, cur_rss, peak_rss, commit = 0, peak_commit, faults;
-      mi_process_info(&elapsed, &user, &sys, &cur_rss, &peak_rss, &commit, &peak_commit, &faults);
-      used = commit;
-      allocator = "mimalloc";
-    } else {
-      struct mallinfo2 mi = mallinfo2();
-      used = mi.uordblks + mi.hblkhd;
-    }
-    uint64_t rss = RssBytes();
-    if (used == 0) used = rss;
+    // used_memory: the bytes the keyspace holds (each shard counts the
+    // allocator's usable size of everything it allocates, core/memory.h) plus
+    // the clients' buffers. maxmemory bounds the keyspace part.
+    const uint64_t dataset = static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0));
+    uint64_t buffers = 0;
+    for (auto& [id, c] : clients_) buffers += c->in.capacity() + c->out.capacity();
+    const uint64_t used = dataset + buffers;
+    const char* allocator = mi_process_info != nullptr ? "mimalloc" : "libc";
+    const uint64_t rss = RssBytes();
     Field(out, "used_memory", used);
     Field(out, "used_memory_human", HumanBytes(used));
     Field(out, "used_memory_rss", rss);
     Field(out, "used_memory_rss_human", HumanBytes(rss));
     Field(out, "used_memory_peak", PeakRssBytes());
     Field(out, "used_memory_peak_human", HumanBytes(PeakRssBytes()));
-    Field(out, "maxmemory", 0);
-    Field(out, "maxmemory_human", "0B");
-    Field(out, "maxmemory_policy", "noeviction");
+    Field(out, "used_memory_dataset", dataset);
+    Field(out, "used_memory_clients", buffers);
+    Field(out, "maxmemory", config_.maxmemory);
+    Field(out, "maxmemory_human", HumanBytes(config_.maxmemory));
+    Field(out, "maxmemory_policy", config_.maxmemory_policy);
     char ratio[32];
     snprintf(ratio, sizeof(ratio), "%.2f", used ? static_cast<double>(rss) / static_cast<double>(used) : 0.0);
     Field(out, "mem_fragmentation_ratio", ratio);
@@ -203,7 +199,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "total_net_output_bytes", stats_.total_net_output_bytes);
     Field(out, "rejected_connections", stats_.rejected_connections);
     Field(out, "expired_keys", expired);
-    Field(out, "evicted_keys", 0);
+    uint64_t evicted = 0;
+    for (auto& sh : shards_) evicted += sh->evicted_keys();
+    Field(out, "evicted_keys", evicted);
     Field(out, "keyspace_hits", hits);
     Field(out, "keyspace_misses", misses);
     Field(out, "pubsub_channels", 0);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <random>
 
+#include "core/memory.h"
 #include "net/socket.h"
 #include "server/log.h"
 
@@ -396,6 +397,13 @@ uint64_t Server::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
     return start;
   }
+  // Over maxmemory, every command first evicts (by policy); commands that
+  // may add memory are refused if nothing could be evicted.
+  if (config_.maxmemory > 0 && !EnforceMaxmemory() && (cmd->flags & kCmdDenyOom)) {
+    cmd->stats.rejected_calls++;
+    reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
+    return start;
+  }
   // Route to the shard owning the keys. With one shard every key is local;
   // cross-shard routing and atomicity arrive with threads (issue #5).
   Shard& shard = *shards_[0];
@@ -411,6 +419,27 @@ uint64_t Server::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   if (stats_.total_error_replies != errors_before) cmd->stats.failed_calls++;
   stats_.total_commands_processed++;
   return end;
+}
+
+bool Server::EnforceMaxmemory() {
+  auto over = [this] { return static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0)) > config_.maxmemory; };
+  if (!over()) return true;
+  if (config_.maxmemory_policy == "noeviction") return false;
+  // A bounded number of keys per command keeps one command's latency
+  // bounded; the next commands continue while memory stays over.
+  bool progress = false;
+  for (int i = 0; i < 256 && over(); i++) {
+    bool evicted = false;
+    for (auto& shard : shards_) {
+      if (shard->EvictOne(config_.maxmemory_policy, config_.maxmemory_samples)) {
+        evicted = true;
+        break;
+      }
+    }
+    if (!evicted) break;
+    progress = true;
+  }
+  return progress || !over();
 }
 
 void Server::CloseClient(Client& c) {

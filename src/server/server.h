@@ -101,6 +101,9 @@ class Server : public ErrorSink {
   void FlushClient(Client& c);
   void FlushPendingWrites();
   void FreeClient(Client& c);
+  // maxmemory: evicts by policy while the keyspace is over the limit. False
+  // if it is over and nothing could be evicted.
+  bool EnforceMaxmemory();
   void Cron();
   void Cleanup();
 

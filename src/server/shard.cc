@@ -32,4 +32,22 @@ void Shard::IncrementalRehash(int64_t budget_us) {
   }
 }
 
+bool Shard::EvictOne(const std::string& policy, int samples) {
+  const bool volatile_only = policy.rfind("volatile-", 0) == 0;
+  const Db::EvictFrom from = volatile_only ? Db::EvictFrom::kVolatile : Db::EvictFrom::kAllKeys;
+  for (size_t n = 0; n < dbs_.size(); n++) {
+    Db& db = *dbs_[evict_db_];
+    evict_db_ = (evict_db_ + 1) % dbs_.size();
+    bool done;
+    if (policy == "volatile-ttl")
+      done = db.EvictSoonestExpiring(static_cast<size_t>(samples), rng_);
+    else if (policy.ends_with("-random"))
+      done = db.EvictRandom(from, rng_);
+    else  // -lru and -lfu
+      done = db.EvictSieve(from);
+    if (done) return true;
+  }
+  return false;
+}
+
 }  // namespace peregrine

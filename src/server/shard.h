@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/db.h"
@@ -35,6 +36,16 @@ class Shard {
   // `budget_us` microseconds have passed. Returns keys deleted.
   size_t ActiveExpire(int64_t now_ms, int64_t budget_us);
 
+  // Evicts one key by `policy` (a maxmemory-policy name other than
+  // noeviction), trying the databases in turn. False if nothing could go.
+  bool EvictOne(const std::string& policy, int samples);
+
+  uint64_t evicted_keys() const {
+    uint64_t n = 0;
+    for (const auto& db : dbs_) n += db->evicted_keys();
+    return n;
+  }
+
   // Moves buckets of databases that are being resized, for at most about
   // `budget_us` in all (the cron's share of incremental rehashing).
   void IncrementalRehash(int64_t budget_us);
@@ -51,6 +62,7 @@ class Shard {
   ShardStats stats_;
   std::mt19937_64 rng_;
   size_t expire_db_ = 0;  // the database the next active-expiry pass starts at
+  size_t evict_db_ = 0;   // the database eviction tries first
 };
 
 }  // namespace peregrine

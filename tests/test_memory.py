@@ -1,0 +1,150 @@
+# maxmemory and eviction policies, MEMORY USAGE / STATS, INFO memory fields.
+# The same assertions hold for redis-server (TEST_SERVER=redis): limits are
+# set relative to the server's own used_memory.
+import pytest
+import redis
+
+from conftest import IS_REDIS
+
+
+@pytest.fixture
+def mm(start_server):
+    """A dedicated server (eviction settings must not leak into other tests)."""
+    s = start_server()
+    c = s.client(protocol=2)
+    yield c
+    c.close()
+
+
+def info(c, section):
+    return c.info(section)
+
+
+def fill(c, prefix, n, size, ex=None, start=0):
+    pipe = c.pipeline(transaction=False)
+    for i in range(start, start + n):
+        if ex:
+            pipe.set(f"{prefix}:{i}", b"v" * size, ex=ex)
+        else:
+            pipe.set(f"{prefix}:{i}", b"v" * size)
+        if len(pipe) >= 500:
+            pipe.execute(raise_on_error=False)
+    pipe.execute(raise_on_error=False)
+
+
+def limit_above_current(c, extra):
+    used = info(c, "memory")["used_memory"]
+    c.config_set("maxmemory", used + extra)
+    return used + extra
+
+
+def test_noeviction_refuses_writes_but_not_reads_or_deletes(mm):
+    mm.set("keep", "1")
+    mm.config_set("maxmemory", 1)
+    # redis-py strips the "OOM " code into the exception class.
+    with pytest.raises(redis.exceptions.OutOfMemoryError,
+                       match=r"^command not allowed when used memory > 'maxmemory'\.$"):
+        mm.set("k", "v")
+    with pytest.raises(redis.exceptions.OutOfMemoryError):
+        mm.append("keep", "x")
+    assert mm.get("keep") == b"1"
+    assert mm.delete("keep") == 1
+    mm.config_set("maxmemory", 0)
+    assert mm.set("k", "v")
+    stats = info(mm, "commandstats")
+    assert stats["cmdstat_set"]["rejected_calls"] >= 1
+
+
+def test_allkeys_random_keeps_memory_under_the_limit(mm):
+    limit = limit_above_current(mm, 2 * 1024 * 1024)
+    mm.config_set("maxmemory-policy", "allkeys-random")
+    fill(mm, "k", 60000, 100)
+    assert 0 < mm.dbsize() < 60000
+    assert info(mm, "stats")["evicted_keys"] > 0
+    assert info(mm, "memory")["used_memory"] <= limit * 1.05
+
+
+@pytest.mark.parametrize("policy", [
+    pytest.param("allkeys-lru", marks=pytest.mark.skipif(
+        IS_REDIS, reason="Redis's LRU clock ticks once a second: within one second it cannot tell hot from cold")),
+    "allkeys-lfu"])
+def test_lru_and_lfu_keep_the_hot_keys(mm, policy):
+    limit_above_current(mm, 2 * 1024 * 1024)
+    mm.config_set("maxmemory-policy", policy)
+    hot = [f"hot:{i}" for i in range(200)]
+    for k in hot:
+        mm.set(k, b"h" * 100)
+    for batch in range(30):
+        fill(mm, "cold", 2000, 100, start=batch * 2000)
+        pipe = mm.pipeline(transaction=False)
+        for k in hot:
+            pipe.get(k)
+        pipe.execute()
+    assert info(mm, "stats")["evicted_keys"] > 0
+    surviving_hot = sum(mm.exists(k) for k in hot)
+    cold_total = 30 * 2000
+    cold_left = mm.dbsize() - surviving_hot
+    # Hot keys survive far more often than cold ones.
+    assert surviving_hot / len(hot) > 2 * (cold_left / cold_total)
+    assert surviving_hot >= 150
+
+
+def test_volatile_ttl_evicts_only_keys_with_a_deadline(mm):
+    for i in range(300):
+        mm.set(f"persistent:{i}", b"p" * 100)
+    limit_above_current(mm, 1024 * 1024)
+    mm.config_set("maxmemory-policy", "volatile-ttl")
+    fill(mm, "vol", 40000, 100, ex=3600)
+    assert info(mm, "stats")["evicted_keys"] > 0
+    assert all(mm.exists(f"persistent:{i}") for i in range(300))
+
+
+@pytest.mark.parametrize("policy", ["volatile-lru", "volatile-random", "volatile-ttl", "volatile-lfu"])
+def test_volatile_policies_without_volatile_keys_refuse_writes(mm, policy):
+    fill(mm, "p", 2000, 100)
+    mm.config_set("maxmemory-policy", policy)
+    mm.config_set("maxmemory", 1)
+    with pytest.raises(redis.exceptions.OutOfMemoryError):
+        mm.set("new", "value")
+    assert mm.dbsize() == 2000
+
+
+def test_maxmemory_config(mm):
+    assert mm.config_get("maxmemory") == {"maxmemory": "0"}
+    assert mm.config_get("maxmemory-policy") == {"maxmemory-policy": "noeviction"}
+    mm.config_set("maxmemory", "100mb")
+    assert mm.config_get("maxmemory") == {"maxmemory": str(100 * 1024 * 1024)}
+    with pytest.raises(redis.ResponseError, match=r"^CONFIG SET failed \(possibly related to argument "
+                                                  r"'maxmemory-policy'\) - argument\(s\) must be one of the "
+                                                  r"following: volatile-lru, volatile-lfu, volatile-random, "
+                                                  r"volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
+                                                  r"noeviction$"):
+        mm.config_set("maxmemory-policy", "sometimes")
+    mem = info(mm, "memory")
+    assert mem["maxmemory"] == 100 * 1024 * 1024
+    assert mem["maxmemory_policy"] == "noeviction"
+    assert mem["used_memory"] > 0
+
+
+def test_memory_usage(mm):
+    mm.set("small", "v")
+    mm.set("big", b"x" * 10000)
+    assert mm.execute_command("MEMORY", "USAGE", "missing") is None
+    small = mm.execute_command("MEMORY", "USAGE", "small")
+    big = mm.execute_command("MEMORY", "USAGE", "big")
+    assert 0 < small < 200
+    assert 10000 <= big < 12000
+    assert mm.execute_command("MEMORY", "USAGE", "big", "SAMPLES", "5") == big
+    with pytest.raises(redis.ResponseError, match=r"^syntax error$"):
+        mm.execute_command("MEMORY", "USAGE", "big", "FOO")
+    with pytest.raises(redis.ResponseError, match=r"^value is not an integer or out of range$"):
+        mm.execute_command("MEMORY", "USAGE", "big", "SAMPLES", "x")
+
+
+def test_memory_stats(mm):
+    fill(mm, "k", 100, 10)
+    stats = mm.execute_command("MEMORY", "STATS")
+    d = dict(zip(stats[::2], stats[1::2]))
+    assert d[b"keys.count"] == 100
+    assert d[b"total.allocated"] > 0
+    assert d[b"dataset.bytes"] > 0
