@@ -74,6 +74,10 @@ void EventLoop::Run() {
       int64_t now = MonotonicMs();
       timeout = next_tick_ms_ > now ? static_cast<int>(next_tick_ms_ - now) : 0;
     }
+    if (wake_within_ms_ >= 0) {
+      timeout = timeout < 0 ? wake_within_ms_ : std::min(timeout, wake_within_ms_);
+      wake_within_ms_ = -1;
+    }
     int n = epoll_wait(epfd_, events, kMaxEvents, timeout);
     if (n < 0 && errno != EINTR) break;
     iter_ms_ = UnixTimeMs();

@@ -3,6 +3,7 @@
 // (io_uring may later sit behind the same interface.)
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 
@@ -41,6 +42,10 @@ class EventLoop {
   // place to flush replies once per batch.
   void SetBeforeSleep(std::function<void()> fn) { before_sleep_ = std::move(fn); }
 
+  // Makes the next wait last at most `ms` milliseconds (one-shot), for work
+  // that must continue soon even if no event arrives.
+  void WakeWithin(int ms) { wake_within_ms_ = wake_within_ms_ < 0 ? ms : std::min(wake_within_ms_, ms); }
+
   // Runs until Stop() is called.
   void Run();
   void Stop() { running_ = false; }
@@ -57,6 +62,7 @@ class EventLoop {
   int epfd_ = -1;
   bool running_ = false;
   int tick_interval_ms_ = 100;
+  int wake_within_ms_ = -1;
   int64_t iter_ms_ = 0;
   uint64_t iter_tsc_ = 0;
   double ms_per_tick_ = 0;  // refreshed every iteration from the calibration

@@ -146,6 +146,10 @@ bool Server::Start(std::string* err) {
   loop_.SetBeforeSleep([this] {
     FlushPendingWrites();
     to_free_.clear();
+    if (expire_pressure_) {
+      if (MonotonicUs() - last_expire_slice_us_ >= 2000) ActiveExpireSlice();
+      if (expire_pressure_) loop_.WakeWithin(2);
+    }
   });
   ApplyRuntimeConfig();
   return true;
@@ -525,12 +529,23 @@ void Server::FreeClient(Client& c) {
   }
 }
 
+// Many keys expiring at once (a million set with the same deadline) must not
+// stall other clients: expiry runs in slices of at most 1 ms, one per cron
+// tick, and while a slice ends with keys left unvisited, another every 2 ms
+// from the loop (at most a third of the time).
+void Server::ActiveExpireSlice() {
+  constexpr int64_t kSliceUs = 1000;
+  const int64_t now_ms = UnixTimeMs();
+  bool more = false;
+  for (auto& s : shards_) more |= s->ActiveExpire(now_ms, kSliceUs);
+  expire_pressure_ = more;
+  last_expire_slice_us_ = MonotonicUs();
+}
+
 void Server::Cron() {
   const int64_t now = UnixTimeMs();
   CycleClock::Recalibrate();
-  // Active expiry: a quarter of each tick at most, as Redis's slow cycle.
-  const int64_t budget_us = std::min<int64_t>(25000, 250000 / config_.hz);
-  for (auto& s : shards_) s->ActiveExpire(now, budget_us);
+  ActiveExpireSlice();
   // Resizes in progress advance 1 ms per tick besides the step each table
   // operation takes, so that an idle server finishes them too.
   for (auto& s : shards_) s->IncrementalRehash(1000);

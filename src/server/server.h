@@ -105,6 +105,10 @@ class Server : public ErrorSink {
   // if it is over and nothing could be evicted.
   bool EnforceMaxmemory();
   void Cron();
+  // One slice of active expiry (1 ms at most) over every shard; while keys
+  // remain to be visited, slices continue every couple of milliseconds from
+  // the loop instead of waiting for the next cron tick.
+  void ActiveExpireSlice();
   void Cleanup();
 
   Config config_;
@@ -138,6 +142,8 @@ class Server : public ErrorSink {
   ServerStats stats_;
   int64_t start_time_ms_ = 0;
   bool shutdown_requested_ = false;
+  bool expire_pressure_ = false;
+  int64_t last_expire_slice_us_ = 0;
 
   // instantaneous_ops_per_sec: samples of total_commands_processed.
   static constexpr int kOpsSamples = 16;

@@ -5,22 +5,20 @@
 
 namespace peregrine {
 
-size_t Shard::ActiveExpire(int64_t now_ms, int64_t budget_us) {
-  constexpr size_t kBucketsPerStep = 64;
+bool Shard::ActiveExpire(int64_t now_ms, int64_t budget_us) {
+  constexpr size_t kBucketsPerStep = 32;
   const int64_t start = MonotonicUs();
-  size_t deleted = 0;
   for (size_t n = 0; n < dbs_.size(); n++) {
     Db& db = *dbs_[expire_db_];
-    // At most one full pass over a database per tick.
     size_t walked = 0;
     while (db.expires_count() > 0 && walked < db.bucket_count()) {
-      deleted += db.ActiveExpire(now_ms, kBucketsPerStep);
+      db.ActiveExpire(now_ms, kBucketsPerStep);
       walked += kBucketsPerStep;
-      if (MonotonicUs() - start > budget_us) return deleted;
+      if (MonotonicUs() - start > budget_us) return db.expires_count() > 0;
     }
     expire_db_ = (expire_db_ + 1) % dbs_.size();
   }
-  return deleted;
+  return false;
 }
 
 void Shard::IncrementalRehash(int64_t budget_us) {

@@ -32,9 +32,11 @@ class Shard {
   ShardStats& stats() { return stats_; }
   std::mt19937_64& rng() { return rng_; }
 
-  // Active expiry for one cron tick: walks each database's buckets until
-  // `budget_us` microseconds have passed. Returns keys deleted.
-  size_t ActiveExpire(int64_t now_ms, int64_t budget_us);
+  // One slice of active expiry: walks the databases' buckets, deleting
+  // expired keys, for at most `budget_us` microseconds and at most one pass
+  // over each database. Returns true if the budget ran out with keys with
+  // deadlines left unvisited (the caller should come back soon).
+  bool ActiveExpire(int64_t now_ms, int64_t budget_us);
 
   // Evicts one key by `policy` (a maxmemory-policy name other than
   // noeviction), trying the databases in turn. False if nothing could go.
