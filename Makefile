@@ -17,7 +17,7 @@ TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
 # What the benchmarks need on top.
 BENCH_PACKAGES := valgrind libbenchmark-dev util-linux
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke bench bench-instr microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke bench bench-instr bench-expire microbench clean
 
 all: build
 
@@ -85,6 +85,10 @@ bench: build bench-deps
 # Instructions per GET and per SET for both servers under callgrind.
 bench-instr: build bench-deps
 	$(VENV)/bin/python bench/instr.py $(abspath $(BUILD))/peregrine
+
+# 1M keys expiring at the same millisecond: latency of other clients, both servers.
+bench-expire: build pydeps
+	$(VENV)/bin/python bench/expire_storm.py $(abspath $(BUILD))/peregrine
 
 # Google Benchmark microbenchmarks (parser, reply writer).
 microbench: bench-deps
