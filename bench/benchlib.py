@@ -2,7 +2,8 @@
 
 Standard library only: starting and stopping a server on a free loopback port,
 reading its CPU time and RSS from /proc, a minimal RESP client and bulk loader,
-and running/parsing redis-benchmark 7.0.
+running/parsing redis-benchmark 7.0, and building the null server
+(bench/null_server.cc, the ceiling of /work/shared/MEASURING.md) with g++.
 """
 
 from __future__ import annotations
@@ -220,8 +221,8 @@ def load_keys(port: int, nkeys: int, value_size: int, ttl: int | None = None,
 
 @dataclass
 class ServerSpec:
-    name: str                 # "peregrine" / "redis"
-    label: str                # "Peregrine" / "Redis 7.0"
+    name: str                 # "peregrine" / "redis" / "null"
+    label: str                # "Peregrine" / "Redis" / "null server"
     binary: str
     extra: list[str] = field(default_factory=list)
 
@@ -267,6 +268,48 @@ def display_path(path: str) -> str:
 
 def redis_spec(binary: str = "redis-server") -> ServerSpec:
     return ServerSpec("redis", "Redis", binary)
+
+
+NULL_SERVER_SRC = REPO / "bench" / "null_server.cc"
+NULL_SERVER_DIR = REPO / "build" / "null-server"
+
+
+def null_server_compile_argv(out: str) -> list[str]:
+    return ["g++", "-O2", "-std=c++20", "-o", out, str(NULL_SERVER_SRC)]
+
+
+def build_null_server(out_dir: Path | str | None = None) -> str:
+    """Compile bench/null_server.cc (the ceiling of MEASURING.md) into
+    build/null-server/null_server, or a temporary directory if build/ is not
+    writable, when the binary is missing or older than the source.  Returns the
+    binary's path.  Compiles to a temporary name and renames, so two harnesses
+    started at once do not see a half-written binary."""
+    dirs = [Path(out_dir)] if out_dir else [NULL_SERVER_DIR,
+                                            Path(tempfile.gettempdir()) / f"peregrine-null-server-{os.getuid()}"]
+    src_mtime = os.stat(NULL_SERVER_SRC).st_mtime
+    last = None
+    for d in dirs:
+        binary = d / "null_server"
+        try:
+            if binary.is_file() and os.stat(binary).st_mtime >= src_mtime and os.access(binary, os.X_OK):
+                return str(binary)
+            d.mkdir(parents=True, exist_ok=True)
+            tmp = d / f".null_server.{os.getpid()}"
+            p = subprocess.run(null_server_compile_argv(str(tmp)), capture_output=True, text=True,
+                               timeout=300)
+            if p.returncode != 0:
+                tmp.unlink(missing_ok=True)
+                raise BenchError(f"compiling {NULL_SERVER_SRC} failed:\n{(p.stdout + p.stderr)[-2000:]}")
+            os.replace(tmp, binary)
+            return str(binary)
+        except OSError as e:   # not writable: try the next directory
+            last = e
+    raise BenchError(f"cannot build the null server: {last}")
+
+
+def null_spec(binary: str) -> ServerSpec:
+    """The null server: frames RESP exactly, answers +OK / $-1 / +PONG, stores nothing."""
+    return ServerSpec("null", "null server", binary)
 
 
 def read_cpu_ticks(pid: int) -> tuple[int, int]:

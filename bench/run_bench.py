@@ -3,24 +3,28 @@
 
     bench/run_bench.py [PEREGRINE_BINARY] [--rounds 3] [--only w1,w3] [--smoke]
 
-Alternates a fresh Peregrine and a fresh redis-server (persistence off) for
-every run, over several interleaved rounds (A B, then B A, ...), server pinned
+Rotates a fresh Peregrine, a fresh redis-server (persistence off) and, for
+workloads 1-5, a fresh null server (bench/null_server.cc, compiled here when
+missing or stale: the ceiling of /work/shared/MEASURING.md) for every run, over
+several interleaved rounds (A B C, then B C A, then C A B, ...), server pinned
 to CPU 0 and redis-benchmark to CPU 1.  Per run it records redis-benchmark's
 requests/s and latency percentiles, the server's CPU time per request (from
-/proc/PID/task/*/stat) and its RSS; the medians over rounds and the
-Peregrine/Redis ratios go to docs/benchmarks.md, plots to docs/bench_*.png and
-the raw measurements to bench/results/bench.json.
+/proc/PID/task/*/stat) and its RSS; the medians over rounds, the
+Peregrine/Redis ratios and the work share against the ceiling measured in the
+same run go to docs/benchmarks.md, plots to docs/bench_*.png and the raw
+measurements to bench/results/bench.json.
 
---smoke runs one tiny workload once per server (a few seconds), checks that
-redis-benchmark's output parses and that every request was served, prints the
-figures and writes nothing.  That is what CI may run; the full run is not for
-CI.
+--smoke runs one tiny workload once per server (a few seconds, the null server
+included), checks that redis-benchmark's output parses and that every request
+was served, prints the figures and writes nothing.  That is what CI may run;
+the full run is not for CI.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import hashlib
 import json
 import os
 import shutil
@@ -146,7 +150,7 @@ class Runner:
         self.check_pinning(srv)
         self.commands.setdefault(f"server:{spec.name}", [self._template(srv.full_argv, srv.port)])
         try:
-            if unit.seed:
+            if unit.seed and spec.name != "null":   # the null server stores nothing
                 nkeys, vsize = unit.seed
                 t = bl.load_keys(srv.port, nkeys, vsize)
                 srv.check_alive("seeding")
@@ -356,6 +360,8 @@ class Runner:
         if self.args.wait_quiet:
             self.wait_quiet()
         for spec in order:
+            if isinstance(u, MemUnit) and spec.name == "null":
+                continue   # the null server stores nothing: no memory workload
             print(f"  [{u.id}] {spec.label}", flush=True)
             try:
                 if isinstance(u, MemUnit):
@@ -365,12 +371,18 @@ class Runner:
             except bl.BenchError as e:
                 self.note_problem(f"{spec.label} {u.id} round {rnd}: {e}")
 
+    def order(self, rnd: int) -> list:
+        """Round rnd's order: the servers rotated by rnd, so each takes each
+        place in turn (with two servers, A B then B A)."""
+        k = rnd % len(self.specs)
+        return self.specs[k:] + self.specs[:k]
+
     def run(self, units, mems, rounds):
         if rounds > 1:
             print("== warm-up (not recorded)", flush=True)
             self.warm_up()
         for rnd in range(rounds):
-            order = self.specs if rnd % 2 == 0 else list(reversed(self.specs))
+            order = self.order(rnd)
             print(f"== round {rnd + 1}/{rounds}: order {' then '.join(s.label for s in order)}",
                   flush=True)
             for u in units + mems:
@@ -384,7 +396,7 @@ class Runner:
             if not short:
                 break
             rnd = rounds + extra
-            order = self.specs if rnd % 2 == 0 else list(reversed(self.specs))
+            order = self.order(rnd)
             print(f"== extra round {extra + 1} for {', '.join(u.id for u in short)} "
                   f"(fewer than {want} undisturbed rounds)", flush=True)
             for u in short:
@@ -411,8 +423,9 @@ BUSY = 0.15   # share of a core used by other processes that disqualifies a run
 
 
 def clean_rounds(records: list[dict]) -> dict[str, set]:
-    """unit -> rounds in which both servers were measured and no measurement
-    of the unit was disturbed by other processes."""
+    """unit -> rounds in which Peregrine and Redis were both measured and no
+    measurement of the unit (the null server's included) was disturbed by
+    other processes."""
     ok: dict = {}
     servers: dict = {}
     for r in records:
@@ -421,7 +434,7 @@ def clean_rounds(records: list[dict]) -> dict[str, set]:
         servers.setdefault(k, set()).add(r["server"])
     out: dict = {}
     for (unit, rnd), good in ok.items():
-        if good and len(servers[(unit, rnd)]) >= 2:
+        if good and {"peregrine", "redis"} <= servers[(unit, rnd)]:
             out.setdefault(unit, set()).add(rnd)
     return out
 
@@ -526,29 +539,38 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
              "run so a rebuild cannot change it mid-run).")
     L.append(f"- Redis: `{meta['redis_version']}` (Debian).")
     L.append(f"- Load generator: `{meta['benchmark_version']}` (Debian redis-tools), one thread.")
+    if meta.get("null_server"):
+        L.append(f"- Null server (the ceiling): `bench/null_server.cc` (sha256 "
+                 f"{meta['null_server'].get('source_sha256', '?')}…), built with "
+                 f"`{meta['null_server'].get('compile', '?')}`.")
     L.append("")
 
     # Summary
     L.append("## Summary")
     L.append("")
-    L.append("| workload | test | Peregrine req/s | Redis req/s | ratio | Peregrine CPU µs/req | "
-             "Redis CPU µs/req | ratio | Peregrine p99 ms | Redis p99 ms | ratio |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    L.append("The null server is the ceiling of this machine and load generator (see *Method*); "
+             "it stores nothing, so its GETs answer nil.")
+    L.append("")
+    L.append("| workload | test | Peregrine req/s | Redis req/s | ratio | null req/s | "
+             "Peregrine CPU µs/req | Redis CPU µs/req | ratio | null CPU µs/req | "
+             "Peregrine p99 ms | Redis p99 ms | ratio |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for u in units:
         for t in u.tests:
             e = agg.get((u.id, t.name), {})
-            p, r = e.get("peregrine"), e.get("redis")
+            p, r, z = e.get("peregrine"), e.get("redis"), e.get("null")
             L.append(f"| {u.workload} | P{u.pipeline} {t.name} | "
                      f"{cell(p, 'rps', 'rate')} | {cell(r, 'rps', 'rate')} | {fratio(ratio(e, 'rps'))} | "
+                     f"{cell(z, 'rps', 'rate')} | "
                      f"{cell(p, 'cpu_us_per_req', 'f3')} | {cell(r, 'cpu_us_per_req', 'f3')} | "
-                     f"{fratio(ratio(e, 'cpu_us_per_req'))} | "
+                     f"{fratio(ratio(e, 'cpu_us_per_req'))} | {cell(z, 'cpu_us_per_req', 'f3')} | "
                      f"{cell(p, 'p99_ms', 'f3')} | {cell(r, 'p99_ms', 'f3')} | {fratio(ratio(e, 'p99_ms'))} |")
     for mu in mems:
         e = agg.get((mu.id, "mem"), {})
         p, r = e.get("peregrine"), e.get("redis")
         L.append(f"| w6 | RSS bytes/key, 1M keys{' + TTL' if mu.ttl else ''} | "
                  f"{cell(p, 'bytes_per_key', 'f1')} | {cell(r, 'bytes_per_key', 'f1')} | "
-                 f"{fratio(ratio(e, 'bytes_per_key'))} | | | | | | |")
+                 f"{fratio(ratio(e, 'bytes_per_key'))} | | | | | | | | |")
     L.append("")
     L.append(work_share_section(agg, units))
 
@@ -570,15 +592,16 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
         if used:
             L.append("Rounds in the medians (undisturbed / run): " + ", ".join(used) + ".")
             L.append("")
-        L.append("| pipeline | test | metric | Peregrine | Redis | Peregrine/Redis |")
-        L.append("|---|---|---|---|---|---|")
+        L.append("| pipeline | test | metric | Peregrine | Redis | Peregrine/Redis | null server |")
+        L.append("|---|---|---|---|---|---|---|")
         for u in us:
             for t in u.tests:
                 e = agg.get((u.id, t.name), {})
                 for key, label, kind, better in METRICS:
                     L.append(f"| {u.pipeline} | {t.name} | {label} | "
                              f"{cell(e.get('peregrine'), key, kind)} | {cell(e.get('redis'), key, kind)} | "
-                             f"{fratio(ratio(e, key)) if better != 'info' else ''} |")
+                             f"{fratio(ratio(e, key)) if better != 'info' else ''} | "
+                             f"{cell(e.get('null'), key, kind)} |")
         L.append("")
         if w == "w3" and "bench_pipeline.png" in plots:
             L.append("![throughput and CPU per request vs pipeline depth](bench_pipeline.png)")
@@ -627,9 +650,12 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
     L.append(f"# the whole benchmark (this run: {meta['duration_min']:.0f} minutes)")
     L.append("make bench        # = python3 bench/run_bench.py build/release/peregrine")
     L.append("# servers (one fresh process per run, in a temporary directory)")
-    for k in ("server:peregrine", "server:redis"):
+    for k in ("server:peregrine", "server:redis", "server:null"):
         if k in runner.commands:
             L.append(runner.commands[k][0])
+    if "server:null" in runner.commands and meta.get("null_server"):
+        L.append("# the null server is compiled by the harness when missing or older than its source:")
+        L.append("# " + meta["null_server"].get("compile", ""))
     L.append("# load generator, one invocation per test (after seeding where stated)")
     for u in units:
         for t in u.tests:
@@ -638,7 +664,8 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
                 L.append(runner.commands[k][0])
     L.append("```")
     L.append("")
-    L.append("Seeding (workloads 1–4) and the memory loads use `bench/benchlib.py:load_keys`: "
+    L.append("Seeding (workloads 1–4; not the null server, which stores nothing) and the memory "
+             "loads use `bench/benchlib.py:load_keys`: "
              "`SET key:%012d <value>` for every key of the keyspace — the same names "
              "redis-benchmark's `-r` generates — in pipelines of 1,000 over one connection, "
              "so every GET hits.")
@@ -657,7 +684,7 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
             L.append("")
         L.append(("Nothing else: every" if busy else "None: every") + " redis-benchmark invocation exited 0 with nothing on its error "
                  "output, every request was counted by the server's `INFO commandstats`, no "
-                 "error replies, no crash, both servers exited 0 on `SHUTDOWN NOSAVE`.")
+                 "error replies, no crash, every server exited 0 on `SHUTDOWN NOSAVE`.")
     L.append("")
 
     text = "\n".join(L)
@@ -674,14 +701,31 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
 
 METHOD = [
     "- **Alternation.** Every run starts a fresh server on a free 127.0.0.1 port in an empty "
-    "temporary directory. For each workload, both servers are run back to back; the order is "
-    "Peregrine then Redis in odd rounds and Redis then Peregrine in even rounds, so slow drift "
-    "of the machine hits both alike. Medians over rounds are reported.",
+    "temporary directory. For each workload, the servers are run back to back — Peregrine, Redis "
+    "and the null server for workloads 1–5, Peregrine and Redis for workload 6 — in an order "
+    "rotated every round (Peregrine Redis null, then Redis null Peregrine, then null Peregrine "
+    "Redis, …), so each server takes each place in turn and slow drift of the machine hits all "
+    "alike. Medians over rounds are reported.",
+    "- **The ceiling: a null server.** `bench/null_server.cc`, compiled by the harness with "
+    "`g++ -O2 -std=c++20` (into `build/null-server/`, when missing or older than its source), is "
+    "the null server of `/work/shared/MEASURING.md`: one thread, an epoll loop, reads of up to "
+    "256 KB, exact framing of every RESP request, replies batched into one write per client per "
+    "loop iteration, and nothing stored: `+OK` to SET (and any other write), `$-1` to GET, "
+    "`+PONG` to PING, and redis-benchmark's two start-up `CONFIG GET`s answered. It counts calls "
+    "per command and reports them in `INFO`, so the served-requests check applies to it too. "
+    "A real server should not use less CPU per request on this machine with this load "
+    "generator; but the null server is never the bottleneck (its core is about half idle, "
+    "redis-benchmark's saturated), so it finds fewer ready clients per wake-up than a busy "
+    "server, and at pipeline 1, where the kernel dominates, single rounds of the three overlap. "
+    "It is not seeded, and **its GETs answer nil** (`$-1`, 5 bytes) where Peregrine and Redis "
+    "send the value (14 bytes with 8-byte values, 71 with 64 bytes, about 2 KB in workload 4): "
+    "its GET figures are a ceiling for the request side, and with large values (workload 4) "
+    "too low a floor for a real server's replies.",
     "- **Pinning.** The server runs under `taskset -c 0`; redis-benchmark and the Python "
     "seeding/loading client under CPU 1 (the harness pins itself to CPU 1).",
     "- **Servers.** `peregrine --port $PORT --bind 127.0.0.1` (its `--help` mentions no threads "
-    "option, so none is passed; it has no persistence) and `redis-server --port $PORT --bind "
-    "127.0.0.1 --save '' --appendonly no`.",
+    "option, so none is passed; it has no persistence), `redis-server --port $PORT --bind "
+    "127.0.0.1 --save '' --appendonly no` and `null_server --port $PORT --bind 127.0.0.1`.",
     "- **Load.** redis-benchmark 7.0 with 50 clients, one test per invocation so each has its own "
     "CPU reading; default output is parsed: requests/s from the throughput summary, p50 and p99 "
     "from the latency summary (exact HDR values), p99.9 from the percentile distribution (the "
@@ -691,7 +735,9 @@ METHOD = [
     "the redis-benchmark invocation, divided by the requests the server counted for that command "
     "(Δ calls in `INFO commandstats`, which is checked to equal `-n`). It includes the server's "
     "handling of the 50 connections' set-up, which is negligible at these request counts. The "
-    "clock tick is 10 ms, so each figure has ±0.5% resolution or better at these run lengths.",
+    "clock tick is 10 ms, so each Peregrine or Redis figure has ±0.5% resolution or better at "
+    "these run lengths; the null server uses far less CPU, so its figures are coarser (about 30 "
+    "ticks, ±3%, at pipeline 100).",
     "- **RSS** is VmRSS from `/proc/PID/status` right after the test.",
     "- **Who is the bottleneck.** Each table also gives how busy the server's core and the "
     "load generator's core were (CPU seconds / wall seconds of the invocation; the client's from "
@@ -702,7 +748,7 @@ METHOD = [
     "- **A quiet machine.** Before each pair of runs the harness waits until other processes use "
     "less than 30% of a core. During each test it measures the CPU used by anything other than the "
     "server and redis-benchmark (from `/proc/stat`); a round in which that exceeds 15% of a core "
-    "for either server is left out of the medians (when at least two clean rounds remain) and the "
+    "for any server is left out of the medians (when at least two clean rounds remain) and the "
     "workload gets an extra round, up to three.",
     "- **Errors.** Each invocation's output is scanned for error lines, its exit code checked, and "
     "the server's error-reply counter compared before and after; anything found is listed under "
@@ -730,46 +776,66 @@ def workload_notes(w):
     return NOTES.get(w, "")
 
 
-# Null-server ceiling from /work/shared/MEASURING.md (memtier, 1 thread, 50 clients):
-# Pipeline 1 is left out: there the kernel dominates and the memtier-measured
-# ceiling is not comparable with redis-benchmark's (Peregrine can land below it).
-CEILING_US = {16: 0.62, 100: 0.15}
+# The null-server ceiling that /work/shared/MEASURING.md measured with memtier_benchmark
+# (1 thread, 50 clients), server CPU µs/request.  Only quoted as a note: the work
+# share uses the null server measured in the same run with redis-benchmark.
+MEMTIER_CEILING_US = {1: 8.5, 16: 0.62, 100: 0.15}
+
+KERNEL_BOUND = 0.15   # Redis − ceiling below this share of Redis's CPU/req: the share is mostly noise
+
+
+def work_share(agg_entry):
+    """(Peregrine − null) / (Redis − null) of the median CPU µs/request, or None."""
+    p, r, c = (agg_entry.get(s, {}).get("cpu_us_per_req") for s in ("peregrine", "redis", "null"))
+    if not p or not r or not c or r[0] - c[0] <= 0:
+        return None
+    return (p[0] - c[0]) / (r[0] - c[0])
 
 
 def work_share_section(agg, units) -> str:
     rows = []
     for u in units:
-        if u.pipeline not in CEILING_US:
-            continue
         for t in u.tests:
             e = agg.get((u.id, t.name), {})
-            p = e.get("peregrine", {}).get("cpu_us_per_req")
-            r = e.get("redis", {}).get("cpu_us_per_req")
-            if not p or not r:
+            p, r, c = (e.get(s, {}).get("cpu_us_per_req") for s in ("peregrine", "redis", "null"))
+            if not p or not r or not c:
                 continue
-            c = CEILING_US[u.pipeline]
-            share = (p[0] - c) / (r[0] - c) if r[0] - c > 0 else None
+            gap = r[0] - c[0]
+            share = work_share(e)
+            notes = []
+            if gap <= KERNEL_BOUND * r[0]:
+                notes.append("kernel-bound: Redis is within "
+                             f"{gap / r[0]:.0%} of the ceiling, the share is mostly noise")
+            if t.name == "GET" and u.seed and u.seed[1] >= 256:
+                notes.append(f"the null server answers nil, not {u.seed[1]:,}-byte values: "
+                             "the ceiling is too low, the share too high")
             rows.append(f"| {u.id.replace('_', ' ')} | {u.pipeline} | {t.name} | {p[0]:.3f} | "
-                        f"{r[0]:.3f} | {c} | {fratio(share)} |")
+                        f"{r[0]:.3f} | {c[0]:.3f} | {fratio(share)} | {'; '.join(notes)} |")
+    memtier = ", ".join(f"P{k} {v} µs" for k, v in MEMTIER_CEILING_US.items())
     if not rows:
-        return ""
+        return ("**Work share** (MEASURING.md): not computed — this run has no null-server "
+                f"measurements. (MEASURING.md's memtier_benchmark ceiling: {memtier}.)\n")
     return "\n".join([
         "**Work share** (MEASURING.md): (Peregrine CPU/req − ceiling) / (Redis CPU/req − ceiling), "
-        "with the null-server ceiling measured on this machine type with memtier_benchmark. "
-        "Approximate: that ceiling came from another load generator, and here the values "
-        "differ in size (64 B at P16 in workload 2). Redis = 1, null server = 0; the aim is ≤ 0.25.",
+        "with the ceiling the null server's CPU/req measured in this run, on the same workload "
+        "with the same redis-benchmark invocation (medians over rounds). Redis = 1, null server "
+        "= 0; the aim is ≤ 0.25. The null server's GETs answer nil, so for GET the ceiling leaves "
+        "out the cost of sending values (small with 8- and 64-byte values).",
         "",
-        "| run | pipeline | test | Peregrine µs/req | Redis µs/req | ceiling µs/req | work share |",
-        "|---|---|---|---|---|---|---|",
-        *rows, ""])
+        "| run | pipeline | test | Peregrine µs/req | Redis µs/req | ceiling µs/req | work share | note |",
+        "|---|---|---|---|---|---|---|---|",
+        *rows, "",
+        f"For reference only: MEASURING.md's ceiling measured with memtier_benchmark (1 thread, "
+        f"50 clients) was {memtier} per request; redis-benchmark drives the null server harder, "
+        "so that ceiling is not used here.", ""])
 
 
 # --------------------------------------------------------------------------
 # Plots
 # --------------------------------------------------------------------------
 
-COLORS = {"peregrine": "#1f77b4", "redis": "#d62728"}
-LABELS = {"peregrine": "Peregrine", "redis": "Redis 7.0"}
+COLORS = {"peregrine": "#1f77b4", "redis": "#d62728", "null": "#7f7f7f"}
+LABELS = {"peregrine": "Peregrine", "redis": "Redis 7.0", "null": "null server (ceiling)"}
 
 
 def make_plots(agg, units, mems, docs_dir: Path) -> list[str]:
@@ -784,12 +850,14 @@ def make_plots(agg, units, mems, docs_dir: Path) -> list[str]:
     if sweep:
         depths = [u.pipeline for u in sweep]
         fig, axes = plt.subplots(1, 2, figsize=(12, 5))
-        for server in ("peregrine", "redis"):
+        for server in ("peregrine", "redis", "null"):
             for test, style in (("SET", "-o"), ("GET", "--s")):
                 rps = [agg.get((u.id, test), {}).get(server, {}).get("rps", (None,))[0] for u in sweep]
                 cpu = [agg.get((u.id, test), {}).get(server, {}).get("cpu_us_per_req", (None,))[0]
                        for u in sweep]
-                lab = f"{LABELS[server]} {test}"
+                if all(v is None for v in cpu):
+                    continue
+                lab = f"{LABELS[server]} {test}" + (" (nil replies)" if server == "null" and test == "GET" else "")
                 axes[0].plot(depths, [x / 1e6 if x else None for x in rps], style,
                              color=COLORS[server], label=lab, lw=2, ms=7)
                 axes[1].plot(depths, cpu, style, color=COLORS[server], label=lab, lw=2, ms=7)
@@ -798,11 +866,11 @@ def make_plots(agg, units, mems, docs_dir: Path) -> list[str]:
         axes[1].set_title("Server CPU per request vs pipeline depth")
         axes[1].set_ylabel("server CPU µs / request (median, log scale)")
         axes[1].set_yscale("log")
-        axes[1].yaxis.set_major_locator(FixedLocator([0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20]))
+        axes[1].yaxis.set_major_locator(FixedLocator([0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20]))
         axes[1].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         axes[1].yaxis.set_minor_formatter(NullFormatter())
         lo = axes[1].get_ylim()[0]
-        axes[1].set_ylim(bottom=max([t for t in (0.1, 0.2, 0.3, 0.5, 1) if t <= lo] or [lo]))
+        axes[1].set_ylim(bottom=max([t for t in (0.05, 0.1, 0.2, 0.3, 0.5, 1) if t <= lo] or [lo]))
         for ax in axes:
             ax.set_xscale("log")
             ax.set_xticks(depths)
@@ -882,18 +950,21 @@ def make_plots(agg, units, mems, docs_dir: Path) -> list[str]:
 # --------------------------------------------------------------------------
 
 def print_summary(agg, units, mems):
-    print("\n" + "=" * 100)
+    print("\n" + "=" * 132)
     print(f"{'run':10s} {'test':4s} {'Peregrine req/s':>16s} {'Redis req/s':>12s} {'ratio':>6s} "
-          f"{'P CPU us':>9s} {'R CPU us':>9s} {'ratio':>6s} {'P p99':>7s} {'R p99':>7s} {'ratio':>6s}")
+          f"{'null req/s':>12s} {'P CPU us':>9s} {'R CPU us':>9s} {'ratio':>6s} {'null CPU us':>11s} "
+          f"{'share':>6s} {'P p99':>7s} {'R p99':>7s} {'ratio':>6s}")
     for u in units:
         for t in u.tests:
             e = agg.get((u.id, t.name), {})
             g = lambda s, k: (e.get(s, {}).get(k) or (None,))[0]  # noqa: E731
             def f(v, spec):
-                return format(v, spec) if v is not None else "-"
+                return format(v, spec) if v is not None else "-".rjust(int(spec.split(",")[0].split(".")[0]))
             print(f"{u.id:10s} {t.name:4s} {f(g('peregrine', 'rps'), '16,.0f')} {f(g('redis', 'rps'), '12,.0f')} "
-                  f"{fratio(ratio(e, 'rps')):>6s} {f(g('peregrine', 'cpu_us_per_req'), '9.3f')} "
-                  f"{f(g('redis', 'cpu_us_per_req'), '9.3f')} {fratio(ratio(e, 'cpu_us_per_req')):>6s} "
+                  f"{fratio(ratio(e, 'rps')):>6s} {f(g('null', 'rps'), '12,.0f')} "
+                  f"{f(g('peregrine', 'cpu_us_per_req'), '9.3f')} {f(g('redis', 'cpu_us_per_req'), '9.3f')} "
+                  f"{fratio(ratio(e, 'cpu_us_per_req')):>6s} {f(g('null', 'cpu_us_per_req'), '11.3f')} "
+                  f"{fratio(work_share(e)):>6s} "
                   f"{f(g('peregrine', 'p99_ms'), '7.3f')} {f(g('redis', 'p99_ms'), '7.3f')} "
                   f"{fratio(ratio(e, 'p99_ms')):>6s}")
     for mu in mems:
@@ -929,6 +1000,8 @@ def main(argv=None) -> int:
                     help="Peregrine binary (default: build/release/peregrine)")
     ap.add_argument("--redis-server", default="redis-server")
     ap.add_argument("--redis-benchmark", default="redis-benchmark")
+    ap.add_argument("--no-null-server", dest="null_server", action="store_false",
+                    help="leave out the null server (the ceiling; compiled from bench/null_server.cc)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated run ids or workloads (w1..w6, w3_p100)")
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every -n by this")
@@ -961,6 +1034,14 @@ def main(argv=None) -> int:
     args.redis_server = shutil.which(args.redis_server)
     args.redis_benchmark = shutil.which(args.redis_benchmark)
 
+    null_bin = None
+    if args.null_server:
+        try:
+            null_bin = bl.build_null_server()
+        except bl.BenchError as e:
+            print(f"run_bench: {e}", file=sys.stderr)
+            return 2
+
     machine = bl.machine_info()   # before pinning: nproc honours the affinity mask
     git_at_start = bl.git_describe()
     built = _dt.datetime.fromtimestamp(os.stat(pbin).st_mtime, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -973,6 +1054,15 @@ def main(argv=None) -> int:
     workdir = tempfile.mkdtemp(prefix="peregrine-bench-")
     pcopy, psha = bl.snapshot_binary(pbin, workdir)
     specs = [bl.peregrine_spec(pcopy), bl.redis_spec(args.redis_server)]
+    display = {pcopy: bl.display_path(pbin)}
+    null_meta = None
+    if null_bin:
+        ncopy, _ = bl.snapshot_binary(null_bin, workdir)
+        specs.append(bl.null_spec(ncopy))
+        display[ncopy] = bl.display_path(null_bin)
+        null_meta = {"source_sha256": hashlib.sha256(bl.NULL_SERVER_SRC.read_bytes()).hexdigest()[:12],
+                     "compile": bl.cmd_str(bl.null_server_compile_argv(bl.display_path(null_bin)))
+                     .replace(str(bl.REPO) + "/", "")}
     if args.smoke:
         units, mems = smoke_plan()
         rounds = 1
@@ -986,7 +1076,7 @@ def main(argv=None) -> int:
             mems = [m for m in mems if m.id in sel or m.workload in sel]
 
     runner = Runner(args, specs, workdir)
-    runner.display = {pcopy: bl.display_path(pbin)}
+    runner.display = display
     t0 = time.monotonic()
     try:
         runner.run(units, mems, rounds)
@@ -1032,6 +1122,7 @@ def main(argv=None) -> int:
         "redis_version": bl.version_of([args.redis_server, "--version"]),
         "benchmark_version": bl.version_of([args.redis_benchmark, "--version"]),
         "clients": args.clients, "scale": args.scale,
+        "null_server": null_meta,
     }
     jpath = Path(args.json)
     jpath.parent.mkdir(parents=True, exist_ok=True)
