@@ -15,7 +15,7 @@ BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev li
 # What the tests and benchmarks need besides: the real Redis to compare with.
 TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
 # What the benchmarks need on top.
-BENCH_PACKAGES := valgrind libbenchmark-dev util-linux
+BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 
 .PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke bench bench-instr bench-expire microbench clean
 

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "core/db.h"
 #include "protocol/reply.h"
@@ -62,6 +63,21 @@ inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key) {
 inline void ReplyString(CommandContext& ctx, const CompactString& s) {
   char scratch[CompactString::kIntBufferSize];
   ctx.reply.Bulk(s.View(scratch));
+}
+
+// The success reply of a command with an NX variant: 1 for the NX form
+// (MSETNX, RENAMENX), +OK for the plain one.
+inline void ReplyDone(CommandContext& ctx, bool nx) {
+  if (nx)
+    ctx.reply.Integer(1);
+  else
+    ctx.reply.Ok();
+}
+
+// A HELP subcommand's reply: its lines as simple strings.
+inline void ReplyHelp(CommandContext& ctx, const std::vector<std::string_view>& lines) {
+  ctx.reply.ArrayHeader(lines.size());
+  for (std::string_view l : lines) ctx.reply.SimpleString(l);
 }
 
 // "ERR invalid expire time in '<command>' command".

@@ -26,14 +26,9 @@ void DelCommand(CommandContext& ctx) {
   ctx.reply.Integer(deleted);
 }
 
+// EXISTS and TOUCH: how many of the keys exist (a lookup also marks a key
+// as used for eviction, which is all TOUCH has to do).
 void ExistsCommand(CommandContext& ctx) {
-  int64_t count = 0;
-  for (size_t i = 1; i < ctx.args.size(); i++)
-    if (LookupRead(ctx, ctx.args[i]) != nullptr) count++;
-  ctx.reply.Integer(count);
-}
-
-void TouchCommand(CommandContext& ctx) {
   int64_t count = 0;
   for (size_t i = 1; i < ctx.args.size(); i++)
     if (LookupRead(ctx, ctx.args[i]) != nullptr) count++;
@@ -104,17 +99,21 @@ void PexpireCommand(CommandContext& ctx) { ExpireGeneric(ctx, ctx.now_ms, false)
 void ExpireatCommand(CommandContext& ctx) { ExpireGeneric(ctx, 0, true); }
 void PexpireatCommand(CommandContext& ctx) { ExpireGeneric(ctx, 0, false); }
 
+// The key of TTL-like commands if it exists with a deadline; otherwise
+// replies -2 (missing) or -1 (no deadline) and returns nullptr.
+Db::Entry* KeyWithDeadline(CommandContext& ctx) {
+  Db::Entry* e = LookupRead(ctx, ctx.args[1]);
+  if (e == nullptr || !e->has_expire()) {
+    ctx.reply.Integer(e == nullptr ? -2 : -1);
+    return nullptr;
+  }
+  return e;
+}
+
 // TTL / PTTL: remaining time; -2 missing, -1 no deadline. TTL rounds.
 void TtlGeneric(CommandContext& ctx, bool ms) {
-  Db::Entry* e = LookupRead(ctx, ctx.args[1]);
-  if (e == nullptr) {
-    ctx.reply.Integer(-2);
-    return;
-  }
-  if (!e->has_expire()) {
-    ctx.reply.Integer(-1);
-    return;
-  }
+  Db::Entry* e = KeyWithDeadline(ctx);
+  if (e == nullptr) return;
   int64_t ttl = e->expire_ms - ctx.now_ms;
   if (ttl < 0) ttl = 0;
   ctx.reply.Integer(ms ? ttl : (ttl + 500) / 1000);
@@ -123,15 +122,8 @@ void TtlCommand(CommandContext& ctx) { TtlGeneric(ctx, false); }
 void PttlCommand(CommandContext& ctx) { TtlGeneric(ctx, true); }
 
 void ExpiretimeGeneric(CommandContext& ctx, bool ms) {
-  Db::Entry* e = LookupRead(ctx, ctx.args[1]);
-  if (e == nullptr) {
-    ctx.reply.Integer(-2);
-    return;
-  }
-  if (!e->has_expire()) {
-    ctx.reply.Integer(-1);
-    return;
-  }
+  Db::Entry* e = KeyWithDeadline(ctx);
+  if (e == nullptr) return;
   ctx.reply.Integer(ms ? e->expire_ms : e->expire_ms / 1000);
 }
 void ExpiretimeCommand(CommandContext& ctx) { ExpiretimeGeneric(ctx, false); }
@@ -259,10 +251,7 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
   int64_t expire = e->expire_ms;
   db.Erase(src);
   db.Insert(dst, std::move(v), expire);
-  if (nx)
-    ctx.reply.Integer(1);
-  else
-    ctx.reply.Ok();
+  ReplyDone(ctx, nx);
 }
 void RenameCommand(CommandContext& ctx) { RenameGeneric(ctx, false); }
 void RenamenxCommand(CommandContext& ctx) { RenameGeneric(ctx, true); }
@@ -440,8 +429,7 @@ void ObjectHelpCommand(CommandContext& ctx) {
       "    <key>.",
       "HELP",
       "    Prints this help."};
-  ctx.reply.ArrayHeader(lines.size());
-  for (auto l : lines) ctx.reply.SimpleString(l);
+  ReplyHelp(ctx, lines);
 }
 
 }  // namespace
@@ -465,7 +453,7 @@ void RegisterKeyCommands(CommandTable& t) {
       {"request_policy:multi_shard", "response_policy:agg_sum"});
   add("type", 2, kCmdReadonly | kCmdFast, 1, 1, 1, TypeCommand, "1.0.0", "O(1)",
       "Determines the type of value stored at a key.");
-  add("touch", -2, kCmdReadonly | kCmdFast, 1, -1, 1, TouchCommand, "3.2.1",
+  add("touch", -2, kCmdReadonly | kCmdFast, 1, -1, 1, ExistsCommand, "3.2.1",
       "O(N) where N is the number of keys that will be touched.",
       "Returns the number of existing keys out of those specified after updating the time they were last "
       "accessed.", {"request_policy:multi_shard", "response_policy:agg_sum"});

@@ -290,8 +290,7 @@ void CommandHelpCommand(CommandContext& ctx) {
       "    commands are returned.",
       "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
       "HELP", "    Prints this help."};
-  ctx.reply.ArrayHeader(lines.size());
-  for (auto l : lines) ctx.reply.SimpleString(l);
+  ReplyHelp(ctx, lines);
 }
 
 // --- CONFIG ---
@@ -327,8 +326,7 @@ void ConfigHelpCommand(CommandContext& ctx) {
       "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
       "RESETSTAT", "    Reset statistics reported by the INFO command.",
       "HELP", "    Prints this help."};
-  ctx.reply.ArrayHeader(lines.size());
-  for (auto l : lines) ctx.reply.SimpleString(l);
+  ReplyHelp(ctx, lines);
 }
 
 // --- MEMORY ---
@@ -383,8 +381,7 @@ void MemoryHelpCommand(CommandContext& ctx) {
       "STATS", "    Return information about the memory usage of the server.",
       "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value.",
       "HELP", "    Prints this help."};
-  ctx.reply.ArrayHeader(lines.size());
-  for (auto l : lines) ctx.reply.SimpleString(l);
+  ReplyHelp(ctx, lines);
 }
 
 CommandSpec Spec(std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,

@@ -21,10 +21,11 @@ Db::Entry* StoreString(Db& db, Db::Entry* existing, std::string_view key, Compac
   return existing;
 }
 
-// Looks up a string for reading. Returns false (after replying WRONGTYPE) if
-// the key holds another type; *out is nullptr if the key is missing.
-bool LookupString(CommandContext& ctx, std::string_view key, Db::Entry** out) {
-  Db::Entry* e = LookupRead(ctx, key);
+// Looks up a string (for reading: counts a keyspace hit or miss). Returns
+// false (after replying WRONGTYPE) if the key holds another type; *out is
+// nullptr if the key is missing.
+bool LookupString(CommandContext& ctx, std::string_view key, Db::Entry** out, bool for_write = false) {
+  Db::Entry* e = for_write ? LookupWrite(ctx, key) : LookupRead(ctx, key);
   if (e != nullptr && !e->value.is_string()) {
     ctx.reply.Error(kErrWrongType);
     return false;
@@ -34,13 +35,7 @@ bool LookupString(CommandContext& ctx, std::string_view key, Db::Entry** out) {
 }
 
 bool LookupStringForWrite(CommandContext& ctx, std::string_view key, Db::Entry** out) {
-  Db::Entry* e = LookupWrite(ctx, key);
-  if (e != nullptr && !e->value.is_string()) {
-    ctx.reply.Error(kErrWrongType);
-    return false;
-  }
-  *out = e;
-  return true;
+  return LookupString(ctx, key, out, /*for_write=*/true);
 }
 
 // The expiry/condition options shared by SET and GETEX.
@@ -249,10 +244,7 @@ void MsetGeneric(CommandContext& ctx, bool nx) {
   }
   for (size_t i = 1; i < ctx.args.size(); i += 2)
     StoreString(ctx.db(), LookupWrite(ctx, ctx.args[i]), ctx.args[i], CompactString::FromValue(ctx.args[i + 1]), false);
-  if (nx)
-    ctx.reply.Integer(1);
-  else
-    ctx.reply.Ok();
+  ReplyDone(ctx, nx);
 }
 void MsetCommand(CommandContext& ctx) { MsetGeneric(ctx, false); }
 void MsetnxCommand(CommandContext& ctx) { MsetGeneric(ctx, true); }

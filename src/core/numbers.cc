@@ -59,7 +59,12 @@ namespace {
 constexpr size_t kMaxFloatChars = 5 * 1024;
 }  // namespace
 
-bool ParseLongDouble(std::string_view s, long double* out) {
+namespace {
+
+// Redis's string2ld / string2d: strto(l)d over the whole input, no leading
+// space, no NaN, no overflow to infinity or underflow to zero.
+template <typename Float>
+bool ParseFloat(std::string_view s, Float* out, Float (*strto)(const char*, char**), Float huge) {
   if (s.empty() || s.size() >= kMaxFloatChars) return false;
   if (std::isspace(static_cast<unsigned char>(s[0]))) return false;
   char buf[kMaxFloatChars];
@@ -67,31 +72,19 @@ bool ParseLongDouble(std::string_view s, long double* out) {
   buf[s.size()] = '\0';
   char* end = nullptr;
   errno = 0;
-  long double v = strtold(buf, &end);
-  if (end != buf + s.size()) return false;  // also catches embedded NUL
-  if (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || std::fpclassify(v) == FP_ZERO))
-    return false;
+  Float v = strto(buf, &end);
+  if (end != buf + s.size()) return false;  // also catches an embedded NUL
+  if (errno == ERANGE && (v == huge || v == -huge || std::fpclassify(v) == FP_ZERO)) return false;
   if (std::isnan(v)) return false;
   *out = v;
   return true;
 }
 
-bool ParseDouble(std::string_view s, double* out) {
-  if (s.empty() || s.size() >= kMaxFloatChars) return false;
-  if (std::isspace(static_cast<unsigned char>(s[0]))) return false;
-  char buf[kMaxFloatChars];
-  std::memcpy(buf, s.data(), s.size());
-  buf[s.size()] = '\0';
-  char* end = nullptr;
-  errno = 0;
-  double v = strtod(buf, &end);
-  if (end != buf + s.size()) return false;
-  if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || std::fpclassify(v) == FP_ZERO))
-    return false;
-  if (std::isnan(v)) return false;
-  *out = v;
-  return true;
-}
+}  // namespace
+
+bool ParseLongDouble(std::string_view s, long double* out) { return ParseFloat<long double>(s, out, strtold, HUGE_VALL); }
+
+bool ParseDouble(std::string_view s, double* out) { return ParseFloat<double>(s, out, strtod, HUGE_VAL); }
 
 size_t FormatInt64(int64_t v, char* buf) {
   auto [ptr, ec] = std::to_chars(buf, buf + 21, v);
