@@ -86,8 +86,10 @@ struct DbTable {
   void Erase(const std::string& k) { db.Erase(k); }
   static int64_t Bytes() { return KeyspaceBytes(); }
 };
-struct AbslTable {
-  AbslMap m;
+// absl and std maps behind the same adapter.
+template <typename Map>
+struct MapTable {
+  Map m;
   void Insert(const std::string& k) {
     if (m.find(std::string_view(k)) == m.end()) m.emplace(CountedString(k), CountedString(kValue));
   }
@@ -98,18 +100,8 @@ struct AbslTable {
   }
   static int64_t Bytes() { return g_counted_bytes; }
 };
-struct StdTable {
-  StdMap m;
-  void Insert(const std::string& k) {
-    if (m.find(std::string_view(k)) == m.end()) m.emplace(CountedString(k), CountedString(kValue));
-  }
-  bool Find(const std::string& k) { return m.find(std::string_view(k)) != m.end(); }
-  void Erase(const std::string& k) {
-    auto it = m.find(std::string_view(k));
-    if (it != m.end()) m.erase(it);
-  }
-  static int64_t Bytes() { return g_counted_bytes; }
-};
+using AbslTable = MapTable<AbslMap>;
+using StdTable = MapTable<StdMap>;
 
 template <typename Table>
 void BM_Insert(benchmark::State& state) {
