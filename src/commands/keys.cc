@@ -146,7 +146,7 @@ void KeysCommand(CommandContext& ctx) {
   for (size_t s = 0; s < ctx.server.num_shards(); s++) {
     ctx.server.shard(s).db(ctx.client.db).ForEach([&](const Db::Entry& e) {
       if (Db::IsExpired(e, ctx.now_ms)) return;
-      if (all || GlobMatch(pattern, e.key.view())) keys.push_back(e.key.view());
+      if (all || GlobMatch(pattern, e.key())) keys.push_back(e.key());
     });
   }
   ctx.reply.ArrayHeader(keys.size());
@@ -204,7 +204,7 @@ void ScanCommand(CommandContext& ctx) {
   std::vector<std::string> keys;
   int64_t max_iterations = count * 10;
   do {
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { keys.emplace_back(e.key.view()); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { keys.emplace_back(e.key()); });
   } while (cursor != 0 && max_iterations-- > 0 && static_cast<int64_t>(keys.size()) < count);
 
   // Filter after collecting, as Redis does: the table is not modified while
@@ -276,10 +276,10 @@ void RandomkeyCommand(CommandContext& ctx) {
     Db& db = shard.db(ctx.client.db);
     const Db::Entry* e = db.RandomEntry(shard.rng());
     if (!Db::IsExpired(*e, ctx.now_ms)) {
-      ctx.reply.Bulk(e->key.view());
+      ctx.reply.Bulk(e->key());
       return;
     }
-    std::string expired(e->key.view());
+    std::string expired(e->key());
     db.Find(expired, ctx.now_ms);  // deletes it
   }
 }

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <new>
 #include <utility>
 
 namespace peregrine {
@@ -20,6 +23,22 @@ uint64_t ReverseBits(uint64_t v) {
   return __builtin_bswap64(v);
 }
 }  // namespace
+
+Db::Entry::Entry(std::string_view k, Value v, uint64_t h)
+    : hash(h), value(std::move(v)), key_size(static_cast<uint32_t>(k.size())) {
+  if (!k.empty()) std::memcpy(key_data, k.data(), k.size());
+}
+
+Db::Entry* Db::Entry::Create(std::string_view key, Value v, uint64_t hash) {
+  const size_t bytes = std::max(sizeof(Entry), offsetof(Entry, key_data) + key.size());
+  void* block = CountedAlloc(bytes);
+  return new (block) Entry(key, std::move(v), hash);
+}
+
+void Db::Entry::Destroy(Entry* e) {
+  e->~Entry();
+  CountedFree(e);
+}
 
 Db::Db() {
   t_[0].buckets.reset(NewBuckets(kMinBuckets));
@@ -41,7 +60,7 @@ uint64_t Db::NextCursor(uint64_t cursor, uint64_t mask) {
 
 Db::Entry* Db::FindRaw(std::string_view key, uint64_t h) const {
   for (Entry* e = Bucket(h); e != nullptr; e = e->next)
-    if ((e->hash & ~kVisited) == h && e->key.Equals(key)) return e;
+    if ((e->hash & ~kVisited) == h && e->key() == key) return e;
   return nullptr;
 }
 
@@ -67,7 +86,7 @@ Db::Entry* Db::Insert(std::string_view key, Value value, int64_t expire_ms) {
   else if (size_ >= t_[0].n)
     StartResize(t_[0].n * 2);
   uint64_t h = Hash(key);
-  Entry* e = new Entry(key, std::move(value), h);
+  Entry* e = Entry::Create(key, std::move(value), h);
   Entry*& head = Bucket(h);
   e->next = head;
   head = e;
@@ -82,7 +101,7 @@ void Db::Unlink(Entry* target) {
   *link = target->next;
   if (target->has_expire()) expires_--;
   size_--;
-  delete target;
+  Entry::Destroy(target);
 }
 
 bool Db::Erase(std::string_view key) {
@@ -183,7 +202,7 @@ size_t Db::ActiveExpire(int64_t now_ms, size_t max_buckets) {
           *link = e->next;
           expires_--;
           size_--;
-          delete e;
+          Entry::Destroy(e);
           deleted++;
         } else {
           link = &e->next;
@@ -216,7 +235,7 @@ bool Db::EvictSieve(EvictFrom from) {
           *link = e->next;
           if (e->has_expire()) expires_--;
           size_--;
-          delete e;
+          Entry::Destroy(e);
           evicted++;
         }
       }
@@ -273,8 +292,7 @@ bool Db::EvictSoonestExpiring(size_t samples, std::mt19937_64& rng) {
 }
 
 size_t Db::MemoryUsage(const Entry& e) {
-  return malloc_usable_size(const_cast<Entry*>(&e)) + e.key.HeapBytes() + e.value.str().HeapBytes() +
-         sizeof(Entry*);
+  return malloc_usable_size(const_cast<Entry*>(&e)) + e.value.str().HeapBytes() + sizeof(Entry*);
 }
 
 void Db::Clear() {
@@ -283,7 +301,7 @@ void Db::Clear() {
       Entry* e = t.buckets[b];
       while (e != nullptr) {
         Entry* next = e->next;
-        delete e;
+        Entry::Destroy(e);
         e = next;
       }
     }

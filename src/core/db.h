@@ -39,18 +39,26 @@ class Db {
   // distinction: both are approximated by SIEVE).
   enum class EvictFrom { kAllKeys, kVolatile };
 
+  // One key: a single allocation holding the links, the deadline, the value
+  // and the key bytes (at the end), so that a lookup's key comparison reads
+  // the block it has already fetched. Created and destroyed only by Db.
   struct Entry {
     Entry* next = nullptr;
-    uint64_t hash = 0;
+    uint64_t hash = 0;              // Hash(key); the top bit is the SIEVE visited bit
     int64_t expire_ms = kNoExpire;  // absolute unix time in ms, or kNoExpire
-    CompactString key;
     Value value;
+    uint32_t key_size = 0;
+    char key_data[4];  // the key's first bytes; the block extends past the struct
 
-    Entry(std::string_view k, Value v, uint64_t h) : hash(h), key(k), value(std::move(v)) {}
+    std::string_view key() const { return {key_data, key_size}; }
     bool has_expire() const { return expire_ms != kNoExpire; }
-    // Entries are counted in the shard's memory (core/memory.h).
-    static void* operator new(size_t n) { return CountedAlloc(n); }
-    static void operator delete(void* p) { CountedFree(p); }
+
+   private:
+    friend class Db;
+    Entry(std::string_view k, Value v, uint64_t h);
+    // Allocates (counted, core/memory.h) and constructs an entry for `key`.
+    static Entry* Create(std::string_view key, Value v, uint64_t hash);
+    static void Destroy(Entry* e);
   };
 
   Db();
@@ -80,11 +88,11 @@ class Db {
     const Entry* head = Bucket(hash);
     if (head != nullptr) __builtin_prefetch(head);
   }
-  // The key bytes of the chain head (a separate allocation for keys longer
-  // than the inline 15 bytes).
+  // The key bytes of the chain head (at the end of its block, which for long
+  // keys spans further cache lines).
   void PrefetchKey(uint64_t hash) const {
     const Entry* head = Bucket(hash);
-    if (head != nullptr) __builtin_prefetch(head->key.data_address());
+    if (head != nullptr) __builtin_prefetch(head->key_data);
   }
 
   // Adds a key that must not exist (check with Find first).

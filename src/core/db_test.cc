@@ -31,7 +31,7 @@ std::string ValueOf(const Db::Entry* e) { return e == nullptr ? "<null>" : StrOf
 // All keys the table holds (ForEach sees expired ones too).
 std::multiset<std::string> AllKeys(const Db& db) {
   std::multiset<std::string> keys;
-  db.ForEach([&](const Db::Entry& e) { keys.insert(std::string(e.key.view())); });
+  db.ForEach([&](const Db::Entry& e) { keys.insert(std::string(e.key())); });
   return keys;
 }
 
@@ -43,7 +43,7 @@ std::vector<std::string> FullScan(Db& db, Between&& between) {
   uint64_t cursor = 0;
   size_t steps = 0;
   do {
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { seen.push_back(std::string(e.key.view())); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { seen.push_back(std::string(e.key())); });
     between(cursor);
     steps++;
     if (steps > 10'000'000) {
@@ -60,7 +60,7 @@ TEST(Db, InsertFindErase) {
   EXPECT_EQ(db.Find("a", kNow), nullptr);
   Db::Entry* e = db.Insert("a", Str("1"));
   ASSERT_NE(e, nullptr);
-  EXPECT_EQ(std::string(e->key.view()), "a");
+  EXPECT_EQ(std::string(e->key()), "a");
   EXPECT_EQ(StrOf(e->value), "1");
   EXPECT_FALSE(e->has_expire());
   EXPECT_EQ(db.size(), 1u);
@@ -236,7 +236,7 @@ TEST(Db, RandomEntryReturnsMembers) {
   for (int i = 0; i < 20; i++) {
     const Db::Entry* e = db.RandomEntry(rng);
     ASSERT_NE(e, nullptr);
-    EXPECT_EQ(std::string(e->key.view()), "solo");
+    EXPECT_EQ(std::string(e->key()), "solo");
   }
 
   std::unordered_set<std::string> keys;
@@ -250,8 +250,8 @@ TEST(Db, RandomEntryReturnsMembers) {
   for (int i = 0; i < 20000; i++) {
     const Db::Entry* e = db.RandomEntry(rng);
     ASSERT_NE(e, nullptr);
-    ASSERT_TRUE(keys.count(std::string(e->key.view()))) << std::string(e->key.view());
-    drawn.insert(std::string(e->key.view()));
+    ASSERT_TRUE(keys.count(std::string(e->key()))) << std::string(e->key());
+    drawn.insert(std::string(e->key()));
   }
   // Every key has a fair chance: 20000 draws over 41 keys miss none.
   EXPECT_EQ(drawn.size(), keys.size());
@@ -270,7 +270,7 @@ TEST(Db, RandomEntryAfterMostKeysAreErased) {
   for (int i = 0; i < 2000; i++) {
     const Db::Entry* e = db.RandomEntry(rng);
     ASSERT_NE(e, nullptr);
-    drawn.insert(std::string(e->key.view()));
+    drawn.insert(std::string(e->key()));
   }
   EXPECT_EQ(drawn, (std::set<std::string>{"k0", "k1000", "k2000", "k3000", "k4000"}));
 }
@@ -381,13 +381,13 @@ TEST(Db, RandomizedModelCheck) {
       } else {
         Db::Entry* added = db.Insert(key, Str(value));
         ASSERT_NE(added, nullptr);
-        ASSERT_EQ(added->key.view(), key);
+        ASSERT_EQ(added->key(), key);
       }
       model[key] = value;
     } else if (dice < insert_pct + erase_pct) {
       // In phase 2 pick existing keys so that the table really empties.
       if (op >= 4000 && op < 8000 && !model.empty()) {
-        key = std::string(db.RandomEntry(rng)->key.view());
+        key = std::string(db.RandomEntry(rng)->key());
         ASSERT_EQ(model.count(key), 1u) << key;
       }
       bool erased = db.Erase(key);
@@ -613,11 +613,11 @@ TEST(DbScan, CursorFromABiggerTableStillWorksAfterShrink) {
   std::unordered_set<std::string> got;
   uint64_t cursor = 0;
   for (int i = 0; i < 100; i++)
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(std::string(e.key.view())); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(std::string(e.key())); });
   ASSERT_NE(cursor, 0u);
   for (int i = 16; i < 4096; i++) db.Erase("k" + std::to_string(i));
   do {
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(std::string(e.key.view())); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(std::string(e.key())); });
   } while (cursor != 0);
   for (int i = 0; i < 16; i++) EXPECT_TRUE(got.count("k" + std::to_string(i))) << i;
 }
