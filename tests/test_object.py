@@ -4,11 +4,8 @@ import redis
 
 
 @pytest.fixture
-def rc(server):
-    c = server.client(protocol=2)
-    c.flushall()
-    yield c
-    c.close()
+def rc(r):
+    return r
 
 
 @pytest.mark.parametrize("value,encoding", [
