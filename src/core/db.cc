@@ -2,6 +2,9 @@
 #include "core/db.h"
 
 #include <malloc.h>
+// xxHash's header-only mode: XXH3 inlined into Db::Hash instead of a call
+// through the shared library's PLT (the hash runs once per request).
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>

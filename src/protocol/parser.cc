@@ -48,6 +48,21 @@ bool RequestParser::ParseWholeCommand(const char* data, size_t len) {
   const char* const end = data + len;
   // Reads "<digits>\r\n": at most 18 digits, no leading zero.
   auto read_number = [&p, end](int64_t* out) {
+    // One or two digits (command counts, key and small value lengths).
+    if (end - p >= 4) {
+      const unsigned d0 = static_cast<unsigned char>(p[0] - '0');
+      const unsigned d1 = static_cast<unsigned char>(p[1] - '0');
+      if (d0 < 10 && p[1] == '\r') {
+        *out = d0;
+        p += 3;
+        return true;
+      }
+      if (d0 - 1 < 9 && d1 < 10 && p[2] == '\r') {
+        *out = d0 * 10 + d1;
+        p += 4;
+        return true;
+      }
+    }
     const char* start = p;
     int64_t v = 0;
     while (p < end && p - start < 18 && static_cast<unsigned char>(*p - '0') < 10) v = v * 10 + (*p++ - '0');
