@@ -294,6 +294,10 @@ void Server::ProcessInput(Client& c) {
     batch_args_.clear();
     size_t offset = 0;
     RequestParser::Result r = RequestParser::Result::kCommand;
+    // A pipeline mostly repeats one command: the bytes of the last name
+    // looked up are compared first (an exact match gives the same command).
+    std::string_view last_name;
+    const CommandSpec* last_cmd = nullptr;
     while (batch_.size() < kMaxBatch && offset < c.in.size()) {
       r = c.parser.Parse(c.in.data() + offset, c.in.size() - offset);
       if (r != RequestParser::Result::kCommand) break;
@@ -312,7 +316,14 @@ void Server::ProcessInput(Client& c) {
                        c.parser.consumed(), {}, 0};
       batch_args_.insert(batch_args_.end(), args.begin(), args.end());
       if (!args.empty()) {
-        b.cmd = commands_.Find(args[0]);
+        if (args[0].size() == last_name.size() && last_cmd != nullptr &&
+            std::memcmp(args[0].data(), last_name.data(), last_name.size()) == 0) {
+          b.cmd = last_cmd;
+        } else {
+          b.cmd = commands_.Find(args[0]);
+          last_name = args[0];
+          last_cmd = b.cmd;
+        }
         if (b.cmd != nullptr && b.cmd->first_key > 0 && static_cast<size_t>(b.cmd->first_key) < args.size()) {
           b.key = args[static_cast<size_t>(b.cmd->first_key)];
           b.key_hash = Db::Hash(b.key);
