@@ -12,10 +12,6 @@
 #include <string>
 #include <vector>
 
-#ifdef PEREGRINE_WITH_MIMALLOC
-#include <mimalloc.h>
-#endif
-
 #include "server/config.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -81,13 +77,6 @@ void Daemonize() {
 
 int main(int argc, char** argv) {
   using namespace peregrine;
-#ifdef PEREGRINE_WITH_MIMALLOC
-  // 2 MB pages for the heap (transparent huge pages, madvise mode is enough):
-  // a random key lookup then costs no TLB walk. SET at pipeline 100 over 1M
-  // keys: 0.405 -> 0.36 us of server CPU per request, for 0.5 B/key and 2 MB
-  // more RSS at start. MIMALLOC_LARGE_OS_PAGES=0 in the environment turns it off.
-  if (std::getenv("MIMALLOC_LARGE_OS_PAGES") == nullptr) mi_option_enable(mi_option_large_os_pages);
-#endif
   std::vector<char*> args(argv + 1, argv + argc);
   if (!args.empty()) {
     std::string first = args[0];
