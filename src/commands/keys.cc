@@ -246,7 +246,6 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
     }
     db.Erase(dst);
   }
-  e = db.FindRaw(src);  // the erase above may have resized the table
   Value v = std::move(e->value);
   int64_t expire = e->expire_ms;
   db.Erase(src);
@@ -292,17 +291,7 @@ void CopyCommand(CommandContext& ctx) {
     if (EqualsIgnoreCase(ctx.args[i], "replace")) {
       replace = true;
     } else if (EqualsIgnoreCase(ctx.args[i], "db") && i + 1 < ctx.args.size()) {
-      int64_t v;
-      if (!ParseIntArg(ctx, ctx.args[++i], &v)) return;
-      if (v < INT_MIN || v > INT_MAX) {
-        ctx.reply.Error(kErrNotInteger);
-        return;
-      }
-      if (v < 0 || v >= ctx.shard.num_dbs()) {
-        ctx.reply.Error(kErrDbIndex);
-        return;
-      }
-      dbid = static_cast<int>(v);
+      if (!ParseDbIndex(ctx, ctx.args[++i], &dbid)) return;
     } else {
       ctx.reply.Error(kErrSyntax);
       return;
@@ -324,8 +313,7 @@ void CopyCommand(CommandContext& ctx) {
       ctx.reply.Integer(0);
       return;
     }
-    target.Erase(dst);
-    e = ctx.db().FindRaw(src);  // same table when dbid matches: may have moved
+    target.Erase(dst);  // entries never move, so `e` (another key) stays valid
   }
   target.Insert(dst, e->value, e->expire_ms);
   ctx.reply.Integer(1);

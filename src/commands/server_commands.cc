@@ -352,8 +352,7 @@ void MemoryUsageCommand(CommandContext& ctx) {
 
 void MemoryStatsCommand(CommandContext& ctx) {
   const uint64_t dataset = static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0));
-  uint64_t buffers = 0;
-  for (auto& [id, c] : ctx.server.clients()) buffers += c->in.capacity() + c->out.capacity();
+  const uint64_t buffers = ctx.server.ClientBufferBytes();
   uint64_t keys = 0;
   for (size_t s = 0; s < ctx.server.num_shards(); s++)
     for (int d = 0; d < ctx.server.shard(s).num_dbs(); d++) keys += ctx.server.shard(s).db(d).size();

@@ -146,19 +146,13 @@ void SetnxCommand(CommandContext& ctx) {
 
 // SETEX / PSETEX key time value
 void SetWithExpire(CommandContext& ctx, bool seconds) {
-  int64_t v;
-  if (!ParseIntArg(ctx, ctx.args[2], &v)) return;
-  if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) {
-    ReplyInvalidExpire(ctx);
-    return;
-  }
-  if (seconds) v *= 1000;
-  if (v > LLONG_MAX - ctx.now_ms) {
-    ReplyInvalidExpire(ctx);
-    return;
-  }
+  StringOptions o;
+  o.unit = seconds ? StringOptions::Unit::kEx : StringOptions::Unit::kPx;
+  o.expire_arg = ctx.args[2];
+  int64_t deadline;
+  if (!ExpireDeadline(ctx, o, &deadline)) return;
   Db::Entry* e = StoreString(ctx.db(), LookupWrite(ctx, ctx.args[1]), ctx.args[1], CompactString::FromValue(ctx.args[3]), false);
-  ctx.db().SetExpire(e, v + ctx.now_ms);
+  ctx.db().SetExpire(e, deadline);
   ctx.reply.Ok();
 }
 void SetexCommand(CommandContext& ctx) { SetWithExpire(ctx, true); }

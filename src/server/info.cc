@@ -154,8 +154,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     // allocator's usable size of everything it allocates, core/memory.h) plus
     // the clients' buffers. maxmemory bounds the keyspace part.
     const uint64_t dataset = static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0));
-    uint64_t buffers = 0;
-    for (auto& [id, c] : clients_) buffers += c->in.capacity() + c->out.capacity();
+    const uint64_t buffers = ClientBufferBytes();
     const uint64_t used = dataset + buffers;
     const char* allocator = mi_process_info != nullptr ? "mimalloc" : "libc";
     const uint64_t rss = RssBytes();

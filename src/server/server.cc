@@ -176,9 +176,12 @@ void Server::Cleanup() {
   LOG_WARNING("Peregrine is now ready to exit, bye bye...");
 }
 
-void Server::RequestShutdown() {
-  shutdown_requested_ = true;
-  loop_.Stop();
+void Server::RequestShutdown() { loop_.Stop(); }
+
+uint64_t Server::ClientBufferBytes() const {
+  uint64_t bytes = 0;
+  for (const auto& [id, c] : clients_) bytes += c->in.capacity() + c->out.capacity();
+  return bytes;
 }
 
 void Server::ApplyRuntimeConfig() {

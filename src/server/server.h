@@ -77,6 +77,10 @@ class Server : public ErrorSink {
   std::string Info(std::span<const std::string_view> sections, int64_t now_ms);
   // Resets the statistics CONFIG RESETSTAT resets.
   void ResetStats();
+  // Bytes of every client's read and reply buffers (INFO, MEMORY STATS).
+  uint64_t ClientBufferBytes() const;
+  // The ops/s of the last couple of seconds (INFO stats).
+  uint64_t instantaneous_ops_per_sec() const;
 
   // ErrorSink: counts every error reply (INFO errorstats).
   void OnErrorReply(std::string_view msg) override;
@@ -141,7 +145,6 @@ class Server : public ErrorSink {
   Client* current_client_ = nullptr;  // the client whose command is running
   ServerStats stats_;
   int64_t start_time_ms_ = 0;
-  bool shutdown_requested_ = false;
   bool expire_pressure_ = false;
   int64_t last_expire_slice_us_ = 0;
 
@@ -151,8 +154,6 @@ class Server : public ErrorSink {
   uint64_t ops_sample_count_ = 0;
   uint64_t ops_samples_[kOpsSamples] = {};
   int ops_sample_idx_ = 0;
- public:
-  uint64_t instantaneous_ops_per_sec() const;
 };
 
 }  // namespace peregrine
