@@ -81,7 +81,7 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds) {
     ctx.reply.Integer(0);
     return;
   }
-  const int64_t current = e->has_expire() ? e->expire_ms : LLONG_MAX;  // no TTL = infinite
+  const int64_t current = e->has_expire() ? e->expire_ms() : LLONG_MAX;  // no TTL = infinite
   if ((nx && e->has_expire()) || (xx && !e->has_expire()) || (gt && when <= current) ||
       (lt && when >= current)) {
     ctx.reply.Integer(0);
@@ -114,7 +114,7 @@ Db::Entry* KeyWithDeadline(CommandContext& ctx) {
 void TtlGeneric(CommandContext& ctx, bool ms) {
   Db::Entry* e = KeyWithDeadline(ctx);
   if (e == nullptr) return;
-  int64_t ttl = e->expire_ms - ctx.now_ms;
+  int64_t ttl = e->expire_ms() - ctx.now_ms;
   if (ttl < 0) ttl = 0;
   ctx.reply.Integer(ms ? ttl : (ttl + 500) / 1000);
 }
@@ -124,7 +124,7 @@ void PttlCommand(CommandContext& ctx) { TtlGeneric(ctx, true); }
 void ExpiretimeGeneric(CommandContext& ctx, bool ms) {
   Db::Entry* e = KeyWithDeadline(ctx);
   if (e == nullptr) return;
-  ctx.reply.Integer(ms ? e->expire_ms : e->expire_ms / 1000);
+  ctx.reply.Integer(ms ? e->expire_ms() : e->expire_ms() / 1000);
 }
 void ExpiretimeCommand(CommandContext& ctx) { ExpiretimeGeneric(ctx, false); }
 void PexpiretimeCommand(CommandContext& ctx) { ExpiretimeGeneric(ctx, true); }
@@ -142,15 +142,17 @@ void PersistCommand(CommandContext& ctx) {
 void KeysCommand(CommandContext& ctx) {
   std::string_view pattern = ctx.args[1];
   const bool all = pattern == "*";
-  std::vector<std::string_view> keys;
+  std::vector<std::string> keys;  // copies: a packed key's bytes exist only unpacked
   for (size_t s = 0; s < ctx.server.num_shards(); s++) {
     ctx.server.shard(s).db(ctx.client.db).ForEach([&](const Db::Entry& e) {
       if (Db::IsExpired(e, ctx.now_ms)) return;
-      if (all || GlobMatch(pattern, e.key())) keys.push_back(e.key());
+      char scratch[CompactKey::kScratchSize];
+      const std::string_view k = e.key(scratch);
+      if (all || GlobMatch(pattern, k)) keys.emplace_back(k);
     });
   }
   ctx.reply.ArrayHeader(keys.size());
-  for (std::string_view k : keys) ctx.reply.Bulk(k);
+  for (const std::string& k : keys) ctx.reply.Bulk(k);
 }
 
 // Redis's parseScanCursorOrReply: strtoull over the whole argument.
@@ -204,7 +206,7 @@ void ScanCommand(CommandContext& ctx) {
   std::vector<std::string> keys;
   int64_t max_iterations = count * 10;
   do {
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { keys.emplace_back(e.key()); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { keys.emplace_back(e.key_string()); });
   } while (cursor != 0 && max_iterations-- > 0 && static_cast<int64_t>(keys.size()) < count);
 
   // Filter after collecting, as Redis does: the table is not modified while
@@ -247,7 +249,7 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
     db.Erase(dst);
   }
   Value v = std::move(e->value);
-  int64_t expire = e->expire_ms;
+  int64_t expire = e->expire_ms();
   db.Erase(src);
   db.Insert(dst, std::move(v), expire);
   ReplyDone(ctx, nx);
@@ -275,10 +277,10 @@ void RandomkeyCommand(CommandContext& ctx) {
     Db& db = shard.db(ctx.client.db);
     const Db::Entry* e = db.RandomEntry(shard.rng());
     if (!Db::IsExpired(*e, ctx.now_ms)) {
-      ctx.reply.Bulk(e->key());
+      ctx.reply.Bulk(e->key_string());
       return;
     }
-    std::string expired(e->key());
+    std::string expired = e->key_string();
     db.Find(expired, ctx.now_ms);  // deletes it
   }
 }
@@ -313,9 +315,9 @@ void CopyCommand(CommandContext& ctx) {
       ctx.reply.Integer(0);
       return;
     }
-    target.Erase(dst);  // entries never move, so `e` (another key) stays valid
+    target.Erase(dst);  // Erase moves no other entry, so `e` stays valid
   }
-  target.Insert(dst, e->value, e->expire_ms);
+  target.Insert(dst, e->value, e->expire_ms());  // the value is copied before Insert runs
   ctx.reply.Integer(1);
 }
 
@@ -337,7 +339,7 @@ void MoveCommand(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
-  target.Insert(key, std::move(e->value), e->expire_ms);
+  target.Insert(key, std::move(e->value), e->expire_ms());
   ctx.db().Erase(key);
   ctx.reply.Integer(1);
 }

@@ -13,12 +13,14 @@
 namespace peregrine {
 namespace {
 
-// Stores `value` under `key`. An existing entry keeps its TTL only if keep_ttl.
-Db::Entry* StoreString(Db& db, Db::Entry* existing, std::string_view key, CompactString value, bool keep_ttl) {
-  if (existing == nullptr) return db.Insert(key, Value(std::move(value)));
+// Stores `value` under `key` with the deadline `expire_ms` (or none); an
+// existing entry keeps its deadline instead if keep_ttl. Returns the entry
+// (which may have moved: see Db::SetExpire).
+Db::Entry* StoreString(Db& db, Db::Entry* existing, std::string_view key, CompactString value, bool keep_ttl,
+                       int64_t expire_ms = Db::kNoExpire) {
+  if (existing == nullptr) return db.Insert(key, Value(std::move(value)), expire_ms);
   existing->value = Value(std::move(value));
-  if (!keep_ttl) db.SetExpire(existing, Db::kNoExpire);
-  return existing;
+  return keep_ttl ? existing : db.SetExpire(existing, expire_ms);
 }
 
 // Looks up a string (for reading: counts a keyspace hit or miss). Returns
@@ -130,8 +132,7 @@ void SetCommand(CommandContext& ctx) {
     if (!o.get) ctx.reply.Null();
     return;
   }
-  e = StoreString(ctx.db(), e, key, CompactString::FromValue(ctx.args[2]), o.keepttl);
-  if (deadline != Db::kNoExpire) ctx.db().SetExpire(e, deadline);
+  StoreString(ctx.db(), e, key, CompactString::FromValue(ctx.args[2]), o.keepttl, deadline);
   if (!o.get) ctx.reply.Ok();
 }
 
@@ -151,8 +152,8 @@ void SetWithExpire(CommandContext& ctx, bool seconds) {
   o.expire_arg = ctx.args[2];
   int64_t deadline;
   if (!ExpireDeadline(ctx, o, &deadline)) return;
-  Db::Entry* e = StoreString(ctx.db(), LookupWrite(ctx, ctx.args[1]), ctx.args[1], CompactString::FromValue(ctx.args[3]), false);
-  ctx.db().SetExpire(e, deadline);
+  StoreString(ctx.db(), LookupWrite(ctx, ctx.args[1]), ctx.args[1], CompactString::FromValue(ctx.args[3]), false,
+              deadline);
   ctx.reply.Ok();
 }
 void SetexCommand(CommandContext& ctx) { SetWithExpire(ctx, true); }

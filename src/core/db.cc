@@ -1,330 +1,711 @@
-// The per-database key table (see db.h).
+// The keyspace table (see db.h for the layout and its contracts).
 #include "core/db.h"
 
+#include <emmintrin.h>
 #include <malloc.h>
-// xxHash's header-only mode: XXH3 inlined into Db::Hash instead of a call
-// through the shared library's PLT (the hash runs once per request).
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #include <algorithm>
 #include <bit>
 #include <chrono>
-#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
-#include <utility>
+#include <vector>
 
 namespace peregrine {
 namespace {
-constexpr size_t kMinBuckets = 4;
 
-uint64_t ReverseBits(uint64_t v) {
-  v = ((v >> 1) & 0x5555555555555555ULL) | ((v & 0x5555555555555555ULL) << 1);
-  v = ((v >> 2) & 0x3333333333333333ULL) | ((v & 0x3333333333333333ULL) << 2);
-  v = ((v >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((v & 0x0F0F0F0F0F0F0F0FULL) << 4);
-  return __builtin_bswap64(v);
+// The deepest directory. A segment of depth d picks home groups by hash bits
+// 48-d..63-d, which stay within the bits a heap key keeps (24..63) up to
+// d = 24; past 17 they overlap the tag's bits 24..30, which only makes the
+// tag a little less selective. 2^24 segments of ~1,000 keys is far beyond
+// any memory.
+constexpr int kMaxDepth = 24;
+
+[[noreturn]] void TableFull() {
+  std::fprintf(stderr, "Keyspace table: a segment at the deepest level is full (over 10^10 keys in one database)\n");
+  std::abort();
 }
+
+void CopyBytes(void* dst, const void* src, size_t n) { std::memcpy(dst, src, n); }
+
+CompactKey& KeyOf(Db::Entry& e) { return e.key_; }
+CompactKey& KeyOf(Db::TtlEntry& t) { return t.entry.key_; }
+
+void DestroyEntry(Db::Entry& e) {
+  e.key_.Release();
+  e.value.~Value();
+}
+
+// The lowest hash of the segment (of depth d) that `hash` falls in.
+uint64_t SegmentBase(uint64_t hash, int d) { return hash & ~(~uint64_t{0} >> d); }
+
 }  // namespace
 
-Db::Entry::Entry(std::string_view k, Value v, uint64_t h)
-    : hash(h), value(std::move(v)), key_size(static_cast<uint32_t>(k.size())) {
-  if (!k.empty()) std::memcpy(key_data, k.data(), k.size());
+int64_t Db::Entry::expire_ms() const {
+  return has_expire() ? reinterpret_cast<const TtlEntry*>(this)->expire_ms : kNoExpire;
 }
 
-Db::Entry* Db::Entry::Create(std::string_view key, Value v, uint64_t hash) {
-  const size_t bytes = std::max(sizeof(Entry), offsetof(Entry, key_data) + key.size());
-  void* block = CountedAlloc(bytes);
-  return new (block) Entry(key, std::move(v), hash);
+// Control bytes 0..15 and 5..20 in two unaligned loads (SSE2 is baseline on
+// x86-64): bit i of the result is set when ctrl[i] == tag.
+uint32_t Db::MatchTag(const Group& g, uint8_t tag) {
+  static_assert(kGroupSlots == 21);
+  const __m128i t = _mm_set1_epi8(static_cast<char>(tag));
+  const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g.ctrl));
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g.ctrl + 5));
+  const uint32_t ma = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(a, t)));
+  const uint32_t mb = static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(b, t)));
+  return (ma | (mb << 5)) & 0x1FFFFF;
 }
 
-void Db::Entry::Destroy(Entry* e) {
-  e->~Entry();
-  CountedFree(e);
+Db::Db() { InitEmpty(); }
+
+Db::~Db() { FreeAll(); }
+
+void Db::InitEmpty() {
+  depth_ = 0;
+  dir_ = static_cast<Segment**>(CountedAlloc(sizeof(Segment*)));
+  dir_[0] = NewSegment(0, 1);
+  segments_ = 1;
+  size_ = 0;
+  expires_ = 0;
+  expire_pos_ = sieve_pos_ = maintain_pos_ = 0;
+  expire_idx_ = sieve_group_ = 0;
+  sieve_slot_ = 0;
 }
 
-Db::Db() {
-  t_[0].buckets.reset(NewBuckets(kMinBuckets));
-  t_[0].n = kMinBuckets;
+void Db::FreeAll() {
+  if (dir_ == nullptr) return;
+  std::vector<Segment*> all;
+  ForEachSegmentFrom(0, [&](Segment* s, uint64_t) {
+    all.push_back(s);
+    return true;
+  });
+  for (Segment* s : all) FreeSegment(s, true);
+  CountedFree(dir_);
+  dir_ = nullptr;
 }
 
-Db::~Db() { Clear(); }
-
-uint64_t Db::Hash(std::string_view key) { return XXH3_64bits(key.data(), key.size()) & ~kVisited; }
-
-// Reverse-binary increment: the high bits of the bucket index advance first, so
-// a cursor stays meaningful when the bucket count doubles or halves.
-uint64_t Db::NextCursor(uint64_t cursor, uint64_t mask) {
-  cursor |= ~mask;
-  cursor = ReverseBits(cursor);
-  cursor++;
-  return ReverseBits(cursor);
+Db::Segment* Db::NewSegment(uint8_t depth, uint32_t ngroups) {
+  Segment* s = new (CountedAlloc(sizeof(Segment))) Segment();
+  s->depth = depth;
+  s->ngroups = ngroups;
+  s->groups = static_cast<Group*>(CountedCallocAligned(ngroups * sizeof(Group), alignof(Group)));
+  return s;
 }
 
-Db::Entry* Db::FindRaw(std::string_view key, uint64_t h) const {
-  for (Entry* e = Bucket(h); e != nullptr; e = e->next)
-    if ((e->hash & ~kVisited) == h && e->key() == key) return e;
-  return nullptr;
+void Db::FreeSegment(Segment* s, bool destroy_entries) {
+  if (destroy_entries) {
+    for (uint32_t i = 0; i < s->plain.size; i++)
+      if (!s->plain.at(i).key_.is_hole()) DestroyEntry(s->plain.at(i));
+    for (uint32_t i = 0; i < s->ttl.size; i++)
+      if (!s->ttl.at(i).entry.key_.is_hole()) DestroyEntry(s->ttl.at(i).entry);
+  }
+  ArenaFree(s->plain);
+  ArenaFree(s->ttl);
+  CountedFree(s->groups);
+  s->~Segment();
+  CountedFree(s);
 }
 
-Db::Entry* Db::Find(std::string_view key, int64_t now_ms) { return Find(key, Hash(key), now_ms); }
+template <typename E>
+uint32_t Db::ArenaTake(Arena<E>& a) {
+  if (a.free_head != kNoFree) {
+    const uint32_t i = a.free_head;
+    a.free_head = KeyOf(a.at(i)).next_free();
+    a.holes--;
+    return i;
+  }
+  if ((a.size & (kChunkEntries - 1)) == 0) {
+    const uint32_t c = a.size >> kChunkShift;
+    if (c == kMaxChunks) TableFull();  // cannot happen: the index fills first
+    a.chunks[c] = static_cast<E*>(CountedAlloc(kChunkEntries * sizeof(E)));
+  }
+  return a.size++;
+}
+
+template <typename E>
+void Db::ArenaRelease(Arena<E>& a, uint32_t i) {
+  if (i + 1 == a.size) {
+    a.size--;
+    if ((a.size & (kChunkEntries - 1)) == 0) {
+      const uint32_t c = a.size >> kChunkShift;
+      CountedFree(a.chunks[c]);
+      a.chunks[c] = nullptr;
+    }
+    return;
+  }
+  KeyOf(a.at(i)).MakeHole(a.free_head);
+  a.free_head = i;
+  a.holes++;
+}
+
+template <typename E>
+void Db::ArenaFree(Arena<E>& a) {
+  for (uint32_t c = 0; c < a.nchunks(); c++) CountedFree(a.chunks[c]);
+  a = Arena<E>{};
+}
+
+template <typename Fn>
+void Db::ForEachSegmentFrom(uint64_t from, Fn&& fn) const {
+  uint64_t pos = from;
+  const size_t n = segments_;
+  for (size_t i = 0; i < n; i++) {
+    Segment* s = SegmentOf(pos);
+    const uint64_t base = SegmentBase(pos, s->depth);
+    pos = SegmentEnd(base, s);
+    if (!fn(s, base)) return;
+  }
+}
+
+uint64_t Db::SegmentEnd(uint64_t hash_in_s, const Segment* s) {
+  if (s->depth == 0) return 0;
+  return SegmentBase(hash_in_s, s->depth) + (uint64_t{1} << (64 - s->depth));  // wraps to 0 after the last
+}
+
+uint32_t Db::GroupsFor(uint32_t keys) {
+  // About 70% full, and room for at least one more key.
+  uint32_t g = std::max<uint32_t>(1, (keys * 10 + 146) / 147);
+  while (Capacity(g) <= keys) g++;
+  return g;
+}
+
+// ---- lookup -----------------------------------------------------------------
+
+Db::Slot Db::Locate(const CompactKey::Probe& p) const {
+  Segment* s = SegmentOf(p.hash);
+  uint32_t g = HomeGroup(p.hash, s);
+  const uint8_t tag = Tag(p.hash);
+  for (uint32_t n = 0; n < s->ngroups; n++) {
+    const Group& grp = s->groups[g];
+    for (uint32_t m = MatchTag(grp, tag); m != 0; m &= m - 1) {
+      const int i = std::countr_zero(m);
+      if (EntryAt(s, grp.ref[i])->key_.Matches(p)) return {s, g, i};
+    }
+    if (grp.overflow == 0) break;
+    if (++g == s->ngroups) g = 0;
+  }
+  return {};
+}
+
+Db::Slot Db::LocateEntry(const Entry* e) const {
+  const uint64_t h = e->key_.StoredHash();
+  Segment* s = SegmentOf(h);
+  uint32_t g = HomeGroup(h, s);
+  const uint8_t tag = Tag(h);
+  for (uint32_t n = 0; n < s->ngroups; n++) {
+    const Group& grp = s->groups[g];
+    for (uint32_t m = MatchTag(grp, tag); m != 0; m &= m - 1) {
+      const int i = std::countr_zero(m);
+      if (EntryAt(s, grp.ref[i]) == e) return {s, g, i};
+    }
+    if (grp.overflow == 0) break;
+    if (++g == s->ngroups) g = 0;
+  }
+  std::fprintf(stderr, "Keyspace table: an entry is missing from its index\n");
+  std::abort();
+}
+
+void Db::PrefetchGroup(uint64_t hash) const {
+  const Segment* s = SegmentOf(hash);
+  __builtin_prefetch(&s->groups[HomeGroup(hash, s)]);
+}
+
+void Db::PrefetchEntry(uint64_t hash) const {
+  const Segment* s = SegmentOf(hash);
+  const Group& grp = s->groups[HomeGroup(hash, s)];
+  const uint32_t m = MatchTag(grp, Tag(hash));
+  if (m != 0) __builtin_prefetch(EntryAt(s, grp.ref[std::countr_zero(m)]));
+}
+
+Db::Entry* Db::FindRaw(std::string_view key, uint64_t hash) const {
+  const Slot at = Locate(CompactKey::MakeProbe(key, hash));
+  return at.found() ? EntryAt(at.seg, at.seg->groups[at.group].ref[at.slot]) : nullptr;
+}
 
 Db::Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
-  if (rehashing()) RehashStep(1);
-  Entry* e = FindRaw(key, hash);
-  if (e == nullptr) return nullptr;
+  const Slot at = Locate(CompactKey::MakeProbe(key, hash));
+  if (!at.found()) return nullptr;
+  uint16_t& ref = at.seg->groups[at.group].ref[at.slot];
+  Entry* e = EntryAt(at.seg, ref);
   if (IsExpired(*e, now_ms)) {
-    Unlink(e);
+    RemoveAt(at);
     expired_keys_++;
-    MaybeShrink();
     return nullptr;
   }
-  e->hash |= kVisited;
+  if (!(ref & kRefVisited)) ref |= kRefVisited;
   return e;
+}
+
+// ---- insert and delete ---------------------------------------------------------
+
+void Db::IndexInsert(Segment* s, uint64_t h, uint16_t ref) {
+  uint32_t g = HomeGroup(h, s);
+  for (;;) {
+    Group& grp = s->groups[g];
+    const uint32_t m = MatchEmpty(grp);
+    if (m != 0) {
+      const int i = std::countr_zero(m);
+      grp.ctrl[i] = Tag(h);
+      grp.ref[i] = ref;
+      return;
+    }
+    if (grp.overflow < 255) grp.overflow++;
+    if (++g == s->ngroups) g = 0;
+  }
+}
+
+void Db::MakeRoom(uint64_t hash) {
+  for (;;) {
+    Segment* s = SegmentOf(hash);
+    if (s->live < Capacity(s->ngroups)) return;
+    if (s->ngroups < kMaxGroups) {
+      ResizeIndex(s, std::min(kMaxGroups, s->ngroups + std::max<uint32_t>(1, s->ngroups / 4)));
+    } else if (s->depth < kMaxDepth) {
+      Rebuild(s, true, hash);
+    } else {
+      TableFull();
+    }
+  }
 }
 
 Db::Entry* Db::Insert(std::string_view key, Value value, int64_t expire_ms) {
-  if (rehashing())
-    RehashStep(1);
-  else if (size_ >= t_[0].n)
-    StartResize(t_[0].n * 2);
-  uint64_t h = Hash(key);
-  Entry* e = Entry::Create(key, std::move(value), h);
-  Entry*& head = Bucket(h);
-  e->next = head;
-  head = e;
+  const CompactKey::Probe p = CompactKey::MakeProbe(key);
+  MakeRoom(p.hash);
+  Segment* s = SegmentOf(p.hash);
+  Entry* e;
+  uint16_t ref;
+  if (expire_ms == kNoExpire) {
+    const uint32_t i = ArenaTake(s->plain);
+    e = &s->plain.at(i);
+    ref = static_cast<uint16_t>(i);
+  } else {
+    const uint32_t i = ArenaTake(s->ttl);
+    s->ttl.at(i).expire_ms = expire_ms;
+    e = &s->ttl.at(i).entry;
+    ref = static_cast<uint16_t>(i | kRefTtl);
+    expires_++;
+  }
+  new (&e->key_) CompactKey();
+  e->key_.Init(p);
+  if (expire_ms != kNoExpire) e->key_.set_flags(CompactKey::kFlagTtl);
+  new (&e->value) Value(std::move(value));
+  IndexInsert(s, p.hash, ref);
+  s->live++;
   size_++;
-  if (expire_ms != kNoExpire) SetExpire(e, expire_ms);
   return e;
 }
 
-void Db::Unlink(Entry* target) {
-  Entry** link = &Bucket(target->hash & ~kVisited);
-  while (*link != target) link = &(*link)->next;
-  *link = target->next;
-  if (target->has_expire()) expires_--;
+void Db::RemoveAt(const Slot& at) {
+  Segment* s = at.seg;
+  Group& grp = s->groups[at.group];
+  const uint16_t ref = grp.ref[at.slot];
+  Entry* e = EntryAt(s, ref);
+  // Groups between the home and this one counted the key as passing them.
+  for (uint32_t g = HomeGroup(e->key_.StoredHash(), s); g != at.group; g = g + 1 == s->ngroups ? 0 : g + 1)
+    if (s->groups[g].overflow != 255) s->groups[g].overflow--;
+  grp.ctrl[at.slot] = 0;
+  DestroyEntry(*e);
+  if (ref & kRefTtl) {
+    ArenaRelease(s->ttl, ref & kRefIndex);
+    expires_--;
+  } else {
+    ArenaRelease(s->plain, ref & kRefIndex);
+  }
+  s->live--;
   size_--;
-  Entry::Destroy(target);
 }
 
 bool Db::Erase(std::string_view key) {
-  if (rehashing()) RehashStep(1);
-  Entry* e = FindRaw(key);
-  if (e == nullptr) return false;
-  Unlink(e);
-  MaybeShrink();
+  const Slot at = Locate(CompactKey::MakeProbe(key));
+  if (!at.found()) return false;
+  RemoveAt(at);
   return true;
 }
 
-void Db::SetExpire(Entry* e, int64_t expire_ms) {
-  if (e->has_expire() && expire_ms == kNoExpire) expires_--;
-  if (!e->has_expire() && expire_ms != kNoExpire) expires_++;
-  e->expire_ms = expire_ms;
+Db::Entry* Db::SetExpire(Entry* e, int64_t expire_ms) {
+  if (e->has_expire() && expire_ms != kNoExpire) {
+    reinterpret_cast<TtlEntry*>(e)->expire_ms = expire_ms;
+    return e;
+  }
+  if (!e->has_expire() && expire_ms == kNoExpire) return e;
+  // Move the entry to the other arena: copy its bytes (the key and value
+  // are relocatable), free the old slot without destroying, repoint the ref.
+  const Slot at = LocateEntry(e);
+  Segment* s = at.seg;
+  uint16_t& ref = s->groups[at.group].ref[at.slot];
+  const uint32_t old = ref & kRefIndex;
+  const uint16_t visited = ref & kRefVisited;
+  if (expire_ms != kNoExpire) {
+    const uint32_t i = ArenaTake(s->ttl);  // the plain arena does not change
+    TtlEntry& t = s->ttl.at(i);
+    CopyBytes(&t.entry, &s->plain.at(old), sizeof(Entry));
+    t.expire_ms = expire_ms;
+    t.entry.key_.set_flags(CompactKey::kFlagTtl);
+    ArenaRelease(s->plain, old);
+    ref = static_cast<uint16_t>(i | kRefTtl | visited);
+    expires_++;
+    return &t.entry;
+  }
+  const uint32_t i = ArenaTake(s->plain);
+  Entry& p = s->plain.at(i);
+  CopyBytes(&p, &s->ttl.at(old).entry, sizeof(Entry));
+  p.key_.set_flags(0);
+  ArenaRelease(s->ttl, old);
+  ref = static_cast<uint16_t>(i | visited);
+  expires_--;
+  return &p;
 }
 
-void Db::StartResize(size_t nbuckets) {
-  if (rehashing() || nbuckets == t_[0].n) return;
-  t_[1].buckets.reset(NewBuckets(nbuckets));
-  t_[1].n = nbuckets;
-  rehash_idx_ = 0;
+// ---- growth and repacking ------------------------------------------------------
+
+void Db::ResizeIndex(Segment* s, uint32_t ngroups) {
+  Group* old = s->groups;
+  const uint32_t old_n = s->ngroups;
+  s->groups = static_cast<Group*>(CountedCallocAligned(ngroups * sizeof(Group), alignof(Group)));
+  s->ngroups = ngroups;
+  for (uint32_t g = 0; g < old_n; g++)
+    for (int i = 0; i < kGroupSlots; i++)
+      if (old[g].ctrl[i] != 0) IndexInsert(s, EntryAt(s, old[g].ref[i])->key_.StoredHash(), old[g].ref[i]);
+  CountedFree(old);
 }
 
-void Db::RehashStep(size_t buckets) {
-  size_t empty_visits = buckets * 10;
-  const size_t mask1 = t_[1].mask();
-  while (buckets > 0 && static_cast<size_t>(rehash_idx_) < t_[0].n) {
-    Entry*& head = t_[0].buckets[static_cast<size_t>(rehash_idx_)];
-    if (head == nullptr) {
-      rehash_idx_++;
-      if (--empty_visits == 0) break;
-      continue;
+void Db::Rebuild(Segment* s, bool split, uint64_t pos) {
+  const int d = s->depth;
+  // Pass 1: every key's hash and side, and the counts per side and arena.
+  static thread_local std::vector<uint64_t> hashes;
+  hashes.clear();
+  uint32_t count[2][2] = {};  // [side][ttl]
+  for (uint32_t g = 0; g < s->ngroups; g++)
+    for (int i = 0; i < kGroupSlots; i++) {
+      if (s->groups[g].ctrl[i] == 0) continue;
+      const uint16_t ref = s->groups[g].ref[i];
+      const uint64_t h = EntryAt(s, ref)->key_.StoredHash();
+      hashes.push_back(h);
+      count[split ? (h << d) >> 63 : 0][(ref & kRefTtl) ? 1 : 0]++;
     }
-    Entry* e = head;
-    while (e != nullptr) {
-      Entry* next = e->next;
-      Entry*& dst = t_[1].buckets[e->hash & mask1];
-      e->next = dst;
-      dst = e;
-      e = next;
-    }
-    head = nullptr;
-    rehash_idx_++;
-    buckets--;
+  const int sides = split ? 2 : 1;
+  Segment* out[2] = {nullptr, nullptr};
+  for (int side = 0; side < sides; side++) {
+    const uint32_t plain = count[side][0], ttl = count[side][1];
+    out[side] = NewSegment(static_cast<uint8_t>(split ? d + 1 : d), GroupsFor(plain + ttl));
   }
-  if (static_cast<size_t>(rehash_idx_) == t_[0].n) {
-    t_[0] = std::move(t_[1]);
-    t_[1] = Table{};
-    rehash_idx_ = -1;
-    // The size may have moved on while this resize ran: follow it.
-    if (size_ >= t_[0].n)
-      StartResize(t_[0].n * 2);
-    else
-      MaybeShrink();
-  }
-}
-
-bool Db::RehashFor(int64_t budget_us) {
-  if (!rehashing()) return false;
-  const auto start = std::chrono::steady_clock::now();
-  while (rehashing()) {
-    RehashStep(100);
-    if (std::chrono::steady_clock::now() - start > std::chrono::microseconds(budget_us)) break;
-  }
-  return rehashing();
-}
-
-void Db::MaybeShrink() {
-  if (!rehashing() && t_[0].n > 64 && size_ * 8 < t_[0].n)
-    StartResize(std::bit_ceil(std::max(size_ * 2, kMinBuckets)));
-}
-
-const Db::Entry* Db::RandomEntry(std::mt19937_64& rng) const {
-  if (size_ == 0) return nullptr;
-  // A random bucket over both arrays (the moved part of the old one is empty).
-  const size_t total = t_[0].n + t_[1].n;
-  const Entry* head;
-  do {
-    size_t i = rng() % total;
-    head = i < t_[0].n ? t_[0].buckets[i] : t_[1].buckets[i - t_[0].n];
-  } while (head == nullptr);
-  size_t len = 0;
-  for (const Entry* e = head; e != nullptr; e = e->next) len++;
-  size_t pick = rng() % len;
-  while (pick-- > 0) head = head->next;
-  return head;
-}
-
-size_t Db::ActiveExpire(int64_t now_ms, size_t max_buckets) {
-  if (expires_ == 0) return 0;
-  size_t deleted = 0;
-  for (size_t i = 0; i < max_buckets; i++) {
-    expire_cursor_ = VisitBuckets(expire_cursor_, [&](Entry** link) {
-      while (*link != nullptr) {
-        Entry* e = *link;
-        if (IsExpired(*e, now_ms)) {
-          *link = e->next;
-          expires_--;
-          size_--;
-          Entry::Destroy(e);
-          deleted++;
-        } else {
-          link = &e->next;
-        }
+  // Pass 2: move the entries (their bytes; nothing is destroyed) and index them.
+  size_t k = 0;
+  for (uint32_t g = 0; g < s->ngroups; g++)
+    for (int i = 0; i < kGroupSlots; i++) {
+      if (s->groups[g].ctrl[i] == 0) continue;
+      const uint16_t ref = s->groups[g].ref[i];
+      const uint64_t h = hashes[k++];
+      Segment* o = out[split ? (h << d) >> 63 : 0];
+      uint16_t nref;
+      if (ref & kRefTtl) {
+        const uint32_t j = ArenaTake(o->ttl);
+        CopyBytes(&o->ttl.at(j), &s->ttl.at(ref & kRefIndex), sizeof(TtlEntry));
+        nref = static_cast<uint16_t>(j | kRefTtl);
+      } else {
+        const uint32_t j = ArenaTake(o->plain);
+        CopyBytes(&o->plain.at(j), &s->plain.at(ref & kRefIndex), sizeof(Entry));
+        nref = static_cast<uint16_t>(j);
       }
-    });
+      IndexInsert(o, h, static_cast<uint16_t>(nref | (ref & kRefVisited)));
+      o->live++;
+    }
+  // The directory: the entries that named `s` name the new segment(s).
+  if (split && d == depth_) {
+    const size_t n = size_t{1} << depth_;
+    Segment** dir = static_cast<Segment**>(CountedAlloc(2 * n * sizeof(Segment*)));
+    for (size_t i = 0; i < n; i++) dir[2 * i] = dir[2 * i + 1] = dir_[i];
+    CountedFree(dir_);
+    dir_ = dir;
+    depth_++;
+  }
+  const uint64_t span = uint64_t{1} << (depth_ - d);
+  const uint64_t start = DirIndex(pos) & ~(span - 1);
+  for (uint64_t i = 0; i < span; i++) dir_[start + i] = out[split && i >= span / 2 ? 1 : 0];
+  if (split) segments_++;
+  FreeSegment(s, false);
+}
+
+bool Db::Maintain(int64_t budget_us) {
+  const auto start = std::chrono::steady_clock::now();
+  const size_t n = segments_;
+  for (size_t i = 0; i < n; i++) {
+    Segment* s = SegmentOf(maintain_pos_);
+    const uint64_t base = SegmentBase(maintain_pos_, s->depth);
+    maintain_pos_ = SegmentEnd(base, s);
+    const uint32_t holes = s->plain.holes + s->ttl.holes;
+    const bool sparse_arena = holes > s->live / 4 + 8;
+    const bool sparse_index = s->ngroups > 1 && GroupsFor(s->live) * 2 < s->ngroups;
+    if (sparse_arena || sparse_index) Rebuild(s, false, base);
+    if ((i & 15) == 15 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(budget_us)) return true;
+  }
+  return false;
+}
+
+// ---- iteration ---------------------------------------------------------------------
+
+uint64_t Db::Scan(uint64_t cursor, const std::function<void(const Entry&)>& visit) const {
+  if (size_ == 0) return 0;
+  const Segment* s = SegmentOf(cursor);
+  const uint32_t home = HomeGroup(cursor, s);
+  const uint32_t n = s->ngroups;
+  // The keys of this home group are in it or, past it, in groups reached
+  // through overflow counts.
+  uint32_t g = home;
+  for (uint32_t k = 0; k < n; k++) {
+    const Group& grp = s->groups[g];
+    for (int i = 0; i < kGroupSlots; i++) {
+      if (grp.ctrl[i] == 0) continue;
+      const Entry* e = EntryAt(s, grp.ref[i]);
+      if (HomeGroup(e->key_.StoredHash(), s) == home) visit(*e);
+    }
+    if (grp.overflow == 0) break;
+    if (++g == n) g = 0;
+  }
+  // The next cursor: the first hash whose home is the next group.
+  const int d = s->depth;
+  const uint64_t f = ((uint64_t{home} + 1) * 65536 + n - 1) / n;
+  if (f < 65536) return SegmentBase(cursor, d) | (f << (48 - d));
+  return SegmentEnd(cursor, s);
+}
+
+void Db::ForEach(const std::function<void(const Entry&)>& visit) const {
+  ForEachSegmentFrom(0, [&](const Segment* s, uint64_t) {
+    for (uint32_t i = 0; i < s->plain.size; i++)
+      if (!s->plain.at(i).key_.is_hole()) visit(s->plain.at(i));
+    for (uint32_t i = 0; i < s->ttl.size; i++)
+      if (!s->ttl.at(i).entry.key_.is_hole()) visit(s->ttl.at(i).entry);
+    return true;
+  });
+}
+
+const Db::Entry* Db::RandomEntry(std::mt19937_64& rng) const { return Random(false, rng); }
+
+const Db::Entry* Db::Random(bool ttl_only, std::mt19937_64& rng) const {
+  if (ttl_only ? expires_ == 0 : size_ == 0) return nullptr;
+  const uint64_t mask = (uint64_t{1} << depth_) - 1;
+  for (int tries = 0; tries < 64; tries++) {
+    const Segment* s = dir_[rng() & mask];
+    const uint32_t plain = ttl_only ? 0 : s->plain.size;
+    const uint32_t total = plain + s->ttl.size;
+    if (total == 0) continue;
+    const uint32_t i = static_cast<uint32_t>(rng() % total);
+    const Entry* e = i < plain ? &s->plain.at(i) : &s->ttl.at(i - plain).entry;
+    if (!e->key_.is_hole()) return e;
+  }
+  // A sparse table: the first key from a random position.
+  const Entry* found = nullptr;
+  ForEachSegmentFrom(rng(), [&](const Segment* s, uint64_t) {
+    for (uint32_t i = 0; !ttl_only && found == nullptr && i < s->plain.size; i++)
+      if (!s->plain.at(i).key_.is_hole()) found = &s->plain.at(i);
+    for (uint32_t i = 0; found == nullptr && i < s->ttl.size; i++)
+      if (!s->ttl.at(i).entry.key_.is_hole()) found = &s->ttl.at(i).entry;
+    return found == nullptr;
+  });
+  return found;
+}
+
+// ---- expiry and eviction ---------------------------------------------------------------
+
+size_t Db::ActiveExpire(int64_t now_ms, size_t max_entries) {
+  size_t checked = 0, deleted = 0, segments = 0;
+  while (expires_ > 0 && checked < max_entries && segments <= segments_) {
+    Segment* s = SegmentOf(expire_pos_);
+    while (expire_idx_ < s->ttl.size && checked < max_entries) {
+      TtlEntry& t = s->ttl.at(expire_idx_);
+      checked++;
+      if (!t.entry.key_.is_hole() && t.expire_ms <= now_ms) {
+        RemoveEntry(&t.entry);
+        deleted++;
+      }
+      expire_idx_++;
+    }
+    if (expire_idx_ >= s->ttl.size) {
+      expire_pos_ = SegmentEnd(expire_pos_, s);
+      expire_idx_ = 0;
+      segments++;
+    }
   }
   expired_keys_ += deleted;
-  if (deleted > 0) MaybeShrink();
   return deleted;
 }
 
 bool Db::EvictSieve(EvictFrom from) {
-  if (size_ == 0 || (from == EvictFrom::kVolatile && expires_ == 0)) return false;
-  // Two passes at most: the first may only clear bits.
-  const size_t limit = 2 * (t_[0].n + t_[1].n) + 2;
-  // The hand moves a bucket at a time and finishes the bucket it is in: every
-  // entry there not visited goes (usually one; buckets hold ~1 entry).
-  size_t evicted = 0;
-  for (size_t visited = 0; evicted == 0 && visited < limit; visited++) {
-    sieve_cursor_ = VisitBuckets(sieve_cursor_, [&](Entry** link) {
-      while (*link != nullptr) {
-        Entry* e = *link;
-        if (from == EvictFrom::kVolatile && !e->has_expire()) {
-          link = &e->next;
-        } else if (e->hash & kVisited) {
-          e->hash &= ~kVisited;
-          link = &e->next;
-        } else {
-          *link = e->next;
-          if (e->has_expire()) expires_--;
-          size_--;
-          Entry::Destroy(e);
-          evicted++;
-        }
+  const bool volatile_only = from == EvictFrom::kVolatile;
+  if (size_ == 0 || (volatile_only && expires_ == 0)) return false;
+  // Two passes over the index at most: the first may only clear bits.
+  for (size_t steps = 0, limit = 2 * (size_ + segments_ * kMaxGroups) + 2; steps < limit; steps++) {
+    Segment* s = SegmentOf(sieve_pos_);
+    if (sieve_group_ >= s->ngroups) {
+      sieve_pos_ = SegmentEnd(sieve_pos_, s);
+      sieve_group_ = 0;
+      sieve_slot_ = 0;
+      continue;
+    }
+    Group& grp = s->groups[sieve_group_];
+    for (; sieve_slot_ < kGroupSlots; sieve_slot_++) {
+      if (grp.ctrl[sieve_slot_] == 0) continue;
+      uint16_t& ref = grp.ref[sieve_slot_];
+      if (volatile_only && !(ref & kRefTtl)) continue;
+      steps++;
+      if (ref & kRefVisited) {
+        ref &= static_cast<uint16_t>(~kRefVisited);
+        continue;
       }
-    });
+      RemoveAt({s, sieve_group_, sieve_slot_});
+      sieve_slot_++;
+      evicted_keys_++;
+      return true;
+    }
+    sieve_slot_ = 0;
+    sieve_group_++;
   }
-  if (evicted > 0) {
-    evicted_keys_ += evicted;
-    MaybeShrink();
-  }
-  return evicted > 0;
+  return false;
 }
 
 bool Db::EvictRandom(EvictFrom from, std::mt19937_64& rng) {
-  if (size_ == 0 || (from == EvictFrom::kVolatile && expires_ == 0)) return false;
-  const Entry* victim = nullptr;
-  if (from == EvictFrom::kAllKeys) {
-    victim = RandomEntry(rng);
-  } else {
-    // A walk from a random bucket to the first key with a deadline.
-    uint64_t cursor = rng();
-    for (size_t steps = 0; victim == nullptr && steps <= t_[0].n + t_[1].n; steps++) {
-      cursor = VisitBuckets(cursor, [&](Entry** link) {
-        for (Entry* e = *link; victim == nullptr && e != nullptr; e = e->next)
-          if (e->has_expire()) victim = e;
-      });
-    }
-  }
+  const Entry* victim = from == EvictFrom::kAllKeys ? RandomEntry(rng) : Random(true, rng);
   if (victim == nullptr) return false;
-  Unlink(const_cast<Entry*>(victim));
+  RemoveEntry(victim);
   evicted_keys_++;
-  MaybeShrink();
   return true;
 }
 
 bool Db::EvictSoonestExpiring(size_t samples, std::mt19937_64& rng) {
-  if (expires_ == 0) return false;
-  Entry* best = nullptr;
+  if (expires_ == 0 || samples == 0) return false;
+  // Distinct keys with a deadline, in table order from a random one (as
+  // Redis samples its expires dict), so that enough samples is exact.
+  const Entry* start = Random(true, rng);
+  const Slot at = LocateEntry(start);
+  const uint32_t first = at.seg->groups[at.group].ref[at.slot] & kRefIndex;
+  const uint64_t pos = SegmentBase(start->key_.StoredHash(), at.seg->depth);
+  const Entry* best = nullptr;
   size_t seen = 0;
-  uint64_t cursor = rng();
-  for (size_t steps = 0; seen < samples && steps <= t_[0].n + t_[1].n; steps++) {
-    cursor = VisitBuckets(cursor, [&](Entry** link) {
-      for (Entry* e = *link; e != nullptr && seen < samples; e = e->next) {
-        if (!e->has_expire()) continue;
-        seen++;
-        if (best == nullptr || e->expire_ms < best->expire_ms) best = e;
-      }
-    });
-  }
-  if (best == nullptr) return false;
-  Unlink(best);
+  auto sample = [&](const Segment* s, uint32_t from, uint32_t to) {
+    for (uint32_t i = from; i < to && seen < samples; i++) {
+      const TtlEntry& t = s->ttl.at(i);
+      if (t.entry.key_.is_hole()) continue;
+      seen++;
+      if (best == nullptr || t.expire_ms < best->expire_ms()) best = &t.entry;
+    }
+  };
+  bool head = true;
+  ForEachSegmentFrom(pos, [&](const Segment* s, uint64_t) {
+    sample(s, head ? first : 0, s->ttl.size);
+    head = false;
+    return seen < samples && seen < expires_;
+  });
+  sample(at.seg, 0, first);  // the part of the first segment before the start
+  RemoveEntry(best);
   evicted_keys_++;
-  MaybeShrink();
   return true;
 }
 
 size_t Db::MemoryUsage(const Entry& e) {
-  return malloc_usable_size(const_cast<Entry*>(&e)) + e.value.str().HeapBytes() + sizeof(Entry*);
+  // The arena entry, its index slot (a 64-byte group of 20 slots, ~80% full),
+  // and the heap blocks.
+  const size_t entry = e.has_expire() ? sizeof(TtlEntry) : sizeof(Entry);
+  return entry + 4 + e.key_.HeapBytes() + e.value.str().HeapBytes();
 }
 
 void Db::Clear() {
-  for (Table& t : t_) {
-    for (size_t b = 0; b < t.n; b++) {
-      Entry* e = t.buckets[b];
-      while (e != nullptr) {
-        Entry* next = e->next;
-        Entry::Destroy(e);
-        e = next;
-      }
-    }
-  }
-  t_[1] = Table{};
-  rehash_idx_ = -1;
-  t_[0].buckets.reset(NewBuckets(kMinBuckets));
-  t_[0].n = kMinBuckets;
-  size_ = 0;
-  expires_ = 0;
-  expire_cursor_ = 0;
+  FreeAll();
+  InitEmpty();
 }
 
 void Db::Swap(Db& other) {
-  std::swap(t_[0], other.t_[0]);
-  std::swap(t_[1], other.t_[1]);
-  std::swap(rehash_idx_, other.rehash_idx_);
+  std::swap(dir_, other.dir_);
+  std::swap(depth_, other.depth_);
+  std::swap(segments_, other.segments_);
   std::swap(size_, other.size_);
   std::swap(expires_, other.expires_);
-  std::swap(expire_cursor_, other.expire_cursor_);
+  std::swap(expire_pos_, other.expire_pos_);
+  std::swap(expire_idx_, other.expire_idx_);
+  std::swap(sieve_pos_, other.sieve_pos_);
+  std::swap(sieve_group_, other.sieve_group_);
+  std::swap(sieve_slot_, other.sieve_slot_);
+  std::swap(maintain_pos_, other.maintain_pos_);
+}
+
+// ---- invariants (tests) ---------------------------------------------------------------
+
+std::string Db::CheckInvariants() const {
+  std::string err;
+  auto fail = [&](const std::string& what) {
+    if (err.empty()) err = what;
+  };
+  size_t total = 0, total_ttl = 0, nsegments = 0;
+  // Every directory entry names a segment whose prefix matches.
+  const uint64_t ndir = uint64_t{1} << depth_;
+  for (uint64_t i = 0; i < ndir; i++) {
+    const Segment* s = dir_[i];
+    if (s->depth > depth_) fail("segment deeper than the directory");
+    const uint64_t span = uint64_t{1} << (depth_ - s->depth);
+    const uint64_t start = i & ~(span - 1);
+    for (uint64_t j = start; j < start + span; j++)
+      if (dir_[j] != s) fail("directory range of a segment is not contiguous");
+  }
+  ForEachSegmentFrom(0, [&](const Segment* s, uint64_t base) {
+    nsegments++;
+    uint32_t full = 0;
+    std::vector<uint32_t> overflow(s->ngroups, 0);
+    std::vector<bool> seen_plain(s->plain.size), seen_ttl(s->ttl.size);
+    for (uint32_t g = 0; g < s->ngroups; g++)
+      for (int i = 0; i < kGroupSlots; i++) {
+        if (s->groups[g].ctrl[i] == 0) continue;
+        full++;
+        const uint16_t ref = s->groups[g].ref[i];
+        const uint32_t idx = ref & kRefIndex;
+        const bool ttl = ref & kRefTtl;
+        if (idx >= (ttl ? s->ttl.size : s->plain.size)) {
+          fail("ref past the arena");
+          continue;
+        }
+        auto& seen = ttl ? seen_ttl : seen_plain;
+        if (seen[idx]) fail("two refs to one entry");
+        seen[idx] = true;
+        const Entry* e = EntryAt(s, ref);
+        if (e->key_.is_hole()) {
+          fail("ref to a hole");
+          continue;
+        }
+        if (e->has_expire() != ttl) fail("TTL flag and arena disagree");
+        const uint64_t h = e->key_.StoredHash();
+        if (SegmentBase(h, s->depth) != base) fail("key in the wrong segment");
+        if (s->groups[g].ctrl[i] != Tag(h)) fail("wrong tag");
+        // Every group from the home up to this one counts the key.
+        for (uint32_t k = HomeGroup(h, s); k != g; k = k + 1 == s->ngroups ? 0 : k + 1) overflow[k]++;
+      }
+    for (uint32_t g = 0; g < s->ngroups; g++) {
+      const uint8_t c = s->groups[g].overflow;
+      if (c != 255 && c != overflow[g]) fail("overflow count " + std::to_string(c) + " != " + std::to_string(overflow[g]));
+      if (c == 255 && overflow[g] < 255) fail("saturated overflow count without cause");
+    }
+    if (full != s->live) fail("live count");
+    if (s->live != s->plain.live() + s->ttl.live()) fail("arena live counts");
+    if (full >= Capacity(s->ngroups) + 1) fail("segment over capacity");
+    for (uint32_t i = 0; i < s->plain.size; i++)
+      if (s->plain.at(i).key_.is_hole() == seen_plain[i]) fail("plain arena: hole/ref mismatch");
+    for (uint32_t i = 0; i < s->ttl.size; i++)
+      if (s->ttl.at(i).entry.key_.is_hole() == seen_ttl[i]) fail("ttl arena: hole/ref mismatch");
+    uint32_t holes = 0;
+    for (uint32_t f = s->plain.free_head; f != kNoFree && holes <= s->plain.size; f = s->plain.at(f).key_.next_free())
+      holes++;
+    if (holes != s->plain.holes) fail("plain free list length");
+    holes = 0;
+    for (uint32_t f = s->ttl.free_head; f != kNoFree && holes <= s->ttl.size; f = s->ttl.at(f).entry.key_.next_free())
+      holes++;
+    if (holes != s->ttl.holes) fail("ttl free list length");
+    total += s->live;
+    total_ttl += s->ttl.live();
+    return true;
+  });
+  if (nsegments != segments_) fail("segment count");
+  if (total != size_) fail("size");
+  if (total_ttl != expires_) fail("expires count");
+  return err;
 }
 
 }  // namespace peregrine

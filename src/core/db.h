@@ -2,27 +2,43 @@
 // values with optional deadlines. Single-threaded: only the owning shard's
 // thread may touch it. No sockets, no globals; time is passed in by the caller.
 //
-// The table is chained with a power-of-two bucket count, so that SCAN's
-// reverse-binary cursor (as Redis's dictScan) returns every key present for
-// the whole scan even when the table is resized between calls.
+// Layout (docs/storage.md has the diagram and the measurements):
 //
-// Resizing is incremental, so that no insert pays for rehashing the whole
-// table: a resize allocates the new bucket array and then moves the old
-// array's buckets over in order, one per table operation (and in time-bounded
-// chunks from the cron, RehashFor). While that runs, a key lives in exactly
-// one place: old bucket b = hash & old_mask if b has not been moved yet
-// (b >= rehash_idx_), else the new array.
+//   directory[2^D] ──► Segment (extendible hashing: a segment of local depth d
+//                      holds the keys whose hash starts with its d-bit prefix)
+//     index:  Group[n], each one cache line: 21 control bytes (0 = empty,
+//             0x80 | 7 hash bits), an overflow count, 21 two-byte refs
+//     arenas: Entry[] (key + value, 32 bytes) and TtlEntry[] (+ deadline,
+//             40 bytes), dense, in chunks of 64 entries (one allocator size
+//             class each, so growth frees nothing and fragments nothing),
+//             with freed slots on a free list
+//
+// A lookup reads the directory and the segment header (both small and hot),
+// one group (a miss), and one entry (a miss): the key is compared in place.
+// A key's home group is picked by the 16 hash bits just below its segment's
+// prefix, so the table is ordered by hash from segment to segment and group
+// to group; SCAN's cursor is a position in that order, which splits and
+// resizes do not change (see Scan).
+//
+// Growth never touches more than one segment: a full segment first grows its
+// index (by 1/4), and at its largest size splits in two (~1,200 keys, tens of
+// microseconds). Deletion needs no tombstones: a group's overflow count says
+// whether a probe must go on past it (as Folly's F14).
+//
+// Entries move (inside their segment or to a new one) when the table grows,
+// when a deadline is set on a key without one or removed, and when the cron
+// repacks a segment. So an Entry* stays valid only until the next Insert,
+// SetExpire or Maintain on this Db; Find and Erase never move other entries.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <functional>
 #include <random>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
+#include "core/compact_key.h"
 #include "core/memory.h"
 #include "core/value.h"
 
@@ -31,35 +47,30 @@ namespace peregrine {
 class Db {
  public:
   static constexpr int64_t kNoExpire = -1;
-  // The top bit of an entry's stored hash is its SIEVE "visited" bit (set by
-  // lookups, cleared by the eviction hand); Hash() never sets it.
-  static constexpr uint64_t kVisited = uint64_t{1} << 63;
 
   // What eviction may pick (maxmemory-policy, without the LRU/LFU
   // distinction: both are approximated by SIEVE).
   enum class EvictFrom { kAllKeys, kVolatile };
 
-  // One key: a single allocation holding the links, the deadline, the value
-  // and the key bytes (at the end), so that a lookup's key comparison reads
-  // the block it has already fetched. Created and destroyed only by Db.
+  // One key: its CompactKey and value, in an arena of its segment. Keys with
+  // a deadline live in the TTL arena, whose entries are followed by it.
   struct Entry {
-    Entry* next = nullptr;
-    uint64_t hash = 0;              // Hash(key); the top bit is the SIEVE visited bit
-    int64_t expire_ms = kNoExpire;  // absolute unix time in ms, or kNoExpire
+    CompactKey key_;  // the table's (flags: kFlagTtl)
     Value value;
-    uint32_t key_size = 0;
-    char key_data[4];  // the key's first bytes; the block extends past the struct
 
-    std::string_view key() const { return {key_data, key_size}; }
-    bool has_expire() const { return expire_ms != kNoExpire; }
-
-   private:
-    friend class Db;
-    Entry(std::string_view k, Value v, uint64_t h);
-    // Allocates (counted, core/memory.h) and constructs an entry for `key`.
-    static Entry* Create(std::string_view key, Value v, uint64_t hash);
-    static void Destroy(Entry* e);
+    // The key's bytes; a packed key is unpacked into `scratch`
+    // (CompactKey::kScratchSize bytes), which must outlive the view.
+    std::string_view key(char* scratch) const { return key_.View(scratch); }
+    std::string key_string() const { return key_.ToString(); }
+    bool has_expire() const { return (key_.flags() & CompactKey::kFlagTtl) != 0; }
+    // The absolute unix time in ms, or kNoExpire.
+    int64_t expire_ms() const;
   };
+  struct TtlEntry {
+    Entry entry;
+    int64_t expire_ms;
+  };
+  static_assert(sizeof(Entry) == 32 && sizeof(TtlEntry) == 40);
 
   Db();
   ~Db();
@@ -67,91 +78,78 @@ class Db {
   Db& operator=(const Db&) = delete;
 
   // Looks `key` up. A key whose deadline is at or before now_ms is deleted
-  // (lazy expiry, counted in expired_keys()) and reported missing.
-  Entry* Find(std::string_view key, int64_t now_ms);
-
-  // Looks `key` up without expiring it (also returns logically expired keys).
-  Entry* FindRaw(std::string_view key) const { return FindRaw(key, Hash(key)); }
+  // (lazy expiry, counted in expired_keys()) and reported missing. A key
+  // found is marked visited for SIEVE.
+  Entry* Find(std::string_view key, int64_t now_ms) { return Find(key, Hash(key), now_ms); }
   // The same with the key's hash already computed (see Hash()).
-  Entry* FindRaw(std::string_view key, uint64_t hash) const;
   Entry* Find(std::string_view key, uint64_t hash, int64_t now_ms);
 
-  // The hash the table uses for a key.
-  static uint64_t Hash(std::string_view key);
+  // Looks `key` up without expiring it or marking it (also returns
+  // logically expired keys).
+  Entry* FindRaw(std::string_view key) const { return FindRaw(key, Hash(key)); }
+  Entry* FindRaw(std::string_view key, uint64_t hash) const;
 
-  // Prefetching for a batch of lookups (a pipeline): PrefetchBucket() for
-  // every key first, then PrefetchEntry() for every hash, then PrefetchKey(),
-  // then the lookups; the cache misses of the whole batch then overlap
-  // instead of adding up.
-  void PrefetchBucket(uint64_t hash) const { __builtin_prefetch(&Bucket(hash)); }
-  void PrefetchEntry(uint64_t hash) const {
-    const Entry* head = Bucket(hash);
-    if (head != nullptr) __builtin_prefetch(head);
-  }
-  // The key bytes of the chain head (at the end of its block, which for long
-  // keys spans further cache lines).
-  void PrefetchKey(uint64_t hash) const {
-    const Entry* head = Bucket(hash);
-    if (head != nullptr) __builtin_prefetch(head->key_data);
-  }
+  // The hash the table uses for a key.
+  static uint64_t Hash(std::string_view key) { return CompactKey::Hash(key); }
+
+  // Prefetching for a batch of lookups (a pipeline): PrefetchSegment() for
+  // every key first, then PrefetchGroup(), then PrefetchEntry(), then the
+  // lookups; the cache misses of the whole batch then overlap.
+  void PrefetchSegment(uint64_t hash) const { __builtin_prefetch(dir_[DirIndex(hash)]); }
+  void PrefetchGroup(uint64_t hash) const;
+  void PrefetchEntry(uint64_t hash) const;
 
   // Adds a key that must not exist (check with Find first).
+  // REQUIRES: key.size() <= CompactKey::kMaxSize.
   Entry* Insert(std::string_view key, Value value, int64_t expire_ms = kNoExpire);
 
   // Deletes `key` if present (expired or not). Returns whether it was there.
   bool Erase(std::string_view key);
 
-  // Sets or clears (kNoExpire) the deadline of an entry of this table.
-  void SetExpire(Entry* e, int64_t expire_ms);
+  // Sets or clears (kNoExpire) the deadline of an entry of this table and
+  // returns where the entry now is (it moves between arenas when it gains
+  // or loses a deadline).
+  Entry* SetExpire(Entry* e, int64_t expire_ms);
 
   // True if the entry's deadline has passed at now_ms.
   static bool IsExpired(const Entry& e, int64_t now_ms) {
-    return e.expire_ms != kNoExpire && e.expire_ms <= now_ms;
+    return e.has_expire() && e.expire_ms() <= now_ms;
   }
 
   size_t size() const { return size_; }
   size_t expires_count() const { return expires_; }
   uint64_t expired_keys() const { return expired_keys_; }
-  // Buckets of the main array (of the new one while rehashing).
-  size_t bucket_count() const { return rehashing() ? t_[1].n : t_[0].n; }
-  bool rehashing() const { return rehash_idx_ >= 0; }
 
-  // One SCAN step: visits every entry that the cursor's bucket names (in both
-  // arrays while rehashing; expired entries too: the caller filters) and
-  // returns the next cursor, 0 when done.
-  template <typename Fn>
-  uint64_t Scan(uint64_t cursor, Fn&& visit) const {
-    if (size_ == 0) return 0;
-    return VisitBuckets(cursor, [&](Entry** link) {
-      for (const Entry* e = *link; e != nullptr; e = e->next) visit(*e);
-    });
-  }
+  // One SCAN step: visits every entry of one home group (expired entries
+  // too: the caller filters) and returns the next cursor, 0 when done.
+  //
+  // The cursor is a hash value: every key whose hash is below it was
+  // visited by an earlier step. A step visits all keys of the home group the
+  // cursor falls in, and returns the first hash of the next group. Splits
+  // and index resizes only refine or coarsen the ranges, so every key present
+  // for the whole scan is visited at least once (some perhaps twice).
+  uint64_t Scan(uint64_t cursor, const std::function<void(const Entry&)>& visit) const;
 
   // Visits every entry (expired ones too). `visit` must not modify the table.
-  template <typename Fn>
-  void ForEach(Fn&& visit) const {
-    for (const Table& t : t_)
-      for (size_t b = 0; b < t.n; b++)
-        for (const Entry* e = t.buckets[b]; e != nullptr; e = e->next) visit(*e);
-  }
+  void ForEach(const std::function<void(const Entry&)>& visit) const;
 
-  // Moves buckets to the new array for about `budget_us` microseconds, if a
-  // resize is under way (the cron calls this). Returns true if one still is.
-  bool RehashFor(int64_t budget_us);
+  // Housekeeping for about `budget_us` microseconds (the cron calls this):
+  // repacks segments whose arenas have many free slots or whose index is
+  // mostly empty, so memory follows deletions. Returns true if work is left.
+  bool Maintain(int64_t budget_us);
 
-  // A uniformly chosen bucket's random entry (as Redis's dictGetFairRandomKey
-  // approximates); may be expired. nullptr if empty.
+  // A random entry (segments picked in proportion to their hash range);
+  // may be expired. nullptr if empty.
   const Entry* RandomEntry(std::mt19937_64& rng) const;
 
-  // Active expiry: walks up to `max_buckets` buckets from where the last call
-  // stopped, deleting expired keys. Returns how many it deleted.
-  size_t ActiveExpire(int64_t now_ms, size_t max_buckets);
+  // Active expiry: checks up to `max_entries` keys with a deadline from where
+  // the last call stopped, deleting expired ones. Returns how many it deleted.
+  size_t ActiveExpire(int64_t now_ms, size_t max_entries);
 
-  // Eviction, one key per call (SIEVE: the unvisited keys of one bucket);
-  // false if there was nothing to evict.
-  // SIEVE (LRU and LFU policies): a hand walks the buckets; an entry looked
-  // up since the hand last passed survives once (its bit is cleared), the
-  // first entry not looked up is evicted.
+  // Eviction, one key per call; false if there was nothing to evict.
+  // SIEVE (LRU and LFU policies): a hand walks the index; a key looked up
+  // since the hand last passed survives once (its visited bit is cleared),
+  // the first key not looked up is evicted.
   bool EvictSieve(EvictFrom from);
   // A random key (allkeys-random / volatile-random).
   bool EvictRandom(EvictFrom from, std::mt19937_64& rng);
@@ -159,8 +157,8 @@ class Db {
   bool EvictSoonestExpiring(size_t samples, std::mt19937_64& rng);
   uint64_t evicted_keys() const { return evicted_keys_; }
 
-  // MEMORY USAGE: the bytes the key costs (entry, key and value blocks, and
-  // its share of the bucket array).
+  // MEMORY USAGE: the bytes the key costs (its arena entry, its share of the
+  // index, and the key's and value's heap blocks).
   static size_t MemoryUsage(const Entry& e);
 
   // Deletes everything.
@@ -169,62 +167,136 @@ class Db {
   // Exchanges the contents of two databases (SWAPDB).
   void Swap(Db& other);
 
+  // For tests and benchmarks.
+  size_t segment_count() const { return segments_; }
+  int directory_depth() const { return depth_; }
+  // Checks every structural invariant; returns a description of the first
+  // violation, or "" (slow: tests only).
+  std::string CheckInvariants() const;
+
  private:
-  struct FreeBuckets {
-    void operator()(Entry** p) const { CountedFree(p); }
+  static constexpr int kGroupSlots = 21;
+  struct alignas(64) Group {
+    uint8_t ctrl[kGroupSlots];  // 0 = empty, else 0x80 | tag
+    uint8_t overflow;           // keys whose probe went past this group (saturates)
+    uint16_t ref[kGroupSlots];  // see kRef*
   };
-  static Entry** NewBuckets(size_t n) { return static_cast<Entry**>(CountedCalloc(n * sizeof(Entry*))); }
-  struct Table {
-    std::unique_ptr<Entry*[], FreeBuckets> buckets;
-    size_t n = 0;  // a power of two, or 0 for no array
-    size_t mask() const { return n - 1; }
+  static_assert(sizeof(Group) == 64);
+
+  // A ref names an arena slot: the index, the arena, and SIEVE's visited bit.
+  static constexpr uint16_t kRefIndex = 0x1FFF;
+  static constexpr uint16_t kRefTtl = 0x2000;
+  static constexpr uint16_t kRefVisited = 0x4000;
+  static constexpr uint32_t kNoFree = 0xFFFFFFFF;
+
+  // A segment's index has at most kMaxGroups groups (then it splits), so an
+  // arena holds at most Capacity(kMaxGroups) = 1,176 entries: 19 chunks.
+  static constexpr uint32_t kMaxGroups = 64;
+  static constexpr uint32_t kChunkShift = 6;
+  static constexpr uint32_t kChunkEntries = 1u << kChunkShift;
+  static constexpr uint32_t kMaxChunks = (kMaxGroups * kGroupSlots * 7 / 8 + kChunkEntries - 1) / kChunkEntries;
+
+  template <typename E>
+  struct Arena {
+    E* chunks[kMaxChunks] = {};
+    uint32_t size = 0;  // slots in use, holes included
+    uint32_t free_head = kNoFree;
+    uint32_t holes = 0;
+    uint32_t live() const { return size - holes; }
+    uint32_t nchunks() const { return (size + kChunkEntries - 1) >> kChunkShift; }
+    E& at(uint32_t i) const { return chunks[i >> kChunkShift][i & (kChunkEntries - 1)]; }
   };
 
-  static uint64_t NextCursor(uint64_t cursor, uint64_t mask);
-  // The bucket where a key with this hash lives (see the class comment).
-  Entry*& Bucket(uint64_t hash) const {
-    const Table& old = t_[0];
-    size_t b = hash & old.mask();
-    if (rehash_idx_ >= 0 && b < static_cast<size_t>(rehash_idx_)) return t_[1].buckets[hash & t_[1].mask()];
-    return old.buckets[b];
+  struct Segment {
+    Group* groups = nullptr;
+    uint32_t ngroups = 0;
+    uint32_t live = 0;   // keys in the segment
+    uint8_t depth = 0;   // local depth
+    Arena<Entry> plain;
+    Arena<TtlEntry> ttl;
+  };
+
+  // Where a key is in the index.
+  struct Slot {
+    Segment* seg = nullptr;
+    uint32_t group = 0;
+    int slot = -1;
+    bool found() const { return slot >= 0; }
+  };
+
+  uint64_t DirIndex(uint64_t hash) const { return (hash >> 1) >> (63 - depth_); }
+  Segment* SegmentOf(uint64_t hash) const { return dir_[DirIndex(hash)]; }
+  static uint32_t HomeGroup(uint64_t hash, const Segment* s) {
+    const uint64_t field = (hash << s->depth) >> 48;
+    return static_cast<uint32_t>((field * s->ngroups) >> 16);
   }
-  // Starts moving everything to an array of `nbuckets` (no-op while a resize runs).
-  void StartResize(size_t nbuckets);
-  // Moves up to `buckets` non-empty buckets (visiting at most 10x as many empty ones).
-  void RehashStep(size_t buckets);
-  void MaybeShrink();
-  void Unlink(Entry* e);
-  // Calls fn(Entry** head) for the bucket(s) the cursor names: one bucket
-  // when not rehashing; while rehashing, the bucket of the smaller array and
-  // every bucket of the larger one that it expands to (as Redis's dictScan).
-  // fn may unlink entries of those buckets. Returns the next cursor.
+  static uint8_t Tag(uint64_t hash) { return static_cast<uint8_t>(0x80 | ((hash >> 24) & 0x7F)); }
+  static uint32_t MatchTag(const Group& g, uint8_t tag);
+  static uint32_t MatchEmpty(const Group& g) { return MatchTag(g, 0); }
+  static constexpr uint32_t Capacity(uint32_t ngroups) { return ngroups * kGroupSlots * 7 / 8; }
+
+  static Entry* EntryAt(const Segment* s, uint16_t ref) {
+    const uint32_t i = ref & kRefIndex;
+    return (ref & kRefTtl) ? &s->ttl.at(i).entry : &s->plain.at(i);
+  }
+
+  Slot Locate(const CompactKey::Probe& p) const;
+  // The index slot whose ref names `e` (which must be in the table).
+  Slot LocateEntry(const Entry* e) const;
+  // Deletes the key at `at` (frees its entry, clears its index slot).
+  void RemoveAt(const Slot& at);
+  // Puts `ref` into the index of `s` for a key with hash `h` (there must be room).
+  static void IndexInsert(Segment* s, uint64_t h, uint16_t ref);
+  // Takes an arena slot (a hole, or the end, adding a chunk if needed).
+  template <typename E>
+  static uint32_t ArenaTake(Arena<E>& a);
+  // Frees a slot whose entry was destroyed or moved: it becomes a hole, or
+  // the arena shrinks (and frees its last chunk) if it was the last slot.
+  template <typename E>
+  static void ArenaRelease(Arena<E>& a, uint32_t i);
+  template <typename E>
+  static void ArenaFree(Arena<E>& a);
+
+  Segment* NewSegment(uint8_t depth, uint32_t ngroups);
+  void FreeSegment(Segment* s, bool destroy_entries);
+  // Makes room for one more key in the segment of `hash`.
+  void MakeRoom(uint64_t hash);
+  // Rebuilds the index of `s` with `ngroups` groups (entries do not move).
+  static void ResizeIndex(Segment* s, uint32_t ngroups);
+  // Moves every key of `s` into fresh segments: one (a repack) or two (a
+  // split, by the hash bit below the prefix); `s` (which holds the hash
+  // `pos`) is freed.
+  void Rebuild(Segment* s, bool split, uint64_t pos);
+  static uint32_t GroupsFor(uint32_t keys);
+
+  // Calls fn(segment, first hash) for each segment once, in hash order,
+  // starting at the segment of `from`, wrapping around.
   template <typename Fn>
-  uint64_t VisitBuckets(uint64_t cursor, Fn&& fn) const {
-    if (!rehashing()) {
-      const uint64_t mask = t_[0].mask();
-      fn(&t_[0].buckets[cursor & mask]);
-      return NextCursor(cursor, mask);
-    }
-    const Table* small = &t_[0];
-    const Table* large = &t_[1];
-    if (small->n > large->n) std::swap(small, large);
-    const uint64_t m0 = small->mask(), m1 = large->mask();
-    fn(&small->buckets[cursor & m0]);
-    do {
-      fn(&large->buckets[cursor & m1]);
-      cursor = (((cursor | m0) + 1) & ~m0) | (cursor & m0);  // next expansion of the small bucket
-    } while (cursor & (m0 ^ m1));
-    return NextCursor(cursor, m0);
-  }
+  void ForEachSegmentFrom(uint64_t from, Fn&& fn) const;
+  // The first hash of the segment after `s` (0 after the last).
+  static uint64_t SegmentEnd(uint64_t hash_in_s, const Segment* s);
+  // A random entry of either arena, or of the TTL arenas only.
+  const Entry* Random(bool ttl_only, std::mt19937_64& rng) const;
+  void RemoveEntry(const Entry* e) { RemoveAt(LocateEntry(e)); }
+  void FreeAll();
+  void InitEmpty();
 
-  Table t_[2];
-  int64_t rehash_idx_ = -1;  // next bucket of t_[0] to move; -1 when not resizing
+  Segment** dir_ = nullptr;
+  int depth_ = 0;  // global depth: the directory has 2^depth_ entries
+  size_t segments_ = 0;
   size_t size_ = 0;
   size_t expires_ = 0;
   uint64_t expired_keys_ = 0;
-  uint64_t expire_cursor_ = 0;
-  uint64_t sieve_cursor_ = 0;
   uint64_t evicted_keys_ = 0;
+  // Cursors (hash positions, so that they survive splits): active expiry
+  // (segment and TTL-arena index), the SIEVE hand (segment, group, slot),
+  // and the cron's maintenance.
+  uint64_t expire_pos_ = 0;
+  uint32_t expire_idx_ = 0;
+  uint64_t sieve_pos_ = 0;
+  uint32_t sieve_group_ = 0;
+  int sieve_slot_ = 0;
+  uint64_t maintain_pos_ = 0;
 };
 
 }  // namespace peregrine

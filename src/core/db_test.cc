@@ -25,13 +25,14 @@ std::string StrOf(const Value& v) {
 }
 
 constexpr int64_t kNow = 1'700'000'000'000;  // any fixed "current" time in ms
+constexpr size_t kFullSweep = size_t{1} << 30;  // ActiveExpire: no limit
 
 std::string ValueOf(const Db::Entry* e) { return e == nullptr ? "<null>" : StrOf(e->value); }
 
 // All keys the table holds (ForEach sees expired ones too).
 std::multiset<std::string> AllKeys(const Db& db) {
   std::multiset<std::string> keys;
-  db.ForEach([&](const Db::Entry& e) { keys.insert(std::string(e.key())); });
+  db.ForEach([&](const Db::Entry& e) { keys.insert(e.key_string()); });
   return keys;
 }
 
@@ -43,7 +44,7 @@ std::vector<std::string> FullScan(Db& db, Between&& between) {
   uint64_t cursor = 0;
   size_t steps = 0;
   do {
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { seen.push_back(std::string(e.key())); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { seen.push_back(e.key_string()); });
     between(cursor);
     steps++;
     if (steps > 10'000'000) {
@@ -60,7 +61,7 @@ TEST(Db, InsertFindErase) {
   EXPECT_EQ(db.Find("a", kNow), nullptr);
   Db::Entry* e = db.Insert("a", Str("1"));
   ASSERT_NE(e, nullptr);
-  EXPECT_EQ(std::string(e->key()), "a");
+  EXPECT_EQ(e->key_string(), "a");
   EXPECT_EQ(StrOf(e->value), "1");
   EXPECT_FALSE(e->has_expire());
   EXPECT_EQ(db.size(), 1u);
@@ -154,22 +155,28 @@ TEST(Db, SetExpireBookkeeping) {
   Db::Entry* a = db.Insert("a", Str("1"));
   Db::Entry* b = db.Insert("b", Str("2"), kNow + 10);
   EXPECT_EQ(db.expires_count(), 1u);
-  EXPECT_EQ(b->expire_ms, kNow + 10);
+  EXPECT_EQ(b->expire_ms(), kNow + 10);
 
-  db.SetExpire(a, kNow + 100);
+  a = db.SetExpire(a, kNow + 100);
   EXPECT_EQ(db.expires_count(), 2u);
   EXPECT_TRUE(a->has_expire());
-  EXPECT_EQ(a->expire_ms, kNow + 100);
+  EXPECT_EQ(a->expire_ms(), kNow + 100);
+  EXPECT_EQ(db.FindRaw("a"), a) << "SetExpire returns where the entry now is";
+  EXPECT_EQ(StrOf(a->value), "1");
 
-  db.SetExpire(a, kNow + 200);  // changing a deadline does not count twice
+  a = db.SetExpire(a, kNow + 200);  // changing a deadline does not count twice
   EXPECT_EQ(db.expires_count(), 2u);
-  EXPECT_EQ(a->expire_ms, kNow + 200);
+  EXPECT_EQ(a->expire_ms(), kNow + 200);
 
-  db.SetExpire(a, Db::kNoExpire);  // PERSIST
+  a = db.SetExpire(a, Db::kNoExpire);  // PERSIST
   EXPECT_EQ(db.expires_count(), 1u);
   EXPECT_FALSE(a->has_expire());
-  db.SetExpire(a, Db::kNoExpire);  // clearing twice is harmless
+  EXPECT_EQ(a->expire_ms(), Db::kNoExpire);
+  EXPECT_EQ(db.FindRaw("a"), a);
+  EXPECT_EQ(StrOf(a->value), "1");
+  a = db.SetExpire(a, Db::kNoExpire);  // clearing twice is harmless
   EXPECT_EQ(db.expires_count(), 1u);
+  EXPECT_EQ(db.CheckInvariants(), "");
 
   EXPECT_TRUE(db.Erase("b"));  // erasing a volatile key drops its deadline
   EXPECT_EQ(db.expires_count(), 0u);
@@ -236,7 +243,7 @@ TEST(Db, RandomEntryReturnsMembers) {
   for (int i = 0; i < 20; i++) {
     const Db::Entry* e = db.RandomEntry(rng);
     ASSERT_NE(e, nullptr);
-    EXPECT_EQ(std::string(e->key()), "solo");
+    EXPECT_EQ(e->key_string(), "solo");
   }
 
   std::unordered_set<std::string> keys;
@@ -250,8 +257,8 @@ TEST(Db, RandomEntryReturnsMembers) {
   for (int i = 0; i < 20000; i++) {
     const Db::Entry* e = db.RandomEntry(rng);
     ASSERT_NE(e, nullptr);
-    ASSERT_TRUE(keys.count(std::string(e->key()))) << std::string(e->key());
-    drawn.insert(std::string(e->key()));
+    ASSERT_TRUE(keys.count(e->key_string())) << e->key_string();
+    drawn.insert(e->key_string());
   }
   // Every key has a fair chance: 20000 draws over 41 keys miss none.
   EXPECT_EQ(drawn.size(), keys.size());
@@ -270,7 +277,7 @@ TEST(Db, RandomEntryAfterMostKeysAreErased) {
   for (int i = 0; i < 2000; i++) {
     const Db::Entry* e = db.RandomEntry(rng);
     ASSERT_NE(e, nullptr);
-    drawn.insert(std::string(e->key()));
+    drawn.insert(e->key_string());
   }
   EXPECT_EQ(drawn, (std::set<std::string>{"k0", "k1000", "k2000", "k3000", "k4000"}));
 }
@@ -287,7 +294,7 @@ TEST(Db, ActiveExpireDeletesOnlyExpiredKeys) {
       db.Insert(k, Str("future"), kNow + 60'000);
   }
   ASSERT_EQ(db.expires_count(), 200u);
-  size_t deleted = db.ActiveExpire(kNow, db.bucket_count());
+  size_t deleted = db.ActiveExpire(kNow, kFullSweep);
   EXPECT_EQ(deleted, 100u);
   EXPECT_EQ(db.expired_keys(), 100u);
   EXPECT_EQ(db.size(), 200u);
@@ -302,13 +309,13 @@ TEST(Db, ActiveExpireDeletesOnlyExpiredKeys) {
     }
   }
   // Nothing else is due: another full sweep deletes nothing.
-  EXPECT_EQ(db.ActiveExpire(kNow, db.bucket_count()), 0u);
+  EXPECT_EQ(db.ActiveExpire(kNow, kFullSweep), 0u);
   // Once the remaining deadlines pass, a sweep takes them too.
-  EXPECT_EQ(db.ActiveExpire(kNow + 60'000, db.bucket_count()), 100u);
+  EXPECT_EQ(db.ActiveExpire(kNow + 60'000, kFullSweep), 100u);
   EXPECT_EQ(db.size(), 100u);
   EXPECT_EQ(db.expires_count(), 0u);
   EXPECT_EQ(db.expired_keys(), 200u);
-  EXPECT_EQ(db.ActiveExpire(INT64_MAX, db.bucket_count()), 0u);
+  EXPECT_EQ(db.ActiveExpire(INT64_MAX, kFullSweep), 0u);
 }
 
 TEST(Db, ActiveExpireInSmallStepsEventuallyCoversTheTable) {
@@ -331,28 +338,43 @@ TEST(Db, ActiveExpireInSmallStepsEventuallyCoversTheTable) {
 TEST(Db, ActiveExpireStepIsBounded) {
   Db db;
   for (int i = 0; i < 4096; i++) db.Insert("k" + std::to_string(i), Str("v"), kNow - 1);
-  size_t buckets = db.bucket_count();
-  ASSERT_GE(buckets, 4096u);
-  // One bucket per call: a call deletes at most that bucket's chain, never the whole table.
-  size_t n = db.ActiveExpire(kNow, 1);
-  EXPECT_LT(n, 100u);
-  EXPECT_EQ(db.size(), 4096u - n);
+  // A call checks at most max_entries keys, never the whole table.
+  EXPECT_EQ(db.ActiveExpire(kNow, 1), 1u);
+  EXPECT_EQ(db.ActiveExpire(kNow, 10), 10u);
+  EXPECT_EQ(db.size(), 4096u - 11);
+  EXPECT_EQ(db.CheckInvariants(), "");
 }
 
-TEST(Db, GrowsAndShrinks) {
+TEST(Db, GrowsBySplittingAndGivesMemoryBackAfterDeletes) {
+  const int64_t base = KeyspaceBytes();
   Db db;
-  size_t initial = db.bucket_count();
-  for (int i = 0; i < 10000; i++) db.Insert("k" + std::to_string(i), Str("v"));
-  size_t grown = db.bucket_count();
-  EXPECT_GT(grown, initial);
-  EXPECT_GE(grown, 10000u / 2) << "chains must stay short";
-  EXPECT_EQ(grown & (grown - 1), 0u) << "bucket count must be a power of two";
-  for (int i = 0; i < 10000; i++)
-    if (i >= 10) db.Erase("k" + std::to_string(i));
-  EXPECT_LT(db.bucket_count(), grown) << "the table never shrank";
-  EXPECT_EQ(db.bucket_count() & (db.bucket_count() - 1), 0u);
-  for (int i = 0; i < 10; i++) EXPECT_NE(db.Find("k" + std::to_string(i), kNow), nullptr) << i;
-  EXPECT_EQ(db.size(), 10u);
+  EXPECT_EQ(db.segment_count(), 1u);
+  for (int i = 0; i < 100000; i++) db.Insert("k" + std::to_string(i), Str("v"));
+  EXPECT_EQ(db.CheckInvariants(), "");
+  // Segments hold at most ~1,100 keys, so 100k keys need at least ~90.
+  EXPECT_GE(db.segment_count(), 90u);
+  EXPECT_LE(db.segment_count(), 256u);
+  EXPECT_GE(db.directory_depth(), 7);
+  const int64_t grown = KeyspaceBytes() - base;
+  // Short keys and values are inline: the table costs ~40 bytes a key.
+  EXPECT_LT(grown, 100000 * 48) << grown / 100000 << " bytes per key";
+  for (int i = 0; i < 100000; i++)
+    if (i % 1000 != 0) {
+      ASSERT_TRUE(db.Erase("k" + std::to_string(i)));
+    }
+  EXPECT_EQ(db.CheckInvariants(), "");
+  while (db.Maintain(1000)) {
+  }
+  EXPECT_EQ(db.CheckInvariants(), "");
+  const int64_t shrunk = KeyspaceBytes() - base;
+  // What is left: 100 keys and, per segment, a header and a one-group index.
+  EXPECT_LT(shrunk, grown / 10) << "deleting 99% of the keys gave back too little";
+  for (int i = 0; i < 100000; i += 1000) EXPECT_NE(db.Find("k" + std::to_string(i), kNow), nullptr) << i;
+  EXPECT_EQ(db.size(), 100u);
+  // And the table grows again from there.
+  for (int i = 0; i < 20000; i++) db.Insert("again" + std::to_string(i), Str("v"));
+  EXPECT_EQ(db.size(), 20100u);
+  EXPECT_EQ(db.CheckInvariants(), "");
 }
 
 // 10k random operations checked against std::unordered_map, through phases that
@@ -361,8 +383,8 @@ TEST(Db, RandomizedModelCheck) {
   Db db;
   std::unordered_map<std::string, std::string> model;
   std::mt19937_64 rng(20240601);
-  size_t max_buckets = db.bucket_count();
-  size_t min_buckets_after_peak = SIZE_MAX;
+  const int64_t base = KeyspaceBytes();
+  int64_t max_bytes = 0, min_bytes_after_peak = INT64_MAX;
   auto key_of = [](uint64_t n) { return "key:" + std::to_string(n); };
 
   const int kOps = 10000;
@@ -381,13 +403,13 @@ TEST(Db, RandomizedModelCheck) {
       } else {
         Db::Entry* added = db.Insert(key, Str(value));
         ASSERT_NE(added, nullptr);
-        ASSERT_EQ(added->key(), key);
+        ASSERT_EQ(added->key_string(), key);
       }
       model[key] = value;
     } else if (dice < insert_pct + erase_pct) {
       // In phase 2 pick existing keys so that the table really empties.
       if (op >= 4000 && op < 8000 && !model.empty()) {
-        key = std::string(db.RandomEntry(rng)->key());
+        key = db.RandomEntry(rng)->key_string();
         ASSERT_EQ(model.count(key), 1u) << key;
       }
       bool erased = db.Erase(key);
@@ -403,11 +425,13 @@ TEST(Db, RandomizedModelCheck) {
       }
     }
     ASSERT_EQ(db.size(), model.size()) << "after op " << op;
-    if (db.bucket_count() >= max_buckets) {
-      max_buckets = db.bucket_count();
-      min_buckets_after_peak = SIZE_MAX;
+    if (op % 100 == 99) db.Maintain(1000);  // as the cron does
+    const int64_t bytes = KeyspaceBytes() - base;
+    if (bytes >= max_bytes) {
+      max_bytes = bytes;
+      min_bytes_after_peak = INT64_MAX;
     } else {
-      min_buckets_after_peak = std::min(min_buckets_after_peak, db.bucket_count());
+      min_bytes_after_peak = std::min(min_bytes_after_peak, bytes);
     }
 
     if (op % 500 == 499 || op == kOps - 1) {
@@ -419,10 +443,11 @@ TEST(Db, RandomizedModelCheck) {
       std::multiset<std::string> keys = AllKeys(db);
       ASSERT_EQ(keys.size(), model.size());
       for (const std::string& k : keys) ASSERT_EQ(model.count(k), 1u) << k;
+      ASSERT_EQ(db.CheckInvariants(), "") << "after op " << op;
     }
   }
-  EXPECT_GE(max_buckets, 1024u) << "the model check never grew the table much";
-  EXPECT_LT(min_buckets_after_peak, max_buckets) << "the model check never shrank the table";
+  EXPECT_GE(db.segment_count(), 2u) << "the model check never split a segment";
+  EXPECT_LT(min_bytes_after_peak, max_bytes / 2) << "the model check never shrank the table";
   EXPECT_EQ(db.expires_count(), 0u);
 }
 
@@ -456,7 +481,9 @@ TEST(Db, RandomizedModelCheckWithExpiry) {
       if (e == nullptr)
         e = db.Insert(key, Str("v"), deadline);
       else
-        db.SetExpire(e, deadline);
+        e = db.SetExpire(e, deadline);
+      ASSERT_EQ(db.FindRaw(key), e);
+      ASSERT_EQ(e->expire_ms(), deadline);
       model[key] = Item{"v", deadline};
     } else if (dice < 60) {
       bool erased = db.Erase(key);
@@ -489,6 +516,10 @@ TEST(Db, RandomizedModelCheckWithExpiry) {
     for (const auto& [k, v] : model) with_deadline += v.expire_ms != Db::kNoExpire;
     ASSERT_EQ(db.expires_count(), with_deadline) << "op " << op;
     ASSERT_EQ(db.expired_keys(), expected_expired) << "op " << op;
+    if (op % 100 == 99) db.Maintain(1000);
+    if (op % 1000 == 999) {
+      ASSERT_EQ(db.CheckInvariants(), "") << "op " << op;
+    }
   }
 }
 
@@ -524,7 +555,7 @@ TEST(DbScan, KeysPresentThroughoutAreReturnedWhileTheTableGrows) {
     stable.push_back("stable:" + std::to_string(i));
     db.Insert(stable.back(), Str("v"));
   }
-  size_t start_buckets = db.bucket_count();
+  size_t start_segments = db.segment_count();
   int added = 0, steps = 0;
   // Growth is bounded: a table that grows by a fixed amount every step forever
   // would keep a reverse-binary scan from ever finishing.
@@ -532,7 +563,7 @@ TEST(DbScan, KeysPresentThroughoutAreReturnedWhileTheTableGrows) {
     if (++steps > 100) return;
     for (int j = 0; j < 40; j++) db.Insert("new:" + std::to_string(added++), Str("v"));
   });
-  EXPECT_GE(db.bucket_count(), start_buckets * 8) << "the table did not grow during the scan";
+  EXPECT_GE(db.segment_count(), start_segments + 2) << "the table did not split during the scan";
   std::unordered_set<std::string> got(seen.begin(), seen.end());
   for (const std::string& k : stable) EXPECT_TRUE(got.count(k)) << "missed " << k;
 }
@@ -548,13 +579,13 @@ TEST(DbScan, KeysPresentThroughoutAreReturnedWhileTheTableShrinks) {
       doomed.push_back(k);
     db.Insert(k, Str("v"));
   }
-  size_t start_buckets = db.bucket_count();
+  const int64_t start_bytes = KeyspaceBytes();
   size_t next = 0;
   std::vector<std::string> seen = FullScan(db, [&](uint64_t) {
     for (int j = 0; j < 300 && next < doomed.size(); j++) db.Erase(doomed[next++]);
-    db.RehashFor(1000);  // as the cron does between commands: resizes finish
+    db.Maintain(1000);  // as the cron does between commands: segments are repacked
   });
-  EXPECT_LE(db.bucket_count() * 8, start_buckets) << "the table did not shrink during the scan";
+  EXPECT_LE(KeyspaceBytes() * 4, start_bytes) << "the table did not shrink during the scan";
   std::unordered_set<std::string> got(seen.begin(), seen.end());
   for (const std::string& k : stable) EXPECT_TRUE(got.count(k)) << "missed " << k;
 }
@@ -573,7 +604,7 @@ TEST(DbScan, KeysPresentThroughoutAreReturnedThroughGrowAndShrink) {
     std::vector<std::string> churn;
     int counter = 0;
     size_t steps = 0;
-    size_t max_buckets = db.bucket_count(), min_after = SIZE_MAX;
+    size_t max_segments = db.segment_count();
     std::vector<std::string> seen = FullScan(db, [&](uint64_t) {
       steps++;
       if (steps < 20 + seed) {
@@ -591,17 +622,14 @@ TEST(DbScan, KeysPresentThroughoutAreReturnedThroughGrowAndShrink) {
           churn.pop_back();
         }
       }
-      if (db.bucket_count() >= max_buckets) {
-        max_buckets = db.bucket_count();
-        min_after = SIZE_MAX;
-      } else {
-        min_after = std::min(min_after, db.bucket_count());
-      }
+      if (rng() % 4 == 0) db.Maintain(1000);
+      max_segments = std::max(max_segments, db.segment_count());
     });
     std::unordered_set<std::string> got(seen.begin(), seen.end());
     for (const std::string& k : stable)
       EXPECT_TRUE(got.count(k)) << "seed " << seed << " missed " << k;
-    EXPECT_GT(max_buckets, 64u) << "seed " << seed;
+    EXPECT_GE(max_segments, 4u) << "seed " << seed;
+    EXPECT_EQ(db.CheckInvariants(), "") << "seed " << seed;
   }
 }
 
@@ -613,11 +641,11 @@ TEST(DbScan, CursorFromABiggerTableStillWorksAfterShrink) {
   std::unordered_set<std::string> got;
   uint64_t cursor = 0;
   for (int i = 0; i < 100; i++)
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(std::string(e.key())); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(e.key_string()); });
   ASSERT_NE(cursor, 0u);
   for (int i = 16; i < 4096; i++) db.Erase("k" + std::to_string(i));
   do {
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(std::string(e.key())); });
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) { got.insert(e.key_string()); });
   } while (cursor != 0);
   for (int i = 0; i < 16; i++) EXPECT_TRUE(got.count("k" + std::to_string(i))) << i;
 }

@@ -5,11 +5,13 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace peregrine {
 namespace {
 
 thread_local int64_t tls_bytes = 0;
+
 
 [[noreturn]] void OutOfMemory(size_t n) {
   std::fprintf(stderr, "Out of memory allocating %zu bytes\n", n);
@@ -41,6 +43,18 @@ void* CountedRealloc(void* p, size_t n) {
   tls_bytes += static_cast<int64_t>(malloc_usable_size(q)) - before;
   return q;
 }
+
+void* CountedCallocAligned(size_t n, size_t alignment) {
+  if (n == 0) n = alignment;
+  void* p = std::aligned_alloc(alignment, (n + alignment - 1) / alignment * alignment);
+  if (p == nullptr) OutOfMemory(n);
+  const size_t usable = malloc_usable_size(p);
+  std::memset(p, 0, usable);
+  tls_bytes += static_cast<int64_t>(usable);
+  return p;
+}
+
+size_t CountedUsableSize(const void* p) { return p == nullptr ? 0 : malloc_usable_size(const_cast<void*>(p)); }
 
 void CountedFree(void* p) {
   if (p == nullptr) return;

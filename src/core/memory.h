@@ -19,5 +19,11 @@ void* CountedAlloc(size_t n);
 void* CountedCalloc(size_t n);
 void* CountedRealloc(void* p, size_t n);
 void CountedFree(void* p);
+// Like CountedCalloc (zeroed), aligned to `alignment` (a power of two);
+// freed with CountedFree.
+void* CountedCallocAligned(size_t n, size_t alignment);
+// The usable size of a block from the functions above.
+size_t CountedUsableSize(const void* p);
+
 
 }  // namespace peregrine

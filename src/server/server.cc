@@ -13,7 +13,6 @@
 #include <cstring>
 #include <random>
 
-#include "core/memory.h"
 #include "net/socket.h"
 #include "server/log.h"
 
@@ -337,16 +336,17 @@ void Server::ProcessInput(Client& c) {
     }
     if (batch_.empty() && r == RequestParser::Result::kCommand) continue;  // only inline commands ran
 
-    // 2. Prefetch: every bucket, then every chain head, then its key bytes, so
-    //    that the misses overlap. Only worth it when there is more than one command.
+    // 2. Prefetch: every segment header, then every home group, then the
+    //    entry its tag points to, so that the misses of the batch overlap.
+    //    Only worth it when there is more than one command.
     if (batch_.size() > 1) {
       Db& db = shards_[0]->db(c.db);
       for (const BatchedCommand& b : batch_)
-        if (!b.key.empty()) db.PrefetchBucket(b.key_hash);
+        if (!b.key.empty()) db.PrefetchSegment(b.key_hash);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.empty()) db.PrefetchGroup(b.key_hash);
       for (const BatchedCommand& b : batch_)
         if (!b.key.empty()) db.PrefetchEntry(b.key_hash);
-      for (const BatchedCommand& b : batch_)
-        if (!b.key.empty()) db.PrefetchKey(b.key_hash);
     }
 
     // 3. Run the batch in order.
@@ -560,9 +560,9 @@ void Server::Cron() {
   const int64_t now = UnixTimeMs();
   CycleClock::Recalibrate();
   ActiveExpireSlice();
-  // Resizes in progress advance 1 ms per tick besides the step each table
-  // operation takes, so that an idle server finishes them too.
-  for (auto& s : shards_) s->IncrementalRehash(1000);
+  // Segments left sparse by deletions give their memory back (at most 1 ms
+  // per tick).
+  for (auto& s : shards_) s->MaintainTables(1000);
 
   std::vector<Client*> idle;
   for (auto& [id, c] : clients_) {

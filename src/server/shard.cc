@@ -6,14 +6,16 @@
 namespace peregrine {
 
 bool Shard::ActiveExpire(int64_t now_ms, int64_t budget_us) {
-  constexpr size_t kBucketsPerStep = 32;
+  constexpr size_t kKeysPerStep = 64;
   const int64_t start = MonotonicUs();
   for (size_t n = 0; n < dbs_.size(); n++) {
     Db& db = *dbs_[expire_db_];
+    // One pass over the keys with a deadline, at most, per database.
+    const size_t total = db.expires_count();
     size_t walked = 0;
-    while (db.expires_count() > 0 && walked < db.bucket_count()) {
-      db.ActiveExpire(now_ms, kBucketsPerStep);
-      walked += kBucketsPerStep;
+    while (db.expires_count() > 0 && walked < total) {
+      db.ActiveExpire(now_ms, kKeysPerStep);
+      walked += kKeysPerStep;
       if (MonotonicUs() - start > budget_us) return db.expires_count() > 0;
     }
     expire_db_ = (expire_db_ + 1) % dbs_.size();
@@ -21,12 +23,12 @@ bool Shard::ActiveExpire(int64_t now_ms, int64_t budget_us) {
   return false;
 }
 
-void Shard::IncrementalRehash(int64_t budget_us) {
+void Shard::MaintainTables(int64_t budget_us) {
   const int64_t start = MonotonicUs();
   for (auto& db : dbs_) {
     const int64_t left = budget_us - (MonotonicUs() - start);
     if (left <= 0) return;
-    db->RehashFor(left);
+    db->Maintain(left);
   }
 }
 

@@ -48,9 +48,9 @@ class Shard {
     return n;
   }
 
-  // Moves buckets of databases that are being resized, for at most about
-  // `budget_us` in all (the cron's share of incremental rehashing).
-  void IncrementalRehash(int64_t budget_us);
+  // Table housekeeping (Db::Maintain: repacking segments left sparse by
+  // deletions) for at most about `budget_us` in all.
+  void MaintainTables(int64_t budget_us);
 
   uint64_t expired_keys() const {
     uint64_t n = 0;

@@ -1,0 +1,134 @@
+// CompactKey encoding, packing and hashing (see compact_key.h).
+#include "core/compact_key.h"
+
+// xxHash's header-only mode: XXH3 inlined (the hash runs once per request).
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <random>
+
+#include "core/memory.h"
+
+namespace peregrine {
+namespace {
+
+// A per-process seed, so that nobody outside can choose keys that collide
+// (the table's groups would fill and its probes grow).
+const uint64_t kSeed = [] {
+  std::random_device rd;
+  return (uint64_t{rd()} << 32) ^ rd();
+}();
+
+uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+constexpr uint64_t kHighBits = 0x8080808080808080ull;
+
+// Eight 7-bit characters (one per byte, little-endian) into 56 bits, three
+// merge steps of neighbouring fields (what BMI2's pext does, portably).
+uint64_t Pack8(uint64_t x) {
+  x = (x & 0x007F007F007F007Full) | ((x & 0x7F007F007F007F00ull) >> 1);
+  x = (x & 0x00003FFF00003FFFull) | ((x & 0x3FFF00003FFF0000ull) >> 2);
+  x = (x & 0x000000000FFFFFFFull) | ((x & 0x0FFFFFFF00000000ull) >> 4);
+  return x;
+}
+
+uint64_t Unpack8(uint64_t y) {
+  y = (y & 0x000000000FFFFFFFull) | ((y & 0x00FFFFFFF0000000ull) << 4);
+  y = (y & 0x00003FFF00003FFFull) | ((y & 0x0FFFC0000FFFC000ull) << 2);
+  y = (y & 0x007F007F007F007Full) | ((y & 0x3F803F803F803F80ull) << 1);
+  return y;
+}
+
+uint64_t HashShort(uint64_t w0, uint64_t w1) {
+  const uint64_t w[2] = {w0, w1};
+  return XXH3_64bits_withSeed(w, sizeof(w), kSeed);
+}
+
+}  // namespace
+
+uint64_t CompactKey::HashProbe(const Probe& p) {
+  if (p.is_short()) return HashShort(p.w0, p.w1);
+  return XXH3_64bits_withSeed(p.bytes.data(), p.bytes.size(), kSeed);
+}
+
+CompactKey::Probe CompactKey::Encode(std::string_view s) {
+  Probe p;
+  p.bytes = s;
+  const size_t n = s.size();
+  if (n <= 15) {
+    char buf[16] = {};
+    if (n > 0) std::memcpy(buf, s.data(), n);
+    buf[15] = static_cast<char>(n);
+    std::memcpy(&p.w0, buf, 8);
+    std::memcpy(&p.w1, buf + 8, 8);
+    return p;
+  }
+  if (n <= 17) {
+    const uint64_t lo = Load64(s.data()), hi = Load64(s.data() + 8);
+    const uint8_t last = n == 17 ? static_cast<uint8_t>(s[16]) : 0;
+    if (((lo | hi) & kHighBits) == 0 && last < 0x80) {
+      const uint64_t a = Pack8(lo), b = Pack8(hi);
+      p.w0 = a | (b << 56);
+      p.w1 = (b >> 8) | (uint64_t{last} << 48) | (uint64_t{n == 17 ? kKindPacked17 : kKindPacked16} << 56);
+      return p;
+    }
+  }
+  p.w1 = uint64_t{kKindHeap} << 56;
+  return p;
+}
+
+void CompactKey::Init(const Probe& p) {
+  if (p.is_short()) {
+    w_[0] = p.w0;
+    w_[1] = p.w1;
+    return;
+  }
+  const size_t n = p.bytes.size();
+  char* block = static_cast<char*>(CountedAlloc(n));
+  std::memcpy(block, p.bytes.data(), n);
+  w_[0] = reinterpret_cast<uint64_t>(block) | (uint64_t{n} << 48);
+  w_[1] = (uint64_t{n} >> 16 & 0xFFFF) | ((p.hash >> 24) << 16) | (uint64_t{kKindHeap} << 56);
+}
+
+void CompactKey::Release() {
+  if (is_heap()) CountedFree(heap_ptr());
+  w_[0] = w_[1] = 0;
+}
+
+size_t CompactKey::size() const {
+  const uint8_t k = kind();
+  if (k <= 15) return k;
+  if (k == kKindPacked16) return 16;
+  if (k == kKindPacked17) return 17;
+  if (k == kKindHeap) return heap_size();
+  return 0;
+}
+
+std::string_view CompactKey::View(char* scratch) const {
+  const uint8_t k = kind();
+  if (k <= 15) return {reinterpret_cast<const char*>(w_), k};
+  if (k == kKindHeap) return {heap_ptr(), heap_size()};
+  if (k == kKindPacked16 || k == kKindPacked17) {
+    const uint64_t a = w_[0] & ((uint64_t{1} << 56) - 1);
+    const uint64_t b = (w_[0] >> 56) | ((w_[1] & ((uint64_t{1} << 48) - 1)) << 8);
+    const uint64_t lo = Unpack8(a), hi = Unpack8(b);
+    std::memcpy(scratch, &lo, 8);
+    std::memcpy(scratch + 8, &hi, 8);
+    scratch[16] = static_cast<char>((w_[1] >> 48) & 0x7F);
+    return {scratch, k == kKindPacked17 ? size_t{17} : size_t{16}};
+  }
+  return {};
+}
+
+uint64_t CompactKey::StoredHash() const {
+  if (is_heap()) return ((w_[1] >> 16) & kHash40Mask) << 24;
+  return HashShort(w_[0], w_[1] & kNoFlags);
+}
+
+size_t CompactKey::HeapBytes() const { return is_heap() ? CountedUsableSize(heap_ptr()) : 0; }
+
+}  // namespace peregrine
