@@ -19,23 +19,6 @@ const uint64_t kSeed = [] {
   return (uint64_t{rd()} << 32) ^ rd();
 }();
 
-uint64_t Load64(const char* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
-constexpr uint64_t kHighBits = 0x8080808080808080ull;
-
-// Eight 7-bit characters (one per byte, little-endian) into 56 bits, three
-// merge steps of neighbouring fields (what BMI2's pext does, portably).
-uint64_t Pack8(uint64_t x) {
-  x = (x & 0x007F007F007F007Full) | ((x & 0x7F007F007F007F00ull) >> 1);
-  x = (x & 0x00003FFF00003FFFull) | ((x & 0x3FFF00003FFF0000ull) >> 2);
-  x = (x & 0x000000000FFFFFFFull) | ((x & 0x0FFFFFFF00000000ull) >> 4);
-  return x;
-}
-
 uint64_t Unpack8(uint64_t y) {
   y = (y & 0x000000000FFFFFFFull) | ((y & 0x00FFFFFFF0000000ull) << 4);
   y = (y & 0x00003FFF00003FFFull) | ((y & 0x0FFFC0000FFFC000ull) << 2);
@@ -53,32 +36,6 @@ uint64_t HashShort(uint64_t w0, uint64_t w1) {
 uint64_t CompactKey::HashProbe(const Probe& p) {
   if (p.is_short()) return HashShort(p.w0, p.w1);
   return XXH3_64bits_withSeed(p.bytes.data(), p.bytes.size(), kSeed);
-}
-
-CompactKey::Probe CompactKey::Encode(std::string_view s) {
-  Probe p;
-  p.bytes = s;
-  const size_t n = s.size();
-  if (n <= 15) {
-    char buf[16] = {};
-    if (n > 0) std::memcpy(buf, s.data(), n);
-    buf[15] = static_cast<char>(n);
-    std::memcpy(&p.w0, buf, 8);
-    std::memcpy(&p.w1, buf + 8, 8);
-    return p;
-  }
-  if (n <= 17) {
-    const uint64_t lo = Load64(s.data()), hi = Load64(s.data() + 8);
-    const uint8_t last = n == 17 ? static_cast<uint8_t>(s[16]) : 0;
-    if (((lo | hi) & kHighBits) == 0 && last < 0x80) {
-      const uint64_t a = Pack8(lo), b = Pack8(hi);
-      p.w0 = a | (b << 56);
-      p.w1 = (b >> 8) | (uint64_t{last} << 48) | (uint64_t{n == 17 ? kKindPacked17 : kKindPacked16} << 56);
-      return p;
-    }
-  }
-  p.w1 = uint64_t{kKindHeap} << 56;
-  return p;
 }
 
 void CompactKey::Init(const Probe& p) {

@@ -118,7 +118,41 @@ class CompactKey {
   uint32_t next_free() const { return static_cast<uint32_t>(w_[0]); }
 
  private:
-  static Probe Encode(std::string_view s);
+  static Probe Encode(std::string_view s) {
+    Probe p;
+    p.bytes = s;
+    const size_t n = s.size();
+    if (n <= 15) {
+      char buf[16] = {};
+      if (n > 0) std::memcpy(buf, s.data(), n);
+      buf[15] = static_cast<char>(n);
+      std::memcpy(&p.w0, buf, 8);
+      std::memcpy(&p.w1, buf + 8, 8);
+      return p;
+    }
+    if (n <= 17) {
+      uint64_t lo, hi;
+      std::memcpy(&lo, s.data(), 8);
+      std::memcpy(&hi, s.data() + 8, 8);
+      const uint8_t last = n == 17 ? static_cast<uint8_t>(s[16]) : 0;
+      if (((lo | hi) & 0x8080808080808080ull) == 0 && last < 0x80) {
+        const uint64_t a = Pack8(lo), b = Pack8(hi);
+        p.w0 = a | (b << 56);
+        p.w1 = (b >> 8) | (uint64_t{last} << 48) | (uint64_t{n == 17 ? kKindPacked17 : kKindPacked16} << 56);
+        return p;
+      }
+    }
+    p.w1 = uint64_t{kKindHeap} << 56;
+    return p;
+  }
+  // Eight 7-bit characters (one per byte, little-endian) into 56 bits: three
+  // merge steps of neighbouring fields (what BMI2's pext does, portably).
+  static uint64_t Pack8(uint64_t x) {
+    x = (x & 0x007F007F007F007Full) | ((x & 0x7F007F007F007F00ull) >> 1);
+    x = (x & 0x00003FFF00003FFFull) | ((x & 0x3FFF00003FFF0000ull) >> 2);
+    x = (x & 0x000000000FFFFFFFull) | ((x & 0x0FFFFFFF00000000ull) >> 4);
+    return x;
+  }
   static uint64_t HashProbe(const Probe& p);
   static constexpr uint64_t kNoFlags = ~(uint64_t{0xE0} << 56);
   static constexpr uint64_t kHash40Mask = (uint64_t{1} << 40) - 1;

@@ -96,7 +96,7 @@ TEST(CompactKey, PackedKeysKeepEveryCharacterBit) {
 }
 
 TEST(CompactKey, FlagsAreNotPartOfTheKey) {
-  for (const std::string s : {std::string("abc"), std::string("key:000000000042"), std::string(40, 'z')}) {
+  for (const std::string& s : {std::string("abc"), std::string("key:000000000042"), std::string(40, 'z')}) {
     Stored k(s);
     const uint64_t h = k.key.StoredHash();
     k.key.set_flags(CompactKey::kFlagTtl);
@@ -112,17 +112,17 @@ TEST(CompactKey, FlagsAreNotPartOfTheKey) {
 }
 
 TEST(CompactKey, HashesSpreadOverTheBitsTheTableUses) {
-  // Sequential benchmark-style keys: the table's bits (tag 24..30, home
-  // 31..63) take many distinct values.
+  // Sequential benchmark-style keys: the table's bits (tag 24..31, home
+  // and directory 32..63) take many distinct values.
   std::set<uint64_t> tags, tops;
   for (int i = 0; i < 4096; i++) {
     char buf[32];
     std::snprintf(buf, sizeof(buf), "key:%012d", i);
     const uint64_t h = CompactKey::Hash(buf);
-    tags.insert((h >> 24) & 0x7F);
+    tags.insert((h >> 24) & 0xFF);
     tops.insert(h >> 52);
   }
-  EXPECT_EQ(tags.size(), 128u);
+  EXPECT_GE(tags.size(), 250u);  // 256 values, 4096 draws
   EXPECT_GT(tops.size(), 2500u);  // 4096 keys into 4096 buckets: ~2,590 expected
 }
 

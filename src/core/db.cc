@@ -18,7 +18,7 @@ namespace {
 
 // The deepest directory. A segment of depth d picks home groups by hash bits
 // 48-d..63-d, which stay within the bits a heap key keeps (24..63) up to
-// d = 24; past 17 they overlap the tag's bits 24..30, which only makes the
+// d = 24; past 16 they overlap the tag's bits 24..31, which only makes the
 // tag a little less selective. 2^24 segments of ~1,000 keys is far beyond
 // any memory.
 constexpr int kMaxDepth = 24;
@@ -65,8 +65,8 @@ Db::~Db() { FreeAll(); }
 
 void Db::InitEmpty() {
   depth_ = 0;
-  dir_ = static_cast<Segment**>(CountedAlloc(sizeof(Segment*)));
-  dir_[0] = NewSegment(0, 1);
+  dir_ = static_cast<DirEntry*>(CountedAlloc(sizeof(DirEntry)));
+  dir_[0] = DirEntry::Of(NewSegment(0, 1));
   segments_ = 1;
   size_ = 0;
   expires_ = 0;
@@ -88,7 +88,7 @@ void Db::FreeAll() {
 }
 
 Db::Segment* Db::NewSegment(uint8_t depth, uint32_t ngroups) {
-  Segment* s = new (CountedAlloc(sizeof(Segment))) Segment();
+  Segment* s = new (CountedCallocAligned(sizeof(Segment), alignof(Segment))) Segment();
   s->depth = depth;
   s->ngroups = ngroups;
   s->groups = static_cast<Group*>(CountedCallocAligned(ngroups * sizeof(Group), alignof(Group)));
@@ -174,17 +174,18 @@ uint32_t Db::GroupsFor(uint32_t keys) {
 // ---- lookup -----------------------------------------------------------------
 
 Db::Slot Db::Locate(const CompactKey::Probe& p) const {
-  Segment* s = SegmentOf(p.hash);
-  uint32_t g = HomeGroup(p.hash, s);
+  const DirEntry& d = dir_[DirIndex(p.hash)];
+  const uint32_t n = d.ngroups();
+  uint32_t g = HomeGroup(p.hash, d.depth(), n);
   const uint8_t tag = Tag(p.hash);
-  for (uint32_t n = 0; n < s->ngroups; n++) {
-    const Group& grp = s->groups[g];
+  for (uint32_t k = 0; k < n; k++) {
+    const Group& grp = d.groups[g];
     for (uint32_t m = MatchTag(grp, tag); m != 0; m &= m - 1) {
       const int i = std::countr_zero(m);
-      if (EntryAt(s, grp.ref[i])->key_.Matches(p)) return {s, g, i};
+      if (EntryAt(d.seg(), grp.ref[i])->key_.Matches(p)) return {d.seg(), g, i};
     }
     if (grp.overflow == 0) break;
-    if (++g == s->ngroups) g = 0;
+    if (++g == n) g = 0;
   }
   return {};
 }
@@ -207,25 +208,37 @@ Db::Slot Db::LocateEntry(const Entry* e) const {
   std::abort();
 }
 
-void Db::PrefetchGroup(uint64_t hash) const {
-  const Segment* s = SegmentOf(hash);
-  __builtin_prefetch(&s->groups[HomeGroup(hash, s)]);
+void Db::PrefetchArena(uint64_t hash) const {
+  const DirEntry& d = dir_[DirIndex(hash)];
+  const Group& grp = d.groups[HomeGroup(hash, d.depth(), d.ngroups())];
+  const uint32_t m = MatchTag(grp, Tag(hash));
+  if (m == 0) return;
+  const uint16_t ref = grp.ref[std::countr_zero(m)];
+  const Segment* s = d.seg();
+  const uint32_t c = (ref & kRefIndex) >> kChunkShift;
+  __builtin_prefetch((ref & kRefTtl) ? static_cast<const void*>(&s->ttl.chunks[c]) : &s->plain.chunks[c]);
 }
 
 void Db::PrefetchEntry(uint64_t hash) const {
-  const Segment* s = SegmentOf(hash);
-  const Group& grp = s->groups[HomeGroup(hash, s)];
+  const DirEntry& d = dir_[DirIndex(hash)];
+  const Group& grp = d.groups[HomeGroup(hash, d.depth(), d.ngroups())];
   const uint32_t m = MatchTag(grp, Tag(hash));
-  if (m != 0) __builtin_prefetch(EntryAt(s, grp.ref[std::countr_zero(m)]));
+  if (m != 0) __builtin_prefetch(EntryAt(d.seg(), grp.ref[std::countr_zero(m)]));
 }
 
-Db::Entry* Db::FindRaw(std::string_view key, uint64_t hash) const {
-  const Slot at = Locate(CompactKey::MakeProbe(key, hash));
+void Db::SetDirectory(uint64_t pos, Segment* s) {
+  const uint64_t span = uint64_t{1} << (depth_ - s->depth);
+  const uint64_t start = DirIndex(pos) & ~(span - 1);
+  for (uint64_t i = 0; i < span; i++) dir_[start + i] = DirEntry::Of(s);
+}
+
+Db::Entry* Db::FindRaw(const CompactKey::Probe& p) const {
+  const Slot at = Locate(p);
   return at.found() ? EntryAt(at.seg, at.seg->groups[at.group].ref[at.slot]) : nullptr;
 }
 
-Db::Entry* Db::Find(std::string_view key, uint64_t hash, int64_t now_ms) {
-  const Slot at = Locate(CompactKey::MakeProbe(key, hash));
+Db::Entry* Db::Find(const CompactKey::Probe& p, int64_t now_ms) {
+  const Slot at = Locate(p);
   if (!at.found()) return nullptr;
   uint16_t& ref = at.seg->groups[at.group].ref[at.slot];
   Entry* e = EntryAt(at.seg, ref);
@@ -261,7 +274,7 @@ void Db::MakeRoom(uint64_t hash) {
     Segment* s = SegmentOf(hash);
     if (s->live < Capacity(s->ngroups)) return;
     if (s->ngroups < kMaxGroups) {
-      ResizeIndex(s, std::min(kMaxGroups, s->ngroups + std::max<uint32_t>(1, s->ngroups / 4)));
+      ResizeIndex(s, std::min(kMaxGroups, s->ngroups + std::max<uint32_t>(1, s->ngroups / 4)), hash);
     } else if (s->depth < kMaxDepth) {
       Rebuild(s, true, hash);
     } else {
@@ -360,7 +373,7 @@ Db::Entry* Db::SetExpire(Entry* e, int64_t expire_ms) {
 
 // ---- growth and repacking ------------------------------------------------------
 
-void Db::ResizeIndex(Segment* s, uint32_t ngroups) {
+void Db::ResizeIndex(Segment* s, uint32_t ngroups, uint64_t pos) {
   Group* old = s->groups;
   const uint32_t old_n = s->ngroups;
   s->groups = static_cast<Group*>(CountedCallocAligned(ngroups * sizeof(Group), alignof(Group)));
@@ -369,6 +382,7 @@ void Db::ResizeIndex(Segment* s, uint32_t ngroups) {
     for (int i = 0; i < kGroupSlots; i++)
       if (old[g].ctrl[i] != 0) IndexInsert(s, EntryAt(s, old[g].ref[i])->key_.StoredHash(), old[g].ref[i]);
   CountedFree(old);
+  SetDirectory(pos, s);
 }
 
 void Db::Rebuild(Segment* s, bool split, uint64_t pos) {
@@ -415,16 +429,21 @@ void Db::Rebuild(Segment* s, bool split, uint64_t pos) {
   // The directory: the entries that named `s` name the new segment(s).
   if (split && d == depth_) {
     const size_t n = size_t{1} << depth_;
-    Segment** dir = static_cast<Segment**>(CountedAlloc(2 * n * sizeof(Segment*)));
+    DirEntry* dir = static_cast<DirEntry*>(CountedAlloc(2 * n * sizeof(DirEntry)));
     for (size_t i = 0; i < n; i++) dir[2 * i] = dir[2 * i + 1] = dir_[i];
     CountedFree(dir_);
     dir_ = dir;
     depth_++;
   }
-  const uint64_t span = uint64_t{1} << (depth_ - d);
-  const uint64_t start = DirIndex(pos) & ~(span - 1);
-  for (uint64_t i = 0; i < span; i++) dir_[start + i] = out[split && i >= span / 2 ? 1 : 0];
-  if (split) segments_++;
+  if (split) {
+    // The halves: the hash bit below the old prefix, clear or set.
+    const uint64_t half = uint64_t{1} << (63 - d);
+    SetDirectory(pos & ~half, out[0]);
+    SetDirectory(pos | half, out[1]);
+    segments_++;
+  } else {
+    SetDirectory(pos, out[0]);
+  }
   FreeSegment(s, false);
 }
 
@@ -487,7 +506,7 @@ const Db::Entry* Db::Random(bool ttl_only, std::mt19937_64& rng) const {
   if (ttl_only ? expires_ == 0 : size_ == 0) return nullptr;
   const uint64_t mask = (uint64_t{1} << depth_) - 1;
   for (int tries = 0; tries < 64; tries++) {
-    const Segment* s = dir_[rng() & mask];
+    const Segment* s = dir_[rng() & mask].seg();
     const uint32_t plain = ttl_only ? 0 : s->plain.size;
     const uint32_t total = plain + s->ttl.size;
     if (total == 0) continue;
@@ -640,12 +659,14 @@ std::string Db::CheckInvariants() const {
   // Every directory entry names a segment whose prefix matches.
   const uint64_t ndir = uint64_t{1} << depth_;
   for (uint64_t i = 0; i < ndir; i++) {
-    const Segment* s = dir_[i];
+    const Segment* s = dir_[i].seg();
     if (s->depth > depth_) fail("segment deeper than the directory");
+    if (dir_[i].groups != s->groups || dir_[i].ngroups() != s->ngroups || dir_[i].depth() != s->depth)
+      fail("directory entry out of date");
     const uint64_t span = uint64_t{1} << (depth_ - s->depth);
     const uint64_t start = i & ~(span - 1);
     for (uint64_t j = start; j < start + span; j++)
-      if (dir_[j] != s) fail("directory range of a segment is not contiguous");
+      if (dir_[j].seg() != s) fail("directory range of a segment is not contiguous");
   }
   ForEachSegmentFrom(0, [&](const Segment* s, uint64_t base) {
     nsegments++;

@@ -7,7 +7,7 @@
 //   directory[2^D] ──► Segment (extendible hashing: a segment of local depth d
 //                      holds the keys whose hash starts with its d-bit prefix)
 //     index:  Group[n], each one cache line: 21 control bytes (0 = empty,
-//             0x80 | 7 hash bits), an overflow count, 21 two-byte refs
+//             else 8 hash bits), an overflow count, 21 two-byte refs
 //     arenas: Entry[] (key + value, 32 bytes) and TtlEntry[] (+ deadline,
 //             40 bytes), dense, in chunks of 64 entries (one allocator size
 //             class each, so growth frees nothing and fragments nothing),
@@ -80,14 +80,16 @@ class Db {
   // Looks `key` up. A key whose deadline is at or before now_ms is deleted
   // (lazy expiry, counted in expired_keys()) and reported missing. A key
   // found is marked visited for SIEVE.
-  Entry* Find(std::string_view key, int64_t now_ms) { return Find(key, Hash(key), now_ms); }
+  Entry* Find(std::string_view key, int64_t now_ms) { return Find(CompactKey::MakeProbe(key), now_ms); }
   // The same with the key's hash already computed (see Hash()).
-  Entry* Find(std::string_view key, uint64_t hash, int64_t now_ms);
+  Entry* Find(std::string_view key, uint64_t hash, int64_t now_ms) {
+    return Find(CompactKey::MakeProbe(key, hash), now_ms);
+  }
 
   // Looks `key` up without expiring it or marking it (also returns
   // logically expired keys).
-  Entry* FindRaw(std::string_view key) const { return FindRaw(key, Hash(key)); }
-  Entry* FindRaw(std::string_view key, uint64_t hash) const;
+  Entry* FindRaw(std::string_view key) const { return FindRaw(CompactKey::MakeProbe(key)); }
+  Entry* FindRaw(std::string_view key, uint64_t hash) const { return FindRaw(CompactKey::MakeProbe(key, hash)); }
 
   // The hash the table uses for a key.
   static uint64_t Hash(std::string_view key) { return CompactKey::Hash(key); }
@@ -95,8 +97,14 @@ class Db {
   // Prefetching for a batch of lookups (a pipeline): PrefetchSegment() for
   // every key first, then PrefetchGroup(), then PrefetchEntry(), then the
   // lookups; the cache misses of the whole batch then overlap.
-  void PrefetchSegment(uint64_t hash) const { __builtin_prefetch(dir_[DirIndex(hash)]); }
-  void PrefetchGroup(uint64_t hash) const;
+  // Stage 1: the key's home group.
+  void PrefetchGroup(uint64_t hash) const {
+    const DirEntry& d = dir_[DirIndex(hash)];
+    __builtin_prefetch(&d.groups[HomeGroup(hash, d.depth(), d.ngroups())]);
+  }
+  // Stage 2: the arena chunk table line of the entry the key's tag names.
+  void PrefetchArena(uint64_t hash) const;
+  // Stage 3: that entry.
   void PrefetchEntry(uint64_t hash) const;
 
   // Adds a key that must not exist (check with Find first).
@@ -177,7 +185,7 @@ class Db {
  private:
   static constexpr int kGroupSlots = 21;
   struct alignas(64) Group {
-    uint8_t ctrl[kGroupSlots];  // 0 = empty, else 0x80 | tag
+    uint8_t ctrl[kGroupSlots];  // 0 = empty, else the tag (Tag())
     uint8_t overflow;           // keys whose probe went past this group (saturates)
     uint16_t ref[kGroupSlots];  // see kRef*
   };
@@ -207,14 +215,32 @@ class Db {
     E& at(uint32_t i) const { return chunks[i >> kChunkShift][i & (kChunkEntries - 1)]; }
   };
 
-  struct Segment {
+  // The plain arena's chunk table comes first: a lookup reads the line that
+  // holds its entry's chunk pointer (and the directory, not this header,
+  // for the index).
+  struct alignas(64) Segment {
+    Arena<Entry> plain;
+    Arena<TtlEntry> ttl;
     Group* groups = nullptr;
     uint32_t ngroups = 0;
     uint32_t live = 0;   // keys in the segment
     uint8_t depth = 0;   // local depth
-    Arena<Entry> plain;
-    Arena<TtlEntry> ttl;
   };
+
+  // A directory entry: the segment and a copy of what a lookup needs to find
+  // the home group (the index and its size, the segment's depth), so that a
+  // lookup reads the directory line and then the group, not the header.
+  struct DirEntry {
+    Group* groups = nullptr;
+    uint64_t bits = 0;  // Segment* | ngroups << 48 | depth << 56
+    Segment* seg() const { return reinterpret_cast<Segment*>(bits & ((uint64_t{1} << 48) - 1)); }
+    uint32_t ngroups() const { return static_cast<uint32_t>((bits >> 48) & 0xFF); }
+    int depth() const { return static_cast<int>(bits >> 56); }
+    static DirEntry Of(Segment* s) {
+      return {s->groups, reinterpret_cast<uint64_t>(s) | (uint64_t{s->ngroups} << 48) | (uint64_t{s->depth} << 56)};
+    }
+  };
+  static_assert(kMaxGroups < 256);
 
   // Where a key is in the index.
   struct Slot {
@@ -225,12 +251,20 @@ class Db {
   };
 
   uint64_t DirIndex(uint64_t hash) const { return (hash >> 1) >> (63 - depth_); }
-  Segment* SegmentOf(uint64_t hash) const { return dir_[DirIndex(hash)]; }
-  static uint32_t HomeGroup(uint64_t hash, const Segment* s) {
-    const uint64_t field = (hash << s->depth) >> 48;
-    return static_cast<uint32_t>((field * s->ngroups) >> 16);
+  Segment* SegmentOf(uint64_t hash) const { return dir_[DirIndex(hash)].seg(); }
+  static uint32_t HomeGroup(uint64_t hash, int depth, uint32_t ngroups) {
+    const uint64_t field = (hash << depth) >> 48;
+    return static_cast<uint32_t>((field * ngroups) >> 16);
   }
-  static uint8_t Tag(uint64_t hash) { return static_cast<uint8_t>(0x80 | ((hash >> 24) & 0x7F)); }
+  static uint32_t HomeGroup(uint64_t hash, const Segment* s) { return HomeGroup(hash, s->depth, s->ngroups); }
+  // Points the directory entries of the segment holding hash `pos` at `s`.
+  void SetDirectory(uint64_t pos, Segment* s);
+  // Hash bits 24..31, with 0 (an empty slot) folded onto 1: a lookup
+  // compares a key in vain for 1 in ~255 occupied slots it passes.
+  static uint8_t Tag(uint64_t hash) {
+    const uint8_t t = static_cast<uint8_t>(hash >> 24);
+    return static_cast<uint8_t>(t + (t == 0));
+  }
   static uint32_t MatchTag(const Group& g, uint8_t tag);
   static uint32_t MatchEmpty(const Group& g) { return MatchTag(g, 0); }
   static constexpr uint32_t Capacity(uint32_t ngroups) { return ngroups * kGroupSlots * 7 / 8; }
@@ -241,6 +275,8 @@ class Db {
   }
 
   Slot Locate(const CompactKey::Probe& p) const;
+  Entry* Find(const CompactKey::Probe& p, int64_t now_ms);
+  Entry* FindRaw(const CompactKey::Probe& p) const;
   // The index slot whose ref names `e` (which must be in the table).
   Slot LocateEntry(const Entry* e) const;
   // Deletes the key at `at` (frees its entry, clears its index slot).
@@ -261,8 +297,9 @@ class Db {
   void FreeSegment(Segment* s, bool destroy_entries);
   // Makes room for one more key in the segment of `hash`.
   void MakeRoom(uint64_t hash);
-  // Rebuilds the index of `s` with `ngroups` groups (entries do not move).
-  static void ResizeIndex(Segment* s, uint32_t ngroups);
+  // Rebuilds the index of `s` (which holds hash `pos`) with `ngroups`
+  // groups; entries do not move.
+  void ResizeIndex(Segment* s, uint32_t ngroups, uint64_t pos);
   // Moves every key of `s` into fresh segments: one (a repack) or two (a
   // split, by the hash bit below the prefix); `s` (which holds the hash
   // `pos`) is freed.
@@ -281,7 +318,7 @@ class Db {
   void FreeAll();
   void InitEmpty();
 
-  Segment** dir_ = nullptr;
+  DirEntry* dir_ = nullptr;
   int depth_ = 0;  // global depth: the directory has 2^depth_ entries
   size_t segments_ = 0;
   size_t size_ = 0;

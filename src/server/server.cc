@@ -336,15 +336,15 @@ void Server::ProcessInput(Client& c) {
     }
     if (batch_.empty() && r == RequestParser::Result::kCommand) continue;  // only inline commands ran
 
-    // 2. Prefetch: every segment header, then every home group, then the
-    //    entry its tag points to, so that the misses of the batch overlap.
+    // 2. Prefetch: every home group, then the arena line its tag points to,
+    //    then the entry, so that the misses of the batch overlap.
     //    Only worth it when there is more than one command.
     if (batch_.size() > 1) {
       Db& db = shards_[0]->db(c.db);
       for (const BatchedCommand& b : batch_)
-        if (!b.key.empty()) db.PrefetchSegment(b.key_hash);
-      for (const BatchedCommand& b : batch_)
         if (!b.key.empty()) db.PrefetchGroup(b.key_hash);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.empty()) db.PrefetchArena(b.key_hash);
       for (const BatchedCommand& b : batch_)
         if (!b.key.empty()) db.PrefetchEntry(b.key_hash);
     }
