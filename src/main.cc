@@ -12,30 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "core/memory.h"
 #include "server/config.h"
 #include "server/log.h"
 #include "server/server.h"
 
-#ifdef PEREGRINE_MIMALLOC
-#include <mimalloc.h>
-#endif
-
 namespace {
 
 peregrine::Server* g_server = nullptr;
-
-// mimalloc (2.0) resets pages that became free only after a delay, and only
-// when a later allocation runs the delayed work: a server that goes idle
-// right after loading keeps them in its RSS (measured: 49 instead of 41
-// bytes per key after loading 1M keys; mi_collect does not run that work).
-// So free pages are reset at once.
-void SetUpAllocator() {
-#ifdef PEREGRINE_MIMALLOC
-  mi_option_enable(mi_option_page_reset);
-  mi_option_set(mi_option_decommit_delay, 0);
-#endif
-}
 
 #ifndef PEREGRINE_MALLOC
 #define PEREGRINE_MALLOC "libc"
@@ -94,7 +77,6 @@ void Daemonize() {
 
 int main(int argc, char** argv) {
   using namespace peregrine;
-  SetUpAllocator();
   std::vector<char*> args(argv + 1, argv + argc);
   if (!args.empty()) {
     std::string first = args[0];
