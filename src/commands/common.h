@@ -43,11 +43,22 @@ bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out,
 // if it is not an integer or out of range.
 bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out);
 
+// True if `key` is the command's first key as the server encoded it ahead
+// (the same bytes of the same request, not merely equal ones).
+inline bool IsHinted(const CommandContext& ctx, std::string_view key) {
+  return ctx.hinted != nullptr && key.data() == ctx.hinted->bytes.data() && key.size() == ctx.hinted->bytes.size();
+}
+
 // Key lookup for a write: expires lazily, no statistics.
 inline Db::Entry* LookupWrite(CommandContext& ctx, std::string_view key) {
-  if (key.data() == ctx.hinted_key.data() && key.size() == ctx.hinted_key.size())
-    return ctx.db().Find(key, ctx.hinted_hash, ctx.now_ms);
-  return ctx.db().Find(key, ctx.now_ms);
+  return IsHinted(ctx, key) ? ctx.db().Find(*ctx.hinted, ctx.now_ms) : ctx.db().Find(key, ctx.now_ms);
+}
+
+// Adds a key a lookup found missing to `db`.
+inline Db::Entry* InsertKey(CommandContext& ctx, Db& db, std::string_view key, Value value,
+                            int64_t expire_ms = Db::kNoExpire) {
+  return IsHinted(ctx, key) ? db.Insert(*ctx.hinted, std::move(value), expire_ms)
+                            : db.Insert(key, std::move(value), expire_ms);
 }
 // Key lookup for a read: expires lazily and counts a keyspace hit or miss.
 inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key) {

@@ -16,11 +16,11 @@ namespace {
 // Stores `value` under `key` with the deadline `expire_ms` (or none); an
 // existing entry keeps its deadline instead if keep_ttl. Returns the entry
 // (which may have moved: see Db::SetExpire).
-Db::Entry* StoreString(Db& db, Db::Entry* existing, std::string_view key, CompactString value, bool keep_ttl,
-                       int64_t expire_ms = Db::kNoExpire) {
-  if (existing == nullptr) return db.Insert(key, Value(std::move(value)), expire_ms);
+Db::Entry* StoreString(CommandContext& ctx, Db::Entry* existing, std::string_view key, CompactString value,
+                       bool keep_ttl, int64_t expire_ms = Db::kNoExpire) {
+  if (existing == nullptr) return InsertKey(ctx, ctx.db(), key, Value(std::move(value)), expire_ms);
   existing->value = Value(std::move(value));
-  return keep_ttl ? existing : db.SetExpire(existing, expire_ms);
+  return keep_ttl ? existing : ctx.db().SetExpire(existing, expire_ms);
 }
 
 // Looks up a string (for reading: counts a keyspace hit or miss). Returns
@@ -132,7 +132,7 @@ void SetCommand(CommandContext& ctx) {
     if (!o.get) ctx.reply.Null();
     return;
   }
-  StoreString(ctx.db(), e, key, CompactString::FromValue(ctx.args[2]), o.keepttl, deadline);
+  StoreString(ctx, e, key, CompactString::FromValue(ctx.args[2]), o.keepttl, deadline);
   if (!o.get) ctx.reply.Ok();
 }
 
@@ -141,7 +141,7 @@ void SetnxCommand(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
-  ctx.db().Insert(ctx.args[1], Value::String(ctx.args[2]));
+  InsertKey(ctx, ctx.db(), ctx.args[1], Value::String(ctx.args[2]));
   ctx.reply.Integer(1);
 }
 
@@ -152,7 +152,7 @@ void SetWithExpire(CommandContext& ctx, bool seconds) {
   o.expire_arg = ctx.args[2];
   int64_t deadline;
   if (!ExpireDeadline(ctx, o, &deadline)) return;
-  StoreString(ctx.db(), LookupWrite(ctx, ctx.args[1]), ctx.args[1], CompactString::FromValue(ctx.args[3]), false,
+  StoreString(ctx, LookupWrite(ctx, ctx.args[1]), ctx.args[1], CompactString::FromValue(ctx.args[3]), false,
               deadline);
   ctx.reply.Ok();
 }
@@ -175,7 +175,7 @@ void GetsetCommand(CommandContext& ctx) {
     ctx.reply.Null();
   else
     ReplyString(ctx, e->value.str());
-  StoreString(ctx.db(), e, ctx.args[1], CompactString::FromValue(ctx.args[2]), false);
+  StoreString(ctx, e, ctx.args[1], CompactString::FromValue(ctx.args[2]), false);
 }
 
 void GetdelCommand(CommandContext& ctx) {
@@ -238,7 +238,7 @@ void MsetGeneric(CommandContext& ctx, bool nx) {
     }
   }
   for (size_t i = 1; i < ctx.args.size(); i += 2)
-    StoreString(ctx.db(), LookupWrite(ctx, ctx.args[i]), ctx.args[i], CompactString::FromValue(ctx.args[i + 1]), false);
+    StoreString(ctx, LookupWrite(ctx, ctx.args[i]), ctx.args[i], CompactString::FromValue(ctx.args[i + 1]), false);
   ReplyDone(ctx, nx);
 }
 void MsetCommand(CommandContext& ctx) { MsetGeneric(ctx, false); }
@@ -258,7 +258,7 @@ void AppendCommand(CommandContext& ctx) {
   Db::Entry* e;
   if (!LookupStringForWrite(ctx, ctx.args[1], &e)) return;
   if (e == nullptr) {
-    e = ctx.db().Insert(ctx.args[1], Value(CompactString(ctx.args[2])));
+    e = InsertKey(ctx, ctx.db(), ctx.args[1], Value(CompactString(ctx.args[2])));
   } else {
     if (!CheckStringLength(ctx, e->value.str().size() + ctx.args[2].size())) return;
     e->value.mutable_str().Append(ctx.args[2]);
@@ -295,7 +295,7 @@ void IncrBy(CommandContext& ctx, int64_t delta) {
   if (e != nullptr)
     e->value.mutable_str() = CompactString::FromInt(result);  // keeps the TTL, allocates nothing
   else
-    ctx.db().Insert(ctx.args[1], Value(CompactString::FromInt(result)));
+    InsertKey(ctx, ctx.db(), ctx.args[1], Value(CompactString::FromInt(result)));
   ctx.reply.Integer(result);
 }
 
@@ -335,7 +335,7 @@ void IncrbyfloatCommand(CommandContext& ctx) {
     return;
   }
   ctx.reply.Bulk(text);
-  StoreString(ctx.db(), e, ctx.args[1], CompactString(text), true);
+  StoreString(ctx, e, ctx.args[1], CompactString(text), true);
 }
 
 // GETRANGE / SUBSTR key start end (inclusive, negative from the end).
@@ -384,7 +384,7 @@ void SetrangeCommand(CommandContext& ctx) {
       return;
     }
     if (!CheckStringLength(ctx, static_cast<uint64_t>(offset) + value.size())) return;
-    e = ctx.db().Insert(ctx.args[1], Value());
+    e = InsertKey(ctx, ctx.db(), ctx.args[1], Value());
   } else {
     if (value.empty()) {
       ctx.reply.Integer(static_cast<int64_t>(e->value.str().size()));

@@ -283,8 +283,7 @@ void Db::MakeRoom(uint64_t hash) {
   }
 }
 
-Db::Entry* Db::Insert(std::string_view key, Value value, int64_t expire_ms) {
-  const CompactKey::Probe p = CompactKey::MakeProbe(key);
+Db::Entry* Db::Insert(const CompactKey::Probe& p, Value value, int64_t expire_ms) {
   MakeRoom(p.hash);
   Segment* s = SegmentOf(p.hash);
   Entry* e;

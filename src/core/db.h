@@ -81,6 +81,8 @@ class Db {
   // (lazy expiry, counted in expired_keys()) and reported missing. A key
   // found is marked visited for SIEVE.
   Entry* Find(std::string_view key, int64_t now_ms) { return Find(CompactKey::MakeProbe(key), now_ms); }
+  // The same with the key already encoded (CompactKey::MakeProbe).
+  Entry* Find(const CompactKey::Probe& p, int64_t now_ms);
   // The same with the key's hash already computed (see Hash()).
   Entry* Find(std::string_view key, uint64_t hash, int64_t now_ms) {
     return Find(CompactKey::MakeProbe(key, hash), now_ms);
@@ -90,6 +92,7 @@ class Db {
   // logically expired keys).
   Entry* FindRaw(std::string_view key) const { return FindRaw(CompactKey::MakeProbe(key)); }
   Entry* FindRaw(std::string_view key, uint64_t hash) const { return FindRaw(CompactKey::MakeProbe(key, hash)); }
+  Entry* FindRaw(const CompactKey::Probe& p) const;
 
   // The hash the table uses for a key.
   static uint64_t Hash(std::string_view key) { return CompactKey::Hash(key); }
@@ -109,7 +112,11 @@ class Db {
 
   // Adds a key that must not exist (check with Find first).
   // REQUIRES: key.size() <= CompactKey::kMaxSize.
-  Entry* Insert(std::string_view key, Value value, int64_t expire_ms = kNoExpire);
+  Entry* Insert(std::string_view key, Value value, int64_t expire_ms = kNoExpire) {
+    return Insert(CompactKey::MakeProbe(key), std::move(value), expire_ms);
+  }
+  // The same with the key already encoded (the probe of a lookup that missed).
+  Entry* Insert(const CompactKey::Probe& p, Value value, int64_t expire_ms = kNoExpire);
 
   // Deletes `key` if present (expired or not). Returns whether it was there.
   bool Erase(std::string_view key);
@@ -275,8 +282,6 @@ class Db {
   }
 
   Slot Locate(const CompactKey::Probe& p) const;
-  Entry* Find(const CompactKey::Probe& p, int64_t now_ms);
-  Entry* FindRaw(const CompactKey::Probe& p) const;
   // The index slot whose ref names `e` (which must be in the table).
   Slot LocateEntry(const Entry* e) const;
   // Deletes the key at `at` (frees its entry, clears its index slot).

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/compact_key.h"
+
 namespace peregrine {
 
 class Server;
@@ -65,10 +67,9 @@ struct CommandContext {
   std::span<const std::string_view> args;
   ReplyWriter& reply;
   int64_t now_ms;  // wall clock, fixed for the whole command (as Redis's cached mstime)
-  // The first key's hash, computed ahead when the command was prefetched
-  // (empty hinted_key if not): lookups of that key skip hashing it again.
-  std::string_view hinted_key = {};
-  uint64_t hinted_hash = 0;
+  // The first key encoded and hashed ahead when the command was prefetched
+  // (nullptr if not): lookups and inserts of that key skip doing it again.
+  const CompactKey::Probe* hinted = nullptr;
 
   Db& db();  // the client's selected database on `shard`
 };

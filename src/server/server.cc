@@ -307,7 +307,7 @@ void Server::ProcessInput(Client& c) {
       if (c.parser.inline_command() && !args.empty()) {
         // Inline arguments live in the parser: run it alone, first in a batch.
         if (!batch_.empty()) break;
-        ExecuteCommand(c, args, commands_.Find(args[0]), {}, 0, CycleClock::Now());
+        ExecuteCommand(c, args, commands_.Find(args[0]), nullptr, CycleClock::Now());
         if (c.closed) return;
         c.in.Consume(c.parser.consumed());
         offset = 0;
@@ -315,7 +315,7 @@ void Server::ProcessInput(Client& c) {
         continue;
       }
       BatchedCommand b{nullptr, static_cast<uint32_t>(batch_args_.size()), static_cast<uint32_t>(args.size()),
-                       c.parser.consumed(), {}, 0};
+                       c.parser.consumed(), {}};
       batch_args_.insert(batch_args_.end(), args.begin(), args.end());
       if (!args.empty()) {
         if (args[0].size() == last_name.size() && last_cmd != nullptr &&
@@ -327,8 +327,7 @@ void Server::ProcessInput(Client& c) {
           last_cmd = b.cmd;
         }
         if (b.cmd != nullptr && b.cmd->first_key > 0 && static_cast<size_t>(b.cmd->first_key) < args.size()) {
-          b.key = args[static_cast<size_t>(b.cmd->first_key)];
-          b.key_hash = Db::Hash(b.key);
+          b.key = CompactKey::MakeProbe(args[static_cast<size_t>(b.cmd->first_key)]);
         }
       }
       batch_.push_back(b);
@@ -342,11 +341,11 @@ void Server::ProcessInput(Client& c) {
     if (batch_.size() > 1) {
       Db& db = shards_[0]->db(c.db);
       for (const BatchedCommand& b : batch_)
-        if (!b.key.empty()) db.PrefetchGroup(b.key_hash);
+        if (!b.key.bytes.empty()) db.PrefetchGroup(b.key.hash);
       for (const BatchedCommand& b : batch_)
-        if (!b.key.empty()) db.PrefetchArena(b.key_hash);
+        if (!b.key.bytes.empty()) db.PrefetchArena(b.key.hash);
       for (const BatchedCommand& b : batch_)
-        if (!b.key.empty()) db.PrefetchEntry(b.key_hash);
+        if (!b.key.bytes.empty()) db.PrefetchEntry(b.key.hash);
     }
 
     // 3. Run the batch in order.
@@ -355,7 +354,7 @@ void Server::ProcessInput(Client& c) {
       if (c.close_after_reply) break;
       if (b.nargs > 0) {
         std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
-        now_tsc = ExecuteCommand(c, args, b.cmd, b.key, b.key_hash, now_tsc);
+        now_tsc = ExecuteCommand(c, args, b.cmd, b.key.bytes.empty() ? nullptr : &b.key, now_tsc);
         if (c.closed) return;
       }
       c.in.Consume(b.consumed);
@@ -386,7 +385,7 @@ std::string Upper(std::string_view s) {
 }  // namespace
 
 uint64_t Server::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
-                                std::string_view hinted_key, uint64_t key_hash, uint64_t start) {
+                                const CompactKey::Probe* hint, uint64_t start) {
   ReplyWriter reply(&c.out, c.resp, this);
   if (cmd == nullptr) {
     std::string list;
@@ -425,7 +424,7 @@ uint64_t Server::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   // Route to the shard owning the keys. With one shard every key is local;
   // cross-shard routing and atomicity arrive with threads (issue #5).
   Shard& shard = *shards_[0];
-  CommandContext ctx{*this, c, shard, args, reply, loop_.MsAt(start), hinted_key, key_hash};
+  CommandContext ctx{*this, c, shard, args, reply, loop_.MsAt(start), hint};
   c.last_cmd = cmd;
   current_client_ = &c;
   const uint64_t errors_before = stats_.total_error_replies;

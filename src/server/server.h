@@ -96,11 +96,11 @@ class Server : public ErrorSink {
   void ReadFromClient(Client& c);
   void ProcessInput(Client& c);
   // `cmd` is the top-level command already looked up for args[0] (nullptr if
-  // unknown); `key_hash` the hash of its first key when prefetched. The
+  // unknown); `hint` its first key, encoded, when prefetched. The
   // command starts at CycleClock time `start` (the end of the previous one:
   // one clock read per command); returns the time it ended.
   uint64_t ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
-                          std::string_view hinted_key, uint64_t key_hash, uint64_t start);
+                          const CompactKey::Probe* hint, uint64_t start);
   void QueueWrite(Client& c);
   void FlushClient(Client& c);
   void FlushPendingWrites();
@@ -134,8 +134,7 @@ class Server : public ErrorSink {
     uint32_t first_arg;
     uint32_t nargs;
     size_t consumed;
-    std::string_view key;  // first key, empty if none
-    uint64_t key_hash;
+    CompactKey::Probe key;  // the first key, encoded (key.bytes empty if none)
   };
   static constexpr size_t kMaxBatch = 32;
   std::vector<BatchedCommand> batch_;
