@@ -172,8 +172,9 @@ bool ParseCursor(CommandContext& ctx, std::string_view arg, uint64_t* out) {
 
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 //
-// The cursor's low bits are the table's reverse-binary bucket cursor. With
-// several shards the shard index will be encoded in the cursor (issue #5).
+// The cursor is the table's hash position (Db::Scan). The positions Db::Scan
+// returns have their low 24 bits clear (they start home groups), so with
+// several shards the shard index can go there (issue #5).
 void ScanCommand(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseCursor(ctx, ctx.args[1], &cursor)) return;

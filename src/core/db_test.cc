@@ -539,6 +539,26 @@ TEST(DbScan, StaticTableVisitsEveryKeyExactlyOnce) {
   for (int i = 0; i < 1000; i++) EXPECT_EQ(counted.count("k" + std::to_string(i)), 1u) << i;
 }
 
+TEST(DbScan, CursorsAdvanceAndLeaveTheLow24BitsFree) {
+  // SCAN over several shards will keep the shard index in those bits.
+  Db db;
+  for (int i = 0; i < 50000; i++) db.Insert("k" + std::to_string(i), Str("v"));
+  uint64_t cursor = 0, last = 0;
+  size_t steps = 0;
+  do {
+    cursor = db.Scan(cursor, [](const Db::Entry&) {});
+    steps++;
+    if (cursor != 0) {
+      ASSERT_GT(cursor, last);
+      ASSERT_EQ(cursor & 0xFFFFFF, 0u) << cursor;
+      last = cursor;
+    }
+  } while (cursor != 0 && steps < 1'000'000);
+  EXPECT_EQ(cursor, 0u);
+  // About one step per home group: 50k keys in groups of ~15.
+  EXPECT_GT(steps, 50000u / 21);
+}
+
 TEST(DbScan, VisitsExpiredEntriesToo) {
   Db db;
   db.Insert("dead", Str("v"), kNow - 1);
