@@ -61,8 +61,11 @@ inline Db::Entry* InsertKey(CommandContext& ctx, Db& db, std::string_view key, V
                             : db.Insert(key, std::move(value), expire_ms);
 }
 // Key lookup for a read: expires lazily and counts a keyspace hit or miss.
-inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key) {
-  Db::Entry* e = LookupWrite(ctx, key);
+// With touch false the key is not marked used for eviction (Redis's
+// LOOKUP_NOTOUCH, for EXISTS, TYPE, TTL and OBJECT).
+inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key, bool touch = true) {
+  Db::Entry* e = IsHinted(ctx, key) ? ctx.db().Find(*ctx.hinted, ctx.now_ms, touch)
+                                    : ctx.db().Find(CompactKey::MakeProbe(key), ctx.now_ms, touch);
   if (e != nullptr)
     ctx.shard.stats().keyspace_hits++;
   else

@@ -26,17 +26,19 @@ void DelCommand(CommandContext& ctx) {
   ctx.reply.Integer(deleted);
 }
 
-// EXISTS and TOUCH: how many of the keys exist (a lookup also marks a key
-// as used for eviction, which is all TOUCH has to do).
-void ExistsCommand(CommandContext& ctx) {
+// EXISTS and TOUCH: how many of the keys exist. TOUCH's lookup marks a key
+// as used for eviction (all TOUCH has to do); EXISTS's does not.
+int64_t CountExisting(CommandContext& ctx, bool touch) {
   int64_t count = 0;
   for (size_t i = 1; i < ctx.args.size(); i++)
-    if (LookupRead(ctx, ctx.args[i]) != nullptr) count++;
-  ctx.reply.Integer(count);
+    if (LookupRead(ctx, ctx.args[i], touch) != nullptr) count++;
+  return count;
 }
+void ExistsCommand(CommandContext& ctx) { ctx.reply.Integer(CountExisting(ctx, false)); }
+void TouchCommand(CommandContext& ctx) { ctx.reply.Integer(CountExisting(ctx, true)); }
 
 void TypeCommand(CommandContext& ctx) {
-  Db::Entry* e = LookupRead(ctx, ctx.args[1]);
+  Db::Entry* e = LookupRead(ctx, ctx.args[1], /*touch=*/false);
   ctx.reply.SimpleString(e == nullptr ? "none" : TypeName(e->value.type()));
 }
 
@@ -102,7 +104,7 @@ void PexpireatCommand(CommandContext& ctx) { ExpireGeneric(ctx, 0, false); }
 // The key of TTL-like commands if it exists with a deadline; otherwise
 // replies -2 (missing) or -1 (no deadline) and returns nullptr.
 Db::Entry* KeyWithDeadline(CommandContext& ctx) {
-  Db::Entry* e = LookupRead(ctx, ctx.args[1]);
+  Db::Entry* e = LookupRead(ctx, ctx.args[1], /*touch=*/false);
   if (e == nullptr || !e->has_expire()) {
     ctx.reply.Integer(e == nullptr ? -2 : -1);
     return nullptr;
@@ -205,7 +207,9 @@ void ScanCommand(CommandContext& ctx) {
   }
   Db& db = ctx.db();
   std::vector<std::string> keys;
-  int64_t max_iterations = count * 10;
+  // At most 10 table steps per key asked for (COUNT is clamped so that this
+  // cannot overflow; a step visits one home group).
+  int64_t max_iterations = std::min<int64_t>(count, int64_t{1} << 40) * 10;
   do {
     cursor = db.Scan(cursor, [&](const Db::Entry& e) { keys.emplace_back(e.key_string()); });
   } while (cursor != 0 && max_iterations-- > 0 && static_cast<int64_t>(keys.size()) < count);
@@ -216,7 +220,7 @@ void ScanCommand(CommandContext& ctx) {
   out.reserve(keys.size());
   for (const std::string& k : keys) {
     if (use_pattern && !GlobMatch(pattern, k)) continue;
-    Db::Entry* e = db.Find(k, ctx.now_ms);  // expires lazily
+    Db::Entry* e = db.Find(CompactKey::MakeProbe(k), ctx.now_ms, /*touch=*/false);  // expires lazily
     if (e == nullptr) continue;
     if (use_type && !EqualsIgnoreCase(TypeName(e->value.type()), type_name)) continue;
     out.push_back(k);
@@ -394,7 +398,7 @@ void FlushallCommand(CommandContext& ctx) {
 
 // OBJECT ENCODING / REFCOUNT key: nil for a missing key.
 void ObjectEncodingCommand(CommandContext& ctx) {
-  Db::Entry* e = LookupRead(ctx, ctx.args[2]);
+  Db::Entry* e = LookupRead(ctx, ctx.args[2], /*touch=*/false);
   if (e == nullptr)
     ctx.reply.Null();
   else
@@ -403,7 +407,7 @@ void ObjectEncodingCommand(CommandContext& ctx) {
 
 void ObjectRefcountCommand(CommandContext& ctx) {
   // Values are never shared between keys, so every value has one reference.
-  if (LookupRead(ctx, ctx.args[2]) == nullptr)
+  if (LookupRead(ctx, ctx.args[2], /*touch=*/false) == nullptr)
     ctx.reply.Null();
   else
     ctx.reply.Integer(1);
@@ -444,7 +448,7 @@ void RegisterKeyCommands(CommandTable& t) {
       {"request_policy:multi_shard", "response_policy:agg_sum"});
   add("type", 2, kCmdReadonly | kCmdFast, 1, 1, 1, TypeCommand, "1.0.0", "O(1)",
       "Determines the type of value stored at a key.");
-  add("touch", -2, kCmdReadonly | kCmdFast, 1, -1, 1, ExistsCommand, "3.2.1",
+  add("touch", -2, kCmdReadonly | kCmdFast, 1, -1, 1, TouchCommand, "3.2.1",
       "O(N) where N is the number of keys that will be touched.",
       "Returns the number of existing keys out of those specified after updating the time they were last "
       "accessed.", {"request_policy:multi_shard", "response_policy:agg_sum"});

@@ -5,6 +5,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "core/memory.h"
@@ -46,6 +48,10 @@ void CompactKey::Init(const Probe& p) {
   }
   const size_t n = p.bytes.size();
   char* block = static_cast<char*>(CountedAlloc(n));
+  if (reinterpret_cast<uintptr_t>(block) >> 48 != 0) {  // the heap form keeps 48 bits
+    std::fprintf(stderr, "CompactKey: the allocator returned an address above 2^48\n");
+    std::abort();
+  }
   std::memcpy(block, p.bytes.data(), n);
   w_[0] = reinterpret_cast<uint64_t>(block) | (uint64_t{n} << 48);
   w_[1] = (uint64_t{n} >> 16 & 0xFFFF) | ((p.hash >> 24) << 16) | (uint64_t{kKindHeap} << 56);

@@ -24,11 +24,16 @@ namespace {
 constexpr int kMaxDepth = 24;
 
 [[noreturn]] void TableFull() {
-  std::fprintf(stderr, "Keyspace table: a segment at the deepest level is full (over 10^10 keys in one database)\n");
+  std::fprintf(stderr, "Keyspace table: no room left in a segment (a bug, or over 10^10 keys in one database)\n");
   std::abort();
 }
 
 void CopyBytes(void* dst, const void* src, size_t n) { std::memcpy(dst, src, n); }
+
+[[noreturn]] void PointerTooWide() {
+  std::fprintf(stderr, "Keyspace table: the allocator returned an address above 2^48\n");
+  std::abort();
+}
 
 CompactKey& KeyOf(Db::Entry& e) { return e.key_; }
 CompactKey& KeyOf(Db::TtlEntry& t) { return t.entry.key_; }
@@ -89,6 +94,7 @@ void Db::FreeAll() {
 
 Db::Segment* Db::NewSegment(uint8_t depth, uint32_t ngroups) {
   Segment* s = new (CountedCallocAligned(sizeof(Segment), alignof(Segment))) Segment();
+  if (reinterpret_cast<uintptr_t>(s) >> 48 != 0) PointerTooWide();  // DirEntry keeps 48 bits
   s->depth = depth;
   s->ngroups = ngroups;
   s->groups = static_cast<Group*>(CountedCallocAligned(ngroups * sizeof(Group), alignof(Group)));
@@ -237,7 +243,7 @@ Db::Entry* Db::FindRaw(const CompactKey::Probe& p) const {
   return at.found() ? EntryAt(at.seg, at.seg->groups[at.group].ref[at.slot]) : nullptr;
 }
 
-Db::Entry* Db::Find(const CompactKey::Probe& p, int64_t now_ms) {
+Db::Entry* Db::Find(const CompactKey::Probe& p, int64_t now_ms, bool touch) {
   const Slot at = Locate(p);
   if (!at.found()) return nullptr;
   uint16_t& ref = at.seg->groups[at.group].ref[at.slot];
@@ -247,7 +253,7 @@ Db::Entry* Db::Find(const CompactKey::Probe& p, int64_t now_ms) {
     expired_keys_++;
     return nullptr;
   }
-  if (!(ref & kRefVisited)) ref |= kRefVisited;
+  if (touch && !(ref & kRefVisited)) ref |= kRefVisited;
   return e;
 }
 
@@ -402,7 +408,10 @@ void Db::Rebuild(Segment* s, bool split, uint64_t pos) {
   Segment* out[2] = {nullptr, nullptr};
   for (int side = 0; side < sides; side++) {
     const uint32_t plain = count[side][0], ttl = count[side][1];
-    out[side] = NewSegment(static_cast<uint8_t>(split ? d + 1 : d), GroupsFor(plain + ttl));
+    // Never more than kMaxGroups: past it MakeRoom would not split the
+    // segment before an arena (kMaxChunks chunks) overflowed. Capacity(kMaxGroups)
+    // holds any segment's keys, and one more insert then splits it.
+    out[side] = NewSegment(static_cast<uint8_t>(split ? d + 1 : d), std::min(kMaxGroups, GroupsFor(plain + ttl)));
   }
   // Pass 2: move the entries (their bytes; nothing is destroyed) and index them.
   size_t k = 0;
@@ -706,6 +715,7 @@ std::string Db::CheckInvariants() const {
     if (full != s->live) fail("live count");
     if (s->live != s->plain.live() + s->ttl.live()) fail("arena live counts");
     if (full >= Capacity(s->ngroups) + 1) fail("segment over capacity");
+    if (s->ngroups > kMaxGroups) fail("index past kMaxGroups");
     for (uint32_t i = 0; i < s->plain.size; i++)
       if (s->plain.at(i).key_.is_hole() == seen_plain[i]) fail("plain arena: hole/ref mismatch");
     for (uint32_t i = 0; i < s->ttl.size; i++)

@@ -81,8 +81,10 @@ class Db {
   // (lazy expiry, counted in expired_keys()) and reported missing. A key
   // found is marked visited for SIEVE.
   Entry* Find(std::string_view key, int64_t now_ms) { return Find(CompactKey::MakeProbe(key), now_ms); }
-  // The same with the key already encoded (CompactKey::MakeProbe).
-  Entry* Find(const CompactKey::Probe& p, int64_t now_ms);
+  // The same with the key already encoded (CompactKey::MakeProbe). With
+  // touch false the key is not marked visited (Redis's LOOKUP_NOTOUCH:
+  // EXISTS, TYPE, TTL, OBJECT and SCAN must not make a key look used).
+  Entry* Find(const CompactKey::Probe& p, int64_t now_ms, bool touch = true);
   // The same with the key's hash already computed (see Hash()).
   Entry* Find(std::string_view key, uint64_t hash, int64_t now_ms) {
     return Find(CompactKey::MakeProbe(key, hash), now_ms);

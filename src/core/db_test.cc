@@ -692,6 +692,18 @@ TEST(DbEviction, SieveEvictsKeysNotLookedUpFirst) {
   EXPECT_FALSE(db.EvictSieve(Db::EvictFrom::kAllKeys));
 }
 
+TEST(DbEviction, LookupsWithoutTouchDoNotProtectKeys) {
+  // EXISTS, TYPE, TTL, OBJECT and SCAN look keys up without marking them.
+  Db db;
+  for (int i = 0; i < 100; i++) db.Insert("k" + std::to_string(i), Value::String("v"));
+  for (int i = 0; i < 100; i++) {
+    const std::string k = "k" + std::to_string(i);
+    ASSERT_NE(db.Find(CompactKey::MakeProbe(k), kEvictNow, /*touch=*/i % 2 == 1), nullptr);
+  }
+  while (db.size() > 50) ASSERT_TRUE(db.EvictSieve(Db::EvictFrom::kAllKeys));
+  for (int i = 1; i < 100; i += 2) EXPECT_NE(db.FindRaw("k" + std::to_string(i)), nullptr) << i;
+}
+
 TEST(DbEviction, VolatileOnlyTouchesKeysWithADeadline) {
   Db db;
   std::mt19937_64 rng(7);
@@ -719,6 +731,22 @@ TEST(DbEviction, SoonestExpiringWithEnoughSamplesIsExact) {
     ASSERT_TRUE(db.EvictSoonestExpiring(64, rng));
     EXPECT_EQ(db.FindRaw("v" + std::to_string(i)), nullptr) << i;
   }
+}
+
+TEST(DbMemory, RepackNeverGrowsAnIndexPastItsLargestSize) {
+  // A repack of a nearly full segment must leave it able to split before an
+  // arena overflows (found by review: an index sized past kMaxGroups let one
+  // arena fill up and abort).
+  Db db;
+  for (int i = 0; i < 1100; i++) db.Insert("k" + std::to_string(i), Value::String("v"));
+  for (int i = 0; i < 1100; i++) db.SetExpire(db.Find("k" + std::to_string(i), kEvictNow), kEvictNow + 100000);
+  while (db.Maintain(1'000'000)) {
+  }
+  ASSERT_EQ(db.CheckInvariants(), "");
+  for (int i = 0; i < 5000; i++) db.Insert("t" + std::to_string(i), Value::String("v"), kEvictNow + 100000);
+  for (int i = 0; i < 5000; i++) db.Insert("p" + std::to_string(i), Value::String("v"));
+  EXPECT_EQ(db.size(), 11100u);
+  EXPECT_EQ(db.CheckInvariants(), "");
 }
 
 TEST(DbMemory, AccountingReturnsToItsStartAfterClear) {

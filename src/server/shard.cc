@@ -24,11 +24,13 @@ bool Shard::ActiveExpire(int64_t now_ms, int64_t budget_us) {
 }
 
 void Shard::MaintainTables(int64_t budget_us) {
+  // Round-robin from where the last tick stopped, so that a busy database
+  // cannot keep the others from being repacked.
   const int64_t start = MonotonicUs();
-  for (auto& db : dbs_) {
+  for (size_t n = 0; n < dbs_.size(); n++) {
     const int64_t left = budget_us - (MonotonicUs() - start);
     if (left <= 0) return;
-    db->Maintain(left);
+    if (!dbs_[maintain_db_]->Maintain(left)) maintain_db_ = (maintain_db_ + 1) % dbs_.size();
   }
 }
 

@@ -65,6 +65,7 @@ class Shard {
   std::mt19937_64 rng_;
   size_t expire_db_ = 0;  // the database the next active-expiry pass starts at
   size_t evict_db_ = 0;   // the database eviction tries first
+  size_t maintain_db_ = 0;  // the database the next table housekeeping starts at
 };
 
 }  // namespace peregrine
