@@ -94,10 +94,10 @@ void Db::FreeAll() {
 
 Db::Segment* Db::NewSegment(uint8_t depth, uint32_t ngroups) {
   Segment* s = new (CountedCallocAligned(sizeof(Segment), alignof(Segment))) Segment();
-  if (reinterpret_cast<uintptr_t>(s) >> 48 != 0) PointerTooWide();  // DirEntry keeps 48 bits
   s->depth = depth;
   s->ngroups = ngroups;
   s->groups = static_cast<Group*>(CountedCallocAligned(ngroups * sizeof(Group), alignof(Group)));
+  if (reinterpret_cast<uintptr_t>(s->groups) >> 48 != 0) PointerTooWide();  // DirEntry keeps 48 bits
   return s;
 }
 
@@ -185,7 +185,7 @@ Db::Slot Db::Locate(const CompactKey::Probe& p) const {
   uint32_t g = HomeGroup(p.hash, d.depth(), n);
   const uint8_t tag = Tag(p.hash);
   for (uint32_t k = 0; k < n; k++) {
-    const Group& grp = d.groups[g];
+    const Group& grp = d.groups()[g];
     for (uint32_t m = MatchTag(grp, tag); m != 0; m &= m - 1) {
       const int i = std::countr_zero(m);
       if (EntryAt(d.seg(), grp.ref[i])->key_.Matches(p)) return {d.seg(), g, i};
@@ -216,7 +216,7 @@ Db::Slot Db::LocateEntry(const Entry* e) const {
 
 void Db::PrefetchArena(uint64_t hash) const {
   const DirEntry& d = dir_[DirIndex(hash)];
-  const Group& grp = d.groups[HomeGroup(hash, d.depth(), d.ngroups())];
+  const Group& grp = d.groups()[HomeGroup(hash, d.depth(), d.ngroups())];
   const uint32_t m = MatchTag(grp, Tag(hash));
   if (m == 0) return;
   const uint16_t ref = grp.ref[std::countr_zero(m)];
@@ -227,7 +227,7 @@ void Db::PrefetchArena(uint64_t hash) const {
 
 void Db::PrefetchEntry(uint64_t hash) const {
   const DirEntry& d = dir_[DirIndex(hash)];
-  const Group& grp = d.groups[HomeGroup(hash, d.depth(), d.ngroups())];
+  const Group& grp = d.groups()[HomeGroup(hash, d.depth(), d.ngroups())];
   const uint32_t m = MatchTag(grp, Tag(hash));
   if (m != 0) __builtin_prefetch(EntryAt(d.seg(), grp.ref[std::countr_zero(m)]));
 }
@@ -382,6 +382,7 @@ void Db::ResizeIndex(Segment* s, uint32_t ngroups, uint64_t pos) {
   Group* old = s->groups;
   const uint32_t old_n = s->ngroups;
   s->groups = static_cast<Group*>(CountedCallocAligned(ngroups * sizeof(Group), alignof(Group)));
+  if (reinterpret_cast<uintptr_t>(s->groups) >> 48 != 0) PointerTooWide();
   s->ngroups = ngroups;
   for (uint32_t g = 0; g < old_n; g++)
     for (int i = 0; i < kGroupSlots; i++)
@@ -669,7 +670,7 @@ std::string Db::CheckInvariants() const {
   for (uint64_t i = 0; i < ndir; i++) {
     const Segment* s = dir_[i].seg();
     if (s->depth > depth_) fail("segment deeper than the directory");
-    if (dir_[i].groups != s->groups || dir_[i].ngroups() != s->ngroups || dir_[i].depth() != s->depth)
+    if (dir_[i].groups() != s->groups || dir_[i].ngroups() != s->ngroups || dir_[i].depth() != s->depth)
       fail("directory entry out of date");
     const uint64_t span = uint64_t{1} << (depth_ - s->depth);
     const uint64_t start = i & ~(span - 1);

@@ -105,7 +105,7 @@ class Db {
   // Stage 1: the key's home group.
   void PrefetchGroup(uint64_t hash) const {
     const DirEntry& d = dir_[DirIndex(hash)];
-    __builtin_prefetch(&d.groups[HomeGroup(hash, d.depth(), d.ngroups())]);
+    __builtin_prefetch(&d.groups()[HomeGroup(hash, d.depth(), d.ngroups())]);
   }
   // Stage 2: the arena chunk table line of the entry the key's tag names.
   void PrefetchArena(uint64_t hash) const;
@@ -240,13 +240,14 @@ class Db {
   // the home group (the index and its size, the segment's depth), so that a
   // lookup reads the directory line and then the group, not the header.
   struct DirEntry {
-    Group* groups = nullptr;
-    uint64_t bits = 0;  // Segment* | ngroups << 48 | depth << 56
-    Segment* seg() const { return reinterpret_cast<Segment*>(bits & ((uint64_t{1} << 48) - 1)); }
+    uint64_t bits = 0;  // Group* | ngroups << 48 | depth << 56
+    Segment* seg_ = nullptr;  // untagged, so leak checkers see the segment
+    Segment* seg() const { return seg_; }
+    Group* groups() const { return reinterpret_cast<Group*>(bits & ((uint64_t{1} << 48) - 1)); }
     uint32_t ngroups() const { return static_cast<uint32_t>((bits >> 48) & 0xFF); }
     int depth() const { return static_cast<int>(bits >> 56); }
     static DirEntry Of(Segment* s) {
-      return {s->groups, reinterpret_cast<uint64_t>(s) | (uint64_t{s->ngroups} << 48) | (uint64_t{s->depth} << 56)};
+      return {reinterpret_cast<uint64_t>(s->groups) | (uint64_t{s->ngroups} << 48) | (uint64_t{s->depth} << 56), s};
     }
   };
   static_assert(kMaxGroups < 256);
