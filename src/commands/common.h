@@ -49,9 +49,11 @@ inline bool IsHinted(const CommandContext& ctx, std::string_view key) {
   return ctx.hinted != nullptr && key.data() == ctx.hinted->bytes.data() && key.size() == ctx.hinted->bytes.size();
 }
 
-// Key lookup for a write: expires lazily, no statistics.
-inline Db::Entry* LookupWrite(CommandContext& ctx, std::string_view key) {
-  return IsHinted(ctx, key) ? ctx.db().Find(*ctx.hinted, ctx.now_ms) : ctx.db().Find(key, ctx.now_ms);
+// Key lookup for a write: expires lazily, no statistics. With touch false
+// the key is not marked used for eviction (Redis's LOOKUP_NOTOUCH).
+inline Db::Entry* LookupWrite(CommandContext& ctx, std::string_view key, bool touch = true) {
+  return IsHinted(ctx, key) ? ctx.db().Find(*ctx.hinted, ctx.now_ms, touch)
+                            : ctx.db().Find(CompactKey::MakeProbe(key), ctx.now_ms, touch);
 }
 
 // Adds a key a lookup found missing to `db`.
@@ -60,12 +62,10 @@ inline Db::Entry* InsertKey(CommandContext& ctx, Db& db, std::string_view key, V
   return IsHinted(ctx, key) ? db.Insert(*ctx.hinted, std::move(value), expire_ms)
                             : db.Insert(key, std::move(value), expire_ms);
 }
-// Key lookup for a read: expires lazily and counts a keyspace hit or miss.
-// With touch false the key is not marked used for eviction (Redis's
-// LOOKUP_NOTOUCH, for EXISTS, TYPE, TTL and OBJECT).
+// Key lookup for a read: as LookupWrite, and counts a keyspace hit or miss.
+// EXISTS, TYPE, TTL and OBJECT pass touch false, as Redis does.
 inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key, bool touch = true) {
-  Db::Entry* e = IsHinted(ctx, key) ? ctx.db().Find(*ctx.hinted, ctx.now_ms, touch)
-                                    : ctx.db().Find(CompactKey::MakeProbe(key), ctx.now_ms, touch);
+  Db::Entry* e = LookupWrite(ctx, key, touch);
   if (e != nullptr)
     ctx.shard.stats().keyspace_hits++;
   else

@@ -61,12 +61,6 @@ class CompactKey {
     p.hash = HashProbe(p);
     return p;
   }
-  // The same when the hash is known (from Hash(s)).
-  static Probe MakeProbe(std::string_view s, uint64_t hash) {
-    Probe p = Encode(s);
-    p.hash = hash;
-    return p;
-  }
   // The hash MakeProbe(s).hash would give. Only bits 24..63 are meaningful
   // to the table (a heap key keeps just those).
   static uint64_t Hash(std::string_view s) { return MakeProbe(s).hash; }
@@ -105,8 +99,6 @@ class CompactKey {
 
   // Bytes allocated on the heap for this key (0 when inline).
   size_t HeapBytes() const;
-  // The heap block's address, for prefetching (nullptr when inline).
-  const void* heap_address() const { return is_heap() ? heap_ptr() : nullptr; }
 
   // Hole bookkeeping for the table's arenas: a hole keeps the index of the
   // next free slot.

@@ -103,10 +103,10 @@ Db::Segment* Db::NewSegment(uint8_t depth, uint32_t ngroups) {
 
 void Db::FreeSegment(Segment* s, bool destroy_entries) {
   if (destroy_entries) {
-    for (uint32_t i = 0; i < s->plain.size; i++)
-      if (!s->plain.at(i).key_.is_hole()) DestroyEntry(s->plain.at(i));
-    for (uint32_t i = 0; i < s->ttl.size; i++)
-      if (!s->ttl.at(i).entry.key_.is_hole()) DestroyEntry(s->ttl.at(i).entry);
+    ForEachLive(s, false, [](Entry& e) {
+      DestroyEntry(e);
+      return true;
+    });
   }
   ArenaFree(s->plain);
   ArenaFree(s->ttl);
@@ -154,6 +154,15 @@ void Db::ArenaFree(Arena<E>& a) {
 }
 
 template <typename Fn>
+bool Db::ForEachLive(const Segment* s, bool ttl_only, Fn&& fn) {
+  for (uint32_t i = 0; !ttl_only && i < s->plain.size; i++)
+    if (!s->plain.at(i).key_.is_hole() && !fn(s->plain.at(i))) return false;
+  for (uint32_t i = 0; i < s->ttl.size; i++)
+    if (!s->ttl.at(i).entry.key_.is_hole() && !fn(s->ttl.at(i).entry)) return false;
+  return true;
+}
+
+template <typename Fn>
 void Db::ForEachSegmentFrom(uint64_t from, Fn&& fn) const {
   uint64_t pos = from;
   const size_t n = segments_;
@@ -179,16 +188,19 @@ uint32_t Db::GroupsFor(uint32_t keys) {
 
 // ---- lookup -----------------------------------------------------------------
 
-Db::Slot Db::Locate(const CompactKey::Probe& p) const {
-  const DirEntry& d = dir_[DirIndex(p.hash)];
+// Inlined into each caller: this is the lookup's hot loop, and its
+// predicate should compile to the comparison itself.
+template <typename Pred>
+[[gnu::always_inline]] inline Db::Slot Db::Search(uint64_t hash, Pred&& is_it) const {
+  const DirEntry& d = dir_[DirIndex(hash)];
   const uint32_t n = d.ngroups();
-  uint32_t g = HomeGroup(p.hash, d.depth(), n);
-  const uint8_t tag = Tag(p.hash);
+  uint32_t g = HomeGroup(hash, d.depth(), n);
+  const uint8_t tag = Tag(hash);
   for (uint32_t k = 0; k < n; k++) {
     const Group& grp = d.groups()[g];
     for (uint32_t m = MatchTag(grp, tag); m != 0; m &= m - 1) {
       const int i = std::countr_zero(m);
-      if (EntryAt(d.seg(), grp.ref[i])->key_.Matches(p)) return {d.seg(), g, i};
+      if (is_it(EntryAt(d.seg(), grp.ref[i]))) return {d.seg(), g, i};
     }
     if (grp.overflow == 0) break;
     if (++g == n) g = 0;
@@ -196,40 +208,37 @@ Db::Slot Db::Locate(const CompactKey::Probe& p) const {
   return {};
 }
 
+Db::Slot Db::Locate(const CompactKey::Probe& p) const {
+  return Search(p.hash, [&p](const Entry* e) { return e->key_.Matches(p); });
+}
+
 Db::Slot Db::LocateEntry(const Entry* e) const {
-  const uint64_t h = e->key_.StoredHash();
-  Segment* s = SegmentOf(h);
-  uint32_t g = HomeGroup(h, s);
-  const uint8_t tag = Tag(h);
-  for (uint32_t n = 0; n < s->ngroups; n++) {
-    const Group& grp = s->groups[g];
-    for (uint32_t m = MatchTag(grp, tag); m != 0; m &= m - 1) {
-      const int i = std::countr_zero(m);
-      if (EntryAt(s, grp.ref[i]) == e) return {s, g, i};
-    }
-    if (grp.overflow == 0) break;
-    if (++g == s->ngroups) g = 0;
-  }
+  const Slot at = Search(e->key_.StoredHash(), [e](const Entry* x) { return x == e; });
+  if (at.found()) return at;
   std::fprintf(stderr, "Keyspace table: an entry is missing from its index\n");
   std::abort();
 }
 
-void Db::PrefetchArena(uint64_t hash) const {
+[[gnu::always_inline]] inline const uint16_t* Db::LikelyRef(uint64_t hash, const Segment** seg) const {
   const DirEntry& d = dir_[DirIndex(hash)];
   const Group& grp = d.groups()[HomeGroup(hash, d.depth(), d.ngroups())];
   const uint32_t m = MatchTag(grp, Tag(hash));
-  if (m == 0) return;
-  const uint16_t ref = grp.ref[std::countr_zero(m)];
-  const Segment* s = d.seg();
-  const uint32_t c = (ref & kRefIndex) >> kChunkShift;
-  __builtin_prefetch((ref & kRefTtl) ? static_cast<const void*>(&s->ttl.chunks[c]) : &s->plain.chunks[c]);
+  *seg = d.seg();
+  return m != 0 ? &grp.ref[std::countr_zero(m)] : nullptr;
+}
+
+void Db::PrefetchArena(uint64_t hash) const {
+  const Segment* s;
+  const uint16_t* ref = LikelyRef(hash, &s);
+  if (ref == nullptr) return;
+  const uint32_t c = (*ref & kRefIndex) >> kChunkShift;
+  __builtin_prefetch((*ref & kRefTtl) ? static_cast<const void*>(&s->ttl.chunks[c]) : &s->plain.chunks[c]);
 }
 
 void Db::PrefetchEntry(uint64_t hash) const {
-  const DirEntry& d = dir_[DirIndex(hash)];
-  const Group& grp = d.groups()[HomeGroup(hash, d.depth(), d.ngroups())];
-  const uint32_t m = MatchTag(grp, Tag(hash));
-  if (m != 0) __builtin_prefetch(EntryAt(d.seg(), grp.ref[std::countr_zero(m)]));
+  const Segment* s;
+  const uint16_t* ref = LikelyRef(hash, &s);
+  if (ref != nullptr) __builtin_prefetch(EntryAt(s, *ref));
 }
 
 void Db::SetDirectory(uint64_t pos, Segment* s) {
@@ -501,11 +510,10 @@ uint64_t Db::Scan(uint64_t cursor, const std::function<void(const Entry&)>& visi
 
 void Db::ForEach(const std::function<void(const Entry&)>& visit) const {
   ForEachSegmentFrom(0, [&](const Segment* s, uint64_t) {
-    for (uint32_t i = 0; i < s->plain.size; i++)
-      if (!s->plain.at(i).key_.is_hole()) visit(s->plain.at(i));
-    for (uint32_t i = 0; i < s->ttl.size; i++)
-      if (!s->ttl.at(i).entry.key_.is_hole()) visit(s->ttl.at(i).entry);
-    return true;
+    return ForEachLive(s, false, [&](const Entry& e) {
+      visit(e);
+      return true;
+    });
   });
 }
 
@@ -526,11 +534,10 @@ const Db::Entry* Db::Random(bool ttl_only, std::mt19937_64& rng) const {
   // A sparse table: the first key from a random position.
   const Entry* found = nullptr;
   ForEachSegmentFrom(rng(), [&](const Segment* s, uint64_t) {
-    for (uint32_t i = 0; !ttl_only && found == nullptr && i < s->plain.size; i++)
-      if (!s->plain.at(i).key_.is_hole()) found = &s->plain.at(i);
-    for (uint32_t i = 0; found == nullptr && i < s->ttl.size; i++)
-      if (!s->ttl.at(i).entry.key_.is_hole()) found = &s->ttl.at(i).entry;
-    return found == nullptr;
+    return ForEachLive(s, ttl_only, [&](const Entry& e) {
+      found = &e;
+      return false;
+    });
   });
   return found;
 }

@@ -85,19 +85,11 @@ class Db {
   // touch false the key is not marked visited (Redis's LOOKUP_NOTOUCH:
   // EXISTS, TYPE, TTL, OBJECT and SCAN must not make a key look used).
   Entry* Find(const CompactKey::Probe& p, int64_t now_ms, bool touch = true);
-  // The same with the key's hash already computed (see Hash()).
-  Entry* Find(std::string_view key, uint64_t hash, int64_t now_ms) {
-    return Find(CompactKey::MakeProbe(key, hash), now_ms);
-  }
 
   // Looks `key` up without expiring it or marking it (also returns
   // logically expired keys).
   Entry* FindRaw(std::string_view key) const { return FindRaw(CompactKey::MakeProbe(key)); }
-  Entry* FindRaw(std::string_view key, uint64_t hash) const { return FindRaw(CompactKey::MakeProbe(key, hash)); }
   Entry* FindRaw(const CompactKey::Probe& p) const;
-
-  // The hash the table uses for a key.
-  static uint64_t Hash(std::string_view key) { return CompactKey::Hash(key); }
 
   // Prefetching for a batch of lookups (a pipeline): PrefetchSegment() for
   // every key first, then PrefetchGroup(), then PrefetchEntry(), then the
@@ -284,7 +276,14 @@ class Db {
     return (ref & kRefTtl) ? &s->ttl.at(i).entry : &s->plain.at(i);
   }
 
+  // The slot of the first key in the probe sequence of `hash` whose entry
+  // satisfies is_it(const Entry*), or no slot.
+  template <typename Pred>
+  Slot Search(uint64_t hash, Pred&& is_it) const;
   Slot Locate(const CompactKey::Probe& p) const;
+  // For prefetching: the ref of the first slot of the home group of `hash`
+  // whose tag matches (the likely entry), or nullptr.
+  const uint16_t* LikelyRef(uint64_t hash, const Segment** seg) const;
   // The index slot whose ref names `e` (which must be in the table).
   Slot LocateEntry(const Entry* e) const;
   // Deletes the key at `at` (frees its entry, clears its index slot).
@@ -313,6 +312,10 @@ class Db {
   // `pos`) is freed.
   void Rebuild(Segment* s, bool split, uint64_t pos);
   static uint32_t GroupsFor(uint32_t keys);
+  // Calls fn(Entry&) for each key of `s` (of its TTL arena only if
+  // ttl_only) until fn returns false; returns false if it stopped early.
+  template <typename Fn>
+  static bool ForEachLive(const Segment* s, bool ttl_only, Fn&& fn);
 
   // Calls fn(segment, first hash) for each segment once, in hash order,
   // starting at the segment of `from`, wrapping around.

@@ -12,7 +12,6 @@ namespace {
 
 thread_local int64_t tls_bytes = 0;
 
-
 [[noreturn]] void OutOfMemory(size_t n) {
   std::fprintf(stderr, "Out of memory allocating %zu bytes\n", n);
   std::abort();
@@ -24,13 +23,6 @@ int64_t KeyspaceBytes() { return tls_bytes; }
 
 void* CountedAlloc(size_t n) {
   void* p = std::malloc(n == 0 ? 1 : n);
-  if (p == nullptr) OutOfMemory(n);
-  tls_bytes += static_cast<int64_t>(malloc_usable_size(p));
-  return p;
-}
-
-void* CountedCalloc(size_t n) {
-  void* p = std::calloc(n == 0 ? 1 : n, 1);
   if (p == nullptr) OutOfMemory(n);
   tls_bytes += static_cast<int64_t>(malloc_usable_size(p));
   return p;

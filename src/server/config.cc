@@ -32,6 +32,24 @@ struct Option {
   std::function<std::string(Config&, Args)> set;
 };
 
+}  // namespace
+
+std::string_view MaxmemoryPolicyName(MaxmemoryPolicy p) {
+  switch (p) {
+    case MaxmemoryPolicy::kVolatileLru: return "volatile-lru";
+    case MaxmemoryPolicy::kVolatileLfu: return "volatile-lfu";
+    case MaxmemoryPolicy::kVolatileRandom: return "volatile-random";
+    case MaxmemoryPolicy::kVolatileTtl: return "volatile-ttl";
+    case MaxmemoryPolicy::kAllKeysLru: return "allkeys-lru";
+    case MaxmemoryPolicy::kAllKeysLfu: return "allkeys-lfu";
+    case MaxmemoryPolicy::kAllKeysRandom: return "allkeys-random";
+    case MaxmemoryPolicy::kNoEviction: return "noeviction";
+  }
+  return "noeviction";
+}
+
+namespace {
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -148,17 +166,17 @@ const std::vector<Option>& Options() {
                          return "";
                        }});
     o.push_back(MemoryOption("maxmemory", &Config::maxmemory, 0, kMutable));
-    o.push_back(Option{"maxmemory-policy", kMutable, 1, 1, [](const Config& c) { return c.maxmemory_policy; },
+    o.push_back(Option{"maxmemory-policy", kMutable, 1, 1,
+                       [](const Config& c) { return std::string(MaxmemoryPolicyName(c.maxmemory_policy)); },
                        [](Config& c, Args a) -> std::string {
-                         static const char* kPolicies[] = {"volatile-lru", "volatile-lfu", "volatile-random",
-                                                           "volatile-ttl", "allkeys-lru",  "allkeys-lfu",
-                                                           "allkeys-random", "noeviction"};
-                         std::string v = Lower(a[0]);
-                         for (const char* p : kPolicies)
-                           if (v == p) {
-                             c.maxmemory_policy = v;
+                         const std::string v = Lower(a[0]);
+                         for (uint8_t i = 0; i <= static_cast<uint8_t>(MaxmemoryPolicy::kNoEviction); i++) {
+                           const auto p = static_cast<MaxmemoryPolicy>(i);
+                           if (v == MaxmemoryPolicyName(p)) {
+                             c.maxmemory_policy = p;
                              return "";
                            }
+                         }
                          return "argument(s) must be one of the following: volatile-lru, volatile-lfu, "
                                 "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
                                 "noeviction";

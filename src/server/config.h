@@ -13,6 +13,20 @@
 
 namespace peregrine {
 
+// maxmemory-policy, parsed once (eviction runs per key under memory pressure).
+enum class MaxmemoryPolicy : uint8_t {
+  kVolatileLru,
+  kVolatileLfu,
+  kVolatileRandom,
+  kVolatileTtl,
+  kAllKeysLru,
+  kAllKeysLfu,
+  kAllKeysRandom,
+  kNoEviction,
+};
+// The policy's name as redis.conf spells it ("allkeys-lru", ...).
+std::string_view MaxmemoryPolicyName(MaxmemoryPolicy p);
+
 struct Config {
   int port = 6379;
   std::vector<std::string> bind = {"127.0.0.1", "-::1"};
@@ -32,7 +46,7 @@ struct Config {
   int hz = 10;
   // The keyspace's memory limit (0 = none) and what happens at the limit.
   uint64_t maxmemory = 0;
-  std::string maxmemory_policy = "noeviction";
+  MaxmemoryPolicy maxmemory_policy = MaxmemoryPolicy::kNoEviction;
   int maxmemory_samples = 5;
   // Persistence does not exist yet: these accept only the values that mean
   // "off", so redis-style configs and tools (redis-benchmark reads both) work.

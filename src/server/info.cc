@@ -49,7 +49,7 @@ uint64_t PeakRssBytes() {
   return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
 }
 
-void Field(std::string& out, const char* name, const std::string& value) {
+void Field(std::string& out, const char* name, std::string_view value) {
   out += name;
   out += ':';
   out += value;
@@ -168,7 +168,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "used_memory_clients", buffers);
     Field(out, "maxmemory", config_.maxmemory);
     Field(out, "maxmemory_human", HumanBytes(config_.maxmemory));
-    Field(out, "maxmemory_policy", config_.maxmemory_policy);
+    Field(out, "maxmemory_policy", MaxmemoryPolicyName(config_.maxmemory_policy));
     char ratio[32];
     snprintf(ratio, sizeof(ratio), "%.2f", used ? static_cast<double>(rss) / static_cast<double>(used) : 0.0);
     Field(out, "mem_fragmentation_ratio", ratio);

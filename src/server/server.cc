@@ -441,7 +441,7 @@ uint64_t Server::ExecuteCommand(Client& c, std::span<const std::string_view> arg
 bool Server::EnforceMaxmemory() {
   auto over = [this] { return static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0)) > config_.maxmemory; };
   if (!over()) return true;
-  if (config_.maxmemory_policy == "noeviction") return false;
+  if (config_.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return false;
   // A bounded number of keys per command keeps one command's latency
   // bounded; the next commands continue while memory stays over.
   bool progress = false;

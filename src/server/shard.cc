@@ -34,18 +34,20 @@ void Shard::MaintainTables(int64_t budget_us) {
   }
 }
 
-bool Shard::EvictOne(const std::string& policy, int samples) {
-  const bool volatile_only = policy.rfind("volatile-", 0) == 0;
+bool Shard::EvictOne(MaxmemoryPolicy policy, int samples) {
+  using P = MaxmemoryPolicy;
+  const bool volatile_only = policy == P::kVolatileLru || policy == P::kVolatileLfu ||
+                             policy == P::kVolatileRandom || policy == P::kVolatileTtl;
   const Db::EvictFrom from = volatile_only ? Db::EvictFrom::kVolatile : Db::EvictFrom::kAllKeys;
   for (size_t n = 0; n < dbs_.size(); n++) {
     Db& db = *dbs_[evict_db_];
     evict_db_ = (evict_db_ + 1) % dbs_.size();
     bool done;
-    if (policy == "volatile-ttl")
+    if (policy == P::kVolatileTtl)
       done = db.EvictSoonestExpiring(static_cast<size_t>(samples), rng_);
-    else if (policy.ends_with("-random"))
+    else if (policy == P::kVolatileRandom || policy == P::kAllKeysRandom)
       done = db.EvictRandom(from, rng_);
-    else  // -lru and -lfu
+    else  // the LRU and LFU policies
       done = db.EvictSieve(from);
     if (done) return true;
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/db.h"
+#include "server/config.h"
 
 namespace peregrine {
 
@@ -32,15 +33,15 @@ class Shard {
   ShardStats& stats() { return stats_; }
   std::mt19937_64& rng() { return rng_; }
 
-  // One slice of active expiry: walks the databases' buckets, deleting
+  // One slice of active expiry: walks the databases' keys with deadlines, deleting
   // expired keys, for at most `budget_us` microseconds and at most one pass
   // over each database. Returns true if the budget ran out with keys with
   // deadlines left unvisited (the caller should come back soon).
   bool ActiveExpire(int64_t now_ms, int64_t budget_us);
 
-  // Evicts one key by `policy` (a maxmemory-policy name other than
-  // noeviction), trying the databases in turn. False if nothing could go.
-  bool EvictOne(const std::string& policy, int samples);
+  // Evicts one key by `policy` (not noeviction), trying the databases in
+  // turn. False if nothing could go.
+  bool EvictOne(MaxmemoryPolicy policy, int samples);
 
   uint64_t evicted_keys() const {
     uint64_t n = 0;
