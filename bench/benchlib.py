@@ -8,6 +8,7 @@ running/parsing redis-benchmark 7.0, and building the null server
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import resource
@@ -52,17 +53,24 @@ def have_cpus(*cpus: str) -> bool:
 
 def taskset(cpu: str) -> list[str]:
     """`taskset -c CPU` prefix, or nothing if that CPU is not available."""
-    if have_cpus(cpu) and _which("taskset"):
+    if have_cpus(cpu) and shutil.which("taskset"):
         return ["taskset", "-c", cpu]
     return []
 
 
-def _which(name: str) -> str | None:
-    for d in os.environ.get("PATH", "/usr/bin:/bin").split(":"):
-        p = Path(d) / name
-        if p.is_file() and os.access(p, os.X_OK):
-            return str(p)
-    return None
+def find_binaries(peregrine: str, tools: list[str], packages: str) -> tuple[str, list[str]]:
+    """The Peregrine binary's absolute path and the full paths of tools (looked
+    up on PATH); BenchError naming the first one missing."""
+    pbin = os.path.abspath(peregrine)
+    if not os.access(pbin, os.X_OK):
+        raise BenchError(f"no executable Peregrine at {pbin} (build it first)")
+    found = []
+    for t in tools:
+        path = shutil.which(t)
+        if not path:
+            raise BenchError(f"{t} not found (apt-get install {packages})")
+        found.append(path)
+    return pbin, found
 
 
 def cmd_str(argv: list[str]) -> str:
@@ -178,17 +186,19 @@ class RespClient:
         return out
 
 
-def key_name(i: int, prefix: str = "key:") -> bytes:
+def key_name(i: int) -> bytes:
     """The key redis-benchmark uses for random number i (zero-padded to 12)."""
-    return b"%s%012d" % (prefix.encode(), i)
+    return b"key:%012d" % i
 
 
-def load_keys(port: int, nkeys: int, value_size: int, ttl: int | None = None,
-              batch: int = 1000, prefix: str = "key:") -> float:
+LOAD_BATCH = 1000   # commands per round trip in load_keys (docs/benchmarks.md says so)
+
+
+def load_keys(port: int, nkeys: int, value_size: int, ttl: int | None = None) -> float:
     """SET key:000000000000 .. key:<nkeys-1> with a value of value_size bytes
-    (and EX ttl if given), batch commands per round trip.  Small batches keep
-    the server's query/output buffers small, so they do not inflate its RSS.
-    Returns the wall time taken."""
+    (and EX ttl if given), LOAD_BATCH commands per round trip.  Small batches
+    keep the server's query/output buffers small, so they do not inflate its
+    RSS.  Returns the wall time taken."""
     value = b"x" * value_size
     vpart = b"$%d\r\n%s\r\n" % (value_size, value)
     if ttl is None:
@@ -197,15 +207,13 @@ def load_keys(port: int, nkeys: int, value_size: int, ttl: int | None = None,
         t = b"%d" % ttl
         head = b"*5\r\n$3\r\nSET\r\n"
         tail = vpart + b"$2\r\nEX\r\n$%d\r\n%s\r\n" % (len(t), t)
-    pfx = prefix.encode()
-    klen = len(pfx) + 12
-    kh = b"$%d\r\n" % klen
+    kh = b"$%d\r\n" % len(key_name(0))
     c = RespClient(port, timeout=120)
     t0 = time.monotonic()
     try:
-        for start in range(0, nkeys, batch):
-            end = min(nkeys, start + batch)
-            payload = b"".join(head + kh + pfx + b"%012d\r\n" % i + tail
+        for start in range(0, nkeys, LOAD_BATCH):
+            end = min(nkeys, start + LOAD_BATCH)
+            payload = b"".join(head + kh + key_name(i) + b"\r\n" + tail
                                for i in range(start, end))
             bad = c.pipeline_raw(payload, end - start, expect=b"+OK\r\n")
             if bad:
@@ -250,7 +258,6 @@ def peregrine_spec(binary: str) -> ServerSpec:
 def snapshot_binary(path: str, workdir: str) -> tuple[str, str]:
     """Copy the binary into workdir so a rebuild during the run cannot change
     what is measured; returns (copy, first 12 hex digits of its sha256)."""
-    import hashlib
     dst = os.path.join(workdir, os.path.basename(path))
     shutil.copy2(path, dst)
     h = hashlib.sha256()
@@ -278,14 +285,13 @@ def null_server_compile_argv(out: str) -> list[str]:
     return ["g++", "-O2", "-std=c++20", "-o", out, str(NULL_SERVER_SRC)]
 
 
-def build_null_server(out_dir: Path | str | None = None) -> str:
+def build_null_server() -> str:
     """Compile bench/null_server.cc (the ceiling of MEASURING.md) into
     build/null-server/null_server, or a temporary directory if build/ is not
     writable, when the binary is missing or older than the source.  Returns the
     binary's path.  Compiles to a temporary name and renames, so two harnesses
     started at once do not see a half-written binary."""
-    dirs = [Path(out_dir)] if out_dir else [NULL_SERVER_DIR,
-                                            Path(tempfile.gettempdir()) / f"peregrine-null-server-{os.getuid()}"]
+    dirs = [NULL_SERVER_DIR, Path(tempfile.gettempdir()) / f"peregrine-null-server-{os.getuid()}"]
     src_mtime = os.stat(NULL_SERVER_SRC).st_mtime
     last = None
     for d in dirs:
@@ -355,13 +361,12 @@ def read_rss_kb(pid: int) -> int:
 class Server:
     """One fresh server process on a free port, pinned to SERVER_CPU."""
 
-    def __init__(self, spec: ServerSpec, workdir: str, cpu_prefix: list[str] | None = None,
-                 wrapper: list[str] | None = None, ready_timeout: float = 15.0):
+    def __init__(self, spec: ServerSpec, workdir: str, wrapper: list[str] | None = None,
+                 ready_timeout: float = 15.0):
         self.spec = spec
         self.port = free_port()
         self.argv = spec.argv(self.port)
-        prefix = taskset(SERVER_CPU) if cpu_prefix is None else cpu_prefix
-        self.full_argv = prefix + (wrapper or []) + self.argv
+        self.full_argv = taskset(SERVER_CPU) + (wrapper or []) + self.argv
         self.dir = tempfile.mkdtemp(prefix=f"{spec.name}-", dir=workdir)
         self.logpath = os.path.join(self.dir, "server.log")
         self.log = open(self.logpath, "wb")
@@ -587,20 +592,21 @@ def interesting_lines(text: str) -> list[str]:
 
 
 def run_redis_benchmark(binary: str, port: int, args: list[str], timeout: float
-                        ) -> tuple[list[str], str, int]:
+                        ) -> tuple[list[str], str, int, float]:
+    """(argv, stdout + stderr, exit code, redis-benchmark's CPU seconds)."""
     argv = taskset(CLIENT_CPU) + [binary, "-h", HOST, "-p", str(port)] + args
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
-        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.run(argv, capture_output=True, timeout=timeout,
                            stdin=subprocess.DEVNULL)
-        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        run_redis_benchmark.last_cpu_s = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"") + (e.stderr or b"")
         raise BenchError(f"redis-benchmark timed out after {timeout}s: {cmd_str(argv)}\n"
                          f"{out[-1500:].decode(errors='replace')}")
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     text = p.stdout.decode(errors="replace") + "\n" + p.stderr.decode(errors="replace")
-    return argv, text, p.returncode
+    return argv, text, p.returncode, cpu_s
 
 
 def median(xs):

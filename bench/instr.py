@@ -119,10 +119,8 @@ def one_run(spec: bl.ServerSpec, kind: str, args, stream, workdir: str) -> dict:
     if rc != 0:
         raise bl.BenchError(f"{spec.label} {kind}: exit code {rc} after SHUTDOWN NOSAVE; "
                             f"log tail: {srv.log_tail()}")
-    ir = read_total_ir(out)
-    rec = {"server": spec.name, "kind": kind, "ir": ir, "phase_s": round(phase, 3),
-           "get_misses": misses, "callgrind_out": out}
-    return rec
+    return {"server": spec.name, "kind": kind, "ir": read_total_ir(out), "phase_s": round(phase, 3),
+            "get_misses": misses, "callgrind_out": out}
 
 
 def top_functions_diff(path: str, base: str, n: int, nreq: int,
@@ -187,16 +185,12 @@ def main(argv=None) -> int:
                     help="name this path for the binary in the report (when measuring a saved copy)")
     args = ap.parse_args(argv)
 
-    pbin = os.path.abspath(args.peregrine)
-    if not os.access(pbin, os.X_OK):
-        print(f"instr: no executable Peregrine at {pbin}", file=sys.stderr)
+    try:
+        pbin, (args.redis_server, args.valgrind) = bl.find_binaries(
+            args.peregrine, [args.redis_server, args.valgrind], "valgrind redis-server")
+    except bl.BenchError as e:
+        print(f"instr: {e}", file=sys.stderr)
         return 2
-    for b in (args.redis_server, args.valgrind):
-        if not shutil.which(b):
-            print(f"instr: {b} not found (apt-get install valgrind redis-server)", file=sys.stderr)
-            return 2
-    args.redis_server = shutil.which(args.redis_server)
-    args.valgrind = shutil.which(args.valgrind)
     machine = bl.machine_info()
     git_at_start = bl.git_describe()
     built = _dt.datetime.fromtimestamp(os.stat(pbin).st_mtime, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -335,7 +329,6 @@ def write_section(docs: Path, meta, results, specs):
     for name, label in (("peregrine", "Peregrine"), ("redis", "Redis")):
         top = results[name].get("top") or []
         if top:
-            total = (results[name]["both"] * 2 * n)
             L.append(f"<details><summary>{label}: where the instructions go — own instructions "
                      "per request (GET+SET mix) by function, setget run minus base run, first "
                      "repetition</summary>")
@@ -347,7 +340,6 @@ def write_section(docs: Path, meta, results, specs):
             L.append("")
             L.append("</details>")
             L.append("")
-            _ = total
     L.append(bl.INSTR_END)
     section = "\n".join(L)
     if docs.exists():

@@ -31,7 +31,7 @@ import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -57,7 +57,6 @@ class Unit:
     pipeline: int
     tests: list[Test]
     seed: tuple[int, int] | None = None   # (keys, value bytes) loaded first
-    note: str = ""
 
 
 @dataclass
@@ -79,9 +78,9 @@ WORKLOAD_TITLES = {
 }
 
 
-def bench_args(pipeline: int, keyspace: int, value: int | None, t: str) -> list[str]:
+def bench_args(pipeline: int, keyspace: int, value: int, t: str) -> list[str]:
     a = ["-t", t, "-r", str(keyspace), "-P", str(pipeline)]
-    if value is not None and t == "set":
+    if t == "set":
         a += ["-d", str(value)]
     return a
 
@@ -118,10 +117,11 @@ def smoke_plan() -> tuple[list[Unit], list[MemUnit]]:
 # --------------------------------------------------------------------------
 
 class Runner:
-    def __init__(self, args, specs, workdir):
+    def __init__(self, args, specs, workdir, display: dict[str, str] | None = None):
         self.args = args
         self.specs = specs
         self.workdir = workdir
+        self.display = display or {}   # binary copy -> path to show in commands
         self.records: list[dict] = []
         self.problems: list[str] = []
         self.commands: dict[str, list[str]] = {}
@@ -134,7 +134,7 @@ class Runner:
 
     def _template(self, argv: list[str], port: int) -> str:
         def short(a):
-            if a in getattr(self, "display", {}):
+            if a in self.display:
                 return self.display[a]
             if a == str(port):
                 return "$PORT"
@@ -189,10 +189,9 @@ class Runner:
         cpu0, whole0 = srv.cpu_ticks()
         busy0 = bl.read_busy_ticks()
         t0 = time.monotonic()
-        argv, text, rc = bl.run_redis_benchmark(self.args.redis_benchmark, srv.port, args,
-                                                timeout=self.args.test_timeout)
+        argv, text, rc, client_cpu = bl.run_redis_benchmark(self.args.redis_benchmark, srv.port, args,
+                                                            timeout=self.args.test_timeout)
         wall = time.monotonic() - t0
-        client_cpu = getattr(bl.run_redis_benchmark, "last_cpu_s", None)
         if not srv.alive():
             self.note_problem(f"{spec.label} CRASHED during {unit.id} {test.name} round {rnd} "
                               f"(rc={srv.proc.returncode}); command: {bl.cmd_str(argv)}\n"
@@ -224,12 +223,13 @@ class Runner:
             self.note_problem(f"{spec.label} {unit.id} {test.name}: could not parse {missing} "
                               f"from redis-benchmark output")
 
-        served = (post_cmd.get(test.command, {}).get("calls", 0)
-                  - pre_cmd.get(test.command, {}).get("calls", 0))
-        failed = sum(post_cmd.get(test.command, {}).get(k, 0) - pre_cmd.get(test.command, {}).get(k, 0)
-                     for k in ("failed_calls", "rejected_calls"))
+        def cmd_delta(k):
+            return (post_cmd.get(test.command, {}).get(k, 0)
+                    - pre_cmd.get(test.command, {}).get(k, 0))
+        served = cmd_delta("calls")
+        failed = cmd_delta("failed_calls") + cmd_delta("rejected_calls")
         err_delta = (int(post_info.get("total_error_replies", 0))
-                     - int(pre_info.get("total_error_replies", 0)) - 0)
+                     - int(pre_info.get("total_error_replies", 0)))
         if served != test.n:
             self.note_problem(f"{spec.label} {unit.id} {test.name}: server counted {served} "
                               f"{test.command} calls, redis-benchmark -n was {test.n}")
@@ -243,8 +243,7 @@ class Runner:
                               f"but /proc/PID/stat says {wticks} (a thread exited?)")
         denom = served if served > 0 else test.n
         # CPU used by anything other than the server and redis-benchmark (e.g. a build).
-        other = ((busy1 - busy0) / bl.CLK_TCK - ticks / bl.CLK_TCK - (client_cpu or 0)) / wall \
-            if wall > 0 else 0
+        other = ((busy1 - busy0 - ticks) / bl.CLK_TCK - client_cpu) / wall if wall > 0 else 0
         if other > BUSY:
             msg = (f"{spec.label} {unit.id} {test.name} round {rnd}: other processes used "
                    f"{other:.0%} of a core during the test; this round of {unit.id} is left out")
@@ -259,7 +258,7 @@ class Runner:
             "wall_s": round(wall, 3), "cpu_ticks": ticks, "cpu_ticks_whole": wticks,
             "served": served, "cpu_us_per_req": ticks / bl.CLK_TCK * 1e6 / denom,
             "cpu_util": ticks / bl.CLK_TCK / wall if wall > 0 else None,
-            "client_cpu_util": client_cpu / wall if wall > 0 and client_cpu is not None else None,
+            "client_cpu_util": client_cpu / wall if wall > 0 else None,
             "other_cpu_util": round(other, 3),
             "rss_kb": rss, "error_replies": err_delta, "bench_rc": rc,
         }
@@ -504,12 +503,16 @@ def cell(stats, metric, kind):
     return s
 
 
+def med(agg_entry, server, metric):
+    """The median of metric for server in an aggregate() entry, or None."""
+    return agg_entry.get(server, {}).get(metric, (None,))[0]
+
+
 def ratio(agg_entry, metric):
-    p = agg_entry.get("peregrine", {}).get(metric)
-    r = agg_entry.get("redis", {}).get(metric)
-    if not p or not r or not r[0]:
+    p, r = med(agg_entry, "peregrine", metric), med(agg_entry, "redis", metric)
+    if p is None or not r:
         return None
-    return p[0] / r[0]
+    return p / r
 
 
 def fratio(x):
@@ -581,7 +584,7 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
     for w, us in by_w.items():
         L.append(f"## {WORKLOAD_TITLES.get(w, w)}")
         L.append("")
-        L.append(workload_notes(w))
+        L.append(NOTES.get(w, ""))
         L.append("")
         used = []
         for u in us:
@@ -606,7 +609,7 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
         if w == "w3" and "bench_pipeline.png" in plots:
             L.append("![throughput and CPU per request vs pipeline depth](bench_pipeline.png)")
             L.append("")
-    if any(p for p in plots if p == "bench_latency.png"):
+    if "bench_latency.png" in plots:
         L.append("### Latency percentiles, all workloads")
         L.append("")
         L.append("![latency percentiles](bench_latency.png)")
@@ -672,7 +675,7 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
     L.append("")
     L.append("## Problems seen in this run")
     L.append("")
-    busy = getattr(runner, "busy_notes", [])
+    busy = runner.busy_notes
     if busy:
         L.append(f"- Disturbed measurements (another process used more than {BUSY:.0%} of a core "
                  f"during the test; the round is left out of that workload's medians): {len(busy)}.")
@@ -772,10 +775,6 @@ NOTES = {
 }
 
 
-def workload_notes(w):
-    return NOTES.get(w, "")
-
-
 # The null-server ceiling that /work/shared/MEASURING.md measured with memtier_benchmark
 # (1 thread, 50 clients), server CPU µs/request.  Only quoted as a note: the work
 # share uses the null server measured in the same run with redis-benchmark.
@@ -786,10 +785,10 @@ KERNEL_BOUND = 0.15   # Redis − ceiling below this share of Redis's CPU/req: t
 
 def work_share(agg_entry):
     """(Peregrine − null) / (Redis − null) of the median CPU µs/request, or None."""
-    p, r, c = (agg_entry.get(s, {}).get("cpu_us_per_req") for s in ("peregrine", "redis", "null"))
-    if not p or not r or not c or r[0] - c[0] <= 0:
+    p, r, c = (med(agg_entry, s, "cpu_us_per_req") for s in ("peregrine", "redis", "null"))
+    if None in (p, r, c) or r - c <= 0:
         return None
-    return (p[0] - c[0]) / (r[0] - c[0])
+    return (p - c) / (r - c)
 
 
 def work_share_section(agg, units) -> str:
@@ -797,20 +796,20 @@ def work_share_section(agg, units) -> str:
     for u in units:
         for t in u.tests:
             e = agg.get((u.id, t.name), {})
-            p, r, c = (e.get(s, {}).get("cpu_us_per_req") for s in ("peregrine", "redis", "null"))
-            if not p or not r or not c:
+            p, r, c = (med(e, s, "cpu_us_per_req") for s in ("peregrine", "redis", "null"))
+            if None in (p, r, c):
                 continue
-            gap = r[0] - c[0]
+            gap = r - c
             share = work_share(e)
             notes = []
-            if gap <= KERNEL_BOUND * r[0]:
+            if gap <= KERNEL_BOUND * r:
                 notes.append("kernel-bound: Redis is within "
-                             f"{gap / r[0]:.0%} of the ceiling, the share is mostly noise")
+                             f"{gap / r:.0%} of the ceiling, the share is mostly noise")
             if t.name == "GET" and u.seed and u.seed[1] >= 256:
                 notes.append(f"the null server answers nil, not {u.seed[1]:,}-byte values: "
                              "the ceiling is too low, the share too high")
-            rows.append(f"| {u.id.replace('_', ' ')} | {u.pipeline} | {t.name} | {p[0]:.3f} | "
-                        f"{r[0]:.3f} | {c[0]:.3f} | {fratio(share)} | {'; '.join(notes)} |")
+            rows.append(f"| {u.id.replace('_', ' ')} | {u.pipeline} | {t.name} | {p:.3f} | "
+                        f"{r:.3f} | {c:.3f} | {fratio(share)} | {'; '.join(notes)} |")
     memtier = ", ".join(f"P{k} {v} µs" for k, v in MEMTIER_CEILING_US.items())
     if not rows:
         return ("**Work share** (MEASURING.md): not computed — this run has no null-server "
@@ -852,9 +851,8 @@ def make_plots(agg, units, mems, docs_dir: Path) -> list[str]:
         fig, axes = plt.subplots(1, 2, figsize=(12, 5))
         for server in ("peregrine", "redis", "null"):
             for test, style in (("SET", "-o"), ("GET", "--s")):
-                rps = [agg.get((u.id, test), {}).get(server, {}).get("rps", (None,))[0] for u in sweep]
-                cpu = [agg.get((u.id, test), {}).get(server, {}).get("cpu_us_per_req", (None,))[0]
-                       for u in sweep]
+                rps = [med(agg.get((u.id, test), {}), server, "rps") for u in sweep]
+                cpu = [med(agg.get((u.id, test), {}), server, "cpu_us_per_req") for u in sweep]
                 if all(v is None for v in cpu):
                     continue
                 lab = f"{LABELS[server]} {test}" + (" (nil replies)" if server == "null" and test == "GET" else "")
@@ -899,7 +897,7 @@ def make_plots(agg, units, mems, docs_dir: Path) -> list[str]:
         h = 0.38
         for ax, (metric, title) in zip(axes, [("p50_ms", "p50"), ("p99_ms", "p99"), ("p999_ms", "p99.9")]):
             for i, server in enumerate(("peregrine", "redis")):
-                vals = [e.get(server, {}).get(metric, (0,))[0] or 0 for _, e in rows]
+                vals = [med(e, server, metric) or 0 for _, e in rows]
                 ax.barh(y + (i - 0.5) * h, vals, height=h, color=COLORS[server], label=LABELS[server])
             ax.set_xscale("log")
             ax.set_title(f"{title} latency (ms, log scale)")
@@ -927,8 +925,7 @@ def make_plots(agg, units, mems, docs_dir: Path) -> list[str]:
         x = np.arange(len(mems))
         w = 0.36
         for i, server in enumerate(("peregrine", "redis")):
-            vals = [agg.get((mu.id, "mem"), {}).get(server, {}).get("bytes_per_key", (0,))[0] or 0
-                    for mu in mems]
+            vals = [med(agg.get((mu.id, "mem"), {}), server, "bytes_per_key") or 0 for mu in mems]
             bars = ax.bar(x + (i - 0.5) * w, vals, width=w, color=COLORS[server], label=LABELS[server])
             for b, v in zip(bars, vals):
                 ax.text(b.get_x() + b.get_width() / 2, b.get_height(), f"{v:.0f}", ha="center",
@@ -954,24 +951,23 @@ def print_summary(agg, units, mems):
     print(f"{'run':10s} {'test':4s} {'Peregrine req/s':>16s} {'Redis req/s':>12s} {'ratio':>6s} "
           f"{'null req/s':>12s} {'P CPU us':>9s} {'R CPU us':>9s} {'ratio':>6s} {'null CPU us':>11s} "
           f"{'share':>6s} {'P p99':>7s} {'R p99':>7s} {'ratio':>6s}")
+    def f(v, spec):
+        return format(v, spec) if v is not None else "-".rjust(int(spec.split(",")[0].split(".")[0]))
     for u in units:
         for t in u.tests:
             e = agg.get((u.id, t.name), {})
-            g = lambda s, k: (e.get(s, {}).get(k) or (None,))[0]  # noqa: E731
-            def f(v, spec):
-                return format(v, spec) if v is not None else "-".rjust(int(spec.split(",")[0].split(".")[0]))
-            print(f"{u.id:10s} {t.name:4s} {f(g('peregrine', 'rps'), '16,.0f')} {f(g('redis', 'rps'), '12,.0f')} "
-                  f"{fratio(ratio(e, 'rps')):>6s} {f(g('null', 'rps'), '12,.0f')} "
-                  f"{f(g('peregrine', 'cpu_us_per_req'), '9.3f')} {f(g('redis', 'cpu_us_per_req'), '9.3f')} "
-                  f"{fratio(ratio(e, 'cpu_us_per_req')):>6s} {f(g('null', 'cpu_us_per_req'), '11.3f')} "
+            print(f"{u.id:10s} {t.name:4s} {f(med(e, 'peregrine', 'rps'), '16,.0f')} {f(med(e, 'redis', 'rps'), '12,.0f')} "
+                  f"{fratio(ratio(e, 'rps')):>6s} {f(med(e, 'null', 'rps'), '12,.0f')} "
+                  f"{f(med(e, 'peregrine', 'cpu_us_per_req'), '9.3f')} {f(med(e, 'redis', 'cpu_us_per_req'), '9.3f')} "
+                  f"{fratio(ratio(e, 'cpu_us_per_req')):>6s} {f(med(e, 'null', 'cpu_us_per_req'), '11.3f')} "
                   f"{fratio(work_share(e)):>6s} "
-                  f"{f(g('peregrine', 'p99_ms'), '7.3f')} {f(g('redis', 'p99_ms'), '7.3f')} "
+                  f"{f(med(e, 'peregrine', 'p99_ms'), '7.3f')} {f(med(e, 'redis', 'p99_ms'), '7.3f')} "
                   f"{fratio(ratio(e, 'p99_ms')):>6s}")
     for mu in mems:
         e = agg.get((mu.id, "mem"), {})
-        g = lambda s: (e.get(s, {}).get("bytes_per_key") or (None,))[0]  # noqa: E731
-        if g("peregrine") is not None and g("redis") is not None:
-            print(f"{mu.id:10s} mem  bytes/key Peregrine {g('peregrine'):.1f}  Redis {g('redis'):.1f}  "
+        p, r = med(e, "peregrine", "bytes_per_key"), med(e, "redis", "bytes_per_key")
+        if p is not None and r is not None:
+            print(f"{mu.id:10s} mem  bytes/key Peregrine {p:.1f}  Redis {r:.1f}  "
                   f"ratio {fratio(ratio(e, 'bytes_per_key'))}")
 
 
@@ -1023,16 +1019,12 @@ def main(argv=None) -> int:
     if args.from_json:
         return regenerate(args)
 
-    pbin = os.path.abspath(args.peregrine)
-    if not os.access(pbin, os.X_OK):
-        print(f"run_bench: no executable Peregrine at {pbin} (build it first)", file=sys.stderr)
+    try:
+        pbin, (args.redis_server, args.redis_benchmark) = bl.find_binaries(
+            args.peregrine, [args.redis_server, args.redis_benchmark], "redis-server redis-tools")
+    except bl.BenchError as e:
+        print(f"run_bench: {e}", file=sys.stderr)
         return 2
-    for b in (args.redis_server, args.redis_benchmark):
-        if not shutil.which(b):
-            print(f"run_bench: {b} not found (apt-get install redis-server redis-tools)", file=sys.stderr)
-            return 2
-    args.redis_server = shutil.which(args.redis_server)
-    args.redis_benchmark = shutil.which(args.redis_benchmark)
 
     null_bin = None
     if args.null_server:
@@ -1075,8 +1067,7 @@ def main(argv=None) -> int:
             units = [u for u in units if u.id in sel or u.workload in sel]
             mems = [m for m in mems if m.id in sel or m.workload in sel]
 
-    runner = Runner(args, specs, workdir)
-    runner.display = display
+    runner = Runner(args, specs, workdir, display)
     t0 = time.monotonic()
     try:
         runner.run(units, mems, rounds)
