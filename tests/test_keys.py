@@ -132,6 +132,15 @@ def test_expireat_pexpireat_expiretime(rc):
     assert 48 <= rc.execute_command("TTL", "k") <= 50
 
 
+def test_expiretime_rounds_to_the_nearest_second(rc):
+    rc.execute_command("SET", "k", "v")
+    rc.execute_command("PEXPIREAT", "k", "4000000000700")
+    assert rc.execute_command("EXPIRETIME", "k") == 4000000001
+    rc.execute_command("PEXPIREAT", "k", "4000000000499")
+    assert rc.execute_command("EXPIRETIME", "k") == 4000000000
+    assert rc.execute_command("PEXPIRETIME", "k") == 4000000000499
+
+
 def test_persist(rc):
     rc.execute_command("SET", "k", "v", "EX", "100")
     assert rc.execute_command("PERSIST", "k") == 1
@@ -415,6 +424,13 @@ def test_scan_invalid_cursor(rc, cursor):
         rc.execute_command("SCAN", cursor)
 
 
+def test_scan_empty_cursor_is_zero(rc):
+    # Redis parses the cursor with strtoul: an empty string is cursor 0.
+    rc.execute_command("SET", "k", "v")
+    cursor, keys = rc.execute_command("SCAN", "", "COUNT", "100")
+    assert cursor == b"0" and keys == [b"k"]
+
+
 @pytest.mark.parametrize("args", [
     ("COUNT", "0"), ("COUNT", "-1"), ("COUNT",), ("MATCH",), ("TYPE",), ("FOO",), ("FOO", "bar"),
 ])
@@ -659,6 +675,13 @@ def test_swapdb_errors(rc):
         rc.execute_command("SWAPDB", "0")
 
 
+def test_swapdb_index_outside_int_gets_the_commands_own_error(rc):
+    with raises("invalid first DB index"):
+        rc.execute_command("SWAPDB", "99999999999", "0")
+    with raises("invalid second DB index"):
+        rc.execute_command("SWAPDB", "0", "99999999999")
+
+
 def test_dbsize(rc):
     assert rc.execute_command("DBSIZE") == 0
     rc.execute_command("MSET", "a", "1", "b", "2", "c", "3")
@@ -744,6 +767,13 @@ def test_select_errors(rc, idx, msg):
     rc.execute_command("SET", "still0", "1")
     rc.execute_command("SELECT", "0")
     assert rc.execute_command("GET", "still0") == b"1"
+
+
+@pytest.mark.parametrize("cmd", [("SELECT", "{}"), ("MOVE", "k", "{}"), ("COPY", "k", "k2", "DB", "{}")])
+def test_db_index_outside_int(rc, cmd):
+    rc.execute_command("SET", "k", "v")
+    with raises("value is out of range, value must between -2147483648 and 2147483647"):
+        rc.execute_command(*[a.format("99999999999") for a in cmd])
 
 
 def test_select_arity(rc):

@@ -139,6 +139,10 @@ def test_memory_usage(mm):
         mm.execute_command("MEMORY", "USAGE", "big", "FOO")
     with pytest.raises(redis.ResponseError, match=r"^value is not an integer or out of range$"):
         mm.execute_command("MEMORY", "USAGE", "big", "SAMPLES", "x")
+    # A negative count is a syntax error, whether the key exists or not.
+    for key in ("big", "missing"):
+        with pytest.raises(redis.ResponseError, match=r"^syntax error$"):
+            mm.execute_command("MEMORY", "USAGE", key, "SAMPLES", "-1")
 
 
 def test_memory_stats(mm):

@@ -60,3 +60,15 @@ def test_object_errors(rc):
     help_lines = rc.execute_command("OBJECT", "HELP")
     assert help_lines[0].startswith(b"OBJECT <subcommand>")
     assert any(line.startswith(b"ENCODING") for line in help_lines)
+
+
+def test_append_creating_a_key_encodes_it_as_set_does(rc):
+    # Redis runs tryObjectEncoding on the value APPEND stores for a new key.
+    rc.execute_command("APPEND", "n", "12")
+    assert rc.execute_command("OBJECT", "ENCODING", "n") == b"int"
+    rc.execute_command("APPEND", "s", "hello")
+    assert rc.execute_command("OBJECT", "ENCODING", "s") == b"embstr"
+    # Appending to an existing key makes it raw, as before.
+    rc.execute_command("APPEND", "n", "3")
+    assert rc.execute_command("OBJECT", "ENCODING", "n") == b"raw"
+    assert rc.execute_command("GET", "n") == b"123"

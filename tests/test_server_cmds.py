@@ -192,6 +192,17 @@ def test_config_resetstat(rc):
         rc.execute_command("CONFIG", "RESETSTAT", "x")
 
 
+def test_config_resetstat_clears_expired_keys(rc):
+    rc.execute_command("SET", "k", "v", "PX", "1")
+    time.sleep(0.01)
+    assert rc.execute_command("GET", "k") is None  # expires it
+    assert info_dict(rc.execute_command("INFO", "stats"))["expired_keys"] != "0"
+    rc.execute_command("CONFIG", "RESETSTAT")
+    d = info_dict(rc.execute_command("INFO", "stats"))
+    assert d["expired_keys"] == "0"
+    assert d["evicted_keys"] == "0"
+
+
 # ---------------------------------------------------------------- COMMAND
 
 def test_command_count_matches_command(rc):

@@ -18,8 +18,9 @@ bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out, std::s
 
 bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
   int64_t v;
-  if (!ParseInt64(arg, &v) || v < INT_MIN || v > INT_MAX) {
-    ctx.reply.Error(kErrNotInteger);
+  if (!ParseIntArg(ctx, arg, &v)) return false;
+  if (v < INT_MIN || v > INT_MAX) {  // Redis's getIntFromObjectOrReply
+    ctx.reply.Error("ERR value is out of range, value must between -2147483648 and 2147483647");
     return false;
   }
   if (v < 0 || v >= ctx.shard.num_dbs()) {

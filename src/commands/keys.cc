@@ -126,7 +126,7 @@ void PttlCommand(CommandContext& ctx) { TtlGeneric(ctx, true); }
 void ExpiretimeGeneric(CommandContext& ctx, bool ms) {
   Db::Entry* e = KeyWithDeadline(ctx);
   if (e == nullptr) return;
-  ctx.reply.Integer(ms ? e->expire_ms() : e->expire_ms() / 1000);
+  ctx.reply.Integer(ms ? e->expire_ms() : (e->expire_ms() + 500) / 1000);  // rounded, as Redis
 }
 void ExpiretimeCommand(CommandContext& ctx) { ExpiretimeGeneric(ctx, false); }
 void PexpiretimeCommand(CommandContext& ctx) { ExpiretimeGeneric(ctx, true); }
@@ -163,7 +163,8 @@ bool ParseCursor(CommandContext& ctx, std::string_view arg, uint64_t* out) {
   char* end = nullptr;
   errno = 0;
   unsigned long long v = strtoull(s.c_str(), &end, 10);
-  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])) || *end != '\0' || errno == ERANGE ||
+  // As Redis's strtoul: "" is cursor 0; a leading space or trailing junk is not.
+  if ((!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) || *end != '\0' || errno == ERANGE ||
       end != s.c_str() + s.size()) {
     ctx.reply.Error("ERR invalid cursor");
     return false;
@@ -350,10 +351,17 @@ void MoveCommand(CommandContext& ctx) {
 }
 
 void SwapdbCommand(CommandContext& ctx) {
+  // As Redis's getIntFromObjectOrReply with a message: not an integer, or
+  // outside int, gets the command's own error.
   int64_t a, b;
-  if (!ParseIntArg(ctx, ctx.args[1], &a, "ERR invalid first DB index") ||
-      !ParseIntArg(ctx, ctx.args[2], &b, "ERR invalid second DB index"))
+  if (!ParseInt64(ctx.args[1], &a) || a < INT_MIN || a > INT_MAX) {
+    ctx.reply.Error("ERR invalid first DB index");
     return;
+  }
+  if (!ParseInt64(ctx.args[2], &b) || b < INT_MIN || b > INT_MAX) {
+    ctx.reply.Error("ERR invalid second DB index");
+    return;
+  }
   const int n = ctx.shard.num_dbs();
   if (a < 0 || a >= n || b < 0 || b >= n) {
     ctx.reply.Error(kErrDbIndex);

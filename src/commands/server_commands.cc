@@ -338,6 +338,10 @@ void MemoryUsageCommand(CommandContext& ctx) {
     if (EqualsIgnoreCase(ctx.args[i], "samples") && i + 1 < ctx.args.size()) {
       int64_t samples;
       if (!ParseIntArg(ctx, ctx.args[++i], &samples)) return;
+      if (samples < 0) {
+        ctx.reply.Error(kErrSyntax);
+        return;
+      }
     } else {
       ctx.reply.Error(kErrSyntax);
       return;

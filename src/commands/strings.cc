@@ -258,7 +258,8 @@ void AppendCommand(CommandContext& ctx) {
   Db::Entry* e;
   if (!LookupStringForWrite(ctx, ctx.args[1], &e)) return;
   if (e == nullptr) {
-    e = InsertKey(ctx, ctx.db(), ctx.args[1], Value(CompactString(ctx.args[2])));
+    // A new key's value is encoded as SET would (Redis: tryObjectEncoding).
+    e = InsertKey(ctx, ctx.db(), ctx.args[1], Value::String(ctx.args[2]));
   } else {
     if (!CheckStringLength(ctx, e->value.str().size() + ctx.args[2].size())) return;
     e->value.mutable_str().Append(ctx.args[2]);

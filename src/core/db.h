@@ -165,6 +165,8 @@ class Db {
   // Of `samples` keys with a deadline, the one that expires soonest (volatile-ttl).
   bool EvictSoonestExpiring(size_t samples, std::mt19937_64& rng);
   uint64_t evicted_keys() const { return evicted_keys_; }
+  // CONFIG RESETSTAT: expired_keys() and evicted_keys() start again at 0.
+  void ResetStats() { expired_keys_ = evicted_keys_ = 0; }
 
   // MEMORY USAGE: the bytes the key costs (its arena entry, its share of the
   // index, and the key's and value's heap blocks).

@@ -603,7 +603,7 @@ void Server::ResetStats() {
     cmd->stats = CommandStats{};
     for (auto& sub : cmd->subcommands) sub.stats = CommandStats{};
   }
-  for (auto& s : shards_) s->stats() = ShardStats{};
+  for (auto& s : shards_) s->ResetStats();
 }
 
 std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {

@@ -31,6 +31,11 @@ class Shard {
   // REQUIRES: 0 <= i < num_dbs().
   Db& db(int i) { return *dbs_[static_cast<size_t>(i)]; }
   ShardStats& stats() { return stats_; }
+  // CONFIG RESETSTAT: the shard's counters and its databases'.
+  void ResetStats() {
+    stats_ = ShardStats{};
+    for (auto& db : dbs_) db->ResetStats();
+  }
   std::mt19937_64& rng() { return rng_; }
 
   // One slice of active expiry: walks the databases' keys with deadlines, deleting
