@@ -152,3 +152,16 @@ def test_memory_stats(mm):
     assert d[b"keys.count"] == 100
     assert d[b"total.allocated"] > 0
     assert d[b"dataset.bytes"] > 0
+
+
+def test_info_memory_peak_and_client_buffers(mm):
+    # used_memory_peak is the highest used_memory seen (not the process's
+    # peak RSS); client buffers are mem_clients_normal, as Redis names them.
+    fill(mm, "k", 20000, 100)
+    full = info(mm, "memory")
+    assert full["used_memory_peak"] >= full["used_memory"]
+    assert full["mem_clients_normal"] >= 0
+    mm.flushall()
+    emptied = info(mm, "memory")
+    assert emptied["used_memory"] < full["used_memory"] - 1_000_000
+    assert emptied["used_memory_peak"] >= full["used_memory"]

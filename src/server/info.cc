@@ -43,11 +43,6 @@ uint64_t RssBytes() {
   return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
 
-uint64_t PeakRssBytes() {
-  rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
-}
 
 void Field(std::string& out, const char* name, std::string_view value) {
   out += name;
@@ -154,18 +149,17 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     // allocator's usable size of everything it allocates, core/memory.h) plus
     // the clients' buffers. maxmemory bounds the keyspace part.
     const uint64_t dataset = static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0));
-    const uint64_t buffers = ClientBufferBytes();
-    const uint64_t used = dataset + buffers;
+    const uint64_t used = UsedMemory();
     const char* allocator = mi_process_info != nullptr ? "mimalloc" : "libc";
     const uint64_t rss = RssBytes();
     Field(out, "used_memory", used);
     Field(out, "used_memory_human", HumanBytes(used));
     Field(out, "used_memory_rss", rss);
     Field(out, "used_memory_rss_human", HumanBytes(rss));
-    Field(out, "used_memory_peak", PeakRssBytes());
-    Field(out, "used_memory_peak_human", HumanBytes(PeakRssBytes()));
+    Field(out, "used_memory_peak", used_memory_peak_);
+    Field(out, "used_memory_peak_human", HumanBytes(used_memory_peak_));
     Field(out, "used_memory_dataset", dataset);
-    Field(out, "used_memory_clients", buffers);
+    Field(out, "mem_clients_normal", used - dataset);
     Field(out, "maxmemory", config_.maxmemory);
     Field(out, "maxmemory_human", HumanBytes(config_.maxmemory));
     Field(out, "maxmemory_policy", MaxmemoryPolicyName(config_.maxmemory_policy));

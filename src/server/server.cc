@@ -177,6 +177,12 @@ void Server::Cleanup() {
 
 void Server::RequestShutdown() { loop_.Stop(); }
 
+uint64_t Server::UsedMemory() {
+  const uint64_t used = static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0)) + ClientBufferBytes();
+  used_memory_peak_ = std::max(used_memory_peak_, used);
+  return used;
+}
+
 uint64_t Server::ClientBufferBytes() const {
   uint64_t bytes = 0;
   for (const auto& [id, c] : clients_) bytes += c->in.capacity() + c->out.capacity();
@@ -559,6 +565,7 @@ void Server::Cron() {
   const int64_t now = UnixTimeMs();
   CycleClock::Recalibrate();
   ActiveExpireSlice();
+  UsedMemory();  // samples the peak
   // Segments left sparse by deletions give their memory back (at most 1 ms
   // per tick).
   for (auto& s : shards_) s->MaintainTables(1000);
@@ -604,6 +611,7 @@ void Server::ResetStats() {
     for (auto& sub : cmd->subcommands) sub.stats = CommandStats{};
   }
   for (auto& s : shards_) s->ResetStats();
+  used_memory_peak_ = 0;
 }
 
 std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {

@@ -79,6 +79,10 @@ class Server : public ErrorSink {
   void ResetStats();
   // Bytes of every client's read and reply buffers (INFO, MEMORY STATS).
   uint64_t ClientBufferBytes() const;
+  // used_memory as INFO reports it (the keyspace plus the clients' buffers);
+  // raises used_memory_peak, which the cron also samples every tick.
+  uint64_t UsedMemory();
+  uint64_t used_memory_peak() const { return used_memory_peak_; }
   // The ops/s of the last couple of seconds (INFO stats).
   uint64_t instantaneous_ops_per_sec() const;
 
@@ -146,6 +150,7 @@ class Server : public ErrorSink {
   int64_t start_time_ms_ = 0;
   bool expire_pressure_ = false;
   int64_t last_expire_slice_us_ = 0;
+  uint64_t used_memory_peak_ = 0;  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
 
   // instantaneous_ops_per_sec: samples of total_commands_processed.
   static constexpr int kOpsSamples = 16;
