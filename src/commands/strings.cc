@@ -281,9 +281,10 @@ void IncrBy(CommandContext& ctx, int64_t delta) {
   int64_t current = 0;
   if (e != nullptr) {
     const CompactString& v = e->value.str();
+    char scratch[CompactString::kIntBufferSize];
     if (v.is_int()) {
       current = v.int_value();
-    } else if (!ParseInt64(v.view(), &current)) {
+    } else if (!ParseInt64(v.View(scratch), &current)) {
       ctx.reply.Error(kErrNotInteger);
       return;
     }

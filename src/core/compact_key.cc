@@ -21,13 +21,6 @@ const uint64_t kSeed = [] {
   return (uint64_t{rd()} << 32) ^ rd();
 }();
 
-uint64_t Unpack8(uint64_t y) {
-  y = (y & 0x000000000FFFFFFFull) | ((y & 0x00FFFFFFF0000000ull) << 4);
-  y = (y & 0x00003FFF00003FFFull) | ((y & 0x0FFFC0000FFFC000ull) << 2);
-  y = (y & 0x007F007F007F007Full) | ((y & 0x3F803F803F803F80ull) << 1);
-  return y;
-}
-
 uint64_t HashShort(uint64_t w0, uint64_t w1) {
   const uint64_t w[2] = {w0, w1};
   return XXH3_64bits_withSeed(w, sizeof(w), kSeed);

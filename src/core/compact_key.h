@@ -28,6 +28,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/pack7.h"
+
 namespace peregrine {
 
 class CompactKey {
@@ -127,7 +129,7 @@ class CompactKey {
       std::memcpy(&lo, s.data(), 8);
       std::memcpy(&hi, s.data() + 8, 8);
       const uint8_t last = n == 17 ? static_cast<uint8_t>(s[16]) : 0;
-      if (((lo | hi) & 0x8080808080808080ull) == 0 && last < 0x80) {
+      if (IsAscii8(lo | hi) && last < 0x80) {
         const uint64_t a = Pack8(lo), b = Pack8(hi);
         p.w0 = a | (b << 56);
         p.w1 = (b >> 8) | (uint64_t{last} << 48) | (uint64_t{n == 17 ? kKindPacked17 : kKindPacked16} << 56);
@@ -136,14 +138,6 @@ class CompactKey {
     }
     p.w1 = uint64_t{kKindHeap} << 56;
     return p;
-  }
-  // Eight 7-bit characters (one per byte, little-endian) into 56 bits: three
-  // merge steps of neighbouring fields (what BMI2's pext does, portably).
-  static uint64_t Pack8(uint64_t x) {
-    x = (x & 0x007F007F007F007Full) | ((x & 0x7F007F007F007F00ull) >> 1);
-    x = (x & 0x00003FFF00003FFFull) | ((x & 0x3FFF00003FFF0000ull) >> 2);
-    x = (x & 0x000000000FFFFFFFull) | ((x & 0x0FFFFFFF00000000ull) >> 4);
-    return x;
   }
   static uint64_t HashProbe(const Probe& p);
   static constexpr uint64_t kNoFlags = ~(uint64_t{0xE0} << 56);

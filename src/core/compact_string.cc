@@ -10,6 +10,7 @@
 
 #include "core/memory.h"
 #include "core/numbers.h"
+#include "core/pack7.h"
 
 namespace peregrine {
 namespace {
@@ -27,6 +28,20 @@ void CompactString::Init(std::string_view s) {
     bytes_[kTag] = static_cast<uint8_t>(s.size());
     return;
   }
+  if (s.size() == kPackedSize) {
+    uint64_t lo, hi = 0;
+    std::memcpy(&lo, s.data(), 8);
+    std::memcpy(&hi, s.data() + 8, 7);
+    if (IsAscii8(lo | hi)) {
+      // 105 bits: chars 0..7 in bits 0..55, chars 8..14 in bits 56..104.
+      const uint64_t a = Pack8(lo), b = Pack8(hi);
+      const uint64_t w0 = a | (b << 56), w1 = b >> 8;
+      std::memcpy(bytes_, &w0, 8);
+      std::memcpy(bytes_ + 8, &w1, 6);
+      bytes_[kTag] = kTagPacked;
+      return;
+    }
+  }
   char* p = Allocate(s.size());
   std::memcpy(p, s.data(), s.size());
   SetHeap(p, s.size(), /*raw=*/false);
@@ -38,6 +53,7 @@ CompactString::CompactString(const CompactString& other) {
     char* p = Allocate(n);
     std::memcpy(p, other.heap_ptr(), n);
     SetHeap(p, n, (other.bytes_[kTag] & kRawFlag) != 0);
+    bytes_[kSpare] = other.bytes_[kSpare];
   } else {
     std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
   }
@@ -64,14 +80,21 @@ CompactString CompactString::FromInt(int64_t v) {
   return c;
 }
 
-bool CompactString::EqualsInt(std::string_view s) const {
-  char buf[kIntBufferSize];
-  return View(buf) == s;
+std::string_view CompactString::ViewSlow(char* scratch) const {
+  if (is_int()) return {scratch, FormatInt64(int_value(), scratch)};
+  uint64_t w0, w1 = 0;
+  std::memcpy(&w0, bytes_, 8);
+  std::memcpy(&w1, bytes_ + 8, 6);
+  const uint64_t lo = Unpack8(w0), hi = Unpack8((w0 >> 56) | (w1 << 8));
+  std::memcpy(scratch, &lo, 8);
+  std::memcpy(scratch + 8, &hi, 7);
+  return {scratch, kPackedSize};
 }
 
 size_t CompactString::size() const {
   uint8_t tag = bytes_[kTag];
   if (tag <= kInlineCapacity) return tag;
+  if (tag == kTagPacked) return kPackedSize;
   if (tag == kTagInt) {
     char buf[kIntBufferSize];
     return FormatInt64(int_value(), buf);
@@ -79,15 +102,10 @@ size_t CompactString::size() const {
   return heap_size();
 }
 
-std::string_view CompactString::View(char* scratch) const {
-  if (is_int()) return {scratch, FormatInt64(int_value(), scratch)};
-  return view();
-}
-
 CompactString::Encoding CompactString::encoding() const {
   uint8_t tag = bytes_[kTag];
   if (tag == kTagInt) return Encoding::kInt;
-  if (tag <= kInlineCapacity) return Encoding::kEmbstr;
+  if (tag <= kTagPacked) return Encoding::kEmbstr;
   if ((tag & kRawFlag) || heap_size() > kEmbstrLimit) return Encoding::kRaw;
   return Encoding::kEmbstr;
 }

@@ -1,12 +1,17 @@
-// CompactString: a byte string in 16 bytes. Up to 15 bytes live inline; longer
-// strings live in one heap block sized to fit (no separate header); an
-// integer can be kept as an int64 (Redis's "int" encoding: INCR on it
-// allocates nothing). Keys and string values are CompactStrings.
+// CompactString: a byte string in 16 bytes. Up to 14 bytes live inline, and
+// 15-byte ASCII strings too (packed at 7 bits per character); longer strings
+// (and 15-byte binary ones) live in one heap block sized to fit (no separate
+// header); an integer can be kept as an int64 (Redis's "int" encoding: INCR
+// on it allocates nothing). String values are CompactStrings.
 //
 // Layout (the last byte is the tag):
-//   inline:  bytes[0..len) data,               tag = len (0..15)
-//   heap:    bytes[0..8) pointer, [8..14) size, tag = kTagHeap (| kRawFlag)
-//   integer: bytes[0..8) int64,                tag = kTagInt
+//   inline:  bytes[0..len) data,                   tag = len (0..14)
+//   packed:  bytes[0..14) 15 characters (pack7.h), tag = kTagPacked
+//   heap:    bytes[0..8) pointer, [8..14) size,    tag = kTagHeap (| kRawFlag)
+//   integer: bytes[0..8) int64,                    tag = kTagInt
+// Byte 14 is never part of the string: it is the owner's (the keyspace keeps
+// a key's access data there, see Value). Construction sets it to 0 (copies
+// copy it); assignment and every mutation leave it as it was.
 //
 // Not thread-safe; owned by one shard like everything in core/.
 #pragma once
@@ -23,7 +28,11 @@ namespace peregrine {
 
 class CompactString {
  public:
-  static constexpr size_t kInlineCapacity = 15;
+  // The longest string kept inline in any case (15-byte ASCII strings are
+  // inline too, packed).
+  static constexpr size_t kInlineCapacity = 14;
+  // Bytes a caller must provide to View() for a packed string.
+  static constexpr size_t kPackedSize = 15;
   // Bytes a caller must provide to View() to hold an integer's decimal form.
   static constexpr size_t kIntBufferSize = 24;
   // The largest size a string can have (48 bits).
@@ -32,9 +41,15 @@ class CompactString {
   // How Redis's OBJECT ENCODING names the representation.
   enum class Encoding : uint8_t { kInt, kEmbstr, kRaw };
 
-  CompactString() noexcept { bytes_[kTag] = 0; }
-  // A string as given (never integer-encoded): keys use this.
-  explicit CompactString(std::string_view s) { Init(s); }
+  CompactString() noexcept {
+    bytes_[kSpare] = 0;
+    bytes_[kTag] = 0;
+  }
+  // A string as given (never integer-encoded).
+  explicit CompactString(std::string_view s) {
+    bytes_[kSpare] = 0;
+    Init(s);
+  }
   ~CompactString() { Release(); }
 
   CompactString(const CompactString& other);
@@ -46,7 +61,9 @@ class CompactString {
   CompactString& operator=(CompactString&& other) noexcept {
     if (this != &other) {
       Release();
+      const uint8_t spare = bytes_[kSpare];
       std::memcpy(bytes_, other.bytes_, sizeof(bytes_));
+      bytes_[kSpare] = spare;
       other.bytes_[kTag] = 0;
     }
     return *this;
@@ -69,24 +86,25 @@ class CompactString {
   size_t size() const;
   bool empty() const { return size() == 0; }
 
-  // The bytes of a string that is not integer-encoded. REQUIRES: !is_int().
-  std::string_view view() const {
-    uint8_t tag = bytes_[kTag];
+  // The string form of any encoding; an integer or a packed string is
+  // written into `scratch` (kIntBufferSize bytes), which must outlive the
+  // view. Inline and heap strings are not copied.
+  std::string_view View(char* scratch) const {
+    const uint8_t tag = bytes_[kTag];
     if (tag <= kInlineCapacity) return {reinterpret_cast<const char*>(bytes_), tag};
-    return {heap_ptr(), heap_size()};
+    if (tag & kTagHeap) return {heap_ptr(), heap_size()};
+    return ViewSlow(scratch);
   }
-  // The string form of any encoding; an integer is written into `scratch`
-  // (kIntBufferSize bytes), which must outlive the view.
-  std::string_view View(char* scratch) const;
 
-  // Compares the string form with `s` (keys are never integer-encoded, so
-  // this is the key comparison of the hash table).
+  // Compares the string form with `s`.
   bool Equals(std::string_view s) const {
-    uint8_t tag = bytes_[kTag];
-    if (tag <= kInlineCapacity) return s.size() == tag && (tag == 0 || std::memcmp(bytes_, s.data(), tag) == 0);
-    if (tag == kTagInt) return EqualsInt(s);
-    return s.size() == heap_size() && std::memcmp(heap_ptr(), s.data(), s.size()) == 0;
+    char scratch[kIntBufferSize];
+    return View(scratch) == s;
   }
+
+  // The owner's byte (see the layout above).
+  uint8_t spare() const { return bytes_[kSpare]; }
+  void set_spare(uint8_t b) { bytes_[kSpare] = b; }
 
   Encoding encoding() const;
   // Bytes allocated on the heap for this string (0 if inline or integer).
@@ -103,13 +121,16 @@ class CompactString {
   char* MutableBytes(size_t min_size);
 
  private:
+  static constexpr size_t kSpare = 14;
   static constexpr size_t kTag = 15;
+  static constexpr uint8_t kTagPacked = 15;
   static constexpr uint8_t kTagHeap = 0x40;
   static constexpr uint8_t kRawFlag = 0x01;
   static constexpr uint8_t kTagInt = 0x20;
 
+  // Stores `s` (bytes 0..13 and the tag; the spare byte is left alone).
   void Init(std::string_view s);
-  bool EqualsInt(std::string_view s) const;
+  std::string_view ViewSlow(char* scratch) const;
   void Release() {
     if (bytes_[kTag] & kTagHeap) CountedFree(heap_ptr());
   }

@@ -102,7 +102,7 @@ std::vector<Sample> Samples() {
 TEST(CompactStringTest, SizeofIs16) {
   static_assert(sizeof(CompactString) == 16);
   EXPECT_EQ(sizeof(CompactString), 16u);
-  EXPECT_EQ(CompactString::kInlineCapacity, 15u);
+  EXPECT_EQ(CompactString::kInlineCapacity, 14u);
   EXPECT_GE(CompactString::kIntBufferSize, 21u);  // FormatInt64 needs 21 bytes
 }
 
@@ -122,7 +122,6 @@ TEST(CompactStringTest, DefaultIsEmptyEmbstr) {
   EXPECT_EQ(c.size(), 0u);
   EXPECT_TRUE(c.empty());
   EXPECT_FALSE(c.is_int());
-  EXPECT_EQ(c.view(), "");
   EXPECT_EQ(StrOf(c), "");
   EXPECT_TRUE(c.Equals(""));
   EXPECT_FALSE(c.Equals("a"));
@@ -139,21 +138,23 @@ TEST(CompactStringTest, RoundTripEverySize0To40) {
     EXPECT_FALSE(c.is_int());
     EXPECT_EQ(c.size(), n);
     EXPECT_EQ(c.empty(), n == 0);
-    EXPECT_EQ(c.view(), s);
     char scratch[CompactString::kIntBufferSize];
     std::string_view v = c.View(scratch);
     EXPECT_EQ(v, s);
-    EXPECT_EQ(v.data(), c.view().data());  // not copied into scratch
     EXPECT_TRUE(c.Equals(s));
     EXPECT_EQ(c.encoding(), Encoding::kEmbstr);  // <= 44 bytes
     if (n <= CompactString::kInlineCapacity) {
       EXPECT_EQ(c.HeapBytes(), 0u);
       EXPECT_TRUE(PointsInside(c, c.data_address()));
-      EXPECT_TRUE(PointsInside(c, c.view().data()));
+      EXPECT_TRUE(PointsInside(c, v.data()));  // not copied into scratch
+    } else if (n == CompactString::kPackedSize) {
+      // Pattern(15) has bytes above 0x7F: binary 15-byte strings go to the heap.
+      EXPECT_GE(c.HeapBytes(), n);
+      EXPECT_EQ(c.data_address(), static_cast<const void*>(v.data()));
     } else {
       EXPECT_GE(c.HeapBytes(), n);
       EXPECT_FALSE(PointsInside(c, c.data_address()));
-      EXPECT_EQ(c.data_address(), static_cast<const void*>(c.view().data()));
+      EXPECT_EQ(c.data_address(), static_cast<const void*>(v.data()));  // not copied
     }
   }
 }
@@ -165,7 +166,7 @@ TEST(CompactStringTest, RoundTripSourceBufferReused) {
     const std::string expected = buf;
     CompactString c(buf);
     std::fill(buf.begin(), buf.end(), 'Z');
-    EXPECT_EQ(c.view(), expected) << n;
+    EXPECT_EQ(StrOf(c), expected) << n;
   }
 }
 
@@ -175,7 +176,7 @@ TEST(CompactStringTest, RoundTripLarge) {
     const std::string s = RandomBytes(n, static_cast<uint32_t>(n));
     CompactString c(s);
     EXPECT_EQ(c.size(), n);
-    EXPECT_TRUE(c.view() == s);
+    EXPECT_TRUE(StrOf(c) == s);
     EXPECT_TRUE(StrOf(c) == s);
     EXPECT_TRUE(c.Equals(s));
     EXPECT_EQ(c.encoding(), Encoding::kRaw);
@@ -192,16 +193,90 @@ TEST(CompactStringTest, InlineHeapBoundary) {
   CompactString c15(s15), c16(s16);
   EXPECT_EQ(c15.HeapBytes(), 0u);
   EXPECT_TRUE(PointsInside(c15, c15.data_address()));
-  EXPECT_EQ(c15.view(), s15);
+  EXPECT_EQ(StrOf(c15), s15);
   EXPECT_EQ(c15.size(), 15u);
   EXPECT_GE(c16.HeapBytes(), 16u);
   EXPECT_FALSE(PointsInside(c16, c16.data_address()));
-  EXPECT_EQ(c16.view(), s16);
+  EXPECT_EQ(StrOf(c16), s16);
   EXPECT_EQ(c16.size(), 16u);
   EXPECT_EQ(c15.encoding(), Encoding::kEmbstr);
   EXPECT_EQ(c16.encoding(), Encoding::kEmbstr);
   EXPECT_FALSE(c15.Equals(s16));
   EXPECT_FALSE(c16.Equals(s15));
+}
+
+// 15-byte strings: ASCII ones are packed inline (so that byte 14 stays the
+// owner's), binary ones go to the heap; both read back exactly.
+TEST(CompactStringTest, FifteenBytePackedOrHeap) {
+  std::mt19937 rng(15);
+  for (int i = 0; i < 2000; i++) {
+    std::string s(15, '\0');
+    for (auto& ch : s) ch = static_cast<char>(rng() & 0x7F);  // NUL and DEL included
+    CompactString c(s);
+    ASSERT_EQ(StrOf(c), s);
+    ASSERT_EQ(c.size(), 15u);
+    ASSERT_EQ(c.HeapBytes(), 0u);
+    ASSERT_TRUE(c.Equals(s));
+    ASSERT_EQ(c.encoding(), Encoding::kEmbstr);
+    std::string other = s;
+    other[static_cast<size_t>(i % 15)] ^= 1;
+    ASSERT_FALSE(c.Equals(other));
+    CompactString copy(c);
+    ASSERT_EQ(StrOf(copy), s);
+  }
+  for (size_t pos = 0; pos < 15; pos++) {
+    std::string s(15, 'a');
+    s[pos] = static_cast<char>(0x80 | pos);
+    CompactString c(s);
+    EXPECT_EQ(StrOf(c), s);
+    EXPECT_GE(c.HeapBytes(), 15u) << pos;
+  }
+  // Appending to a packed string unpacks it.
+  CompactString a(std::string(15, 'q'));
+  a.Append("r");
+  EXPECT_EQ(StrOf(a), std::string(15, 'q') + "r");
+  EXPECT_EQ(a.encoding(), Encoding::kRaw);
+  CompactString m(std::string(15, 'q'));
+  m.MutableBytes(15)[0] = 'Q';
+  EXPECT_EQ(StrOf(m), "Q" + std::string(14, 'q'));
+}
+
+// Byte 14 is the owner's: every encoding leaves it alone; construction
+// zeroes it, copies and moves carry it, assignment keeps the target's.
+TEST(CompactStringTest, SpareByteBelongsToTheOwner) {
+  const std::vector<std::string> values = {"", "abc", std::string(14, 'x'), std::string(15, 'y'),
+                                           std::string(16, 'z'), std::string(100, 'w'), "12345"};
+  for (const std::string& s : values) {
+    SCOPED_TRACE(s);
+    CompactString c = CompactString::FromValue(s);
+    EXPECT_EQ(c.spare(), 0);
+    c.set_spare(0xA7);
+    EXPECT_EQ(StrOf(c), s);
+    c.Append("tail");
+    EXPECT_EQ(c.spare(), 0xA7);
+    EXPECT_EQ(StrOf(c), s + "tail");
+    c.MutableBytes(200);
+    EXPECT_EQ(c.spare(), 0xA7);
+    CompactString copy(c);
+    EXPECT_EQ(copy.spare(), 0xA7);
+    CompactString moved(std::move(copy));
+    EXPECT_EQ(moved.spare(), 0xA7);
+    moved = CompactString::FromInt(7);
+    EXPECT_EQ(moved.spare(), 0xA7);
+    EXPECT_EQ(StrOf(moved), "7");
+    moved = CompactString(std::string(15, 'p'));
+    EXPECT_EQ(moved.spare(), 0xA7);
+    EXPECT_EQ(StrOf(moved), std::string(15, 'p'));
+    CompactString target("t");
+    target.set_spare(3);
+    target = c;
+    EXPECT_EQ(target.spare(), 3);
+    EXPECT_EQ(StrOf(target), StrOf(c));
+  }
+  Value v = Value::String("hello");
+  v.set_access(9);
+  v = Value::String(std::string(40, 'x'));
+  EXPECT_EQ(v.access(), 9) << "replacing a key's value keeps its access data";
 }
 
 TEST(CompactStringTest, BinaryDataWithNulBytes) {
@@ -221,12 +296,12 @@ TEST(CompactStringTest, BinaryDataWithNulBytes) {
     SCOPED_TRACE("size " + std::to_string(s.size()));
     CompactString c(s);
     EXPECT_EQ(c.size(), s.size());
-    EXPECT_EQ(c.view(), s);
+    EXPECT_EQ(StrOf(c), s);
     EXPECT_EQ(StrOf(c), s);
     EXPECT_TRUE(c.Equals(s));
     CompactString v = CompactString::FromValue(s);
     EXPECT_FALSE(v.is_int());
-    EXPECT_EQ(v.view(), s);
+    EXPECT_EQ(StrOf(v), s);
   }
   CompactString c("a\0b"s);
   EXPECT_FALSE(c.Equals("a"));
@@ -243,7 +318,7 @@ TEST(CompactStringTest, ConstructorNeverIntEncodes) {
   for (const char* s : {"0", "1", "123", "-5", "9223372036854775807"}) {
     CompactString c{std::string_view(s)};
     EXPECT_FALSE(c.is_int()) << s;
-    EXPECT_EQ(c.view(), s);
+    EXPECT_EQ(StrOf(c), s);
     EXPECT_EQ(c.encoding(), Encoding::kEmbstr) << s;
     EXPECT_TRUE(c.Equals(s));
   }
@@ -253,17 +328,17 @@ TEST(CompactStringTest, EmptyInputs) {
   const std::string_view empty = "";
   CompactString c(empty);
   EXPECT_EQ(c.size(), 0u);
-  EXPECT_EQ(c.view(), "");
+  EXPECT_EQ(StrOf(c), "");
   EXPECT_TRUE(c.Equals(empty));
   EXPECT_EQ(c.encoding(), Encoding::kEmbstr);
   CompactString v = CompactString::FromValue(empty);
   EXPECT_FALSE(v.is_int());
-  EXPECT_EQ(v.view(), "");
+  EXPECT_EQ(StrOf(v), "");
   CompactString h(std::string(20, 'h'));
   EXPECT_FALSE(h.Equals(empty));
   CompactString a("abc");
   a.Append(empty);
-  EXPECT_EQ(a.view(), "abc");
+  EXPECT_EQ(StrOf(a), "abc");
 }
 
 TEST(CompactStringTest, DefaultStringViewInputs) {
@@ -272,14 +347,14 @@ TEST(CompactStringTest, DefaultStringViewInputs) {
   const std::string_view null_sv;
   CompactString c(null_sv);
   EXPECT_EQ(c.size(), 0u);
-  EXPECT_EQ(c.view(), "");
+  EXPECT_EQ(StrOf(c), "");
   EXPECT_TRUE(c.Equals(null_sv));
   CompactString v = CompactString::FromValue(null_sv);
   EXPECT_FALSE(v.is_int());
-  EXPECT_EQ(v.view(), "");
+  EXPECT_EQ(StrOf(v), "");
   CompactString a("abc");
   a.Append(null_sv);
-  EXPECT_EQ(a.view(), "abc");
+  EXPECT_EQ(StrOf(a), "abc");
 }
 
 // ---------------------------------------------------------------------------
@@ -355,7 +430,7 @@ TEST(CompactStringTest, FromValueNonIntegers) {
     SCOPED_TRACE("\"" + s + "\"");
     CompactString c = CompactString::FromValue(s);
     EXPECT_FALSE(c.is_int());
-    EXPECT_EQ(c.view(), s);
+    EXPECT_EQ(StrOf(c), s);
     EXPECT_EQ(StrOf(c), s);
     EXPECT_EQ(c.size(), s.size());
     EXPECT_EQ(c.encoding(), Encoding::kEmbstr);
@@ -368,7 +443,7 @@ TEST(CompactStringTest, FromValueLongDigitStringsAreStrings) {
   const std::string digits45(45, '7');
   CompactString c = CompactString::FromValue(digits45);
   EXPECT_FALSE(c.is_int());
-  EXPECT_EQ(c.view(), digits45);
+  EXPECT_EQ(StrOf(c), digits45);
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
   const std::string digits44(44, '7');
   CompactString d = CompactString::FromValue(digits44);
@@ -477,7 +552,7 @@ TEST(CompactStringTest, EncodingRawAfterAppend) {
     c.Append("z");
     EXPECT_EQ(c.encoding(), Encoding::kRaw);
     EXPECT_FALSE(c.is_int());
-    EXPECT_EQ(c.view(), sample.text + "z");
+    EXPECT_EQ(StrOf(c), sample.text + "z");
   }
   // Even an empty APPEND makes the string raw (Redis unshares it first).
   for (const Sample& sample : Samples()) {
@@ -486,7 +561,7 @@ TEST(CompactStringTest, EncodingRawAfterAppend) {
     c.Append("");
     EXPECT_EQ(c.encoding(), Encoding::kRaw);
     EXPECT_FALSE(c.is_int());
-    EXPECT_EQ(c.view(), sample.text);
+    EXPECT_EQ(StrOf(c), sample.text);
   }
 }
 
@@ -498,19 +573,19 @@ TEST(CompactStringTest, EncodingRawAfterMutableBytes) {
       c.MutableBytes(0);  // within size
       EXPECT_EQ(c.encoding(), Encoding::kRaw);
       EXPECT_FALSE(c.is_int());
-      EXPECT_EQ(c.view(), sample.text);
+      EXPECT_EQ(StrOf(c), sample.text);
     }
     {
       CompactString c = sample.Make();
       c.MutableBytes(sample.text.size());  // exactly the size
       EXPECT_EQ(c.encoding(), Encoding::kRaw);
-      EXPECT_EQ(c.view(), sample.text);
+      EXPECT_EQ(StrOf(c), sample.text);
     }
     {
       CompactString c = sample.Make();
       c.MutableBytes(sample.text.size() + 1);  // growing
       EXPECT_EQ(c.encoding(), Encoding::kRaw);
-      EXPECT_EQ(c.view(), sample.text + '\0');
+      EXPECT_EQ(StrOf(c), sample.text + '\0');
     }
   }
 }
@@ -619,7 +694,7 @@ TEST(CompactStringTest, CopyAssignmentReturnsSelf) {
   EXPECT_EQ(&r, &a);
   CompactString& r2 = (a = std::move(b));
   EXPECT_EQ(&r2, &a);
-  EXPECT_EQ(a.view(), std::string(30, 'b'));
+  EXPECT_EQ(StrOf(a), std::string(30, 'b'));
 }
 
 TEST(CompactStringTest, SelfCopyAssignment) {
@@ -656,12 +731,12 @@ TEST(CompactStringTest, MoveConstructionLeavesSourceEmpty) {
     EXPECT_FALSE(src.is_int());
     EXPECT_EQ(src.size(), 0u);
     EXPECT_TRUE(src.empty());
-    EXPECT_EQ(src.view(), "");
+    EXPECT_EQ(StrOf(src), "");
     EXPECT_EQ(src.encoding(), Encoding::kEmbstr);
     EXPECT_EQ(src.HeapBytes(), 0u);
     EXPECT_TRUE(src.Equals(""));
     src.Append("reuse");
-    EXPECT_EQ(src.view(), "reuse");
+    EXPECT_EQ(StrOf(src), "reuse");
     EXPECT_EQ(StrOf(dst), sample.text);
   }
 }
@@ -678,13 +753,13 @@ TEST(CompactStringTest, MoveAssignmentLeavesSourceEmpty) {
       EXPECT_EQ(dst.encoding(), enc);
       EXPECT_FALSE(src.is_int());
       EXPECT_EQ(src.size(), 0u);
-      EXPECT_EQ(src.view(), "");
+      EXPECT_EQ(StrOf(src), "");
       EXPECT_EQ(src.encoding(), Encoding::kEmbstr);
       EXPECT_EQ(src.HeapBytes(), 0u);
       // Both stay usable and independent.
       src = CompactString("again");
       dst.Append("#");
-      EXPECT_EQ(src.view(), "again");
+      EXPECT_EQ(StrOf(src), "again");
       EXPECT_EQ(StrOf(dst), from.text + "#");
     }
   }
@@ -729,7 +804,7 @@ TEST(CompactStringTest, ContainerOfStrings) {
 TEST(CompactStringTest, AppendInline) {
   CompactString c("ab");
   c.Append("cd");
-  EXPECT_EQ(c.view(), "abcd");
+  EXPECT_EQ(StrOf(c), "abcd");
   EXPECT_EQ(c.size(), 4u);
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
   EXPECT_GE(c.HeapBytes(), 4u);
@@ -739,11 +814,11 @@ TEST(CompactStringTest, AppendInline) {
 TEST(CompactStringTest, AppendToEmpty) {
   CompactString c;
   c.Append("x");
-  EXPECT_EQ(c.view(), "x");
+  EXPECT_EQ(StrOf(c), "x");
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
   CompactString d;
   d.Append(std::string(100, 'y'));
-  EXPECT_EQ(d.view(), std::string(100, 'y'));
+  EXPECT_EQ(StrOf(d), std::string(100, 'y'));
 }
 
 TEST(CompactStringTest, AppendAcrossInlineBoundary) {
@@ -752,7 +827,7 @@ TEST(CompactStringTest, AppendAcrossInlineBoundary) {
       const std::string sa = Pattern(a, 1), sb = Pattern(b, 2);
       CompactString c(sa);
       c.Append(sb);
-      ASSERT_EQ(c.view(), sa + sb) << a << "+" << b;
+      ASSERT_EQ(StrOf(c), sa + sb) << a << "+" << b;
       EXPECT_EQ(c.size(), a + b);
       EXPECT_EQ(c.encoding(), Encoding::kRaw);
       EXPECT_GE(c.HeapBytes(), a + b);
@@ -765,11 +840,11 @@ TEST(CompactStringTest, AppendHeap) {
   CompactString c(a);
   ASSERT_EQ(c.encoding(), Encoding::kEmbstr);
   c.Append(b);
-  EXPECT_EQ(c.view(), a + b);
+  EXPECT_EQ(StrOf(c), a + b);
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
   EXPECT_GE(c.HeapBytes(), 50u);
   c.Append("\0tail"s);
-  EXPECT_EQ(c.view(), a + b + "\0tail"s);
+  EXPECT_EQ(StrOf(c), a + b + "\0tail"s);
 }
 
 TEST(CompactStringTest, AppendBinary) {
@@ -777,7 +852,7 @@ TEST(CompactStringTest, AppendBinary) {
   CompactString c(a);
   c.Append(b);
   c.Append("\0\0"s);
-  EXPECT_EQ(c.view(), a + b + "\0\0"s);
+  EXPECT_EQ(StrOf(c), a + b + "\0\0"s);
 }
 
 TEST(CompactStringTest, AppendInteger) {
@@ -795,7 +870,7 @@ TEST(CompactStringTest, AppendInteger) {
     ASSERT_TRUE(c.is_int());
     c.Append(tail);
     EXPECT_FALSE(c.is_int());
-    EXPECT_EQ(c.view(), num + tail);
+    EXPECT_EQ(StrOf(c), num + tail);
     EXPECT_EQ(c.size(), num.size() + tail.size());
     EXPECT_EQ(c.encoding(), Encoding::kRaw);
     EXPECT_GE(c.HeapBytes(), num.size() + tail.size());
@@ -804,7 +879,7 @@ TEST(CompactStringTest, AppendInteger) {
   CompactString c = CompactString::FromInt(12);
   c.Append("3");
   EXPECT_FALSE(c.is_int());
-  EXPECT_EQ(c.view(), "123");
+  EXPECT_EQ(StrOf(c), "123");
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
 }
 
@@ -826,7 +901,7 @@ TEST(CompactStringTest, ManySmallAppendsAreAmortized) {
   }
   const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(c.size(), kN);
-  EXPECT_TRUE(c.view() == expected);
+  EXPECT_TRUE(StrOf(c) == expected);
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
   EXPECT_EQ(bad_capacity, 0u);
   // Greedy growth: the block is resized O(log n) times, not every few bytes.
@@ -850,7 +925,7 @@ TEST(CompactStringTest, LargeAppendsPastOneMegabyte) {
     // Past 1 MB the preallocation is at most 1 MB beyond the need (sds rule).
     EXPECT_LE(c.HeapBytes(), std::max<size_t>(2 * c.size(), c.size() + kMB) + 4096);
   }
-  EXPECT_TRUE(c.view() == expected);
+  EXPECT_TRUE(StrOf(c) == expected);
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
 }
 
@@ -862,11 +937,11 @@ TEST(CompactStringTest, MutableBytesGrowsWithZeroPadding) {
   char* p = c.MutableBytes(10);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(c.size(), 10u);
-  EXPECT_EQ(c.view(), "abc\0\0\0\0\0\0\0"s);
+  EXPECT_EQ(StrOf(c), "abc\0\0\0\0\0\0\0"s);
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
-  EXPECT_EQ(static_cast<const void*>(p), static_cast<const void*>(c.view().data()));
+  EXPECT_EQ(static_cast<const void*>(p), c.data_address());
   std::memcpy(p + 5, "XY", 2);
-  EXPECT_EQ(c.view(), "abc\0\0XY\0\0\0"s);
+  EXPECT_EQ(StrOf(c), "abc\0\0XY\0\0\0"s);
   EXPECT_TRUE(c.Equals("abc\0\0XY\0\0\0"s));
 }
 
@@ -874,11 +949,11 @@ TEST(CompactStringTest, MutableBytesFromEmpty) {
   CompactString c;
   char* p = c.MutableBytes(5);
   ASSERT_NE(p, nullptr);
-  EXPECT_EQ(c.view(), std::string(5, '\0'));
+  EXPECT_EQ(StrOf(c), std::string(5, '\0'));
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
   EXPECT_GE(c.HeapBytes(), 5u);
   p[4] = 'e';
-  EXPECT_EQ(c.view(), "\0\0\0\0e"s);
+  EXPECT_EQ(StrOf(c), "\0\0\0\0e"s);
 }
 
 TEST(CompactStringTest, MutableBytesFromInteger) {
@@ -886,14 +961,14 @@ TEST(CompactStringTest, MutableBytesFromInteger) {
   ASSERT_TRUE(c.is_int());
   char* p = c.MutableBytes(5);
   EXPECT_FALSE(c.is_int());
-  EXPECT_EQ(c.view(), "12\0\0\0"s);
+  EXPECT_EQ(StrOf(c), "12\0\0\0"s);
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
   p[2] = '3';
-  EXPECT_EQ(c.view(), "123\0\0"s);
+  EXPECT_EQ(StrOf(c), "123\0\0"s);
 
   CompactString n = CompactString::FromValue("-9223372036854775808");
   n.MutableBytes(25);
-  EXPECT_EQ(n.view(), "-9223372036854775808\0\0\0\0\0"s);
+  EXPECT_EQ(StrOf(n), "-9223372036854775808\0\0\0\0\0"s);
 }
 
 TEST(CompactStringTest, MutableBytesFromHeap) {
@@ -901,17 +976,17 @@ TEST(CompactStringTest, MutableBytesFromHeap) {
   CompactString c(s);
   char* p = c.MutableBytes(100);
   EXPECT_EQ(c.size(), 100u);
-  EXPECT_EQ(c.view(), s + std::string(70, '\0'));
+  EXPECT_EQ(StrOf(c), s + std::string(70, '\0'));
   EXPECT_GE(c.HeapBytes(), 100u);
   p[99] = '!';
-  EXPECT_EQ(c.view().back(), '!');
+  EXPECT_EQ(StrOf(c).back(), '!');
   // Growing again keeps everything written so far.
   c.MutableBytes(kMB);
   EXPECT_EQ(c.size(), kMB);
-  EXPECT_EQ(c.view().substr(0, 30), s);
-  EXPECT_EQ(c.view().substr(30, 69), std::string(69, '\0'));
-  EXPECT_EQ(c.view()[99], '!');
-  EXPECT_EQ(c.view().substr(100), std::string(kMB - 100, '\0'));
+  EXPECT_EQ(StrOf(c).substr(0, 30), s);
+  EXPECT_EQ(StrOf(c).substr(30, 69), std::string(69, '\0'));
+  EXPECT_EQ(StrOf(c)[99], '!');
+  EXPECT_EQ(StrOf(c).substr(100), std::string(kMB - 100, '\0'));
 }
 
 TEST(CompactStringTest, MutableBytesPadsWithZerosAfterAppendSpareCapacity) {
@@ -921,17 +996,17 @@ TEST(CompactStringTest, MutableBytesPadsWithZerosAfterAppendSpareCapacity) {
   ASSERT_GT(c.HeapBytes(), 40u);  // greedy growth left room
   const size_t cap = c.HeapBytes();
   c.MutableBytes(cap);
-  EXPECT_EQ(c.view(), std::string(20, 'a') + std::string(20, 'b') + std::string(cap - 40, '\0'));
+  EXPECT_EQ(StrOf(c), std::string(20, 'a') + std::string(20, 'b') + std::string(cap - 40, '\0'));
 }
 
 TEST(CompactStringTest, MutableBytesWithinCurrentSize) {
   CompactString c("hello world");
   char* p = c.MutableBytes(5);
   EXPECT_EQ(c.size(), 11u);  // never shrinks
-  EXPECT_EQ(c.view(), "hello world");
+  EXPECT_EQ(StrOf(c), "hello world");
   EXPECT_EQ(c.encoding(), Encoding::kRaw);
   p[0] = 'J';
-  EXPECT_EQ(c.view(), "Jello world");
+  EXPECT_EQ(StrOf(c), "Jello world");
 
   CompactString h(std::string(30, 'h'));
   ASSERT_EQ(h.encoding(), Encoding::kEmbstr);
@@ -939,14 +1014,14 @@ TEST(CompactStringTest, MutableBytesWithinCurrentSize) {
   EXPECT_EQ(h.size(), 30u);
   EXPECT_EQ(h.encoding(), Encoding::kRaw);
   q[29] = 'H';
-  EXPECT_EQ(h.view(), std::string(29, 'h') + "H");
+  EXPECT_EQ(StrOf(h), std::string(29, 'h') + "H");
 
   CompactString n = CompactString::FromValue("123");
   char* r = n.MutableBytes(1);
   EXPECT_FALSE(n.is_int());
-  EXPECT_EQ(n.view(), "123");
+  EXPECT_EQ(StrOf(n), "123");
   r[0] = '9';
-  EXPECT_EQ(n.view(), "923");
+  EXPECT_EQ(StrOf(n), "923");
   EXPECT_EQ(n.encoding(), Encoding::kRaw);
 }
 
@@ -954,9 +1029,9 @@ TEST(CompactStringTest, MutableBytesThenAppend) {
   CompactString c("ab");
   c.MutableBytes(4)[3] = 'd';
   c.Append("ef");
-  EXPECT_EQ(c.view(), "ab\0def"s);
+  EXPECT_EQ(StrOf(c), "ab\0def"s);
   c.MutableBytes(2)[1] = 'B';
-  EXPECT_EQ(c.view(), "aB\0def"s);
+  EXPECT_EQ(StrOf(c), "aB\0def"s);
 }
 
 // ---------------------------------------------------------------------------
@@ -1008,7 +1083,7 @@ TEST(ValueTest, StringUsesIntegerEncoding) {
   for (const char* s : {"01", "+1", " 1", "1.0", "-0", "9223372036854775808", "123456789012345678901"}) {
     Value n = Value::String(s);
     EXPECT_FALSE(n.str().is_int()) << s;
-    EXPECT_EQ(n.str().view(), s);
+    EXPECT_EQ(StrOf(n.str()), s);
     EXPECT_EQ(n.EncodingName(), "embstr") << s;
   }
 }
@@ -1026,25 +1101,25 @@ TEST(ValueTest, EncodingName) {
   Value a = Value::String("hello");
   a.mutable_str().Append(" world");
   EXPECT_EQ(a.EncodingName(), "raw");
-  EXPECT_EQ(a.str().view(), "hello world");
+  EXPECT_EQ(StrOf(a.str()), "hello world");
 
   Value b = Value::String("99");
   b.mutable_str().MutableBytes(2)[0] = '1';
   EXPECT_EQ(b.EncodingName(), "raw");
-  EXPECT_EQ(b.str().view(), "19");
+  EXPECT_EQ(StrOf(b.str()), "19");
 }
 
 TEST(ValueTest, CopyAndMove) {
   Value a = Value::String(std::string(50, 'a'));
   Value b = a;
   b.mutable_str().Append("b");
-  EXPECT_EQ(a.str().view(), std::string(50, 'a'));
-  EXPECT_EQ(b.str().view(), std::string(50, 'a') + "b");
+  EXPECT_EQ(StrOf(a.str()), std::string(50, 'a'));
+  EXPECT_EQ(StrOf(b.str()), std::string(50, 'a') + "b");
   Value c = std::move(b);
-  EXPECT_EQ(c.str().view(), std::string(50, 'a') + "b");
+  EXPECT_EQ(StrOf(c.str()), std::string(50, 'a') + "b");
   EXPECT_EQ(b.str().size(), 0u);
   a = c;
-  EXPECT_EQ(a.str().view(), c.str().view());
+  EXPECT_EQ(StrOf(a.str()), StrOf(c.str()));
   EXPECT_NE(a.str().data_address(), c.str().data_address());
   Value i = Value::String("77");
   a = std::move(i);
@@ -1070,14 +1145,15 @@ namespace {
 // APPEND of a string's own bytes (inline and heap): the argument is copied
 // before the storage it points into is overwritten or moved.
 TEST(CompactStringSelfAppend, InlineAndHeap) {
+  char scratch[CompactString::kIntBufferSize];
   CompactString a("abcdef");
-  a.Append(a.view());
-  EXPECT_EQ(a.view(), "abcdefabcdef");
+  a.Append(a.View(scratch));  // a view of the inline bytes themselves
+  EXPECT_EQ(StrOf(a), "abcdefabcdef");
   CompactString b(std::string(40, 'x') + "y");
-  for (int i = 0; i < 6; i++) b.Append(b.view());
+  for (int i = 0; i < 6; i++) b.Append(b.View(scratch));  // of the heap block
   EXPECT_EQ(b.size(), 41u * 64);
-  EXPECT_EQ(b.view().substr(0, 41), std::string(40, 'x') + "y");
-  EXPECT_EQ(b.view().substr(41 * 63), std::string(40, 'x') + "y");
+  EXPECT_EQ(StrOf(b).substr(0, 41), std::string(40, 'x') + "y");
+  EXPECT_EQ(StrOf(b).substr(41 * 63), std::string(40, 'x') + "y");
 }
 
 }  // namespace

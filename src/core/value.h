@@ -2,6 +2,11 @@
 // so far, held as a CompactString (inline up to 15 bytes, integers as int64,
 // longer strings on the heap). Lists, hashes, sets, sorted sets and streams
 // will be further tags with a pointer to their container.
+//
+// Byte 14 of every encoding holds the key's access data (an LFU counter or
+// an idle-time stamp, see core/access.h) for the table, which has no other
+// room for it in its 32-byte entries. Replacing the value (assignment) keeps
+// it, as Redis keeps a key's LFU counter when SET overwrites it.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +35,11 @@ class Value {
   // REQUIRES: is_string().
   const CompactString& str() const { return str_; }
   CompactString& mutable_str() { return str_; }
+
+  // The key's access data (see above). Any future container type must leave
+  // byte 14 of its encoding free as well.
+  uint8_t access() const { return str_.spare(); }
+  void set_access(uint8_t a) { str_.set_spare(a); }
 
   // OBJECT ENCODING's name for the representation.
   std::string_view EncodingName() const;
