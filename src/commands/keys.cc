@@ -255,9 +255,10 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
     db.Erase(dst);
   }
   Value v = std::move(e->value);
+  const uint8_t access = v.access();  // the key keeps its LFU counter, as Redis's object does
   int64_t expire = e->expire_ms();
   db.Erase(src);
-  db.Insert(dst, std::move(v), expire);
+  db.Insert(dst, std::move(v), expire)->value.set_access(access);
   ReplyDone(ctx, nx);
 }
 void RenameCommand(CommandContext& ctx) { RenameGeneric(ctx, false); }
@@ -345,7 +346,8 @@ void MoveCommand(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
-  target.Insert(key, std::move(e->value), e->expire_ms());
+  const uint8_t access = e->value.access();
+  target.Insert(key, std::move(e->value), e->expire_ms())->value.set_access(access);
   ctx.db().Erase(key);
   ctx.reply.Integer(1);
 }
@@ -421,12 +423,46 @@ void ObjectRefcountCommand(CommandContext& ctx) {
     ctx.reply.Integer(1);
 }
 
+// OBJECT FREQ key: the LFU counter, under an LFU policy only.
+void ObjectFreqCommand(CommandContext& ctx) {
+  Db::Entry* e = LookupRead(ctx, ctx.args[2], /*touch=*/false);
+  if (e == nullptr) {
+    ctx.reply.Null();
+  } else if (ctx.shard.access().mode() != AccessTracker::Mode::kLfu) {
+    ctx.reply.Error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when "
+        "switching between policies at runtime LRU and LFU data will take some time to adjust.");
+  } else {
+    ctx.reply.Integer(AccessTracker::Frequency(e->value.access()));
+  }
+}
+
+// OBJECT IDLETIME key: seconds since the last access, except under an LFU policy.
+void ObjectIdletimeCommand(CommandContext& ctx) {
+  Db::Entry* e = LookupRead(ctx, ctx.args[2], /*touch=*/false);
+  if (e == nullptr) {
+    ctx.reply.Null();
+  } else if (ctx.shard.access().mode() == AccessTracker::Mode::kLfu) {
+    ctx.reply.Error(
+        "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching "
+        "between policies at runtime LRU and LFU data will take some time to adjust.");
+  } else {
+    ctx.reply.Integer(static_cast<int64_t>(ctx.shard.access().IdleSeconds(e->value.access())));
+  }
+}
+
 void ObjectHelpCommand(CommandContext& ctx) {
   const std::vector<std::string_view> lines = {
       "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "ENCODING <key>",
       "    Return the kind of internal representation used in order to store the value",
       "    associated with a <key>.",
+      "FREQ <key>",
+      "    Return the access frequency index of the <key>. The returned integer is",
+      "    proportional to the logarithm of the recent access frequency of the key.",
+      "IDLETIME <key>",
+      "    Return the idle time of the <key>, that is the approximated number of",
+      "    seconds elapsed since the last access to the key.",
       "REFCOUNT <key>",
       "    Return the number of references of the value associated with the specified",
       "    <key>.",
@@ -517,6 +553,8 @@ void RegisterKeyCommands(CommandTable& t) {
                      .since = "2.2.3", .group = "generic", .complexity = "Depends on subcommand."};
   object.subcommands = {
       sub("encoding", 3, 2, ObjectEncodingCommand, "Returns the internal encoding of a Redis object."),
+      sub("freq", 3, 2, ObjectFreqCommand, "Returns the logarithmic access frequency counter of a Redis object."),
+      sub("idletime", 3, 2, ObjectIdletimeCommand, "Returns the time since the last access to a Redis object."),
       sub("refcount", 3, 2, ObjectRefcountCommand, "Returns the reference count of a value of a key."),
       sub("help", 2, 0, ObjectHelpCommand, "Returns helpful text about the different subcommands."),
   };

@@ -75,9 +75,10 @@ void Db::InitEmpty() {
   segments_ = 1;
   size_ = 0;
   expires_ = 0;
-  expire_pos_ = sieve_pos_ = maintain_pos_ = 0;
+  expire_pos_ = sieve_pos_ = maintain_pos_ = sweep_pos_ = 0;
   expire_idx_ = sieve_group_ = 0;
   sieve_slot_ = 0;
+  sweep_active_ = false;
 }
 
 void Db::FreeAll() {
@@ -262,7 +263,15 @@ Db::Entry* Db::Find(const CompactKey::Probe& p, int64_t now_ms, bool touch) {
     expired_keys_++;
     return nullptr;
   }
-  if (touch && !(ref & kRefVisited)) ref |= kRefVisited;
+  if (touch) {
+    if (!(ref & kRefVisited)) ref |= kRefVisited;
+    if (access_ != nullptr) {
+      // Written only when it changes, so that reading a key does not dirty
+      // its cache line once a second's stamp is in place.
+      const uint8_t a = e->value.access(), b = access_->Touched(a);
+      if (a != b) e->value.set_access(b);
+    }
+  }
   return e;
 }
 
@@ -318,6 +327,7 @@ Db::Entry* Db::Insert(const CompactKey::Probe& p, Value value, int64_t expire_ms
   e->key_.Init(p);
   if (expire_ms != kNoExpire) e->key_.set_flags(CompactKey::kFlagTtl);
   new (&e->value) Value(std::move(value));
+  e->value.set_access(access_ != nullptr ? access_->Initial() : 0);
   IndexInsert(s, p.hash, ref);
   s->live++;
   size_++;
@@ -479,6 +489,27 @@ bool Db::Maintain(int64_t budget_us) {
     if ((i & 15) == 15 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(budget_us)) return true;
   }
   return false;
+}
+
+void Db::BeginAccessSweep() {
+  sweep_pos_ = 0;
+  sweep_active_ = access_ != nullptr && size_ > 0;
+}
+
+bool Db::SweepAccess(size_t max_entries) {
+  size_t visited = 0;
+  while (sweep_active_ && visited < max_entries) {
+    const Segment* s = SegmentOf(sweep_pos_);
+    ForEachLive(s, false, [&](Entry& e) {
+      const uint8_t a = e.value.access(), b = access_->Swept(a);
+      if (a != b) e.value.set_access(b);
+      return true;
+    });
+    visited += s->live;
+    sweep_pos_ = SegmentEnd(sweep_pos_, s);
+    if (sweep_pos_ == 0) sweep_active_ = false;
+  }
+  return sweep_active_;
 }
 
 // ---- iteration ---------------------------------------------------------------------
@@ -662,6 +693,8 @@ void Db::Swap(Db& other) {
   std::swap(sieve_group_, other.sieve_group_);
   std::swap(sieve_slot_, other.sieve_slot_);
   std::swap(maintain_pos_, other.maintain_pos_);
+  std::swap(sweep_pos_, other.sweep_pos_);
+  std::swap(sweep_active_, other.sweep_active_);
 }
 
 // ---- invariants (tests) ---------------------------------------------------------------

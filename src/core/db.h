@@ -38,6 +38,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/access.h"
 #include "core/compact_key.h"
 #include "core/memory.h"
 #include "core/value.h"
@@ -77,9 +78,13 @@ class Db {
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
 
+  // Where the keys' access data is kept up to date (the owning shard's);
+  // without one (nullptr, the default) it is left at 0.
+  void set_access_tracker(AccessTracker* t) { access_ = t; }
+
   // Looks `key` up. A key whose deadline is at or before now_ms is deleted
   // (lazy expiry, counted in expired_keys()) and reported missing. A key
-  // found is marked visited for SIEVE.
+  // found is marked visited for SIEVE and its access data is updated.
   Entry* Find(std::string_view key, int64_t now_ms) { return Find(CompactKey::MakeProbe(key), now_ms); }
   // The same with the key already encoded (CompactKey::MakeProbe). With
   // touch false the key is not marked visited (Redis's LOOKUP_NOTOUCH:
@@ -141,6 +146,13 @@ class Db {
 
   // Visits every entry (expired ones too). `visit` must not modify the table.
   void ForEach(const std::function<void(const Entry&)>& visit) const;
+
+  // The access-data sweep (see AccessTracker): BeginAccessSweep() starts a
+  // pass over all keys, SweepAccess() goes on with it for about
+  // `max_entries` keys (whole segments) and returns whether the pass has
+  // keys left. The tracker's BeginPass() comes first.
+  void BeginAccessSweep();
+  bool SweepAccess(size_t max_entries);
 
   // Housekeeping for about `budget_us` microseconds (the cron calls this):
   // repacks segments whose arenas have many free slots or whose index is
@@ -347,6 +359,9 @@ class Db {
   uint32_t sieve_group_ = 0;
   int sieve_slot_ = 0;
   uint64_t maintain_pos_ = 0;
+  uint64_t sweep_pos_ = 0;
+  bool sweep_active_ = false;
+  AccessTracker* access_ = nullptr;
 };
 
 }  // namespace peregrine

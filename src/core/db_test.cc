@@ -766,3 +766,81 @@ TEST(DbMemory, AccountingReturnsToItsStartAfterClear) {
 
 }  // namespace
 }  // namespace peregrine
+
+namespace peregrine {
+namespace {
+
+// With lfu-log-factor 0 every access adds exactly one, so the counter says
+// how many touching lookups a key had.
+AccessTracker CountingTracker() {
+  AccessTracker t;
+  t.Configure(AccessTracker::Mode::kLfu, 0, 1);
+  t.Advance(kNow);
+  return t;
+}
+
+TEST(DbAccess, InsertStartsAndTouchingLookupsCount) {
+  AccessTracker t = CountingTracker();
+  Db db;
+  db.set_access_tracker(&t);
+  db.Insert("k", Str("v"));
+  EXPECT_EQ(db.FindRaw("k")->value.access(), AccessTracker::kLfuInitial);
+  for (int i = 0; i < 3; i++) db.Find("k", kNow);
+  db.Find(CompactKey::MakeProbe("k"), kNow, /*touch=*/false);
+  EXPECT_EQ(db.FindRaw("k")->value.access(), AccessTracker::kLfuInitial + 3);
+  Db plain;  // no tracker: the byte stays 0
+  plain.Insert("k", Str("v"));
+  plain.Find("k", kNow);
+  EXPECT_EQ(plain.FindRaw("k")->value.access(), 0);
+}
+
+// The byte travels with its key: deadlines set and cleared (arena moves),
+// splits while the table grows, repacks after deletions, value replacement.
+TEST(DbAccess, AccessDataSurvivesEveryMove) {
+  AccessTracker t = CountingTracker();
+  Db db;
+  db.set_access_tracker(&t);
+  db.Insert("hot", Str("v"));
+  for (int i = 0; i < 20; i++) db.Find("hot", kNow);
+  const uint8_t want = AccessTracker::kLfuInitial + 20;
+  db.SetExpire(db.FindRaw("hot"), kNow + 100'000);
+  EXPECT_EQ(db.FindRaw("hot")->value.access(), want);
+  for (int i = 0; i < 50'000; i++) db.Insert("k" + std::to_string(i), Str("x"));
+  EXPECT_EQ(db.FindRaw("hot")->value.access(), want);
+  db.SetExpire(db.FindRaw("hot"), Db::kNoExpire);
+  for (int i = 0; i < 49'000; i++) db.Erase("k" + std::to_string(i));
+  while (db.Maintain(1'000'000)) {
+  }
+  EXPECT_EQ(db.FindRaw("hot")->value.access(), want);
+  db.FindRaw("hot")->value = Str(std::string(100, 'y'));
+  EXPECT_EQ(db.FindRaw("hot")->value.access(), want) << "replacing the value keeps it";
+  EXPECT_EQ(db.CheckInvariants(), "");
+}
+
+// A sweep pass visits every key once, in steps, through splits between steps.
+TEST(DbAccess, SweepPassVisitsEveryKey) {
+  AccessTracker t = CountingTracker();
+  Db db;
+  db.set_access_tracker(&t);
+  for (int i = 0; i < 20'000; i++) db.Insert("k" + std::to_string(i), Str("v"), i % 3 ? Db::kNoExpire : kNow + 1000);
+  for (int i = 0; i < 20'000; i++) db.Find("k" + std::to_string(i), kNow);  // all at 6
+  t.BeginPass(kNow);
+  t.BeginPass(kNow + 3 * 60'000);  // three decay periods: 6 -> 3
+  db.BeginAccessSweep();
+  int steps = 0, added = 0;
+  while (db.SweepAccess(500)) {
+    steps++;
+    // Keys added during the pass (new segments split off) are not lost.
+    for (int j = 0; j < 100; j++) db.Insert("new" + std::to_string(added++), Str("v"));
+  }
+  EXPECT_GT(steps, 10);
+  for (int i = 0; i < 20'000; i++) ASSERT_EQ(db.FindRaw("k" + std::to_string(i))->value.access(), 3) << i;
+  EXPECT_FALSE(db.SweepAccess(500)) << "the pass is over";
+  Db empty;
+  empty.set_access_tracker(&t);
+  empty.BeginAccessSweep();
+  EXPECT_FALSE(empty.SweepAccess(500));
+}
+
+}  // namespace
+}  // namespace peregrine

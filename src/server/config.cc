@@ -182,6 +182,8 @@ const std::vector<Option>& Options() {
                                 "noeviction";
                        }});
     o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, 64, kMutable));
+    o.push_back(IntOption("lfu-log-factor", &Config::lfu_log_factor, 0, INT_MAX, kMutable));
+    o.push_back(IntOption("lfu-decay-time", &Config::lfu_decay_time, 0, INT_MAX, kMutable));
     o.push_back(Option{"save", kNotYet, 1, 1, [](const Config& c) { return c.save; },
                        [](Config& c, Args a) -> std::string {
                          if (!a[0].empty()) return "snapshotting is not supported yet; only save \"\" is accepted";

@@ -48,6 +48,9 @@ struct Config {
   uint64_t maxmemory = 0;
   MaxmemoryPolicy maxmemory_policy = MaxmemoryPolicy::kNoEviction;
   int maxmemory_samples = 5;
+  // Redis's LFU counter: how slowly it grows, and the minutes per decrement.
+  int lfu_log_factor = 10;
+  int lfu_decay_time = 1;
   // Persistence does not exist yet: these accept only the values that mean
   // "off", so redis-style configs and tools (redis-benchmark reads both) work.
   std::string save;

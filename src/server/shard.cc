@@ -34,6 +34,36 @@ void Shard::MaintainTables(int64_t budget_us) {
   }
 }
 
+void Shard::ConfigureAccess(const Config& config, int64_t now_ms) {
+  const bool lfu = config.maxmemory_policy == MaxmemoryPolicy::kAllKeysLfu ||
+                   config.maxmemory_policy == MaxmemoryPolicy::kVolatileLfu;
+  access_.Configure(lfu ? AccessTracker::Mode::kLfu : AccessTracker::Mode::kLru, config.lfu_log_factor,
+                    config.lfu_decay_time);
+  access_.Advance(now_ms);
+}
+
+void Shard::AccessCron(int64_t now_ms, int64_t budget_us) {
+  access_.Advance(now_ms);
+  if (!sweeping_ && now_ms - sweep_started_ms_ >= AccessTracker::kSweepPeriodMs) {
+    access_.BeginPass(now_ms);
+    for (auto& db : dbs_) db->BeginAccessSweep();
+    sweeping_ = true;
+    sweep_db_ = 0;
+    sweep_started_ms_ = now_ms;
+  }
+  if (!sweeping_) return;
+  constexpr size_t kKeysPerStep = 4096;
+  const int64_t start = MonotonicUs();
+  while (sweep_db_ < dbs_.size()) {
+    if (!dbs_[sweep_db_]->SweepAccess(kKeysPerStep)) {
+      sweep_db_++;
+    } else if (MonotonicUs() - start > budget_us) {
+      return;
+    }
+  }
+  sweeping_ = false;
+}
+
 bool Shard::EvictOne(MaxmemoryPolicy policy, int samples) {
   using P = MaxmemoryPolicy;
   const bool volatile_only = policy == P::kVolatileLru || policy == P::kVolatileLfu ||

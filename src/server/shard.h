@@ -23,7 +23,10 @@ struct ShardStats {
 class Shard {
  public:
   Shard(int index, int databases) : index_(index), dbs_(static_cast<size_t>(databases)), rng_(0x9e3779b97f4a7c15ULL + index) {
-    for (auto& db : dbs_) db = std::make_unique<Db>();
+    for (auto& db : dbs_) {
+      db = std::make_unique<Db>();
+      db->set_access_tracker(&access_);
+    }
   }
 
   int index() const { return index_; }
@@ -58,6 +61,15 @@ class Shard {
   // deletions) for at most about `budget_us` in all.
   void MaintainTables(int64_t budget_us);
 
+  // The keys' access data (OBJECT FREQ / IDLETIME).
+  AccessTracker& access() { return access_; }
+  // maxmemory-policy, lfu-log-factor and lfu-decay-time as they are now.
+  void ConfigureAccess(const Config& config, int64_t now_ms);
+  // The cron's share of access tracking: advances the tracker's clock and
+  // goes on with the sweep over all keys (a pass every
+  // AccessTracker::kSweepPeriodMs) for at most about `budget_us`.
+  void AccessCron(int64_t now_ms, int64_t budget_us);
+
   uint64_t expired_keys() const {
     uint64_t n = 0;
     for (const auto& db : dbs_) n += db->expired_keys();
@@ -69,6 +81,10 @@ class Shard {
   std::vector<std::unique_ptr<Db>> dbs_;
   ShardStats stats_;
   std::mt19937_64 rng_;
+  AccessTracker access_;
+  bool sweeping_ = false;
+  size_t sweep_db_ = 0;          // the database the running sweep pass is in
+  int64_t sweep_started_ms_ = 0;  // when the last pass started
   size_t expire_db_ = 0;  // the database the next active-expiry pass starts at
   size_t evict_db_ = 0;   // the database eviction tries first
   size_t maintain_db_ = 0;  // the database the next table housekeeping starts at

@@ -1,0 +1,98 @@
+// AccessTracker: LFU counters and idle-time stamps in one byte (see access.h).
+#include "core/access.h"
+
+#include <algorithm>
+
+namespace peregrine {
+namespace {
+
+// The LRU stamp clocks, finest first: codes [base, base + mod) hold the
+// clock's value mod `mod`; a stamp `convert_at` units old moves on.
+struct Clock {
+  uint8_t base;
+  uint8_t mod;
+  uint32_t unit_s;
+  uint32_t convert_at;
+};
+constexpr Clock kClocks[] = {
+    {0, 128, 1, 64},
+    {128, 64, 60, 48},
+    {192, 32, 3600, 24},
+    {224, 32, 86400, 30},  // the last: pinned at 30 days
+};
+constexpr int kLastClock = 3;
+
+int ClockOf(uint8_t a) { return a < 128 ? 0 : a < 192 ? 1 : a < 224 ? 2 : 3; }
+
+uint64_t ClockNow(const Clock& c, int64_t now_s) { return static_cast<uint64_t>(now_s) / c.unit_s; }
+
+// Units of clock c between the stamp in `a` and now.
+uint64_t AgeUnits(const Clock& c, uint8_t a, int64_t now_s) {
+  return (ClockNow(c, now_s) - (a - c.base)) % c.mod;
+}
+
+// The stamp of clock c for the unit holding time `at_s`.
+uint8_t StampAt(const Clock& c, int64_t at_s) {
+  return static_cast<uint8_t>(c.base + ClockNow(c, at_s) % c.mod);
+}
+
+// Seconds from the start of the stamp's unit to now: the idle time, exact on
+// the seconds clock and overstated by less than one unit on the others.
+uint64_t Idle(uint8_t a, int64_t now_s) {
+  const Clock& c = kClocks[ClockOf(a)];
+  return AgeUnits(c, a, now_s) * c.unit_s + static_cast<uint64_t>(now_s) % c.unit_s;
+}
+
+}  // namespace
+
+void AccessTracker::Configure(Mode mode, int64_t lfu_log_factor, int64_t lfu_decay_minutes) {
+  if (mode != mode_) decay_anchor_ms_ = -1;
+  mode_ = mode;
+  log_factor_ = std::max<int64_t>(0, lfu_log_factor);
+  decay_ms_ = std::max<int64_t>(0, lfu_decay_minutes) * 60'000;
+}
+
+void AccessTracker::Advance(int64_t now_ms) {
+  now_s_ = now_ms / 1000;
+  now_code_ = StampAt(kClocks[0], now_s_);
+}
+
+uint64_t AccessTracker::IdleSeconds(uint8_t a) const { return std::min(Idle(a, now_s_), kMaxIdleSeconds); }
+
+void AccessTracker::BeginPass(int64_t now_ms) {
+  pass_decay_ = 0;
+  if (mode_ != Mode::kLfu || decay_ms_ == 0 || decay_anchor_ms_ < 0) {
+    decay_anchor_ms_ = now_ms;
+    return;
+  }
+  const int64_t periods = (now_ms - decay_anchor_ms_) / decay_ms_;
+  if (periods <= 0) return;
+  decay_anchor_ms_ += periods * decay_ms_;
+  pass_decay_ = static_cast<uint8_t>(std::min<int64_t>(periods, 255));
+}
+
+uint8_t AccessTracker::Swept(uint8_t a) const {
+  if (mode_ == Mode::kLfu) return a > pass_decay_ ? static_cast<uint8_t>(a - pass_decay_) : 0;
+  const int t = ClockOf(a);
+  const Clock& c = kClocks[t];
+  const uint64_t age = AgeUnits(c, a, now_s_);
+  if (age < c.convert_at) return a;
+  if (t == kLastClock) return static_cast<uint8_t>(c.base + (ClockNow(c, now_s_) - c.convert_at) % c.mod);
+  // Onto the next clock: the unit holding the start of the current stamp's
+  // unit, so that the idle time read never shrinks.
+  const int64_t since = now_s_ - static_cast<int64_t>(Idle(a, now_s_));
+  return StampAt(kClocks[t + 1], since);
+}
+
+uint8_t AccessTracker::LfuIncrement(uint8_t counter) {
+  if (counter == 255) return counter;
+  // Redis: incremented with probability 1 / ((counter - 5) * factor + 1).
+  const int64_t base = std::max(0, counter - kLfuInitial);
+  const uint64_t d = static_cast<uint64_t>(base * log_factor_) + 1;
+  if (d == 1) return static_cast<uint8_t>(counter + 1);
+  if (d > (uint64_t{1} << 32)) return counter;
+  const uint64_t r = NextRandom() >> 32;  // uniform in [0, 2^32)
+  return r * d < (uint64_t{1} << 32) ? static_cast<uint8_t>(counter + 1) : counter;
+}
+
+}  // namespace peregrine
