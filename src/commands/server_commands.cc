@@ -347,7 +347,8 @@ void MemoryUsageCommand(CommandContext& ctx) {
       return;
     }
   }
-  Db::Entry* e = ctx.db().Find(ctx.args[2], ctx.now_ms);
+  // Not an access (Redis looks the key up without touching it).
+  Db::Entry* e = ctx.db().Find(CompactKey::MakeProbe(ctx.args[2]), ctx.now_ms, /*touch=*/false);
   if (e == nullptr)
     ctx.reply.Null();
   else

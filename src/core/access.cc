@@ -46,10 +46,16 @@ uint64_t Idle(uint8_t a, int64_t now_s) {
 }  // namespace
 
 void AccessTracker::Configure(Mode mode, int64_t lfu_log_factor, int64_t lfu_decay_minutes) {
-  if (mode != mode_) decay_anchor_ms_ = -1;
+  const int64_t decay_ms = std::max<int64_t>(0, lfu_decay_minutes) * 60'000;
+  // Decay periods are counted from the next pass on: a new period length
+  // must not turn the time since the last boundary into many short periods.
+  if (mode != mode_ || decay_ms != decay_ms_) decay_anchor_ms_ = -1;
+  // The byte means something else now: the next pass starts every key over
+  // (counter 5, or idle 0) rather than reading one meaning as the other.
+  if (mode != mode_) reset_pending_ = true;
   mode_ = mode;
   log_factor_ = std::max<int64_t>(0, lfu_log_factor);
-  decay_ms_ = std::max<int64_t>(0, lfu_decay_minutes) * 60'000;
+  decay_ms_ = decay_ms;
 }
 
 void AccessTracker::Advance(int64_t now_ms) {
@@ -61,6 +67,8 @@ uint64_t AccessTracker::IdleSeconds(uint8_t a) const { return std::min(Idle(a, n
 
 void AccessTracker::BeginPass(int64_t now_ms) {
   pass_decay_ = 0;
+  pass_resets_ = reset_pending_;
+  reset_pending_ = false;
   if (mode_ != Mode::kLfu || decay_ms_ == 0 || decay_anchor_ms_ < 0) {
     decay_anchor_ms_ = now_ms;
     return;
@@ -72,6 +80,7 @@ void AccessTracker::BeginPass(int64_t now_ms) {
 }
 
 uint8_t AccessTracker::Swept(uint8_t a) const {
+  if (pass_resets_) return Initial();
   if (mode_ == Mode::kLfu) return a > pass_decay_ ? static_cast<uint8_t>(a - pass_decay_) : 0;
   const int t = ClockOf(a);
   const Clock& c = kClocks[t];

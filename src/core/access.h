@@ -23,7 +23,13 @@
 //
 // The sweep (Db::SweepAccess) must visit every key at least once a minute
 // for the seconds stamps to stay right; the shard starts a pass every
-// kSweepPeriodMs.
+// kSweepPeriodMs and gives a pass that runs late more time. (A stall of the
+// whole shard for over a minute, e.g. DEBUG SLEEP 120, can still make keys
+// touched just before it read as idle for less time than they were.)
+//
+// Switching between an LFU and a non-LFU policy resets every key's byte
+// (counter 5, idle 0) in the next pass; until it has passed a key, FREQ or
+// IDLETIME may read the other meaning (Redis warns the same in its errors).
 //
 // Owned by a shard and used by its databases from the shard's thread only.
 #pragma once
@@ -44,12 +50,16 @@ class AccessTracker {
 
   AccessTracker() = default;
 
-  // lfu-log-factor >= 0, lfu-decay-time in minutes (0: counters never decay).
+  // lfu-log-factor >= 0, lfu-decay-time in minutes (0: counters never
+  // decay). A change of mode makes the next pass reset every key's byte
+  // (reset_pending()); the owner should start one at once.
   void Configure(Mode mode, int64_t lfu_log_factor, int64_t lfu_decay_minutes);
   Mode mode() const { return mode_; }
+  bool reset_pending() const { return reset_pending_; }
 
-  // The current time (unix ms); the cron calls this every tick, before
-  // anything reads the clock.
+  // The current time in ms of a monotonic clock (idle times are
+  // differences, and must not jump with the wall clock); the cron calls
+  // this every tick, before anything reads the clock.
   void Advance(int64_t now_ms);
 
   // The byte of a new key.
@@ -88,6 +98,8 @@ class AccessTracker {
   uint8_t now_code_ = 0;     // the seconds stamp of now_s_
   int64_t decay_anchor_ms_ = -1;  // the last decay period boundary applied
   uint8_t pass_decay_ = 0;   // what the current pass takes off LFU counters
+  bool reset_pending_ = false;  // the mode changed since the last pass began
+  bool pass_resets_ = false;    // the current pass sets every key to Initial()
   uint64_t rng_ = 0x9E3779B97F4A7C15ull;
 };
 

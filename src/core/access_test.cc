@@ -13,6 +13,16 @@ namespace {
 
 using Mode = AccessTracker::Mode;
 
+// A tracker in LFU mode whose first pass (which resets every byte after the
+// switch from the default LRU mode) has run at `start_ms`.
+AccessTracker Lfu(int64_t factor, int64_t decay_minutes, int64_t start_ms) {
+  AccessTracker t;
+  t.Configure(Mode::kLfu, factor, decay_minutes);
+  t.BeginPass(start_ms);
+  EXPECT_EQ(t.Swept(77), AccessTracker::kLfuInitial);
+  return t;
+}
+
 constexpr int64_t kStart = 1'700'000'123'456;  // an arbitrary unix time in ms
 
 AccessTracker Lru(int64_t now_ms) {
@@ -123,9 +133,8 @@ TEST(AccessTrackerTest, LfuFactorZeroCountsEveryAccess) {
 }
 
 TEST(AccessTrackerTest, LfuDecaysOnePerPeriodAcrossPasses) {
-  AccessTracker t;
-  t.Configure(Mode::kLfu, 10, 2);  // one off every 2 minutes
-  t.BeginPass(kStart);  // the first pass only sets the reference time
+  AccessTracker t = Lfu(10, 2, kStart);  // one off every 2 minutes
+  t.BeginPass(kStart + 1000);
   EXPECT_EQ(t.Swept(100), 100);
   // Passes every 10 s for 10 minutes: 5 periods, 5 off in all.
   uint8_t c = 100;
@@ -141,24 +150,50 @@ TEST(AccessTrackerTest, LfuDecaysOnePerPeriodAcrossPasses) {
 }
 
 TEST(AccessTrackerTest, LfuDecayTimeZeroNeverDecays) {
-  AccessTracker t;
-  t.Configure(Mode::kLfu, 10, 0);
-  t.BeginPass(kStart);
+  AccessTracker t = Lfu(10, 0, kStart);
   t.BeginPass(kStart + 86'400'000);
   EXPECT_EQ(t.Swept(42), 42);
 }
 
-TEST(AccessTrackerTest, SwitchingToLfuDoesNotDecayForTheTimeSpentInLru) {
-  AccessTracker t;
-  t.Configure(Mode::kLfu, 10, 1);
-  t.BeginPass(kStart);
+TEST(AccessTrackerTest, SwitchingPoliciesResetsTheBytesInTheNextPass) {
+  AccessTracker t = Lfu(10, 1, kStart);
+  EXPECT_FALSE(t.reset_pending());
+  t.BeginPass(kStart + 500);
+  t.Advance(kStart);
+  EXPECT_EQ(t.Swept(200), 200);
   t.Configure(Mode::kLru, 10, 1);
-  t.BeginPass(kStart + 3'600'000);
+  EXPECT_TRUE(t.reset_pending());
+  t.BeginPass(kStart + 1000);
+  EXPECT_EQ(t.IdleSeconds(t.Swept(200)), 0u) << "a counter of 200 is not a stamp: idle starts over";
+  t.BeginPass(kStart + 2000);
+  const uint8_t fresh = t.Touched(0);
+  EXPECT_EQ(t.Swept(fresh), fresh) << "only the first pass after the switch resets";
+  // Back to LFU after an hour: counters start at 5, and the hour spent
+  // under LRU is not decay time.
   t.Configure(Mode::kLfu, 10, 1);
+  t.BeginPass(kStart + 3'600'000);
+  EXPECT_EQ(t.Swept(50), AccessTracker::kLfuInitial);
   t.BeginPass(kStart + 3'600'000 + 1000);
   EXPECT_EQ(t.Swept(50), 50);
   t.BeginPass(kStart + 3'600'000 + 61'000);
   EXPECT_EQ(t.Swept(50), 49);
+}
+
+TEST(AccessTrackerTest, ChangingTheDecayTimeStartsCountingAfresh) {
+  AccessTracker t = Lfu(10, 60, kStart);  // one off per hour
+  t.BeginPass(kStart + 59 * 60'000);
+  EXPECT_EQ(t.Swept(200), 200);
+  // To one minute: the 59 minutes since the last hourly boundary are not
+  // 59 one-minute periods.
+  t.Configure(Mode::kLfu, 10, 1);
+  t.BeginPass(kStart + 59 * 60'000 + 10'000);
+  EXPECT_EQ(t.Swept(200), 200);
+  t.BeginPass(kStart + 60 * 60'000 + 10'000);
+  EXPECT_EQ(t.Swept(200), 199);
+  // Setting the same value again changes nothing.
+  t.Configure(Mode::kLfu, 10, 1);
+  t.BeginPass(kStart + 61 * 60'000 + 10'000);
+  EXPECT_EQ(t.Swept(200), 199);
 }
 
 }  // namespace

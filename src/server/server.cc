@@ -200,7 +200,7 @@ void Server::ApplyRuntimeConfig() {
   limits.max_bulk_len = config_.proto_max_bulk_len;
   for (auto& [id, c] : clients_) c->parser.set_limits(limits);
   loop_.SetTick(1000 / config_.hz, [this] { Cron(); });
-  for (auto& s : shards_) s->ConfigureAccess(config_, UnixTimeMs());
+  for (auto& s : shards_) s->ConfigureAccess(config_, MonotonicMs());
   // Room for maxclients connections plus listeners and files.
   rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
@@ -571,7 +571,7 @@ void Server::Cron() {
   // per tick).
   for (auto& s : shards_) s->MaintainTables(1000);
   // Access data (OBJECT FREQ / IDLETIME): at most 1% of the time.
-  for (auto& s : shards_) s->AccessCron(now, 10'000 / config_.hz);
+  for (auto& s : shards_) s->AccessCron(MonotonicMs(), 10'000 / config_.hz);
 
   std::vector<Client*> idle;
   for (auto& [id, c] : clients_) {

@@ -40,6 +40,11 @@ void Shard::ConfigureAccess(const Config& config, int64_t now_ms) {
   access_.Configure(lfu ? AccessTracker::Mode::kLfu : AccessTracker::Mode::kLru, config.lfu_log_factor,
                     config.lfu_decay_time);
   access_.Advance(now_ms);
+  if (access_.reset_pending()) {
+    // A new pass now, to reset the bytes to the new policy's meaning.
+    sweeping_ = false;
+    sweep_started_ms_ = now_ms - AccessTracker::kSweepPeriodMs;
+  }
 }
 
 void Shard::AccessCron(int64_t now_ms, int64_t budget_us) {
@@ -48,18 +53,22 @@ void Shard::AccessCron(int64_t now_ms, int64_t budget_us) {
     access_.BeginPass(now_ms);
     for (auto& db : dbs_) db->BeginAccessSweep();
     sweeping_ = true;
-    sweep_db_ = 0;
     sweep_started_ms_ = now_ms;
   }
   if (!sweeping_) return;
+  // A pass must reach every key within a minute (AccessTracker): one that
+  // has run for over 20 s (a large keyspace) gets ten times the budget.
+  if (now_ms - sweep_started_ms_ > 2 * AccessTracker::kSweepPeriodMs) budget_us *= 10;
   constexpr size_t kKeysPerStep = 4096;
   const int64_t start = MonotonicUs();
-  while (sweep_db_ < dbs_.size()) {
-    if (!dbs_[sweep_db_]->SweepAccess(kKeysPerStep)) {
-      sweep_db_++;
-    } else if (MonotonicUs() - start > budget_us) {
-      return;
+  // Every database until none has keys left in this pass. Not simply in
+  // index order: SWAPDB exchanges databases with their sweep positions, so a
+  // database behind the current one may have been swapped in unfinished.
+  for (size_t n = 0; n < dbs_.size(); n++) {
+    while (dbs_[sweep_db_]->SweepAccess(kKeysPerStep)) {
+      if (MonotonicUs() - start > budget_us) return;
     }
+    sweep_db_ = (sweep_db_ + 1) % dbs_.size();
   }
   sweeping_ = false;
 }
