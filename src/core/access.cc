@@ -56,11 +56,19 @@ void AccessTracker::Configure(Mode mode, int64_t lfu_log_factor, int64_t lfu_dec
   mode_ = mode;
   log_factor_ = std::max<int64_t>(0, lfu_log_factor);
   decay_ms_ = decay_ms;
+  RebuildSweptTable();
 }
 
 void AccessTracker::Advance(int64_t now_ms) {
-  now_s_ = now_ms / 1000;
+  const int64_t now_s = now_ms / 1000;
+  if (now_s == now_s_) return;
+  now_s_ = now_s;
   now_code_ = StampAt(kClocks[0], now_s_);
+  RebuildSweptTable();
+}
+
+void AccessTracker::RebuildSweptTable() {
+  for (int a = 0; a < 256; a++) swept_[a] = ComputeSwept(static_cast<uint8_t>(a));
 }
 
 uint64_t AccessTracker::IdleSeconds(uint8_t a) const { return std::min(Idle(a, now_s_), kMaxIdleSeconds); }
@@ -71,15 +79,14 @@ void AccessTracker::BeginPass(int64_t now_ms) {
   reset_pending_ = false;
   if (mode_ != Mode::kLfu || decay_ms_ == 0 || decay_anchor_ms_ < 0) {
     decay_anchor_ms_ = now_ms;
-    return;
+  } else if (const int64_t periods = (now_ms - decay_anchor_ms_) / decay_ms_; periods > 0) {
+    decay_anchor_ms_ += periods * decay_ms_;
+    pass_decay_ = static_cast<uint8_t>(std::min<int64_t>(periods, 255));
   }
-  const int64_t periods = (now_ms - decay_anchor_ms_) / decay_ms_;
-  if (periods <= 0) return;
-  decay_anchor_ms_ += periods * decay_ms_;
-  pass_decay_ = static_cast<uint8_t>(std::min<int64_t>(periods, 255));
+  RebuildSweptTable();
 }
 
-uint8_t AccessTracker::Swept(uint8_t a) const {
+uint8_t AccessTracker::ComputeSwept(uint8_t a) const {
   if (pass_resets_) return Initial();
   if (mode_ == Mode::kLfu) return a > pass_decay_ ? static_cast<uint8_t>(a - pass_decay_) : 0;
   const int t = ClockOf(a);

@@ -48,7 +48,7 @@ class AccessTracker {
   // The largest idle time reported (30 days).
   static constexpr uint64_t kMaxIdleSeconds = 30 * 86400;
 
-  AccessTracker() = default;
+  AccessTracker() { RebuildSweptTable(); }
 
   // lfu-log-factor >= 0, lfu-decay-time in minutes (0: counters never
   // decay). A change of mode makes the next pass reset every key's byte
@@ -78,11 +78,14 @@ class AccessTracker {
   // A sweep pass starts: fixes how much LFU counters decay during it (the
   // decay periods completed since the previous pass).
   void BeginPass(int64_t now_ms);
-  // What the sweep makes of a key's byte (often the byte itself).
-  uint8_t Swept(uint8_t a) const;
+  // What the sweep makes of a key's byte (often the byte itself): a table
+  // lookup, rebuilt when the pass starts and when the second changes.
+  uint8_t Swept(uint8_t a) const { return swept_[a]; }
 
  private:
   uint8_t LfuIncrement(uint8_t counter);
+  uint8_t ComputeSwept(uint8_t a) const;
+  void RebuildSweptTable();
   uint64_t NextRandom() {
     // xorshift64*: the LFU increment's coin (Redis uses rand()).
     rng_ ^= rng_ >> 12;
@@ -100,6 +103,7 @@ class AccessTracker {
   uint8_t pass_decay_ = 0;   // what the current pass takes off LFU counters
   bool reset_pending_ = false;  // the mode changed since the last pass began
   bool pass_resets_ = false;    // the current pass sets every key to Initial()
+  uint8_t swept_[256] = {};     // ComputeSwept() of every byte
   uint64_t rng_ = 0x9E3779B97F4A7C15ull;
 };
 

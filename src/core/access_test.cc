@@ -70,7 +70,7 @@ void IdleForFortyDays(int64_t period_s) {
 }
 
 TEST(AccessTrackerTest, LongIdleTimesMoveToCoarserClocks) {
-  IdleForFortyDays(1);
+  IdleForFortyDays(30);
   IdleForFortyDays(10);
   IdleForFortyDays(59);
 }

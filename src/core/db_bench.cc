@@ -194,6 +194,31 @@ TABLE_BENCHMARKS_NS(BM_LookupMiss)
 TABLE_BENCHMARKS_NS(BM_EraseInsert)
 TABLE_BENCHMARKS_NS(BM_Mix)
 
+// The access-data sweep (OBJECT FREQ / IDLETIME, AccessTracker): one whole
+// pass over n keys, per key. It runs in the cron, so its cost per key sets
+// how many keys a shard can sweep in its 1% of the time.
+void BM_AccessSweep(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  const auto keys = Keys(n);
+  AccessTracker tracker;
+  tracker.Configure(AccessTracker::Mode::kLru, 10, 1);
+  int64_t now_ms = 1'700'000'000'000;
+  tracker.Advance(now_ms);
+  Db db;
+  db.set_access_tracker(&tracker);
+  for (const auto& k : keys) db.Insert(k, Value::String(kValue));
+  for (auto _ : state) {
+    now_ms += 7'000;  // some stamps move on to the minutes clock
+    tracker.Advance(now_ms);
+    tracker.BeginPass(now_ms);
+    db.BeginAccessSweep();
+    while (db.SweepAccess(4096)) {
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+BENCHMARK(BM_AccessSweep)->Arg(1 << 20)->Arg(10 << 20)->Unit(benchmark::kMillisecond);
+
 // The worst single insert while Db grows from empty to 10M keys, and how many
 // took over 100 us and over 1 ms. BM_TimerNoiseFloor runs the same timing
 // loop around nothing: its worst case is what the machine itself adds (a VM
