@@ -17,7 +17,7 @@ TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
 # What the benchmarks need on top.
 BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke bench bench-instr bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan bench bench-instr bench-expire microbench clean
 
 all: build
 
@@ -75,7 +75,25 @@ integration-test: build pydeps
 bench-smoke: build pydeps
 	$(VENV)/bin/python bench/run_bench.py --smoke $(abspath $(BUILD))/peregrine
 
-test: unit-test integration-test bench-smoke
+# Sanitizer builds (Debug, their own build directories). ASan+UBSan runs the
+# unit tests and the black-box suite; ThreadSanitizer the unit tests (the
+# cross-thread mailbox and, as they come, the threaded tests).
+ASAN_BUILD := build/asan
+TSAN_BUILD := build/tsan
+
+test-asan: deps pydeps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_SANITIZE=address,undefined -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(ASAN_BUILD)/peregrine_unit_tests --gtest_brief=1
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PEREGRINE_BIN=$(abspath $(ASAN_BUILD))/peregrine \
+	  $(VENV)/bin/python -m pytest tests -q
+
+test-tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_SANITIZE=thread -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target peregrine_unit_tests
+	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/peregrine_unit_tests --gtest_brief=1
+
+test: unit-test integration-test bench-smoke test-asan test-tsan
 
 # Peregrine against redis-server side by side (about 10 minutes); writes
 # docs/benchmarks.md and the plots beside it.

@@ -158,7 +158,7 @@ def test_idletime_and_freq_depend_on_the_policy(start_server):
         assert c.object("freq", "k") == 5
         c.config_set("maxmemory-policy", "allkeys-lru")
         time.sleep(0.5)
-        assert c.object("idletime", "k") == 0
+        assert c.object("idletime", "k") <= 1  # reset to 0 by the pass, a second may have begun since
     for policy in ("noeviction", "allkeys-random", "volatile-ttl", "allkeys-lru"):
         c.config_set("maxmemory-policy", policy)
         with pytest.raises(redis.ResponseError, match=FREQ_ERR):
