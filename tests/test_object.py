@@ -62,6 +62,30 @@ def test_object_missing_key_and_refcount(rc):
     assert rc.execute_command("OBJECT", "REFCOUNT", "k") == 1
 
 
+def test_object_refcount_of_small_integers(start_server):
+    # Redis shares the integers 0..9999 unless maxmemory is set with an
+    # LRU/LFU policy, and reports INT_MAX references for them.
+    s = start_server()
+    c = s.client()
+    for key, value, refs in (("a", "5", 2147483647), ("b", "0", 2147483647), ("c", "9999", 2147483647),
+                             ("d", "10000", 1), ("e", "-1", 1), ("f", "05", 1), ("g", "x", 1)):
+        c.set(key, value)
+        assert c.object("refcount", key) == refs, key
+    c.incr("a")
+    assert c.object("refcount", "a") == 2147483647
+    c.append("n", "7")
+    assert c.object("refcount", "n") == 2147483647
+    c.config_set("maxmemory-policy", "allkeys-lru")
+    c.set("h", "7")
+    assert c.object("refcount", "h") == 2147483647, "maxmemory is 0: still shared"
+    c.config_set("maxmemory", "100mb")
+    c.set("i", "7")
+    assert c.object("refcount", "i") == 1
+    c.config_set("maxmemory-policy", "volatile-ttl")
+    c.set("j", "7")
+    assert c.object("refcount", "j") == 2147483647
+
+
 def test_object_errors(rc):
     with pytest.raises(redis.ResponseError, match=r"^unknown subcommand 'FOO'. Try OBJECT HELP.$"):
         rc.execute_command("OBJECT", "FOO", "k")

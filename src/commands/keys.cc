@@ -416,11 +416,25 @@ void ObjectEncodingCommand(CommandContext& ctx) {
 }
 
 void ObjectRefcountCommand(CommandContext& ctx) {
-  // Values are never shared between keys, so every value has one reference.
-  if (LookupRead(ctx, ctx.args[2], /*touch=*/false) == nullptr)
+  Db::Entry* e = LookupRead(ctx, ctx.args[2], /*touch=*/false);
+  if (e == nullptr) {
     ctx.reply.Null();
-  else
-    ctx.reply.Integer(1);
+    return;
+  }
+  // Values are never shared between keys here. Redis stores the integers
+  // 0..9999 as shared objects (reported with refcount INT_MAX) unless a
+  // maxmemory limit with an LRU/LFU policy is set; clients see that number,
+  // so it is reported the same way, by the configuration as it is now
+  // (Redis decides when the value is stored).
+  const CompactString& v = e->value.str();
+  const Config& config = ctx.server.config();
+  using P = MaxmemoryPolicy;
+  const P policy = config.maxmemory_policy;
+  const bool lru_or_lfu = policy == P::kAllKeysLru || policy == P::kAllKeysLfu || policy == P::kVolatileLru ||
+                          policy == P::kVolatileLfu;
+  const bool shared = v.is_int() && v.int_value() >= 0 && v.int_value() < 10000 &&
+                      (config.maxmemory == 0 || !lru_or_lfu);
+  ctx.reply.Integer(shared ? 2147483647 : 1);
 }
 
 // OBJECT FREQ key: the LFU counter, under an LFU policy only.
