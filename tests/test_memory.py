@@ -145,13 +145,45 @@ def test_memory_usage(mm):
             mm.execute_command("MEMORY", "USAGE", key, "SAMPLES", "-1")
 
 
+MEMORY_STATS_FIELDS = [
+    b"peak.allocated", b"total.allocated", b"startup.allocated", b"replication.backlog", b"clients.slaves",
+    b"clients.normal", b"cluster.links", b"aof.buffer", b"lua.caches", b"functions.caches",
+    b"overhead.total", b"keys.count", b"keys.bytes-per-key", b"dataset.bytes", b"dataset.percentage",
+    b"peak.percentage", b"allocator.allocated", b"allocator.active", b"allocator.resident",
+    b"allocator-fragmentation.ratio", b"allocator-fragmentation.bytes", b"allocator-rss.ratio",
+    b"allocator-rss.bytes", b"rss-overhead.ratio", b"rss-overhead.bytes", b"fragmentation",
+    b"fragmentation.bytes"]
+
+
 def test_memory_stats(mm):
     fill(mm, "k", 100, 10)
+    fill(mm, "t", 10, 10, ex=100)
+    mm.execute_command("SELECT", 3)
+    mm.set("other", "v")
     stats = mm.execute_command("MEMORY", "STATS")
-    d = dict(zip(stats[::2], stats[1::2]))
-    assert d[b"keys.count"] == 100
-    assert d[b"total.allocated"] > 0
-    assert d[b"dataset.bytes"] > 0
+    names = stats[::2]
+    d = dict(zip(names, stats[1::2]))
+    # Redis 7's fields in its order, with a db.N entry per database holding keys.
+    assert [n for n in names if not n.startswith(b"db.")] == MEMORY_STATS_FIELDS
+    assert [n for n in names if n.startswith(b"db.")] == [b"db.0", b"db.3"]
+    db0 = dict(zip(d[b"db.0"][::2], d[b"db.0"][1::2]))
+    assert set(db0) == {b"overhead.hashtable.main", b"overhead.hashtable.expires",
+                        b"overhead.hashtable.slot-to-keys"}
+    assert db0[b"overhead.hashtable.main"] > 0
+    assert db0[b"overhead.hashtable.expires"] > 0
+    assert d[b"keys.count"] == 111
+    assert d[b"peak.allocated"] >= d[b"total.allocated"] > d[b"startup.allocated"] > 0
+    assert d[b"overhead.total"] >= d[b"startup.allocated"] + d[b"clients.normal"]
+    assert d[b"dataset.bytes"] == d[b"total.allocated"] - d[b"overhead.total"]
+    assert d[b"keys.bytes-per-key"] == (d[b"total.allocated"] - d[b"startup.allocated"]) // 111
+    assert 0 < float(d[b"dataset.percentage"]) <= 100
+    for zero in (b"replication.backlog", b"clients.slaves", b"cluster.links", b"aof.buffer", b"lua.caches"):
+        assert d[zero] == 0
+    mem = info(mm, "memory")
+    for field in ("used_memory_overhead", "used_memory_startup", "used_memory_dataset", "allocator_allocated",
+                  "allocator_active", "allocator_resident"):
+        assert mem[field] > 0, field
+    assert mem["used_memory_dataset"] + mem["used_memory_overhead"] == mem["used_memory"]
 
 
 def test_info_memory_peak_and_client_buffers(mm):

@@ -355,28 +355,56 @@ void MemoryUsageCommand(CommandContext& ctx) {
     ctx.reply.Integer(static_cast<int64_t>(Db::MemoryUsage(*e)));
 }
 
+// MEMORY STATS: Redis 7.0's fields, in its order (Server::Memory() says
+// where each figure comes from); replication, AOF, Lua, functions and
+// cluster links do not exist here and are 0.
 void MemoryStatsCommand(CommandContext& ctx) {
-  const uint64_t dataset = static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0));
-  const uint64_t buffers = ctx.server.ClientBufferBytes();
-  uint64_t keys = 0;
-  for (size_t s = 0; s < ctx.server.num_shards(); s++)
-    for (int d = 0; d < ctx.server.shard(s).num_dbs(); d++) keys += ctx.server.shard(s).db(d).size();
-  const uint64_t total = dataset + buffers;
-  ctx.reply.MapHeader(7);
-  ctx.reply.Bulk("total.allocated");
-  ctx.reply.Integer(static_cast<int64_t>(total));
-  ctx.reply.Bulk("clients.normal");
-  ctx.reply.Integer(static_cast<int64_t>(buffers));
-  ctx.reply.Bulk("keys.count");
-  ctx.reply.Integer(static_cast<int64_t>(keys));
-  ctx.reply.Bulk("keys.bytes-per-key");
-  ctx.reply.Integer(keys ? static_cast<int64_t>(dataset / keys) : 0);
-  ctx.reply.Bulk("dataset.bytes");
-  ctx.reply.Integer(static_cast<int64_t>(dataset));
-  ctx.reply.Bulk("dataset.percentage");
-  ctx.reply.Double(total ? 100.0 * static_cast<double>(dataset) / static_cast<double>(total) : 0.0);
-  ctx.reply.Bulk("overhead.total");
-  ctx.reply.Integer(static_cast<int64_t>(buffers));
+  const Server::MemoryOverview m = ctx.server.Memory();
+  auto ratio = [](uint64_t a, uint64_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0; };
+  auto diff = [](uint64_t a, uint64_t b) { return static_cast<int64_t>(a) - static_cast<int64_t>(b); };
+  ctx.reply.MapHeader(27 + m.dbs.size());
+  auto integer = [&](std::string_view name, int64_t v) {
+    ctx.reply.Bulk(name);
+    ctx.reply.Integer(v);
+  };
+  auto real = [&](std::string_view name, double v) {
+    ctx.reply.Bulk(name);
+    ctx.reply.Double(v);
+  };
+  integer("peak.allocated", static_cast<int64_t>(m.peak));
+  integer("total.allocated", static_cast<int64_t>(m.total));
+  integer("startup.allocated", static_cast<int64_t>(m.startup));
+  integer("replication.backlog", 0);
+  integer("clients.slaves", 0);
+  integer("clients.normal", static_cast<int64_t>(m.clients_normal));
+  integer("cluster.links", 0);
+  integer("aof.buffer", 0);
+  integer("lua.caches", 0);
+  integer("functions.caches", 0);
+  for (const auto& d : m.dbs) {
+    ctx.reply.Bulk("db." + std::to_string(d.db));
+    ctx.reply.MapHeader(3);
+    integer("overhead.hashtable.main", static_cast<int64_t>(d.main));
+    integer("overhead.hashtable.expires", static_cast<int64_t>(d.expires));
+    integer("overhead.hashtable.slot-to-keys", 0);
+  }
+  integer("overhead.total", static_cast<int64_t>(m.overhead));
+  integer("keys.count", static_cast<int64_t>(m.keys));
+  integer("keys.bytes-per-key", static_cast<int64_t>(m.bytes_per_key));
+  integer("dataset.bytes", static_cast<int64_t>(m.dataset));
+  real("dataset.percentage", m.dataset_percentage);
+  real("peak.percentage", m.peak_percentage);
+  integer("allocator.allocated", static_cast<int64_t>(m.allocator_allocated));
+  integer("allocator.active", static_cast<int64_t>(m.allocator_active));
+  integer("allocator.resident", static_cast<int64_t>(m.allocator_resident));
+  real("allocator-fragmentation.ratio", ratio(m.allocator_active, m.allocator_allocated));
+  integer("allocator-fragmentation.bytes", diff(m.allocator_active, m.allocator_allocated));
+  real("allocator-rss.ratio", ratio(m.allocator_resident, m.allocator_active));
+  integer("allocator-rss.bytes", diff(m.allocator_resident, m.allocator_active));
+  real("rss-overhead.ratio", ratio(m.rss, m.allocator_resident));
+  integer("rss-overhead.bytes", diff(m.rss, m.allocator_resident));
+  real("fragmentation", ratio(m.rss, m.total));
+  integer("fragmentation.bytes", diff(m.rss, m.total));
 }
 
 void MemoryHelpCommand(CommandContext& ctx) {

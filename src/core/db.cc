@@ -512,6 +512,15 @@ bool Db::SweepAccess(size_t max_entries) {
   return sweep_active_;
 }
 
+size_t Db::StructureBytes() const {
+  size_t bytes = CountedUsableSize(dir_);
+  ForEachSegmentFrom(0, [&](const Segment* s, uint64_t) {
+    bytes += CountedUsableSize(s) + CountedUsableSize(s->groups);
+    return true;
+  });
+  return bytes;
+}
+
 // ---- iteration ---------------------------------------------------------------------
 
 uint64_t Db::Scan(uint64_t cursor, const std::function<void(const Entry&)>& visit) const {

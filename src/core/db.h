@@ -180,6 +180,10 @@ class Db {
   // CONFIG RESETSTAT: expired_keys() and evicted_keys() start again at 0.
   void ResetStats() { expired_keys_ = evicted_keys_ = 0; }
 
+  // MEMORY STATS: the bytes of the table's structure (directory, segment
+  // headers, index groups), without the entries; O(segments).
+  size_t StructureBytes() const;
+
   // MEMORY USAGE: the bytes the key costs (its arena entry, its share of the
   // index, and the key's and value's heap blocks).
   static size_t MemoryUsage(const Entry& e);

@@ -56,6 +56,42 @@ void Field(std::string& out, const char* name, int value) { Field(out, name, std
 
 }  // namespace
 
+Server::MemoryOverview Server::Memory() {
+  MemoryOverview m;
+  m.total = UsedMemory();
+  m.peak = used_memory_peak_;
+  m.startup = used_memory_startup_;
+  m.clients_normal = ClientBufferBytes();
+  m.overhead = m.startup + m.clients_normal;
+  for (int d = 0; d < config_.databases; d++) {
+    uint64_t main = 0, expires = 0, keys = 0;
+    for (auto& s : shards_) {
+      const Db& db = s->db(d);
+      if (db.size() == 0) continue;
+      keys += db.size();
+      main += db.StructureBytes();
+      expires += db.expires_count() * sizeof(int64_t);  // what a deadline adds to an entry
+    }
+    if (keys == 0) continue;
+    m.keys += keys;
+    m.dbs.push_back({d, main, expires});
+    m.overhead += main + expires;
+  }
+  m.dataset = m.total > m.overhead ? m.total - m.overhead : 0;
+  const uint64_t net = m.total > m.startup ? m.total - m.startup : 1;
+  m.bytes_per_key = m.keys ? net / m.keys : 0;
+  m.dataset_percentage = 100.0 * static_cast<double>(m.dataset) / static_cast<double>(net);
+  m.peak_percentage = m.peak ? 100.0 * static_cast<double>(m.total) / static_cast<double>(m.peak) : 0;
+  // The allocator's view: allocated is what we count (usable sizes). Active
+  // and resident are the process's RSS: mimalloc has no cheap count of its
+  // active pages, and its commit figure (mi_process_info) counts whole
+  // reserved arenas (32 MB for an empty server), which would say nothing.
+  m.rss = RssBytes();
+  m.allocator_allocated = m.total;
+  m.allocator_active = m.allocator_resident = m.rss;
+  return m;
+}
+
 std::string Server::Info(std::span<const std::string_view> requested, int64_t now_ms) {
   static const std::vector<std::string_view> kDefault = {
       "server", "clients", "memory", "persistence", "stats", "replication",
@@ -148,18 +184,29 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     // used_memory: the bytes the keyspace holds (each shard counts the
     // allocator's usable size of everything it allocates, core/memory.h) plus
     // the clients' buffers. maxmemory bounds the keyspace part.
-    const uint64_t dataset = static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0));
-    const uint64_t used = UsedMemory();
+    const MemoryOverview m = Memory();
+    const uint64_t used = m.total, rss = m.rss;
     const char* allocator = mi_process_info != nullptr ? "mimalloc" : "libc";
-    const uint64_t rss = RssBytes();
+    auto percent = [](double v) {
+      char buf[32];
+      snprintf(buf, sizeof(buf), "%.2f%%", v);
+      return std::string(buf);
+    };
     Field(out, "used_memory", used);
     Field(out, "used_memory_human", HumanBytes(used));
     Field(out, "used_memory_rss", rss);
     Field(out, "used_memory_rss_human", HumanBytes(rss));
-    Field(out, "used_memory_peak", used_memory_peak_);
-    Field(out, "used_memory_peak_human", HumanBytes(used_memory_peak_));
-    Field(out, "used_memory_dataset", dataset);
-    Field(out, "mem_clients_normal", used - dataset);
+    Field(out, "used_memory_peak", m.peak);
+    Field(out, "used_memory_peak_human", HumanBytes(m.peak));
+    Field(out, "used_memory_peak_perc", percent(m.peak_percentage));
+    Field(out, "used_memory_overhead", m.overhead);
+    Field(out, "used_memory_startup", m.startup);
+    Field(out, "used_memory_dataset", m.dataset);
+    Field(out, "used_memory_dataset_perc", percent(m.dataset_percentage));
+    Field(out, "allocator_allocated", m.allocator_allocated);
+    Field(out, "allocator_active", m.allocator_active);
+    Field(out, "allocator_resident", m.allocator_resident);
+    Field(out, "mem_clients_normal", m.clients_normal);
     Field(out, "maxmemory", config_.maxmemory);
     Field(out, "maxmemory_human", HumanBytes(config_.maxmemory));
     Field(out, "maxmemory_policy", MaxmemoryPolicyName(config_.maxmemory_policy));

@@ -140,6 +140,7 @@ bool Server::Start(std::string* err) {
   signal(SIGPIPE, SIG_IGN);
 
   start_time_ms_ = UnixTimeMs();
+  used_memory_startup_ = UsedMemory();
   ops_sample_time_ms_ = MonotonicMs();
   loop_.SetTick(1000 / config_.hz, [this] { Cron(); });
   loop_.SetBeforeSleep([this] {

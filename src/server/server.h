@@ -83,6 +83,23 @@ class Server : public ErrorSink {
   // raises used_memory_peak, which the cron also samples every tick.
   uint64_t UsedMemory();
   uint64_t used_memory_peak() const { return used_memory_peak_; }
+
+  // What MEMORY STATS and INFO memory report, computed once (Redis's
+  // getMemoryOverheadData): used memory split into the start-up base, the
+  // clients' buffers, the tables' structure and the deadlines (overhead),
+  // and the dataset; the allocator's and the process's view beside it.
+  struct MemoryOverview {
+    uint64_t peak = 0, total = 0, startup = 0, clients_normal = 0;
+    struct DbOverhead {
+      int db;
+      uint64_t main, expires;
+    };
+    std::vector<DbOverhead> dbs;  // databases holding keys
+    uint64_t overhead = 0, keys = 0, bytes_per_key = 0, dataset = 0;
+    double dataset_percentage = 0, peak_percentage = 0;
+    uint64_t allocator_allocated = 0, allocator_active = 0, allocator_resident = 0, rss = 0;
+  };
+  MemoryOverview Memory();
   // The ops/s of the last couple of seconds (INFO stats).
   uint64_t instantaneous_ops_per_sec() const;
 
@@ -151,6 +168,7 @@ class Server : public ErrorSink {
   bool expire_pressure_ = false;
   int64_t last_expire_slice_us_ = 0;
   uint64_t used_memory_peak_ = 0;  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
+  uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished
 
   // instantaneous_ops_per_sec: samples of total_commands_processed.
   static constexpr int kOpsSamples = 16;
