@@ -126,6 +126,33 @@ def test_maxmemory_config(mm):
     assert mem["used_memory"] > 0
 
 
+def test_maxmemory_ranges_and_human_sizes(mm):
+    # Redis: maxmemory takes all of unsigned 64 bits, maxmemory-samples 1..INT_MAX;
+    # sizes print as B/K/M/G/T/P, and in bytes past 1024P.
+    for value, human in ((1 << 40, "1.00T"), (1 << 50, "1.00P"), (1 << 60, f"{1 << 60}B"),
+                         ((1 << 64) - 1, f"{(1 << 64) - 1}B")):
+        mm.config_set("maxmemory", str(value))
+        assert mm.config_get("maxmemory") == {"maxmemory": str(value)}
+        assert info(mm, "memory")["maxmemory_human"] == human
+    with pytest.raises(redis.ResponseError, match="argument must be a memory value"):
+        mm.config_set("maxmemory", "-1")
+    mm.config_set("maxmemory", "0")
+    mm.config_set("maxmemory-samples", "2147483647")
+    assert mm.config_get("maxmemory-samples") == {"maxmemory-samples": "2147483647"}
+    for bad in ("0", "2147483648"):
+        with pytest.raises(redis.ResponseError, match=r"argument must be between 1 and 2147483647 inclusive"):
+            mm.config_set("maxmemory-samples", bad)
+    if IS_REDIS:
+        return  # redis-server 7.0 dies evicting with this many samples (it allocates a pool that size)
+    # A huge sample count stays bounded by the keys there are (volatile-ttl).
+    mm.config_set("maxmemory-policy", "volatile-ttl")
+    fill(mm, "t", 2000, 100, ex=1000)
+    limit_above_current(mm, 50_000)
+    fill(mm, "u", 2000, 100, ex=1000)
+    assert info(mm, "stats")["evicted_keys"] > 0
+    mm.config_set("maxmemory", "0")
+
+
 def test_memory_usage(mm):
     mm.set("small", "v")
     mm.set("big", b"x" * 10000)

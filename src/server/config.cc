@@ -71,14 +71,16 @@ Option IntOption(std::string_view name, T Config::*field, int64_t min, int64_t m
       }};
 }
 
-Option MemoryOption(std::string_view name, uint64_t Config::*field, uint64_t min, Mutability mut) {
+// A byte count with Redis's units (1k, 1kb, 1m, ...); Redis's range for it
+// (maxmemory: all of unsigned 64 bits; the buffer limits: up to LLONG_MAX).
+Option MemoryOption(std::string_view name, uint64_t Config::*field, uint64_t min, uint64_t max, Mutability mut) {
   return Option{name, mut, 1, 1, [field](const Config& c) { return std::to_string(c.*field); },
-                [field, min](Config& c, Args a) -> std::string {
+                [field, min, max](Config& c, Args a) -> std::string {
                   auto v = ParseMemorySize(a[0]);
                   if (!v) return "argument must be a memory value";
-                  if (*v < min || *v > static_cast<uint64_t>(LLONG_MAX))
-                    return "argument must be between " + std::to_string(min) + " and " +
-                           std::to_string(LLONG_MAX) + " inclusive";
+                  if (*v < min || *v > max)
+                    return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                           " inclusive";
                   c.*field = *v;
                   return "";
                 }};
@@ -152,9 +154,9 @@ const std::vector<Option>& Options() {
     o.push_back(StringOption("logfile", &Config::logfile, kImmutable));
     o.push_back(BoolOption("daemonize", &Config::daemonize, kImmutable));
     o.push_back(StringOption("pidfile", &Config::pidfile, kImmutable));
-    o.push_back(MemoryOption("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, kMutable));
-    o.push_back(MemoryOption("client-query-buffer-limit", &Config::client_query_buffer_limit,
-                             1024 * 1024, kMutable));
+    o.push_back(MemoryOption("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, LLONG_MAX, kMutable));
+    o.push_back(MemoryOption("client-query-buffer-limit", &Config::client_query_buffer_limit, 1024 * 1024,
+                             LLONG_MAX, kMutable));
     // Redis accepts any non-negative hz and clamps it to 1..500.
     o.push_back(Option{"hz", kMutable, 1, 1, [](const Config& c) { return std::to_string(c.hz); },
                        [](Config& c, Args a) -> std::string {
@@ -165,7 +167,7 @@ const std::vector<Option>& Options() {
                          c.hz = static_cast<int>(std::clamp<int64_t>(v, 1, 500));
                          return "";
                        }});
-    o.push_back(MemoryOption("maxmemory", &Config::maxmemory, 0, kMutable));
+    o.push_back(MemoryOption("maxmemory", &Config::maxmemory, 0, UINT64_MAX, kMutable));
     o.push_back(Option{"maxmemory-policy", kMutable, 1, 1,
                        [](const Config& c) { return std::string(MaxmemoryPolicyName(c.maxmemory_policy)); },
                        [](Config& c, Args a) -> std::string {
@@ -181,7 +183,7 @@ const std::vector<Option>& Options() {
                                 "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
                                 "noeviction";
                        }});
-    o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, 64, kMutable));
+    o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, INT_MAX, kMutable));
     o.push_back(IntOption("lfu-log-factor", &Config::lfu_log_factor, 0, INT_MAX, kMutable));
     o.push_back(IntOption("lfu-decay-time", &Config::lfu_decay_time, 0, INT_MAX, kMutable));
     o.push_back(Option{"save", kNotYet, 1, 1, [](const Config& c) { return c.save; },

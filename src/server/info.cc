@@ -32,7 +32,10 @@ std::string HumanBytes(uint64_t n) {
   if (n < 1024) snprintf(buf, sizeof(buf), "%lluB", static_cast<unsigned long long>(n));
   else if (n < 1024ULL * 1024) snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
   else if (n < 1024ULL * 1024 * 1024) snprintf(buf, sizeof(buf), "%.2fM", d / (1024 * 1024));
-  else snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
+  else if (n < (1ULL << 40)) snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
+  else if (n < (1ULL << 50)) snprintf(buf, sizeof(buf), "%.2fT", d / static_cast<double>(1ULL << 40));
+  else if (n < (1ULL << 60)) snprintf(buf, sizeof(buf), "%.2fP", d / static_cast<double>(1ULL << 50));
+  else snprintf(buf, sizeof(buf), "%lluB", static_cast<unsigned long long>(n));  // as Redis's bytesToHuman
   return buf;
 }
 
