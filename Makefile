@@ -68,8 +68,11 @@ run: build
 unit-test: build
 	$(BUILD)/peregrine_unit_tests --gtest_brief=1
 
+# The black-box suite twice: one shard, and four shards (on the one thread
+# until issue #5), so that the cross-shard paths always run.
 integration-test: build pydeps
 	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine $(VENV)/bin/python -m pytest tests -q
+	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--shards 4" $(VENV)/bin/python -m pytest tests -q
 
 # A few seconds: the benchmark harness still runs end to end (not a measurement).
 bench-smoke: build pydeps

@@ -4,6 +4,7 @@ import time
 import pytest
 import redis
 
+from conftest import IS_REDIS
 from helpers import make_list, raises, rc, rc3  # noqa: F401  (fixtures)
 
 SYNTAX = "syntax error"
@@ -781,3 +782,54 @@ def test_select_arity(rc):
         rc.execute_command("SELECT")
     with raises(arity("select")):
         rc.execute_command("SELECT", "1", "2")
+
+
+@pytest.mark.skipif(IS_REDIS, reason="shards are Peregrine's")
+def test_scan_and_keyspace_commands_across_shards(start_server):
+    # Four shards on the one thread (issue #5 gives each its thread): keys
+    # spread by slot; SCAN's cursor carries the shard in its low bits.
+    s = start_server("--shards", "4")
+    c = s.client()
+    assert c.config_get("shards") == {"shards": "4"}
+    keys = {f"key:{i}" for i in range(3000)}
+    p = c.pipeline(transaction=False)
+    for k in keys:
+        p.set(k, "v")
+    p.execute()
+    seen, cursor, shards_seen = set(), 0, set()
+    while True:
+        cursor, batch = c.scan(cursor, count=100)
+        seen.update(k.decode() for k in batch)
+        if cursor == 0:
+            break
+        shards_seen.add(cursor & 3)
+    assert seen == keys
+    assert shards_seen == {0, 1, 2, 3}
+    # Whole-keyspace commands see every shard.
+    assert c.dbsize() == 3000
+    assert len(c.keys("key:1*")) == len([k for k in keys if k.startswith("key:1")])
+    assert c.info("keyspace")["db0"]["keys"] == 3000
+    assert c.randomkey().decode() in keys
+    # Multi-key commands whose keys live on different shards.
+    assert c.mget("key:1", "key:2", "key:3", "nokey") == [b"v", b"v", b"v", None]
+    c.mset({"a": "1", "b": "2", "c": "3", "d": "4"})
+    assert c.mget("a", "b", "c", "d") == [b"1", b"2", b"3", b"4"]
+    assert c.exists("a", "b", "c", "d", "nokey") == 4
+    assert c.delete("a", "b", "c") == 3
+    assert c.msetnx({"d": "x", "e": "y"}) is False
+    assert c.msetnx({"e": "y", "f": "z"}) is True
+    c.set("src", "moving", ex=1000)
+    for i in range(20):  # renames hop from shard to shard
+        assert c.rename("src" if i == 0 else f"dst{i - 1}", f"dst{i}")
+    assert c.get("dst19") == b"moving" and 990 < c.ttl("dst19") <= 1000
+    assert c.copy("dst19", "copy1")
+    assert c.get("copy1") == b"moving"
+    assert c.move("copy1", 5)
+    c5 = s.client(db=5)
+    assert c5.get("copy1") == b"moving"
+    c.swapdb(0, 5)
+    assert c.get("copy1") == b"moving" and c.dbsize() == 1
+    c.flushall()
+    assert c.dbsize() == 0 and c5.dbsize() == 0
+    with pytest.raises(redis.ResponseError, match="can't set immutable config"):
+        c.config_set("shards", "2")

@@ -51,9 +51,10 @@ inline bool IsHinted(const CommandContext& ctx, std::string_view key) {
 
 // Key lookup for a write: expires lazily, no statistics. With touch false
 // the key is not marked used for eviction (Redis's LOOKUP_NOTOUCH).
+// The hinted key is the command's first key, whose shard is ctx.shard.
 inline Db::Entry* LookupWrite(CommandContext& ctx, std::string_view key, bool touch = true) {
   return IsHinted(ctx, key) ? ctx.db().Find(*ctx.hinted, ctx.now_ms, touch)
-                            : ctx.db().Find(CompactKey::MakeProbe(key), ctx.now_ms, touch);
+                            : ctx.DbOf(key).Find(CompactKey::MakeProbe(key), ctx.now_ms, touch);
 }
 
 // Adds a key a lookup found missing to `db`.

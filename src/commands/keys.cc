@@ -4,6 +4,7 @@
 //
 // Whole-keyspace commands (KEYS, SCAN, DBSIZE, RANDOMKEY, FLUSH*, SWAPDB) go
 // over every shard, so that they stay correct when there is more than one.
+#include <bit>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -22,7 +23,7 @@ namespace {
 void DelCommand(CommandContext& ctx) {
   int64_t deleted = 0;
   for (size_t i = 1; i < ctx.args.size(); i++)
-    if (LookupWrite(ctx, ctx.args[i]) != nullptr && ctx.db().Erase(ctx.args[i])) deleted++;
+    if (LookupWrite(ctx, ctx.args[i]) != nullptr && ctx.DbOf(ctx.args[i]).Erase(ctx.args[i])) deleted++;
   ctx.reply.Integer(deleted);
 }
 
@@ -175,9 +176,11 @@ bool ParseCursor(CommandContext& ctx, std::string_view arg, uint64_t* out) {
 
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 //
-// The cursor is the table's hash position (Db::Scan). The positions Db::Scan
-// returns have their low 24 bits clear (they start home groups), so with
-// several shards the shard index can go there (issue #5).
+// The cursor is the table's hash position (Db::Scan) with the shard's index
+// in its low bits: Db::Scan's positions have their low 24 bits clear (they
+// start home groups), and bit_width(shards - 1) bits are used (none with one
+// shard, so cursors are the table's own). A shard's scan that ends goes on
+// at the next shard's start.
 void ScanCommand(CommandContext& ctx) {
   uint64_t cursor;
   if (!ParseCursor(ctx, ctx.args[1], &cursor)) return;
@@ -206,14 +209,22 @@ void ScanCommand(CommandContext& ctx) {
       return;
     }
   }
-  Db& db = ctx.db();
+  const size_t nshards = ctx.server.num_shards();
+  const int shard_bits = std::bit_width(nshards - 1);
+  const uint64_t shard_mask = (uint64_t{1} << shard_bits) - 1;
+  size_t shard = static_cast<size_t>(cursor & shard_mask);
+  uint64_t pos = cursor & ~shard_mask;
   std::vector<std::string> keys;
   // At most 10 table steps per key asked for (COUNT is clamped so that this
   // cannot overflow; a step visits one home group).
   int64_t max_iterations = std::min<int64_t>(count, int64_t{1} << 40) * 10;
-  do {
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) { keys.emplace_back(e.key_string()); });
-  } while (cursor != 0 && max_iterations-- > 0 && static_cast<int64_t>(keys.size()) < count);
+  while (shard < nshards) {
+    Db& db = ctx.server.shard(shard).db(ctx.client.db);
+    pos = db.Scan(pos, [&](const Db::Entry& e) { keys.emplace_back(e.key_string()); });
+    if (pos == 0) shard++;  // this shard is done: the next one from its start
+    if (max_iterations-- <= 0 || static_cast<int64_t>(keys.size()) >= count) break;
+  }
+  cursor = shard < nshards ? (pos | shard) : 0;
 
   // Filter after collecting, as Redis does: the table is not modified while
   // the scan step walks it.
@@ -221,7 +232,7 @@ void ScanCommand(CommandContext& ctx) {
   out.reserve(keys.size());
   for (const std::string& k : keys) {
     if (use_pattern && !GlobMatch(pattern, k)) continue;
-    Db::Entry* e = db.Find(CompactKey::MakeProbe(k), ctx.now_ms, /*touch=*/false);  // expires lazily
+    Db::Entry* e = ctx.DbOf(k).Find(CompactKey::MakeProbe(k), ctx.now_ms, /*touch=*/false);  // expires lazily
     if (e == nullptr) continue;
     if (use_type && !EqualsIgnoreCase(TypeName(e->value.type()), type_name)) continue;
     out.push_back(k);
@@ -234,7 +245,8 @@ void ScanCommand(CommandContext& ctx) {
 
 void RenameGeneric(CommandContext& ctx, bool nx) {
   std::string_view src = ctx.args[1], dst = ctx.args[2];
-  Db& db = ctx.db();
+  Db& db = ctx.db();  // the source's
+  Db& dst_db = ctx.DbOf(dst);
   Db::Entry* e = LookupWrite(ctx, src);
   if (e == nullptr) {
     ctx.reply.Error(kErrNoSuchKey);
@@ -252,13 +264,13 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
       ctx.reply.Integer(0);
       return;
     }
-    db.Erase(dst);
+    dst_db.Erase(dst);  // Erase moves no other entry, so `e` stays valid
   }
   Value v = std::move(e->value);
   const uint8_t access = v.access();  // the key keeps its LFU counter, as Redis's object does
   int64_t expire = e->expire_ms();
   db.Erase(src);
-  db.Insert(dst, std::move(v), expire)->value.set_access(access);
+  dst_db.Insert(dst, std::move(v), expire)->value.set_access(access);
   ReplyDone(ctx, nx);
 }
 void RenameCommand(CommandContext& ctx) { RenameGeneric(ctx, false); }
@@ -316,7 +328,7 @@ void CopyCommand(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
-  Db& target = ctx.shard.db(dbid);
+  Db& target = ctx.server.shard(ctx.server.ShardIndexOf(dst)).db(dbid);
   if (target.Find(dst, ctx.now_ms) != nullptr) {
     if (!replace) {
       ctx.reply.Integer(0);

@@ -348,7 +348,7 @@ void MemoryUsageCommand(CommandContext& ctx) {
     }
   }
   // Not an access (Redis looks the key up without touching it).
-  Db::Entry* e = ctx.db().Find(CompactKey::MakeProbe(ctx.args[2]), ctx.now_ms, /*touch=*/false);
+  Db::Entry* e = ctx.DbOf(ctx.args[2]).Find(CompactKey::MakeProbe(ctx.args[2]), ctx.now_ms, /*touch=*/false);
   if (e == nullptr)
     ctx.reply.Null();
   else

@@ -18,9 +18,10 @@ namespace {
 // (which may have moved: see Db::SetExpire).
 Db::Entry* StoreString(CommandContext& ctx, Db::Entry* existing, std::string_view key, CompactString value,
                        bool keep_ttl, int64_t expire_ms = Db::kNoExpire) {
-  if (existing == nullptr) return InsertKey(ctx, ctx.db(), key, Value(std::move(value)), expire_ms);
+  Db& db = ctx.DbOf(key);  // MSET's keys may live on different shards
+  if (existing == nullptr) return InsertKey(ctx, db, key, Value(std::move(value)), expire_ms);
   existing->value = Value(std::move(value));
-  return keep_ttl ? existing : ctx.db().SetExpire(existing, expire_ms);
+  return keep_ttl ? existing : db.SetExpire(existing, expire_ms);
 }
 
 // Looks up a string (for reading: counts a keyspace hit or miss). Returns

@@ -72,6 +72,9 @@ struct CommandContext {
   const CompactKey::Probe* hinted = nullptr;
 
   Db& db();  // the client's selected database on `shard`
+  // The client's selected database on the shard that owns `key` (`shard`'s
+  // own for the command's first key).
+  Db& DbOf(std::string_view key);
 };
 
 using CommandHandler = void (*)(CommandContext&);

@@ -47,6 +47,10 @@ struct Server::SignalWatcher final : IoHandler {
 void Client::OnEvent(uint32_t events) { server->OnClientEvent(*this, events); }
 
 Db& CommandContext::db() { return shard.db(client.db); }
+Db& CommandContext::DbOf(std::string_view key) {
+  if (server.num_shards() == 1) return shard.db(client.db);
+  return server.shard(server.ShardIndexOf(key)).db(client.db);
+}
 
 namespace {
 std::string RandomHex(size_t n) {
@@ -78,7 +82,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterStringCommands(commands_);
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
-  shards_.push_back(std::make_unique<Shard>(0, config_.databases));
+  for (int i = 0; i < config_.shards; i++) shards_.push_back(std::make_unique<Shard>(i, config_.databases));
 }
 
 Server::~Server() {
@@ -347,13 +351,15 @@ void Server::ProcessInput(Client& c) {
     //    then the entry, so that the misses of the batch overlap.
     //    Only worth it when there is more than one command.
     if (batch_.size() > 1) {
-      Db& db = shards_[0]->db(c.db);
+      auto db_of = [&](const BatchedCommand& b) -> Db& {
+        return shards_[shards_.size() == 1 ? 0 : ShardIndexOf(b.key.bytes)]->db(c.db);
+      };
       for (const BatchedCommand& b : batch_)
-        if (!b.key.bytes.empty()) db.PrefetchGroup(b.key.hash);
+        if (!b.key.bytes.empty()) db_of(b).PrefetchGroup(b.key.hash);
       for (const BatchedCommand& b : batch_)
-        if (!b.key.bytes.empty()) db.PrefetchArena(b.key.hash);
+        if (!b.key.bytes.empty()) db_of(b).PrefetchArena(b.key.hash);
       for (const BatchedCommand& b : batch_)
-        if (!b.key.bytes.empty()) db.PrefetchEntry(b.key.hash);
+        if (!b.key.bytes.empty()) db_of(b).PrefetchEntry(b.key.hash);
     }
 
     // 3. Run the batch in order.
@@ -429,9 +435,13 @@ uint64_t Server::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
     return start;
   }
-  // Route to the shard owning the keys. With one shard every key is local;
-  // cross-shard routing and atomicity arrive with threads (issue #5).
-  Shard& shard = *shards_[0];
+  // The shard owning the first key (all shards are on this thread: a
+  // multi-key command reaches the others through CommandContext::DbOf;
+  // messages and atomicity across threads arrive with issue #5).
+  size_t shard_index = 0;
+  if (shards_.size() > 1 && cmd->first_key > 0 && cmd->first_key < argc)
+    shard_index = ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]);
+  Shard& shard = *shards_[shard_index];
   CommandContext ctx{*this, c, shard, args, reply, loop_.MsAt(start), hint};
   c.last_cmd = cmd;
   current_client_ = &c;
@@ -454,12 +464,13 @@ bool Server::EnforceMaxmemory() {
   // bounded; the next commands continue while memory stays over.
   bool progress = false;
   for (int i = 0; i < 256 && over(); i++) {
+    // Shards take turns (keys spread evenly over them by slot), so that one
+    // shard's SIEVE hand does not evict its hot keys while the others keep
+    // cold ones.
     bool evicted = false;
-    for (auto& shard : shards_) {
-      if (shard->EvictOne(config_.maxmemory_policy, config_.maxmemory_samples)) {
-        evicted = true;
-        break;
-      }
+    for (size_t n = 0; n < shards_.size() && !evicted; n++) {
+      evict_shard_ = (evict_shard_ + 1) % shards_.size();
+      evicted = shards_[evict_shard_]->EvictOne(config_.maxmemory_policy, config_.maxmemory_samples);
     }
     if (!evicted) break;
     progress = true;

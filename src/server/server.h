@@ -20,6 +20,7 @@
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/command.h"
+#include "core/slot.h"
 #include "server/config.h"
 #include "server/shard.h"
 
@@ -53,6 +54,11 @@ class Server : public ErrorSink {
   Config& config() { return config_; }
   const CommandTable& commands() const { return commands_; }
   size_t num_shards() const { return shards_.size(); }
+  // The shard owning `key`: its Redis Cluster slot, in contiguous ranges of
+  // slots per shard.
+  size_t ShardIndexOf(std::string_view key) const {
+    return shards_.size() == 1 ? 0 : static_cast<size_t>(SlotOf(key)) * shards_.size() / kNumSlots;
+  }
   Shard& shard(size_t i) { return *shards_[i]; }
   const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
   ServerStats& stats() { return stats_; }
@@ -169,6 +175,7 @@ class Server : public ErrorSink {
   int64_t last_expire_slice_us_ = 0;
   uint64_t used_memory_peak_ = 0;  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
   uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished
+  size_t evict_shard_ = 0;            // the shard that evicted last
 
   // instantaneous_ops_per_sec: samples of total_commands_processed.
   static constexpr int kOpsSamples = 16;
