@@ -224,3 +224,33 @@ def test_info_memory_peak_and_client_buffers(mm):
     emptied = info(mm, "memory")
     assert emptied["used_memory"] < full["used_memory"] - 1_000_000
     assert emptied["used_memory_peak"] >= full["used_memory"]
+
+
+def test_memory_purge_malloc_stats_and_help(mm):
+    fill(mm, "k", 5000, 100)
+    mm.flushall()
+    assert mm.execute_command("MEMORY", "PURGE") in (b"OK", "OK", True)
+    report = mm.execute_command("MEMORY", "MALLOC-STATS")
+    assert isinstance(report, bytes) and len(report) > 100
+    for sub in ("PURGE", "MALLOC-STATS"):
+        with pytest.raises(redis.ResponseError,
+                           match=rf"^wrong number of arguments for 'memory\|{sub.lower()}' command$"):
+            mm.execute_command("MEMORY", sub, "extra")
+    lines = mm.execute_command("MEMORY", "HELP")
+    if IS_REDIS:  # DOCTOR is Redis's alone
+        i = lines.index(b"DOCTOR")
+        del lines[i:i + 2]
+    assert lines == [
+        b"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        b"MALLOC-STATS",
+        b"    Return internal statistics report from the memory allocator.",
+        b"PURGE",
+        b"    Attempt to purge dirty pages for reclamation by the allocator.",
+        b"STATS",
+        b"    Return information about the memory usage of the server.",
+        b"USAGE <key> [SAMPLES <count>]",
+        b"    Return memory in bytes used by <key> and its value. Nested values are",
+        b"    sampled up to <count> times (default: 5, 0 means sample all).",
+        b"HELP",
+        b"    Prints this help.",
+    ]

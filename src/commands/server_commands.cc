@@ -14,6 +14,11 @@
 #include "server/client.h"
 #include "server/server.h"
 
+// mimalloc's collection and statistics, when the binary is linked with it
+// (weak: the unit tests and the libc build do without).
+extern "C" void mi_collect(bool force) __attribute__((weak));
+extern "C" void mi_stats_print_out(void (*out)(const char* msg, void* arg), void* arg) __attribute__((weak));
+
 namespace peregrine {
 namespace {
 
@@ -407,12 +412,39 @@ void MemoryStatsCommand(CommandContext& ctx) {
   integer("fragmentation.bytes", diff(m.rss, m.total));
 }
 
+// MEMORY PURGE: the allocator gives freed pages back to the system
+// (mimalloc's mi_collect; Redis asks jemalloc to purge its arenas).
+void MemoryPurgeCommand(CommandContext& ctx) {
+  if (mi_collect != nullptr) mi_collect(true);
+  ctx.reply.Ok();
+}
+
+// MEMORY MALLOC-STATS: the allocator's own report, as a verbatim string
+// (Redis: jemalloc's; with an allocator that has none, Redis's text).
+void MemoryMallocStatsCommand(CommandContext& ctx) {
+  if (mi_stats_print_out == nullptr) {
+    ctx.reply.Verbatim("Stats not supported for the current allocator");
+    return;
+  }
+  std::string report;
+  mi_stats_print_out([](const char* msg, void* arg) { static_cast<std::string*>(arg)->append(msg); }, &report);
+  ctx.reply.Verbatim(report);
+}
+
 void MemoryHelpCommand(CommandContext& ctx) {
   const std::vector<std::string_view> lines = {
       "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "STATS", "    Return information about the memory usage of the server.",
-      "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value.",
-      "HELP", "    Prints this help."};
+      "MALLOC-STATS",
+      "    Return internal statistics report from the memory allocator.",
+      "PURGE",
+      "    Attempt to purge dirty pages for reclamation by the allocator.",
+      "STATS",
+      "    Return information about the memory usage of the server.",
+      "USAGE <key> [SAMPLES <count>]",
+      "    Return memory in bytes used by <key> and its value. Nested values are",
+      "    sampled up to <count> times (default: 5, 0 means sample all).",
+      "HELP",
+      "    Prints this help."};
   ReplyHelp(ctx, lines);
 }
 
@@ -487,6 +519,12 @@ void RegisterServerCommands(CommandTable& t) {
       std::move(usage),
       Spec("stats", 2, 0, MemoryStatsCommand, "4.0.0", "server", "Returns details about memory usage.",
            "O(1)", {"nondeterministic_output"}),
+      Spec("purge", 2, 0, MemoryPurgeCommand, "4.0.0", "server", "Asks the allocator to release memory.",
+           "Depends on how much memory is allocated, could be slow",
+           {"request_policy:all_shards", "response_policy:all_succeeded"}),
+      Spec("malloc-stats", 2, 0, MemoryMallocStatsCommand, "4.0.0", "server",
+           "Returns the allocator statistics.", "Depends on how much memory is allocated, could be slow",
+           {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}),
       Spec("help", 2, kCmdLoading | kCmdStale, MemoryHelpCommand, "4.0.0", "server",
            "Returns helpful text about the different subcommands."),
   };
