@@ -833,3 +833,27 @@ def test_scan_and_keyspace_commands_across_shards(start_server):
     assert c.dbsize() == 0 and c5.dbsize() == 0
     with pytest.raises(redis.ResponseError, match="can't set immutable config"):
         c.config_set("shards", "2")
+
+
+def test_info_keyspace_avg_ttl(r):
+    # A running average over the keys active expiry looks at, in ms (Redis's).
+    r.flushall()
+    assert r.info("keyspace") == {}
+    p = r.pipeline(transaction=False)
+    for i in range(200):
+        p.set(f"t{i}", "v", ex=1000)
+    for i in range(200):
+        p.set(f"p{i}", "v")
+    p.execute()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        db0 = r.info("keyspace")["db0"]
+        if db0["avg_ttl"] > 0:
+            break
+        time.sleep(0.05)
+    assert db0["keys"] == 400 and db0["expires"] == 200
+    assert 990_000 <= db0["avg_ttl"] <= 1_000_000
+    for i in range(200):
+        r.persist(f"t{i}")
+    time.sleep(0.3)
+    assert r.info("keyspace")["db0"]["avg_ttl"] == 0

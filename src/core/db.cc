@@ -79,6 +79,7 @@ void Db::InitEmpty() {
   expire_idx_ = sieve_group_ = 0;
   sieve_slot_ = 0;
   sweep_active_ = false;
+  avg_ttl_ = 0;
 }
 
 void Db::FreeAll() {
@@ -586,14 +587,21 @@ const Db::Entry* Db::Random(bool ttl_only, std::mt19937_64& rng) const {
 
 size_t Db::ActiveExpire(int64_t now_ms, size_t max_entries) {
   size_t checked = 0, deleted = 0, segments = 0;
+  int64_t ttl_sum = 0, ttl_samples = 0;
+  if (expires_ == 0) avg_ttl_ = 0;
   while (expires_ > 0 && checked < max_entries && segments <= segments_) {
     Segment* s = SegmentOf(expire_pos_);
     while (expire_idx_ < s->ttl.size && checked < max_entries) {
       TtlEntry& t = s->ttl.at(expire_idx_);
       checked++;
-      if (!t.entry.key_.is_hole() && t.expire_ms <= now_ms) {
-        RemoveEntry(&t.entry);
-        deleted++;
+      if (!t.entry.key_.is_hole()) {
+        if (t.expire_ms <= now_ms) {
+          RemoveEntry(&t.entry);
+          deleted++;
+        } else {
+          ttl_sum += std::min<int64_t>(t.expire_ms - now_ms, int64_t{1} << 40);  // no overflow of the sum
+          ttl_samples++;
+        }
       }
       expire_idx_++;
     }
@@ -604,6 +612,12 @@ size_t Db::ActiveExpire(int64_t now_ms, size_t max_entries) {
     }
   }
   expired_keys_ += deleted;
+  if (ttl_samples > 0) {
+    // Redis's running estimate: 2% the new sample, 98% the old one.
+    const int64_t sample = ttl_sum / ttl_samples;
+    if (avg_ttl_ == 0) avg_ttl_ = sample;
+    avg_ttl_ = (avg_ttl_ / 50) * 49 + sample / 50;
+  }
   return deleted;
 }
 
@@ -704,6 +718,7 @@ void Db::Swap(Db& other) {
   std::swap(maintain_pos_, other.maintain_pos_);
   std::swap(sweep_pos_, other.sweep_pos_);
   std::swap(sweep_active_, other.sweep_active_);
+  std::swap(avg_ttl_, other.avg_ttl_);
 }
 
 // ---- invariants (tests) ---------------------------------------------------------------

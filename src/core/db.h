@@ -132,6 +132,9 @@ class Db {
 
   size_t size() const { return size_; }
   size_t expires_count() const { return expires_; }
+  // INFO keyspace's avg_ttl (ms): a running average over the keys active
+  // expiry passes (as Redis's), 0 without deadlines.
+  int64_t avg_ttl() const { return avg_ttl_; }
   uint64_t expired_keys() const { return expired_keys_; }
 
   // One SCAN step: visits every entry of one home group (expired entries
@@ -354,6 +357,7 @@ class Db {
   size_t expires_ = 0;
   uint64_t expired_keys_ = 0;
   uint64_t evicted_keys_ = 0;
+  int64_t avg_ttl_ = 0;
   // Cursors (hash positions, so that they survive splits): active expiry
   // (segment and TTL-arena index), the SIEVE hand (segment, group, slot),
   // and the cron's maintenance.

@@ -844,3 +844,23 @@ TEST(DbAccess, SweepPassVisitsEveryKey) {
 
 }  // namespace
 }  // namespace peregrine
+
+namespace peregrine {
+namespace {
+
+TEST(DbExpiry, AverageTtlIsARunningEstimateOverActiveExpiry) {
+  Db db;
+  EXPECT_EQ(db.avg_ttl(), 0);
+  for (int i = 0; i < 1000; i++) db.Insert("t" + std::to_string(i), Str("v"), kNow + 10'000 + i % 2 * 2'000);
+  db.ActiveExpire(kNow, kFullSweep);
+  EXPECT_NEAR(static_cast<double>(db.avg_ttl()), 11'000, 50);  // half at 10 s, half at 12 s
+  // Later samples move the estimate by 2% each.
+  db.ActiveExpire(kNow + 5'000, kFullSweep);
+  EXPECT_NEAR(static_cast<double>(db.avg_ttl()), 0.98 * 11'000 + 0.02 * 6'000, 50);
+  for (int i = 0; i < 1000; i++) db.SetExpire(db.FindRaw("t" + std::to_string(i)), Db::kNoExpire);
+  db.ActiveExpire(kNow, kFullSweep);
+  EXPECT_EQ(db.avg_ttl(), 0) << "no deadlines left";
+}
+
+}  // namespace
+}  // namespace peregrine

@@ -301,13 +301,17 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     int ndb = shards_.empty() ? 0 : shards_[0]->num_dbs();
     for (int i = 0; i < ndb; i++) {
       uint64_t keys = 0, expires = 0;
+      double ttl_weighted = 0;  // avg_ttl over the shards, weighted by their deadlines
       for (auto& s : shards_) {
         keys += s->db(i).size();
         expires += s->db(i).expires_count();
+        ttl_weighted += static_cast<double>(s->db(i).avg_ttl()) * static_cast<double>(s->db(i).expires_count());
       }
       if (keys == 0) continue;
+      const int64_t avg_ttl = expires ? static_cast<int64_t>(ttl_weighted / static_cast<double>(expires)) : 0;
       Field(out, ("db" + std::to_string(i)).c_str(),
-            "keys=" + std::to_string(keys) + ",expires=" + std::to_string(expires) + ",avg_ttl=0");
+            "keys=" + std::to_string(keys) + ",expires=" + std::to_string(expires) +
+                ",avg_ttl=" + std::to_string(avg_ttl));
     }
   }
   return out;
