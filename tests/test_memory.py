@@ -231,7 +231,10 @@ def test_memory_purge_malloc_stats_and_help(mm):
     mm.flushall()
     assert mm.execute_command("MEMORY", "PURGE") in (b"OK", "OK", True)
     report = mm.execute_command("MEMORY", "MALLOC-STATS")
-    assert isinstance(report, bytes) and len(report) > 100
+    # The allocator's report; Redis's text when the binary has no allocator
+    # with one (the sanitizer builds use the sanitizer's allocator).
+    assert isinstance(report, bytes)
+    assert len(report) > 100 or report == b"Stats not supported for the current allocator"
     for sub in ("PURGE", "MALLOC-STATS"):
         with pytest.raises(redis.ResponseError,
                            match=rf"^wrong number of arguments for 'memory\|{sub.lower()}' command$"):
