@@ -440,12 +440,8 @@ void ObjectRefcountCommand(CommandContext& ctx) {
   // (Redis decides when the value is stored).
   const CompactString& v = e->value.str();
   const Config& config = ctx.server.config();
-  using P = MaxmemoryPolicy;
-  const P policy = config.maxmemory_policy;
-  const bool lru_or_lfu = policy == P::kAllKeysLru || policy == P::kAllKeysLfu || policy == P::kVolatileLru ||
-                          policy == P::kVolatileLfu;
   const bool shared = v.is_int() && v.int_value() >= 0 && v.int_value() < 10000 &&
-                      (config.maxmemory == 0 || !lru_or_lfu);
+                      (config.maxmemory == 0 || !IsLruOrLfuPolicy(config.maxmemory_policy));
   ctx.reply.Integer(shared ? 2147483647 : 1);
 }
 

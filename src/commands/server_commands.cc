@@ -420,10 +420,10 @@ void MemoryPurgeCommand(CommandContext& ctx) {
 }
 
 // MEMORY MALLOC-STATS: the allocator's own report, as a verbatim string
-// (Redis: jemalloc's; with an allocator that has none, Redis's text).
+// (Redis: jemalloc's); without one, Redis's text as a bulk string.
 void MemoryMallocStatsCommand(CommandContext& ctx) {
   if (mi_stats_print_out == nullptr) {
-    ctx.reply.Verbatim("Stats not supported for the current allocator");
+    ctx.reply.Bulk("Stats not supported for the current allocator");
     return;
   }
   std::string report;

@@ -1,6 +1,6 @@
 // A stored value in 16 bytes: a type tag and its payload. Only strings exist
-// so far, held as a CompactString (inline up to 15 bytes, integers as int64,
-// longer strings on the heap). Lists, hashes, sets, sorted sets and streams
+// so far, held as a CompactString (inline up to 14 bytes, and 15 ASCII bytes
+// packed; integers as int64; longer strings on the heap). Lists, hashes, sets, sorted sets and streams
 // will be further tags with a pointer to their container.
 //
 // Byte 14 of every encoding holds the key's access data (an LFU counter or

@@ -26,6 +26,12 @@ enum class MaxmemoryPolicy : uint8_t {
 };
 // The policy's name as redis.conf spells it ("allkeys-lru", ...).
 std::string_view MaxmemoryPolicyName(MaxmemoryPolicy p);
+inline bool IsLfuPolicy(MaxmemoryPolicy p) {
+  return p == MaxmemoryPolicy::kAllKeysLfu || p == MaxmemoryPolicy::kVolatileLfu;
+}
+inline bool IsLruOrLfuPolicy(MaxmemoryPolicy p) {
+  return IsLfuPolicy(p) || p == MaxmemoryPolicy::kAllKeysLru || p == MaxmemoryPolicy::kVolatileLru;
+}
 
 struct Config {
   int port = 6379;

@@ -340,6 +340,7 @@ void Server::ProcessInput(Client& c) {
         }
         if (b.cmd != nullptr && b.cmd->first_key > 0 && static_cast<size_t>(b.cmd->first_key) < args.size()) {
           b.key = CompactKey::MakeProbe(args[static_cast<size_t>(b.cmd->first_key)]);
+          b.shard = static_cast<uint32_t>(ShardIndexOf(b.key.bytes));
         }
       }
       batch_.push_back(b);
@@ -351,9 +352,7 @@ void Server::ProcessInput(Client& c) {
     //    then the entry, so that the misses of the batch overlap.
     //    Only worth it when there is more than one command.
     if (batch_.size() > 1) {
-      auto db_of = [&](const BatchedCommand& b) -> Db& {
-        return shards_[shards_.size() == 1 ? 0 : ShardIndexOf(b.key.bytes)]->db(c.db);
-      };
+      auto db_of = [&](const BatchedCommand& b) -> Db& { return shards_[b.shard]->db(c.db); };
       for (const BatchedCommand& b : batch_)
         if (!b.key.bytes.empty()) db_of(b).PrefetchGroup(b.key.hash);
       for (const BatchedCommand& b : batch_)

@@ -162,6 +162,7 @@ class Server : public ErrorSink {
     uint32_t nargs;
     size_t consumed;
     CompactKey::Probe key;  // the first key, encoded (key.bytes empty if none)
+    uint32_t shard = 0;     // the shard owning that key
   };
   static constexpr size_t kMaxBatch = 32;
   std::vector<BatchedCommand> batch_;

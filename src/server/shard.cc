@@ -35,9 +35,7 @@ void Shard::MaintainTables(int64_t budget_us) {
 }
 
 void Shard::ConfigureAccess(const Config& config, int64_t now_ms) {
-  const bool lfu = config.maxmemory_policy == MaxmemoryPolicy::kAllKeysLfu ||
-                   config.maxmemory_policy == MaxmemoryPolicy::kVolatileLfu;
-  access_.Configure(lfu ? AccessTracker::Mode::kLfu : AccessTracker::Mode::kLru, config.lfu_log_factor,
+  access_.Configure(IsLfuPolicy(config.maxmemory_policy) ? AccessTracker::Mode::kLfu : AccessTracker::Mode::kLru, config.lfu_log_factor,
                     config.lfu_decay_time);
   access_.Advance(now_ms);
   if (access_.reset_pending()) {
