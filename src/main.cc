@@ -41,7 +41,7 @@ void PrintUsage() {
       "       ./peregrine --bind 127.0.0.1 ::1 --unixsocket /tmp/peregrine.sock\n"
       "\n"
       "Supported directives: port, bind, unixsocket, unixsocketperm, databases, maxclients,\n"
-      "timeout, tcp-keepalive, tcp-backlog, loglevel, logfile, daemonize, pidfile,\n"
+      "threads, timeout, tcp-keepalive, tcp-backlog, loglevel, logfile, daemonize, pidfile,\n"
       "proto-max-bulk-len, client-query-buffer-limit, hz, save (\"\" only), appendonly (no only).\n"
       "With no arguments the server listens on 127.0.0.1:6379 (and ::1 when available).\n");
 }
@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   g_server = new Server(config, config_file, executable);
   Server& server = *g_server;
   SetLogLevel(LogLevel::kNotice);
-  server.ApplyRuntimeConfig();
+  server.ApplyRuntimeConfig(server.worker(0));
   LOG_NOTICE("Peregrine %s starting, pid=%d", PEREGRINE_VERSION, static_cast<int>(getpid()));
   if (!server.Start(&err)) {
     LOG_WARNING("%s", err.c_str());

@@ -61,7 +61,11 @@ def test_allkeys_random_keeps_memory_under_the_limit(mm):
     fill(mm, "k", 60000, 100)
     assert 0 < mm.dbsize() < 60000
     assert info(mm, "stats")["evicted_keys"] > 0
-    assert info(mm, "memory")["used_memory"] <= limit * 1.05
+    # maxmemory bounds the keyspace: the connection's buffers come on top
+    # (with several threads a pipeline over many shards waits for replies
+    # from other threads while its input piles up in its read buffer).
+    mem = info(mm, "memory")
+    assert mem["used_memory"] - mem["mem_clients_normal"] <= limit * 1.05
 
 
 @pytest.mark.parametrize("policy", [

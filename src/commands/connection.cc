@@ -29,7 +29,7 @@ void EchoCommand(CommandContext& ctx) { ctx.reply.Bulk(ctx.args[1]); }
 
 void QuitCommand(CommandContext& ctx) {
   ctx.reply.Ok();
-  ctx.server.CloseAfterReply(ctx.client);
+  ctx.worker.CloseAfterReply(ctx.client);
 }
 
 void SelectCommand(CommandContext& ctx) {
@@ -215,9 +215,9 @@ void ClientListCommand(CommandContext& ctx) {
   }
   std::string out;
   if (!none) {
-    for (auto& [id, c] : ctx.server.clients()) {
+    for (Client* c : ctx.server.AllClients()) {
       if (c->closed) continue;
-      if (filter_ids && std::find(ids.begin(), ids.end(), id) == ids.end()) continue;
+      if (filter_ids && std::find(ids.begin(), ids.end(), c->id) == ids.end()) continue;
       out += ctx.server.ClientInfoLine(*c, ctx.now_ms);
     }
   }
@@ -227,9 +227,9 @@ void ClientListCommand(CommandContext& ctx) {
 // CLIENT KILL addr:port | CLIENT KILL <filter> <value> [...]
 void ClientKillCommand(CommandContext& ctx) {
   auto& a = ctx.args;
-  auto kill = [&](Client& c) { ctx.server.CloseClient(c); };
+  auto kill = [&](Client& c) { ctx.server.CloseClient(ctx.worker, c); };
   if (a.size() == 3) {  // old form
-    for (auto& [id, c] : ctx.server.clients()) {
+    for (Client* c : ctx.server.AllClients()) {
       if (!c->closed && !c->close_after_reply && c->addr == a[2]) {
         ctx.reply.Ok();
         kill(*c);
@@ -295,14 +295,14 @@ void ClientKillCommand(CommandContext& ctx) {
   int64_t killed = 0;
   std::vector<Client*> victims;  // collected first: killing edits the client map
   if (!type_none) {
-    for (auto& [cid, c] : ctx.server.clients()) {
+    for (Client* c : ctx.server.AllClients()) {
       if (c->closed || c->close_after_reply) continue;
       if (id != 0 && c->id != id) continue;
       if (!addr.empty() && c->addr != addr) continue;
       if (!laddr.empty() && c->laddr != laddr) continue;
-      if (skipme && c.get() == &ctx.client) continue;
+      if (skipme && c == &ctx.client) continue;
       if (have_max_age && (ctx.now_ms - c->ctime_ms) / 1000 < max_age) continue;
-      victims.push_back(c.get());
+      victims.push_back(c);
     }
   }
   for (Client* c : victims) {
@@ -366,11 +366,11 @@ void RegisterConnectionCommands(CommandTable& t) {
       spec("id", 2, kClientFlags, ClientIdCommand, "5.0.0", "Returns the unique client ID of the connection."),
       spec("setname", 3, kClientFlags, ClientSetnameCommand, "2.6.9", "Sets the connection name."),
       spec("getname", 2, kClientFlags, ClientGetnameCommand, "2.6.9", "Returns the name of the connection."),
-      spec("list", -2, kClientFlags | kCmdAdmin, ClientListCommand, "2.4.0",
+      spec("list", -2, kClientFlags | kCmdAdmin | kCmdAllShards, ClientListCommand, "2.4.0",
            "Lists open connections.", "O(N) where N is the number of client connections"),
       spec("info", 2, kClientFlags, ClientInfoCommand, "6.2.0",
            "Returns information about the connection."),
-      spec("kill", -3, kClientFlags | kCmdAdmin, ClientKillCommand, "2.4.0", "Terminates open connections.",
+      spec("kill", -3, kClientFlags | kCmdAdmin | kCmdAllShards, ClientKillCommand, "2.4.0", "Terminates open connections.",
            "O(N) where N is the number of client connections"),
       spec("setinfo", 4, kClientFlags, ClientSetinfoCommand, "7.2.0",
            "Sets information specific to the client or connection."),

@@ -536,32 +536,32 @@ void RegisterKeyCommands(CommandTable& t) {
       "Returns the expiration time in milliseconds of a key.", {"nondeterministic_output"});
   add("persist", 2, kCmdWrite | kCmdFast, 1, 1, 1, PersistCommand, "2.2.0", "O(1)",
       "Removes the expiration time of a key.");
-  add("keys", 2, kCmdReadonly, 0, 0, 0, KeysCommand, "1.0.0",
+  add("keys", 2, kCmdReadonly | kCmdAllShards, 0, 0, 0, KeysCommand, "1.0.0",
       "O(N) with N being the number of keys in the database, under the assumption that the key names in the "
       "database and the given pattern have limited length.",
       "Returns all key names that match a pattern.", {"request_policy:all_shards", "nondeterministic_output_order"});
-  add("scan", -2, kCmdReadonly, 0, 0, 0, ScanCommand, "2.8.0",
+  add("scan", -2, kCmdReadonly | kCmdAllShards, 0, 0, 0, ScanCommand, "2.8.0",
       "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
       "return back to 0. N is the number of elements inside the collection.",
       "Iterates over the key names in the database.", {"nondeterministic_output", "request_policy:special"});
   add("rename", 3, kCmdWrite, 1, 2, 1, RenameCommand, "1.0.0", "O(1)", "Renames a key and overwrites the destination.");
   add("renamenx", 3, kCmdWrite | kCmdFast, 1, 2, 1, RenamenxCommand, "1.0.0", "O(1)",
       "Renames a key only when the target key name doesn't exist.");
-  add("randomkey", 1, kCmdReadonly, 0, 0, 0, RandomkeyCommand, "1.0.0", "O(1)",
+  add("randomkey", 1, kCmdReadonly | kCmdAllShards, 0, 0, 0, RandomkeyCommand, "1.0.0", "O(1)",
       "Returns a random key name from the database.", {"request_policy:all_shards", "nondeterministic_output"});
   add("copy", -3, kCmdWrite | kCmdDenyOom, 1, 2, 1, CopyCommand, "6.2.0",
       "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
       "Copies the value of a key to a new key.");
   add("move", 3, kCmdWrite | kCmdFast, 1, 1, 1, MoveCommand, "1.0.0", "O(1)", "Moves a key to another database.");
-  add("swapdb", 3, kCmdWrite | kCmdFast, 0, 0, 0, SwapdbCommand, "4.0.0",
+  add("swapdb", 3, kCmdWrite | kCmdFast | kCmdAllShards, 0, 0, 0, SwapdbCommand, "4.0.0",
       "O(N) where N is the count of clients watching or blocking on keys from both databases.",
       "Swaps two Redis databases.");
-  add("dbsize", 1, kCmdReadonly | kCmdFast, 0, 0, 0, DbsizeCommand, "1.0.0", "O(1)",
+  add("dbsize", 1, kCmdReadonly | kCmdFast | kCmdAllShards, 0, 0, 0, DbsizeCommand, "1.0.0", "O(1)",
       "Returns the number of keys in the database.", {"request_policy:all_shards", "response_policy:agg_sum"});
-  add("flushdb", -1, kCmdWrite, 0, 0, 0, FlushdbCommand, "1.0.0",
+  add("flushdb", -1, kCmdWrite | kCmdAllShards, 0, 0, 0, FlushdbCommand, "1.0.0",
       "O(N) where N is the number of keys in the selected database", "Remove all keys from the current database.",
       {"request_policy:all_shards", "response_policy:all_succeeded"});
-  add("flushall", -1, kCmdWrite, 0, 0, 0, FlushallCommand, "1.0.0",
+  add("flushall", -1, kCmdWrite | kCmdAllShards, 0, 0, 0, FlushallCommand, "1.0.0",
       "O(N) where N is the total number of keys in all databases", "Removes all keys from all databases.",
       {"request_policy:all_shards", "response_policy:all_succeeded"});
 

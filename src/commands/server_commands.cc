@@ -315,7 +315,7 @@ void ConfigSetCommand(CommandContext& ctx) {
     ctx.reply.Error(err);
     return;
   }
-  ctx.server.ApplyRuntimeConfig();
+  ctx.server.ApplyRuntimeConfig(ctx.worker);
   ctx.reply.Ok();
 }
 
@@ -459,7 +459,7 @@ CommandSpec Spec(std::string_view name, int arity, uint32_t flags, CommandHandle
 
 void RegisterServerCommands(CommandTable& t) {
   const uint32_t kAdminish = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale;
-  t.Register(Spec("info", -1, kCmdLoading | kCmdStale, InfoCommand, "1.0.0", "server",
+  t.Register(Spec("info", -1, kCmdLoading | kCmdStale | kCmdAllShards, InfoCommand, "1.0.0", "server",
                   "Returns information and statistics about the server.", "O(1)",
                   {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}));
   t.Register(Spec("time", 1, kCmdLoading | kCmdStale | kCmdFast, TimeCommand, "2.6.0", "server",
@@ -468,7 +468,7 @@ void RegisterServerCommands(CommandTable& t) {
                   "1.0.0", "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.",
                   "O(N) when saving, where N is the total number of keys in all databases when saving data, "
                   "otherwise O(1)"));
-  t.Register(Spec("debug", -2, kAdminish, DebugCommand, "1.0.0", "server",
+  t.Register(Spec("debug", -2, kAdminish | kCmdAllShards, DebugCommand, "1.0.0", "server",
                   "A container for debugging commands.", "Depends on subcommand."));
 
   CommandSpec command = Spec("command", -1, kCmdLoading | kCmdStale, CommandCommand, "2.8.13", "server",
@@ -500,10 +500,10 @@ void RegisterServerCommands(CommandTable& t) {
       Spec("get", -3, kAdminish, ConfigGetCommand, "2.0.0", "server",
            "Returns the effective values of configuration parameters.",
            "O(N) when N is the number of configuration parameters provided"),
-      Spec("set", -4, kAdminish, ConfigSetCommand, "2.0.0", "server",
+      Spec("set", -4, kAdminish | kCmdAllShards, ConfigSetCommand, "2.0.0", "server",
            "Sets configuration parameters in-flight.",
            "O(N) when N is the number of configuration parameters provided"),
-      Spec("resetstat", 2, kAdminish, ConfigResetstatCommand, "2.0.0", "server", "Resets the server's statistics."),
+      Spec("resetstat", 2, kAdminish | kCmdAllShards, ConfigResetstatCommand, "2.0.0", "server", "Resets the server's statistics."),
       Spec("help", 2, kCmdLoading | kCmdStale, ConfigHelpCommand, "5.0.0", "server",
            "Returns helpful text about the different subcommands."),
   };
@@ -517,7 +517,7 @@ void RegisterServerCommands(CommandTable& t) {
   usage.key_step = 1;
   memory.subcommands = {
       std::move(usage),
-      Spec("stats", 2, 0, MemoryStatsCommand, "4.0.0", "server", "Returns details about memory usage.",
+      Spec("stats", 2, kCmdAllShards, MemoryStatsCommand, "4.0.0", "server", "Returns details about memory usage.",
            "O(1)", {"nondeterministic_output"}),
       Spec("purge", 2, 0, MemoryPurgeCommand, "4.0.0", "server", "Asks the allocator to release memory.",
            "Depends on how much memory is allocated, could be slow",

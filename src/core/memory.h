@@ -2,8 +2,11 @@
 // keyspace (the table's arenas, index groups, segment headers and directory,
 // key and value bytes) goes through these
 // functions, which count the allocator's usable size — what the bytes really
-// cost — in a per-thread counter. A shard lives on one thread, so the counter
-// is the shard's own figure: no sharing, no atomics (DESIGN.md §4).
+// cost — in a per-thread counter. Only its thread writes it (a plain load and
+// store, no read-modify-write); other threads read it to sum the process's
+// keyspace (maxmemory, INFO). A command that spans shards may allocate for
+// another shard's keys on its own thread (docs/transactions.md), so a
+// thread's figure is not exactly its shard's: only the sum is.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +16,9 @@ namespace peregrine {
 
 // Bytes the calling thread's keyspace holds.
 int64_t KeyspaceBytes();
+// Bytes the keyspace holds over all threads (those that have exited
+// included), read without stopping them.
+int64_t TotalKeyspaceBytes();
 
 // malloc / realloc / free with accounting. Running out of memory is fatal
 // (as Redis's zmalloc): there is no sane way to continue a half-done command.

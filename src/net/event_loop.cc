@@ -78,7 +78,12 @@ void EventLoop::Run() {
       timeout = timeout < 0 ? wake_within_ms_ : std::min(timeout, wake_within_ms_);
       wake_within_ms_ = -1;
     }
+    if (before_wait_) {
+      const int cap = before_wait_();
+      if (cap >= 0) timeout = timeout < 0 ? cap : std::min(timeout, cap);
+    }
     int n = epoll_wait(epfd_, events, kMaxEvents, timeout);
+    if (after_wait_) after_wait_();
     if (n < 0 && errno != EINTR) break;
     iter_ms_ = UnixTimeMs();
     iter_tsc_ = CycleClock::Now();

@@ -42,6 +42,15 @@ class EventLoop {
   // place to flush replies once per batch.
   void SetBeforeSleep(std::function<void()> fn) { before_sleep_ = std::move(fn); }
 
+  // Hooks around the wait for events (threads with a mailbox): `before_wait`
+  // runs just before each wait and returns the longest the wait may last in
+  // ms (-1: no limit of its own, 0: do not block, there is work to come back
+  // to); `after_wait` runs after every wait. Unset, the loop pays nothing.
+  void SetWaitHooks(std::function<int()> before_wait, std::function<void()> after_wait) {
+    before_wait_ = std::move(before_wait);
+    after_wait_ = std::move(after_wait);
+  }
+
   // Makes the next wait last at most `ms` milliseconds (one-shot), for work
   // that must continue soon even if no event arrives.
   void WakeWithin(int ms) { wake_within_ms_ = wake_within_ms_ < 0 ? ms : std::min(wake_within_ms_, ms); }
@@ -69,6 +78,8 @@ class EventLoop {
   int64_t next_tick_ms_ = 0;
   std::function<void()> tick_;
   std::function<void()> before_sleep_;
+  std::function<int()> before_wait_;
+  std::function<void()> after_wait_;
 };
 
 // Monotonic milliseconds, for timers.

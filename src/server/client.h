@@ -1,6 +1,6 @@
 // One client connection: its socket, buffers, parser and the per-connection
 // state that commands change (selected database, protocol, name). Owned by
-// the Server; lives on the thread of its event loop.
+// its Worker; lives on that worker's thread.
 #pragma once
 
 #include <cstdint>
@@ -12,15 +12,16 @@
 
 namespace peregrine {
 
-class Server;
+class Worker;
 struct CommandSpec;
+struct ExecBatch;
 
 struct Client final : IoHandler {
-  Client(Server* server, uint64_t id, int fd) : server(server), id(id), fd(fd) {}
+  Client(Worker* worker, uint64_t id, int fd) : worker(worker), id(id), fd(fd) {}
   void OnEvent(uint32_t events) override;
 
-  Server* server;
-  const uint64_t id;
+  Worker* worker;
+  uint64_t id;  // (a worker's proxy client takes the id of the client it stands for)
   int fd;
   bool is_unix = false;
   std::string addr;   // "ip:port"
@@ -40,6 +41,12 @@ struct Client final : IoHandler {
   int64_t ctime_ms = 0;             // unix ms when connected
   int64_t last_interaction_ms = 0;  // unix ms of the last read or write
   const CommandSpec* last_cmd = nullptr;
+
+  // Commands for another worker's shard: the batch being filled (sent when
+  // the client's input has been processed) and whether one is out (the
+  // client's later commands wait for its replies).
+  ExecBatch* open_batch = nullptr;
+  bool batch_in_flight = false;
 
   bool close_after_reply = false;  // QUIT, protocol error, CLIENT KILL of itself
   bool closed = false;             // removed from the loop; freed after the batch

@@ -30,9 +30,11 @@ bool CommandSpec::KeyPositions(std::span<const std::string_view> args, std::vect
 void CommandTable::Register(CommandSpec spec) {
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   owned->fullname = std::string(owned->name);
+  owned->id = next_id_++;
   for (CommandSpec& sub : owned->subcommands) {
     sub.parent = owned.get();
     sub.fullname = owned->fullname + "|" + std::string(sub.name);
+    sub.id = next_id_++;
   }
   commands_.push_back(std::move(owned));
   Rebuild();

@@ -16,6 +16,7 @@
 namespace peregrine {
 
 class Server;
+class Worker;
 class Shard;
 class Db;
 class ReplyWriter;
@@ -40,6 +41,11 @@ enum CommandFlag : uint32_t {
   kCmdNoMulti = 1u << 14,
   kCmdAllowBusy = 1u << 15,
   kCmdSentinel = 1u << 16,
+  // Peregrine's own, not reported by COMMAND INFO: the command reads or
+  // writes every shard (KEYS, FLUSHALL) or every worker's state (INFO,
+  // CLIENT LIST, CONFIG SET), so it runs with all of them held
+  // (docs/transactions.md).
+  kCmdAllShards = 1u << 31,
 };
 
 // ACL categories (without the '@').
@@ -59,11 +65,14 @@ enum AclCategory : uint32_t {
 };
 
 // Everything a handler may touch while it runs. Lives for one command, on the
-// thread of the client's connection.
+// thread that runs it: the thread of the shard that owns its keys (a proxy
+// `client` carries the connection's database and protocol there), or, for a
+// command over several shards, the client's own thread holding them all.
 struct CommandContext {
   Server& server;
+  Worker& worker;  // the thread running the command
   Client& client;
-  Shard& shard;  // the shard that owns the command's keys
+  Shard& shard;  // the shard that owns the command's (first) key
   std::span<const std::string_view> args;
   ReplyWriter& reply;
   int64_t now_ms;  // wall clock, fixed for the whole command (as Redis's cached mstime)
@@ -105,7 +114,7 @@ struct CommandSpec {
   // Filled in by CommandTable::Register.
   const CommandSpec* parent = nullptr;
   std::string fullname;  // "get", "client|list"
-  mutable CommandStats stats;
+  uint32_t id = 0;       // dense over commands and subcommands: indexes per-worker statistics
 
   // All ACL categories, including those implied by flags (@write, @fast ...).
   uint32_t AclCategories() const;
@@ -125,6 +134,8 @@ class CommandTable {
 
   // Commands in registration order.
   const std::vector<std::unique_ptr<CommandSpec>>& all() const { return commands_; }
+  // How many ids Register has given (commands and subcommands).
+  uint32_t num_ids() const { return next_id_; }
 
  private:
   static constexpr size_t kMaxNameLength = 64;
@@ -137,6 +148,7 @@ class CommandTable {
   // so it lowercases and hashes in one pass and never allocates.
   std::vector<const CommandSpec*> slots_;
   size_t mask_ = 0;
+  uint32_t next_id_ = 0;
 };
 
 // Names of flags and categories as COMMAND INFO prints them.

@@ -137,7 +137,7 @@ const std::vector<Option>& Options() {
                          return "";
                        }});
     o.push_back(IntOption("databases", &Config::databases, 1, INT_MAX, kImmutable));
-    o.push_back(IntOption("shards", &Config::shards, 1, 1024, kImmutable));
+    o.push_back(IntOption("threads", &Config::threads, 1, 256, kImmutable));
     o.push_back(IntOption("maxclients", &Config::maxclients, 1, UINT_MAX, kMutable));
     o.push_back(IntOption("timeout", &Config::timeout, 0, INT_MAX, kMutable));
     o.push_back(IntOption("tcp-keepalive", &Config::tcp_keepalive, 0, INT_MAX, kMutable));

@@ -39,10 +39,9 @@ struct Config {
   std::string unixsocket;
   unsigned unixsocketperm = 0;
   int databases = 16;
-  // Keyspace shards, all served by the one thread for now: a testing aid
-  // that runs the cross-shard code paths (routing by slot, SCAN's cursor,
-  // whole-keyspace commands) until issue #5 gives each shard its thread.
-  int shards = 1;
+  // Worker threads, each with its event loop, connections and one shard of
+  // the keyspace (docs/transactions.md). 0 until set: the number of cores.
+  int threads = 0;
   uint32_t maxclients = 10000;
   int timeout = 0;  // seconds idle before a client is closed; 0 = never
   int tcp_keepalive = 300;

@@ -61,15 +61,17 @@ void Field(std::string& out, const char* name, int value) { Field(out, name, std
 
 Server::MemoryOverview Server::Memory() {
   MemoryOverview m;
-  m.total = UsedMemory();
-  m.peak = used_memory_peak_;
+  // Every worker is held: its clients' buffers are counted as they are now.
+  for (auto& w : workers_) m.clients_normal += w->ClientBufferBytes();
+  m.total = static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) + m.clients_normal;
+  NotePeak(m.total);
+  m.peak = used_memory_peak();
   m.startup = used_memory_startup_;
-  m.clients_normal = ClientBufferBytes();
   m.overhead = m.startup + m.clients_normal;
   for (int d = 0; d < config_.databases; d++) {
     uint64_t main = 0, expires = 0, keys = 0;
-    for (auto& s : shards_) {
-      const Db& db = s->db(d);
+    for (auto& w : workers_) {
+      const Db& db = w->shard().db(d);
       if (db.size() == 0) continue;
       keys += db.size();
       main += db.StructureBytes();
@@ -161,15 +163,21 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "executable", executable_);
     Field(out, "config_file", config_file_);
     Field(out, "io_threads_active", 0);
-    Field(out, "shards", static_cast<uint64_t>(shards_.size()));
+    Field(out, "threads", static_cast<uint64_t>(workers_.size()));
   }
+  // The workers' counters, summed (every worker is held).
+  ServerStats stats;
+  for (auto& w : workers_) stats.Add(w->stats());
   if (section("clients")) {
-    size_t max_in = 0, max_out = 0;
-    for (auto& [id, c] : clients_) {
-      max_in = std::max(max_in, c->in.capacity());
-      max_out = std::max(max_out, c->out.capacity());
+    size_t max_in = 0, max_out = 0, connected = 0;
+    for (auto& w : workers_) {
+      connected += w->clients().size();
+      for (auto& [id, c] : w->clients()) {
+        max_in = std::max(max_in, c->in.capacity());
+        max_out = std::max(max_out, c->out.capacity());
+      }
     }
-    Field(out, "connected_clients", static_cast<uint64_t>(clients_.size()));
+    Field(out, "connected_clients", static_cast<uint64_t>(connected));
     Field(out, "cluster_connections", 0);
     Field(out, "maxclients", static_cast<uint64_t>(config_.maxclients));
     Field(out, "client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
@@ -229,30 +237,30 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "aof_rewrite_in_progress", 0);
   }
   if (section("stats")) {
-    uint64_t hits = 0, misses = 0, expired = 0;
-    for (auto& s : shards_) {
-      hits += s->stats().keyspace_hits;
-      misses += s->stats().keyspace_misses;
-      expired += s->expired_keys();
+    uint64_t hits = 0, misses = 0, expired = 0, evicted = 0, ops = 0;
+    for (auto& w : workers_) {
+      hits += w->shard().stats().keyspace_hits;
+      misses += w->shard().stats().keyspace_misses;
+      expired += w->shard().expired_keys();
+      evicted += w->shard().evicted_keys();
+      ops += w->instantaneous_ops_per_sec();
     }
-    Field(out, "total_connections_received", stats_.total_connections_received);
-    Field(out, "total_commands_processed", stats_.total_commands_processed);
-    Field(out, "instantaneous_ops_per_sec", instantaneous_ops_per_sec());
-    Field(out, "total_net_input_bytes", stats_.total_net_input_bytes);
-    Field(out, "total_net_output_bytes", stats_.total_net_output_bytes);
-    Field(out, "rejected_connections", stats_.rejected_connections);
+    Field(out, "total_connections_received", stats.total_connections_received);
+    Field(out, "total_commands_processed", stats.total_commands_processed);
+    Field(out, "instantaneous_ops_per_sec", ops);
+    Field(out, "total_net_input_bytes", stats.total_net_input_bytes);
+    Field(out, "total_net_output_bytes", stats.total_net_output_bytes);
+    Field(out, "rejected_connections", stats.rejected_connections);
     Field(out, "expired_keys", expired);
-    uint64_t evicted = 0;
-    for (auto& sh : shards_) evicted += sh->evicted_keys();
     Field(out, "evicted_keys", evicted);
     Field(out, "keyspace_hits", hits);
     Field(out, "keyspace_misses", misses);
     Field(out, "pubsub_channels", 0);
     Field(out, "pubsub_patterns", 0);
-    Field(out, "total_error_replies", stats_.total_error_replies);
-    Field(out, "total_reads_processed", stats_.total_reads_processed);
-    Field(out, "total_writes_processed", stats_.total_writes_processed);
-    Field(out, "client_query_buffer_limit_disconnections", stats_.client_query_buffer_limit_disconnections);
+    Field(out, "total_error_replies", stats.total_error_replies);
+    Field(out, "total_reads_processed", stats.total_reads_processed);
+    Field(out, "total_writes_processed", stats.total_writes_processed);
+    Field(out, "client_query_buffer_limit_disconnections", stats.client_query_buffer_limit_disconnections);
   }
   if (section("replication")) {
     Field(out, "role", "master");
@@ -274,7 +282,14 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
   section("modules");
   if (section("commandstats")) {
     auto emit = [&](const CommandSpec& cmd) {
-      const CommandStats& st = cmd.stats;
+      CommandStats st;
+      for (auto& w : workers_) {
+        const CommandStats& one = w->command_stats(cmd);
+        st.calls += one.calls;
+        st.ticks += one.ticks;
+        st.rejected_calls += one.rejected_calls;
+        st.failed_calls += one.failed_calls;
+      }
       if (st.calls == 0 && st.rejected_calls == 0 && st.failed_calls == 0) return;
       const double usec = CycleClock::ToMicros(st.ticks);
       char buf[256];
@@ -293,19 +308,20 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     }
   }
   if (section("errorstats")) {
-    for (auto& [code, count] : stats_.error_counts)
+    for (auto& [code, count] : stats.error_counts)
       Field(out, ("errorstat_" + code).c_str(), "count=" + std::to_string(count));
   }
   if (section("cluster")) Field(out, "cluster_enabled", 0);
   if (section("keyspace")) {
-    int ndb = shards_.empty() ? 0 : shards_[0]->num_dbs();
+    int ndb = config_.databases;
     for (int i = 0; i < ndb; i++) {
       uint64_t keys = 0, expires = 0;
       double ttl_weighted = 0;  // avg_ttl over the shards, weighted by their deadlines
-      for (auto& s : shards_) {
-        keys += s->db(i).size();
-        expires += s->db(i).expires_count();
-        ttl_weighted += static_cast<double>(s->db(i).avg_ttl()) * static_cast<double>(s->db(i).expires_count());
+      for (auto& w : workers_) {
+        const Db& db = w->shard().db(i);
+        keys += db.size();
+        expires += db.expires_count();
+        ttl_weighted += static_cast<double>(db.avg_ttl()) * static_cast<double>(db.expires_count());
       }
       if (keys == 0) continue;
       const int64_t avg_ttl = expires ? static_cast<int64_t>(ttl_weighted / static_cast<double>(expires)) : 0;

@@ -22,8 +22,7 @@ Waker::~Waker() {
   if (fd_ >= 0) close(fd_);
 }
 
-void Waker::Woke() {
-  state_.fetch_and(~uint64_t{1}, std::memory_order_acq_rel);
+void Waker::ConsumeSignal() {
   uint64_t n;
   // Non-blocking: empty when the producer has not written (yet).
   while (read(fd_, &n, sizeof(n)) < 0 && errno == EINTR) {

@@ -106,7 +106,15 @@ class Waker {
   }
   // After blocking (or deciding not to): clears "asleep" and empties the
   // eventfd.
-  void Woke();
+  void Woke() {
+    Awake();
+    ConsumeSignal();
+  }
+  // The two halves of Woke(), for an event loop that watches fd() itself:
+  // Awake() after every wait, ConsumeSignal() only when fd() was readable
+  // (saves a read() per wake-up that the Waker did not cause).
+  void Awake() { state_.fetch_and(~uint64_t{1}, std::memory_order_acq_rel); }
+  void ConsumeSignal();
 
   // Producer side (any other thread), after its messages are pushed.
   void Notify() {

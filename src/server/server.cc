@@ -1,4 +1,5 @@
-// The server's connection handling, dispatcher and cron (see server.h).
+// The server process: start-up, the workers' threads, connection placement
+// and the operations over every worker (see server.h).
 #include "server/server.h"
 
 #include <signal.h>
@@ -12,13 +13,15 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <thread>
 
+#include "core/memory.h"
 #include "net/socket.h"
 #include "server/log.h"
 
 namespace peregrine {
 
-// A listening socket: accepts connections when readable.
+// A listening socket (on worker 0's loop): accepts connections when readable.
 struct Server::Listener final : IoHandler {
   Listener(Server* s, int fd, bool is_unix) : server(s), fd(fd), is_unix(is_unix) {}
   ~Listener() override { close(fd); }
@@ -28,7 +31,7 @@ struct Server::Listener final : IoHandler {
   bool is_unix;
 };
 
-// SIGTERM / SIGINT through a signalfd: a clean shutdown from the loop.
+// SIGTERM / SIGINT through a signalfd on worker 0's loop: a clean shutdown.
 struct Server::SignalWatcher final : IoHandler {
   SignalWatcher(Server* s, int fd) : server(s), fd(fd) {}
   ~SignalWatcher() override { close(fd); }
@@ -43,8 +46,6 @@ struct Server::SignalWatcher final : IoHandler {
   Server* server;
   int fd;
 };
-
-void Client::OnEvent(uint32_t events) { server->OnClientEvent(*this, events); }
 
 Db& CommandContext::db() { return shard.db(client.db); }
 Db& CommandContext::DbOf(std::string_view key) {
@@ -61,16 +62,6 @@ std::string RandomHex(size_t n) {
   for (char& c : s) c = kHex[rng() & 15];
   return s;
 }
-
-constexpr size_t kReadChunk = 16 * 1024;
-// Buffers larger than this are freed as soon as they drain, so that one huge
-// request or reply does not pin memory for the life of the connection.
-// Smaller ones are kept while the client is active (re-growing a reply
-// buffer for every pipeline batch of large values costs reallocs and, past
-// glibc's mmap threshold, mmap/munmap calls) and freed by the cron once the
-// client has been idle for a while.
-constexpr size_t kIdleBufferKeep = 1024 * 1024;
-constexpr int64_t kIdleBufferFreeMs = 2000;
 }  // namespace
 
 Server::Server(Config config, std::string config_file, std::string executable)
@@ -82,18 +73,41 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterStringCommands(commands_);
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
-  for (int i = 0; i < config_.shards; i++) shards_.push_back(std::make_unique<Shard>(i, config_.databases));
+  if (config_.threads <= 0) {
+    const unsigned cores = std::thread::hardware_concurrency();
+    config_.threads = static_cast<int>(std::clamp(cores, 1u, 256u));
+  }
+  const auto n = static_cast<uint32_t>(config_.threads);
+  if (n > 1)
+    for (uint32_t i = 0; i < n * n; i++) rings_.push_back(std::make_unique<Ring>());
+  for (uint32_t i = 0; i < n; i++) workers_.push_back(std::make_unique<Worker>(*this, i));
 }
 
 Server::~Server() {
-  for (auto& [id, c] : clients_) close(c->fd);
+  // Mail still in the rings when every worker has stopped (replies nobody
+  // waits for any more).
+  const auto n = static_cast<uint32_t>(workers_.size());
+  if (n > 1) {
+    for (uint32_t from = 0; from < n; from++)
+      for (uint32_t to = 0; to < n; to++) {
+        uint64_t words[64];
+        size_t got;
+        while ((got = ring(from, to).PopBatch(words, 64)) > 0)
+          for (size_t i = 0; i < got; i++)
+            if ((words[i] & 1) == 0) delete reinterpret_cast<Mail*>(words[i]);
+      }
+  }
+  workers_.clear();
 }
 
 bool Server::Start(std::string* err) {
-  if (!loop_.ok()) {
-    *err = "epoll_create1 failed";
-    return false;
+  for (auto& w : workers_) {
+    if (!w->Init()) {
+      *err = "epoll_create1 failed";
+      return false;
+    }
   }
+  EventLoop& loop0 = workers_[0]->loop();
   if (config_.port != 0) {
     for (const std::string& b : config_.bind) {
       bool optional = !b.empty() && b[0] == '-';
@@ -129,8 +143,10 @@ bool Server::Start(std::string* err) {
     *err = "Configured to not listen anywhere, exiting.";
     return false;
   }
-  for (auto& l : listeners_) loop_.Add(l->fd, EPOLLIN, l.get());
+  for (auto& l : listeners_) loop0.Add(l->fd, EPOLLIN, l.get());
 
+  // Blocked before any worker thread starts, so that every thread inherits
+  // the mask and the signals reach worker 0's signalfd only.
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGTERM);
@@ -139,86 +155,73 @@ bool Server::Start(std::string* err) {
   int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   if (sfd >= 0) {
     signals_ = std::make_unique<SignalWatcher>(this, sfd);
-    loop_.Add(sfd, EPOLLIN, signals_.get());
+    loop0.Add(sfd, EPOLLIN, signals_.get());
   }
   signal(SIGPIPE, SIG_IGN);
 
   start_time_ms_ = UnixTimeMs();
   used_memory_startup_ = UsedMemory();
-  ops_sample_time_ms_ = MonotonicMs();
-  loop_.SetTick(1000 / config_.hz, [this] { Cron(); });
-  loop_.SetBeforeSleep([this] {
-    FlushPendingWrites();
-    to_free_.clear();
-    if (expire_pressure_) {
-      if (MonotonicUs() - last_expire_slice_us_ >= 2000) ActiveExpireSlice();
-      if (expire_pressure_) loop_.WakeWithin(2);
-    }
-  });
-  ApplyRuntimeConfig();
+  ApplyRuntimeConfig(*workers_[0]);
   return true;
 }
 
 int Server::Run() {
-  loop_.Run();
-  Cleanup();
-  return 0;
-}
-
-void Server::Cleanup() {
-  LOG_WARNING("User requested shutdown...");
-  FlushPendingWrites();
-  for (auto& [id, c] : clients_) {
-    loop_.Remove(c->fd);
-    close(c->fd);
-    c->closed = true;
-  }
-  clients_.clear();
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < workers_.size(); i++) threads.emplace_back([w = workers_[i].get()] { w->Run(); });
+  workers_[0]->Run();
+  for (auto& t : threads) t.join();
   listeners_.clear();
   if (!config_.unixsocket.empty()) unlink(config_.unixsocket.c_str());
   if (!config_.pidfile.empty()) unlink(config_.pidfile.c_str());
   LOG_WARNING("Peregrine is now ready to exit, bye bye...");
+  return 0;
 }
 
-void Server::RequestShutdown() { loop_.Stop(); }
+void Server::RequestShutdown() {
+  if (stopping_.exchange(true, std::memory_order_acq_rel)) return;
+  LOG_WARNING("User requested shutdown...");
+  // One worker: it is the caller (SHUTDOWN, or the signal watcher on its
+  // loop). Several: each sees the flag before its next wait.
+  if (workers_.size() == 1) workers_[0]->loop().Stop();
+  for (auto& w : workers_) w->waker().Notify();
+}
+
+void Server::NotePeak(uint64_t used) {
+  uint64_t peak = used_memory_peak_.load(std::memory_order_relaxed);
+  while (used > peak && !used_memory_peak_.compare_exchange_weak(peak, used, std::memory_order_relaxed)) {
+  }
+}
 
 uint64_t Server::UsedMemory() {
-  const uint64_t used = static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0)) + ClientBufferBytes();
-  used_memory_peak_ = std::max(used_memory_peak_, used);
+  uint64_t used = static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0));
+  for (auto& w : workers_) used += w->published_client_bytes();
+  NotePeak(used);
   return used;
 }
 
-uint64_t Server::ClientBufferBytes() const {
-  uint64_t bytes = 0;
-  for (const auto& [id, c] : clients_) bytes += c->in.capacity() + c->out.capacity();
-  return bytes;
-}
-
-void Server::ApplyRuntimeConfig() {
+void Server::ApplyRuntimeConfig(Worker& caller) {
   const std::string& l = config_.loglevel;
   SetLogLevel(l == "debug" ? LogLevel::kDebug
               : l == "verbose" ? LogLevel::kVerbose
               : l == "warning" ? LogLevel::kWarning
               : l == "nothing" ? LogLevel::kNothing
                                : LogLevel::kNotice);
-  RequestParser::Limits limits;
-  limits.max_bulk_len = config_.proto_max_bulk_len;
-  for (auto& [id, c] : clients_) c->parser.set_limits(limits);
-  loop_.SetTick(1000 / config_.hz, [this] { Cron(); });
-  for (auto& s : shards_) s->ConfigureAccess(config_, MonotonicMs());
-  // Room for maxclients connections plus listeners and files.
+  // Room for maxclients connections plus listeners, files and wake-ups.
   rlimit rl;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-    rlim_t want = static_cast<rlim_t>(config_.maxclients) + 32;
+    rlim_t want = static_cast<rlim_t>(config_.maxclients) + 32 + workers_.size();
     if (rl.rlim_cur < want && rl.rlim_cur < rl.rlim_max) {
       rl.rlim_cur = std::min(want, rl.rlim_max);
       if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
         LOG_WARNING("Could not raise the open files limit to %llu", static_cast<unsigned long long>(want));
     }
   }
+  config_epoch_.fetch_add(1, std::memory_order_acq_rel);
+  (void)caller;  // the caller applies its own part when the command ends (Worker::ApplyConfigIfChanged)
 }
 
 void Server::Accept(int listen_fd, bool is_unix) {
+  Worker& w0 = *workers_[0];
   // Accept a bounded number per event so that a connection storm cannot
   // starve the clients already connected.
   for (int i = 0; i < 1000; i++) {
@@ -228,404 +231,52 @@ void Server::Accept(int listen_fd, bool is_unix) {
         LOG_WARNING("Accepting client connection: %s", strerror(errno));
       return;
     }
-    stats_.total_connections_received++;
-    if (clients_.size() >= static_cast<size_t>(config_.maxclients)) {
+    w0.stats().total_connections_received++;
+    // The least loaded worker (connections as counted at hand-off, so that a
+    // burst of connections spreads before the workers have adopted them).
+    Worker* target = workers_[0].get();
+    int64_t total = 0;
+    for (auto& w : workers_) {
+      const int64_t n = w->connections().load(std::memory_order_relaxed);
+      total += n;
+      if (n < target->connections().load(std::memory_order_relaxed)) target = w.get();
+    }
+    if (total >= static_cast<int64_t>(config_.maxclients)) {
       static const char kMsg[] = "-ERR max number of clients reached\r\n";
       ssize_t ignored = write(fd, kMsg, sizeof(kMsg) - 1);
       (void)ignored;
       close(fd);
-      stats_.rejected_connections++;
+      w0.stats().rejected_connections++;
       continue;
     }
-    if (!is_unix) ConfigureTcpConnection(fd, config_.tcp_keepalive);
-    auto c = std::make_unique<Client>(this, next_client_id_++, fd);
-    c->is_unix = is_unix;
-    if (is_unix) {
-      c->addr = c->laddr = config_.unixsocket + ":0";
+    target->connections().fetch_add(1, std::memory_order_relaxed);
+    const uint64_t id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
+    if (target == &w0) {
+      w0.Adopt(fd, is_unix, id);
     } else {
-      c->addr = PeerAddress(fd);
-      c->laddr = LocalAddress(fd);
+      w0.SendAdopt(target->index(), new AdoptMail(fd, is_unix, id));
     }
-    c->ctime_ms = c->last_interaction_ms = UnixTimeMs();
-    RequestParser::Limits limits;
-    limits.max_bulk_len = config_.proto_max_bulk_len;
-    c->parser.set_limits(limits);
-    if (!loop_.Add(fd, EPOLLIN, c.get())) {
-      close(fd);
-      continue;
-    }
-    LOG_VERBOSE("Accepted %s", c->addr.c_str());
-    clients_.emplace(c->id, std::move(c));
   }
 }
 
-void Server::OnClientEvent(Client& c, uint32_t events) {
-  if (c.closed) return;
-  if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ReadFromClient(c);
-  if (!c.closed && (events & EPOLLOUT)) FlushClient(c);
+void Server::CloseClient(Worker& caller, Client& c) {
+  if (c.worker == &caller)
+    caller.CloseClient(c);
+  else
+    c.worker->RequestKill(c.id);
 }
 
-void Server::ReadFromClient(Client& c) {
-  // Read what the pending command needs (when a big argument is announced),
-  // growing at most by doubling so that an announced-but-unsent length costs
-  // no memory.
-  size_t want = kReadChunk;
-  size_t needed = c.parser.bytes_needed();
-  if (needed > c.in.size()) want = std::max(want, std::min(needed - c.in.size(), c.in.size()));
-  char* p = c.in.Reserve(want);
-  ssize_t n = read(c.fd, p, c.in.writable());
-  if (n == 0) {
-    LOG_VERBOSE("Client closed connection id=%llu addr=%s", static_cast<unsigned long long>(c.id),
-                c.addr.c_str());
-    FreeClient(c);
-    return;
-  }
-  if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-    LOG_VERBOSE("Reading from client: %s", strerror(errno));
-    FreeClient(c);
-    return;
-  }
-  c.in.Commit(static_cast<size_t>(n));
-  stats_.total_net_input_bytes += static_cast<uint64_t>(n);
-  stats_.total_reads_processed++;
-  c.last_interaction_ms = loop_.iteration_ms();
-  ProcessInput(c);
-  if (!c.closed && c.in.size() > config_.client_query_buffer_limit) {
-    LOG_WARNING("Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu)",
-                static_cast<unsigned long long>(c.id), c.addr.c_str(), c.in.size());
-    stats_.client_query_buffer_limit_disconnections++;
-    FreeClient(c);
-  }
-}
-
-void Server::ProcessInput(Client& c) {
-  while (!c.closed && !c.close_after_reply && !c.in.empty()) {
-    // 1. Parse ahead every complete command (up to kMaxBatch) without running
-    //    any: their arguments are views into c.in, which nothing changes until
-    //    the batch has run.
-    batch_.clear();
-    batch_args_.clear();
-    size_t offset = 0;
-    RequestParser::Result r = RequestParser::Result::kCommand;
-    // A pipeline mostly repeats one command: the bytes of the last name
-    // looked up are compared first (an exact match gives the same command).
-    std::string_view last_name;
-    const CommandSpec* last_cmd = nullptr;
-    while (batch_.size() < kMaxBatch && offset < c.in.size()) {
-      r = c.parser.Parse(c.in.data() + offset, c.in.size() - offset);
-      if (r != RequestParser::Result::kCommand) break;
-      auto args = c.parser.args();
-      if (c.parser.inline_command() && !args.empty()) {
-        // Inline arguments live in the parser: run it alone, first in a batch.
-        if (!batch_.empty()) break;
-        ExecuteCommand(c, args, commands_.Find(args[0]), nullptr, CycleClock::Now());
-        if (c.closed) return;
-        c.in.Consume(c.parser.consumed());
-        offset = 0;
-        if (c.close_after_reply) break;
-        continue;
-      }
-      BatchedCommand b{nullptr, static_cast<uint32_t>(batch_args_.size()), static_cast<uint32_t>(args.size()),
-                       c.parser.consumed(), {}};
-      batch_args_.insert(batch_args_.end(), args.begin(), args.end());
-      if (!args.empty()) {
-        if (args[0].size() == last_name.size() && last_cmd != nullptr &&
-            std::memcmp(args[0].data(), last_name.data(), last_name.size()) == 0) {
-          b.cmd = last_cmd;
-        } else {
-          b.cmd = commands_.Find(args[0]);
-          last_name = args[0];
-          last_cmd = b.cmd;
-        }
-        if (b.cmd != nullptr && b.cmd->first_key > 0 && static_cast<size_t>(b.cmd->first_key) < args.size()) {
-          b.key = CompactKey::MakeProbe(args[static_cast<size_t>(b.cmd->first_key)]);
-          b.shard = static_cast<uint32_t>(ShardIndexOf(b.key.bytes));
-        }
-      }
-      batch_.push_back(b);
-      offset += b.consumed;
-    }
-    if (batch_.empty() && r == RequestParser::Result::kCommand) continue;  // only inline commands ran
-
-    // 2. Prefetch: every home group, then the arena line its tag points to,
-    //    then the entry, so that the misses of the batch overlap.
-    //    Only worth it when there is more than one command.
-    if (batch_.size() > 1) {
-      auto db_of = [&](const BatchedCommand& b) -> Db& { return shards_[b.shard]->db(c.db); };
-      for (const BatchedCommand& b : batch_)
-        if (!b.key.bytes.empty()) db_of(b).PrefetchGroup(b.key.hash);
-      for (const BatchedCommand& b : batch_)
-        if (!b.key.bytes.empty()) db_of(b).PrefetchArena(b.key.hash);
-      for (const BatchedCommand& b : batch_)
-        if (!b.key.bytes.empty()) db_of(b).PrefetchEntry(b.key.hash);
-    }
-
-    // 3. Run the batch in order.
-    uint64_t now_tsc = CycleClock::Now();
-    for (const BatchedCommand& b : batch_) {
-      if (c.close_after_reply) break;
-      if (b.nargs > 0) {
-        std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
-        now_tsc = ExecuteCommand(c, args, b.cmd, b.key.bytes.empty() ? nullptr : &b.key, now_tsc);
-        if (c.closed) return;
-      }
-      c.in.Consume(b.consumed);
-    }
-    if (c.close_after_reply) break;
-
-    if (r == RequestParser::Result::kNeedMore) break;
-    if (r == RequestParser::Result::kError) {
-      ReplyWriter reply(&c.out, c.resp, this);
-      reply.Error(c.parser.error());
-      LOG_VERBOSE("Protocol error (%s) from client: id=%llu addr=%s", c.parser.error().c_str(),
-                  static_cast<unsigned long long>(c.id), c.addr.c_str());
-      c.in.Clear();
-      c.close_after_reply = true;
-      break;
-    }
-  }
-  if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
-  if (!c.out.empty() || c.close_after_reply) QueueWrite(c);
-}
-
-namespace {
-std::string Upper(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+std::vector<Client*> Server::AllClients() const {
+  std::vector<Client*> out;
+  for (auto& w : workers_)
+    for (auto& [id, c] : w->clients()) out.push_back(c.get());
+  std::sort(out.begin(), out.end(), [](const Client* a, const Client* b) { return a->id < b->id; });
   return out;
-}
-}  // namespace
-
-uint64_t Server::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
-                                const CompactKey::Probe* hint, uint64_t start) {
-  ReplyWriter reply(&c.out, c.resp, this);
-  if (cmd == nullptr) {
-    std::string list;
-    for (size_t i = 1; i < args.size() && list.size() < 128; i++) {
-      size_t room = 128 - list.size();
-      list += "'";
-      list += args[i].substr(0, room);
-      list += "' ";
-    }
-    reply.Error("ERR unknown command '" + std::string(args[0].substr(0, 128)) +
-                "', with args beginning with: " + list);
-    return start;
-  }
-  if (!cmd->subcommands.empty() && args.size() >= 2) {
-    const CommandSpec* sub = CommandTable::FindSubcommand(*cmd, args[1]);
-    if (sub == nullptr) {
-      reply.Error("ERR unknown subcommand '" + std::string(args[1].substr(0, 128)) + "'. Try " +
-                  Upper(args[0]) + " HELP.");
-      return start;
-    }
-    cmd = sub;
-  }
-  const int argc = static_cast<int>(args.size());
-  if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
-    cmd->stats.rejected_calls++;
-    reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
-    return start;
-  }
-  // Over maxmemory, every command first evicts (by policy); commands that
-  // may add memory are refused if nothing could be evicted.
-  if (config_.maxmemory > 0 && !EnforceMaxmemory() && (cmd->flags & kCmdDenyOom)) {
-    cmd->stats.rejected_calls++;
-    reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
-    return start;
-  }
-  // The shard owning the first key (all shards are on this thread: a
-  // multi-key command reaches the others through CommandContext::DbOf;
-  // messages and atomicity across threads arrive with issue #5).
-  size_t shard_index = 0;
-  if (shards_.size() > 1 && cmd->first_key > 0 && cmd->first_key < argc)
-    shard_index = ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]);
-  Shard& shard = *shards_[shard_index];
-  CommandContext ctx{*this, c, shard, args, reply, loop_.MsAt(start), hint};
-  c.last_cmd = cmd;
-  current_client_ = &c;
-  const uint64_t errors_before = stats_.total_error_replies;
-  cmd->handler(ctx);
-  current_client_ = nullptr;
-  const uint64_t end = CycleClock::Now();
-  cmd->stats.ticks += end - start;
-  cmd->stats.calls++;
-  if (stats_.total_error_replies != errors_before) cmd->stats.failed_calls++;
-  stats_.total_commands_processed++;
-  return end;
-}
-
-bool Server::EnforceMaxmemory() {
-  auto over = [this] { return static_cast<uint64_t>(std::max<int64_t>(KeyspaceBytes(), 0)) > config_.maxmemory; };
-  if (!over()) return true;
-  if (config_.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return false;
-  // A bounded number of keys per command keeps one command's latency
-  // bounded; the next commands continue while memory stays over.
-  bool progress = false;
-  for (int i = 0; i < 256 && over(); i++) {
-    // Shards take turns (keys spread evenly over them by slot), so that one
-    // shard's SIEVE hand does not evict its hot keys while the others keep
-    // cold ones.
-    bool evicted = false;
-    for (size_t n = 0; n < shards_.size() && !evicted; n++) {
-      evict_shard_ = (evict_shard_ + 1) % shards_.size();
-      evicted = shards_[evict_shard_]->EvictOne(config_.maxmemory_policy, config_.maxmemory_samples);
-    }
-    if (!evicted) break;
-    progress = true;
-  }
-  return progress || !over();
-}
-
-void Server::CloseClient(Client& c) {
-  if (&c == current_client_) {
-    c.close_after_reply = true;
-    QueueWrite(c);
-  } else {
-    FreeClient(c);
-  }
-}
-
-void Server::OnErrorReply(std::string_view msg) {
-  stats_.total_error_replies++;
-  size_t sp = msg.find(' ');
-  std::string code(msg.substr(0, std::min<size_t>(sp, 64)));
-  // A bounded number of distinct codes, as Redis bounds errorstats.
-  if (stats_.error_counts.size() < 128 || stats_.error_counts.count(code))
-    stats_.error_counts[code]++;
-}
-
-void Server::QueueWrite(Client& c) {
-  if (c.in_pending_writes) return;
-  c.in_pending_writes = true;
-  pending_writes_.push_back(&c);
-}
-
-void Server::FlushPendingWrites() {
-  // FlushClient may free clients; the vector holds only live ones because a
-  // freed client is removed from it in FreeClient.
-  std::vector<Client*> batch;
-  batch.swap(pending_writes_);
-  for (Client* c : batch) {
-    if (c == nullptr) continue;
-    c->in_pending_writes = false;
-    if (!c->closed) FlushClient(*c);
-  }
-}
-
-void Server::FlushClient(Client& c) {
-  while (!c.out.empty()) {
-    ssize_t n = write(c.fd, c.out.data(), c.out.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      LOG_VERBOSE("Error writing to client: %s", strerror(errno));
-      FreeClient(c);
-      return;
-    }
-    c.out.Consume(static_cast<size_t>(n));
-    stats_.total_net_output_bytes += static_cast<uint64_t>(n);
-    stats_.total_writes_processed++;
-    c.last_interaction_ms = loop_.iteration_ms();
-  }
-  if (c.out.empty()) {
-    c.out.ShrinkIfIdle(kIdleBufferKeep);
-    if (c.close_after_reply) {
-      FreeClient(c);
-      return;
-    }
-    if (c.writable_armed) {
-      loop_.Modify(c.fd, EPOLLIN, &c);
-      c.writable_armed = false;
-    }
-  } else if (!c.writable_armed) {
-    loop_.Modify(c.fd, EPOLLIN | EPOLLOUT, &c);
-    c.writable_armed = true;
-  }
-}
-
-void Server::FreeClient(Client& c) {
-  if (c.closed) return;
-  c.closed = true;
-  loop_.Remove(c.fd);
-  close(c.fd);
-  if (c.in_pending_writes) {
-    std::replace(pending_writes_.begin(), pending_writes_.end(), &c, static_cast<Client*>(nullptr));
-    c.in_pending_writes = false;
-  }
-  auto it = clients_.find(c.id);
-  if (it != clients_.end()) {
-    to_free_.push_back(std::move(it->second));
-    clients_.erase(it);
-  }
-}
-
-// Many keys expiring at once (a million set with the same deadline) must not
-// stall other clients: expiry runs in slices of at most 1 ms, one per cron
-// tick, and while a slice ends with keys left unvisited, another every 2 ms
-// from the loop (at most a third of the time).
-void Server::ActiveExpireSlice() {
-  constexpr int64_t kSliceUs = 1000;
-  const int64_t now_ms = UnixTimeMs();
-  bool more = false;
-  for (auto& s : shards_) more |= s->ActiveExpire(now_ms, kSliceUs);
-  expire_pressure_ = more;
-  last_expire_slice_us_ = MonotonicUs();
-}
-
-void Server::Cron() {
-  const int64_t now = UnixTimeMs();
-  CycleClock::Recalibrate();
-  ActiveExpireSlice();
-  UsedMemory();  // samples the peak
-  // Segments left sparse by deletions give their memory back (at most 1 ms
-  // per tick).
-  for (auto& s : shards_) s->MaintainTables(1000);
-  // Access data (OBJECT FREQ / IDLETIME): at most 1% of the time.
-  for (auto& s : shards_) s->AccessCron(MonotonicMs(), 10'000 / config_.hz);
-
-  std::vector<Client*> idle;
-  for (auto& [id, c] : clients_) {
-    const int64_t idle_ms = now - c->last_interaction_ms;
-    // A client idle for a while gives back its buffers, so that thousands of
-    // idle connections do not hold 16 KB each.
-    if (idle_ms > kIdleBufferFreeMs) {
-      if (c->in.empty()) c->in.ShrinkIfIdle(0);
-      if (c->out.empty()) c->out.ShrinkIfIdle(0);
-    }
-    if (config_.timeout > 0 && idle_ms > static_cast<int64_t>(config_.timeout) * 1000) idle.push_back(c.get());
-  }
-  if (!idle.empty()) {
-    for (Client* c : idle) {
-      LOG_VERBOSE("Closing idle client id=%llu", static_cast<unsigned long long>(c->id));
-      FreeClient(*c);
-    }
-  }
-
-  const int64_t mono = MonotonicMs();
-  if (mono - ops_sample_time_ms_ >= 100) {
-    uint64_t ops = stats_.total_commands_processed - ops_sample_count_;
-    ops_samples_[ops_sample_idx_] = ops * 1000 / static_cast<uint64_t>(mono - ops_sample_time_ms_);
-    ops_sample_idx_ = (ops_sample_idx_ + 1) % kOpsSamples;
-    ops_sample_count_ = stats_.total_commands_processed;
-    ops_sample_time_ms_ = mono;
-  }
-}
-
-uint64_t Server::instantaneous_ops_per_sec() const {
-  uint64_t sum = 0;
-  for (uint64_t s : ops_samples_) sum += s;
-  return sum / kOpsSamples;
 }
 
 void Server::ResetStats() {
-  stats_ = ServerStats{};
-  for (auto& cmd : commands_.all()) {
-    cmd->stats = CommandStats{};
-    for (auto& sub : cmd->subcommands) sub.stats = CommandStats{};
-  }
-  for (auto& s : shards_) s->ResetStats();
-  used_memory_peak_ = 0;
+  for (auto& w : workers_) w->ResetStats();
+  used_memory_peak_.store(0, std::memory_order_relaxed);
 }
 
 std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {

@@ -1,48 +1,42 @@
-// The server: listeners, client connections, the dispatcher and the cron, on
-// one event loop. The dispatcher looks a command up in the command table,
-// enforces arity once, routes it to the shard that owns its keys and runs the
-// handler; replies are flushed once per loop iteration.
+// The server process: the configuration, the command table, the listeners
+// and the workers (one thread each, with its event loop, connections and
+// shard of the keyspace: worker.h). Worker 0 runs on the main thread and
+// accepts connections, handing each to the worker with the fewest.
 //
-// Threading: everything here runs on the loop's thread. Several threads, each
-// with its own loop and shard, are issue #5.
+// What is shared: the command table (immutable once registered) and the
+// configuration, which only a command holding every shard writes (CONFIG
+// SET), so workers read it without locks. What a command over every shard
+// reads and writes of other workers (their shards, clients and counters) it
+// reaches through this class while it holds them all (docs/transactions.md).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <map>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
-#include "net/event_loop.h"
+#include "core/slot.h"
 #include "protocol/reply.h"
 #include "server/client.h"
 #include "server/command.h"
-#include "core/slot.h"
 #include "server/config.h"
+#include "server/mailbox.h"
 #include "server/shard.h"
+#include "server/worker.h"
 
 namespace peregrine {
 
-struct ServerStats {
-  uint64_t total_connections_received = 0;
-  uint64_t total_commands_processed = 0;
-  uint64_t total_net_input_bytes = 0;
-  uint64_t total_net_output_bytes = 0;
-  uint64_t rejected_connections = 0;
-  uint64_t total_error_replies = 0;
-  uint64_t total_reads_processed = 0;
-  uint64_t total_writes_processed = 0;
-  uint64_t client_query_buffer_limit_disconnections = 0;
-  std::map<std::string, uint64_t> error_counts;  // by error code ("ERR", "WRONGTYPE")
-};
-
-class Server : public ErrorSink {
+class Server {
  public:
+  // Messages between two workers: one ring per ordered pair.
+  using Ring = SpscRing<uint64_t, 1024>;
+
   Server(Config config, std::string config_file, std::string executable);
-  ~Server() override;
+  ~Server();
 
   // Opens listeners and signal handling. Returns false with *err on failure
   // (e.g. "Address already in use").
@@ -50,50 +44,55 @@ class Server : public ErrorSink {
   // Runs until SHUTDOWN or SIGTERM/SIGINT. Returns the process exit code.
   int Run();
 
-  // --- For command handlers (same thread) ---
+  // --- For command handlers ---
   Config& config() { return config_; }
   const CommandTable& commands() const { return commands_; }
-  size_t num_shards() const { return shards_.size(); }
+  size_t num_shards() const { return workers_.size(); }
   // The shard owning `key`: its Redis Cluster slot, in contiguous ranges of
   // slots per shard.
   size_t ShardIndexOf(std::string_view key) const {
-    return shards_.size() == 1 ? 0 : static_cast<size_t>(SlotOf(key)) * shards_.size() / kNumSlots;
+    return workers_.size() == 1 ? 0 : static_cast<size_t>(SlotOf(key)) * workers_.size() / kNumSlots;
   }
-  Shard& shard(size_t i) { return *shards_[i]; }
-  const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
-  ServerStats& stats() { return stats_; }
+  // Another worker's shard or state: only while the calling command holds
+  // it (a command over several shards, or one flagged kCmdAllShards).
+  Shard& shard(size_t i) { return workers_[i]->shard(); }
+  Worker& worker(size_t i) { return *workers_[i]; }
+  // Every client of every worker, in id order (kCmdAllShards commands).
+  std::vector<Client*> AllClients() const;
   const std::string& run_id() const { return run_id_; }
   const std::string& config_file() const { return config_file_; }
   const std::string& executable() const { return executable_; }
   int64_t start_time_ms() const { return start_time_ms_; }
   int tcp_port() const { return config_.port; }
 
-  // Re-applies settings that CONFIG SET may have changed (log level, limits).
-  void ApplyRuntimeConfig();
-  // Stops the loop after the current batch; the process exits with code 0.
+  // After CONFIG SET (every shard held): applies the log level and limits
+  // now, on the calling worker at once and on the others when they get
+  // their shard back.
+  void ApplyRuntimeConfig(Worker& caller);
+  uint64_t config_epoch() const { return config_epoch_.load(std::memory_order_acquire); }
+  // Stops every worker after its current batch; the process exits with code 0.
   void RequestShutdown();
-  // Closes a client after the replies already queued for it are written.
-  void CloseAfterReply(Client& c) { c.close_after_reply = true; }
-  // CLIENT KILL: the client running the command is closed once its reply is
-  // written; any other client is closed at once.
-  void CloseClient(Client& c);
+  bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+  // CLIENT KILL from `caller` (every shard held): see Worker::CloseClient.
+  void CloseClient(Worker& caller, Client& c);
   // The CLIENT LIST / CLIENT INFO line of a client, with its trailing "\n".
   std::string ClientInfoLine(const Client& c, int64_t now_ms) const;
-  // INFO text for the requested sections (none = the default sections).
+  // INFO text for the requested sections (none = the default sections);
+  // every shard held.
   std::string Info(std::span<const std::string_view> sections, int64_t now_ms);
-  // Resets the statistics CONFIG RESETSTAT resets.
+  // CONFIG RESETSTAT (every shard held).
   void ResetStats();
-  // Bytes of every client's read and reply buffers (INFO, MEMORY STATS).
-  uint64_t ClientBufferBytes() const;
-  // used_memory as INFO reports it (the keyspace plus the clients' buffers);
-  // raises used_memory_peak, which the cron also samples every tick.
+  // used_memory as INFO reports it (the keyspace plus the clients' buffers,
+  // as last published by each worker); raises used_memory_peak, which every
+  // worker's cron also samples.
   uint64_t UsedMemory();
-  uint64_t used_memory_peak() const { return used_memory_peak_; }
+  uint64_t used_memory_peak() const { return used_memory_peak_.load(std::memory_order_relaxed); }
 
   // What MEMORY STATS and INFO memory report, computed once (Redis's
   // getMemoryOverheadData): used memory split into the start-up base, the
   // clients' buffers, the tables' structure and the deadlines (overhead),
   // and the dataset; the allocator's and the process's view beside it.
+  // Every shard held.
   struct MemoryOverview {
     uint64_t peak = 0, total = 0, startup = 0, clients_normal = 0;
     struct DbOverhead {
@@ -106,84 +105,35 @@ class Server : public ErrorSink {
     uint64_t allocator_allocated = 0, allocator_active = 0, allocator_resident = 0, rss = 0;
   };
   MemoryOverview Memory();
-  // The ops/s of the last couple of seconds (INFO stats).
-  uint64_t instantaneous_ops_per_sec() const;
 
-  // ErrorSink: counts every error reply (INFO errorstats).
-  void OnErrorReply(std::string_view msg) override;
-
-  // --- For the I/O layer ---
-  void OnClientEvent(Client& c, uint32_t events);
+  // --- For the workers ---
+  Ring& ring(uint32_t from, uint32_t to) { return *rings_[from * workers_.size() + to]; }
+  // A new connection on worker 0's listener: to the worker with the fewest.
   void Accept(int listen_fd, bool is_unix);
+  std::atomic<uint32_t>& stopped_workers() { return stopped_workers_; }
+  // Raises the recorded peak to `used` if higher.
+  void NotePeak(uint64_t used);
 
  private:
   struct Listener;
   struct SignalWatcher;
-
-  void ReadFromClient(Client& c);
-  void ProcessInput(Client& c);
-  // `cmd` is the top-level command already looked up for args[0] (nullptr if
-  // unknown); `hint` its first key, encoded, when prefetched. The
-  // command starts at CycleClock time `start` (the end of the previous one:
-  // one clock read per command); returns the time it ended.
-  uint64_t ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
-                          const CompactKey::Probe* hint, uint64_t start);
-  void QueueWrite(Client& c);
-  void FlushClient(Client& c);
-  void FlushPendingWrites();
-  void FreeClient(Client& c);
-  // maxmemory: evicts by policy while the keyspace is over the limit. False
-  // if it is over and nothing could be evicted.
-  bool EnforceMaxmemory();
-  void Cron();
-  // One slice of active expiry (1 ms at most) over every shard; while keys
-  // remain to be visited, slices continue every couple of milliseconds from
-  // the loop instead of waiting for the next cron tick.
-  void ActiveExpireSlice();
-  void Cleanup();
 
   Config config_;
   std::string config_file_;
   std::string executable_;
   std::string run_id_;
   CommandTable commands_;
-  EventLoop loop_;
-  std::vector<std::unique_ptr<Shard>> shards_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<std::unique_ptr<Ring>> rings_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<SignalWatcher> signals_;
-  std::map<uint64_t, std::unique_ptr<Client>> clients_;
-  std::vector<Client*> pending_writes_;
-
-  // A pipeline batch: commands parsed ahead of execution so that their keys'
-  // cache misses can be prefetched together (reused between batches).
-  struct BatchedCommand {
-    const CommandSpec* cmd;
-    uint32_t first_arg;
-    uint32_t nargs;
-    size_t consumed;
-    CompactKey::Probe key;  // the first key, encoded (key.bytes empty if none)
-    uint32_t shard = 0;     // the shard owning that key
-  };
-  static constexpr size_t kMaxBatch = 32;
-  std::vector<BatchedCommand> batch_;
-  std::vector<std::string_view> batch_args_;
-  std::vector<std::unique_ptr<Client>> to_free_;
-  uint64_t next_client_id_ = 1;
-  Client* current_client_ = nullptr;  // the client whose command is running
-  ServerStats stats_;
+  std::atomic<uint64_t> next_client_id_{1};
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint32_t> stopped_workers_{0};
+  std::atomic<uint64_t> config_epoch_{0};
   int64_t start_time_ms_ = 0;
-  bool expire_pressure_ = false;
-  int64_t last_expire_slice_us_ = 0;
-  uint64_t used_memory_peak_ = 0;  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
-  uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished
-  size_t evict_shard_ = 0;            // the shard that evicted last
-
-  // instantaneous_ops_per_sec: samples of total_commands_processed.
-  static constexpr int kOpsSamples = 16;
-  int64_t ops_sample_time_ms_ = 0;
-  uint64_t ops_sample_count_ = 0;
-  uint64_t ops_samples_[kOpsSamples] = {};
-  int ops_sample_idx_ = 0;
+  std::atomic<uint64_t> used_memory_peak_{0};  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
+  uint64_t used_memory_startup_ = 0;           // used_memory when Start() finished
 };
 
 }  // namespace peregrine

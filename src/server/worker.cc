@@ -1,0 +1,932 @@
+// A worker's connections, dispatcher, mailbox and cron (see worker.h and
+// docs/transactions.md).
+#include "server/worker.h"
+
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/memory.h"
+#include "net/socket.h"
+#include "server/log.h"
+#include "server/server.h"
+
+namespace peregrine {
+
+void ServerStats::Add(const ServerStats& o) {
+  total_connections_received += o.total_connections_received;
+  total_commands_processed += o.total_commands_processed;
+  total_net_input_bytes += o.total_net_input_bytes;
+  total_net_output_bytes += o.total_net_output_bytes;
+  rejected_connections += o.rejected_connections;
+  total_error_replies += o.total_error_replies;
+  total_reads_processed += o.total_reads_processed;
+  total_writes_processed += o.total_writes_processed;
+  client_query_buffer_limit_disconnections += o.client_query_buffer_limit_disconnections;
+  for (const auto& [code, n] : o.error_counts) error_counts[code] += n;
+}
+
+// The Waker's eventfd in the loop: readable when another worker woke this
+// one; emptied here so that the level-triggered epoll does not report it
+// again.
+struct Worker::WakeWatcher final : IoHandler {
+  explicit WakeWatcher(Worker* w) : worker(w) {}
+  void OnEvent(uint32_t) override { worker->waker().ConsumeSignal(); }
+  Worker* worker;
+};
+
+void Client::OnEvent(uint32_t events) { worker->OnClientEvent(*this, events); }
+
+namespace {
+
+constexpr size_t kReadChunk = 16 * 1024;
+// Buffers larger than this are freed as soon as they drain, so that one huge
+// request or reply does not pin memory for the life of the connection.
+// Smaller ones are kept while the client is active (re-growing a reply
+// buffer for every pipeline batch of large values costs reallocs and, past
+// glibc's mmap threshold, mmap/munmap calls) and freed by the cron once the
+// client has been idle for a while.
+constexpr size_t kIdleBufferKeep = 1024 * 1024;
+constexpr int64_t kIdleBufferFreeMs = 2000;
+// Batches kept for reuse per worker (their buffers keep their capacity).
+constexpr size_t kFreeBatches = 64;
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+bool ArityOk(const CommandSpec& cmd, size_t argc) {
+  const int n = static_cast<int>(argc);
+  return !((cmd.arity > 0 && cmd.arity != n) || n < -cmd.arity);
+}
+
+}  // namespace
+
+Worker::Worker(Server& server, uint32_t index)
+    : server_(server),
+      index_(index),
+      nworkers_(static_cast<uint32_t>(server.config().threads)),
+      shard_(static_cast<int>(index), server.config().databases),
+      proxy_(this, 0, -1),
+      outbox_(nworkers_),
+      command_stats_(server.commands().num_ids()) {}
+
+Worker::~Worker() {
+  for (auto& [id, c] : clients_) {
+    if (c->open_batch != nullptr) delete c->open_batch;
+    close(c->fd);
+  }
+  for (Mail* m : deferred_) delete m;
+  for (ExecBatch* b : free_batches_) delete b;
+  for (auto& box : outbox_)
+    for (uint64_t w : box)
+      if ((w & 1) == 0) delete reinterpret_cast<Mail*>(w);
+}
+
+bool Worker::Init() {
+  if (!loop_.ok()) return false;
+  loop_.SetTick(1000 / server_.config().hz, [this] { Cron(); });
+  loop_.SetBeforeSleep([this] {
+    FlushPendingWrites();
+    to_free_.clear();
+    if (expire_pressure_) {
+      if (MonotonicUs() - last_expire_slice_us_ >= 2000) ActiveExpireSlice();
+      if (expire_pressure_) loop_.WakeWithin(2);
+    }
+  });
+  if (nworkers_ > 1) {
+    wake_watcher_ = std::make_unique<WakeWatcher>(this);
+    loop_.Add(waker_.fd(), EPOLLIN, wake_watcher_.get());
+    loop_.SetWaitHooks([this] { return BeforeWait(); }, [this] { waker_.Awake(); });
+  }
+  shard_.ConfigureAccess(server_.config(), MonotonicMs());
+  config_epoch_ = server_.config_epoch();
+  ops_sample_time_ms_ = MonotonicMs();
+  return true;
+}
+
+void Worker::Run() {
+  ApplyConfigIfChanged();
+  loop_.Run();
+  CloseAllClients();
+  if (nworkers_ == 1) return;
+  // Every other worker may still be running a command that needs this
+  // shard, or wait for a reply from it: keep answering until all have
+  // stopped (then nobody holds or asks for a shard any more).
+  server_.stopped_workers().fetch_add(1, std::memory_order_acq_rel);
+  for (;;) {
+    FlushOutboxes();
+    const uint64_t seen = waker_.Prepare();
+    const bool any = Drain();
+    if (lent_to_ >= 0) {
+      WaitUntil([this] { return lent_to_ < 0; });
+      continue;
+    }
+    if (server_.stopped_workers().load(std::memory_order_acquire) == nworkers_ && outbox_targets_.empty()) break;
+    if (!any && waker_.TrySleep(seen)) {
+      pollfd p{waker_.fd(), POLLIN, 0};
+      poll(&p, 1, 10);
+      waker_.Woke();
+    }
+  }
+}
+
+void Worker::CloseAllClients() {
+  FlushPendingWrites();
+  for (auto& [id, c] : clients_) {
+    loop_.Remove(c->fd);
+    close(c->fd);
+    c->closed = true;
+    if (c->open_batch != nullptr) RecycleBatch(c->open_batch);
+    c->open_batch = nullptr;
+  }
+  connections_.fetch_sub(static_cast<int64_t>(clients_.size()), std::memory_order_relaxed);
+  clients_.clear();
+  pending_writes_.clear();
+  to_free_.clear();
+}
+
+void Worker::ApplyConfigIfChanged() {
+  const uint64_t epoch = server_.config_epoch();
+  if (epoch == config_epoch_) return;
+  config_epoch_ = epoch;
+  const Config& config = server_.config();
+  RequestParser::Limits limits;
+  limits.max_bulk_len = config.proto_max_bulk_len;
+  for (auto& [id, c] : clients_) c->parser.set_limits(limits);
+  loop_.SetTick(1000 / config.hz, [this] { Cron(); });
+  shard_.ConfigureAccess(config, MonotonicMs());
+}
+
+uint64_t Worker::ClientBufferBytes() const {
+  uint64_t bytes = 0;
+  for (const auto& [id, c] : clients_) bytes += c->in.capacity() + c->out.capacity();
+  return bytes;
+}
+
+void Worker::Adopt(int fd, bool is_unix, uint64_t id) {
+  const Config& config = server_.config();
+  if (!is_unix) ConfigureTcpConnection(fd, config.tcp_keepalive);
+  auto c = std::make_unique<Client>(this, id, fd);
+  c->is_unix = is_unix;
+  if (is_unix) {
+    c->addr = c->laddr = config.unixsocket + ":0";
+  } else {
+    c->addr = PeerAddress(fd);
+    c->laddr = LocalAddress(fd);
+  }
+  c->ctime_ms = c->last_interaction_ms = UnixTimeMs();
+  RequestParser::Limits limits;
+  limits.max_bulk_len = config.proto_max_bulk_len;
+  c->parser.set_limits(limits);
+  if (!loop_.Add(fd, EPOLLIN, c.get())) {
+    close(fd);
+    connections_.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  LOG_VERBOSE("Accepted %s", c->addr.c_str());
+  clients_.emplace(c->id, std::move(c));
+}
+
+void Worker::OnClientEvent(Client& c, uint32_t events) {
+  if (c.closed) return;
+  if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ReadFromClient(c);
+  if (!c.closed && (events & EPOLLOUT)) FlushClient(c);
+}
+
+void Worker::ReadFromClient(Client& c) {
+  // Read what the pending command needs (when a big argument is announced),
+  // growing at most by doubling so that an announced-but-unsent length costs
+  // no memory.
+  size_t want = kReadChunk;
+  size_t needed = c.parser.bytes_needed();
+  if (needed > c.in.size()) want = std::max(want, std::min(needed - c.in.size(), c.in.size()));
+  char* p = c.in.Reserve(want);
+  ssize_t n = read(c.fd, p, c.in.writable());
+  if (n == 0) {
+    LOG_VERBOSE("Client closed connection id=%llu addr=%s", static_cast<unsigned long long>(c.id),
+                c.addr.c_str());
+    FreeClient(c);
+    return;
+  }
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+    LOG_VERBOSE("Reading from client: %s", strerror(errno));
+    FreeClient(c);
+    return;
+  }
+  c.in.Commit(static_cast<size_t>(n));
+  stats_.total_net_input_bytes += static_cast<uint64_t>(n);
+  stats_.total_reads_processed++;
+  c.last_interaction_ms = loop_.iteration_ms();
+  ProcessInput(c);
+  if (!c.closed && c.in.size() > server_.config().client_query_buffer_limit) {
+    LOG_WARNING("Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu)",
+                static_cast<unsigned long long>(c.id), c.addr.c_str(), c.in.size());
+    stats_.client_query_buffer_limit_disconnections++;
+    FreeClient(c);
+  }
+}
+
+void Worker::ProcessInput(Client& c) {
+  busy_client_ = &c;
+  bool paused = false;
+  while (!paused && !c.closed && !c.close_after_reply && !c.in.empty()) {
+    // 1. Parse ahead every complete command (up to kMaxBatch) without running
+    //    any: their arguments are views into c.in, which nothing changes until
+    //    the batch has run.
+    batch_.clear();
+    batch_args_.clear();
+    size_t offset = 0;
+    RequestParser::Result r = RequestParser::Result::kCommand;
+    // A pipeline mostly repeats one command: the bytes of the last name
+    // looked up are compared first (an exact match gives the same command).
+    std::string_view last_name;
+    const CommandSpec* last_cmd = nullptr;
+    while (batch_.size() < kMaxBatch && offset < c.in.size()) {
+      r = c.parser.Parse(c.in.data() + offset, c.in.size() - offset);
+      if (r != RequestParser::Result::kCommand) break;
+      auto args = c.parser.args();
+      if (c.parser.inline_command() && !args.empty()) {
+        // Inline arguments live in the parser: run it alone, first in a batch.
+        if (!batch_.empty()) break;
+        const CommandSpec* cmd = server_.commands().Find(args[0]);
+        uint32_t shard = index_;
+        if (nworkers_ > 1 && cmd != nullptr && cmd->first_key > 0 && static_cast<size_t>(cmd->first_key) < args.size())
+          shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
+        uint64_t t = CycleClock::Now();
+        if (Dispatch(c, args, cmd, nullptr, shard, &t) == Route::kPause) {
+          paused = true;
+          break;
+        }
+        if (c.closed) {
+          busy_client_ = nullptr;
+          return;
+        }
+        c.in.Consume(c.parser.consumed());
+        offset = 0;
+        if (c.close_after_reply) break;
+        continue;
+      }
+      BatchedCommand b{nullptr, static_cast<uint32_t>(batch_args_.size()), static_cast<uint32_t>(args.size()),
+                       c.parser.consumed(), {}, index_};
+      batch_args_.insert(batch_args_.end(), args.begin(), args.end());
+      if (!args.empty()) {
+        if (args[0].size() == last_name.size() && last_cmd != nullptr &&
+            std::memcmp(args[0].data(), last_name.data(), last_name.size()) == 0) {
+          b.cmd = last_cmd;
+        } else {
+          b.cmd = server_.commands().Find(args[0]);
+          last_name = args[0];
+          last_cmd = b.cmd;
+        }
+        if (b.cmd != nullptr && b.cmd->first_key > 0 && static_cast<size_t>(b.cmd->first_key) < args.size()) {
+          b.key = CompactKey::MakeProbe(args[static_cast<size_t>(b.cmd->first_key)]);
+          if (nworkers_ > 1) b.shard = static_cast<uint32_t>(server_.ShardIndexOf(b.key.bytes));
+        }
+      }
+      batch_.push_back(b);
+      offset += b.consumed;
+    }
+    if (paused) {
+      c.parser.Reset();  // the paused command is parsed again when the client resumes
+      break;
+    }
+    if (batch_.empty() && r == RequestParser::Result::kCommand) continue;  // only inline commands ran
+
+    // 2. Prefetch: every home group, then the arena line its tag points to,
+    //    then the entry, so that the misses of the batch overlap. Only worth
+    //    it when there is more than one command, and only for this worker's
+    //    own shard (another worker's table may be changing under it).
+    if (batch_.size() > 1) {
+      Db& db = shard_.db(c.db);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.bytes.empty() && b.shard == index_) db.PrefetchGroup(b.key.hash);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.bytes.empty() && b.shard == index_) db.PrefetchArena(b.key.hash);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.bytes.empty() && b.shard == index_) db.PrefetchEntry(b.key.hash);
+    }
+
+    // 3. Run the batch in order.
+    uint64_t now_tsc = CycleClock::Now();
+    for (const BatchedCommand& b : batch_) {
+      if (c.close_after_reply) break;
+      if (b.nargs > 0) {
+        std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
+        if (Dispatch(c, args, b.cmd, b.key.bytes.empty() ? nullptr : &b.key, b.shard, &now_tsc) == Route::kPause) {
+          paused = true;
+          break;
+        }
+        if (c.closed) {
+          busy_client_ = nullptr;
+          return;
+        }
+      }
+      c.in.Consume(b.consumed);
+    }
+    if (paused) {
+      c.parser.Reset();
+      break;
+    }
+    if (c.close_after_reply) break;
+
+    if (r == RequestParser::Result::kNeedMore) break;
+    if (r == RequestParser::Result::kError) {
+      if (c.open_batch != nullptr || c.batch_in_flight) {
+        // The error reply must follow the replies still to come.
+        c.parser.Reset();
+        break;
+      }
+      ReplyWriter reply(&c.out, c.resp, this);
+      reply.Error(c.parser.error());
+      LOG_VERBOSE("Protocol error (%s) from client: id=%llu addr=%s", c.parser.error().c_str(),
+                  static_cast<unsigned long long>(c.id), c.addr.c_str());
+      c.in.Clear();
+      c.close_after_reply = true;
+      break;
+    }
+  }
+  busy_client_ = nullptr;
+  SendOpenBatch(c);
+  if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
+  if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) QueueWrite(c);
+}
+
+const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
+                                   std::string* error) const {
+  if (cmd == nullptr) {
+    std::string list;
+    for (size_t i = 1; i < args.size() && list.size() < 128; i++) {
+      size_t room = 128 - list.size();
+      list += "'";
+      list += args[i].substr(0, room);
+      list += "' ";
+    }
+    *error = "ERR unknown command '" + std::string(args[0].substr(0, 128)) +
+             "', with args beginning with: " + list;
+    return nullptr;
+  }
+  if (!cmd->subcommands.empty() && args.size() >= 2) {
+    const CommandSpec* sub = CommandTable::FindSubcommand(*cmd, args[1]);
+    if (sub == nullptr) {
+      *error = "ERR unknown subcommand '" + std::string(args[1].substr(0, 128)) + "'. Try " + Upper(args[0]) +
+               " HELP.";
+      return nullptr;
+    }
+    return sub;
+  }
+  return cmd;
+}
+
+Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                               const CompactKey::Probe* hint, uint32_t first_key_shard, uint64_t* now_tsc) {
+  if (nworkers_ == 1) {
+    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc);
+    return Route::kDone;
+  }
+  const bool waiting = c.open_batch != nullptr || c.batch_in_flight;
+  std::string error;
+  const CommandSpec* spec = Resolve(args, cmd, &error);
+  // Where it runs: errors and keyless commands here; a command whose keys
+  // all live on one shard on that shard's worker; otherwise here, holding
+  // every shard it touches.
+  uint32_t target = index_;
+  bool span = false;
+  if (spec != nullptr && ArityOk(*spec, args.size())) {
+    if (spec->first_key > 0) {
+      if (spec != cmd || hint == nullptr)
+        first_key_shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(spec->first_key)]));
+      target = first_key_shard;
+      if (spec->last_key != spec->first_key && spec->KeyPositions(args, &key_positions_)) {
+        shard_set_.clear();
+        for (size_t pos : key_positions_) shard_set_.push_back(static_cast<uint32_t>(server_.ShardIndexOf(args[pos])));
+        span = std::any_of(shard_set_.begin(), shard_set_.end(), [&](uint32_t s) { return s != target; });
+      }
+    } else if (spec->flags & kCmdAllShards) {
+      span = true;
+      shard_set_.clear();
+      for (uint32_t s = 0; s < nworkers_; s++) shard_set_.push_back(s);
+    }
+  }
+  if (span) {
+    if (waiting) return Route::kPause;
+    shard_set_.push_back(index_);
+    std::sort(shard_set_.begin(), shard_set_.end());
+    shard_set_.erase(std::unique(shard_set_.begin(), shard_set_.end()), shard_set_.end());
+    AcquireShards(shard_set_);
+    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc);
+    GiveBack(shard_set_);
+    return Route::kDone;
+  }
+  if (target == index_) {
+    if (waiting) return Route::kPause;
+    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc);
+    return Route::kDone;
+  }
+  // Another worker's shard: join the batch open for it, or open one.
+  if (c.open_batch != nullptr ? c.open_batch->target != target : c.batch_in_flight) return Route::kPause;
+  if (c.open_batch == nullptr) {
+    ExecBatch* b = NewBatch();
+    b->from = index_;
+    b->target = target;
+    b->client_id = c.id;
+    b->db = c.db;
+    b->resp = c.resp;
+    c.open_batch = b;
+  }
+  ExecBatch* b = c.open_batch;
+  b->commands.push_back({spec, static_cast<uint32_t>(args.size())});
+  for (std::string_view a : args) {
+    b->bytes.append(a);
+    b->arg_sizes.push_back(static_cast<uint32_t>(a.size()));
+  }
+  c.last_cmd = spec;
+  return Route::kDone;
+}
+
+uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                                const CompactKey::Probe* hint, uint64_t start) {
+  ReplyWriter reply(&c.out, c.resp, this);
+  std::string error;
+  cmd = Resolve(args, cmd, &error);
+  if (cmd == nullptr) {
+    reply.Error(error);
+    return start;
+  }
+  const int argc = static_cast<int>(args.size());
+  if (!ArityOk(*cmd, args.size())) {
+    command_stats_[cmd->id].rejected_calls++;
+    reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
+    return start;
+  }
+  // The shard owning the first key (this worker's, or one the command holds).
+  size_t shard_index = index_;
+  if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc)
+    shard_index = server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]);
+  const uint64_t end = Run(c, cmd, args, reply, server_.shard(shard_index), hint, loop_.MsAt(start), start);
+  if (cmd->flags & kCmdAllShards) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
+  return end;
+}
+
+uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args, ReplyWriter& reply,
+                     Shard& shard, const CompactKey::Probe* hint, int64_t now_ms, uint64_t start) {
+  CommandStats& st = command_stats_[cmd->id];
+  // Over maxmemory, every command first evicts (by policy); commands that
+  // may add memory are refused if nothing could be evicted.
+  if (server_.config().maxmemory > 0 && !EnforceMaxmemory() && (cmd->flags & kCmdDenyOom)) {
+    st.rejected_calls++;
+    reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
+    return start;
+  }
+  CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint};
+  c.last_cmd = cmd;
+  current_client_ = &c;
+  const uint64_t errors_before = stats_.total_error_replies;
+  cmd->handler(ctx);
+  current_client_ = nullptr;
+  const uint64_t end = CycleClock::Now();
+  st.ticks += end - start;
+  st.calls++;
+  if (stats_.total_error_replies != errors_before) st.failed_calls++;
+  stats_.total_commands_processed++;
+  return end;
+}
+
+bool Worker::EnforceMaxmemory() {
+  const Config& config = server_.config();
+  auto over = [&] { return static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) > config.maxmemory; };
+  if (!over()) return true;
+  if (config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return false;
+  // One limit for the whole process: each worker evicts from its own shard
+  // (keys spread evenly over shards by slot) when it runs a command or its
+  // cron while the total is over. A bounded number of keys per command keeps
+  // one command's latency bounded.
+  bool progress = false;
+  for (int i = 0; i < 256 && over(); i++) {
+    if (!shard_.EvictOne(config.maxmemory_policy, config.maxmemory_samples)) break;
+    progress = true;
+  }
+  return progress || !over();
+}
+
+// --- Mailbox ---
+
+void Worker::Send(uint32_t to, uint64_t word) {
+  std::vector<uint64_t>& box = outbox_[to];
+  if (box.empty()) outbox_targets_.push_back(to);
+  box.push_back(word);
+}
+
+void Worker::FlushOutboxes() {
+  size_t keep = 0;
+  for (uint32_t to : outbox_targets_) {
+    std::vector<uint64_t>& box = outbox_[to];
+    Server::Ring& ring = server_.ring(index_, to);
+    size_t pushed = 0;
+    while (pushed < box.size() && ring.TryPush(box[pushed])) pushed++;
+    if (pushed > 0) {
+      server_.worker(to).waker().Notify();
+      box.erase(box.begin(), box.begin() + static_cast<ptrdiff_t>(pushed));
+    }
+    // A full ring is never waited on (its reader may be waiting for this
+    // worker): what did not fit goes on the next flush.
+    if (!box.empty()) outbox_targets_[keep++] = to;
+  }
+  outbox_targets_.resize(keep);
+}
+
+bool Worker::Drain() {
+  bool any = false;
+  uint64_t words[64];
+  for (uint32_t from = 0; from < nworkers_; from++) {
+    if (from == index_) continue;
+    Server::Ring& ring = server_.ring(from, index_);
+    // A bounded number per call: a busy sender cannot keep this worker here.
+    for (int round = 0; round < 4; round++) {
+      const size_t n = ring.PopBatch(words, 64);
+      if (n == 0) break;
+      any = true;
+      for (size_t i = 0; i < n; i++) Handle(from, words[i]);
+    }
+  }
+  // Workers may have asked for the shard while this one held it for a
+  // command of its own (Drain runs only where lending is safe).
+  TryLend();
+  return any;
+}
+
+void Worker::Handle(uint32_t from, uint64_t word) {
+  if (word & 1) {
+    switch (static_cast<Control>((word >> 1) & 0x7f)) {
+      case Control::kLend:
+        lend_queue_.push_back(from);
+        TryLend();
+        break;
+      case Control::kGrant:
+        granted_by_ = static_cast<int32_t>(from);
+        break;
+      case Control::kReturn:
+        lent_to_ = -1;
+        // What arrived meanwhile, in order; then the clients killed and the
+        // next worker waiting for the shard.
+        while (lent_to_ < 0 && !deferred_.empty()) {
+          Mail* m = deferred_.front();
+          deferred_.pop_front();
+          HandleMail(m);
+        }
+        if (!kill_requests_.empty()) {
+          std::vector<uint64_t> ids;
+          ids.swap(kill_requests_);
+          for (uint64_t id : ids) {
+            auto it = clients_.find(id);
+            if (it != clients_.end()) CloseClient(*it->second);
+          }
+        }
+        TryLend();
+        break;
+    }
+    return;
+  }
+  Mail* m = reinterpret_cast<Mail*>(word);
+  // While the shard is lent its holder may read this worker's state: mail
+  // waits (in order) until the shard is back.
+  if (lent_to_ >= 0 || !deferred_.empty())
+    deferred_.push_back(m);
+  else
+    HandleMail(m);
+}
+
+void Worker::HandleMail(Mail* m) {
+  switch (m->kind) {
+    case Mail::Kind::kExec:
+      RunExecBatch(static_cast<ExecBatch*>(m));
+      break;
+    case Mail::Kind::kExecDone:
+      FinishExecBatch(static_cast<ExecBatch*>(m));
+      break;
+    case Mail::Kind::kAdopt: {
+      auto* a = static_cast<AdoptMail*>(m);
+      if (server_.stopping()) {
+        close(a->fd);
+        connections_.fetch_sub(1, std::memory_order_relaxed);
+      } else {
+        Adopt(a->fd, a->is_unix, a->id);
+      }
+      delete a;
+      break;
+    }
+  }
+}
+
+void Worker::TryLend() {
+  if (lent_to_ >= 0 || holds_own_ || lend_queue_.empty()) return;
+  lent_to_ = static_cast<int32_t>(lend_queue_.front());
+  lend_queue_.pop_front();
+  Send(static_cast<uint32_t>(lent_to_), ControlWord(index_, Control::kGrant));
+  FlushOutboxes();
+}
+
+template <typename Pred>
+void Worker::WaitUntil(Pred done) {
+  while (!done()) {
+    FlushOutboxes();
+    const uint64_t seen = waker_.Prepare();
+    if (Drain()) continue;
+    if (done()) break;
+    if (waker_.TrySleep(seen)) {
+      pollfd p{waker_.fd(), POLLIN, 0};
+      poll(&p, 1, 100);
+      waker_.Woke();
+    }
+  }
+}
+
+void Worker::AcquireShards(std::span<const uint32_t> sorted) {
+  if (nworkers_ == 1) return;
+  for (uint32_t s : sorted) {
+    if (s == index_) {
+      // Lent while this worker waited for a lower shard: wait until it is back.
+      WaitUntil([this] { return lent_to_ < 0; });
+      holds_own_ = true;
+      continue;
+    }
+    granted_by_ = -1;
+    Send(s, ControlWord(index_, Control::kLend));
+    WaitUntil([this, s] { return granted_by_ == static_cast<int32_t>(s); });
+  }
+}
+
+void Worker::GiveBack(std::span<const uint32_t> sorted) {
+  if (nworkers_ == 1) return;
+  for (uint32_t s : sorted) {
+    if (s == index_)
+      holds_own_ = false;
+    else
+      Send(s, ControlWord(index_, Control::kReturn));
+  }
+  FlushOutboxes();
+}
+
+ExecBatch* Worker::NewBatch() {
+  if (free_batches_.empty()) return new ExecBatch();
+  ExecBatch* b = free_batches_.back();
+  free_batches_.pop_back();
+  return b;
+}
+
+void Worker::RecycleBatch(ExecBatch* b) {
+  if (free_batches_.size() >= kFreeBatches || b->bytes.capacity() > kIdleBufferKeep ||
+      b->reply.capacity() > kIdleBufferKeep) {
+    delete b;
+    return;
+  }
+  b->Clear();
+  free_batches_.push_back(b);
+}
+
+void Worker::SendOpenBatch(Client& c) {
+  if (c.open_batch == nullptr) return;
+  Send(c.open_batch->target, reinterpret_cast<uint64_t>(static_cast<Mail*>(c.open_batch)));
+  c.open_batch = nullptr;
+  c.batch_in_flight = true;
+}
+
+void Worker::RunExecBatch(ExecBatch* b) {
+  ApplyConfigIfChanged();
+  proxy_.id = b->client_id;
+  proxy_.db = b->db;
+  proxy_.resp = b->resp;
+  ReplyWriter reply(&b->reply, b->resp, this);
+  const int64_t now_ms = UnixTimeMs();
+  uint64_t t = CycleClock::Now();
+  size_t offset = 0, arg = 0;
+  std::vector<std::string_view> args;
+  for (const ExecBatch::Command& cmd : b->commands) {
+    args.clear();
+    for (uint32_t i = 0; i < cmd.argc; i++, arg++) {
+      args.emplace_back(b->bytes.data() + offset, b->arg_sizes[arg]);
+      offset += b->arg_sizes[arg];
+    }
+    t = Run(proxy_, cmd.spec, args, reply, shard_, nullptr, now_ms, t);
+  }
+  b->kind = Mail::Kind::kExecDone;
+  Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+}
+
+void Worker::FinishExecBatch(ExecBatch* b) {
+  auto it = clients_.find(b->client_id);
+  if (it != clients_.end() && !it->second->closed) {
+    Client& c = *it->second;
+    c.out.Append(b->reply.data(), b->reply.size());
+    c.batch_in_flight = false;
+    QueueWrite(c);
+    resume_.push_back(c.id);
+  }
+  RecycleBatch(b);
+}
+
+void Worker::ResumeClients() {
+  std::vector<uint64_t> ids;
+  ids.swap(resume_);
+  for (uint64_t id : ids) {
+    auto it = clients_.find(id);
+    if (it == clients_.end()) continue;
+    Client& c = *it->second;
+    if (c.closed || c.batch_in_flight) continue;
+    if (!c.in.empty() && !c.close_after_reply) ProcessInput(c);
+    if (c.close_after_reply) QueueWrite(c);
+  }
+}
+
+int Worker::BeforeWait() {
+  if (server_.stopping()) {
+    loop_.Stop();
+    return 0;
+  }
+  ApplyConfigIfChanged();
+  const uint64_t seen = waker_.Prepare();
+  bool work = Drain();
+  if (lent_to_ >= 0) {
+    // Parked: the holder may use this shard and read this worker's state
+    // until it gives the shard back. Replies already made go out first.
+    FlushPendingWrites();
+    WaitUntil([this] { return lent_to_ < 0; });
+    work = true;
+  }
+  if (!resume_.empty()) {
+    ResumeClients();
+    work = true;
+  }
+  FlushOutboxes();
+  if (work) return 0;
+  if (!waker_.TrySleep(seen)) return 0;
+  // A ring was full: try again soon even if nobody wakes this worker.
+  return outbox_targets_.empty() ? -1 : 1;
+}
+
+// --- Replies and connections ---
+
+void Worker::CloseClient(Client& c) {
+  if (&c == current_client_ || &c == busy_client_) {
+    c.close_after_reply = true;
+    QueueWrite(c);
+  } else {
+    FreeClient(c);
+  }
+}
+
+void Worker::OnErrorReply(std::string_view msg) {
+  stats_.total_error_replies++;
+  size_t sp = msg.find(' ');
+  std::string code(msg.substr(0, std::min<size_t>(sp, 64)));
+  // A bounded number of distinct codes, as Redis bounds errorstats.
+  if (stats_.error_counts.size() < 128 || stats_.error_counts.count(code)) stats_.error_counts[code]++;
+}
+
+void Worker::QueueWrite(Client& c) {
+  if (c.in_pending_writes) return;
+  c.in_pending_writes = true;
+  pending_writes_.push_back(&c);
+}
+
+void Worker::FlushPendingWrites() {
+  // FlushClient may free clients; the vector holds only live ones because a
+  // freed client is removed from it in FreeClient.
+  std::vector<Client*> batch;
+  batch.swap(pending_writes_);
+  for (Client* c : batch) {
+    if (c == nullptr) continue;
+    c->in_pending_writes = false;
+    if (!c->closed) FlushClient(*c);
+  }
+}
+
+void Worker::FlushClient(Client& c) {
+  while (!c.out.empty()) {
+    ssize_t n = write(c.fd, c.out.data(), c.out.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      LOG_VERBOSE("Error writing to client: %s", strerror(errno));
+      FreeClient(c);
+      return;
+    }
+    c.out.Consume(static_cast<size_t>(n));
+    stats_.total_net_output_bytes += static_cast<uint64_t>(n);
+    stats_.total_writes_processed++;
+    c.last_interaction_ms = loop_.iteration_ms();
+  }
+  if (c.out.empty()) {
+    c.out.ShrinkIfIdle(kIdleBufferKeep);
+    // QUIT or a protocol error: closed once every reply is out (those of
+    // commands still running on another worker included).
+    if (c.close_after_reply && !c.batch_in_flight && c.open_batch == nullptr) {
+      FreeClient(c);
+      return;
+    }
+    if (c.writable_armed) {
+      loop_.Modify(c.fd, EPOLLIN, &c);
+      c.writable_armed = false;
+    }
+  } else if (!c.writable_armed) {
+    loop_.Modify(c.fd, EPOLLIN | EPOLLOUT, &c);
+    c.writable_armed = true;
+  }
+}
+
+void Worker::FreeClient(Client& c) {
+  if (c.closed) return;
+  c.closed = true;
+  loop_.Remove(c.fd);
+  close(c.fd);
+  if (c.in_pending_writes) {
+    std::replace(pending_writes_.begin(), pending_writes_.end(), &c, static_cast<Client*>(nullptr));
+    c.in_pending_writes = false;
+  }
+  if (c.open_batch != nullptr) {
+    RecycleBatch(c.open_batch);
+    c.open_batch = nullptr;
+  }
+  auto it = clients_.find(c.id);
+  if (it != clients_.end()) {
+    to_free_.push_back(std::move(it->second));
+    clients_.erase(it);
+    connections_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+// --- Cron ---
+
+// Many keys expiring at once (a million set with the same deadline) must not
+// stall other clients: expiry runs in slices of at most 1 ms, one per cron
+// tick, and while a slice ends with keys left unvisited, another every 2 ms
+// from the loop (at most a third of the time).
+void Worker::ActiveExpireSlice() {
+  constexpr int64_t kSliceUs = 1000;
+  expire_pressure_ = shard_.ActiveExpire(UnixTimeMs(), kSliceUs);
+  last_expire_slice_us_ = MonotonicUs();
+}
+
+void Worker::Cron() {
+  const int64_t now = UnixTimeMs();
+  if (index_ == 0) CycleClock::Recalibrate();
+  ActiveExpireSlice();
+  // Segments left sparse by deletions give their memory back (at most 1 ms
+  // per tick).
+  shard_.MaintainTables(1000);
+  // Access data (OBJECT FREQ / IDLETIME): at most 1% of the time.
+  shard_.AccessCron(MonotonicMs(), 10'000 / server_.config().hz);
+  // A worker that gets no commands still evicts its share.
+  if (server_.config().maxmemory > 0) EnforceMaxmemory();
+
+  std::vector<Client*> idle;
+  const int timeout = server_.config().timeout;
+  for (auto& [id, c] : clients_) {
+    const int64_t idle_ms = now - c->last_interaction_ms;
+    // A client idle for a while gives back its buffers, so that thousands of
+    // idle connections do not hold 16 KB each.
+    if (idle_ms > kIdleBufferFreeMs) {
+      if (c->in.empty()) c->in.ShrinkIfIdle(0);
+      if (c->out.empty()) c->out.ShrinkIfIdle(0);
+    }
+    if (timeout > 0 && idle_ms > static_cast<int64_t>(timeout) * 1000 && !c->batch_in_flight) idle.push_back(c.get());
+  }
+  for (Client* c : idle) {
+    LOG_VERBOSE("Closing idle client id=%llu", static_cast<unsigned long long>(c->id));
+    FreeClient(*c);
+  }
+  published_client_bytes_.store(ClientBufferBytes(), std::memory_order_relaxed);
+  server_.UsedMemory();  // samples the peak
+
+  const int64_t mono = MonotonicMs();
+  if (mono - ops_sample_time_ms_ >= 100) {
+    uint64_t ops = stats_.total_commands_processed - ops_sample_count_;
+    ops_samples_[ops_sample_idx_] = ops * 1000 / static_cast<uint64_t>(mono - ops_sample_time_ms_);
+    ops_sample_idx_ = (ops_sample_idx_ + 1) % kOpsSamples;
+    ops_sample_count_ = stats_.total_commands_processed;
+    ops_sample_time_ms_ = mono;
+  }
+}
+
+uint64_t Worker::instantaneous_ops_per_sec() const {
+  uint64_t sum = 0;
+  for (uint64_t s : ops_samples_) sum += s;
+  return sum / kOpsSamples;
+}
+
+void Worker::ResetStats() {
+  stats_ = ServerStats{};
+  std::fill(command_stats_.begin(), command_stats_.end(), CommandStats{});
+  shard_.ResetStats();
+  ops_sample_count_ = 0;
+}
+
+}  // namespace peregrine

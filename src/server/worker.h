@@ -1,0 +1,285 @@
+// A worker: one thread with its event loop, its client connections and one
+// shard of the keyspace (DESIGN.md §2, docs/transactions.md). Everything here
+// runs on the worker's thread; other workers reach it only through its
+// mailbox (the Server's SpscRing per ordered pair of workers and the Waker),
+// except while it has lent its shard to a command that holds it (then it is
+// parked and the holder may read and write its shard and its state).
+//
+// A client's commands run on the worker that owns their keys: a command for
+// this worker's shard runs inline; consecutive commands for another worker's
+// shard travel there as one ExecBatch and their replies come back in order; a
+// command over several shards (or every shard) borrows them all, in
+// increasing index order, runs here and gives them back.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/compact_key.h"
+#include "net/event_loop.h"
+#include "protocol/buffer.h"
+#include "protocol/reply.h"
+#include "server/client.h"
+#include "server/command.h"
+#include "server/mailbox.h"
+#include "server/shard.h"
+
+namespace peregrine {
+
+class Server;
+
+struct ServerStats {
+  uint64_t total_connections_received = 0;
+  uint64_t total_commands_processed = 0;
+  uint64_t total_net_input_bytes = 0;
+  uint64_t total_net_output_bytes = 0;
+  uint64_t rejected_connections = 0;
+  uint64_t total_error_replies = 0;
+  uint64_t total_reads_processed = 0;
+  uint64_t total_writes_processed = 0;
+  uint64_t client_query_buffer_limit_disconnections = 0;
+  std::map<std::string, uint64_t> error_counts;  // by error code ("ERR", "WRONGTYPE")
+
+  // Adds another worker's counters (INFO sums them).
+  void Add(const ServerStats& o);
+};
+
+// A message between workers that carries data (control messages are words
+// in the ring, see Worker::Control).
+struct Mail {
+  enum class Kind : uint8_t {
+    kExec,      // run a client's commands here and send the replies back
+    kExecDone,  // the replies of an kExec, back on the client's worker
+    kAdopt,     // a new connection accepted by worker 0
+  };
+  explicit Mail(Kind k) : kind(k) {}
+  virtual ~Mail() = default;
+  Kind kind;
+};
+
+// A run of one client's consecutive commands for a shard on another worker.
+// The arguments are copied (the client's read buffer moves on); the replies
+// are written there in the client's protocol and copied into its output.
+struct ExecBatch final : Mail {
+  ExecBatch() : Mail(Kind::kExec) {}
+  uint32_t from = 0;    // the client's worker
+  uint32_t target = 0;  // the worker that owns the keys
+  uint64_t client_id = 0;
+  int db = 0;
+  int resp = 2;
+  std::string bytes;                // the arguments, back to back
+  std::vector<uint32_t> arg_sizes;  // of every argument of every command
+  struct Command {
+    const CommandSpec* spec;  // resolved (subcommand included)
+    uint32_t argc;
+  };
+  std::vector<Command> commands;
+  Buffer reply;
+
+  void Clear() {
+    kind = Kind::kExec;
+    bytes.clear();
+    arg_sizes.clear();
+    commands.clear();
+    reply.Clear();
+  }
+};
+
+struct AdoptMail final : Mail {
+  AdoptMail(int fd, bool is_unix, uint64_t id) : Mail(Kind::kAdopt), fd(fd), is_unix(is_unix), id(id) {}
+  int fd;
+  bool is_unix;
+  uint64_t id;
+};
+
+class Worker : public ErrorSink {
+ public:
+  Worker(Server& server, uint32_t index);
+  ~Worker() override;
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Before the threads start (on the main thread): the loop, the timer, the
+  // wake-up descriptor. False if epoll could not be created.
+  bool Init();
+  // The thread's body: serves until shutdown, then closes its clients and
+  // keeps answering the other workers until all of them have stopped.
+  void Run();
+
+  uint32_t index() const { return index_; }
+  Shard& shard() { return shard_; }
+  EventLoop& loop() { return loop_; }
+  Waker& waker() { return waker_; }
+
+  // --- For command handlers on this thread ---
+  ServerStats& stats() { return stats_; }
+  CommandStats& command_stats(const CommandSpec& cmd) { return command_stats_[cmd.id]; }
+  const std::vector<CommandStats>& all_command_stats() const { return command_stats_; }
+  const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
+  void CloseAfterReply(Client& c) { c.close_after_reply = true; }
+  // CLIENT KILL of a client of this worker: the client running the command
+  // is closed once its reply is written; any other client at once.
+  void CloseClient(Client& c);
+  // CLIENT KILL of a client of this worker by a command running elsewhere
+  // while it holds this worker's shard: the client is closed when the shard
+  // comes back.
+  void RequestKill(uint64_t client_id) { kill_requests_.push_back(client_id); }
+  // Resets this worker's counters (CONFIG RESETSTAT, with its shard held).
+  void ResetStats();
+  uint64_t ClientBufferBytes() const;
+  uint64_t instantaneous_ops_per_sec() const;
+  // The client buffer bytes as of the last cron tick, readable from any
+  // thread (maxmemory and used_memory without stopping this worker).
+  uint64_t published_client_bytes() const { return published_client_bytes_.load(std::memory_order_relaxed); }
+  // Connections on this worker (counted by the acceptor when it hands one
+  // over): for least-connections placement and maxclients.
+  std::atomic<int64_t>& connections() { return connections_; }
+
+  // ErrorSink: counts every error reply (INFO errorstats).
+  void OnErrorReply(std::string_view msg) override;
+
+  // --- For the I/O layer ---
+  void OnClientEvent(Client& c, uint32_t events);
+  // A connection accepted on worker 0: served here from now on.
+  void Adopt(int fd, bool is_unix, uint64_t id);
+  // Worker 0's acceptor hands a connection to worker `to`.
+  void SendAdopt(uint32_t to, AdoptMail* m) { Send(to, reinterpret_cast<uint64_t>(static_cast<Mail*>(m))); }
+
+ private:
+  struct WakeWatcher;
+
+  // Control messages travel as one ring word: (from << 8) | (kind << 1) | 1.
+  // Data messages as a Mail pointer (even).
+  enum class Control : uint8_t { kLend = 1, kGrant = 2, kReturn = 3 };
+  static uint64_t ControlWord(uint32_t from, Control k) {
+    return (uint64_t{from} << 8) | (uint64_t{static_cast<uint8_t>(k)} << 1) | 1;
+  }
+
+  enum class Route : uint8_t { kDone, kPause };
+
+  void ReadFromClient(Client& c);
+  void ProcessInput(Client& c);
+  // Runs a command here, adds it to the client's open batch for another
+  // worker, or runs it over several shards; kPause if it must wait for the
+  // client's commands in flight (the caller stops and resumes later).
+  Route Dispatch(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                 const CompactKey::Probe* hint, uint32_t first_key_shard, uint64_t* now_tsc);
+  // `cmd` is the top-level command already looked up for args[0] (nullptr if
+  // unknown); `hint` its first key, encoded, when prefetched. The command
+  // starts at CycleClock time `start` (the end of the previous one: one clock
+  // read per command); returns the time it ended.
+  uint64_t ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                          const CompactKey::Probe* hint, uint64_t start);
+  // The checks before a command runs: unknown command or subcommand, arity.
+  // Returns the command to run (a subcommand resolved), or nullptr with
+  // *error set to the reply.
+  const CommandSpec* Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
+                             std::string* error) const;
+  // Runs a resolved command on `shard` (held by this thread) with the reply
+  // going to `reply`: the maxmemory check, the handler, the statistics.
+  uint64_t Run(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args, ReplyWriter& reply,
+               Shard& shard, const CompactKey::Probe* hint, int64_t now_ms, uint64_t start);
+
+  // --- Mailbox ---
+  void Send(uint32_t to, uint64_t word);
+  void FlushOutboxes();
+  // Handles what the other workers sent; true if anything arrived.
+  bool Drain();
+  void Handle(uint32_t from, uint64_t word);
+  void HandleMail(Mail* m);
+  void RunExecBatch(ExecBatch* b);
+  void FinishExecBatch(ExecBatch* b);
+  void SendOpenBatch(Client& c);
+  ExecBatch* NewBatch();
+  void RecycleBatch(ExecBatch* b);
+  // Lends the shard to the next worker waiting for it, if it may.
+  void TryLend();
+  // Waits (handling messages, sleeping on the Waker) until `done()`.
+  template <typename Pred>
+  void WaitUntil(Pred done);
+  // Takes the shards `sorted` (increasing, this worker's own included) for a
+  // command that spans them; GiveBack returns them.
+  void AcquireShards(std::span<const uint32_t> sorted);
+  void GiveBack(std::span<const uint32_t> sorted);
+  // The event loop's hooks (threads > 1 only).
+  int BeforeWait();
+  void ResumeClients();
+  void ApplyConfigIfChanged();
+
+  void QueueWrite(Client& c);
+  void FlushClient(Client& c);
+  void FlushPendingWrites();
+  void FreeClient(Client& c);
+  // maxmemory: evicts by policy from this worker's shard while the process's
+  // keyspace is over the limit. False if it is over and nothing could go.
+  bool EnforceMaxmemory();
+  void Cron();
+  void ActiveExpireSlice();
+  void CloseAllClients();
+
+  Server& server_;
+  const uint32_t index_;
+  const uint32_t nworkers_;
+  EventLoop loop_;
+  Shard shard_;
+  Waker waker_;
+  std::unique_ptr<WakeWatcher> wake_watcher_;
+  std::map<uint64_t, std::unique_ptr<Client>> clients_;
+  std::vector<Client*> pending_writes_;
+  std::vector<std::unique_ptr<Client>> to_free_;
+  Client* current_client_ = nullptr;  // the client whose command is running
+  Client* busy_client_ = nullptr;     // the client whose input is being processed
+  Client proxy_;                      // stands for a remote client while its batch runs here
+
+  // A pipeline batch: commands parsed ahead of execution so that their keys'
+  // cache misses can be prefetched together (reused between batches).
+  struct BatchedCommand {
+    const CommandSpec* cmd;
+    uint32_t first_arg;
+    uint32_t nargs;
+    size_t consumed;
+    CompactKey::Probe key;  // the first key, encoded (key.bytes empty if none)
+    uint32_t shard = 0;     // the shard owning that key
+  };
+  static constexpr size_t kMaxBatch = 32;
+  std::vector<BatchedCommand> batch_;
+  std::vector<std::string_view> batch_args_;
+  std::vector<size_t> key_positions_;  // scratch
+  std::vector<uint32_t> shard_set_;    // scratch
+
+  // Mailbox state.
+  std::vector<std::vector<uint64_t>> outbox_;  // per target, not yet in its ring
+  std::vector<uint32_t> outbox_targets_;       // targets with a non-empty outbox
+  int32_t lent_to_ = -1;           // the worker holding this shard, or -1
+  bool holds_own_ = false;         // a command of this worker has taken its own shard
+  int32_t granted_by_ = -1;        // the last worker that lent its shard to this one
+  std::deque<uint32_t> lend_queue_;  // workers waiting for this shard, in arrival order
+  std::deque<Mail*> deferred_;       // mail that arrived while the shard was lent
+  std::vector<uint64_t> resume_;     // clients whose batch came back, to continue
+  std::vector<uint64_t> kill_requests_;
+  std::vector<ExecBatch*> free_batches_;
+  uint64_t config_epoch_ = 0;
+
+  ServerStats stats_;
+  std::vector<CommandStats> command_stats_;
+  std::atomic<int64_t> connections_{0};
+  std::atomic<uint64_t> published_client_bytes_{0};
+  bool expire_pressure_ = false;
+  int64_t last_expire_slice_us_ = 0;
+
+  // instantaneous_ops_per_sec: samples of total_commands_processed.
+  static constexpr int kOpsSamples = 16;
+  int64_t ops_sample_time_ms_ = 0;
+  uint64_t ops_sample_count_ = 0;
+  uint64_t ops_samples_[kOpsSamples] = {};
+  int ops_sample_idx_ = 0;
+};
+
+}  // namespace peregrine
