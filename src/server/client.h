@@ -48,6 +48,9 @@ struct Client final : IoHandler {
   ExecBatch* open_batch = nullptr;
   bool batch_in_flight = false;
 
+  // The peer shut down its side while commands of it were still running
+  // elsewhere: no more reading; closed once they are answered.
+  bool read_closed = false;
   bool close_after_reply = false;  // QUIT, protocol error, CLIENT KILL of itself
   bool closed = false;             // removed from the loop; freed after the batch
   bool in_pending_writes = false;  // queued for the flush before sleeping

@@ -29,6 +29,11 @@ std::string_view MaxmemoryPolicyName(MaxmemoryPolicy p);
 inline bool IsLfuPolicy(MaxmemoryPolicy p) {
   return p == MaxmemoryPolicy::kAllKeysLfu || p == MaxmemoryPolicy::kVolatileLfu;
 }
+// The volatile-* policies evict only keys with a deadline.
+inline bool IsVolatilePolicy(MaxmemoryPolicy p) {
+  return p == MaxmemoryPolicy::kVolatileLru || p == MaxmemoryPolicy::kVolatileLfu ||
+         p == MaxmemoryPolicy::kVolatileRandom || p == MaxmemoryPolicy::kVolatileTtl;
+}
 inline bool IsLruOrLfuPolicy(MaxmemoryPolicy p) {
   return IsLfuPolicy(p) || p == MaxmemoryPolicy::kAllKeysLru || p == MaxmemoryPolicy::kVolatileLru;
 }

@@ -216,6 +216,9 @@ void Server::ApplyRuntimeConfig(Worker& caller) {
         LOG_WARNING("Could not raise the open files limit to %llu", static_cast<unsigned long long>(want));
     }
   }
+  // Every shard is held: which shards the (maybe new) policy can evict from
+  // is known now, not only at the workers' next cron tick.
+  for (auto& w : workers_) w->PublishEvictable();
   config_epoch_.fetch_add(1, std::memory_order_acq_rel);
   (void)caller;  // the caller applies its own part when the command ends (Worker::ApplyConfigIfChanged)
 }

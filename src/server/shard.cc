@@ -73,8 +73,7 @@ void Shard::AccessCron(int64_t now_ms, int64_t budget_us) {
 
 bool Shard::EvictOne(MaxmemoryPolicy policy, int samples) {
   using P = MaxmemoryPolicy;
-  const bool volatile_only = policy == P::kVolatileLru || policy == P::kVolatileLfu ||
-                             policy == P::kVolatileRandom || policy == P::kVolatileTtl;
+  const bool volatile_only = IsVolatilePolicy(policy);
   const Db::EvictFrom from = volatile_only ? Db::EvictFrom::kVolatile : Db::EvictFrom::kAllKeys;
   for (size_t n = 0; n < dbs_.size(); n++) {
     Db& db = *dbs_[evict_db_];

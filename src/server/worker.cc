@@ -92,7 +92,8 @@ Worker::~Worker() {
 
 bool Worker::Init() {
   if (!loop_.ok()) return false;
-  loop_.SetTick(1000 / server_.config().hz, [this] { Cron(); });
+  applied_hz_ = server_.config().hz;
+  loop_.SetTick(1000 / applied_hz_, [this] { Cron(); });
   loop_.SetBeforeSleep([this] {
     FlushPendingWrites();
     to_free_.clear();
@@ -123,6 +124,7 @@ void Worker::Run() {
   server_.stopped_workers().fetch_add(1, std::memory_order_acq_rel);
   for (;;) {
     FlushOutboxes();
+    lend_paused_ = false;  // no clients left to serve between lends
     const uint64_t seen = waker_.Prepare();
     const bool any = Drain();
     if (lent_to_ >= 0) {
@@ -161,7 +163,12 @@ void Worker::ApplyConfigIfChanged() {
   RequestParser::Limits limits;
   limits.max_bulk_len = config.proto_max_bulk_len;
   for (auto& [id, c] : clients_) c->parser.set_limits(limits);
-  loop_.SetTick(1000 / config.hz, [this] { Cron(); });
+  // Restarting the timer on every CONFIG SET would starve the cron of a
+  // server configured often: only when hz changed.
+  if (config.hz != applied_hz_) {
+    applied_hz_ = config.hz;
+    loop_.SetTick(1000 / config.hz, [this] { Cron(); });
+  }
   shard_.ConfigureAccess(config, MonotonicMs());
 }
 
@@ -213,6 +220,13 @@ void Worker::ReadFromClient(Client& c) {
   if (n == 0) {
     LOG_VERBOSE("Client closed connection id=%llu addr=%s", static_cast<unsigned long long>(c.id),
                 c.addr.c_str());
+    if (c.batch_in_flight || c.open_batch != nullptr) {
+      // Half-closed with commands still running elsewhere: answer them (and
+      // the input they held back) before closing, as a single thread would.
+      c.read_closed = true;
+      loop_.Modify(c.fd, ClientEvents(c), &c);
+      return;
+    }
     FreeClient(c);
     return;
   }
@@ -262,7 +276,9 @@ void Worker::ProcessInput(Client& c) {
         if (nworkers_ > 1 && cmd != nullptr && cmd->first_key > 0 && static_cast<size_t>(cmd->first_key) < args.size())
           shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
         uint64_t t = CycleClock::Now();
-        if (Dispatch(c, args, cmd, nullptr, shard, &t) == Route::kPause) {
+        if (nworkers_ == 1) {
+          ExecuteCommand(c, args, cmd, nullptr, t);
+        } else if (Dispatch(c, args, cmd, nullptr, shard, &t) == Route::kPause) {
           paused = true;
           break;
         }
@@ -321,7 +337,10 @@ void Worker::ProcessInput(Client& c) {
       if (c.close_after_reply) break;
       if (b.nargs > 0) {
         std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
-        if (Dispatch(c, args, b.cmd, b.key.bytes.empty() ? nullptr : &b.key, b.shard, &now_tsc) == Route::kPause) {
+        const CompactKey::Probe* hint = b.key.bytes.empty() ? nullptr : &b.key;
+        if (nworkers_ == 1) {
+          now_tsc = ExecuteCommand(c, args, b.cmd, hint, now_tsc);
+        } else if (Dispatch(c, args, b.cmd, hint, b.shard, &now_tsc) == Route::kPause) {
           paused = true;
           break;
         }
@@ -356,6 +375,9 @@ void Worker::ProcessInput(Client& c) {
   }
   busy_client_ = nullptr;
   SendOpenBatch(c);
+  // Half-closed and nothing of it running elsewhere: the rest of its input
+  // can never complete a command.
+  if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
   if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
   if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) QueueWrite(c);
 }
@@ -388,10 +410,6 @@ const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const
 
 Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                                const CompactKey::Probe* hint, uint32_t first_key_shard, uint64_t* now_tsc) {
-  if (nworkers_ == 1) {
-    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc);
-    return Route::kDone;
-  }
   const bool waiting = c.open_batch != nullptr || c.batch_in_flight;
   std::string error;
   const CommandSpec* spec = Resolve(args, cmd, &error);
@@ -452,31 +470,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   return Route::kDone;
 }
 
-uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
-                                const CompactKey::Probe* hint, uint64_t start) {
-  ReplyWriter reply(&c.out, c.resp, this);
-  std::string error;
-  cmd = Resolve(args, cmd, &error);
-  if (cmd == nullptr) {
-    reply.Error(error);
-    return start;
-  }
-  const int argc = static_cast<int>(args.size());
-  if (!ArityOk(*cmd, args.size())) {
-    command_stats_[cmd->id].rejected_calls++;
-    reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
-    return start;
-  }
-  // The shard owning the first key (this worker's, or one the command holds).
-  size_t shard_index = index_;
-  if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc)
-    shard_index = server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]);
-  const uint64_t end = Run(c, cmd, args, reply, server_.shard(shard_index), hint, loop_.MsAt(start), start);
-  if (cmd->flags & kCmdAllShards) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
-  return end;
-}
-
-uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args, ReplyWriter& reply,
+inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args, ReplyWriter& reply,
                      Shard& shard, const CompactKey::Probe* hint, int64_t now_ms, uint64_t start) {
   CommandStats& st = command_stats_[cmd->id];
   // Over maxmemory, every command first evicts (by policy); commands that
@@ -500,6 +494,33 @@ uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const std::str
   return end;
 }
 
+uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                                const CompactKey::Probe* hint, uint64_t start) {
+  ReplyWriter reply(&c.out, c.resp, this);
+  // Unknown commands and containers (CONFIG GET ...) off the hot path.
+  if (__builtin_expect(cmd == nullptr || !cmd->subcommands.empty(), 0)) {
+    std::string error;
+    cmd = Resolve(args, cmd, &error);
+    if (cmd == nullptr) {
+      reply.Error(error);
+      return start;
+    }
+  }
+  const int argc = static_cast<int>(args.size());
+  if (!ArityOk(*cmd, args.size())) {
+    command_stats_[cmd->id].rejected_calls++;
+    reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
+    return start;
+  }
+  // The shard owning the first key (this worker's, or one the command holds).
+  Shard* shard = &shard_;
+  if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc)
+    shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
+  const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
+  if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
+  return end;
+}
+
 bool Worker::EnforceMaxmemory() {
   const Config& config = server_.config();
   auto over = [&] { return static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) > config.maxmemory; };
@@ -514,7 +535,39 @@ bool Worker::EnforceMaxmemory() {
     if (!shard_.EvictOne(config.maxmemory_policy, config.maxmemory_samples)) break;
     progress = true;
   }
-  return progress || !over();
+  if (progress || !over()) return true;
+  PublishEvictable();
+  // Nothing left here that the policy may take (hash-tagged keys can fill
+  // one shard): the shards that have some evict at once, and the write goes
+  // on as it would in Redis. Refused only when no shard can evict.
+  bool elsewhere = false;
+  for (uint32_t w = 0; w < nworkers_; w++) {
+    if (w == index_ || !server_.worker(w).evictable()) continue;
+    Send(w, ControlWord(index_, Control::kEvict));
+    elsewhere = true;
+  }
+  if (elsewhere) FlushOutboxes();
+  return elsewhere;
+}
+
+void Worker::EvictFor(int64_t budget_us) {
+  const Config& config = server_.config();
+  if (config.maxmemory == 0 || config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return;
+  const int64_t deadline = MonotonicUs() + budget_us;
+  while (static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) > config.maxmemory) {
+    bool evicted = false;
+    for (int i = 0; i < 64; i++) evicted |= shard_.EvictOne(config.maxmemory_policy, config.maxmemory_samples);
+    if (!evicted || MonotonicUs() >= deadline) break;
+  }
+  PublishEvictable();
+}
+
+void Worker::PublishEvictable() {
+  const bool volatile_only = IsVolatilePolicy(server_.config().maxmemory_policy);
+  bool any = false;
+  for (int d = 0; d < shard_.num_dbs() && !any; d++)
+    any = volatile_only ? shard_.db(d).expires_count() > 0 : shard_.db(d).size() > 0;
+  evictable_.store(any, std::memory_order_relaxed);
 }
 
 // --- Mailbox ---
@@ -573,8 +626,12 @@ void Worker::Handle(uint32_t from, uint64_t word) {
       case Control::kGrant:
         granted_by_ = static_cast<int32_t>(from);
         break;
+      case Control::kEvict:
+        evict_requested_ = true;
+        break;
       case Control::kReturn:
         lent_to_ = -1;
+        lend_paused_ = true;
         // What arrived meanwhile, in order; then the clients killed and the
         // next worker waiting for the shard.
         while (lent_to_ < 0 && !deferred_.empty()) {
@@ -627,7 +684,10 @@ void Worker::HandleMail(Mail* m) {
 }
 
 void Worker::TryLend() {
-  if (lent_to_ >= 0 || holds_own_ || lend_queue_.empty()) return;
+  if (lent_to_ >= 0 || holds_own_ || wants_own_ || (lend_paused_ && !acquiring_) || lend_queue_.empty()) return;
+  // Replies made so far go out first: once the shard is lent, this worker
+  // touches none of its clients until it is back.
+  FlushPendingWrites();
   lent_to_ = static_cast<int32_t>(lend_queue_.front());
   lend_queue_.pop_front();
   Send(static_cast<uint32_t>(lent_to_), ControlWord(index_, Control::kGrant));
@@ -653,15 +713,23 @@ void Worker::AcquireShards(std::span<const uint32_t> sorted) {
   if (nworkers_ == 1) return;
   for (uint32_t s : sorted) {
     if (s == index_) {
-      // Lent while this worker waited for a lower shard: wait until it is back.
+      // Lent while this worker waited for a lower shard: wait until it is
+      // back, and take it before anyone else waiting for it.
+      wants_own_ = true;
       WaitUntil([this] { return lent_to_ < 0; });
+      wants_own_ = false;
       holds_own_ = true;
       continue;
     }
+    // Waiting for another shard, this worker must lend its own (if not
+    // taken yet) to whoever holds what it waits for: no pause.
+    acquiring_ = true;
     granted_by_ = -1;
     Send(s, ControlWord(index_, Control::kLend));
     WaitUntil([this, s] { return granted_by_ == static_cast<int32_t>(s); });
+    acquiring_ = false;
   }
+  ApplyConfigIfChanged();  // a holder of this shard may have run CONFIG SET
 }
 
 void Worker::GiveBack(std::span<const uint32_t> sorted) {
@@ -742,6 +810,7 @@ void Worker::ResumeClients() {
     Client& c = *it->second;
     if (c.closed || c.batch_in_flight) continue;
     if (!c.in.empty() && !c.close_after_reply) ProcessInput(c);
+    if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
     if (c.close_after_reply) QueueWrite(c);
   }
 }
@@ -752,14 +821,22 @@ int Worker::BeforeWait() {
     return 0;
   }
   ApplyConfigIfChanged();
+  // One loop iteration has run since the shard last came back: it may go
+  // out again (without this a stream of borrowers could keep this worker's
+  // own clients waiting for ever).
+  lend_paused_ = false;
   const uint64_t seen = waker_.Prepare();
   bool work = Drain();
   if (lent_to_ >= 0) {
     // Parked: the holder may use this shard and read this worker's state
-    // until it gives the shard back. Replies already made go out first.
-    FlushPendingWrites();
+    // until it gives the shard back.
     WaitUntil([this] { return lent_to_ < 0; });
+    ApplyConfigIfChanged();  // the holder may have run CONFIG SET
     work = true;
+  }
+  if (evict_requested_) {
+    evict_requested_ = false;
+    EvictFor(1000);
   }
   if (!resume_.empty()) {
     ResumeClients();
@@ -833,13 +910,17 @@ void Worker::FlushClient(Client& c) {
       return;
     }
     if (c.writable_armed) {
-      loop_.Modify(c.fd, EPOLLIN, &c);
       c.writable_armed = false;
+      loop_.Modify(c.fd, ClientEvents(c), &c);
     }
   } else if (!c.writable_armed) {
-    loop_.Modify(c.fd, EPOLLIN | EPOLLOUT, &c);
     c.writable_armed = true;
+    loop_.Modify(c.fd, ClientEvents(c), &c);
   }
+}
+
+uint32_t Worker::ClientEvents(const Client& c) const {
+  return (c.read_closed ? 0u : static_cast<uint32_t>(EPOLLIN)) | (c.writable_armed ? static_cast<uint32_t>(EPOLLOUT) : 0u);
 }
 
 void Worker::FreeClient(Client& c) {
@@ -885,7 +966,8 @@ void Worker::Cron() {
   // Access data (OBJECT FREQ / IDLETIME): at most 1% of the time.
   shard_.AccessCron(MonotonicMs(), 10'000 / server_.config().hz);
   // A worker that gets no commands still evicts its share.
-  if (server_.config().maxmemory > 0) EnforceMaxmemory();
+  if (server_.config().maxmemory > 0) EvictFor(1000);
+  PublishEvictable();
 
   std::vector<Client*> idle;
   const int timeout = server_.config().timeout;

@@ -141,6 +141,11 @@ class Worker : public ErrorSink {
   // Connections on this worker (counted by the acceptor when it hands one
   // over): for least-connections placement and maxclients.
   std::atomic<int64_t>& connections() { return connections_; }
+  // Whether this worker's shard had keys the eviction policy may take, as of
+  // its last command or cron tick (readable from any thread).
+  bool evictable() const { return evictable_.load(std::memory_order_relaxed); }
+  // Recomputes it (this worker's thread, or a command holding its shard).
+  void PublishEvictable();
 
   // ErrorSink: counts every error reply (INFO errorstats).
   void OnErrorReply(std::string_view msg) override;
@@ -157,7 +162,9 @@ class Worker : public ErrorSink {
 
   // Control messages travel as one ring word: (from << 8) | (kind << 1) | 1.
   // Data messages as a Mail pointer (even).
-  enum class Control : uint8_t { kLend = 1, kGrant = 2, kReturn = 3 };
+  // kEvict: the sender is over maxmemory with nothing left to evict in its
+  // own shard; the receiver evicts from its shard.
+  enum class Control : uint8_t { kLend = 1, kGrant = 2, kReturn = 3, kEvict = 4 };
   static uint64_t ControlWord(uint32_t from, Control k) {
     return (uint64_t{from} << 8) | (uint64_t{static_cast<uint8_t>(k)} << 1) | 1;
   }
@@ -220,6 +227,10 @@ class Worker : public ErrorSink {
   // maxmemory: evicts by policy from this worker's shard while the process's
   // keyspace is over the limit. False if it is over and nothing could go.
   bool EnforceMaxmemory();
+  // Evicts from this shard while the process is over maxmemory, for at most
+  // about `budget_us`.
+  void EvictFor(int64_t budget_us);
+  uint32_t ClientEvents(const Client& c) const;
   void Cron();
   void ActiveExpireSlice();
   void CloseAllClients();
@@ -259,6 +270,11 @@ class Worker : public ErrorSink {
   std::vector<uint32_t> outbox_targets_;       // targets with a non-empty outbox
   int32_t lent_to_ = -1;           // the worker holding this shard, or -1
   bool holds_own_ = false;         // a command of this worker has taken its own shard
+  bool wants_own_ = false;         // ... is waiting for it to come back (it goes first)
+  bool lend_paused_ = false;       // just came back: serve this worker's clients once before lending again
+  bool acquiring_ = false;         // waiting for another worker's grant (must lend meanwhile)
+  bool evict_requested_ = false;   // another worker asked this one to evict (kEvict)
+  int applied_hz_ = 0;
   int32_t granted_by_ = -1;        // the last worker that lent its shard to this one
   std::deque<uint32_t> lend_queue_;  // workers waiting for this shard, in arrival order
   std::deque<Mail*> deferred_;       // mail that arrived while the shard was lent
@@ -271,6 +287,7 @@ class Worker : public ErrorSink {
   std::vector<CommandStats> command_stats_;
   std::atomic<int64_t> connections_{0};
   std::atomic<uint64_t> published_client_bytes_{0};
+  std::atomic<bool> evictable_{false};
   bool expire_pressure_ = false;
   int64_t last_expire_slice_us_ = 0;
 
