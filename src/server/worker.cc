@@ -411,8 +411,11 @@ const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const
 Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                                const CompactKey::Probe* hint, uint32_t first_key_shard, uint64_t* now_tsc) {
   const bool waiting = c.open_batch != nullptr || c.batch_in_flight;
-  std::string error;
-  const CommandSpec* spec = Resolve(args, cmd, &error);
+  const CommandSpec* spec = cmd;
+  if (cmd == nullptr || !cmd->subcommands.empty()) {
+    std::string error;
+    spec = Resolve(args, cmd, &error);
+  }
   // Where it runs: errors and keyless commands here; a command whose keys
   // all live on one shard on that shard's worker; otherwise here, holding
   // every shard it touches.
@@ -446,7 +449,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   }
   if (target == index_) {
     if (waiting) return Route::kPause;
-    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc);
+    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
     return Route::kDone;
   }
   // Another worker's shard: join the batch open for it, or open one.
@@ -495,7 +498,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
 }
 
 uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
-                                const CompactKey::Probe* hint, uint64_t start) {
+                                const CompactKey::Probe* hint, uint64_t start, Shard* shard) {
   ReplyWriter reply(&c.out, c.resp, this);
   // Unknown commands and containers (CONFIG GET ...) off the hot path.
   if (__builtin_expect(cmd == nullptr || !cmd->subcommands.empty(), 0)) {
@@ -513,9 +516,11 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     return start;
   }
   // The shard owning the first key (this worker's, or one the command holds).
-  Shard* shard = &shard_;
-  if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc)
-    shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
+  if (shard == nullptr) {
+    shard = &shard_;
+    if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc)
+      shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
+  }
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
   return end;

@@ -182,8 +182,9 @@ class Worker : public ErrorSink {
   // unknown); `hint` its first key, encoded, when prefetched. The command
   // starts at CycleClock time `start` (the end of the previous one: one clock
   // read per command); returns the time it ended.
+  // `shard`: the first key's shard when the caller knows it (nullptr: find it).
   uint64_t ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
-                          const CompactKey::Probe* hint, uint64_t start);
+                          const CompactKey::Probe* hint, uint64_t start, Shard* shard = nullptr);
   // The checks before a command runs: unknown command or subcommand, arity.
   // Returns the command to run (a subcommand resolved), or nullptr with
   // *error set to the reply.
