@@ -186,6 +186,15 @@ class RespClient:
         return out
 
 
+def send_shutdown_nosave(c: RespClient):
+    """SHUTDOWN NOSAVE over `c`; the server closes the connection (no reply)."""
+    c.sock.sendall(encode("SHUTDOWN", "NOSAVE"))
+    try:
+        c.read_reply()
+    except (OSError, ConnectionError, BenchError):
+        pass
+
+
 def key_name(i: int) -> bytes:
     """The key redis-benchmark uses for random number i (zero-padded to 12)."""
     return b"key:%012d" % i

@@ -45,18 +45,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib as bl  # noqa: E402
 from instr import read_total_ir  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from helpers import crc16  # noqa: E402  (Redis Cluster's key hash, shared with the tests)
+
 VALUE = b"x" * 8
 SHARDS = 2
-
-
-def crc16(data: bytes) -> int:
-    crc = 0
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
 
 
 def shard_of(key: bytes) -> int:
@@ -106,11 +99,7 @@ def run(binary: str, valgrind: str, kind: str, n: int, pipeline: int, idle: floa
                     if isinstance(r, bl.BenchError):
                         raise bl.BenchError(f"{kind}: error reply {r}")
             phase = time.monotonic() - t0
-            c.sock.sendall(bl.encode("SHUTDOWN", "NOSAVE"))
-            try:
-                c.read_reply()
-            except (OSError, ConnectionError, bl.BenchError):
-                pass
+            bl.send_shutdown_nosave(c)
         finally:
             c.close()
         srv.proc.wait(120)

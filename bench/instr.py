@@ -100,11 +100,7 @@ def one_run(spec: bl.ServerSpec, kind: str, args, stream, workdir: str) -> dict:
                         if r != VALUE:
                             misses += 1
             phase = time.monotonic() - t0
-            c.sock.sendall(bl.encode("SHUTDOWN", "NOSAVE"))
-            try:
-                c.read_reply()
-            except (OSError, ConnectionError, bl.BenchError):
-                pass
+            bl.send_shutdown_nosave(c)
         finally:
             c.close()
         try:

@@ -206,3 +206,14 @@ def info_dict(text):
         k, _, v = line.partition(":")
         d[k] = v
     return d
+
+
+def crc16(data: bytes) -> int:
+    """CRC16/XMODEM, as Redis Cluster's keyHashSlot (hash tags are the caller's business)."""
+    crc = 0
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc

@@ -16,19 +16,11 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
+from helpers import crc16
 
 DURATION_S = 3.0
 
 
-def crc16(data: bytes) -> int:
-    """CRC16/XMODEM, as Redis Cluster's keyHashSlot (no hash tags used here)."""
-    crc = 0
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
 
 
 def shard_of(key: str, shards: int = 4) -> int:

@@ -22,8 +22,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from conftest import IS_REDIS
-from helpers import Conn, encode, info_dict
-from test_atomicity import crc16
+from helpers import Conn, crc16, encode, info_dict
 
 SHARDS = 4
 PROTO_ERR = b"-ERR Protocol error: "
