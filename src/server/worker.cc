@@ -331,7 +331,32 @@ void Worker::ProcessInput(Client& c) {
         if (!b.key.bytes.empty() && b.shard == index_) db.PrefetchEntry(b.key.hash);
     }
 
-    // 3. Run the batch in order.
+    // 3. Run the batch in order. A batch over several shards, another
+    //    worker's among them, runs here in one go holding every shard it
+    //    touches: one round trip for the batch instead of one per change of
+    //    shard.
+    if (nworkers_ > 1 && BatchSpansShards(c)) {
+      AcquireShards(shard_set_);
+      uint64_t now_tsc = CycleClock::Now();
+      bool closed = false;
+      for (const BatchedCommand& b : batch_) {
+        if (c.close_after_reply) break;
+        if (b.nargs > 0) {
+          std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
+          now_tsc = ExecuteCommand(c, args, b.cmd, b.key.bytes.empty() ? nullptr : &b.key, now_tsc);
+          if (c.closed) {
+            closed = true;
+            break;
+          }
+        }
+        c.in.Consume(b.consumed);
+      }
+      GiveBack(shard_set_);
+      if (closed) {
+        busy_client_ = nullptr;
+        return;
+      }
+    } else {
     uint64_t now_tsc = CycleClock::Now();
     for (const BatchedCommand& b : batch_) {
       if (c.close_after_reply) break;
@@ -350,6 +375,7 @@ void Worker::ProcessInput(Client& c) {
         }
       }
       c.in.Consume(b.consumed);
+    }
     }
     if (paused) {
       c.parser.Reset();
@@ -380,6 +406,52 @@ void Worker::ProcessInput(Client& c) {
   if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
   if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
   if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) QueueWrite(c);
+}
+
+bool Worker::BatchSpansShards(const Client& c) {
+  if (batch_.size() < 2 || c.open_batch != nullptr || c.batch_in_flight) return false;
+  shard_set_.clear();
+  bool here = false;  // a command that runs on this worker whatever its keys (errors, PING ...)
+  auto add = [&](uint32_t s) {
+    if (s == index_)
+      here = true;
+    else
+      shard_set_.push_back(s);
+  };
+  for (const BatchedCommand& b : batch_) {
+    if (b.nargs == 0) continue;
+    const CommandSpec* cmd = b.cmd;
+    if (cmd == nullptr) {
+      here = true;  // unknown command: its error
+      continue;
+    }
+    if (!cmd->subcommands.empty()) return false;  // resolved one by one by Dispatch
+    std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
+    if (!ArityOk(*cmd, args.size())) {
+      here = true;
+      continue;
+    }
+    if (cmd->first_key > 0) {
+      if (cmd->last_key != cmd->first_key && cmd->KeyPositions(args, &key_positions_)) {
+        for (size_t pos : key_positions_) add(static_cast<uint32_t>(server_.ShardIndexOf(args[pos])));
+      } else {
+        add(b.shard);
+      }
+    } else if (cmd->flags & kCmdAllShards) {
+      for (uint32_t s = 0; s < nworkers_; s++) add(s);
+    } else {
+      here = true;
+    }
+  }
+  if (shard_set_.empty()) return false;  // all here: the plain path
+  std::sort(shard_set_.begin(), shard_set_.end());
+  shard_set_.erase(std::unique(shard_set_.begin(), shard_set_.end()), shard_set_.end());
+  // One other shard and nothing here: one batch to its worker does better
+  // (that worker runs it while this one goes on).
+  if (shard_set_.size() == 1 && !here) return false;
+  shard_set_.push_back(index_);
+  std::sort(shard_set_.begin(), shard_set_.end());
+  return true;
 }
 
 const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
@@ -478,7 +550,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   CommandStats& st = command_stats_[cmd->id];
   // Over maxmemory, every command first evicts (by policy); commands that
   // may add memory are refused if nothing could be evicted.
-  if (server_.config().maxmemory > 0 && !EnforceMaxmemory() && (cmd->flags & kCmdDenyOom)) {
+  if (server_.config().maxmemory > 0 && !EnforceMaxmemory(shard) && (cmd->flags & kCmdDenyOom)) {
     st.rejected_calls++;
     reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
     return start;
@@ -526,28 +598,37 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   return end;
 }
 
-bool Worker::EnforceMaxmemory() {
+bool Worker::EnforceMaxmemory(Shard& shard) {
   const Config& config = server_.config();
   auto over = [&] { return static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) > config.maxmemory; };
   if (!over()) return true;
   if (config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return false;
-  // One limit for the whole process: each worker evicts from its own shard
-  // (keys spread evenly over shards by slot) when it runs a command or its
-  // cron while the total is over. A bounded number of keys per command keeps
-  // one command's latency bounded.
+  // One limit for the whole process: a command evicts from the shard it
+  // runs on (its own worker's, or one it holds; keys spread evenly over
+  // shards by slot), and each worker's cron from its own, while the total is
+  // over. A bounded number of keys per command keeps one command's latency
+  // bounded.
   bool progress = false;
   for (int i = 0; i < 256 && over(); i++) {
-    if (!shard_.EvictOne(config.maxmemory_policy, config.maxmemory_samples)) break;
+    if (!shard.EvictOne(config.maxmemory_policy, config.maxmemory_samples)) break;
     progress = true;
   }
   if (progress || !over()) return true;
+  // Nothing left in that shard that the policy may take (hash-tagged keys
+  // can fill one shard): this worker's own shard if it is another one, then
+  // the shards of other workers that have some (they evict at once), and the
+  // write goes on as it would in Redis. Refused only when no shard can evict.
+  if (&shard != &shard_) {
+    for (int i = 0; i < 256 && over(); i++) {
+      if (!shard_.EvictOne(config.maxmemory_policy, config.maxmemory_samples)) break;
+      progress = true;
+    }
+    if (progress || !over()) return true;
+  }
   PublishEvictable();
-  // Nothing left here that the policy may take (hash-tagged keys can fill
-  // one shard): the shards that have some evict at once, and the write goes
-  // on as it would in Redis. Refused only when no shard can evict.
   bool elsewhere = false;
   for (uint32_t w = 0; w < nworkers_; w++) {
-    if (w == index_ || !server_.worker(w).evictable()) continue;
+    if (w == index_ || static_cast<int>(w) == shard.index() || !server_.worker(w).evictable()) continue;
     Send(w, ControlWord(index_, Control::kEvict));
     elsewhere = true;
   }

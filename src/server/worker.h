@@ -185,6 +185,9 @@ class Worker : public ErrorSink {
   // `shard`: the first key's shard when the caller knows it (nullptr: find it).
   uint64_t ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                           const CompactKey::Probe* hint, uint64_t start, Shard* shard = nullptr);
+  // Whether the parsed batch touches several shards, another worker's among
+  // them; if so shard_set_ holds them all (this worker's included), sorted.
+  bool BatchSpansShards(const Client& c);
   // The checks before a command runs: unknown command or subcommand, arity.
   // Returns the command to run (a subcommand resolved), or nullptr with
   // *error set to the reply.
@@ -225,9 +228,10 @@ class Worker : public ErrorSink {
   void FlushClient(Client& c);
   void FlushPendingWrites();
   void FreeClient(Client& c);
-  // maxmemory: evicts by policy from this worker's shard while the process's
-  // keyspace is over the limit. False if it is over and nothing could go.
-  bool EnforceMaxmemory();
+  // maxmemory: evicts by policy from `shard` (this worker's, or one a command
+  // holds) while the process's keyspace is over the limit. False if it is
+  // over and nothing could go.
+  bool EnforceMaxmemory(Shard& shard);
   // Evicts from this shard while the process is over maxmemory, for at most
   // about `budget_us`.
   void EvictFor(int64_t budget_us);
