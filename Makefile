@@ -17,7 +17,7 @@ TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
 # What the benchmarks need on top.
 BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan bench bench-instr bench-cross bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan bench bench-instr bench-cross bench-threads bench-expire microbench clean
 
 all: build
 
@@ -109,6 +109,11 @@ bench: build bench-deps
 # Instructions per GET and per SET for both servers under callgrind.
 bench-instr: build bench-deps
 	$(VENV)/bin/python bench/instr.py $(abspath $(BUILD))/peregrine
+
+# Requests/s of Redis, --threads 1 and --threads 2 sharing this machine's
+# cores with the load generator (~6 min).
+bench-threads: build bench-deps
+	$(VENV)/bin/python bench/threads.py $(abspath $(BUILD))/peregrine
 
 # What a command costs when its keys live on another thread's shard
 # (instructions under callgrind, --threads 2 against --threads 1; ~1 min).
