@@ -675,14 +675,23 @@ def git_describe() -> str:
 # Markers so that run_bench.py and instr.py can each rewrite their own part of
 # docs/benchmarks.md without destroying the other's.
 INSTR_BEGIN = "<!-- instr:begin (written by bench/instr.py) -->"
+# The threads section of docs/benchmarks.md (hand-written from
+# `make bench-threads` and `make bench-cross`), kept by the generated parts.
+THREADS_BEGIN = "<!-- threads:begin (from make bench-threads and make bench-cross) -->"
+THREADS_END = "<!-- threads:end -->"
 INSTR_END = "<!-- instr:end -->"
 
 
 def split_instr_section(text: str) -> tuple[str, str]:
     """(document without the instr section, the instr section or '')."""
-    i = text.find(INSTR_BEGIN)
+    return split_section(text, INSTR_BEGIN, INSTR_END)
+
+
+def split_section(text: str, begin: str, end: str) -> tuple[str, str]:
+    """(document without the section between the markers, the section or '')."""
+    i = text.find(begin)
     if i < 0:
         return text, ""
-    j = text.find(INSTR_END, i)
-    j = len(text) if j < 0 else j + len(INSTR_END)
+    j = text.find(end, i)
+    j = len(text) if j < 0 else j + len(end)
     return (text[:i].rstrip() + "\n" + text[j:].lstrip("\n")).rstrip() + "\n", text[i:j]

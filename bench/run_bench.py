@@ -691,9 +691,12 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
     L.append("")
 
     text = "\n".join(L)
-    old_instr = ""
+    old_instr = old_threads = ""
     if docs.exists():
         _, old_instr = bl.split_instr_section(docs.read_text())
+        _, old_threads = bl.split_section(docs.read_text(), bl.THREADS_BEGIN, bl.THREADS_END)
+    if old_threads:
+        text = text.rstrip() + "\n\n" + old_threads.strip() + "\n"
     if old_instr:
         text = text.rstrip() + "\n\n" + old_instr.strip() + "\n"
     else:

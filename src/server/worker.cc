@@ -331,32 +331,7 @@ void Worker::ProcessInput(Client& c) {
         if (!b.key.bytes.empty() && b.shard == index_) db.PrefetchEntry(b.key.hash);
     }
 
-    // 3. Run the batch in order. A batch over several shards, another
-    //    worker's among them, runs here in one go holding every shard it
-    //    touches: one round trip for the batch instead of one per change of
-    //    shard.
-    if (nworkers_ > 1 && BatchSpansShards(c)) {
-      AcquireShards(shard_set_);
-      uint64_t now_tsc = CycleClock::Now();
-      bool closed = false;
-      for (const BatchedCommand& b : batch_) {
-        if (c.close_after_reply) break;
-        if (b.nargs > 0) {
-          std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
-          now_tsc = ExecuteCommand(c, args, b.cmd, b.key.bytes.empty() ? nullptr : &b.key, now_tsc);
-          if (c.closed) {
-            closed = true;
-            break;
-          }
-        }
-        c.in.Consume(b.consumed);
-      }
-      GiveBack(shard_set_);
-      if (closed) {
-        busy_client_ = nullptr;
-        return;
-      }
-    } else {
+    // 3. Run the batch in order.
     uint64_t now_tsc = CycleClock::Now();
     for (const BatchedCommand& b : batch_) {
       if (c.close_after_reply) break;
@@ -375,7 +350,6 @@ void Worker::ProcessInput(Client& c) {
         }
       }
       c.in.Consume(b.consumed);
-    }
     }
     if (paused) {
       c.parser.Reset();
@@ -406,52 +380,6 @@ void Worker::ProcessInput(Client& c) {
   if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
   if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
   if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) QueueWrite(c);
-}
-
-bool Worker::BatchSpansShards(const Client& c) {
-  if (batch_.size() < 2 || c.open_batch != nullptr || c.batch_in_flight) return false;
-  shard_set_.clear();
-  bool here = false;  // a command that runs on this worker whatever its keys (errors, PING ...)
-  auto add = [&](uint32_t s) {
-    if (s == index_)
-      here = true;
-    else
-      shard_set_.push_back(s);
-  };
-  for (const BatchedCommand& b : batch_) {
-    if (b.nargs == 0) continue;
-    const CommandSpec* cmd = b.cmd;
-    if (cmd == nullptr) {
-      here = true;  // unknown command: its error
-      continue;
-    }
-    if (!cmd->subcommands.empty()) return false;  // resolved one by one by Dispatch
-    std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
-    if (!ArityOk(*cmd, args.size())) {
-      here = true;
-      continue;
-    }
-    if (cmd->first_key > 0) {
-      if (cmd->last_key != cmd->first_key && cmd->KeyPositions(args, &key_positions_)) {
-        for (size_t pos : key_positions_) add(static_cast<uint32_t>(server_.ShardIndexOf(args[pos])));
-      } else {
-        add(b.shard);
-      }
-    } else if (cmd->flags & kCmdAllShards) {
-      for (uint32_t s = 0; s < nworkers_; s++) add(s);
-    } else {
-      here = true;
-    }
-  }
-  if (shard_set_.empty()) return false;  // all here: the plain path
-  std::sort(shard_set_.begin(), shard_set_.end());
-  shard_set_.erase(std::unique(shard_set_.begin(), shard_set_.end()), shard_set_.end());
-  // One other shard and nothing here: one batch to its worker does better
-  // (that worker runs it while this one goes on).
-  if (shard_set_.size() == 1 && !here) return false;
-  shard_set_.push_back(index_);
-  std::sort(shard_set_.begin(), shard_set_.end());
-  return true;
 }
 
 const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,

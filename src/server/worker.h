@@ -185,9 +185,6 @@ class Worker : public ErrorSink {
   // `shard`: the first key's shard when the caller knows it (nullptr: find it).
   uint64_t ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                           const CompactKey::Probe* hint, uint64_t start, Shard* shard = nullptr);
-  // Whether the parsed batch touches several shards, another worker's among
-  // them; if so shard_set_ holds them all (this worker's included), sorted.
-  bool BatchSpansShards(const Client& c);
   // The checks before a command runs: unknown command or subcommand, arity.
   // Returns the command to run (a subcommand resolved), or nullptr with
   // *error set to the reply.
