@@ -729,8 +729,8 @@ METHOD = [
     "too low a floor for a real server's replies.",
     "- **Pinning.** The server runs under `taskset -c 0`; redis-benchmark and the Python "
     "seeding/loading client under CPU 1 (the harness pins itself to CPU 1).",
-    "- **Servers.** `peregrine --port $PORT --bind 127.0.0.1` (its `--help` mentions no threads "
-    "option, so none is passed; it has no persistence), `redis-server --port $PORT --bind "
+    "- **Servers.** `peregrine --port $PORT --bind 127.0.0.1 --threads 1` (one worker thread, "
+    "as Redis runs commands on one; it has no persistence), `redis-server --port $PORT --bind "
     "127.0.0.1 --save '' --appendonly no` and `null_server --port $PORT --bind 127.0.0.1`.",
     "- **Load.** redis-benchmark 7.0 with 50 clients, one test per invocation so each has its own "
     "CPU reading; default output is parsed: requests/s from the throughput summary, p50 and p99 "
