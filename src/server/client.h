@@ -51,6 +51,9 @@ struct Client final : IoHandler {
   // The peer shut down its side while commands of it were still running
   // elsewhere: no more reading; closed once they are answered.
   bool read_closed = false;
+  // When its pending replies first reached the soft output buffer limit
+  // (unix seconds; 0 = below it).
+  int64_t obuf_soft_since_s = 0;
   bool close_after_reply = false;  // QUIT, protocol error, CLIENT KILL of itself
   bool closed = false;             // removed from the loop; freed after the batch
   bool in_pending_writes = false;  // queued for the flush before sleeping

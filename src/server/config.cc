@@ -158,6 +158,56 @@ const std::vector<Option>& Options() {
     o.push_back(MemoryOption("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, LLONG_MAX, kMutable));
     o.push_back(MemoryOption("client-query-buffer-limit", &Config::client_query_buffer_limit, 1024 * 1024,
                              LLONG_MAX, kMutable));
+    // "<class> <hard> <soft> <seconds> ..." (in a file, one class per line
+    // or several; CONFIG SET takes them in one value). Classes not named keep
+    // their limits; a bad group changes nothing (Redis's texts); an empty
+    // value is accepted and changes nothing, as in Redis.
+    o.push_back(Option{
+        "client-output-buffer-limit", kMutable, 1, 48,
+        [](const Config& c) {
+          static const char* kNames[] = {"normal", "slave", "pubsub"};
+          std::string out;
+          for (int i = 0; i < Config::kClientClasses; i++) {
+            const auto& l = c.output_buffer_limits[i];
+            if (!out.empty()) out += ' ';
+            out += std::string(kNames[i]) + " " + std::to_string(l.hard) + " " + std::to_string(l.soft) + " " +
+                   std::to_string(l.soft_seconds);
+          }
+          return out;
+        },
+        [](Config& c, Args a) -> std::string {
+          std::vector<std::string> words;
+          for (const std::string& arg : a) {
+            size_t i = 0;
+            while (i < arg.size()) {
+              while (i < arg.size() && std::isspace(static_cast<unsigned char>(arg[i]))) i++;
+              size_t j = i;
+              while (j < arg.size() && !std::isspace(static_cast<unsigned char>(arg[j]))) j++;
+              if (j > i) words.push_back(arg.substr(i, j - i));
+              i = j;
+            }
+          }
+          if (words.size() % 4 != 0) return "Wrong number of arguments in buffer limit configuration.";
+          Config::OutputBufferLimit limits[Config::kClientClasses];
+          std::copy(std::begin(c.output_buffer_limits), std::end(c.output_buffer_limits), std::begin(limits));
+          for (size_t k = 0; k < words.size(); k += 4) {
+            const std::string cls = Lower(words[k]);
+            int index;
+            if (cls == "normal") index = Config::kNormalClients;
+            else if (cls == "slave" || cls == "replica") index = Config::kReplicaClients;
+            else if (cls == "pubsub") index = Config::kPubsubClients;
+            else return "Invalid client class specified in buffer limit configuration.";
+            auto hard = ParseMemorySize(words[k + 1]);
+            auto soft = ParseMemorySize(words[k + 2]);
+            int64_t seconds;
+            if (!hard || !soft || !ParseInt64(words[k + 3], &seconds) || seconds < 0 ||
+                *hard > static_cast<uint64_t>(LLONG_MAX) || *soft > static_cast<uint64_t>(LLONG_MAX))
+              return "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
+            limits[index] = {*hard, *soft, seconds};
+          }
+          std::copy(std::begin(limits), std::end(limits), std::begin(c.output_buffer_limits));
+          return "";
+        }});
     // Redis accepts any non-negative hz and clamps it to 1..500.
     o.push_back(Option{"hz", kMutable, 1, 1, [](const Config& c) { return std::to_string(c.hz); },
                        [](Config& c, Args a) -> std::string {

@@ -57,6 +57,17 @@ struct Config {
   std::string pidfile;
   uint64_t proto_max_bulk_len = 512ULL * 1024 * 1024;
   uint64_t client_query_buffer_limit = 1024ULL * 1024 * 1024;
+  // client-output-buffer-limit, per client class (Redis's defaults): a
+  // client whose pending replies reach `hard` bytes, or stay at `soft` bytes
+  // or more for over `soft_seconds`, is closed (0 = no such limit).
+  struct OutputBufferLimit {
+    uint64_t hard = 0;
+    uint64_t soft = 0;
+    int64_t soft_seconds = 0;
+  };
+  enum ClientClass { kNormalClients, kReplicaClients, kPubsubClients, kClientClasses };
+  OutputBufferLimit output_buffer_limits[kClientClasses] = {
+      {0, 0, 0}, {256ULL << 20, 64ULL << 20, 60}, {32ULL << 20, 8ULL << 20, 60}};
   int hz = 10;
   // The keyspace's memory limit (0 = none) and what happens at the limit.
   uint64_t maxmemory = 0;

@@ -261,6 +261,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "total_reads_processed", stats.total_reads_processed);
     Field(out, "total_writes_processed", stats.total_writes_processed);
     Field(out, "client_query_buffer_limit_disconnections", stats.client_query_buffer_limit_disconnections);
+    Field(out, "client_output_buffer_limit_disconnections", stats.client_output_buffer_limit_disconnections);
   }
   if (section("replication")) {
     Field(out, "role", "master");

@@ -28,6 +28,7 @@ void ServerStats::Add(const ServerStats& o) {
   total_reads_processed += o.total_reads_processed;
   total_writes_processed += o.total_writes_processed;
   client_query_buffer_limit_disconnections += o.client_query_buffer_limit_disconnections;
+  client_output_buffer_limit_disconnections += o.client_output_buffer_limit_disconnections;
   for (const auto& [code, n] : o.error_counts) error_counts[code] += n;
 }
 
@@ -108,6 +109,7 @@ bool Worker::Init() {
     loop_.SetWaitHooks([this] { return BeforeWait(); }, [this] { waker_.Awake(); });
   }
   shard_.ConfigureAccess(server_.config(), MonotonicMs());
+  SetOutputLimitThreshold();
   config_epoch_ = server_.config_epoch();
   ops_sample_time_ms_ = MonotonicMs();
   return true;
@@ -163,6 +165,7 @@ void Worker::ApplyConfigIfChanged() {
   RequestParser::Limits limits;
   limits.max_bulk_len = config.proto_max_bulk_len;
   for (auto& [id, c] : clients_) c->parser.set_limits(limits);
+  SetOutputLimitThreshold();
   // Restarting the timer on every CONFIG SET would starve the cron of a
   // server configured often: only when hz changed.
   if (config.hz != applied_hz_) {
@@ -522,6 +525,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
       shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
   }
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
+  if (__builtin_expect(OverOutputLimit(c), 0)) return end;
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
   return end;
 }
@@ -788,6 +792,7 @@ void Worker::RunExecBatch(ExecBatch* b) {
   proxy_.resp = b->resp;
   ReplyWriter reply(&b->reply, b->resp, this);
   const int64_t now_ms = UnixTimeMs();
+  const uint64_t hard_limit = server_.config().output_buffer_limits[Config::kNormalClients].hard;
   uint64_t t = CycleClock::Now();
   size_t offset = 0, arg = 0;
   std::vector<std::string_view> args;
@@ -798,6 +803,10 @@ void Worker::RunExecBatch(ExecBatch* b) {
       offset += b->arg_sizes[arg];
     }
     t = Run(proxy_, cmd.spec, args, reply, shard_, nullptr, now_ms, t);
+    // Past the output buffer's hard limit the client is closed when the
+    // replies reach it, without running the rest (Redis stops reading a
+    // client it will close): do not build replies nobody will get.
+    if (hard_limit != 0 && b->reply.size() >= hard_limit) break;
   }
   b->kind = Mail::Kind::kExecDone;
   Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
@@ -809,8 +818,10 @@ void Worker::FinishExecBatch(ExecBatch* b) {
     Client& c = *it->second;
     c.out.Append(b->reply.data(), b->reply.size());
     c.batch_in_flight = false;
-    QueueWrite(c);
-    resume_.push_back(c.id);
+    if (!OverOutputLimit(c)) {
+      QueueWrite(c);
+      resume_.push_back(c.id);
+    }
   }
   RecycleBatch(b);
 }
@@ -931,6 +942,42 @@ void Worker::FlushClient(Client& c) {
     c.writable_armed = true;
     loop_.Modify(c.fd, ClientEvents(c), &c);
   }
+}
+
+void Worker::SetOutputLimitThreshold() {
+  const Config::OutputBufferLimit& l = server_.config().output_buffer_limits[Config::kNormalClients];
+  obuf_check_from_ = UINT64_MAX;
+  if (l.hard != 0) obuf_check_from_ = std::min(obuf_check_from_, l.hard);
+  if (l.soft != 0) obuf_check_from_ = std::min(obuf_check_from_, l.soft);
+}
+
+// Redis's checkClientOutputBufferLimits for the normal class (there are no
+// replica or pub/sub clients yet): over the hard limit at once, over the
+// soft one when it has stayed over it for more than soft_seconds (judged
+// when replies are added, as Redis does).
+bool Worker::CheckOutputLimit(Client& c) {
+  const Config::OutputBufferLimit& l = server_.config().output_buffer_limits[Config::kNormalClients];
+  const uint64_t used = c.out.size();
+  const bool hard = l.hard != 0 && used >= l.hard;
+  bool soft = l.soft != 0 && used >= l.soft;
+  const int64_t now_s = UnixTimeMs() / 1000;
+  if (soft) {
+    if (c.obuf_soft_since_s == 0) {
+      c.obuf_soft_since_s = now_s;
+      soft = false;
+    } else if (now_s - c.obuf_soft_since_s <= l.soft_seconds) {
+      soft = false;
+    }
+  } else {
+    c.obuf_soft_since_s = 0;
+  }
+  if (!hard && !soft) return false;
+  std::string info = server_.ClientInfoLine(c, UnixTimeMs());
+  if (!info.empty() && info.back() == '\n') info.pop_back();
+  LOG_WARNING("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info.c_str());
+  stats_.client_output_buffer_limit_disconnections++;
+  FreeClient(c);
+  return true;
 }
 
 uint32_t Worker::ClientEvents(const Client& c) const {

@@ -45,6 +45,7 @@ struct ServerStats {
   uint64_t total_reads_processed = 0;
   uint64_t total_writes_processed = 0;
   uint64_t client_query_buffer_limit_disconnections = 0;
+  uint64_t client_output_buffer_limit_disconnections = 0;
   std::map<std::string, uint64_t> error_counts;  // by error code ("ERR", "WRONGTYPE")
 
   // Adds another worker's counters (INFO sums them).
@@ -233,6 +234,13 @@ class Worker : public ErrorSink {
   // about `budget_us`.
   void EvictFor(int64_t budget_us);
   uint32_t ClientEvents(const Client& c) const;
+  // client-output-buffer-limit after replies were added to `c`: closes it
+  // (dropping its pending replies, as Redis) and returns true if over.
+  bool OverOutputLimit(Client& c) {
+    return (c.out.size() >= obuf_check_from_ || c.obuf_soft_since_s != 0) && CheckOutputLimit(c);
+  }
+  bool CheckOutputLimit(Client& c);
+  void SetOutputLimitThreshold();
   void Cron();
   void ActiveExpireSlice();
   void CloseAllClients();
@@ -277,6 +285,7 @@ class Worker : public ErrorSink {
   bool acquiring_ = false;         // waiting for another worker's grant (must lend meanwhile)
   bool evict_requested_ = false;   // another worker asked this one to evict (kEvict)
   int applied_hz_ = 0;
+  uint64_t obuf_check_from_ = UINT64_MAX;  // the normal class's lowest limit (UINT64_MAX: none)
   int32_t granted_by_ = -1;        // the last worker that lent its shard to this one
   std::deque<uint32_t> lend_queue_;  // workers waiting for this shard, in arrival order
   std::deque<Mail*> deferred_;       // mail that arrived while the shard was lent
