@@ -89,9 +89,18 @@ def rss(c):
     return int(c.info("memory")["used_memory_rss"])
 
 
-def test_hard_limit_closes_a_client_that_never_reads(server):
+@pytest.fixture
+def big(server):
+    """A client, the 1 MB value under "big"; the limits are reset after (the
+    server is shared by the session)."""
     c = server.client()
     c.set("big", b"v" * MB)
+    yield c
+    c.config_set("client-output-buffer-limit", DEFAULT)
+
+
+def test_hard_limit_closes_a_client_that_never_reads(server, big):
+    c = big
     c.config_set("client-output-buffer-limit", "normal 4mb 0 0")
     before = rss(c)
     s, cid = slow_reader(server, c, 300)  # 300 MB of replies if nothing stopped it
@@ -104,12 +113,10 @@ def test_hard_limit_closes_a_client_that_never_reads(server):
         assert len(c.get("big")) == MB
     finally:
         s.close()
-        c.config_set("client-output-buffer-limit", DEFAULT)
 
 
-def test_soft_limit_closes_only_after_its_seconds(server):
-    c = server.client()
-    c.set("big", b"v" * MB)
+def test_soft_limit_closes_only_after_its_seconds(server, big):
+    c = big
     c.config_set("client-output-buffer-limit", "normal 0 2mb 1")
     s, cid = slow_reader(server, c, 20)
     try:
@@ -121,12 +128,10 @@ def test_soft_limit_closes_only_after_its_seconds(server):
         assert wait_for(lambda: cid not in client_ids(c)), "the client was not closed"
     finally:
         s.close()
-        c.config_set("client-output-buffer-limit", DEFAULT)
 
 
-def test_no_limit_by_default_for_normal_clients(server):
-    c = server.client()
-    c.set("big", b"v" * MB)
+def test_no_limit_by_default_for_normal_clients(server, big):
+    c = big
     s, cid = slow_reader(server, c, 12)
     try:
         time.sleep(0.5)
