@@ -17,7 +17,7 @@ TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
 # What the benchmarks need on top.
 BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan bench bench-instr bench-cross bench-threads bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan bench bench-instr bench-cross bench-threads soak bench-expire microbench clean
 
 all: build
 
@@ -114,6 +114,13 @@ bench-instr: build bench-deps
 # cores with the load generator (~6 min).
 bench-threads: build bench-deps
 	$(VENV)/bin/python bench/threads.py $(abspath $(BUILD))/peregrine
+
+# Soak (not in CI): SECONDS of mixed load, connection churn and bad input;
+# passes if the server keeps answering, RSS stays flat after warm-up (<5%)
+# and its log shows nothing alarming (bench/soak.py).
+SECONDS ?= 600
+soak: build bench-deps
+	$(VENV)/bin/python bench/soak.py $(abspath $(BUILD))/peregrine --seconds $(SECONDS)
 
 # What a command costs when its keys live on another thread's shard
 # (instructions under callgrind, --threads 2 against --threads 1; ~1 min).
