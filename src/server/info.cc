@@ -317,15 +317,21 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     int ndb = config_.databases;
     for (int i = 0; i < ndb; i++) {
       uint64_t keys = 0, expires = 0;
-      double ttl_weighted = 0;  // avg_ttl over the shards, weighted by their deadlines
+      // avg_ttl over the shards that have an estimate, weighted by their
+      // deadlines: each worker's active expiry samples on its own schedule,
+      // and a shard not sampled yet (estimate 0) says nothing about the TTLs.
+      double ttl_weighted = 0, weight = 0;
       for (auto& w : workers_) {
         const Db& db = w->shard().db(i);
         keys += db.size();
         expires += db.expires_count();
-        ttl_weighted += static_cast<double>(db.avg_ttl()) * static_cast<double>(db.expires_count());
+        if (db.avg_ttl() > 0 && db.expires_count() > 0) {
+          ttl_weighted += static_cast<double>(db.avg_ttl()) * static_cast<double>(db.expires_count());
+          weight += static_cast<double>(db.expires_count());
+        }
       }
       if (keys == 0) continue;
-      const int64_t avg_ttl = expires ? static_cast<int64_t>(ttl_weighted / static_cast<double>(expires)) : 0;
+      const int64_t avg_ttl = weight > 0 ? static_cast<int64_t>(ttl_weighted / weight) : 0;
       Field(out, ("db" + std::to_string(i)).c_str(),
             "keys=" + std::to_string(keys) + ",expires=" + std::to_string(expires) +
                 ",avg_ttl=" + std::to_string(avg_ttl));
