@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   g_server = new Server(config, config_file, executable);
   Server& server = *g_server;
   SetLogLevel(LogLevel::kNotice);
-  server.ApplyRuntimeConfig(server.worker(0));
+  server.ApplyRuntimeConfig();
   LOG_NOTICE("Peregrine %s starting, pid=%d", PEREGRINE_VERSION, static_cast<int>(getpid()));
   if (!server.Start(&err)) {
     LOG_WARNING("%s", err.c_str());

@@ -315,7 +315,7 @@ void ConfigSetCommand(CommandContext& ctx) {
     ctx.reply.Error(err);
     return;
   }
-  ctx.server.ApplyRuntimeConfig(ctx.worker);
+  ctx.server.ApplyRuntimeConfig();
   ctx.reply.Ok();
 }
 

@@ -161,7 +161,7 @@ bool Server::Start(std::string* err) {
 
   start_time_ms_ = UnixTimeMs();
   used_memory_startup_ = UsedMemory();
-  ApplyRuntimeConfig(*workers_[0]);
+  ApplyRuntimeConfig();
   return true;
 }
 
@@ -199,7 +199,7 @@ uint64_t Server::UsedMemory() {
   return used;
 }
 
-void Server::ApplyRuntimeConfig(Worker& caller) {
+void Server::ApplyRuntimeConfig() {
   const std::string& l = config_.loglevel;
   SetLogLevel(l == "debug" ? LogLevel::kDebug
               : l == "verbose" ? LogLevel::kVerbose
@@ -220,7 +220,6 @@ void Server::ApplyRuntimeConfig(Worker& caller) {
   // is known now, not only at the workers' next cron tick.
   for (auto& w : workers_) w->PublishEvictable();
   config_epoch_.fetch_add(1, std::memory_order_acq_rel);
-  (void)caller;  // the caller applies its own part when the command ends (Worker::ApplyConfigIfChanged)
 }
 
 void Server::Accept(int listen_fd, bool is_unix) {

@@ -65,10 +65,11 @@ class Server {
   int64_t start_time_ms() const { return start_time_ms_; }
   int tcp_port() const { return config_.port; }
 
-  // After CONFIG SET (every shard held): applies the log level and limits
-  // now, on the calling worker at once and on the others when they get
-  // their shard back.
-  void ApplyRuntimeConfig(Worker& caller);
+  // After CONFIG SET (every shard held): applies the process-wide settings
+  // (log level, open-files limit) now; each worker applies its own part when
+  // it sees the configuration epoch change (the caller as its command ends,
+  // the others when they get their shard back).
+  void ApplyRuntimeConfig();
   uint64_t config_epoch() const { return config_epoch_.load(std::memory_order_acquire); }
   // Stops every worker after its current batch; the process exits with code 0.
   void RequestShutdown();

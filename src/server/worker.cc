@@ -525,8 +525,8 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
       shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
   }
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
-  if (__builtin_expect(OverOutputLimit(c), 0)) return end;
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
+  OverOutputLimit(c);  // may close c (the caller checks c.closed)
   return end;
 }
 
@@ -795,14 +795,13 @@ void Worker::RunExecBatch(ExecBatch* b) {
   const uint64_t hard_limit = server_.config().output_buffer_limits[Config::kNormalClients].hard;
   uint64_t t = CycleClock::Now();
   size_t offset = 0, arg = 0;
-  std::vector<std::string_view> args;
   for (const ExecBatch::Command& cmd : b->commands) {
-    args.clear();
+    exec_args_.clear();
     for (uint32_t i = 0; i < cmd.argc; i++, arg++) {
-      args.emplace_back(b->bytes.data() + offset, b->arg_sizes[arg]);
+      exec_args_.emplace_back(b->bytes.data() + offset, b->arg_sizes[arg]);
       offset += b->arg_sizes[arg];
     }
-    t = Run(proxy_, cmd.spec, args, reply, shard_, nullptr, now_ms, t);
+    t = Run(proxy_, cmd.spec, exec_args_, reply, shard_, nullptr, now_ms, t);
     // Past the output buffer's hard limit the client is closed when the
     // replies reach it, without running the rest (Redis stops reading a
     // client it will close): do not build replies nobody will get.
@@ -960,7 +959,8 @@ bool Worker::CheckOutputLimit(Client& c) {
   const uint64_t used = c.out.size();
   const bool hard = l.hard != 0 && used >= l.hard;
   bool soft = l.soft != 0 && used >= l.soft;
-  const int64_t now_s = UnixTimeMs() / 1000;
+  const int64_t now_ms = UnixTimeMs();
+  const int64_t now_s = now_ms / 1000;
   if (soft) {
     if (c.obuf_soft_since_s == 0) {
       c.obuf_soft_since_s = now_s;
@@ -972,7 +972,7 @@ bool Worker::CheckOutputLimit(Client& c) {
     c.obuf_soft_since_s = 0;
   }
   if (!hard && !soft) return false;
-  std::string info = server_.ClientInfoLine(c, UnixTimeMs());
+  std::string info = server_.ClientInfoLine(c, now_ms);
   if (!info.empty() && info.back() == '\n') info.pop_back();
   LOG_WARNING("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info.c_str());
   stats_.client_output_buffer_limit_disconnections++;

@@ -274,6 +274,7 @@ class Worker : public ErrorSink {
   std::vector<std::string_view> batch_args_;
   std::vector<size_t> key_positions_;  // scratch
   std::vector<uint32_t> shard_set_;    // scratch
+  std::vector<std::string_view> exec_args_;  // scratch: a remote batch's command being run
 
   // Mailbox state.
   std::vector<std::vector<uint64_t>> outbox_;  // per target, not yet in its ring
