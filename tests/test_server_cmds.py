@@ -513,9 +513,44 @@ def test_time_raw(server):
         assert re.match(rb"^\*2\r\n\$\d+\r\n\d+\r\n\$\d+\r\n\d+\r\n$", reply), reply
 
 
-def test_debug_sleep_zero(server, start_server):
-    # Real Redis refuses DEBUG unless enable-debug-command is set; Peregrine allows it.
-    s = start_server("--enable-debug-command", "local") if IS_REDIS else server
+DEBUG_NOT_ALLOWED = (
+    "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from "
+    "a local connection, otherwise you need to set this option in the configuration file, and then restart "
+    "the server.")
+
+
+def test_debug_refused_by_default(rc):
+    # Redis 7: DEBUG is a protected command, off unless enable-debug-command
+    # allows it; refused after the arity check, whatever the subcommand.
+    assert rc.execute_command("CONFIG", "GET", "enable-debug-command") == [b"enable-debug-command", b"no"]
+    for args in (("SLEEP", "0"), ("HELP",), ("NOSUCH", "x")):
+        with raises(DEBUG_NOT_ALLOWED):
+            rc.execute_command("DEBUG", *args)
+    with raises(arity("debug")):
+        rc.execute_command("DEBUG")
+    with raises("CONFIG SET failed (possibly related to argument 'enable-debug-command') - "
+                "can't set immutable config"):
+        rc.execute_command("CONFIG", "SET", "enable-debug-command", "yes")
+    assert rc.execute_command("PING") == b"PONG"
+
+
+@pytest.mark.parametrize("value,shown", [("yes", b"yes"), ("LOCAL", b"local"), ("no", b"no")])
+def test_enable_debug_command_values(start_server, value, shown):
+    s = start_server("--enable-debug-command", value)
+    c = raw_client(s)
+    try:
+        assert c.execute_command("CONFIG", "GET", "enable-debug-command") == [b"enable-debug-command", shown]
+        if shown == b"no":
+            with raises(DEBUG_NOT_ALLOWED):
+                c.execute_command("DEBUG", "SLEEP", "0")
+        else:  # the test connects from 127.0.0.1: local
+            assert c.execute_command("DEBUG", "SLEEP", "0") == b"OK"
+    finally:
+        c.close()
+
+
+def test_debug_sleep_zero(start_server):
+    s = start_server("--enable-debug-command", "local")
     c = raw_client(s)
     try:
         assert c.execute_command("DEBUG", "SLEEP", "0") == b"OK"

@@ -81,6 +81,7 @@ def test_unknown_directive():
     ("databases", "0"),
     ("databases", "abc"),
     ("maxclients", "0"),
+    ("enable-debug-command", "sometimes"),
 ])
 def test_bad_directive_value(directive, value):
     args = ["--port", str(free_port()), "--bind", "127.0.0.1", "--" + directive, value]

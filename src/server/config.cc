@@ -234,6 +234,19 @@ const std::vector<Option>& Options() {
                                 "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
                                 "noeviction";
                        }});
+    o.push_back(Option{"enable-debug-command", kImmutable, 1, 1,
+                       [](const Config& c) -> std::string {
+                         static const char* kNames[] = {"no", "yes", "local"};
+                         return kNames[static_cast<int>(c.enable_debug_command)];
+                       },
+                       [](Config& c, Args a) -> std::string {
+                         const std::string v = Lower(a[0]);
+                         if (v == "no") c.enable_debug_command = Config::ProtectedAction::kNo;
+                         else if (v == "yes") c.enable_debug_command = Config::ProtectedAction::kYes;
+                         else if (v == "local") c.enable_debug_command = Config::ProtectedAction::kLocal;
+                         else return "argument(s) must be one of the following: no, yes, local";
+                         return "";
+                       }});
     o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, INT_MAX, kMutable));
     o.push_back(IntOption("lfu-log-factor", &Config::lfu_log_factor, 0, INT_MAX, kMutable));
     o.push_back(IntOption("lfu-decay-time", &Config::lfu_decay_time, 0, INT_MAX, kMutable));

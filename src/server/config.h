@@ -73,6 +73,11 @@ struct Config {
   uint64_t maxmemory = 0;
   MaxmemoryPolicy maxmemory_policy = MaxmemoryPolicy::kNoEviction;
   int maxmemory_samples = 5;
+  // enable-debug-command: whether DEBUG may run (Redis 7's protected
+  // command): never (Redis's default), always, or from a local connection
+  // only (a Unix socket, 127.0.0.1 or ::1). Set at start-up only.
+  enum class ProtectedAction : uint8_t { kNo, kYes, kLocal };
+  ProtectedAction enable_debug_command = ProtectedAction::kNo;
   // Redis's LFU counter: how slowly it grows, and the minutes per decrement.
   int lfu_log_factor = 10;
   int lfu_decay_time = 1;
