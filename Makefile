@@ -16,8 +16,10 @@ BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev li
 TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
 # What the benchmarks need on top.
 BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
+# What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
+FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan bench bench-instr bench-cross bench-threads soak bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-instr bench-cross bench-threads soak bench-expire microbench clean
 
 all: build
 
@@ -99,7 +101,34 @@ test-tsan: deps pydeps
 	TSAN_OPTIONS=halt_on_error=1 PEREGRINE_BIN=$(abspath $(TSAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 4" \
 	  $(VENV)/bin/python -m pytest tests -q
 
-test: unit-test integration-test bench-smoke test-asan test-tsan
+# libFuzzer over the whole request path (fuzz/connection_fuzzer.cc), built
+# by clang with ASan + UBSan in its own directory.
+FUZZ_BUILD := build/fuzz
+FUZZER     := $(FUZZ_BUILD)/peregrine_connection_fuzzer
+FUZZ_FLAGS := -max_len=4096 -dict=fuzz/connection.dict -artifact_prefix=$(FUZZ_BUILD)/artifacts/ -print_final_stats=1
+FUZZ_SMOKE_SECONDS ?= 60
+
+fuzz-build: deps
+	$(call install_packages,$(FUZZ_PACKAGES))
+	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_FUZZ=ON -DPEREGRINE_TESTS=OFF -DPEREGRINE_BENCH=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/artifacts
+
+# make fuzz SECONDS=N: fuzzes for N seconds (default 600), starting from the
+# checked-in seeds and what earlier runs found (build/fuzz/corpus, kept);
+# a crash is saved in build/fuzz/artifacts/ (see fuzz/README.md).
+fuzz: fuzz-build
+	$(FUZZER) $(FUZZ_FLAGS) -max_total_time=$(SECONDS) $(FUZZ_BUILD)/corpus fuzz/corpus/connection
+
+# CI: every checked-in seed and past crash once, then a short fuzzing run from
+# the seeds alone (a fresh scratch corpus, so that CI is the same every time).
+fuzz-smoke: fuzz-build
+	$(FUZZER) $(FUZZ_FLAGS) -runs=0 fuzz/corpus/connection
+	$(if $(wildcard fuzz/regressions/connection/*),$(FUZZER) $(wildcard fuzz/regressions/connection/*))
+	rm -rf $(FUZZ_BUILD)/smoke && mkdir -p $(FUZZ_BUILD)/smoke
+	$(FUZZER) $(FUZZ_FLAGS) -seed=1 -max_total_time=$(FUZZ_SMOKE_SECONDS) $(FUZZ_BUILD)/smoke fuzz/corpus/connection
+
+test: unit-test integration-test bench-smoke fuzz-smoke test-asan test-tsan
 
 # Peregrine against redis-server side by side (about 10 minutes); writes
 # docs/benchmarks.md and the plots beside it.

@@ -61,44 +61,55 @@ void EventLoop::SetTick(int interval_ms, std::function<void()> tick) {
   next_tick_ms_ = MonotonicMs() + tick_interval_ms_;
 }
 
-void EventLoop::Run() {
-  constexpr int kMaxEvents = 256;
-  epoll_event events[kMaxEvents];
-  running_ = true;
+void EventLoop::StartClock() {
   iter_ms_ = UnixTimeMs();
   iter_tsc_ = CycleClock::Now();
   ms_per_tick_ = 1.0 / (CycleClock::TicksPerUs() * 1000.0);
-  while (running_) {
-    int timeout = -1;
-    if (tick_) {
-      int64_t now = MonotonicMs();
-      timeout = next_tick_ms_ > now ? static_cast<int>(next_tick_ms_ - now) : 0;
-    }
-    if (wake_within_ms_ >= 0) {
-      timeout = timeout < 0 ? wake_within_ms_ : std::min(timeout, wake_within_ms_);
-      wake_within_ms_ = -1;
-    }
-    if (before_wait_) {
-      const int cap = before_wait_();
-      if (cap >= 0) timeout = timeout < 0 ? cap : std::min(timeout, cap);
-    }
-    int n = epoll_wait(epfd_, events, kMaxEvents, timeout);
-    if (after_wait_) after_wait_();
-    if (n < 0 && errno != EINTR) break;
-    iter_ms_ = UnixTimeMs();
-    iter_tsc_ = CycleClock::Now();
-    ms_per_tick_ = 1.0 / (CycleClock::TicksPerUs() * 1000.0);
-    for (int i = 0; i < n; i++)
-      static_cast<IoHandler*>(events[i].data.ptr)->OnEvent(events[i].events);
-    if (tick_) {
-      int64_t now = MonotonicMs();
-      if (now >= next_tick_ms_) {
-        tick_();
-        next_tick_ms_ = now + tick_interval_ms_;
-      }
-    }
-    if (before_sleep_) before_sleep_();
+}
+
+void EventLoop::Run() {
+  running_ = true;
+  StartClock();
+  while (running_ && Iterate(-1)) {
   }
+}
+
+void EventLoop::Poll(int max_wait_ms) {
+  if (iter_tsc_ == 0) StartClock();
+  Iterate(max_wait_ms < 0 ? 0 : max_wait_ms);
+}
+
+bool EventLoop::Iterate(int cap_ms) {
+  constexpr int kMaxEvents = 256;
+  epoll_event events[kMaxEvents];
+  int timeout = -1;
+  if (tick_) {
+    int64_t now = MonotonicMs();
+    timeout = next_tick_ms_ > now ? static_cast<int>(next_tick_ms_ - now) : 0;
+  }
+  if (wake_within_ms_ >= 0) {
+    timeout = timeout < 0 ? wake_within_ms_ : std::min(timeout, wake_within_ms_);
+    wake_within_ms_ = -1;
+  }
+  if (before_wait_) {
+    const int cap = before_wait_();
+    if (cap >= 0) timeout = timeout < 0 ? cap : std::min(timeout, cap);
+  }
+  if (cap_ms >= 0) timeout = timeout < 0 ? cap_ms : std::min(timeout, cap_ms);
+  int n = epoll_wait(epfd_, events, kMaxEvents, timeout);
+  if (after_wait_) after_wait_();
+  if (n < 0 && errno != EINTR) return false;
+  StartClock();
+  for (int i = 0; i < n; i++) static_cast<IoHandler*>(events[i].data.ptr)->OnEvent(events[i].events);
+  if (tick_) {
+    int64_t now = MonotonicMs();
+    if (now >= next_tick_ms_) {
+      tick_();
+      next_tick_ms_ = now + tick_interval_ms_;
+    }
+  }
+  if (before_sleep_) before_sleep_();
+  return true;
 }
 
 }  // namespace peregrine

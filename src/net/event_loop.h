@@ -58,6 +58,10 @@ class EventLoop {
   // Runs until Stop() is called.
   void Run();
   void Stop() { running_ = false; }
+  // One iteration without Run(): waits at most `max_wait_ms` for events,
+  // handles them, runs the tick if due and the before-sleep hook. For a
+  // caller that drives the loop itself (the fuzzer's in-process connection).
+  void Poll(int max_wait_ms);
 
   // Wall-clock unix ms read once when the current iteration woke up.
   int64_t iteration_ms() const { return iter_ms_; }
@@ -68,6 +72,11 @@ class EventLoop {
   }
 
  private:
+  // One wait-and-dispatch round; the wait lasts at most `cap_ms` (-1: as
+  // long as the tick and the hooks allow).
+  bool Iterate(int cap_ms);
+  void StartClock();
+
   int epfd_ = -1;
   bool running_ = false;
   int tick_interval_ms_ = 100;

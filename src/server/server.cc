@@ -100,13 +100,18 @@ Server::~Server() {
   workers_.clear();
 }
 
-bool Server::Start(std::string* err) {
+bool Server::InitWorkers(std::string* err) {
   for (auto& w : workers_) {
     if (!w->Init()) {
       *err = "epoll_create1 failed";
       return false;
     }
   }
+  return true;
+}
+
+bool Server::Start(std::string* err) {
+  if (!InitWorkers(err)) return false;
   EventLoop& loop0 = workers_[0]->loop();
   if (config_.port != 0) {
     for (const std::string& b : config_.bind) {

@@ -41,6 +41,10 @@ class Server {
   // Opens listeners and signal handling. Returns false with *err on failure
   // (e.g. "Address already in use").
   bool Start(std::string* err);
+  // Only the workers' loops, without listeners or signal handling: for a
+  // caller that hands connections to a worker itself and drives its loop
+  // (Worker::Adopt, EventLoop::Poll), as the fuzzer does. Start() calls it.
+  bool InitWorkers(std::string* err);
   // Runs until SHUTDOWN or SIGTERM/SIGINT. Returns the process exit code.
   int Run();
 

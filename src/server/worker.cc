@@ -123,7 +123,10 @@ void Worker::Run() {
   // Every other worker may still be running a command that needs this
   // shard, or wait for a reply from it: keep answering until all have
   // stopped (then nobody holds or asks for a shard any more).
-  server_.stopped_workers().fetch_add(1, std::memory_order_acq_rel);
+  // The last to stop wakes the others, which may be asleep waiting for it.
+  if (server_.stopped_workers().fetch_add(1, std::memory_order_acq_rel) + 1 == nworkers_)
+    for (uint32_t i = 0; i < nworkers_; i++)
+      if (i != index_) server_.worker(i).waker().Notify();
   for (;;) {
     FlushOutboxes();
     lend_paused_ = false;  // no clients left to serve between lends

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Writes the connection fuzzer's seed corpus and dictionary (checked in).
+
+    python3 fuzz/make_corpus.py      # rewrites fuzz/corpus/connection/ and fuzz/connection.dict
+
+A seed is what a client sends on one connection, after one leading byte that
+picks how the harness cuts it into writes (fuzz/connection_fuzzer.cc). The
+seeds are real requests for every command Peregrine serves (each with its
+options and their error cases), in RESP and inline form, pipelines, RESP3,
+and malformed frames of every kind the parser refuses. File names are the
+seed's label, so a change here shows in review as a changed file.
+"""
+import os
+import shutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus", "connection")
+DICT = os.path.join(HERE, "connection.dict")
+
+WHOLE = b"\x07"  # the harness's chunk mode: all at once
+BYTEWISE = b"\x00"  # one byte per write
+
+
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def inline(*args):
+    return b" ".join(a if isinstance(a, bytes) else str(a).encode() for a in args) + b"\r\n"
+
+
+def seq(*cmds):
+    return b"".join(resp(*c) for c in cmds)
+
+
+BIG = "9223372036854775807"
+SMALL = "-9223372036854775808"
+
+SEEDS = {
+    # --- strings
+    "set_get": seq(("SET", "k", "v"), ("GET", "k"), ("GET", "missing")),
+    "set_options": seq(("SET", "k", "v", "EX", "10"), ("SET", "k", "v", "PX", "100", "NX"),
+                       ("SET", "k", "w", "XX", "GET"), ("SET", "k", "v", "KEEPTTL"),
+                       ("SET", "k", "v", "EXAT", "4102444800"), ("SET", "k", "v", "PXAT", "4102444800000"),
+                       ("SET", "k", "v", "EX", "0"), ("SET", "k", "v", "EX", "-1"), ("SET", "k", "v", "EX", BIG),
+                       ("SET", "k", "v", "NX", "XX"), ("SET", "k", "v", "EX", "1", "PX", "1"),
+                       ("SET", "k", "v", "KEEPTTL", "EX", "1"), ("SET", "k", "v", "FOO")),
+    "setnx_setex": seq(("SETNX", "a", "1"), ("SETNX", "a", "2"), ("SETEX", "b", "10", "v"),
+                       ("PSETEX", "c", "100", "v"), ("SETEX", "b", "0", "v"), ("SETEX", "b", "x", "v")),
+    "getset_getdel_getex": seq(("SET", "k", "v"), ("GETSET", "k", "w"), ("GETEX", "k", "EX", "5"),
+                               ("GETEX", "k", "PERSIST"), ("GETEX", "k", "PXAT", "1"), ("GETEX", "k", "EX"),
+                               ("GETDEL", "k"), ("GETDEL", "k")),
+    "mset_mget": seq(("MSET", "a", "1", "b", "2", "{t}c", "3"), ("MGET", "a", "b", "{t}c", "nope"),
+                     ("MSETNX", "a", "1", "z", "2"), ("MSET", "a"), ("MGET",)),
+    "counters": seq(("INCR", "n"), ("INCRBY", "n", "41"), ("DECR", "n"), ("DECRBY", "n", "-5"),
+                    ("INCRBY", "n", BIG), ("DECRBY", "n", SMALL), ("SET", "m", BIG), ("INCR", "m"),
+                    ("SET", "s", "abc"), ("INCR", "s"), ("INCRBY", "n", "1.5"),
+                    ("INCRBYFLOAT", "f", "1.5"), ("INCRBYFLOAT", "f", "1e308"), ("INCRBYFLOAT", "f", "1e308"),
+                    ("INCRBYFLOAT", "f", "inf"), ("INCRBYFLOAT", "f", "nan"), ("INCRBYFLOAT", "f", "0x10")),
+    "ranges": seq(("SET", "k", "Hello World"), ("GETRANGE", "k", "0", "4"), ("GETRANGE", "k", "-5", "-1"),
+                  ("GETRANGE", "k", SMALL, BIG), ("SUBSTR", "k", "1", "3"), ("SETRANGE", "k", "6", "Redis"),
+                  ("SETRANGE", "k", "-1", "x"), ("SETRANGE", "new", "20", "x"), ("SETRANGE", "k", "536870912", "x"),
+                  ("STRLEN", "k"), ("APPEND", "k", "!"), ("APPEND", "fresh", "x")),
+    "integers_encoding": seq(("SET", "i", "12345"), ("OBJECT", "ENCODING", "i"), ("APPEND", "i", "6"),
+                             ("OBJECT", "ENCODING", "i"), ("SET", "e", "x" * 40), ("OBJECT", "ENCODING", "e"),
+                             ("SET", "neg", "-0"), ("INCR", "neg"), ("SET", "lead", "007"), ("INCR", "lead")),
+    # --- keys
+    "keys_scan": seq(("MSET", "a1", "1", "a2", "2", "b1", "3"), ("KEYS", "a*"), ("KEYS", "[a-b]?"),
+                     ("KEYS", "\\*"), ("SCAN", "0"), ("SCAN", "0", "MATCH", "a*", "COUNT", "1"),
+                     ("SCAN", "0", "TYPE", "string"), ("SCAN", "0", "COUNT", "0"), ("SCAN", "x"),
+                     ("SCAN", BIG), ("RANDOMKEY",), ("DBSIZE",)),
+    "expire_family": seq(("SET", "k", "v"), ("EXPIRE", "k", "100"), ("TTL", "k"), ("PTTL", "k"),
+                         ("EXPIRE", "k", "50", "GT"), ("EXPIRE", "k", "50", "LT"), ("EXPIRE", "k", "10", "NX"),
+                         ("EXPIRE", "k", "10", "XX"), ("EXPIRE", "k", "10", "NX", "XX"),
+                         ("PEXPIRE", "k", "100000"), ("EXPIREAT", "k", "4102444800"),
+                         ("PEXPIREAT", "k", "4102444800000"), ("EXPIRETIME", "k"), ("PEXPIRETIME", "k"),
+                         ("PERSIST", "k"), ("TTL", "k"), ("EXPIRE", "k", BIG), ("EXPIRE", "k", "-1"),
+                         ("TTL", "k"), ("EXPIRE", "nokey", "1")),
+    "rename_copy_move": seq(("SET", "a", "1"), ("RENAME", "a", "b"), ("RENAMENX", "b", "c"), ("SET", "d", "x"),
+                            ("RENAMENX", "c", "d"), ("RENAME", "nope", "x"), ("COPY", "d", "e"),
+                            ("COPY", "d", "e"), ("COPY", "d", "e", "REPLACE"), ("COPY", "d", "f", "DB", "3"),
+                            ("MOVE", "d", "1"), ("MOVE", "d", "99"), ("SELECT", "1"), ("GET", "d"),
+                            ("SWAPDB", "0", "1"), ("SWAPDB", "0", "99")),
+    "del_exists": seq(("MSET", "a", "1", "b", "2"), ("EXISTS", "a", "a", "b", "c"), ("TOUCH", "a", "c"),
+                      ("DEL", "a", "c"), ("UNLINK", "b"), ("TYPE", "a"), ("TYPE", "b")),
+    "object_memory": seq(("SET", "k", "v"), ("OBJECT", "FREQ", "k"), ("OBJECT", "IDLETIME", "k"),
+                         ("OBJECT", "REFCOUNT", "k"), ("OBJECT", "HELP"), ("OBJECT", "NOPE", "k"),
+                         ("MEMORY", "USAGE", "k"), ("MEMORY", "USAGE", "k", "SAMPLES", "0"), ("MEMORY", "STATS"),
+                         ("MEMORY", "DOCTOR"), ("MEMORY", "PURGE"), ("MEMORY", "MALLOC-STATS"),
+                         ("MEMORY", "HELP")),
+    "flush": seq(("SET", "a", "1"), ("FLUSHDB",), ("FLUSHDB", "ASYNC"), ("FLUSHALL", "SYNC"),
+                 ("FLUSHALL", "NOPE")),
+    # --- connection and server
+    "connection": seq(("PING",), ("PING", "hi"), ("ECHO", "x"), ("SELECT", "15"), ("SELECT", "16"),
+                      ("SELECT", "-1"), ("CLIENT", "SETNAME", "fuzz"), ("CLIENT", "GETNAME"), ("CLIENT", "ID"),
+                      ("CLIENT", "INFO"), ("CLIENT", "LIST"), ("CLIENT", "SETINFO", "LIB-NAME", "x"),
+                      ("CLIENT", "SETNAME", "has space"), ("CLIENT", "KILL", "ID", "999"),
+                      ("CLIENT", "HELP"), ("AUTH", "pw"), ("RESET",)),
+    "hello_resp3": seq(("HELLO", "3"), ("SET", "k", "v"), ("GET", "k"), ("CONFIG", "GET", "hz"),
+                       ("INCRBYFLOAT", "f", "1"), ("HELLO", "2", "SETNAME", "n"), ("HELLO", "4"), ("HELLO", "x")),
+    "server": seq(("INFO",), ("INFO", "all"), ("INFO", "keyspace", "memory"), ("DBSIZE",), ("TIME",),
+                  ("COMMAND", "COUNT"), ("COMMAND", "INFO", "get", "nope"), ("COMMAND", "DOCS", "set"),
+                  ("COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2"), ("COMMAND", "LIST"),
+                  ("DEBUG", "SLEEP", "0")),
+    "config": seq(("CONFIG", "GET", "*"), ("CONFIG", "SET", "hz", "100"), ("CONFIG", "SET", "maxmemory", "1mb"),
+                  ("CONFIG", "SET", "maxmemory-policy", "allkeys-lru"),
+                  ("CONFIG", "SET", "client-output-buffer-limit", "normal 1kb 512 1"),
+                  ("CONFIG", "SET", "timeout", "x"), ("CONFIG", "SET", "port", "1"), ("CONFIG", "RESETSTAT")),
+    "maxmemory_eviction": seq(("CONFIG", "SET", "maxmemory", "1"), ("SET", "a", "1"),
+                              ("CONFIG", "SET", "maxmemory-policy", "allkeys-random"), ("SET", "b", "2"),
+                              ("CONFIG", "SET", "maxmemory-policy", "volatile-ttl"), ("SET", "c", "3", "EX", "9"),
+                              ("CONFIG", "SET", "maxmemory", "0")),
+    "quit_midway": seq(("SET", "a", "1"), ("QUIT",), ("GET", "a")),
+    "shutdown": seq(("SET", "a", "1"), ("SHUTDOWN", "NOSAVE")),
+    "unknown": seq(("NOSUCH",), ("get",), ("GeT", "k"), ("CLIENT",), ("CLIENT", "NOPE")),
+    # --- framing
+    "inline": b"".join([inline("SET", "k", '"a b"'), inline("GET", "k"), inline("PING"), b"\r\n",
+                        inline("SET", "q", "'x\\'y'"), inline("ECHO", '"\\x41\\n"'), inline("SET", '"unbalanced')]),
+    "inline_lf_only": b"PING\nSET k v\nGET k\n",
+    "pipeline_mixed": seq(*[("SET", "k%d" % i, i) for i in range(20)]) + inline("MGET", "k1", "k2") +
+    seq(*[("INCR", "k%d" % i) for i in range(20)]),
+    "resp_empty_multibulk": b"*0\r\n*-1\r\n*1\r\n$4\r\nPING\r\n",
+    "bad_multibulk_len": b"*x\r\n",
+    "bad_multibulk_huge": b"*2147483648\r\n",
+    "bad_bulk_len": b"*1\r\n$x\r\n",
+    "bad_bulk_negative": b"*1\r\n$-5\r\n",
+    "bad_bulk_huge": b"*2\r\n$3\r\nGET\r\n$999999999999\r\n",
+    "bad_bulk_over_proto_max": b"*2\r\n$3\r\nGET\r\n$2000000\r\nabc",
+    "bad_missing_dollar": b"*2\r\n$3\r\nGET\r\nk\r\n",
+    "bad_bulk_no_crlf": b"*1\r\n$4\r\nPINGxx",
+    "truncated": b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nab",
+    "nul_bytes": resp("SET", b"k\x00ey", b"v\x00\xff") + resp("GET", b"k\x00ey"),
+    "bytewise_pipeline": seq(("SET", "k", "v"), ("GET", "k"), ("DEL", "k")),
+}
+SEEDS_BYTEWISE = {"bytewise_pipeline"}
+
+# Words the fuzzer may splice in: command and subcommand names, options,
+# numbers at the edges, RESP framing.
+DICT_WORDS = sorted(set("""
+append auth client getname help id info kill list setinfo setname command count docs getkeys config get
+resetstat set copy dbsize debug decr decrby del echo exists expire expireat expiretime flushall flushdb
+getdel getex getrange getset hello incr incrby incrbyfloat keys memory malloc-stats purge stats usage mget
+move mset msetnx object encoding freq idletime refcount persist pexpire pexpireat pexpiretime ping psetex
+pttl quit randomkey rename renamenx reset scan select setex setnx setrange shutdown strlen substr swapdb
+time touch ttl type unlink nx xx gt lt ex px exat pxat keepttl persist match replace db async sync
+nosave save now force abort samples lib-name lib-ver skipme maxage laddr addr user normal pubsub
+maxmemory maxmemory-policy allkeys-lru allkeys-lfu volatile-ttl hz timeout client-output-buffer-limit
+proto-max-bulk-len client-query-buffer-limit enable-debug-command sleep string
+""".split()))
+DICT_RAW = ["\r\n", "*1\r\n", "*2\r\n", "*3\r\n", "$1\r\n", "$-1\r\n", "$0\r\n\r\n",
+            "9223372036854775807", "-9223372036854775808", "18446744073709551616", "4294967296",
+            "536870912", "1e308", "-inf", "nan", "0x7f", "{tag}"]
+
+
+def main():
+    shutil.rmtree(CORPUS, ignore_errors=True)
+    os.makedirs(CORPUS)
+    for name, body in SEEDS.items():
+        mode = BYTEWISE if name in SEEDS_BYTEWISE else WHOLE
+        with open(os.path.join(CORPUS, name), "wb") as f:
+            f.write(mode + body)
+    with open(DICT, "w") as f:
+        f.write("# libFuzzer dictionary for fuzz/connection_fuzzer.cc (written by make_corpus.py)\n")
+        for w in DICT_WORDS:
+            f.write('"%s"\n' % w)
+        for w in DICT_RAW:  # libFuzzer's escapes: \xNN for bytes outside printable ASCII
+            f.write('"%s"\n' % "".join(c if " " <= c <= "~" and c not in '"\\' else "\\x%02x" % ord(c) for c in w))
+    print("%d seeds in %s, %d dictionary words" % (len(SEEDS), CORPUS, len(DICT_WORDS) + len(DICT_RAW)))
+
+
+if __name__ == "__main__":
+    main()
