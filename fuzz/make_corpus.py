@@ -17,8 +17,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus", "connection")
 DICT = os.path.join(HERE, "connection.dict")
 
-WHOLE = b"\x07"  # the harness's chunk mode: all at once
-BYTEWISE = b"\x00"  # one byte per write
+# The harness's first byte: low three bits the write size (7: all at once,
+# 0: one byte per write), bit 3 two workers instead of one.
+WHOLE = 0x07
+BYTEWISE = 0x00
+TWO_WORKERS = 0x08
 
 
 def resp(*args):
@@ -161,15 +164,17 @@ def main():
     os.makedirs(CORPUS)
     for name, body in SEEDS.items():
         mode = BYTEWISE if name in SEEDS_BYTEWISE else WHOLE
-        with open(os.path.join(CORPUS, name), "wb") as f:
-            f.write(mode + body)
+        # Each seed with one worker, and with two (keys then live on both).
+        for suffix, workers in (("", 0), (".2w", TWO_WORKERS)):
+            with open(os.path.join(CORPUS, name + suffix), "wb") as f:
+                f.write(bytes([mode | workers]) + body)
     with open(DICT, "w") as f:
         f.write("# libFuzzer dictionary for fuzz/connection_fuzzer.cc (written by make_corpus.py)\n")
         for w in DICT_WORDS:
             f.write('"%s"\n' % w)
         for w in DICT_RAW:  # libFuzzer's escapes: \xNN for bytes outside printable ASCII
             f.write('"%s"\n' % "".join(c if " " <= c <= "~" and c not in '"\\' else "\\x%02x" % ord(c) for c in w))
-    print("%d seeds in %s, %d dictionary words" % (len(SEEDS), CORPUS, len(DICT_WORDS) + len(DICT_RAW)))
+    print("%d seeds in %s, %d dictionary words" % (2 * len(SEEDS), CORPUS, len(DICT_WORDS) + len(DICT_RAW)))
 
 
 if __name__ == "__main__":
