@@ -573,6 +573,17 @@ def test_shutdown_nosave(start_server):
     assert s.proc.wait(timeout=10) == 0
 
 
+def test_shutdown_runs_nothing_after_it_in_a_pipeline(start_server):
+    # Redis exits inside SHUTDOWN: the commands after it in the same read
+    # never run (Redis drops the replies before it too; Peregrine sends them).
+    s = start_server()
+    with Conn(s) as c:
+        c.send(encode("SET", "a", "1") + encode("SHUTDOWN", "NOSAVE") + encode("SET", "b", "2") + encode("PING"))
+        out = c.read_until_closed(timeout=10)
+    assert out in (b"", b"+OK\r\n"), out
+    assert s.proc.wait(timeout=10) == 0
+
+
 def test_shutdown_bad_args(start_server):
     s = start_server()
     with Conn(s) as c:

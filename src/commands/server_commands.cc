@@ -57,6 +57,9 @@ void ShutdownCommand(CommandContext& ctx) {
     return;
   }
   ctx.server.RequestShutdown();
+  // Nothing after SHUTDOWN in the same pipeline runs (Redis exits inside
+  // the command); what came before is still answered.
+  ctx.worker.CloseAfterReply(ctx.client);
 }
 
 // enable-debug-command local: a Unix socket, or a peer at 127.0.0.1 or ::1
