@@ -101,32 +101,40 @@ test-tsan: deps pydeps
 	TSAN_OPTIONS=halt_on_error=1 PEREGRINE_BIN=$(abspath $(TSAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 4" \
 	  $(VENV)/bin/python -m pytest tests -q
 
-# libFuzzer over the whole request path (fuzz/connection_fuzzer.cc), built
-# by clang with ASan + UBSan in its own directory.
-FUZZ_BUILD := build/fuzz
-FUZZER     := $(FUZZ_BUILD)/peregrine_connection_fuzzer
-FUZZ_FLAGS := -max_len=4096 -dict=fuzz/connection.dict -artifact_prefix=$(FUZZ_BUILD)/artifacts/ -print_final_stats=1
+# libFuzzer targets (fuzz/README.md), built by clang with ASan + UBSan in
+# their own directory: `connection` (the whole request path) and `config`
+# (the config file reader and CONFIG GET/SET round trips).
+FUZZ_BUILD  := build/fuzz
+FUZZ_TARGET ?= connection
+FUZZ_FLAGS   = -max_len=4096 -artifact_prefix=$(FUZZ_BUILD)/artifacts/ -print_final_stats=1 \
+               $(if $(wildcard fuzz/$(1).dict),-dict=fuzz/$(1).dict)
 FUZZ_SMOKE_SECONDS ?= 60
 
 fuzz-build: deps
 	$(call install_packages,$(FUZZ_PACKAGES))
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_FUZZ=ON -DPEREGRINE_TESTS=OFF -DPEREGRINE_BENCH=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	@mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/artifacts
+	@mkdir -p $(FUZZ_BUILD)/corpus/connection $(FUZZ_BUILD)/corpus/config $(FUZZ_BUILD)/artifacts
 
-# make fuzz SECONDS=N: fuzzes for N seconds (default 600), starting from the
-# checked-in seeds and what earlier runs found (build/fuzz/corpus, kept);
-# a crash is saved in build/fuzz/artifacts/ (see fuzz/README.md).
+# make fuzz SECONDS=N [FUZZ_TARGET=config]: fuzzes for N seconds (default
+# 600), starting from the checked-in seeds and what earlier runs found
+# (build/fuzz/corpus/, kept); a finding is saved in build/fuzz/artifacts/.
 fuzz: fuzz-build
-	$(FUZZER) $(FUZZ_FLAGS) -max_total_time=$(SECONDS) $(FUZZ_BUILD)/corpus fuzz/corpus/connection
+	$(FUZZ_BUILD)/peregrine_$(FUZZ_TARGET)_fuzzer $(call FUZZ_FLAGS,$(FUZZ_TARGET)) -max_total_time=$(SECONDS) \
+	  $(FUZZ_BUILD)/corpus/$(FUZZ_TARGET) fuzz/corpus/$(FUZZ_TARGET)
 
-# CI: every checked-in seed and past crash once, then a short fuzzing run from
-# the seeds alone (a fresh scratch corpus, so that CI is the same every time).
+# CI: every checked-in seed and past finding of both targets once, then short
+# runs from the seeds alone (fresh scratch corpora: CI starts the same way
+# every time): FUZZ_SMOKE_SECONDS for the connection, a quarter for config.
+define fuzz_smoke
+	$(FUZZ_BUILD)/peregrine_$(1)_fuzzer $(call FUZZ_FLAGS,$(1)) -runs=0 fuzz/corpus/$(1)
+	$(if $(wildcard fuzz/regressions/$(1)/*),$(FUZZ_BUILD)/peregrine_$(1)_fuzzer $(wildcard fuzz/regressions/$(1)/*))
+	rm -rf $(FUZZ_BUILD)/smoke/$(1) && mkdir -p $(FUZZ_BUILD)/smoke/$(1)
+	$(FUZZ_BUILD)/peregrine_$(1)_fuzzer $(call FUZZ_FLAGS,$(1)) -seed=1 -max_total_time=$(2) $(FUZZ_BUILD)/smoke/$(1) fuzz/corpus/$(1)
+endef
 fuzz-smoke: fuzz-build
-	$(FUZZER) $(FUZZ_FLAGS) -runs=0 fuzz/corpus/connection
-	$(if $(wildcard fuzz/regressions/connection/*),$(FUZZER) $(wildcard fuzz/regressions/connection/*))
-	rm -rf $(FUZZ_BUILD)/smoke && mkdir -p $(FUZZ_BUILD)/smoke
-	$(FUZZER) $(FUZZ_FLAGS) -seed=1 -max_total_time=$(FUZZ_SMOKE_SECONDS) $(FUZZ_BUILD)/smoke fuzz/corpus/connection
+	$(call fuzz_smoke,connection,$(FUZZ_SMOKE_SECONDS))
+	$(call fuzz_smoke,config,$(shell expr $(FUZZ_SMOKE_SECONDS) / 4))
 
 test: unit-test integration-test bench-smoke fuzz-smoke test-asan test-tsan
 

@@ -159,7 +159,51 @@ DICT_RAW = ["\r\n", "*1\r\n", "*2\r\n", "*3\r\n", "$1\r\n", "$-1\r\n", "$0\r\n\r
             "536870912", "1e308", "-inf", "nan", "0x7f", "{tag}"]
 
 
+# The config fuzzer's seeds: config files as redis.conf writes them.
+CONFIG_CORPUS = os.path.join(HERE, "corpus", "config")
+CONFIG_SEEDS = {
+    "defaults": b"port 6379\nbind 127.0.0.1 -::1\ndatabases 16\nhz 10\nloglevel notice\n",
+    "everything": b"""# comment
+port 7000
+bind 127.0.0.1 ::1
+unixsocket /tmp/x.sock
+unixsocketperm 700
+databases 4
+threads 2
+maxclients 100
+timeout 30
+tcp-keepalive 60
+tcp-backlog 128
+loglevel warning
+proto-max-bulk-len 2mb
+client-query-buffer-limit 1gb
+client-output-buffer-limit normal 1mb 512kb 10
+client-output-buffer-limit replica 256mb 64mb 60 pubsub 32mb 8mb 60
+hz 100
+maxmemory 100mb
+maxmemory-policy allkeys-lfu
+maxmemory-samples 10
+lfu-log-factor 5
+lfu-decay-time 2
+enable-debug-command local
+save ""
+appendonly no
+""",
+    "quoting": b"""logfile "a b\\x41\\n"
+pidfile 'it\\'s'
+bind "127.0.0.1" '::1'
+loglevel "unbalanced
+""",
+    "bad_values": b"port abc\nhz -1\nmaxmemory 1zb\nclient-output-buffer-limit normal 1 2\n",
+}
+
+
 def main():
+    shutil.rmtree(CONFIG_CORPUS, ignore_errors=True)
+    os.makedirs(CONFIG_CORPUS)
+    for name, body in CONFIG_SEEDS.items():
+        with open(os.path.join(CONFIG_CORPUS, name), "wb") as f:
+            f.write(body)
     shutil.rmtree(CORPUS, ignore_errors=True)
     os.makedirs(CORPUS)
     for name, body in SEEDS.items():
