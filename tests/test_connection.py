@@ -180,6 +180,7 @@ def test_hello_protocol_not_integer(server, ver):
     (("AUTH", "default"), "AUTH"),
     (("SETNAME",), "SETNAME"),
     (("setname",), "setname"),
+    (("a\0b",), "a"),  # printed as C's %s does: up to a NUL byte
 ])
 def test_hello_syntax_error(server, args, opt):
     with Conn(server) as c:

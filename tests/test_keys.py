@@ -230,6 +230,7 @@ def test_expire_repeated_option_is_fine(rc):
     (("FOO",), "Unsupported option FOO"),
     (("NX", "bar"), "Unsupported option bar"),
     (("1",), "Unsupported option 1"),
+    (("a\0b",), "Unsupported option a"),  # printed as C's %s does: up to a NUL byte
 ])
 def test_expire_option_errors(rc, cmd, opts, msg):
     rc.execute_command("SET", "k", "v")

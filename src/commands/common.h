@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -33,6 +34,10 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
       return false;
   return true;
 }
+
+// An argument as Redis's error texts print it (C's %s): up to its first NUL
+// byte. For every error that quotes what the client sent.
+inline std::string AsCString(std::string_view arg) { return std::string(arg.substr(0, arg.find('\0'))); }
 
 // Parses an integer argument; on failure replies `error` (the standard
 // "value is not an integer" text by default) and returns false.

@@ -97,7 +97,7 @@ void HelloCommand(CommandContext& ctx) {
       name = a[i + 1];
       i += 1;
     } else {
-      ctx.reply.Error("ERR Syntax error in HELLO option '" + std::string(a[i]) + "'");
+      ctx.reply.Error("ERR Syntax error in HELLO option '" + AsCString(a[i]) + "'");
       return;
     }
   }
@@ -166,7 +166,7 @@ void ClientSetinfoCommand(CommandContext& ctx) {
   } else if (EqualsIgnoreCase(attr, "lib-ver")) {
     field = &ctx.client.lib_ver;
   } else {
-    ctx.reply.Error("ERR Unrecognized option '" + std::string(attr) + "'");
+    ctx.reply.Error("ERR Unrecognized option '" + AsCString(attr) + "'");
     return;
   }
   if (!ValidClientAttribute(value)) {
@@ -195,7 +195,7 @@ void ClientListCommand(CommandContext& ctx) {
                  EqualsIgnoreCase(t, "slave") || EqualsIgnoreCase(t, "pubsub")) {
         none = true;
       } else {
-        ctx.reply.Error("ERR Unknown client type '" + std::string(t) + "'");
+        ctx.reply.Error("ERR Unknown client type '" + AsCString(t) + "'");
         return;
       }
     } else if (EqualsIgnoreCase(a[i], "id") && i + 1 < a.size()) {
@@ -262,7 +262,7 @@ void ClientKillCommand(CommandContext& ctx) {
                  EqualsIgnoreCase(val, "slave") || EqualsIgnoreCase(val, "pubsub")) {
         type_none = true;
       } else {
-        ctx.reply.Error("ERR Unknown client type '" + std::string(val) + "'");
+        ctx.reply.Error("ERR Unknown client type '" + AsCString(val) + "'");
         return;
       }
     } else if (EqualsIgnoreCase(opt, "addr")) {
@@ -271,7 +271,7 @@ void ClientKillCommand(CommandContext& ctx) {
       laddr = val;
     } else if (EqualsIgnoreCase(opt, "user")) {
       if (val != "default") {
-        ctx.reply.Error("ERR No such user '" + std::string(val) + "'");
+        ctx.reply.Error("ERR No such user '" + AsCString(val) + "'");
         return;
       }
     } else if (EqualsIgnoreCase(opt, "skipme")) {

@@ -53,7 +53,7 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds) {
     else if (EqualsIgnoreCase(opt, "gt")) gt = true;
     else if (EqualsIgnoreCase(opt, "lt")) lt = true;
     else {
-      ctx.reply.Error("ERR Unsupported option " + std::string(opt));
+      ctx.reply.Error("ERR Unsupported option " + AsCString(opt));
       return;
     }
   }

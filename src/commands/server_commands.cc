@@ -110,7 +110,7 @@ void DebugCommand(CommandContext& ctx) {
   }
   std::string upper(ctx.args[0]);
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + std::string(sub.substr(0, 128)) +
+  ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + AsCString(sub.substr(0, 128)) +
                   "'. Try " + upper + " HELP.");
 }
 
