@@ -198,6 +198,15 @@ def test_expire_gt_lt_on_persistent_key(rc):
     assert rc.execute_command("TTL", "k") == 100
 
 
+def test_expire_lt_on_persistent_key_even_at_the_largest_deadline(rc):
+    # Found by the differential test: "no TTL" is not the deadline LLONG_MAX.
+    rc.execute_command("SET", "k", "v")
+    assert rc.execute_command("PEXPIREAT", "k", "9223372036854775807", "LT") == 1
+    assert rc.execute_command("PEXPIRETIME", "k") == 9223372036854775807
+    assert rc.execute_command("PEXPIREAT", "k", "9223372036854775807", "LT") == 0
+    assert rc.execute_command("PEXPIREAT", "k", "9223372036854775807", "GT") == 0
+
+
 def test_expire_negative_with_condition(rc):
     rc.execute_command("SET", "k", "v")
     assert rc.execute_command("EXPIRE", "k", "-5", "GT") == 0

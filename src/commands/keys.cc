@@ -84,9 +84,11 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds) {
     ctx.reply.Integer(0);
     return;
   }
-  const int64_t current = e->has_expire() ? e->expire_ms() : LLONG_MAX;  // no TTL = infinite
+  // No TTL counts as infinite: GT always fails on it, LT always succeeds (even
+  // for a deadline of LLONG_MAX), as in Redis.
+  const int64_t current = e->has_expire() ? e->expire_ms() : LLONG_MAX;
   if ((nx && e->has_expire()) || (xx && !e->has_expire()) || (gt && when <= current) ||
-      (lt && when >= current)) {
+      (lt && e->has_expire() && when >= current)) {
     ctx.reply.Integer(0);
     return;
   }
