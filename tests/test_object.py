@@ -86,6 +86,31 @@ def test_object_refcount_of_small_integers(start_server):
     assert c.object("refcount", "j") == 2147483647
 
 
+def test_object_refcount_of_copied_integers(server, rc):
+    # COPY duplicates the value (Redis's dupStringObject): a copied small integer
+    # is an object of its own, refcount 1, through RENAME, MOVE and another COPY;
+    # INCR and SET store a shared integer again.
+    rc.set("a", "5")
+    assert rc.copy("a", "b")
+    assert rc.object("refcount", "a") == 2147483647
+    assert rc.object("refcount", "b") == 1
+    assert rc.object("encoding", "b") == b"int"
+    assert rc.copy("b", "c")
+    assert rc.object("refcount", "c") == 1
+    rc.rename("c", "d")
+    assert rc.object("refcount", "d") == 1
+    assert rc.move("d", 1)
+    db1 = server.client(protocol=2, db=1)
+    assert db1.object("refcount", "d") == 1
+    assert db1.incr("d") == 6
+    assert db1.object("refcount", "d") == 2147483647
+    assert db1.copy("d", "e", destination_db=0)
+    db1.close()
+    assert rc.object("refcount", "e") == 1
+    rc.set("e", "6")
+    assert rc.object("refcount", "e") == 2147483647
+
+
 def test_object_errors(rc):
     with pytest.raises(redis.ResponseError, match=r"^unknown subcommand 'FOO'. Try OBJECT HELP.$"):
         rc.execute_command("OBJECT", "FOO", "k")

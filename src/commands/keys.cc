@@ -338,7 +338,10 @@ void CopyCommand(CommandContext& ctx) {
     }
     target.Erase(dst);  // Erase moves no other entry, so `e` stays valid
   }
-  target.Insert(dst, e->value, e->expire_ms());  // the value is copied before Insert runs
+  // The value is copied before Insert runs. A copied integer is an object of
+  // its own in Redis (dupStringObject), never a shared one.
+  Db::Entry* copy = target.Insert(dst, e->value, e->expire_ms());
+  if (copy->value.str().is_int()) copy->value.mutable_str().MarkUnsharedInt();
   ctx.reply.Integer(1);
 }
 
@@ -437,12 +440,12 @@ void ObjectRefcountCommand(CommandContext& ctx) {
   }
   // Values are never shared between keys here. Redis stores the integers
   // 0..9999 as shared objects (reported with refcount INT_MAX) unless a
-  // maxmemory limit with an LRU/LFU policy is set; clients see that number,
-  // so it is reported the same way, by the configuration as it is now
-  // (Redis decides when the value is stored).
+  // maxmemory limit with an LRU/LFU policy is set, or the value is COPY's;
+  // clients see that number, so it is reported the same way, by the
+  // configuration as it is now (Redis decides when the value is stored).
   const CompactString& v = e->value.str();
   const Config& config = ctx.server.config();
-  const bool shared = v.is_int() && v.int_value() >= 0 && v.int_value() < 10000 &&
+  const bool shared = v.is_int() && !v.is_unshared_int() && v.int_value() >= 0 && v.int_value() < 10000 &&
                       (config.maxmemory == 0 || !IsLruOrLfuPolicy(config.maxmemory_policy));
   ctx.reply.Integer(shared ? 2147483647 : 1);
 }

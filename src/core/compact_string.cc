@@ -76,6 +76,7 @@ CompactString CompactString::FromValue(std::string_view s) {
 CompactString CompactString::FromInt(int64_t v) {
   CompactString c;
   std::memcpy(c.bytes_, &v, sizeof(v));
+  c.bytes_[kIntUnshared] = 0;
   c.bytes_[kTag] = kTagInt;
   return c;
 }

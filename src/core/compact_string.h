@@ -8,7 +8,7 @@
 //   inline:  bytes[0..len) data,                   tag = len (0..14)
 //   packed:  bytes[0..14) 15 characters (pack7.h), tag = kTagPacked
 //   heap:    bytes[0..8) pointer, [8..14) size,    tag = kTagHeap (| kRawFlag)
-//   integer: bytes[0..8) int64,                    tag = kTagInt
+//   integer: bytes[0..8) int64, [8] unshared mark, tag = kTagInt
 // Byte 14 is never part of the string: it is the owner's (the keyspace keeps
 // a key's access data there, see Value). Construction sets it to 0 (copies
 // copy it); assignment and every mutation leave it as it was.
@@ -82,6 +82,13 @@ class CompactString {
     return v;
   }
 
+  // Redis shares one object per integer 0..9999 between keys (OBJECT REFCOUNT
+  // reports it), except a copy made by COPY, which is an object of its own.
+  // This mark says an integer is such a copy: FromInt / FromValue clear it,
+  // copies and moves keep it. REQUIRES: is_int() for the setter.
+  void MarkUnsharedInt() { bytes_[kIntUnshared] = 1; }
+  bool is_unshared_int() const { return is_int() && bytes_[kIntUnshared] != 0; }
+
   // Length of the string form.
   size_t size() const;
   bool empty() const { return size() == 0; }
@@ -127,6 +134,7 @@ class CompactString {
   static constexpr uint8_t kTagHeap = 0x40;
   static constexpr uint8_t kRawFlag = 0x01;
   static constexpr uint8_t kTagInt = 0x20;
+  static constexpr size_t kIntUnshared = 8;
 
   // Stores `s` (bytes 0..13 and the tag; the spare byte is left alone).
   void Init(std::string_view s);

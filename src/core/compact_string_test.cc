@@ -483,6 +483,23 @@ TEST(CompactStringTest, FromInt) {
   }
 }
 
+TEST(CompactStringTest, UnsharedIntMarkIsKeptByCopiesAndClearedByNewIntegers) {
+  CompactString c = CompactString::FromInt(5);
+  EXPECT_FALSE(c.is_unshared_int());
+  c.MarkUnsharedInt();
+  EXPECT_TRUE(c.is_unshared_int());
+  EXPECT_EQ(c.int_value(), 5);
+  EXPECT_EQ(StrOf(c), "5");
+  CompactString copy(c);
+  EXPECT_TRUE(copy.is_unshared_int());
+  CompactString moved(std::move(copy));
+  EXPECT_TRUE(moved.is_unshared_int());
+  moved = CompactString::FromInt(6);  // INCR stores a new integer
+  EXPECT_FALSE(moved.is_unshared_int());
+  EXPECT_FALSE(CompactString::FromValue("5").is_unshared_int());
+  EXPECT_FALSE(CompactString("5").is_unshared_int());  // not an integer at all
+}
+
 TEST(CompactStringTest, SizeOfIntegers) {
   std::vector<int64_t> values = {0, LLONG_MAX, LLONG_MIN, LLONG_MAX - 1, LLONG_MIN + 1};
   int64_t p = 1;
