@@ -29,12 +29,14 @@ def free_port():
 
 
 class ServerProcess:
-    """One running server. `args` are extra '--directive value' arguments."""
+    """One running server. `args` are extra '--directive value' arguments; `kind` is
+    "peregrine" or "redis" (default: TEST_SERVER)."""
 
-    def __init__(self, args=(), tmp_path=None):
+    def __init__(self, args=(), tmp_path=None, kind=None):
         self.port = free_port()
         self.host = "127.0.0.1"
-        if IS_REDIS:
+        self.kind = kind or TEST_SERVER
+        if self.kind == "redis":
             cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
                    "--save", "", "--appendonly", "no"]
             if tmp_path is not None:

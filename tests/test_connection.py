@@ -204,6 +204,22 @@ def test_hello_wrong_user(server):
         assert c.call("GET", "hello-missing") == b"$-1\r\n"
 
 
+@skip_72
+def test_hello_checks_every_option_before_applying_any(server):
+    # Redis 7.2: options are all checked first, then the last AUTH is tried, then
+    # the name is set (7.0 applied them one by one; docs/differential.md).
+    with Conn(server) as c:
+        assert c.call("HELLO", "3", "SETNAME", "ok", "FOO") == b"-ERR Syntax error in HELLO option 'FOO'\r\n"
+        assert c.call("CLIENT", "GETNAME") == b"$-1\r\n"
+        assert c.call("HELLO", "3", "AUTH", "nosuchuser", "pw", "FOO") == (
+            b"-ERR Syntax error in HELLO option 'FOO'\r\n")
+        assert c.call("HELLO", "3", "SETNAME", "ok", "AUTH", "nosuchuser", "pw") == (
+            b"-WRONGPASS invalid username-password pair or user is disabled.\r\n")
+        assert c.call("CLIENT", "GETNAME") == b"$-1\r\n"
+        assert c.call("GET", "hello-missing") == b"$-1\r\n"  # still RESP2
+        assert c.call("HELLO", "3", "AUTH", "nosuchuser", "pw", "AUTH", "default", "pw").startswith(b"%7\r\n")
+
+
 # ---------------------------------------------------------------- RESET
 
 def test_reset(server):
