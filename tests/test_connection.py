@@ -604,6 +604,14 @@ def test_unknown_command_args_truncated_to_128(server):
             b"-ERR unknown command '" + b"Z" * 128 + b"', with args beginning with: \r\n")
 
 
+def test_unknown_command_and_subcommand_cut_arguments_at_nul(server):
+    # Redis prints them with C's %s: each ends at its first NUL byte.
+    with Conn(server) as c:
+        assert c.call(b"GE\x00T", b"a\x00b", "c") == (
+            b"-ERR unknown command 'GE', with args beginning with: 'a' 'c' \r\n")
+        assert c.call("CLIENT", b"fo\x00o") == b"-ERR unknown subcommand 'fo'. Try CLIENT HELP.\r\n"
+
+
 def test_unknown_command_newlines_sanitized(server):
     # Error strings may not contain CR/LF; Redis replaces them with spaces.
     with Conn(server) as c:

@@ -390,23 +390,25 @@ void Worker::ProcessInput(Client& c) {
 
 const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
                                    std::string* error) const {
+  // Redis prints arguments with C's %s: each ends at its first NUL byte.
+  auto cstr = [](std::string_view s) { return s.substr(0, s.find('\0')); };
   if (cmd == nullptr) {
     std::string list;
     for (size_t i = 1; i < args.size() && list.size() < 128; i++) {
       size_t room = 128 - list.size();
       list += "'";
-      list += args[i].substr(0, room);
+      list += cstr(args[i]).substr(0, room);
       list += "' ";
     }
-    *error = "ERR unknown command '" + std::string(args[0].substr(0, 128)) +
+    *error = "ERR unknown command '" + std::string(cstr(args[0]).substr(0, 128)) +
              "', with args beginning with: " + list;
     return nullptr;
   }
   if (!cmd->subcommands.empty() && args.size() >= 2) {
     const CommandSpec* sub = CommandTable::FindSubcommand(*cmd, args[1]);
     if (sub == nullptr) {
-      *error = "ERR unknown subcommand '" + std::string(args[1].substr(0, 128)) + "'. Try " + Upper(args[0]) +
-               " HELP.";
+      *error = "ERR unknown subcommand '" + std::string(cstr(args[1]).substr(0, 128)) + "'. Try " +
+               Upper(args[0]) + " HELP.";
       return nullptr;
     }
     return sub;
