@@ -19,7 +19,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-instr bench-cross bench-threads soak bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-instr bench-cross bench-threads bench-pubsub soak bench-expire microbench clean
 
 all: build
 
@@ -163,6 +163,10 @@ soak: build bench-deps
 # (instructions under callgrind, --threads 2 against --threads 1; ~1 min).
 bench-cross: build bench-deps
 	$(VENV)/bin/python bench/cross_shard.py $(abspath $(BUILD))/peregrine
+
+# PUBLISH requests/s with and without subscribers: Redis, --threads 1 and 2.
+bench-pubsub: build bench-deps
+	$(VENV)/bin/python bench/pubsub.py $(abspath $(BUILD))/peregrine
 
 # 1M keys expiring at the same millisecond: latency of other clients, both servers.
 bench-expire: build pydeps

@@ -68,21 +68,29 @@ def run_one(spec: bl.ServerSpec, workdir: str, rb: str, pipeline: int, n: int) -
         srv.shutdown()
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def setup(argv, doc: str, name: str, requests: int):
+    """The command line and the three servers of a Redis / --threads 1 /
+    --threads 2 comparison (this file and bench/pubsub.py). Returns (args,
+    specs, redis-benchmark path, workdir, binary sha256)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("peregrine", nargs="?", default=str(bl.DEFAULT_PEREGRINE))
     ap.add_argument("--redis-server", default="redis-server")
     ap.add_argument("--redis-benchmark", default="redis-benchmark")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--requests", type=int, default=1_000_000)
-    ap.add_argument("--json", default=str(bl.REPO / "bench" / "results" / "threads.json"))
+    ap.add_argument("--requests", type=int, default=requests)
+    ap.add_argument("--json", default=str(bl.REPO / "bench" / "results" / f"{name}.json"))
     args = ap.parse_args(argv)
     pbin, (rs, rb) = bl.find_binaries(args.peregrine, [args.redis_server, args.redis_benchmark], "redis-server")
-    workdir = tempfile.mkdtemp(prefix="peregrine-threads-")
+    workdir = tempfile.mkdtemp(prefix=f"peregrine-{name}-")
     binary, sha = bl.snapshot_binary(pbin, workdir)
     specs = [bl.redis_spec(rs),
              bl.ServerSpec("peregrine-1", "Peregrine --threads 1", binary, ["--threads", "1"]),
              bl.ServerSpec("peregrine-2", "Peregrine --threads 2", binary, ["--threads", "2"])]
+    return args, specs, rb, workdir, sha
+
+
+def main(argv=None) -> int:
+    args, specs, rb, workdir, sha = setup(argv, __doc__, "threads", 1_000_000)
     results: dict = {}
     t0 = time.monotonic()
     for rnd in range(args.rounds):

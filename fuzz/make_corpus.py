@@ -117,6 +117,15 @@ SEEDS = {
                               ("CONFIG", "SET", "maxmemory-policy", "allkeys-random"), ("SET", "b", "2"),
                               ("CONFIG", "SET", "maxmemory-policy", "volatile-ttl"), ("SET", "c", "3", "EX", "9"),
                               ("CONFIG", "SET", "maxmemory", "0")),
+    "pubsub": seq(("SUBSCRIBE", "a", "b"), ("PSUBSCRIBE", "a*"), ("PING",), ("PING", "x"), ("GET", "k"),
+                  ("PUBLISH", "a", "m"), ("UNSUBSCRIBE", "a", "zz"), ("UNSUBSCRIBE",), ("PUNSUBSCRIBE",),
+                  ("UNSUBSCRIBE",), ("PUBLISH", "a", "m"), ("PUBSUB", "CHANNELS"), ("PUBSUB", "NUMSUB", "a"),
+                  ("PUBSUB", "NUMPAT"), ("PUBSUB", "CHANNELS", "a", "b"), ("PUBSUB", "HELP"),
+                  ("SUBSCRIBE", "c"), ("RESET",), ("CLIENT", "LIST", "TYPE", "pubsub")),
+    "pubsub_resp3": seq(("HELLO", "3"), ("SUBSCRIBE", "a"), ("PSUBSCRIBE", "*"), ("SET", "k", "v"),
+                        ("PUBLISH", "a", "self"), ("PUBLISH", "b", "pattern"), ("CLIENT", "KILL", "TYPE", "pubsub"),
+                        ("CONFIG", "SET", "client-output-buffer-limit", "pubsub 100 50 0"),
+                        ("PUBLISH", "a", "x" * 200), ("PUBLISH", "a", "again")),
     "quit_midway": seq(("SET", "a", "1"), ("QUIT",), ("GET", "a")),
     "shutdown": seq(("SET", "a", "1"), ("SHUTDOWN", "NOSAVE")),
     "unknown": seq(("NOSUCH",), ("get",), ("GeT", "k"), ("CLIENT",), ("CLIENT", "NOPE")),
@@ -153,6 +162,7 @@ time touch ttl type unlink nx xx gt lt ex px exat pxat keepttl persist match rep
 nosave save now force abort samples lib-name lib-ver skipme maxage laddr addr user normal pubsub
 maxmemory maxmemory-policy allkeys-lru allkeys-lfu volatile-ttl hz timeout client-output-buffer-limit
 proto-max-bulk-len client-query-buffer-limit enable-debug-command sleep string
+subscribe unsubscribe psubscribe punsubscribe publish pubsub channels numsub numpat shardchannels shardnumsub
 """.split()))
 DICT_RAW = ["\r\n", "*1\r\n", "*2\r\n", "*3\r\n", "$1\r\n", "$-1\r\n", "$0\r\n\r\n",
             "9223372036854775807", "-9223372036854775808", "18446744073709551616", "4294967296",

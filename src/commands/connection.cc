@@ -19,6 +19,13 @@ void PingCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR wrong number of arguments for 'ping' command");
     return;
   }
+  // Subscribed over RESP2, a client can only read arrays: ["pong", message].
+  if (ctx.client.subs != nullptr && ctx.client.resp == 2) {
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk("pong");
+    ctx.reply.Bulk(ctx.args.size() == 2 ? ctx.args[1] : std::string_view());
+    return;
+  }
   if (ctx.args.size() == 1)
     ctx.reply.SimpleString("PONG");
   else
@@ -130,6 +137,7 @@ void HelloCommand(CommandContext& ctx) {
 }
 
 void ResetCommand(CommandContext& ctx) {
+  ctx.worker.pubsub().RemoveClient(ctx.client);  // no confirmations, as Redis
   ctx.client.db = 0;
   ctx.client.resp = 2;
   ctx.client.name.clear();
@@ -181,23 +189,44 @@ void ClientInfoCommand(CommandContext& ctx) {
   ctx.reply.Verbatim(ctx.server.ClientInfoLine(ctx.client, ctx.now_ms));
 }
 
+// CLIENT LIST / KILL TYPE: a client with Pub/Sub subscriptions is of the
+// pubsub type, any other of the normal type; there are no masters or
+// replicas. False (error replied) for an unknown type.
+enum class ClientType { kAny, kNormal, kPubsub, kNone };
+
+bool ParseClientType(CommandContext& ctx, std::string_view t, ClientType* out) {
+  if (EqualsIgnoreCase(t, "normal")) {
+    *out = ClientType::kNormal;
+  } else if (EqualsIgnoreCase(t, "pubsub")) {
+    *out = ClientType::kPubsub;
+  } else if (EqualsIgnoreCase(t, "master") || EqualsIgnoreCase(t, "replica") || EqualsIgnoreCase(t, "slave")) {
+    *out = ClientType::kNone;
+  } else {
+    ctx.reply.Error("ERR Unknown client type '" + AsCString(t) + "'");
+    return false;
+  }
+  return true;
+}
+
+bool IsOfType(const Client& c, ClientType type) {
+  switch (type) {
+    case ClientType::kAny: return true;
+    case ClientType::kNormal: return c.subs == nullptr;
+    case ClientType::kPubsub: return c.subs != nullptr;
+    case ClientType::kNone: return false;
+  }
+  return false;
+}
+
 // CLIENT LIST [TYPE normal|master|replica|pubsub] [ID id [id ...]]
 void ClientListCommand(CommandContext& ctx) {
   auto& a = ctx.args;
   std::vector<uint64_t> ids;
   bool filter_ids = false;
-  bool none = false;  // TYPE that matches no client here (master, replica, pubsub)
+  ClientType type = ClientType::kAny;
   for (size_t i = 2; i < a.size(); i++) {
     if (EqualsIgnoreCase(a[i], "type") && i + 1 < a.size()) {
-      std::string_view t = a[++i];
-      if (EqualsIgnoreCase(t, "normal")) {
-      } else if (EqualsIgnoreCase(t, "master") || EqualsIgnoreCase(t, "replica") ||
-                 EqualsIgnoreCase(t, "slave") || EqualsIgnoreCase(t, "pubsub")) {
-        none = true;
-      } else {
-        ctx.reply.Error("ERR Unknown client type '" + AsCString(t) + "'");
-        return;
-      }
+      if (!ParseClientType(ctx, a[++i], &type)) return;
     } else if (EqualsIgnoreCase(a[i], "id") && i + 1 < a.size()) {
       filter_ids = true;
       for (i = i + 1; i < a.size(); i++) {
@@ -214,12 +243,10 @@ void ClientListCommand(CommandContext& ctx) {
     }
   }
   std::string out;
-  if (!none) {
-    for (Client* c : ctx.server.AllClients()) {
-      if (c->closed) continue;
-      if (filter_ids && std::find(ids.begin(), ids.end(), c->id) == ids.end()) continue;
-      out += ctx.server.ClientInfoLine(*c, ctx.now_ms);
-    }
+  for (Client* c : ctx.server.AllClients()) {
+    if (c->closed || !IsOfType(*c, type)) continue;
+    if (filter_ids && std::find(ids.begin(), ids.end(), c->id) == ids.end()) continue;
+    out += ctx.server.ClientInfoLine(*c, ctx.now_ms);
   }
   ctx.reply.Verbatim(out);
 }
@@ -245,7 +272,8 @@ void ClientKillCommand(CommandContext& ctx) {
   }
   uint64_t id = 0;
   std::string_view addr, laddr;
-  bool skipme = true, type_none = false, have_max_age = false;
+  bool skipme = true, have_max_age = false;
+  ClientType type = ClientType::kAny;
   int64_t max_age = 0;
   for (size_t i = 2; i + 1 < a.size(); i += 2) {
     std::string_view opt = a[i], val = a[i + 1];
@@ -257,14 +285,7 @@ void ClientKillCommand(CommandContext& ctx) {
       }
       id = static_cast<uint64_t>(v);
     } else if (EqualsIgnoreCase(opt, "type")) {
-      if (EqualsIgnoreCase(val, "normal")) {
-      } else if (EqualsIgnoreCase(val, "master") || EqualsIgnoreCase(val, "replica") ||
-                 EqualsIgnoreCase(val, "slave") || EqualsIgnoreCase(val, "pubsub")) {
-        type_none = true;
-      } else {
-        ctx.reply.Error("ERR Unknown client type '" + AsCString(val) + "'");
-        return;
-      }
+      if (!ParseClientType(ctx, val, &type)) return;
     } else if (EqualsIgnoreCase(opt, "addr")) {
       addr = val;
     } else if (EqualsIgnoreCase(opt, "laddr")) {
@@ -294,16 +315,14 @@ void ClientKillCommand(CommandContext& ctx) {
   }
   int64_t killed = 0;
   std::vector<Client*> victims;  // collected first: killing edits the client map
-  if (!type_none) {
-    for (Client* c : ctx.server.AllClients()) {
-      if (c->closed || c->close_after_reply) continue;
-      if (id != 0 && c->id != id) continue;
-      if (!addr.empty() && c->addr != addr) continue;
-      if (!laddr.empty() && c->laddr != laddr) continue;
-      if (skipme && c == &ctx.client) continue;
-      if (have_max_age && (ctx.now_ms - c->ctime_ms) / 1000 < max_age) continue;
-      victims.push_back(c);
-    }
+  for (Client* c : ctx.server.AllClients()) {
+    if (c->closed || c->close_after_reply || !IsOfType(*c, type)) continue;
+    if (id != 0 && c->id != id) continue;
+    if (!addr.empty() && c->addr != addr) continue;
+    if (!laddr.empty() && c->laddr != laddr) continue;
+    if (skipme && c == &ctx.client) continue;
+    if (have_max_age && (ctx.now_ms - c->ctime_ms) / 1000 < max_age) continue;
+    victims.push_back(c);
   }
   for (Client* c : victims) {
     kill(*c);
@@ -346,16 +365,16 @@ void RegisterConnectionCommands(CommandTable& t) {
                        .handler = h};
   };
   const uint32_t kConn = kCmdNoscript | kCmdLoading | kCmdStale;
-  t.Register(spec("ping", -1, kCmdFast, PingCommand, "1.0.0", "Returns the server's liveliness response."));
+  t.Register(spec("ping", -1, kCmdFast | kCmdPubsubContext, PingCommand, "1.0.0", "Returns the server's liveliness response."));
   t.Register(spec("echo", 2, kCmdFast, EchoCommand, "1.0.0", "Returns the given string."));
-  t.Register(spec("quit", -1, kCmdAllowBusy | kCmdNoAuth | kConn | kCmdFast, QuitCommand, "1.0.0",
+  t.Register(spec("quit", -1, kCmdAllowBusy | kCmdNoAuth | kConn | kCmdFast | kCmdPubsubContext, QuitCommand, "1.0.0",
                   "Closes the connection."));
   t.Register(spec("select", 2, kConn | kCmdFast, SelectCommand, "1.0.0", "Changes the selected database."));
   t.Register(spec("auth", -2, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, AuthCommand, "1.0.0",
                   "Authenticates the connection.", "O(N) where N is the number of passwords defined for the user"));
   t.Register(spec("hello", -1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, HelloCommand, "6.0.0",
                   "Handshakes with the Redis server."));
-  t.Register(spec("reset", 1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, ResetCommand, "6.2.0",
+  t.Register(spec("reset", 1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy | kCmdPubsubContext, ResetCommand, "6.2.0",
                   "Resets the connection."));
 
   CommandSpec client = spec("client", -2, 0, nullptr, "2.4.0", "A container for client connection commands.",

@@ -48,7 +48,9 @@ void ReplyWriter::Integer(int64_t v) {
 void ReplyWriter::Bulk(std::string_view s) {
   char* p = out_->Reserve(s.size() + 26);
   size_t h = WriteHeader(p, '$', static_cast<int64_t>(s.size()));
-  std::memcpy(p + h, s.data(), s.size());
+  // An empty view may have no data at all: memcpy from null is undefined
+  // even for 0 bytes (UBSan under the fuzzer).
+  if (!s.empty()) std::memcpy(p + h, s.data(), s.size());
   p[h + s.size()] = '\r';
   p[h + s.size() + 1] = '\n';
   out_->Commit(h + s.size() + 2);

@@ -83,6 +83,12 @@ TEST(ReplyWriter, EveryMethodInBothProtocols) {
   }
 }
 
+TEST(ReplyWriter, EmptyBulkFromADefaultView) {
+  // A default string_view has no data pointer (a fuzzer finding: memcpy
+  // from null, undefined even for 0 bytes).
+  EXPECT_EQ(Encode(2, [](ReplyWriter& w) { w.Bulk(std::string_view()); }), "$0\r\n\r\n");
+}
+
 TEST(ReplyWriter, RepliesAccumulate) {
   std::string resp2 = Encode(2, [](ReplyWriter& w) {
     w.MapHeader(2);

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "net/event_loop.h"
 #include "protocol/buffer.h"
 #include "protocol/parser.h"
+#include "server/pubsub.h"
 
 namespace peregrine {
 
@@ -33,6 +35,9 @@ struct Client final : IoHandler {
   std::string name;
   std::string lib_name;
   std::string lib_ver;
+  // Its Pub/Sub subscriptions (null: none). Subscribed over RESP2, a client
+  // may only run (P)SUBSCRIBE, (P)UNSUBSCRIBE, PING, QUIT and RESET.
+  std::unique_ptr<ClientSubscriptions> subs;
 
   Buffer in;
   Buffer out;

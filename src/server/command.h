@@ -46,6 +46,11 @@ enum CommandFlag : uint32_t {
   // CLIENT LIST, CONFIG SET), so it runs with all of them held
   // (docs/transactions.md).
   kCmdAllShards = 1u << 31,
+  // Peregrine's own too: allowed to a client subscribed over RESP2 (Redis's
+  // list: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT, RESET).
+  kCmdPubsubContext = 1u << 30,
+  // PUBLISH: runs holding every worker that has subscribers.
+  kCmdPublishes = 1u << 29,
 };
 
 // ACL categories (without the '@').
@@ -160,5 +165,6 @@ void RegisterConnectionCommands(CommandTable& table);
 void RegisterStringCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
+void RegisterPubSubCommands(CommandTable& table);
 
 }  // namespace peregrine

@@ -169,12 +169,13 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
   ServerStats stats;
   for (auto& w : workers_) stats.Add(w->stats());
   if (section("clients")) {
-    size_t max_in = 0, max_out = 0, connected = 0;
+    size_t max_in = 0, max_out = 0, connected = 0, pubsub_clients = 0;
     for (auto& w : workers_) {
       connected += w->clients().size();
       for (auto& [id, c] : w->clients()) {
         max_in = std::max(max_in, c->in.capacity());
         max_out = std::max(max_out, c->out.capacity());
+        if (c->subs != nullptr) pubsub_clients++;
       }
     }
     Field(out, "connected_clients", static_cast<uint64_t>(connected));
@@ -184,7 +185,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "client_recent_max_output_buffer", static_cast<uint64_t>(max_out));
     Field(out, "blocked_clients", 0);
     Field(out, "tracking_clients", 0);
-    Field(out, "pubsub_clients", 0);
+    Field(out, "pubsub_clients", static_cast<uint64_t>(pubsub_clients));
     Field(out, "watching_clients", 0);
     Field(out, "clients_in_timeout_table", 0);
     Field(out, "total_watched_keys", 0);
@@ -255,8 +256,15 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "evicted_keys", evicted);
     Field(out, "keyspace_hits", hits);
     Field(out, "keyspace_misses", misses);
-    Field(out, "pubsub_channels", 0);
-    Field(out, "pubsub_patterns", 0);
+    // Distinct channels and patterns with subscribers, over every worker.
+    std::set<std::string, std::less<>> channels, patterns;
+    for (auto& w : workers_) {
+      w->pubsub().ActiveChannels("*", &channels);
+      w->pubsub().ActivePatterns(&patterns);
+    }
+    Field(out, "pubsub_channels", static_cast<uint64_t>(channels.size()));
+    Field(out, "pubsub_patterns", static_cast<uint64_t>(patterns.size()));
+    Field(out, "pubsubshard_channels", 0);
     Field(out, "total_error_replies", stats.total_error_replies);
     Field(out, "total_reads_processed", stats.total_reads_processed);
     Field(out, "total_writes_processed", stats.total_writes_processed);

@@ -73,6 +73,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterStringCommands(commands_);
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
+  RegisterPubSubCommands(commands_);
   if (config_.threads <= 0) {
     const unsigned cores = std::thread::hardware_concurrency();
     config_.threads = static_cast<int>(std::clamp(cores, 1u, 256u));
@@ -290,13 +291,15 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   std::string cmd = c.last_cmd ? c.last_cmd->fullname : "NULL";
   char buf[1024];
   snprintf(buf, sizeof(buf),
-           "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
+           "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
            "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 "
            "omem=%zu tot-mem=%zu events=r%s cmd=%s user=default redir=-1 resp=%d lib-name=%s "
            "lib-ver=%s\n",
            static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd, c.name.c_str(),
            static_cast<long long>((now_ms - c.ctime_ms) / 1000),
-           static_cast<long long>((now_ms - c.last_interaction_ms) / 1000), c.db, c.in.size(),
+           static_cast<long long>((now_ms - c.last_interaction_ms) / 1000), c.subs != nullptr ? "P" : "N", c.db,
+           c.subs != nullptr ? c.subs->channels.size() : 0, c.subs != nullptr ? c.subs->patterns.size() : 0,
+           c.in.size(),
            c.in.capacity() - c.in.size(), c.in.capacity(), c.out.capacity(),
            c.in.capacity() + c.out.capacity() + sizeof(Client), c.writable_armed ? "w" : "",
            cmd.c_str(), c.resp, c.lib_name.c_str(), c.lib_ver.c_str());

@@ -151,6 +151,7 @@ void Worker::CloseAllClients() {
     loop_.Remove(c->fd);
     close(c->fd);
     c->closed = true;
+    pubsub_.RemoveClient(*c);
     if (c->open_batch != nullptr) RecycleBatch(c->open_batch);
     c->open_batch = nullptr;
   }
@@ -428,8 +429,12 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // all live on one shard on that shard's worker; otherwise here, holding
   // every shard it touches.
   uint32_t target = index_;
-  bool span = false;
-  if (spec != nullptr && ArityOk(*spec, args.size())) {
+  bool span = false, remote_publish = false;
+  // A client subscribed over RESP2 may run only a few commands, none with
+  // keys: the others are refused here, in order.
+  const bool refused = __builtin_expect(c.subs != nullptr, 0) && c.resp == 2 && spec != nullptr &&
+                       !(spec->flags & kCmdPubsubContext);
+  if (spec != nullptr && !refused && ArityOk(*spec, args.size())) {
     if (spec->first_key > 0) {
       if (spec != cmd || hint == nullptr)
         first_key_shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(spec->first_key)]));
@@ -443,6 +448,21 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
       span = true;
       shard_set_.clear();
       for (uint32_t s = 0; s < nworkers_; s++) shard_set_.push_back(s);
+    } else if (spec->flags & kCmdPublishes) {
+      // PUBLISH: the other workers with subscribers (a subscription made
+      // after this read is one made after the message was published). None:
+      // here. One: delivered here now, there in a batch like any remote
+      // command, whose reply adds both counts. Several: run here holding
+      // them all (docs/pubsub.md).
+      shard_set_.clear();
+      for (uint32_t s = 0; s < nworkers_; s++)
+        if (s != index_ && server_.worker(s).pubsub().subscriptions() > 0) shard_set_.push_back(s);
+      if (shard_set_.size() == 1) {
+        remote_publish = true;
+        target = shard_set_[0];
+      } else {
+        span = !shard_set_.empty();
+      }
     }
   }
   if (span) {
@@ -451,7 +471,9 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     std::sort(shard_set_.begin(), shard_set_.end());
     shard_set_.erase(std::unique(shard_set_.begin(), shard_set_.end()), shard_set_.end());
     AcquireShards(shard_set_);
+    holding_ = true;
     *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc);
+    holding_ = false;
     GiveBack(shard_set_);
     return Route::kDone;
   }
@@ -462,6 +484,14 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   }
   // Another worker's shard: join the batch open for it, or open one.
   if (c.open_batch != nullptr ? c.open_batch->target != target : c.batch_in_flight) return Route::kPause;
+  if (remote_publish && c.open_batch != nullptr && !c.open_batch->only_publishes) {
+    // Its local delivery must not come before the client's earlier
+    // commands in that batch have run: a subscriber told of a change must
+    // be able to read it. (What this worker's subscribers then ask of that
+    // worker travels the same FIFO ring behind the batch, so mostly the
+    // order holds anyway; not for one who tells a client elsewhere.)
+    return Route::kPause;
+  }
   if (c.open_batch == nullptr) {
     ExecBatch* b = NewBatch();
     b->from = index_;
@@ -472,11 +502,23 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     c.open_batch = b;
   }
   ExecBatch* b = c.open_batch;
-  b->commands.push_back({spec, static_cast<uint32_t>(args.size())});
+  uint32_t argc = static_cast<uint32_t>(args.size());
   for (std::string_view a : args) {
     b->bytes.append(a);
     b->arg_sizes.push_back(static_cast<uint32_t>(a.size()));
   }
+  if (remote_publish) {
+    // This worker's subscribers now; the count travels as a fourth
+    // argument, which PUBLISH's handler adds to the target's (a client
+    // cannot send one: the arity was checked above).
+    const std::string local = std::to_string(Publish(args[1], args[2], true));
+    b->bytes.append(local);
+    b->arg_sizes.push_back(static_cast<uint32_t>(local.size()));
+    argc++;
+  } else {
+    b->only_publishes = false;
+  }
+  b->commands.push_back({spec, argc});
   c.last_cmd = spec;
   return Route::kDone;
 }
@@ -521,6 +563,12 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   if (!ArityOk(*cmd, args.size())) {
     command_stats_[cmd->id].rejected_calls++;
     reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
+    return start;
+  }
+  if (__builtin_expect(c.subs != nullptr, 0) && c.resp == 2 && !(cmd->flags & kCmdPubsubContext)) {
+    command_stats_[cmd->id].rejected_calls++;
+    reply.Error("ERR Can't execute '" + cmd->fullname +
+                "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
     return start;
   }
   // The shard owning the first key (this worker's, or one the command holds).
@@ -949,18 +997,23 @@ void Worker::FlushClient(Client& c) {
 }
 
 void Worker::SetOutputLimitThreshold() {
-  const Config::OutputBufferLimit& l = server_.config().output_buffer_limits[Config::kNormalClients];
   obuf_check_from_ = UINT64_MAX;
-  if (l.hard != 0) obuf_check_from_ = std::min(obuf_check_from_, l.hard);
-  if (l.soft != 0) obuf_check_from_ = std::min(obuf_check_from_, l.soft);
+  for (int cls : {Config::kNormalClients, Config::kPubsubClients}) {
+    const Config::OutputBufferLimit& l = server_.config().output_buffer_limits[cls];
+    if (l.hard != 0) obuf_check_from_ = std::min(obuf_check_from_, l.hard);
+    if (l.soft != 0) obuf_check_from_ = std::min(obuf_check_from_, l.soft);
+  }
 }
 
-// Redis's checkClientOutputBufferLimits for the normal class (there are no
-// replica or pub/sub clients yet): over the hard limit at once, over the
-// soft one when it has stayed over it for more than soft_seconds (judged
-// when replies are added, as Redis does).
-bool Worker::CheckOutputLimit(Client& c) {
-  const Config::OutputBufferLimit& l = server_.config().output_buffer_limits[Config::kNormalClients];
+// Redis's checkClientOutputBufferLimits for normal and pub/sub clients (a
+// client with subscriptions is of the pubsub class; there are no replicas):
+// over the hard limit at once, over the soft one when it has stayed over it
+// for more than soft_seconds (judged when replies are added, as Redis does).
+// A client of this worker is closed at once; by a command holding this
+// worker (PUBLISH from another), when the worker gets its shard back.
+bool Worker::CheckOutputLimit(Client& c, bool own_thread) {
+  const Config::OutputBufferLimit& l =
+      server_.config().output_buffer_limits[c.subs != nullptr ? Config::kPubsubClients : Config::kNormalClients];
   const uint64_t used = c.out.size();
   const bool hard = l.hard != 0 && used >= l.hard;
   bool soft = l.soft != 0 && used >= l.soft;
@@ -981,8 +1034,34 @@ bool Worker::CheckOutputLimit(Client& c) {
   if (!info.empty() && info.back() == '\n') info.pop_back();
   LOG_WARNING("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info.c_str());
   stats_.client_output_buffer_limit_disconnections++;
-  FreeClient(c);
+  if (own_thread) {
+    FreeClient(c);
+  } else {
+    RequestKill(c.id);
+  }
   return true;
+}
+
+size_t Worker::Publish(std::string_view channel, std::string_view message, bool own_thread) {
+  if (pubsub_.subscriptions() == 0) return 0;
+  return pubsub_.ForEachReceiver(channel, [&](Client& c, std::string_view pattern) {
+    if (c.closed) return;  // closed by an earlier delivery of this message
+    ReplyWriter w(&c.out, c.resp);
+    if (pattern.empty()) {
+      w.PushHeader(3);
+      w.Bulk("message");
+    } else {
+      w.PushHeader(4);
+      w.Bulk("pmessage");
+      w.Bulk(pattern);
+    }
+    w.Bulk(channel);
+    w.Bulk(message);
+    if (c.out.size() >= obuf_check_from_ || c.obuf_soft_since_s != 0) {
+      if (CheckOutputLimit(c, own_thread)) return;
+    }
+    QueueWrite(c);
+  });
 }
 
 uint32_t Worker::ClientEvents(const Client& c) const {
@@ -992,6 +1071,7 @@ uint32_t Worker::ClientEvents(const Client& c) const {
 void Worker::FreeClient(Client& c) {
   if (c.closed) return;
   c.closed = true;
+  pubsub_.RemoveClient(c);
   loop_.Remove(c.fd);
   close(c.fd);
   if (c.in_pending_writes) {

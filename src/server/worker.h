@@ -29,6 +29,7 @@
 #include "server/client.h"
 #include "server/command.h"
 #include "server/mailbox.h"
+#include "server/pubsub.h"
 #include "server/shard.h"
 
 namespace peregrine {
@@ -83,9 +84,13 @@ struct ExecBatch final : Mail {
   };
   std::vector<Command> commands;
   Buffer reply;
+  // Every command so far is the remote part of a PUBLISH (another PUBLISH
+  // may join without waiting; see Worker::Dispatch).
+  bool only_publishes = true;
 
   void Clear() {
     kind = Kind::kExec;
+    only_publishes = true;
     bytes.clear();
     arg_sizes.clear();
     commands.clear();
@@ -147,6 +152,21 @@ class Worker : public ErrorSink {
   bool evictable() const { return evictable_.load(std::memory_order_relaxed); }
   // Recomputes it (this worker's thread, or a command holding its shard).
   void PublishEvictable();
+
+  // --- Pub/Sub ---
+  PubSubRegistry& pubsub() { return pubsub_; }
+  const PubSubRegistry& pubsub() const { return pubsub_; }
+  // Delivers a message to this worker's subscribers of `channel` (and of the
+  // patterns matching it); returns how many deliveries. Called on this
+  // worker's thread (own_thread) or by a command holding this worker; a
+  // subscriber over its output buffer limit is then closed when the worker
+  // gets its shard back.
+  size_t Publish(std::string_view channel, std::string_view message, bool own_thread);
+  // The workers the running command holds (PUBLISH: those with subscribers;
+  // just this one for a command that holds no other).
+  std::span<const uint32_t> held_workers() const {
+    return holding_ ? std::span<const uint32_t>(shard_set_) : std::span<const uint32_t>(&index_, 1);
+  }
 
   // ErrorSink: counts every error reply (INFO errorstats).
   void OnErrorReply(std::string_view msg) override;
@@ -239,7 +259,7 @@ class Worker : public ErrorSink {
   bool OverOutputLimit(Client& c) {
     return (c.out.size() >= obuf_check_from_ || c.obuf_soft_since_s != 0) && CheckOutputLimit(c);
   }
-  bool CheckOutputLimit(Client& c);
+  bool CheckOutputLimit(Client& c, bool own_thread = true);
   void SetOutputLimitThreshold();
   void Cron();
   void ActiveExpireSlice();
@@ -273,7 +293,9 @@ class Worker : public ErrorSink {
   std::vector<BatchedCommand> batch_;
   std::vector<std::string_view> batch_args_;
   std::vector<size_t> key_positions_;  // scratch
-  std::vector<uint32_t> shard_set_;    // scratch
+  std::vector<uint32_t> shard_set_;    // scratch; the shards held while holding_
+  bool holding_ = false;              // a command over several shards is running
+  PubSubRegistry pubsub_;
   std::vector<std::string_view> exec_args_;  // scratch: a remote batch's command being run
 
   // Mailbox state.

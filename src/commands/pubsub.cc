@@ -1,0 +1,223 @@
+// Pub/Sub commands: SUBSCRIBE, UNSUBSCRIBE, PSUBSCRIBE, PUNSUBSCRIBE, PUBLISH
+// and PUBSUB CHANNELS / NUMSUB / NUMPAT / SHARDCHANNELS / SHARDNUMSUB / HELP
+// (docs/pubsub.md). Subscriptions live in the subscriber's worker; PUBLISH
+// runs holding every worker that has subscribers and delivers into their
+// clients' output directly, so the count it replies is exact and a message
+// reaches every subscriber before PUBLISH returns, as in Redis.
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands/common.h"
+#include "core/numbers.h"
+#include "server/server.h"
+#include "server/worker.h"
+
+namespace peregrine {
+namespace {
+
+using NameSet = std::set<std::string, std::less<>>;
+
+size_t SubscriptionCount(const Client& c) { return c.subs != nullptr ? c.subs->count() : 0; }
+
+// The confirmation of one (un)subscription: [kind, name, subscriptions
+// left], a push in RESP3. A null name when there was nothing to leave.
+void Confirm(CommandContext& ctx, std::string_view kind, const std::string_view* name) {
+  ctx.reply.PushHeader(3);
+  ctx.reply.Bulk(kind);
+  if (name != nullptr)
+    ctx.reply.Bulk(*name);
+  else
+    ctx.reply.Null();
+  ctx.reply.Integer(static_cast<int64_t>(SubscriptionCount(ctx.client)));
+}
+
+void SubscribeCommand(CommandContext& ctx) {
+  PubSubRegistry& registry = ctx.worker.pubsub();
+  for (size_t i = 1; i < ctx.args.size(); i++) {
+    registry.Subscribe(ctx.client, ctx.args[i]);
+    Confirm(ctx, "subscribe", &ctx.args[i]);
+  }
+}
+
+void PSubscribeCommand(CommandContext& ctx) {
+  PubSubRegistry& registry = ctx.worker.pubsub();
+  for (size_t i = 1; i < ctx.args.size(); i++) {
+    registry.PSubscribe(ctx.client, ctx.args[i]);
+    Confirm(ctx, "psubscribe", &ctx.args[i]);
+  }
+}
+
+// UNSUBSCRIBE / PUNSUBSCRIBE: the names given (each confirmed, subscribed or
+// not), or without any every channel (pattern) of the client; with none to
+// leave, one confirmation with a null name.
+void Leave(CommandContext& ctx, bool patterns) {
+  PubSubRegistry& registry = ctx.worker.pubsub();
+  const std::string_view kind = patterns ? "punsubscribe" : "unsubscribe";
+  auto leave = [&](std::string_view name) {
+    if (patterns)
+      registry.PUnsubscribe(ctx.client, name);
+    else
+      registry.Unsubscribe(ctx.client, name);
+    Confirm(ctx, kind, &name);
+  };
+  if (ctx.args.size() > 1) {
+    for (size_t i = 1; i < ctx.args.size(); i++) leave(ctx.args[i]);
+    return;
+  }
+  std::vector<std::string> all;
+  if (ctx.client.subs != nullptr) {
+    const NameSet& mine = patterns ? ctx.client.subs->patterns : ctx.client.subs->channels;
+    all.assign(mine.begin(), mine.end());
+  }
+  if (all.empty()) {
+    Confirm(ctx, kind, nullptr);
+    return;
+  }
+  for (const std::string& name : all) leave(name);
+}
+
+void UnsubscribeCommand(CommandContext& ctx) { Leave(ctx, false); }
+void PUnsubscribeCommand(CommandContext& ctx) { Leave(ctx, true); }
+
+void PublishCommand(CommandContext& ctx) {
+  const std::string_view channel = ctx.args[1], message = ctx.args[2];
+  if (ctx.args.size() == 4) {
+    // The part for this worker's subscribers of a PUBLISH whose client's
+    // worker delivered to its own and counted them in args[3]
+    // (Worker::Dispatch; never from a client, whose arity is 3).
+    int64_t elsewhere = 0;
+    ParseInt64(ctx.args[3], &elsewhere);
+    ctx.reply.Integer(elsewhere + static_cast<int64_t>(ctx.worker.Publish(channel, message, true)));
+    return;
+  }
+  size_t receivers = 0;
+  for (uint32_t w : ctx.worker.held_workers())
+    receivers += ctx.server.worker(w).Publish(channel, message, w == ctx.worker.index());
+  ctx.reply.Integer(static_cast<int64_t>(receivers));
+}
+
+// PUBSUB CHANNELS and SHARDCHANNELS take at most one pattern.
+bool AtMostOnePattern(CommandContext& ctx) {
+  if (ctx.args.size() <= 3) return true;
+  ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + AsCString(ctx.args[1]) +
+                  "'. Try PUBSUB HELP.");
+  return false;
+}
+
+void PubsubChannelsCommand(CommandContext& ctx) {
+  if (!AtMostOnePattern(ctx)) return;
+  const std::string_view pattern = ctx.args.size() == 3 ? ctx.args[2] : std::string_view("*");
+  NameSet channels;
+  for (size_t w = 0; w < ctx.server.num_shards(); w++) ctx.server.worker(w).pubsub().ActiveChannels(pattern, &channels);
+  ctx.reply.ArrayHeader(channels.size());
+  for (const std::string& c : channels) ctx.reply.Bulk(c);
+}
+
+void PubsubNumsubCommand(CommandContext& ctx) {
+  ctx.reply.ArrayHeader((ctx.args.size() - 2) * 2);
+  for (size_t i = 2; i < ctx.args.size(); i++) {
+    size_t n = 0;
+    for (size_t w = 0; w < ctx.server.num_shards(); w++) n += ctx.server.worker(w).pubsub().NumSub(ctx.args[i]);
+    ctx.reply.Bulk(ctx.args[i]);
+    ctx.reply.Integer(static_cast<int64_t>(n));
+  }
+}
+
+void PubsubNumpatCommand(CommandContext& ctx) {
+  NameSet patterns;
+  for (size_t w = 0; w < ctx.server.num_shards(); w++) ctx.server.worker(w).pubsub().ActivePatterns(&patterns);
+  ctx.reply.Integer(static_cast<int64_t>(patterns.size()));
+}
+
+// Sharded Pub/Sub (SSUBSCRIBE, SPUBLISH) is not implemented: there are no
+// shard channels, so these report none, as Redis does with none.
+void PubsubShardchannelsCommand(CommandContext& ctx) {
+  if (!AtMostOnePattern(ctx)) return;
+  ctx.reply.ArrayHeader(0);
+}
+
+void PubsubShardnumsubCommand(CommandContext& ctx) {
+  ctx.reply.ArrayHeader((ctx.args.size() - 2) * 2);
+  for (size_t i = 2; i < ctx.args.size(); i++) {
+    ctx.reply.Bulk(ctx.args[i]);
+    ctx.reply.Integer(0);
+  }
+}
+
+void PubsubHelpCommand(CommandContext& ctx) {
+  static const std::vector<std::string_view> kLines = {
+      "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CHANNELS [<pattern>]",
+      "    Return the currently active channels matching a <pattern> (default: '*').",
+      "NUMPAT",
+      "    Return number of subscriptions to patterns.",
+      "NUMSUB [<channel> ...]",
+      "    Return the number of subscribers for the specified channels, excluding",
+      "    pattern subscriptions(default: no channels).",
+      "SHARDCHANNELS [<pattern>]",
+      "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+      "SHARDNUMSUB [<shardchannel> ...]",
+      "    Return the number of subscribers for the specified shard level channel(s)",
+      "HELP",
+      "    Prints this help.",
+  };
+  ctx.reply.ArrayHeader(kLines.size());
+  for (std::string_view l : kLines) ctx.reply.SimpleString(l);
+}
+
+CommandSpec Spec(std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
+                 std::string_view summary, std::string_view complexity) {
+  return CommandSpec{.name = name, .arity = arity, .flags = flags, .summary = summary, .since = since,
+                     .group = "pubsub", .complexity = complexity, .handler = h};
+}
+
+}  // namespace
+
+void RegisterPubSubCommands(CommandTable& t) {
+  // Subscribing: allowed to a subscribed RESP2 client; never with keys (the
+  // subscriptions belong to the client's own worker).
+  const uint32_t kSub = kCmdPubsub | kCmdNoscript | kCmdLoading | kCmdStale | kCmdPubsubContext;
+  t.Register(Spec("subscribe", -2, kSub, SubscribeCommand, "2.0.0",
+                  "Listens for messages published to channels.",
+                  "O(N) where N is the number of channels to subscribe to."));
+  t.Register(Spec("unsubscribe", -1, kSub, UnsubscribeCommand, "2.0.0",
+                  "Stops listening to messages posted to channels.",
+                  "O(N) where N is the number of channels to unsubscribe."));
+  t.Register(Spec("psubscribe", -2, kSub, PSubscribeCommand, "2.0.0",
+                  "Listens for messages published to channels that match one or more patterns.",
+                  "O(N) where N is the number of patterns to subscribe to."));
+  t.Register(Spec("punsubscribe", -1, kSub, PUnsubscribeCommand, "2.0.0",
+                  "Stops listening to messages published to channels that match one or more patterns.",
+                  "O(N) where N is the number of patterns to unsubscribe."));
+  t.Register(Spec("publish", 3, kCmdPubsub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate | kCmdPublishes,
+                  PublishCommand, "2.0.0", "Posts a message to a channel.",
+                  "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total "
+                  "number of subscribed patterns (by any client)."));
+
+  const uint32_t kQuery = kCmdPubsub | kCmdLoading | kCmdStale | kCmdAllShards;
+  CommandSpec pubsub = Spec("pubsub", -2, 0, nullptr, "2.8.0", "A container for Pub/Sub commands.",
+                            "Depends on subcommand.");
+  pubsub.subcommands = {
+      Spec("channels", -2, kQuery, PubsubChannelsCommand, "2.8.0", "Returns the active channels.",
+           "O(N) where N is the number of active channels, and assuming constant time pattern matching "
+           "(relatively short channels and patterns)"),
+      Spec("numsub", -2, kQuery, PubsubNumsubCommand, "2.8.0", "Returns a count of subscribers to channels.",
+           "O(N) for the NUMSUB subcommand, where N is the number of requested channels"),
+      Spec("numpat", 2, kQuery, PubsubNumpatCommand, "2.8.0", "Returns a count of unique pattern subscriptions.",
+           "O(1)"),
+      Spec("shardchannels", -2, kCmdPubsub | kCmdLoading | kCmdStale, PubsubShardchannelsCommand, "7.0.0",
+           "Returns the active shard channels.",
+           "O(N) where N is the number of active shard channels, and assuming constant time pattern matching "
+           "(relatively short shard channels)."),
+      Spec("shardnumsub", -2, kCmdPubsub | kCmdLoading | kCmdStale, PubsubShardnumsubCommand, "7.0.0",
+           "Returns the count of subscribers of shard channels.",
+           "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels"),
+      Spec("help", 2, kCmdLoading | kCmdStale, PubsubHelpCommand, "6.2.0",
+           "Returns helpful text about the different subcommands.", "O(1)"),
+  };
+  t.Register(std::move(pubsub));
+}
+
+}  // namespace peregrine

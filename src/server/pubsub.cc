@@ -1,0 +1,93 @@
+// Pub/Sub subscriptions (see pubsub.h).
+#include "server/pubsub.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "server/client.h"
+
+namespace peregrine {
+
+bool PubSubRegistry::Add(Subscribers& subs, Client& c) {
+  if (std::find(subs.begin(), subs.end(), &c) != subs.end()) return false;
+  subs.push_back(&c);
+  return true;
+}
+
+bool PubSubRegistry::Remove(Subscribers& subs, Client& c) {
+  auto it = std::find(subs.begin(), subs.end(), &c);
+  if (it == subs.end()) return false;
+  subs.erase(it);
+  return true;
+}
+
+bool PubSubRegistry::Subscribe(Client& c, std::string_view channel) {
+  if (c.subs == nullptr) c.subs = std::make_unique<ClientSubscriptions>();
+  if (!c.subs->channels.emplace(channel).second) return false;
+  Add(channels_[std::string(channel)], c);
+  Count(1);
+  return true;
+}
+
+bool PubSubRegistry::PSubscribe(Client& c, std::string_view pattern) {
+  if (c.subs == nullptr) c.subs = std::make_unique<ClientSubscriptions>();
+  if (!c.subs->patterns.emplace(pattern).second) return false;
+  auto it = patterns_.find(pattern);
+  if (it == patterns_.end()) it = patterns_.emplace(std::string(pattern), Subscribers{}).first;
+  Add(it->second, c);
+  Count(1);
+  return true;
+}
+
+// Removes `name` from the client's own set `mine` and the client from its
+// subscribers in `registry` (a channel or pattern without subscribers goes).
+template <typename Map>
+bool PubSubRegistry::Leave(Client& c, std::set<std::string, std::less<>>& mine, Map& registry,
+                           std::string_view name) {
+  auto own = mine.find(name);
+  if (own == mine.end()) return false;
+  mine.erase(own);
+  auto it = registry.find(std::string(name));
+  if (it != registry.end() && Remove(it->second, c) && it->second.empty()) registry.erase(it);
+  Count(-1);
+  if (c.subs->count() == 0) c.subs.reset();
+  return true;
+}
+
+bool PubSubRegistry::Unsubscribe(Client& c, std::string_view channel) {
+  return c.subs != nullptr && Leave(c, c.subs->channels, channels_, channel);
+}
+
+bool PubSubRegistry::PUnsubscribe(Client& c, std::string_view pattern) {
+  return c.subs != nullptr && Leave(c, c.subs->patterns, patterns_, pattern);
+}
+
+void PubSubRegistry::RemoveClient(Client& c) {
+  if (c.subs == nullptr) return;
+  for (const std::string& ch : c.subs->channels) {
+    auto it = channels_.find(ch);
+    if (it != channels_.end() && Remove(it->second, c) && it->second.empty()) channels_.erase(it);
+  }
+  for (const std::string& p : c.subs->patterns) {
+    auto it = patterns_.find(p);
+    if (it != patterns_.end() && Remove(it->second, c) && it->second.empty()) patterns_.erase(it);
+  }
+  Count(-static_cast<int64_t>(c.subs->count()));
+  c.subs.reset();
+}
+
+void PubSubRegistry::ActiveChannels(std::string_view pattern, std::set<std::string, std::less<>>* out) const {
+  for (const auto& [channel, subs] : channels_)
+    if (GlobMatch(pattern, channel)) out->insert(channel);
+}
+
+size_t PubSubRegistry::NumSub(std::string_view channel) const {
+  auto it = channels_.find(std::string(channel));
+  return it == channels_.end() ? 0 : it->second.size();
+}
+
+void PubSubRegistry::ActivePatterns(std::set<std::string, std::less<>>* out) const {
+  for (const auto& [pattern, subs] : patterns_) out->insert(pattern);
+}
+
+}  // namespace peregrine

@@ -1,0 +1,97 @@
+// Pub/Sub subscriptions (docs/pubsub.md): which of a worker's clients listen
+// to which channels and patterns. Each worker keeps its own registry and only
+// its own thread (or a command holding the worker, as PUBLISH does with
+// several workers) reads or changes it; PUBLISH walks the registry of every
+// worker that has subscribers. A client keeps its own sets beside it, for
+// its replies' counts, UNSUBSCRIBE without arguments and CLIENT LIST.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/glob.h"
+
+namespace peregrine {
+
+struct Client;
+
+// A client's own subscriptions (allocated at its first SUBSCRIBE or
+// PSUBSCRIBE, freed when it has none left).
+struct ClientSubscriptions {
+  std::set<std::string, std::less<>> channels;
+  std::set<std::string, std::less<>> patterns;
+  size_t count() const { return channels.size() + patterns.size(); }
+};
+
+class PubSubRegistry {
+ public:
+  // Each returns true if the subscription is new (false: already there, or
+  // not subscribed for the removals). They keep the client's own sets too.
+  bool Subscribe(Client& c, std::string_view channel);
+  bool Unsubscribe(Client& c, std::string_view channel);
+  bool PSubscribe(Client& c, std::string_view pattern);
+  bool PUnsubscribe(Client& c, std::string_view pattern);
+  // Drops every subscription of `c` (disconnect, RESET).
+  void RemoveClient(Client& c);
+
+  // Calls `deliver(client, pattern)` for every subscription that matches
+  // `channel`: the channel's subscribers (pattern empty), then every
+  // matching pattern's (a client subscribed both ways gets both). Returns
+  // how many deliveries there were (PUBLISH's count).
+  template <typename Deliver>
+  size_t ForEachReceiver(std::string_view channel, Deliver deliver) const;
+
+  // Channels with at least one subscriber here, matching `pattern` ("*" for
+  // all), added to *out.
+  void ActiveChannels(std::string_view pattern, std::set<std::string, std::less<>>* out) const;
+  // Subscribers of `channel` here (patterns not counted).
+  size_t NumSub(std::string_view channel) const;
+  // Patterns with at least one subscriber here, added to *out.
+  void ActivePatterns(std::set<std::string, std::less<>>* out) const;
+  size_t channel_count() const { return channels_.size(); }
+  size_t pattern_count() const { return patterns_.size(); }
+
+  // Subscriptions of this worker's clients (channels plus patterns), for
+  // other workers to see whether a PUBLISH must reach this one: written by
+  // the owner's thread, read by any.
+  uint64_t subscriptions() const { return subscriptions_.load(std::memory_order_acquire); }
+
+ private:
+  using Subscribers = std::vector<Client*>;  // in subscription order
+  static bool Add(Subscribers& subs, Client& c);
+  static bool Remove(Subscribers& subs, Client& c);
+  template <typename Map>
+  bool Leave(Client& c, std::set<std::string, std::less<>>& mine, Map& registry, std::string_view name);
+  void Count(int64_t delta) { subscriptions_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_release); }
+
+  std::unordered_map<std::string, Subscribers> channels_;
+  std::map<std::string, Subscribers, std::less<>> patterns_;
+  std::atomic<uint64_t> subscriptions_{0};
+};
+
+template <typename Deliver>
+size_t PubSubRegistry::ForEachReceiver(std::string_view channel, Deliver deliver) const {
+  // Who receives is decided before anything is delivered: a delivery may
+  // close a client over its output limit, which unsubscribes it and changes
+  // these lists (the caller skips clients closed meanwhile).
+  std::vector<std::pair<Client*, std::string>> receivers;
+  if (!channels_.empty()) {
+    auto it = channels_.find(std::string(channel));
+    if (it != channels_.end())
+      for (Client* c : it->second) receivers.emplace_back(c, std::string());
+  }
+  for (const auto& [pattern, subs] : patterns_)
+    if (GlobMatch(pattern, channel))
+      for (Client* c : subs) receivers.emplace_back(c, pattern);
+  for (auto& [c, pattern] : receivers) deliver(*c, std::string_view(pattern));
+  return receivers.size();
+}
+
+}  // namespace peregrine
