@@ -226,7 +226,10 @@ db_index = st.one_of(ints(0, 0, 0, 1, 1, 2, 15), ints(0, 1), ints(16, -1, 2**31,
 
 PATTERNS = [b"*", b"*", b"{t}*", b"\\{t\\}*", b"x", b"?", b"[xy]", b"[^x]*", b"[a-c]", b"*a*", b"*z",
             b"", b"[", b"\\", b"**", b"[!b]", b"{x}*", b"y*", b"[c-a]"]
-pattern = st.sampled_from(PATTERNS)
+# Glob patterns: chosen ones, and random ones over the keys' characters and every
+# glob metacharacter (ranges, negation, escapes, unterminated classes).
+pattern = st.one_of(st.sampled_from(PATTERNS),
+                    st.lists(st.sampled_from(b"{}tabcxyz*?[]^!-\\"), max_size=8).map(bytes))
 
 # Arities of the commands in scope (Redis 7.2's command table), for wrong-arity calls.
 ARITY = {

@@ -123,26 +123,9 @@ def close_enough(a, b, kind, unit_ms, elapsed_ms):
     return abs(a - b) <= slack / unit_ms + (0 if unit_ms == 1 else 1)
 
 
-def unknown_command_with_nul(args, raw_a, raw_b):
-    return (raw_b.startswith((b"-ERR unknown command '", b"-ERR unknown subcommand '"))
-            and any(b"\0" in a for a in args))
-
-
-# Peregrine bugs whose fix lies in files this test's author could not change at the
-# time (docs/differential.md, "Known bugs"): each is (what, predicate on the
-# arguments and both replies). Delete an entry with its fix.
-KNOWN_BUGS = [
-    ("unknown command/subcommand errors: an argument is not cut at its first NUL byte "
-     "(Worker::Resolve in src/server/worker.cc)",
-     unknown_command_with_nul),
-]
-
-
 def compare(cmd, args, raw_a, raw_b, example, elapsed_ms):
     """True if two replies to `args` agree under the command's comparison kind."""
     if raw_a == raw_b:
-        return True
-    if any(known(args, raw_a, raw_b) for _, known in KNOWN_BUGS):
         return True
     ta, va = decode(raw_a)
     tb, vb = decode(raw_b)
