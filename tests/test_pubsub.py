@@ -331,6 +331,21 @@ def test_pubsub_introspection(server, pub):
         b.close()
 
 
+def test_pubsub_channels_lists_the_empty_channel_without_a_pattern(server, pub):
+    # Found by the differential test: without a pattern Redis lists every channel;
+    # a pattern, even "*", matches nothing against the empty name.
+    a = subscriber(server, "", "x")
+    try:
+        wait_numsub(pub, "", 1)
+        assert pub.call("PUBSUB", "CHANNELS") in (b"*2\r\n$0\r\n\r\n$1\r\nx\r\n", b"*2\r\n$1\r\nx\r\n$0\r\n\r\n")
+        assert pub.call("PUBSUB", "CHANNELS", "*") == b"*1\r\n$1\r\nx\r\n"
+        assert pub.call("PUBSUB", "CHANNELS", "") == b"*1\r\n$0\r\n\r\n"
+        info = info_dict(pub.call("INFO", "stats").split(b"\r\n", 1)[1].rsplit(b"\r\n", 1)[0])
+        assert info["pubsub_channels"] == "2"
+    finally:
+        a.close()
+
+
 def test_pubsub_errors_and_help(pub):
     assert pub.call("PUBSUB") == b"-ERR wrong number of arguments for 'pubsub' command\r\n"
     assert pub.call("PUBSUB", "NOPE") == b"-ERR unknown subcommand 'NOPE'. Try PUBSUB HELP.\r\n"

@@ -4,6 +4,7 @@
 // runs holding every worker that has subscribers and delivers into their
 // clients' output directly, so the count it replies is exact and a message
 // reaches every subscriber before PUBLISH returns, as in Redis.
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -108,7 +109,9 @@ bool AtMostOnePattern(CommandContext& ctx) {
 
 void PubsubChannelsCommand(CommandContext& ctx) {
   if (!AtMostOnePattern(ctx)) return;
-  const std::string_view pattern = ctx.args.size() == 3 ? ctx.args[2] : std::string_view("*");
+  // Without a pattern, every channel (Redis: no matching at all, so also "").
+  const std::optional<std::string_view> pattern =
+      ctx.args.size() == 3 ? std::optional<std::string_view>(ctx.args[2]) : std::nullopt;
   NameSet channels;
   for (size_t w = 0; w < ctx.server.num_shards(); w++) ctx.server.worker(w).pubsub().ActiveChannels(pattern, &channels);
   ctx.reply.ArrayHeader(channels.size());

@@ -259,7 +259,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     // Distinct channels and patterns with subscribers, over every worker.
     std::set<std::string, std::less<>> channels, patterns;
     for (auto& w : workers_) {
-      w->pubsub().ActiveChannels("*", &channels);
+      w->pubsub().ActiveChannels(std::nullopt, &channels);
       w->pubsub().ActivePatterns(&patterns);
     }
     Field(out, "pubsub_channels", static_cast<uint64_t>(channels.size()));

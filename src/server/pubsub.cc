@@ -76,9 +76,10 @@ void PubSubRegistry::RemoveClient(Client& c) {
   c.subs.reset();
 }
 
-void PubSubRegistry::ActiveChannels(std::string_view pattern, std::set<std::string, std::less<>>* out) const {
+void PubSubRegistry::ActiveChannels(std::optional<std::string_view> pattern,
+                                    std::set<std::string, std::less<>>* out) const {
   for (const auto& [channel, subs] : channels_)
-    if (GlobMatch(pattern, channel)) out->insert(channel);
+    if (!pattern || GlobMatch(*pattern, channel)) out->insert(channel);
 }
 
 size_t PubSubRegistry::NumSub(std::string_view channel) const {

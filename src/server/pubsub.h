@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -48,9 +49,9 @@ class PubSubRegistry {
   template <typename Deliver>
   size_t ForEachReceiver(std::string_view channel, Deliver deliver) const;
 
-  // Channels with at least one subscriber here, matching `pattern` ("*" for
-  // all), added to *out.
-  void ActiveChannels(std::string_view pattern, std::set<std::string, std::less<>>* out) const;
+  // Channels with at least one subscriber here, matching `pattern` (every one
+  // without a pattern: also "", which no pattern but "" matches), added to *out.
+  void ActiveChannels(std::optional<std::string_view> pattern, std::set<std::string, std::less<>>* out) const;
   // Subscribers of `channel` here (patterns not counted).
   size_t NumSub(std::string_view channel) const;
   // Patterns with at least one subscriber here, added to *out.

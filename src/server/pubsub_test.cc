@@ -111,6 +111,20 @@ TEST(PubSubRegistry, ActiveChannelsAndPatterns) {
   EXPECT_EQ(patterns, (std::set<std::string, std::less<>>{"n*"}));
 }
 
+TEST(PubSubRegistry, EveryChannelWithoutAPatternIncludesTheEmptyOne) {
+  // Redis's glob matches nothing against "" but the empty pattern; PUBSUB
+  // CHANNELS without a pattern does not match at all.
+  PubSubRegistry r;
+  Client a(nullptr, 1, -1);
+  r.Subscribe(a, "");
+  r.Subscribe(a, "x");
+  std::set<std::string, std::less<>> all, star;
+  r.ActiveChannels(std::nullopt, &all);
+  r.ActiveChannels("*", &star);
+  EXPECT_EQ(all, (std::set<std::string, std::less<>>{"", "x"}));
+  EXPECT_EQ(star, (std::set<std::string, std::less<>>{"x"}));
+}
+
 TEST(PubSubRegistry, ADeliveryMayRemoveSubscribers) {
   // A subscriber over its output limit is closed during the delivery, which
   // unsubscribes it: the walk must not trip over the changed lists.
