@@ -25,6 +25,7 @@ EXPIRETIME = "expiretime"  # EXPIRETIME/PEXPIRETIME: exact unless relative deadl
 ANY_INT = "any_int"        # any integer matches any integer (OBJECT IDLETIME, MEMORY USAGE)
 RANDOMKEY = "randomkey"    # nil on both, or each server's key exists there
 SCAN_ALL = "scan_all"      # SCAN iterated to cursor 0, keys compared as a set
+SEVERAL = "several"        # any number of replies (SUBSCRIBE & co, PUBLISH to oneself in RESP3)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,12 +63,19 @@ def render(cmd, index):
     return out
 
 
-def snapshot(keys):
+SUBSCRIBES = (b"subscribe", b"psubscribe")
+
+
+def snapshot(example):
     """What an example leaves behind, read back after its commands: every key of
     its keyspace in databases 0-2 (value, deadline, encoding, refcount), the key
-    counts and the connection's name. A difference in state shows here even when
+    counts and the connection's name; first a RESET if it may have subscribed
+    (RESP2 allows nothing else then). A difference in state shows here even when
     no command of the sequence happened to look at it."""
+    keys = example.keys
     out = []
+    if any(c.args[0].lower() in SUBSCRIBES for c in example.commands):
+        out.append(Cmd((b"RESET",)))
     for db in (b"0", b"1", b"2"):
         out += [Cmd((b"SELECT", db)), Cmd((b"DBSIZE",))]
         for k in keys:
@@ -242,6 +250,7 @@ ARITY = {
     "flushdb": -1, "flushall": -1, "echo": 2, "select": 2, "auth": -2, "reset": 1, "object": -2,
     "client": -2, "memory": -2, "object encoding": 3, "object refcount": 3, "object freq": 3,
     "object idletime": 3, "object help": 2, "client getname": 2, "client setname": 3, "memory usage": -3,
+    "subscribe": -2, "psubscribe": -2, "publish": 3, "pubsub": -2, "pubsub numpat": 2, "pubsub help": 2,
 }
 
 
@@ -260,6 +269,27 @@ def wrong_arity(draw, key):
         count = draw(st.integers(min_value=len(words), max_value=-arity - 1))
     head = [draw(word(w)) for w in words]
     return Cmd(tuple(head + draw(st.lists(key, min_size=count - len(words), max_size=count - len(words)))))
+
+
+# Pub/Sub: one connection subscribes, publishes (to itself) and asks.
+channel = st.sampled_from([b"ch1", b"ch2", b"news.a", b"news.b", b""])
+channel_pattern = st.sampled_from([b"news.*", b"ch?", b"*", b"[", b"ch[12]", b"news.a", b"\\*"])
+
+
+def pubsub_commands():
+    return [
+        cmd("subscribe", st.lists(channel, min_size=1, max_size=3), kind=SEVERAL),
+        cmd("psubscribe", st.lists(channel_pattern, min_size=1, max_size=3), kind=SEVERAL),
+        cmd("unsubscribe", st.lists(channel, max_size=2), kind=SEVERAL),
+        cmd("punsubscribe", st.lists(channel_pattern, max_size=2), kind=SEVERAL),
+        cmd("publish", channel, value, kind=SEVERAL),
+        cmd("pubsub", word("channels"), options(channel_pattern, max_size=2), kind=UNORDERED),
+        cmd("pubsub", word("numsub"), st.lists(channel, max_size=3)),
+        cmd("pubsub", word("numpat")),
+        cmd("pubsub", word("shardchannels"), options(channel_pattern, max_size=1)),
+        cmd("pubsub", word("shardnumsub"), st.lists(channel, max_size=2)),
+        cmd("pubsub", st.sampled_from([b"help", b"HELP", b"foo", b""])),
+    ]
 
 
 def commands(allowed, key):
@@ -340,6 +370,7 @@ def commands(allowed, key):
         cmd("client", st.sampled_from([b"foo", b"setnam", b"", b"\x00"])),
         cmd("reset"),
         hello_error(),
+        *pubsub_commands(),
         # unknown commands and wrong arities
         st.tuples(st.sampled_from([b"GETT", b"foo", b"SETT", b"gett"]), st.lists(value, max_size=3)).map(
             lambda t: Cmd((t[0], *t[1]))),

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 import diffgen
 from conftest import ServerProcess
-from diffgen import ANY_INT, EXPIRETIME, RANDOMKEY, SCAN_ALL, TTL, UNORDERED
+from diffgen import ANY_INT, EXPIRETIME, RANDOMKEY, SCAN_ALL, SEVERAL, TTL, UNORDERED
 from helpers import Conn, encode
 
 EXAMPLES = int(os.environ.get("DIFFTEST_EXAMPLES", "500"))
@@ -172,7 +172,7 @@ def show(raw, limit=300):
 
 def count_reply(args, raw):
     name = args[0].decode(errors="replace").lower()
-    if name in ("object", "client", "memory") and len(args) > 1:
+    if name in ("object", "client", "memory", "pubsub") and len(args) > 1:
         name += " " + args[1].decode(errors="replace").lower()
     kind = raw[:1].decode()
     if kind == "-":
@@ -190,6 +190,23 @@ def print_stats():
     for name in sorted(by_command):
         kinds = sorted(by_command[name], reverse=True)
         print("  %-16s %s" % (name, ", ".join("%d x %s" % (n, k) for n, k in kinds)))
+
+
+def unsubscribed_all(replies):
+    """UNSUBSCRIBE's (PUNSUBSCRIBE's) replies without arguments, each [kind, name,
+    count]: the names as a multiset and the counts in order."""
+    items = [decode(r) for r in replies]
+    if any(t not in (b"*", b">") or v is None or len(v) != 3 for t, v in items[:-1]):
+        return replies
+    return (sorted((t, v[0], v[1]) for t, v in items[:-1]), [v[2] for _, v in items[:-1]], replies[-1])
+
+
+def published(replies):
+    """PUBLISH's replies when the connection receives the message itself: the
+    pushes' kinds in order (message, then pmessage for each matching pattern), the
+    pushes as a multiset (Redis goes through its patterns in hash order), the rest."""
+    pushes = [r for r in replies if r.startswith(b">")]
+    return [decode(r)[1][0] for r in pushes], sorted(pushes), [r for r in replies if not r.startswith(b">")]
 
 
 class Mismatch(AssertionError):
@@ -293,6 +310,35 @@ class Run:
                       "(SCAN to completion: the key sets)")
         self.log(n, shown_args, "(scan to cursor 0) %s" % (show(ra, 80) if ra else sorted(ka)))
 
+    def several(self, n, cmd, args):
+        """A command with any number of replies: a PING <token> follows it, and all
+        replies up to the PING's are compared. UNSUBSCRIBE and PUNSUBSCRIBE without
+        arguments leave every channel (pattern), and PUBLISH delivers to every
+        matching pattern, in an order Redis does not specify (see unsubscribed_all,
+        published)."""
+        token = b"difftest-sentinel-%d" % n
+        ends = (b"$%d\r\n%s\r\n" % (len(token), token),  # RESP3, or RESP2 outside subscriptions
+                b"*2\r\n$4\r\npong\r\n$%d\r\n%s\r\n" % (len(token), token))  # RESP2 subscribed
+        got = []
+        for side in self.sides:
+            side.conn.send(encode(*args) + encode(b"PING", token))
+            replies = []
+            while not replies or replies[-1] not in ends:
+                replies.append(side.conn.read_reply())
+            got.append(replies)
+        (ra, rb) = got
+        same = ra == rb
+        if not same and len(args) == 1 and args[0].lower() in (b"unsubscribe", b"punsubscribe"):
+            same = unsubscribed_all(ra) == unsubscribed_all(rb)
+        if not same and args[0].lower() == b"publish":
+            same = published(ra) == published(rb)
+        if STATS is not None:
+            count_reply(args, rb[0])
+        if not same:
+            self.fail(n, args + [b"(then PING %s)" % token], b"".join(ra), b"".join(rb),
+                      "(all replies up to the PING's)")
+        self.log(n, args, show(b"".join(ra[:-1]), 80) + " (then PING)")
+
     def run(self):
         try:
             self.run_commands()
@@ -308,17 +354,17 @@ class Run:
         pending = []
         for n, cmd in enumerate(self.example.commands, 1):
             args = diffgen.render(cmd, n - 1)
-            if cmd.kind in (RANDOMKEY, SCAN_ALL):
+            if cmd.kind in (RANDOMKEY, SCAN_ALL, SEVERAL):
                 self.batch(pending)
                 pending = []
-                (self.randomkey if cmd.kind == RANDOMKEY else self.scan_all)(n, cmd, args)
+                {RANDOMKEY: self.randomkey, SCAN_ALL: self.scan_all, SEVERAL: self.several}[cmd.kind](n, cmd, args)
             else:
                 pending.append((n, cmd, args))
         self.batch(pending)
         first = len(self.example.commands) + 1
         self.lines.append("      (the state left behind, read back:)")
         self.batch([(n, cmd, diffgen.render(cmd, n - 1))
-                    for n, cmd in enumerate(diffgen.snapshot(self.example.keys), first)], pipelined=True)
+                    for n, cmd in enumerate(diffgen.snapshot(self.example), first)], pipelined=True)
 
 
 def differential_settings(f):
