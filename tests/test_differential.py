@@ -8,7 +8,8 @@
 # Environment:
 #   DIFFTEST_EXAMPLES  number of Hypothesis examples (default 500: CI's budget)
 #   DIFFTEST_SEED      unset: derandomized (the same examples on every run);
-#                      an integer: that seed; "random": a fresh seed, printed
+#                      an integer: that seed; "random": a fresh one (a failure's
+#                      message names the seed; `make difftest` prints it first)
 #   DIFFTEST_STATS     set: print at the end how often each command got which kind
 #                      of reply (run pytest with -s to see it), to judge coverage
 # The server under test is the conftest one (PEREGRINE_BIN, PEREGRINE_ARGS; with
@@ -16,7 +17,6 @@
 import collections
 import os
 import random
-import sys
 import time
 
 import pytest
@@ -31,8 +31,6 @@ EXAMPLES = int(os.environ.get("DIFFTEST_EXAMPLES", "500"))
 SEED = os.environ.get("DIFFTEST_SEED", "")
 if SEED == "random":
     SEED = str(random.SystemRandom().randrange(2**32))
-if SEED:
-    print("differential test: DIFFTEST_SEED=%s" % SEED, file=sys.stderr)
 STATS = collections.Counter() if os.environ.get("DIFFTEST_STATS") else None
 
 
