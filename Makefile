@@ -19,7 +19,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-instr bench-cross bench-threads bench-pubsub soak bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -163,6 +163,20 @@ soak: build bench-deps
 # (instructions under callgrind, --threads 2 against --threads 1; ~1 min).
 bench-cross: build bench-deps
 	$(VENV)/bin/python bench/cross_shard.py $(abspath $(BUILD))/peregrine
+
+# Differential test against redis-server (#6), beyond CI's fixed 500 examples:
+# DIFFTEST_EXAMPLES random examples from a fresh seed (printed; DIFFTEST_SEED=<n>
+# repeats a run), with 1 and with 4 worker threads (docs/differential.md).
+DIFFTEST_EXAMPLES ?= 5000
+difftest: build pydeps
+	@seed=$${DIFFTEST_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; \
+	echo "difftest: DIFFTEST_SEED=$$seed DIFFTEST_EXAMPLES=$(DIFFTEST_EXAMPLES)"; \
+	for t in 1 4; do \
+	  echo "difftest: --threads $$t"; \
+	  PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads $$t" \
+	    DIFFTEST_EXAMPLES=$(DIFFTEST_EXAMPLES) DIFFTEST_SEED=$$seed \
+	    $(VENV)/bin/python -m pytest tests/test_differential.py -q || exit 1; \
+	done
 
 # PUBLISH requests/s with and without subscribers: Redis, --threads 1 and 2.
 bench-pubsub: build bench-deps
