@@ -123,7 +123,7 @@ def keepalive_timer(port):
 
 
 @pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2)")
-@pytest.mark.parametrize("seconds,expect", [("300", "keepalive,4min"), ("0", None)])
+@pytest.mark.parametrize("seconds,expect", [("300", "timer:(keepalive,"), ("0", None)])
 def test_tcp_keepalive_on_accepted_sockets(start_server, seconds, expect):
     s = start_server("--tcp-keepalive", seconds)
     with Conn(s) as c:
