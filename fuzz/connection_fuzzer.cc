@@ -15,7 +15,10 @@
 // two — then the second runs on its own thread as in the server, keys live
 // on either shard, and the remote batches, the borrowing of shards and their
 // replies' order are fuzzed too; the harness drives worker 0, which holds the
-// connection). Built with ASan and UBSan (make fuzz); a crash, a leak, a
+// connection), and bit 4 a memory limit so small that every write evicts or
+// is refused (bits 5-6 the policy: noeviction, allkeys-lru, allkeys-random,
+// volatile-ttl), so that eviction runs under arbitrary commands. Built with
+// ASan and UBSan (make fuzz); a crash, a leak, a
 // sanitizer report, or a client the server never closes after the end of its
 // input (abort below) is a finding.
 #include <sys/socket.h>
@@ -41,8 +44,15 @@ using peregrine::Worker;
 
 constexpr size_t kChunkSizes[] = {1, 2, 3, 5, 8, 13, 64, SIZE_MAX};
 
-Config FuzzConfig(int threads) {
+Config FuzzConfig(int threads, uint8_t mode) {
   Config c;
+  if (mode & 0x10) {
+    static constexpr peregrine::MaxmemoryPolicy kPolicies[] = {
+        peregrine::MaxmemoryPolicy::kNoEviction, peregrine::MaxmemoryPolicy::kAllKeysLru,
+        peregrine::MaxmemoryPolicy::kAllKeysRandom, peregrine::MaxmemoryPolicy::kVolatileTtl};
+    c.maxmemory = 1;
+    c.maxmemory_policy = kPolicies[(mode >> 5) & 3];
+  }
   c.port = 0;
   c.bind.clear();
   c.threads = threads;
@@ -60,10 +70,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const size_t chunk = kChunkSizes[data[0] % std::size(kChunkSizes)];
   const int threads = (data[0] & 8) != 0 ? 2 : 1;
+  const uint8_t mode = data[0];
   data++;
   size--;
 
-  Server server(FuzzConfig(threads), "", "peregrine-fuzz");
+  Server server(FuzzConfig(threads, mode), "", "peregrine-fuzz");
   std::string err;
   if (!server.InitWorkers(&err)) {
     std::fprintf(stderr, "InitWorkers: %s\n", err.c_str());

@@ -18,10 +18,12 @@ CORPUS = os.path.join(HERE, "corpus", "connection")
 DICT = os.path.join(HERE, "connection.dict")
 
 # The harness's first byte: low three bits the write size (7: all at once,
-# 0: one byte per write), bit 3 two workers instead of one.
+# 0: one byte per write), bit 3 two workers instead of one, bit 4 a 1-byte
+# maxmemory with the policy in bits 5-6.
 WHOLE = 0x07
 BYTEWISE = 0x00
 TWO_WORKERS = 0x08
+TINY_MAXMEMORY = 0x10  # bits 5-6: the eviction policy
 
 
 def resp(*args):
@@ -126,6 +128,9 @@ SEEDS = {
                         ("PUBLISH", "a", "self"), ("PUBLISH", "b", "pattern"), ("CLIENT", "KILL", "TYPE", "pubsub"),
                         ("CONFIG", "SET", "client-output-buffer-limit", "pubsub 100 50 0"),
                         ("PUBLISH", "a", "x" * 200), ("PUBLISH", "a", "again")),
+    "tiny_maxmemory": seq(("SET", "a", "1"), ("SET", "b", "x" * 100, "EX", "100"), ("MSET", "c", "1", "d", "2"),
+                          ("INCR", "n"), ("APPEND", "a", "more"), ("GET", "a"), ("DBSIZE",), ("INFO", "stats"),
+                          ("SETRANGE", "e", "100", "x"), ("COPY", "b", "f"), ("GETEX", "b", "PERSIST")),
     "quit_midway": seq(("SET", "a", "1"), ("QUIT",), ("GET", "a")),
     "shutdown": seq(("SET", "a", "1"), ("SHUTDOWN", "NOSAVE")),
     "unknown": seq(("NOSUCH",), ("get",), ("GeT", "k"), ("CLIENT",), ("CLIENT", "NOPE")),
@@ -149,6 +154,8 @@ SEEDS = {
     "bytewise_pipeline": seq(("SET", "k", "v"), ("GET", "k"), ("DEL", "k")),
 }
 SEEDS_BYTEWISE = {"bytewise_pipeline"}
+# Seeds run under each tiny-memory policy (harness bits 4-6).
+SEEDS_MAXMEMORY = {"tiny_maxmemory"}
 
 # Words the fuzzer may splice in: command and subcommand names, options,
 # numbers at the edges, RESP framing.
@@ -219,16 +226,21 @@ def main():
     for name, body in SEEDS.items():
         mode = BYTEWISE if name in SEEDS_BYTEWISE else WHOLE
         # Each seed with one worker, and with two (keys then live on both).
-        for suffix, workers in (("", 0), (".2w", TWO_WORKERS)):
+        variants = [("", 0), (".2w", TWO_WORKERS)]
+        if name in SEEDS_MAXMEMORY:
+            variants = [(".%s" % p, TINY_MAXMEMORY | i << 5)
+                        for i, p in enumerate(("noeviction", "lru", "random", "ttl"))]
+            variants.append((".lru.2w", TINY_MAXMEMORY | 1 << 5 | TWO_WORKERS))
+        for suffix, flags in variants:
             with open(os.path.join(CORPUS, name + suffix), "wb") as f:
-                f.write(bytes([mode | workers]) + body)
+                f.write(bytes([mode | flags]) + body)
     with open(DICT, "w") as f:
         f.write("# libFuzzer dictionary for fuzz/connection_fuzzer.cc (written by make_corpus.py)\n")
         for w in DICT_WORDS:
             f.write('"%s"\n' % w)
         for w in DICT_RAW:  # libFuzzer's escapes: \xNN for bytes outside printable ASCII
             f.write('"%s"\n' % "".join(c if " " <= c <= "~" and c not in '"\\' else "\\x%02x" % ord(c) for c in w))
-    print("%d seeds in %s, %d dictionary words" % (2 * len(SEEDS), CORPUS, len(DICT_WORDS) + len(DICT_RAW)))
+    print("%d seeds in %s, %d dictionary words" % (len(os.listdir(CORPUS)), CORPUS, len(DICT_WORDS) + len(DICT_RAW)))
 
 
 if __name__ == "__main__":
