@@ -420,3 +420,34 @@ def test_pubsub_class_limit_closes_a_slow_subscriber(server, pub):
         pub.call("CONFIG", "SET", "client-output-buffer-limit", "pubsub 32mb 8mb 60")
         fast.close()
         slow.close()
+
+
+def test_a_publisher_closed_by_its_own_message_harms_nothing(server, pub):
+    # A RESP3 client subscribed to the channel it publishes on, over a small
+    # pubsub-class limit: its own message closes it, mid-command (with
+    # several threads, while its PUBLISH is on its way to another worker's
+    # subscriber). The server and other clients go on unharmed.
+    other = subscriber(server, "self")
+    me = Conn(server)
+    try:
+        assert me.call("HELLO", "3").startswith(b"%")
+        assert me.call("SUBSCRIBE", "self") == push("subscribe", "self", 1, resp=3)
+        # (Redis counts only replies past its 16 KB per-client buffer: a
+        # 64 KB message passes a 16 KB limit in both.)
+        assert pub.call("CONFIG", "SET", "client-output-buffer-limit", "pubsub 16kb 0 0") == b"+OK\r\n"
+        me.send(encode("SET", "before", "1") + encode("PUBLISH", "self", "x" * 65536) + encode("SET", "after", "1"))
+        try:
+            me.read_until_closed(timeout=5)
+        except ConnectionError:
+            pass
+        assert other.read_until_closed(timeout=5) is not None  # over the limit too
+        # Every other path still works, remote batches included.
+        keys = ["after:%d" % i for i in range(40)]
+        pub.send(b"".join(encode("SET", k, k) for k in keys) + encode("MGET", *keys))
+        replies = read_n(pub, len(keys) + 1)
+        assert replies[:-1] == [b"+OK\r\n"] * len(keys)
+        assert replies[-1] == b"*40\r\n" + b"".join(b"$%d\r\n%s\r\n" % (len(k), k.encode()) for k in keys)
+    finally:
+        pub.call("CONFIG", "SET", "client-output-buffer-limit", "pubsub 32mb 8mb 60")
+        me.close()
+        other.close()

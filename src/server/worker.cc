@@ -492,26 +492,36 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     // order holds anyway; not for one who tells a client elsewhere.)
     return Route::kPause;
   }
-  if (c.open_batch == nullptr) {
-    ExecBatch* b = NewBatch();
+  size_t published_here = 0;
+  if (remote_publish) {
+    // This worker's subscribers now, before the batch is touched: a delivery
+    // may close `c` itself (a subscriber over its output limit), which
+    // recycles its open batch. The message still goes to the other worker's
+    // subscribers (Redis closes such a client after the command), in a batch
+    // of its own whose reply nobody waits for.
+    published_here = Publish(args[1], args[2], true);
+  }
+  const bool detached = c.closed;
+  ExecBatch* b = detached ? nullptr : c.open_batch;
+  if (b == nullptr) {
+    b = NewBatch();
     b->from = index_;
     b->target = target;
     b->client_id = c.id;
     b->db = c.db;
     b->resp = c.resp;
-    c.open_batch = b;
+    if (!detached) c.open_batch = b;
   }
-  ExecBatch* b = c.open_batch;
   uint32_t argc = static_cast<uint32_t>(args.size());
   for (std::string_view a : args) {
     b->bytes.append(a);
     b->arg_sizes.push_back(static_cast<uint32_t>(a.size()));
   }
   if (remote_publish) {
-    // This worker's subscribers now; the count travels as a fourth
-    // argument, which PUBLISH's handler adds to the target's (a client
-    // cannot send one: the arity was checked above).
-    const std::string local = std::to_string(Publish(args[1], args[2], true));
+    // The count here travels as a fourth argument, which PUBLISH's handler
+    // adds to the target's (a client cannot send one: the arity was checked
+    // above).
+    const std::string local = std::to_string(published_here);
     b->bytes.append(local);
     b->arg_sizes.push_back(static_cast<uint32_t>(local.size()));
     argc++;
@@ -519,6 +529,10 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     b->only_publishes = false;
   }
   b->commands.push_back({spec, argc});
+  if (detached) {
+    Send(target, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+    return Route::kDone;
+  }
   c.last_cmd = spec;
   return Route::kDone;
 }
