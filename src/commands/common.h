@@ -35,9 +35,8 @@ inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-// An argument as Redis's error texts print it (C's %s): up to its first NUL
-// byte. For every error that quotes what the client sent.
-inline std::string AsCString(std::string_view arg) { return std::string(arg.substr(0, arg.find('\0'))); }
+// UpToNul (server/command.h) as a string, for building error texts.
+inline std::string AsCString(std::string_view arg) { return std::string(UpToNul(arg)); }
 
 // Parses an integer argument; on failure replies `error` (the standard
 // "value is not an integer" text by default) and returns false.

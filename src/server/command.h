@@ -156,6 +156,10 @@ class CommandTable {
   uint32_t next_id_ = 0;
 };
 
+// An argument as Redis's error texts print it (C's %s): up to its first NUL
+// byte. For every error that quotes what the client sent.
+inline std::string_view UpToNul(std::string_view arg) { return arg.substr(0, arg.find('\0')); }
+
 // Names of flags and categories as COMMAND INFO prints them.
 std::vector<std::string_view> FlagNames(uint32_t flags);
 std::vector<std::string_view> AclCategoryNames(uint32_t categories);

@@ -66,15 +66,23 @@ class PubSubRegistry {
 
  private:
   using Subscribers = std::vector<Client*>;  // in subscription order
-  static bool Add(Subscribers& subs, Client& c);
+  // Lets PUBLISH look a channel up by its view, without a string per call.
+  struct ViewHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
   static bool Remove(Subscribers& subs, Client& c);
+  template <typename Map>
+  static void Drop(Map& registry, std::string_view name, Client& c);
   template <typename Map>
   bool Leave(Client& c, std::set<std::string, std::less<>>& mine, Map& registry, std::string_view name);
   void Count(int64_t delta) { subscriptions_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_release); }
 
-  std::unordered_map<std::string, Subscribers> channels_;
+  std::unordered_map<std::string, Subscribers, ViewHash, std::equal_to<>> channels_;
   std::map<std::string, Subscribers, std::less<>> patterns_;
   std::atomic<uint64_t> subscriptions_{0};
+  // ForEachReceiver's list, kept between calls for its capacity.
+  mutable std::vector<std::pair<Client*, std::string>> receivers_;
 };
 
 template <typename Deliver>
@@ -83,16 +91,18 @@ size_t PubSubRegistry::ForEachReceiver(std::string_view channel, Deliver deliver
   // close a client over its output limit, which unsubscribes it and changes
   // these lists (the caller skips clients closed meanwhile).
   std::vector<std::pair<Client*, std::string>> receivers;
-  if (!channels_.empty()) {
-    auto it = channels_.find(std::string(channel));
-    if (it != channels_.end())
-      for (Client* c : it->second) receivers.emplace_back(c, std::string());
-  }
+  receivers.swap(receivers_);
+  receivers.clear();
+  auto it = channels_.find(channel);
+  if (it != channels_.end())
+    for (Client* c : it->second) receivers.emplace_back(c, std::string());
   for (const auto& [pattern, subs] : patterns_)
     if (GlobMatch(pattern, channel))
       for (Client* c : subs) receivers.emplace_back(c, pattern);
   for (auto& [c, pattern] : receivers) deliver(*c, std::string_view(pattern));
-  return receivers.size();
+  const size_t n = receivers.size();
+  receivers.swap(receivers_);
+  return n;
 }
 
 }  // namespace peregrine

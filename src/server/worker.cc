@@ -392,23 +392,22 @@ void Worker::ProcessInput(Client& c) {
 const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
                                    std::string* error) const {
   // Redis prints arguments with C's %s: each ends at its first NUL byte.
-  auto cstr = [](std::string_view s) { return s.substr(0, s.find('\0')); };
   if (cmd == nullptr) {
     std::string list;
     for (size_t i = 1; i < args.size() && list.size() < 128; i++) {
       size_t room = 128 - list.size();
       list += "'";
-      list += cstr(args[i]).substr(0, room);
+      list += UpToNul(args[i]).substr(0, room);
       list += "' ";
     }
-    *error = "ERR unknown command '" + std::string(cstr(args[0]).substr(0, 128)) +
+    *error = "ERR unknown command '" + std::string(UpToNul(args[0]).substr(0, 128)) +
              "', with args beginning with: " + list;
     return nullptr;
   }
   if (!cmd->subcommands.empty() && args.size() >= 2) {
     const CommandSpec* sub = CommandTable::FindSubcommand(*cmd, args[1]);
     if (sub == nullptr) {
-      *error = "ERR unknown subcommand '" + std::string(cstr(args[1]).substr(0, 128)) + "'. Try " +
+      *error = "ERR unknown subcommand '" + std::string(UpToNul(args[1]).substr(0, 128)) + "'. Try " +
                Upper(args[0]) + " HELP.";
       return nullptr;
     }
@@ -430,11 +429,9 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // every shard it touches.
   uint32_t target = index_;
   bool span = false, remote_publish = false;
-  // A client subscribed over RESP2 may run only a few commands, none with
-  // keys: the others are refused here, in order.
-  const bool refused = __builtin_expect(c.subs != nullptr, 0) && c.resp == 2 && spec != nullptr &&
-                       !(spec->flags & kCmdPubsubContext);
-  if (spec != nullptr && !refused && ArityOk(*spec, args.size())) {
+  // A command refused to a subscribed client is answered here (the ones it
+  // may run have no keys), in order.
+  if (spec != nullptr && !RefusedWhileSubscribed(c, *spec) && ArityOk(*spec, args.size())) {
     if (spec->first_key > 0) {
       if (spec != cmd || hint == nullptr)
         first_key_shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(spec->first_key)]));
@@ -579,7 +576,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
     return start;
   }
-  if (__builtin_expect(c.subs != nullptr, 0) && c.resp == 2 && !(cmd->flags & kCmdPubsubContext)) {
+  if (RefusedWhileSubscribed(c, *cmd)) {
     command_stats_[cmd->id].rejected_calls++;
     reply.Error("ERR Can't execute '" + cmd->fullname +
                 "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
@@ -1071,10 +1068,7 @@ size_t Worker::Publish(std::string_view channel, std::string_view message, bool 
     }
     w.Bulk(channel);
     w.Bulk(message);
-    if (c.out.size() >= obuf_check_from_ || c.obuf_soft_since_s != 0) {
-      if (CheckOutputLimit(c, own_thread)) return;
-    }
-    QueueWrite(c);
+    if (!OverOutputLimit(c, own_thread)) QueueWrite(c);
   });
 }
 
