@@ -21,17 +21,26 @@ const uint64_t kSeed = [] {
   return (uint64_t{rd()} << 32) ^ rd();
 }();
 
-uint64_t HashShort(uint64_t w0, uint64_t w1) {
-  const uint64_t w[2] = {w0, w1};
-  return XXH3_64bits_withSeed(w, sizeof(w), kSeed);
+// SplitMix64's step: the short-key hash's two secrets from the seed.
+uint64_t SplitMix(uint64_t& x) {
+  uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
 }
 
 }  // namespace
 
-uint64_t CompactKey::HashProbe(const Probe& p) {
-  if (p.is_short()) return HashShort(p.w0, p.w1);
-  return XXH3_64bits_withSeed(p.bytes.data(), p.bytes.size(), kSeed);
-}
+const uint64_t CompactKey::kHashSecret[2] = {[] {
+                                               uint64_t x = kSeed;
+                                               return SplitMix(x);
+                                             }(),
+                                             [] {
+                                               uint64_t x = kSeed ^ 0x5851F42D4C957F2Dull;
+                                               return SplitMix(x);
+                                             }()};
+
+uint64_t CompactKey::HashLong(std::string_view s) { return XXH3_64bits_withSeed(s.data(), s.size(), kSeed); }
 
 void CompactKey::Init(const Probe& p) {
   if (p.is_short()) {
@@ -69,12 +78,12 @@ std::string_view CompactKey::View(char* scratch) const {
   if (k <= 15) return {reinterpret_cast<const char*>(w_), k};
   if (k == kKindHeap) return {heap_ptr(), heap_size()};
   if (k == kKindPacked16 || k == kKindPacked17) {
-    const uint64_t a = w_[0] & ((uint64_t{1} << 56) - 1);
-    const uint64_t b = (w_[0] >> 56) | ((w_[1] & ((uint64_t{1} << 48) - 1)) << 8);
-    const uint64_t lo = Unpack8(a), hi = Unpack8(b);
+    const uint64_t lo = w_[0] & 0x7F7F7F7F7F7F7F7Full, hi = Unpack8(w_[1]);
     std::memcpy(scratch, &lo, 8);
     std::memcpy(scratch + 8, &hi, 8);
-    scratch[16] = static_cast<char>((w_[1] >> 48) & 0x7F);
+    uint8_t last = 0;
+    for (int j = 0; j < 7; j++) last |= static_cast<uint8_t>(((w_[0] >> (8 * j + 7)) & 1) << j);
+    scratch[16] = static_cast<char>(last);
     return {scratch, k == kKindPacked17 ? size_t{17} : size_t{16}};
   }
   return {};

@@ -7,8 +7,8 @@
 //
 // Layout (little-endian words w0 = bytes[0..8), w1 = bytes[8..16)):
 //   inline  bytes[0..len) the key, zero-padded        tag = len (0..15)
-//   packed  w0 = chars 0..7 (56 bits) | chars 8.. << 56,
-//           w1 = the rest of chars 8..15, char 16 at bit 48  tag = 16 or 17
+//   packed  w0 = chars 0..7 as they are, char 16's bits in their top bits,
+//           w1 = chars 8..15 at 7 bits each (56 bits)        tag = 16 or 17
 //   heap    bytes[0..6) pointer, [6..10) size, [10..15) hash bits 24..63
 //                                                     tag = kKindHeap
 // The tag is byte 15; its low 5 bits are the kind, its top bits are flags
@@ -87,8 +87,10 @@ class CompactKey {
   }
 
   // Equality with a lookup key.
-  bool Matches(const Probe& p) const {
-    if (p.is_short()) return w_[0] == p.w0 && ((w_[1] ^ p.w1) & kNoFlags) == 0;
+  bool Matches(const Probe& p) const { return p.is_short() ? MatchesShort(p) : MatchesLong(p); }
+  // The same, when the caller knows which kind `p` is.
+  bool MatchesShort(const Probe& p) const { return w_[0] == p.w0 && ((w_[1] ^ p.w1) & kNoFlags) == 0; }
+  bool MatchesLong(const Probe& p) const {
     return kind() == kKindHeap && heap_size() == p.bytes.size() && (w_[1] >> 16 & kHash40Mask) == (p.hash >> 24) &&
            std::memcmp(heap_ptr(), p.bytes.data(), p.bytes.size()) == 0;
   }
@@ -116,30 +118,74 @@ class CompactKey {
     Probe p;
     p.bytes = s;
     const size_t n = s.size();
+    const char* d = s.data();
     if (n <= 15) {
-      char buf[16] = {};
-      if (n > 0) std::memcpy(buf, s.data(), n);
-      buf[15] = static_cast<char>(n);
-      std::memcpy(&p.w0, buf, 8);
-      std::memcpy(&p.w1, buf + 8, 8);
+      // The bytes loaded whole words at a time (overlapping for the odd
+      // sizes) rather than through a memcpy of variable length, a call.
+      if (n >= 8) {
+        p.w0 = Load64(d);
+        p.w1 = n > 8 ? Load64(d + n - 8) >> (8 * (16 - n)) : 0;
+      } else if (n >= 4) {
+        p.w0 = Load32(d) | (Load32(d + n - 4) << (8 * (n - 4)));
+      } else if (n > 0) {
+        p.w0 = uint64_t{static_cast<uint8_t>(d[0])} | (uint64_t{static_cast<uint8_t>(d[n / 2])} << (8 * (n / 2))) |
+               (uint64_t{static_cast<uint8_t>(d[n - 1])} << (8 * (n - 1)));
+      }
+      p.w1 |= uint64_t{n} << 56;
       return p;
     }
     if (n <= 17) {
-      uint64_t lo, hi;
-      std::memcpy(&lo, s.data(), 8);
-      std::memcpy(&hi, s.data() + 8, 8);
-      const uint8_t last = n == 17 ? static_cast<uint8_t>(s[16]) : 0;
+      const uint64_t lo = Load64(d), hi = Load64(d + 8);
+      const uint8_t last = n == 17 ? static_cast<uint8_t>(d[16]) : 0;
       if (IsAscii8(lo | hi) && last < 0x80) {
-        const uint64_t a = Pack8(lo), b = Pack8(hi);
-        p.w0 = a | (b << 56);
-        p.w1 = (b >> 8) | (uint64_t{last} << 48) | (uint64_t{n == 17 ? kKindPacked17 : kKindPacked16} << 56);
+        // The first eight characters as they are, with the 17th's seven
+        // bits in their free top bits; the next eight packed to 56 bits.
+        p.w0 = lo | SpreadToTopBits(last);
+        p.w1 = Pack8(hi) | (uint64_t{n == 17 ? kKindPacked17 : kKindPacked16} << 56);
         return p;
       }
     }
     p.w1 = uint64_t{kKindHeap} << 56;
     return p;
   }
-  static uint64_t HashProbe(const Probe& p);
+  static uint64_t Load64(const char* d) {
+    uint64_t x;
+    std::memcpy(&x, d, 8);
+    return x;
+  }
+  static uint64_t Load32(const char* d) {
+    uint32_t x;
+    std::memcpy(&x, d, 4);
+    return x;
+  }
+  // Bit j of a 7-bit `c` to bit 7 of byte j (j = 0..6): copy j of c shifted
+  // left by 7j+7 puts its bit j at 8j+7, and the copies (7 bits, 7 apart)
+  // never overlap, so the multiply adds no carries.
+  static uint64_t SpreadToTopBits(uint8_t c) { return (uint64_t{c} * 0x0002040810204080ull) & kTopBits; }
+  static constexpr uint64_t kTopBits = 0x0080808080808080ull;
+  static uint64_t HashProbe(const Probe& p) { return p.is_short() ? HashShort(p.w0, p.w1) : HashLong(p.bytes); }
+  // The hash of a short key's two words (flags clear). Written here rather
+  // than calling XXH3 on the 16 bytes: the library's entry point derives its
+  // seed-dependent constants and dispatches on the length at every call,
+  // about 50 instructions of a lookup's 250, where this is a dozen. The
+  // construction is the usual one for two words (wyhash's and XXH3's short
+  // inputs): a 64x64->128-bit multiply of the words, each xored with a
+  // per-process secret, folded; then the words added back (so that a word
+  // equal to its secret does not zero the product for every other word) and
+  // a multiply-xorshift finish that spreads the result over the bits the
+  // table uses (24..63).
+  static uint64_t HashShort(uint64_t w0, uint64_t w1) {
+    const unsigned __int128 m = static_cast<unsigned __int128>(w0 ^ kHashSecret[0]) * (w1 ^ kHashSecret[1]);
+    uint64_t h = (static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64)) + ((w0 << 29) | (w0 >> 35)) + w1;
+    h ^= h >> 31;
+    h *= 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    return h;
+  }
+  // Keys on the heap: XXH3 with the per-process seed.
+  static uint64_t HashLong(std::string_view s);
+  // Random per process (see compact_key.cc).
+  static const uint64_t kHashSecret[2];
   static constexpr uint64_t kNoFlags = ~(uint64_t{0xE0} << 56);
   static constexpr uint64_t kHash40Mask = (uint64_t{1} << 40) - 1;
 

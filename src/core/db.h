@@ -270,6 +270,8 @@ class Db {
     Segment* seg = nullptr;
     uint32_t group = 0;
     int slot = -1;
+    Entry* entry = nullptr;  // where the slot's ref points
+    uint16_t* ref = nullptr;
     bool found() const { return slot >= 0; }
   };
 
@@ -302,6 +304,7 @@ class Db {
   template <typename Pred>
   Slot Search(uint64_t hash, Pred&& is_it) const;
   Slot Locate(const CompactKey::Probe& p) const;
+  [[gnu::noinline]] Slot LocateLong(const CompactKey::Probe& p) const;
   // For prefetching: the ref of the first slot of the home group of `hash`
   // whose tag matches (the likely entry), or nullptr.
   const uint16_t* LikelyRef(uint64_t hash, const Segment** seg) const;
@@ -347,6 +350,7 @@ class Db {
   // A random entry of either arena, or of the TTL arenas only.
   const Entry* Random(bool ttl_only, std::mt19937_64& rng) const;
   void RemoveEntry(const Entry* e) { RemoveAt(LocateEntry(e)); }
+  [[gnu::noinline]] void RemoveExpired(const Entry* e);
   void FreeAll();
   void InitEmpty();
 
