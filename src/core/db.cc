@@ -195,6 +195,17 @@ uint32_t Db::GroupsFor(uint32_t keys) {
 template <typename Pred>
 [[gnu::always_inline]] inline Db::Slot Db::Search(uint64_t hash, Pred&& is_it) const {
   const DirEntry& d = dir_[DirIndex(hash)];
+  // A hit reads the segment header's chunk table (three lines) after the
+  // group, to find its entry. Once the headers outgrow the L2 cache that
+  // is a third dependent miss: fetch the table alongside the group instead
+  // (10M keys: hits 15% faster). Below that it only costs misses (1M keys:
+  // 18% slower), so small tables skip it.
+  if (segments_ > kPrefetchHeadersAbove) {
+    const char* chunks = reinterpret_cast<const char*>(d.seg()->plain.chunks);
+    __builtin_prefetch(chunks);
+    __builtin_prefetch(chunks + 64);
+    __builtin_prefetch(chunks + 128);
+  }
   const uint32_t n = d.ngroups();
   uint32_t g = HomeGroup(hash, d.depth(), n);
   const uint8_t tag = Tag(hash);
