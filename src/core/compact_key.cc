@@ -1,10 +1,12 @@
 // CompactKey encoding, packing and hashing (see compact_key.h).
 #include "core/compact_key.h"
 
-// xxHash's header-only mode: XXH3 inlined (the hash runs once per request).
+// xxHash's header-only mode: XXH3 inlined (long keys' hash; short keys have
+// their own, in the header).
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -31,14 +33,11 @@ uint64_t SplitMix(uint64_t& x) {
 
 }  // namespace
 
-const uint64_t CompactKey::kHashSecret[2] = {[] {
-                                               uint64_t x = kSeed;
-                                               return SplitMix(x);
-                                             }(),
-                                             [] {
-                                               uint64_t x = kSeed ^ 0x5851F42D4C957F2Dull;
-                                               return SplitMix(x);
-                                             }()};
+const std::array<uint64_t, 2> CompactKey::kHashSecret = [] {
+  uint64_t x = kSeed;
+  const uint64_t first = SplitMix(x);
+  return std::array<uint64_t, 2>{first, SplitMix(x)};
+}();
 
 uint64_t CompactKey::HashLong(std::string_view s) { return XXH3_64bits_withSeed(s.data(), s.size(), kSeed); }
 

@@ -22,6 +22,7 @@
 // Not thread-safe; owned by one shard like everything in core/.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -185,7 +186,7 @@ class CompactKey {
   // Keys on the heap: XXH3 with the per-process seed.
   static uint64_t HashLong(std::string_view s);
   // Random per process (see compact_key.cc).
-  static const uint64_t kHashSecret[2];
+  static const std::array<uint64_t, 2> kHashSecret;
   static constexpr uint64_t kNoFlags = ~(uint64_t{0xE0} << 56);
   static constexpr uint64_t kHash40Mask = (uint64_t{1} << 40) - 1;
 

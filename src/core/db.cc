@@ -364,8 +364,8 @@ void Db::RemoveExpired(const Entry* e) {
 void Db::RemoveAt(const Slot& at) {
   Segment* s = at.seg;
   Group& grp = s->groups[at.group];
-  const uint16_t ref = grp.ref[at.slot];
-  Entry* e = EntryAt(s, ref);
+  const uint16_t ref = *at.ref;
+  Entry* e = at.entry;
   // Groups between the home and this one counted the key as passing them.
   for (uint32_t g = HomeGroup(e->key_.StoredHash(), s); g != at.group; g = g + 1 == s->ngroups ? 0 : g + 1)
     if (s->groups[g].overflow != 255) s->groups[g].overflow--;
@@ -398,7 +398,7 @@ Db::Entry* Db::SetExpire(Entry* e, int64_t expire_ms) {
   // are relocatable), free the old slot without destroying, repoint the ref.
   const Slot at = LocateEntry(e);
   Segment* s = at.seg;
-  uint16_t& ref = s->groups[at.group].ref[at.slot];
+  uint16_t& ref = *at.ref;
   const uint32_t old = ref & kRefIndex;
   const uint16_t visited = ref & kRefVisited;
   if (expire_ms != kNoExpire) {
@@ -669,7 +669,7 @@ bool Db::EvictSieve(EvictFrom from) {
         ref &= static_cast<uint16_t>(~kRefVisited);
         continue;
       }
-      RemoveAt({s, sieve_group_, sieve_slot_});
+      RemoveAt({s, sieve_group_, sieve_slot_, EntryAt(s, ref), &ref});
       sieve_slot_++;
       evicted_keys_++;
       return true;
@@ -694,7 +694,7 @@ bool Db::EvictSoonestExpiring(size_t samples, std::mt19937_64& rng) {
   // Redis samples its expires dict), so that enough samples is exact.
   const Entry* start = Random(true, rng);
   const Slot at = LocateEntry(start);
-  const uint32_t first = at.seg->groups[at.group].ref[at.slot] & kRefIndex;
+  const uint32_t first = *at.ref & kRefIndex;
   const uint64_t pos = SegmentBase(start->key_.StoredHash(), at.seg->depth);
   const Entry* best = nullptr;
   size_t seen = 0;

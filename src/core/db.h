@@ -269,12 +269,15 @@ class Db {
   };
   static_assert(kMaxGroups < 256);
 
-  // Where a key is in the index.
+  // Where a key is in the index, with its ref and entry (a search has them
+  // at hand; callers use them rather than find them again).
   struct Slot {
+    Slot() = default;
+    Slot(Segment* s, uint32_t g, int i, Entry* e, uint16_t* r) : seg(s), group(g), slot(i), entry(e), ref(r) {}
     Segment* seg = nullptr;
     uint32_t group = 0;
     int slot = -1;
-    Entry* entry = nullptr;  // where the slot's ref points
+    Entry* entry = nullptr;  // where *ref points
     uint16_t* ref = nullptr;
     bool found() const { return slot >= 0; }
   };

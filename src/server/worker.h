@@ -254,13 +254,13 @@ class Worker : public ErrorSink {
   // about `budget_us`.
   void EvictFor(int64_t budget_us);
   uint32_t ClientEvents(const Client& c) const;
-  // client-output-buffer-limit after replies were added to `c`: closes it
-  // (dropping its pending replies, as Redis) and returns true if over.
   // A client subscribed over RESP2 may run only the commands flagged
   // kCmdPubsubContext (Redis's list); the others get an error, in order.
   static bool RefusedWhileSubscribed(const Client& c, const CommandSpec& cmd) {
     return __builtin_expect(c.subs != nullptr, 0) && c.resp == 2 && !(cmd.flags & kCmdPubsubContext);
   }
+  // client-output-buffer-limit after replies were added to `c`: closes it
+  // (dropping its pending replies, as Redis) and returns true if over.
   bool OverOutputLimit(Client& c, bool own_thread = true) {
     return (c.out.size() >= obuf_check_from_ || c.obuf_soft_since_s != 0) && CheckOutputLimit(c, own_thread);
   }
