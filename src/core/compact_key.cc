@@ -77,12 +77,11 @@ std::string_view CompactKey::View(char* scratch) const {
   if (k <= 15) return {reinterpret_cast<const char*>(w_), k};
   if (k == kKindHeap) return {heap_ptr(), heap_size()};
   if (k == kKindPacked16 || k == kKindPacked17) {
-    const uint64_t lo = w_[0] & 0x7F7F7F7F7F7F7F7Full, hi = Unpack8(w_[1]);
+    const uint64_t lo = w_[0] & ~kTopBits;
+    const uint64_t hi = (w_[1] & ~(kTopBits | kTagByte)) | (uint64_t{GatherTopBits(w_[1])} << 56);
     std::memcpy(scratch, &lo, 8);
     std::memcpy(scratch + 8, &hi, 8);
-    uint8_t last = 0;
-    for (int j = 0; j < 7; j++) last |= static_cast<uint8_t>(((w_[0] >> (8 * j + 7)) & 1) << j);
-    scratch[16] = static_cast<char>(last);
+    scratch[16] = static_cast<char>(GatherTopBits(w_[0]));
     return {scratch, k == kKindPacked17 ? size_t{17} : size_t{16}};
   }
   return {};

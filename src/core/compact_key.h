@@ -1,14 +1,16 @@
 // CompactKey: a key as the keyspace table stores it, in 16 bytes. Short keys
 // live inline: up to 15 bytes as they are, and 16- or 17-character ASCII keys
 // (redis-benchmark's "key:000000000042", memtier's "memtier-1234567") packed
-// at 7 bits per character. Longer keys live in a heap block, and the 16 bytes
+// (the last one or two characters' 7 bits in the others' free top bits).
+// Longer keys live in a heap block, and the 16 bytes
 // keep the pointer, the size and 40 bits of the key's hash, so that the table
 // can rehash and split without touching the heap block.
 //
 // Layout (little-endian words w0 = bytes[0..8), w1 = bytes[8..16)):
 //   inline  bytes[0..len) the key, zero-padded        tag = len (0..15)
-//   packed  w0 = chars 0..7 as they are, char 16's bits in their top bits,
-//           w1 = chars 8..15 at 7 bits each (56 bits)        tag = 16 or 17
+//   packed  w0 = chars 0..7 as they are, char 16's 7 bits in their top bits,
+//           w1 = chars 8..14 as they are, char 15's 7 bits in their top
+//                bits                                        tag = 16 or 17
 //   heap    bytes[0..6) pointer, [6..10) size, [10..15) hash bits 24..63
 //                                                     tag = kKindHeap
 // The tag is byte 15; its low 5 bits are the kind, its top bits are flags
@@ -90,7 +92,7 @@ class CompactKey {
   // Equality with a lookup key.
   bool Matches(const Probe& p) const { return p.is_short() ? MatchesShort(p) : MatchesLong(p); }
   // The same, when the caller knows which kind `p` is.
-  bool MatchesShort(const Probe& p) const { return w_[0] == p.w0 && ((w_[1] ^ p.w1) & kNoFlags) == 0; }
+  bool MatchesShort(const Probe& p) const { return w_[0] == p.w0 && ((w_[1] ^ p.w1) << kFlagBits) == 0; }
   bool MatchesLong(const Probe& p) const {
     return kind() == kKindHeap && heap_size() == p.bytes.size() && (w_[1] >> 16 & kHash40Mask) == (p.hash >> 24) &&
            std::memcmp(heap_ptr(), p.bytes.data(), p.bytes.size()) == 0;
@@ -139,10 +141,13 @@ class CompactKey {
       const uint64_t lo = Load64(d), hi = Load64(d + 8);
       const uint8_t last = n == 17 ? static_cast<uint8_t>(d[16]) : 0;
       if (IsAscii8(lo | hi) && last < 0x80) {
-        // The first eight characters as they are, with the 17th's seven
-        // bits in their free top bits; the next eight packed to 56 bits.
+        // ASCII leaves the top bit of every byte free: the 16th character
+        // (byte 15, where the tag goes) and the 17th move into the free
+        // top bits of the seven bytes before them. A multiply and a mask
+        // each, where packing eight characters to 56 bits is a dozen steps.
         p.w0 = lo | SpreadToTopBits(last);
-        p.w1 = Pack8(hi) | (uint64_t{n == 17 ? kKindPacked17 : kKindPacked16} << 56);
+        p.w1 = (hi & ~kTagByte) | SpreadToTopBits(static_cast<uint8_t>(hi >> 56)) |
+               (uint64_t{n == 17 ? kKindPacked17 : kKindPacked16} << 56);
         return p;
       }
     }
@@ -163,7 +168,14 @@ class CompactKey {
   // left by 7j+7 puts its bit j at 8j+7, and the copies (7 bits, 7 apart)
   // never overlap, so the multiply adds no carries.
   static uint64_t SpreadToTopBits(uint8_t c) { return (uint64_t{c} * 0x0002040810204080ull) & kTopBits; }
+  // The inverse: bit 8j+7 of `w` to bit j (j = 0..6). Bit 8j+7 shifted left
+  // by 49-7j lands on 56+j; the other products land below 56 (each on its
+  // own bit, so no carries) or above 63.
+  static uint8_t GatherTopBits(uint64_t w) {
+    return static_cast<uint8_t>((((w & kTopBits) * 0x0002040810204080ull) >> 56) & 0x7F);
+  }
   static constexpr uint64_t kTopBits = 0x0080808080808080ull;
+  static constexpr uint64_t kTagByte = uint64_t{0xFF} << 56;
   static uint64_t HashProbe(const Probe& p) { return p.is_short() ? HashShort(p.w0, p.w1) : HashLong(p.bytes); }
   // The hash of a short key's two words (flags clear). Written here rather
   // than calling XXH3 on the 16 bytes: the library's entry point derives its
@@ -187,7 +199,8 @@ class CompactKey {
   static uint64_t HashLong(std::string_view s);
   // Random per process (see compact_key.cc).
   static const std::array<uint64_t, 2> kHashSecret;
-  static constexpr uint64_t kNoFlags = ~(uint64_t{0xE0} << 56);
+  static constexpr int kFlagBits = 3;  // the tag byte's top bits
+  static constexpr uint64_t kNoFlags = ~uint64_t{0} >> kFlagBits;
   static constexpr uint64_t kHash40Mask = (uint64_t{1} << 40) - 1;
 
   uint8_t tag() const { return static_cast<uint8_t>(w_[1] >> 56); }
