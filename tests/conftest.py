@@ -10,6 +10,7 @@ import os
 import shlex
 import socket
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -46,15 +47,24 @@ class ServerProcess:
             cmd += shlex.split(os.environ.get("PEREGRINE_ARGS", ""))
         cmd += list(args)
         self.cmd = cmd
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        # The server's output goes to a file, not a pipe: nobody reads a pipe
+        # while the tests run, and a server that filled one (64 KB of log)
+        # would block in write() and stop answering.
+        self.log_file = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, stdout=self.log_file, stderr=subprocess.STDOUT)
         self._wait_ready()
+
+    def output(self):
+        """What the server has written to stdout and stderr so far."""
+        self.log_file.flush()
+        self.log_file.seek(0)
+        return self.log_file.read().decode(errors="replace")
 
     def _wait_ready(self):
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                out = self.proc.stdout.read().decode(errors="replace")
-                raise RuntimeError(f"server exited early ({self.proc.returncode}): {out}")
+                raise RuntimeError(f"server exited early ({self.proc.returncode}): {self.output()}")
             try:
                 with socket.create_connection((self.host, self.port), timeout=0.2) as s:
                     s.sendall(b"PING\r\n")
@@ -76,8 +86,7 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stdout:
-            self.proc.stdout.close()
+        self.log_file.close()
 
 
 @pytest.fixture(scope="session")
