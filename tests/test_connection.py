@@ -385,6 +385,31 @@ def test_client_list(server, rc):
         assert b"name=list-a " in text and b"name=list-b " in text
 
 
+def test_client_list_names_refused_commands(server, rc):
+    # cmd= is the command last looked up, refused or not (Redis sets it
+    # before checking arity); an unknown command or subcommand leaves NULL.
+    with Conn(server) as a:
+        a.call("CLIENT", "SETNAME", "refused")
+
+        def last():
+            for line in rc.execute_command("CLIENT", "LIST").decode().split("\n")[:-1]:
+                d = client_fields(line)[1]
+                if d["name"] == "refused":
+                    return d["cmd"]
+
+        assert a.call("GET").startswith(b"-ERR wrong number of arguments")
+        assert last() == "get"
+        assert a.call("NOSUCHCMD").startswith(b"-ERR unknown command")
+        assert last() == "NULL"
+        assert a.call("SET", "k", "v") == b"+OK\r\n"
+        assert last() == "set"
+        assert a.call("CLIENT", "NOSUCH").startswith(b"-ERR unknown subcommand")
+        assert last() == "NULL"
+        a.call("SUBSCRIBE", "refused-ch")
+        assert a.call("GET", "k").startswith(b"-ERR Can't execute 'get'")
+        assert last() == "get"
+
+
 def test_client_list_errors(rc):
     with raises("Unknown client type 'foo'"):
         rc.execute_command("CLIENT", "LIST", "TYPE", "foo")

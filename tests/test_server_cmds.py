@@ -523,11 +523,16 @@ def test_debug_refused_by_default(rc):
     # Redis 7: DEBUG is a protected command, off unless enable-debug-command
     # allows it; refused after the arity check, whatever the subcommand.
     assert rc.execute_command("CONFIG", "GET", "enable-debug-command") == [b"enable-debug-command", b"no"]
+    rc.execute_command("CONFIG", "RESETSTAT")
     for args in (("SLEEP", "0"), ("HELP",), ("NOSUCH", "x")):
         with raises(DEBUG_NOT_ALLOWED):
             rc.execute_command("DEBUG", *args)
     with raises(arity("debug")):
         rc.execute_command("DEBUG")
+    # Refused before running, as Redis's protected commands: rejected, not
+    # failed, and not a call.
+    text = rc.execute_command("INFO", "commandstats").decode()
+    assert re.search(r"^cmdstat_debug:calls=0,.*,rejected_calls=4,failed_calls=0\r$", text, re.M), text
     with raises("CONFIG SET failed (possibly related to argument 'enable-debug-command') - "
                 "can't set immutable config"):
         rc.execute_command("CONFIG", "SET", "enable-debug-command", "yes")

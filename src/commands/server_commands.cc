@@ -62,28 +62,9 @@ void ShutdownCommand(CommandContext& ctx) {
   ctx.worker.CloseAfterReply(ctx.client);
 }
 
-// enable-debug-command local: a Unix socket, or a peer at 127.0.0.1 or ::1
-// (Redis's islocalClient; the address is "ip:port").
-bool IsLocalClient(const Client& c) {
-  if (c.is_unix) return true;
-  std::string_view addr = c.addr;
-  const size_t colon = addr.rfind(':');
-  const std::string_view ip = colon == std::string_view::npos ? addr : addr.substr(0, colon);
-  return ip == "127.0.0.1" || ip == "::1";
-}
-
+// A protected command (kCmdProtected): the worker has checked that
+// enable-debug-command allows this client.
 void DebugCommand(CommandContext& ctx) {
-  // A protected command (Redis 7): refused after the arity check, before
-  // the subcommand is looked at, unless enable-debug-command allows it.
-  const auto allowed = ctx.server.config().enable_debug_command;
-  if (allowed == Config::ProtectedAction::kNo ||
-      (allowed == Config::ProtectedAction::kLocal && !IsLocalClient(ctx.client))) {
-    ctx.reply.Error(
-        "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
-        "from a local connection, otherwise you need to set this option in the configuration file, and then "
-        "restart the server.");
-    return;
-  }
   std::string_view sub = ctx.args[1];
   if (EqualsIgnoreCase(sub, "sleep") && ctx.args.size() == 3) {
     // As Redis: the argument is read with strtod, so junk means 0.
@@ -492,7 +473,7 @@ void RegisterServerCommands(CommandTable& t) {
                   "1.0.0", "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.",
                   "O(N) when saving, where N is the total number of keys in all databases when saving data, "
                   "otherwise O(1)"));
-  t.Register(Spec("debug", -2, kAdminish | kCmdAllShards, DebugCommand, "1.0.0", "server",
+  t.Register(Spec("debug", -2, kAdminish | kCmdAllShards | kCmdProtected, DebugCommand, "1.0.0", "server",
                   "A container for debugging commands.", "Depends on subcommand."));
 
   CommandSpec command = Spec("command", -1, kCmdLoading | kCmdStale, CommandCommand, "2.8.13", "server",

@@ -51,6 +51,10 @@ enum CommandFlag : uint32_t {
   kCmdPubsubContext = 1u << 30,
   // PUBLISH: runs holding every worker that has subscribers.
   kCmdPublishes = 1u << 29,
+  // DEBUG (Redis's CMD_PROTECTED, which Redis 7.0's COMMAND INFO does not
+  // show): refused before it runs, counted as rejected, unless
+  // enable-debug-command allows the client.
+  kCmdProtected = 1u << 28,
 };
 
 // ACL categories (without the '@').

@@ -545,7 +545,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     return start;
   }
   CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint};
-  c.last_cmd = cmd;
+  c.last_cmd = cmd;  // (also for batches run here for another worker's client)
   current_client_ = &c;
   const uint64_t errors_before = stats_.total_error_replies;
   cmd->handler(ctx);
@@ -566,14 +566,26 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     std::string error;
     cmd = Resolve(args, cmd, &error);
     if (cmd == nullptr) {
+      c.last_cmd = nullptr;  // CLIENT LIST: cmd=NULL, as Redis
       reply.Error(error);
       return start;
     }
   }
+  // Set before the checks: Redis's CLIENT LIST names a command refused for
+  // its arity, in a subscribed context or over maxmemory too.
+  c.last_cmd = cmd;
   const int argc = static_cast<int>(args.size());
   if (!ArityOk(*cmd, args.size())) {
     command_stats_[cmd->id].rejected_calls++;
     reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
+    return start;
+  }
+  if ((cmd->flags & kCmdProtected) && !ProtectedAllowed(c)) [[unlikely]] {
+    command_stats_[cmd->id].rejected_calls++;
+    reply.Error(
+        "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
+        "from a local connection, otherwise you need to set this option in the configuration file, and then "
+        "restart the server.");
     return start;
   }
   if (RefusedWhileSubscribed(c, *cmd)) {
@@ -592,6 +604,21 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
   OverOutputLimit(c);  // may close c (the caller checks c.closed)
   return end;
+}
+
+// enable-debug-command: yes, no, or local (a Unix socket, or a peer at
+// 127.0.0.1 or ::1, as Redis's islocalClient; the address is "ip:port").
+bool Worker::ProtectedAllowed(const Client& c) const {
+  switch (server_.config().enable_debug_command) {
+    case Config::ProtectedAction::kYes: return true;
+    case Config::ProtectedAction::kNo: return false;
+    case Config::ProtectedAction::kLocal: break;
+  }
+  if (c.is_unix) return true;
+  std::string_view addr = c.addr;
+  const size_t colon = addr.rfind(':');
+  const std::string_view ip = colon == std::string_view::npos ? addr : addr.substr(0, colon);
+  return ip == "127.0.0.1" || ip == "::1";
 }
 
 bool Worker::EnforceMaxmemory(Shard& shard) {

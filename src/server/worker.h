@@ -254,6 +254,8 @@ class Worker : public ErrorSink {
   // about `budget_us`.
   void EvictFor(int64_t budget_us);
   uint32_t ClientEvents(const Client& c) const;
+  // Whether enable-debug-command lets `c` run a kCmdProtected command.
+  bool ProtectedAllowed(const Client& c) const;
   // A client subscribed over RESP2 may run only the commands flagged
   // kCmdPubsubContext (Redis's list); the others get an error, in order.
   static bool RefusedWhileSubscribed(const Client& c, const CommandSpec& cmd) {
