@@ -1,7 +1,9 @@
 // Seven-bit packing of ASCII text: eight characters (one per byte of a
-// little-endian word, top bits clear) into 56 bits and back. CompactKey packs
-// 16- and 17-character keys and CompactString 15-character values with it,
-// so that they fit in 16 bytes beside their tags.
+// little-endian word, top bits clear) into 56 bits and back. CompactString
+// packs 15-character values with it, so that they fit in 16 bytes beside
+// their tag; CompactKey only uses IsAscii8 (its 16/17-character keys move
+// one character's bits into the others' free top bits instead, which is
+// cheaper on the lookup path).
 #pragma once
 
 #include <cstdint>
