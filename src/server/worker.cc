@@ -545,7 +545,6 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     return start;
   }
   CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint};
-  c.last_cmd = cmd;  // (also for batches run here for another worker's client)
   current_client_ = &c;
   const uint64_t errors_before = stats_.total_error_replies;
   cmd->handler(ctx);
@@ -892,6 +891,7 @@ void Worker::RunExecBatch(ExecBatch* b) {
       exec_args_.emplace_back(b->bytes.data() + offset, b->arg_sizes[arg]);
       offset += b->arg_sizes[arg];
     }
+    proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
     t = Run(proxy_, cmd.spec, exec_args_, reply, shard_, nullptr, now_ms, t);
     // Past the output buffer's hard limit the client is closed when the
     // replies reach it, without running the rest (Redis stops reading a

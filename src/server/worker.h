@@ -213,6 +213,7 @@ class Worker : public ErrorSink {
                              std::string* error) const;
   // Runs a resolved command on `shard` (held by this thread) with the reply
   // going to `reply`: the maxmemory check, the handler, the statistics.
+  // The caller has set c.last_cmd (error texts and CLIENT LIST name it).
   uint64_t Run(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args, ReplyWriter& reply,
                Shard& shard, const CompactKey::Probe* hint, int64_t now_ms, uint64_t start);
 
