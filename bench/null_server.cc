@@ -1,6 +1,8 @@
 // null_server: the "null server" of /work/shared/MEASURING.md, the ceiling that bench/run_bench.py
 // measures beside Peregrine and Redis. One thread, epoll; it frames RESP requests exactly and answers
 // without storing anything. Build: g++ -O2 -std=c++20 -o null_server bench/null_server.cc
+// With --get-bulk N every GET is answered with an N-byte bulk string (from one buffer, always in
+// cache) instead of nil: the floor for workloads whose GETs return values of that size.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -40,6 +42,7 @@ const char* const kCmdNames[kNumCmds] = {"get", "set", "ping", "config", "info",
 uint64_t calls[kNumCmds];
 bool stop = false;
 char rbuf[kReadSize];  // every read lands here first; only a partial request is copied
+std::string get_reply = "$-1\r\n";  // what every GET is answered (--get-bulk N: an N-byte bulk)
 
 bool ieq(std::string_view a, std::string_view lower) {  // ASCII case-insensitive; lower is lower case
   if (a.size() != lower.size()) return false;
@@ -106,7 +109,7 @@ long frame(const char* p, const char* e, std::string_view* args, int& nargs) {
 void reply(Conn& c, const std::string_view* a, int n) {
   std::string& o = c.out;
   if (ieq(a[0], "get")) {
-    ++calls[kGet], o += "$-1\r\n";
+    ++calls[kGet], o += get_reply;
   } else if (ieq(a[0], "set")) {
     ++calls[kSet], o += "+OK\r\n";
   } else if (ieq(a[0], "ping")) {
@@ -193,7 +196,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--port") && i + 1 < argc) port = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--bind") && i + 1 < argc) bind_addr = argv[++i];
-    else return fprintf(stderr, "usage: %s --port N [--bind 127.0.0.1]\n", argv[0]), 2;
+    else if (!strcmp(argv[i], "--get-bulk") && i + 1 < argc) {
+      long n = atol(argv[++i]);
+      if (n >= 0) get_reply = "$" + std::to_string(n) + "\r\n" + std::string(n, 'x') + "\r\n";
+    } else {
+      return fprintf(stderr, "usage: %s --port N [--bind 127.0.0.1] [--get-bulk BYTES]\n", argv[0]), 2;
+    }
   }
   sigset_t sigs;  // SIGTERM / SIGINT arrive through a signalfd: a clean exit from the loop
   sigemptyset(&sigs), sigaddset(&sigs, SIGTERM), sigaddset(&sigs, SIGINT);

@@ -17,7 +17,10 @@
 // replies' order are fuzzed too; the harness drives worker 0, which holds the
 // connection), and bit 4 a memory limit so small that every write evicts or
 // is refused (bits 5-6 the policy: noeviction, allkeys-lru, allkeys-random,
-// volatile-ttl), so that eviction runs under arbitrary commands. Built with
+// volatile-ttl), so that eviction runs under arbitrary commands. Bulk
+// arguments of 64 bytes or more take the large-argument path (read straight
+// into a block of their own), and values of 1 KB or more go out by reference
+// (ReplyWriter::BulkLent). Built with
 // ASan and UBSan (make fuzz); a crash, a leak, a
 // sanitizer report, or a client the server never closes after the end of its
 // input (abort below) is a finding.
@@ -81,6 +84,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   }
   server.ApplyRuntimeConfig();  // the log level ("nothing")
+  // Bulk arguments from 64 bytes on are read into blocks of their own (32 KB
+  // in the server), so that inputs of a few KB reach that path.
+  for (int i = 0; i < threads; i++) server.worker(static_cast<uint32_t>(i)).set_big_arg_min(64);
   Worker& worker = server.worker(0);
   std::thread other;
   if (threads > 1) other = std::thread([&server] { server.worker(1).Run(); });

@@ -152,8 +152,23 @@ SEEDS = {
     "truncated": b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nab",
     "nul_bytes": resp("SET", b"k\x00ey", b"v\x00\xff") + resp("GET", b"k\x00ey"),
     "bytewise_pipeline": seq(("SET", "k", "v"), ("GET", "k"), ("DEL", "k")),
+    # --- large values: from 64 bytes a bulk argument is read into a block of
+    # its own (the harness lowers the threshold), from 1 KB a value is
+    # replied by reference; the value changes while replies of it wait.
+    "big_args": seq(("SET", "k", "a" * 200, "EX", "100"), ("GET", "k"), ("MSET", "x", "b" * 100, "y", "c" * 150),
+                    ("MGET", "x", "y"), ("ECHO", "e" * 300), ("SET", "K" * 100, "v"), ("GET", "K" * 100),
+                    ("SETNX", "x", "d" * 90), ("GETSET", "y", "f" * 80), ("APPEND", "z", "g" * 70),
+                    ("SET", "k", "h" * 120, "BADOPTION"), ("SETEX", "s", "10", "i" * 64)),
+    "big_args_bytewise": seq(("SET", "k", "a" * 200), ("MSET", "x", "b" * 100, "y", "c" * 150), ("GET", "k"),
+                             ("PING",)),
+    "lent_values": seq(("SET", "k", "v" * 1100), ("GET", "k"), ("GET", "k"), ("SET", "k", "w" * 1200),
+                       ("GET", "k"), ("SETRANGE", "k", "5", "XYZ"), ("GET", "k"), ("APPEND", "k", "tail"),
+                       ("GET", "k"), ("GETDEL", "k"), ("SET", "k", "u" * 1300), ("SET", "k", "t" * 1024, "GET"),
+                       ("GETSET", "k", "s"), ("SET", "k", "r" * 1500), ("GETEX", "k", "PX", "1"),
+                       ("MGET", "k", "k"), ("FLUSHALL",)),
+    "lent_pipeline": seq(("SET", "k", "p" * 1100), *[("GET", "k")] * 130, ("DEL", "k"), ("GET", "k")),
 }
-SEEDS_BYTEWISE = {"bytewise_pipeline"}
+SEEDS_BYTEWISE = {"bytewise_pipeline", "big_args_bytewise"}
 # Seeds run under each tiny-memory policy (harness bits 4-6).
 SEEDS_MAXMEMORY = {"tiny_maxmemory"}
 

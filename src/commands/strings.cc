@@ -125,7 +125,7 @@ void SetCommand(CommandContext& ctx) {
     if (e == nullptr)
       ctx.reply.Null();
     else
-      ReplyString(ctx, e->value.str());
+      ReplyString(ctx, e->value.mutable_str());
   } else {
     e = LookupWrite(ctx, key);
   }
@@ -133,7 +133,7 @@ void SetCommand(CommandContext& ctx) {
     if (!o.get) ctx.reply.Null();
     return;
   }
-  StoreString(ctx, e, key, CompactString::FromValue(ctx.args[2]), o.keepttl, deadline);
+  StoreString(ctx, e, key, StringValueArg(ctx, ctx.args[2]), o.keepttl, deadline);
   if (!o.get) ctx.reply.Ok();
 }
 
@@ -142,7 +142,7 @@ void SetnxCommand(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
-  InsertKey(ctx, ctx.db(), ctx.args[1], Value::String(ctx.args[2]));
+  InsertKey(ctx, ctx.db(), ctx.args[1], Value(StringValueArg(ctx, ctx.args[2])));
   ctx.reply.Integer(1);
 }
 
@@ -153,7 +153,7 @@ void SetWithExpire(CommandContext& ctx, bool seconds) {
   o.expire_arg = ctx.args[2];
   int64_t deadline;
   if (!ExpireDeadline(ctx, o, &deadline)) return;
-  StoreString(ctx, LookupWrite(ctx, ctx.args[1]), ctx.args[1], CompactString::FromValue(ctx.args[3]), false,
+  StoreString(ctx, LookupWrite(ctx, ctx.args[1]), ctx.args[1], StringValueArg(ctx, ctx.args[3]), false,
               deadline);
   ctx.reply.Ok();
 }
@@ -166,7 +166,7 @@ void GetCommand(CommandContext& ctx) {
   if (e == nullptr)
     ctx.reply.Null();
   else
-    ReplyString(ctx, e->value.str());
+    ReplyString(ctx, e->value.mutable_str());
 }
 
 void GetsetCommand(CommandContext& ctx) {
@@ -175,8 +175,8 @@ void GetsetCommand(CommandContext& ctx) {
   if (e == nullptr)
     ctx.reply.Null();
   else
-    ReplyString(ctx, e->value.str());
-  StoreString(ctx, e, ctx.args[1], CompactString::FromValue(ctx.args[2]), false);
+    ReplyString(ctx, e->value.mutable_str());
+  StoreString(ctx, e, ctx.args[1], StringValueArg(ctx, ctx.args[2]), false);
 }
 
 void GetdelCommand(CommandContext& ctx) {
@@ -186,7 +186,7 @@ void GetdelCommand(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
-  ReplyString(ctx, e->value.str());
+  ReplyString(ctx, e->value.mutable_str());
   ctx.db().Erase(ctx.args[1]);
 }
 
@@ -203,7 +203,7 @@ void GetexCommand(CommandContext& ctx) {
   // As Redis, the expire value is checked only once the key is known to exist.
   int64_t deadline = Db::kNoExpire;
   if (o.unit != StringOptions::Unit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
-  ReplyString(ctx, e->value.str());
+  ReplyString(ctx, e->value.mutable_str());
   if (deadline != Db::kNoExpire) {
     if (deadline <= ctx.now_ms)
       ctx.db().Erase(ctx.args[1]);
@@ -221,7 +221,7 @@ void MgetCommand(CommandContext& ctx) {
     if (e == nullptr || !e->value.is_string())
       ctx.reply.Null();
     else
-      ReplyString(ctx, e->value.str());
+      ReplyString(ctx, e->value.mutable_str());
   }
 }
 
@@ -239,7 +239,7 @@ void MsetGeneric(CommandContext& ctx, bool nx) {
     }
   }
   for (size_t i = 1; i < ctx.args.size(); i += 2)
-    StoreString(ctx, LookupWrite(ctx, ctx.args[i]), ctx.args[i], CompactString::FromValue(ctx.args[i + 1]), false);
+    StoreString(ctx, LookupWrite(ctx, ctx.args[i]), ctx.args[i], StringValueArg(ctx, ctx.args[i + 1]), false);
   ReplyDone(ctx, nx);
 }
 void MsetCommand(CommandContext& ctx) { MsetGeneric(ctx, false); }
@@ -260,7 +260,7 @@ void AppendCommand(CommandContext& ctx) {
   if (!LookupStringForWrite(ctx, ctx.args[1], &e)) return;
   if (e == nullptr) {
     // A new key's value is encoded as SET would (Redis: tryObjectEncoding).
-    e = InsertKey(ctx, ctx.db(), ctx.args[1], Value::String(ctx.args[2]));
+    e = InsertKey(ctx, ctx.db(), ctx.args[1], Value(StringValueArg(ctx, ctx.args[2])));
   } else {
     if (!CheckStringLength(ctx, e->value.str().size() + ctx.args[2].size())) return;
     e->value.mutable_str().Append(ctx.args[2]);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/lent_blocks.h"
 #include "core/memory.h"
 #include "core/numbers.h"
 #include "core/pack7.h"
@@ -73,6 +74,28 @@ CompactString CompactString::FromValue(std::string_view s) {
   return CompactString(s);
 }
 
+CompactString CompactString::AdoptBlock(char* block, size_t size) {
+  CountAdopted(block);
+  CompactString c;
+  c.SetHeap(block, size, /*raw=*/false);
+  return c;
+}
+
+void CompactString::ReleaseLent() { lent_blocks::Release(heap_ptr()); }
+
+void CompactString::Unlend() {
+  if ((bytes_[kTag] & (kTagHeap | kLentFlag)) != (kTagHeap | kLentFlag)) return;
+  char* old = heap_ptr();
+  if (lent_blocks::IsLent(old)) {
+    const size_t n = heap_size();
+    char* p = Allocate(n);
+    std::memcpy(p, old, n);
+    lent_blocks::Release(old);
+    std::memcpy(bytes_, &p, sizeof(p));
+  }
+  bytes_[kTag] &= static_cast<uint8_t>(~kLentFlag);
+}
+
 CompactString CompactString::FromInt(int64_t v) {
   CompactString c;
   std::memcpy(c.bytes_, &v, sizeof(v));
@@ -126,11 +149,15 @@ void CompactString::MakeRaw(size_t capacity) {
     return;
   }
   char* p;
-  if (bytes_[kTag] & kTagHeap) {
+  // A block a reply may still be sending is never moved by realloc (which
+  // would free it): it is copied and handed over.
+  const bool lent = (bytes_[kTag] & kTagHeap) && (bytes_[kTag] & kLentFlag) && lent_blocks::IsLent(heap_ptr());
+  if ((bytes_[kTag] & kTagHeap) && !lent) {
     p = static_cast<char*>(CountedRealloc(heap_ptr(), capacity));
   } else {
     p = Allocate(capacity);
     std::memcpy(p, current.data(), size);
+    if (lent) lent_blocks::Release(heap_ptr());
   }
   SetHeap(p, size, /*raw=*/true);
 }
@@ -152,10 +179,11 @@ void CompactString::Append(std::string_view s) {
   size_t cap = (bytes_[kTag] & kTagHeap) ? malloc_usable_size(heap_ptr()) : 0;
   MakeRaw(cap >= need ? cap : want);
   if (!s.empty()) std::memcpy(heap_ptr() + size, s.data(), s.size());
-  SetHeap(heap_ptr(), need, /*raw=*/true);
+  SetRawSize(need);
 }
 
 char* CompactString::MutableBytes(size_t min_size) {
+  Unlend();  // the caller writes anywhere: not into bytes a reply still sends
   const size_t size = this->size();
   if (min_size <= size) {
     MakeRaw(size);
@@ -164,7 +192,7 @@ char* CompactString::MutableBytes(size_t min_size) {
   size_t cap = (bytes_[kTag] & kTagHeap) ? malloc_usable_size(heap_ptr()) : 0;
   MakeRaw(cap >= min_size ? cap : min_size);
   std::memset(heap_ptr() + size, 0, min_size - size);
-  SetHeap(heap_ptr(), min_size, /*raw=*/true);
+  SetRawSize(min_size);
   return heap_ptr();
 }
 

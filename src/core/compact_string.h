@@ -7,11 +7,16 @@
 // Layout (the last byte is the tag):
 //   inline:  bytes[0..len) data,                   tag = len (0..14)
 //   packed:  bytes[0..14) 15 characters (pack7.h), tag = kTagPacked
-//   heap:    bytes[0..8) pointer, [8..14) size,    tag = kTagHeap (| kRawFlag)
+//   heap:    bytes[0..8) pointer, [8..14) size,    tag = kTagHeap (| kRawFlag | kLentFlag)
 //   integer: bytes[0..8) int64, [8] unshared mark, tag = kTagInt
 // Byte 14 is never part of the string: it is the owner's (the keyspace keeps
 // a key's access data there, see Value). Construction sets it to 0 (copies
 // copy it); assignment and every mutation leave it as it was.
+//
+// A heap block may be lent to replies being written (core/lent_blocks.h): the
+// lent flag says so, and freeing or changing the block in place then goes
+// through the thread's table of lent blocks (a block still lent is handed
+// over, or copied before a change), so a reply sends the value as it was.
 //
 // Not thread-safe; owned by one shard like everything in core/.
 #pragma once
@@ -109,6 +114,22 @@ class CompactString {
     return View(scratch) == s;
   }
 
+  // Whether the bytes live in a heap block of their own (not inline, packed
+  // or an integer), and its size (0 when not).
+  bool is_heap() const { return (bytes_[kTag] & kTagHeap) != 0; }
+  size_t heap_size_or_zero() const { return is_heap() ? heap_size() : 0; }
+  // Lends the heap block to a reply that will send it from where it is
+  // (core/lent_blocks.h: the caller takes a reference) and returns it.
+  // REQUIRES: is_heap().
+  const char* LendBlock() {
+    bytes_[kTag] |= kLentFlag;
+    return heap_ptr();
+  }
+  // A string made of `block` as its heap block, without copying: `size`
+  // bytes allocated by plain malloc (a large argument read straight into the
+  // block that becomes the value); it joins the keyspace's count.
+  static CompactString AdoptBlock(char* block, size_t size);
+
   // The owner's byte (see the layout above).
   uint8_t spare() const { return bytes_[kSpare]; }
   void set_spare(uint8_t b) { bytes_[kSpare] = b; }
@@ -133,6 +154,7 @@ class CompactString {
   static constexpr uint8_t kTagPacked = 15;
   static constexpr uint8_t kTagHeap = 0x40;
   static constexpr uint8_t kRawFlag = 0x01;
+  static constexpr uint8_t kLentFlag = 0x02;  // the block has been lent (it may still be)
   static constexpr uint8_t kTagInt = 0x20;
   static constexpr size_t kIntUnshared = 8;
 
@@ -140,8 +162,16 @@ class CompactString {
   void Init(std::string_view s);
   std::string_view ViewSlow(char* scratch) const;
   void Release() {
-    if (bytes_[kTag] & kTagHeap) CountedFree(heap_ptr());
+    if (bytes_[kTag] & kTagHeap) {
+      if (bytes_[kTag] & kLentFlag)
+        ReleaseLent();
+      else
+        CountedFree(heap_ptr());
+    }
   }
+  void ReleaseLent();
+  // Before a change in place: a block still lent is replaced by a copy.
+  void Unlend();
   char* heap_ptr() const {
     char* p;
     std::memcpy(&p, bytes_, sizeof(p));
@@ -152,6 +182,13 @@ class CompactString {
     std::memcpy(&n, bytes_ + 8, 6);
     return static_cast<size_t>(n);
   }
+  // A new size for the same block, which becomes raw (its lent flag stays).
+  void SetRawSize(size_t size) {
+    uint64_t n = size;
+    std::memcpy(bytes_ + 8, &n, 6);
+    bytes_[kTag] |= kRawFlag;
+  }
+  // A new block (not lent).
   void SetHeap(char* p, size_t size, bool raw) {
     std::memcpy(bytes_, &p, sizeof(p));
     uint64_t n = size;

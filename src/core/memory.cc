@@ -117,6 +117,14 @@ void* CountedCallocAligned(size_t n, size_t alignment) {
 
 size_t CountedUsableSize(const void* p) { return p == nullptr ? 0 : malloc_usable_size(const_cast<void*>(p)); }
 
+void CountAdopted(void* p) {
+  if (p != nullptr) Count(static_cast<int64_t>(malloc_usable_size(p)));
+}
+
+void ForgetCounted(void* p) {
+  if (p != nullptr) Count(-static_cast<int64_t>(malloc_usable_size(p)));
+}
+
 void CountedFree(void* p) {
   if (p == nullptr) return;
   Count(-static_cast<int64_t>(malloc_usable_size(p)));

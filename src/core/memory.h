@@ -29,5 +29,11 @@ void CountedFree(void* p);
 void* CountedCallocAligned(size_t n, size_t alignment);
 // The usable size of a block from the functions above.
 size_t CountedUsableSize(const void* p);
+// A block from plain malloc joins the keyspace's count (a large argument read
+// straight into the block that becomes the value); freed with CountedFree.
+void CountAdopted(void* p);
+// A counted block leaves the count without being freed (a lent block that a
+// reply still sends, core/lent_blocks.h); then freed with plain free.
+void ForgetCounted(void* p);
 
 }  // namespace peregrine

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace peregrine {
 
@@ -36,6 +37,7 @@ class Buffer {
   void Commit(size_t n) { tail_ += n; }
 
   void Append(const void* p, size_t n) {
+    if (n == 0) return;  // memcpy to or from a null pointer is undefined even for 0 bytes
     std::memcpy(Reserve(n), p, n);
     tail_ += n;
   }
@@ -44,6 +46,9 @@ class Buffer {
     *Reserve(1) = c;
     tail_ += 1;
   }
+
+  // Keeps only the first n bytes (n <= size()).
+  void Truncate(size_t n) { tail_ = head_ + n; }
 
   // Drops n bytes from the front.
   void Consume(size_t n) {
@@ -60,6 +65,13 @@ class Buffer {
   }
 
   void Clear() { head_ = tail_ = 0; }
+
+  void Swap(Buffer& o) {
+    std::swap(buf_, o.buf_);
+    std::swap(head_, o.head_);
+    std::swap(tail_, o.tail_);
+    std::swap(cap_, o.cap_);
+  }
 
   // Frees the allocation if it is larger than `keep` bytes and empty.
   void ShrinkIfIdle(size_t keep) {

@@ -16,8 +16,10 @@ void RequestParser::Reset() {
   pos_ = 0;
   remaining_ = 0;
   bulk_len_ = -1;
+  bulk_external_ = false;
   bytes_needed_ = 0;
   offsets_.clear();
+  externals_.clear();
 }
 
 RequestParser::Result RequestParser::Fail(std::string msg) {
@@ -30,7 +32,7 @@ RequestParser::Result RequestParser::Done(const char* data, size_t consumed) {
   args_.clear();
   inline_command_ = mode_ == Mode::kInline;
   if (mode_ == Mode::kMultibulk) {
-    for (auto [off, n] : offsets_) args_.emplace_back(data + off, n);
+    for (auto [off, n] : offsets_) args_.emplace_back(off >= kExternal ? externals_[off - kExternal] : data + off, n);
   } else {
     for (const std::string& s : inline_args_) args_.emplace_back(s);
   }
@@ -186,12 +188,18 @@ RequestParser::Result RequestParser::ParseMultibulk(const char* data, size_t len
       bulk_len_ = n;
       pos_ += consumed;
     }
-    size_t need = pos_ + static_cast<size_t>(bulk_len_) + 2;
+    // An external bulk's bytes are not in the buffer: only its "\r\n" is.
+    size_t need = pos_ + (bulk_external_ ? 0 : static_cast<size_t>(bulk_len_)) + 2;
     if (need > len) {
       bytes_needed_ = need;
       return Result::kNeedMore;
     }
-    offsets_.emplace_back(pos_, static_cast<size_t>(bulk_len_));
+    if (bulk_external_) {
+      offsets_.emplace_back(kExternal + externals_.size() - 1, static_cast<size_t>(bulk_len_));
+      bulk_external_ = false;
+    } else {
+      offsets_.emplace_back(pos_, static_cast<size_t>(bulk_len_));
+    }
     pos_ = need;
     bulk_len_ = -1;
     remaining_--;

@@ -59,6 +59,24 @@ class RequestParser {
   // its buffer once for a big argument instead of doubling repeatedly.
   size_t bytes_needed() const { return bytes_needed_; }
 
+  // After kNeedMore: whether a bulk argument is being read whose header has
+  // arrived (and where its bytes start within the command, and how many).
+  bool PendingBulk(size_t* offset, size_t* len) const {
+    if (mode_ != Mode::kMultibulk || bulk_len_ < 0 || bulk_external_) return false;
+    *offset = pos_;
+    *len = static_cast<size_t>(bulk_len_);
+    return true;
+  }
+  // The pending bulk's bytes live elsewhere, at `data` (all PendingBulk's len
+  // of them, in place before the next Parse): from now on the caller's buffer
+  // holds the command up to the bulk, then what follows the bulk's bytes
+  // ("\r\n" first). Lets a large argument be read straight into the block
+  // that will hold it (no copy through the buffer).
+  void ExternalBulk(const char* data) {
+    externals_.push_back(data);
+    bulk_external_ = true;
+  }
+
   // Forgets a partially parsed command.
   void Reset();
 
@@ -76,10 +94,15 @@ class RequestParser {
   size_t pos_ = 0;            // resume offset within the command
   int64_t remaining_ = 0;     // multibulk arguments still to read
   int64_t bulk_len_ = -1;     // length of the bulk being read, -1 if header pending
+  bool bulk_external_ = false;  // ... whose bytes are elsewhere (ExternalBulk)
   size_t bytes_needed_ = 0;
   size_t consumed_ = 0;
   bool inline_command_ = false;
-  std::vector<std::pair<size_t, size_t>> offsets_;  // (offset, length) per argument
+  // (offset, length) per argument; an offset from kExternal on is the index
+  // of an external argument's bytes in externals_.
+  std::vector<std::pair<size_t, size_t>> offsets_;
+  static constexpr size_t kExternal = size_t{1} << 63;
+  std::vector<const char*> externals_;
   std::vector<std::string_view> args_;
   std::vector<std::string> inline_args_;
   std::string error_;

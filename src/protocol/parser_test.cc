@@ -388,6 +388,87 @@ TEST(RequestParser, BufferMayMoveBetweenCalls) {
   EXPECT_EQ(ToArgs(parser.args()), (Args{"GET", "hello"}));
 }
 
+// A large bulk read into a block of its own, as the worker does: the buffer
+// keeps the command up to the bulk, then what follows it.
+TEST(RequestParser, ExternalBulk) {
+  RequestParser parser;
+  std::string buf = "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$50000\r\nabc";
+  ASSERT_EQ(parser.Parse(buf.data(), buf.size()), Result::kNeedMore);
+  size_t offset = 0, len = 0;
+  ASSERT_TRUE(parser.PendingBulk(&offset, &len));
+  EXPECT_EQ(len, 50000u);
+  EXPECT_EQ(buf.substr(offset), "abc");
+  // The bytes move out of the buffer into the block, where the rest arrives.
+  const std::string block = buf.substr(offset) + std::string(50000 - 3, 'v');
+  buf.resize(offset);
+  parser.ExternalBulk(block.data());
+  EXPECT_FALSE(parser.PendingBulk(&offset, &len)) << "the pending bulk is external now";
+  // Its "\r\n" and the next arguments arrive in the buffer, in pieces.
+  const std::string rest = "\r\n$2\r\nEX\r\n$3\r\n100\r\n*1\r\n$4\r\nPING\r\n";
+  for (size_t i = 0; i < 19; i++) {  // 19 bytes complete the command
+    std::string part = buf + rest.substr(0, i);
+    ASSERT_EQ(parser.Parse(part.data(), part.size()), Result::kNeedMore) << i;
+  }
+  buf += rest;
+  ASSERT_EQ(parser.Parse(buf.data(), buf.size()), Result::kCommand);
+  ASSERT_EQ(parser.args().size(), 5u);
+  EXPECT_EQ(ToArgs(parser.args()), (Args{"SET", "k", block, "EX", "100"}));
+  EXPECT_EQ(parser.args()[2].data(), block.data()) << "a view of the block, not a copy";
+  EXPECT_EQ(buf.substr(parser.consumed()), "*1\r\n$4\r\nPING\r\n");
+  // The next command parses normally.
+  const size_t c = parser.consumed();
+  ASSERT_EQ(parser.Parse(buf.data() + c, buf.size() - c), Result::kCommand);
+  EXPECT_EQ(ToArgs(parser.args()), (Args{"PING"}));
+}
+
+TEST(RequestParser, TwoExternalBulksInOneCommand) {
+  RequestParser parser;
+  std::string buf = "*3\r\n$4\r\nMSET\r\n$40000\r\n";
+  ASSERT_EQ(parser.Parse(buf.data(), buf.size()), Result::kNeedMore);
+  size_t offset, len;
+  ASSERT_TRUE(parser.PendingBulk(&offset, &len));
+  EXPECT_EQ(offset, buf.size());
+  std::string a(40000, 'a'), b(70000, 'b');
+  parser.ExternalBulk(a.data());
+  buf += "\r\n$70000\r\nbbbb";
+  ASSERT_EQ(parser.Parse(buf.data(), buf.size()), Result::kNeedMore);
+  ASSERT_TRUE(parser.PendingBulk(&offset, &len));
+  EXPECT_EQ(len, 70000u);
+  buf.resize(offset);
+  parser.ExternalBulk(b.data());
+  buf += "\r\n";
+  ASSERT_EQ(parser.Parse(buf.data(), buf.size()), Result::kCommand);
+  EXPECT_EQ(ToArgs(parser.args()), (Args{"MSET", a, b}));
+  EXPECT_EQ(parser.consumed(), buf.size());
+}
+
+TEST(RequestParser, ResetForgetsExternalBulks) {
+  RequestParser parser;
+  std::string buf = "*2\r\n$4\r\nECHO\r\n$40000\r\n";
+  ASSERT_EQ(parser.Parse(buf.data(), buf.size()), Result::kNeedMore);
+  std::string block(40000, 'e');
+  parser.ExternalBulk(block.data());
+  parser.Reset();
+  // Parsed again from a buffer that holds the bytes after all.
+  buf += block + "\r\n";
+  ASSERT_EQ(parser.Parse(buf.data(), buf.size()), Result::kCommand);
+  EXPECT_EQ(ToArgs(parser.args()), (Args{"ECHO", block}));
+  EXPECT_NE(parser.args()[1].data(), block.data());
+}
+
+TEST(RequestParser, NoPendingBulkOutsideABulk) {
+  RequestParser parser;
+  size_t offset, len;
+  EXPECT_FALSE(parser.PendingBulk(&offset, &len));
+  std::string inl = "SET k v";
+  ASSERT_EQ(parser.Parse(inl.data(), inl.size()), Result::kNeedMore);
+  EXPECT_FALSE(parser.PendingBulk(&offset, &len));
+  parser.Reset();
+  std::string header = "*2\r\n$3\r\nGET\r\n$10";  // bulk header incomplete
+  ASSERT_EQ(parser.Parse(header.data(), header.size()), Result::kNeedMore);
+  EXPECT_FALSE(parser.PendingBulk(&offset, &len));
+}
+
 TEST(SplitArgs, Basics) {
   Args out;
   ASSERT_TRUE(SplitArgs("", &out));

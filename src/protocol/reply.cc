@@ -45,6 +45,13 @@ void ReplyWriter::Integer(int64_t v) {
   out_->Commit(WriteHeader(p, ':', v));
 }
 
+void ReplyWriter::BulkLent(std::string_view s, const char* block) {
+  char* p = out_->Reserve(24);
+  out_->Commit(WriteHeader(p, '$', static_cast<int64_t>(s.size())));
+  output_->AppendRef(s.data(), s.size(), block);
+  out_->Append("\r\n", 2);
+}
+
 void ReplyWriter::Bulk(std::string_view s) {
   char* p = out_->Reserve(s.size() + 26);
   size_t h = WriteHeader(p, '$', static_cast<int64_t>(s.size()));

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "protocol/buffer.h"
+#include "protocol/output_buffer.h"
 
 namespace peregrine {
 
@@ -19,12 +20,29 @@ class ErrorSink {
 
 class ReplyWriter {
  public:
-  ReplyWriter(Buffer* out, int resp, ErrorSink* errors = nullptr)
-      : out_(out), resp_(resp), errors_(errors) {}
+  // Bulk strings at least this long may be sent by reference (BulkLent):
+  // below it a copy costs less than a reference.
+  static constexpr size_t kMinLentBulk = 1024;
+
+  // Replies copied into a flat buffer (a batch for another thread).
+  ReplyWriter(Buffer* out, int resp, ErrorSink* errors = nullptr) : out_(out), resp_(resp), errors_(errors) {}
+  // Replies to a connection's output, which can keep references to large
+  // values (BulkLent) once the caller allows them (set_references).
+  ReplyWriter(OutputBuffer* out, int resp, ErrorSink* errors = nullptr)
+      : out_(&out->bytes()), output_(out), resp_(resp), errors_(errors) {}
 
   int resp() const { return resp_; }
   void set_resp(int resp) { resp_ = resp; }
   Buffer* buffer() { return out_; }
+
+  // Whether BulkLent may be used. The worker allows it only for a command
+  // running on its own thread's shard for a client of its own
+  // (core/lent_blocks.h: the threading contract).
+  bool can_reference() const { return references_; }
+  void set_references(bool on) { references_ = on && output_ != nullptr; }
+  // A bulk string whose bytes stay in `block` (lent to the output until they
+  // are written). REQUIRES: can_reference().
+  void BulkLent(std::string_view s, const char* block);
 
   void Ok() { out_->Append("+OK\r\n", 5); }
   void SimpleString(std::string_view s);
@@ -50,6 +68,8 @@ class ReplyWriter {
   void AggregateHeader(char type, size_t n);
 
   Buffer* out_;
+  OutputBuffer* output_ = nullptr;  // the connection's output, when replying to one
+  bool references_ = false;
   int resp_;
   ErrorSink* errors_;
 };

@@ -3,12 +3,17 @@
 // its Worker; lives on that worker's thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "net/event_loop.h"
 #include "protocol/buffer.h"
+#include "protocol/output_buffer.h"
 #include "protocol/parser.h"
 #include "server/pubsub.h"
 
@@ -20,6 +25,7 @@ struct ExecBatch;
 
 struct Client final : IoHandler {
   Client(Worker* worker, uint64_t id, int fd) : worker(worker), id(id), fd(fd) {}
+  ~Client() override { DropBigArgs(); }
   void OnEvent(uint32_t events) override;
 
   Worker* worker;
@@ -40,8 +46,45 @@ struct Client final : IoHandler {
   std::unique_ptr<ClientSubscriptions> subs;
 
   Buffer in;
-  Buffer out;
+  OutputBuffer out;
   RequestParser parser;
+
+  // Large arguments of the pending command read straight into blocks of
+  // their own (RequestParser::ExternalBulk) instead of through `in`: the
+  // block (plain malloc), its length, the bytes arrived, and where in the
+  // command the bytes belong. They stay here until the command has run; a
+  // handler that stores one as a value takes it over (TakeBigArg).
+  struct BigArg {
+    char* block;
+    size_t len;
+    size_t have;
+    size_t offset;
+  };
+  std::vector<BigArg> big_args;
+  // Whether the last of them is still arriving.
+  bool filling_big_arg() const { return !big_args.empty() && big_args.back().have < big_args.back().len; }
+  // Bytes received into them.
+  size_t big_arg_bytes() const {
+    size_t n = 0;
+    for (const BigArg& a : big_args) n += a.have;
+    return n;
+  }
+  // The block holding `arg` if it is one of those arguments (its bytes, not
+  // merely equal ones), which the caller now owns; nullptr otherwise.
+  char* TakeBigArg(std::string_view arg) {
+    for (size_t i = 0; i < big_args.size(); i++) {
+      if (big_args[i].block == arg.data() && big_args[i].len == arg.size() && big_args[i].have == arg.size()) {
+        char* b = big_args[i].block;
+        big_args.erase(big_args.begin() + static_cast<ptrdiff_t>(i));
+        return b;
+      }
+    }
+    return nullptr;
+  }
+  void DropBigArgs() {
+    for (const BigArg& a : big_args) std::free(a.block);
+    big_args.clear();
+  }
 
   int64_t ctime_ms = 0;             // unix ms when connected
   int64_t last_interaction_ms = 0;  // unix ms of the last read or write

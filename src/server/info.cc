@@ -174,7 +174,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
       connected += w->clients().size();
       for (auto& [id, c] : w->clients()) {
         max_in = std::max(max_in, c->in.capacity());
-        max_out = std::max(max_out, c->out.capacity());
+        max_out = std::max(max_out, c->out.capacity() + c->out.referenced_bytes());
         if (c->subs != nullptr) pubsub_clients++;
       }
     }

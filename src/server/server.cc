@@ -300,8 +300,9 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
            static_cast<long long>((now_ms - c.last_interaction_ms) / 1000), c.subs != nullptr ? "P" : "N", c.db,
            c.subs != nullptr ? c.subs->channels.size() : 0, c.subs != nullptr ? c.subs->patterns.size() : 0,
            c.in.size(),
-           c.in.capacity() - c.in.size(), c.in.capacity(), c.out.capacity(),
-           c.in.capacity() + c.out.capacity() + sizeof(Client), c.writable_armed ? "w" : "",
+           c.in.capacity() - c.in.size(), c.in.capacity(), c.out.capacity() + c.out.referenced_bytes(),
+           c.in.capacity() + c.out.capacity() + c.out.referenced_bytes() + sizeof(Client),
+           c.writable_armed ? "w" : "",
            cmd.c_str(), c.resp, c.lib_name.c_str(), c.lib_ver.c_str());
   return buf;
 }

@@ -5,12 +5,14 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include "core/lent_blocks.h"
 #include "core/memory.h"
 #include "net/socket.h"
 #include "server/log.h"
@@ -46,6 +48,13 @@ void Client::OnEvent(uint32_t events) { worker->OnClientEvent(*this, events); }
 namespace {
 
 constexpr size_t kReadChunk = 16 * 1024;
+// The worker's scratch read buffer, and the largest partial command of a
+// client carried into it (a larger one grows in the client's own buffer, so
+// that a command arriving over many reads is not copied over and over).
+constexpr size_t kScratchSize = 128 * 1024;
+constexpr size_t kScratchCarry = 32 * 1024;
+// iovecs per writev (a pipeline of large values: two per value).
+constexpr int kMaxIov = 512;
 // Buffers larger than this are freed as soon as they drain, so that one huge
 // request or reply does not pin memory for the life of the connection.
 // Smaller ones are kept while the client is active (re-growing a reply
@@ -109,6 +118,7 @@ bool Worker::Init() {
     loop_.SetWaitHooks([this] { return BeforeWait(); }, [this] { waker_.Awake(); });
   }
   shard_.ConfigureAccess(server_.config(), MonotonicMs());
+  scratch_.Reserve(kScratchSize);
   SetOutputLimitThreshold();
   config_epoch_ = server_.config_epoch();
   ops_sample_time_ms_ = MonotonicMs();
@@ -216,14 +226,39 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
 }
 
 void Worker::ReadFromClient(Client& c) {
-  // Read what the pending command needs (when a big argument is announced),
-  // growing at most by doubling so that an announced-but-unsent length costs
-  // no memory.
-  size_t want = kReadChunk;
-  size_t needed = c.parser.bytes_needed();
-  if (needed > c.in.size()) want = std::max(want, std::min(needed - c.in.size(), c.in.size()));
-  char* p = c.in.Reserve(want);
-  ssize_t n = read(c.fd, p, c.in.writable());
+  // Where the bytes go: the rest of a large argument straight into its block
+  // (and what follows it into c.in); otherwise the worker's scratch buffer,
+  // after the client's pending partial command if that is small (one
+  // system call takes a whole pipeline, and the bytes are parsed where they
+  // land, in a buffer that stays in cache; only an incomplete command is
+  // kept by the client); a large partial command grows in c.in.
+  Buffer* in = &c.in;
+  ssize_t n;
+  if (c.filling_big_arg()) {
+    Client::BigArg& a = c.big_args.back();
+    iovec iov[2] = {{a.block + a.have, a.len - a.have}, {c.in.Reserve(kReadChunk), c.in.writable()}};
+    n = readv(c.fd, iov, 2);
+    if (n > 0) {
+      const size_t to_block = std::min(static_cast<size_t>(n), a.len - a.have);
+      a.have += to_block;
+      c.in.Commit(static_cast<size_t>(n) - to_block);
+    }
+  } else {
+    if (!scratch_busy_ && c.in.size() <= kScratchCarry) {
+      in = &scratch_;
+      scratch_.Clear();
+      scratch_.Append(c.in.view());  // c.in stays as it is until the read succeeds
+    } else {
+      // Read what the pending command needs (when a big argument is
+      // announced), growing at most by doubling so that an announced-but-
+      // unsent length costs no memory.
+      const size_t needed = c.parser.bytes_needed();
+      if (needed > c.in.size()) c.in.Reserve(std::min(needed - c.in.size(), c.in.size()));
+    }
+    char* p = in->Reserve(kReadChunk);
+    n = read(c.fd, p, in->writable());
+    if (n > 0) in->Commit(static_cast<size_t>(n));
+  }
   if (n == 0) {
     LOG_VERBOSE("Client closed connection id=%llu addr=%s", static_cast<unsigned long long>(c.id),
                 c.addr.c_str());
@@ -243,26 +278,72 @@ void Worker::ReadFromClient(Client& c) {
     FreeClient(c);
     return;
   }
-  c.in.Commit(static_cast<size_t>(n));
   stats_.total_net_input_bytes += static_cast<uint64_t>(n);
   stats_.total_reads_processed++;
   c.last_interaction_ms = loop_.iteration_ms();
-  ProcessInput(c);
-  if (!c.closed && c.in.size() > server_.config().client_query_buffer_limit) {
+  if (!c.filling_big_arg()) {
+    if (in == &scratch_) {
+      c.in.Clear();
+      scratch_busy_ = true;
+      ProcessInput(c, scratch_);
+      scratch_busy_ = false;
+      if (!c.closed) c.in.Append(scratch_.view());  // an incomplete command waits for the rest
+      scratch_.Clear();
+    } else {
+      ProcessInput(c, c.in);
+    }
+    if (c.closed) return;
+    if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
+    StartBigArg(c);
+  }
+  const size_t pending = c.in.size() + c.big_arg_bytes();
+  if (pending > server_.config().client_query_buffer_limit) {
     LOG_WARNING("Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu)",
-                static_cast<unsigned long long>(c.id), c.addr.c_str(), c.in.size());
+                static_cast<unsigned long long>(c.id), c.addr.c_str(), pending);
     stats_.client_query_buffer_limit_disconnections++;
     FreeClient(c);
   }
 }
 
-void Worker::ProcessInput(Client& c) {
+void Worker::StartBigArg(Client& c) {
+  size_t offset, len;
+  if (c.close_after_reply || c.batch_in_flight || !c.parser.PendingBulk(&offset, &len) || len < big_arg_min_)
+    return;
+  const size_t have = c.in.size() - offset;  // of its bytes (the bulk is incomplete: have < len + 2)
+  if (have >= len) return;                   // only its "\r\n" is missing
+  // The whole length at once, as Redis does for a big argument: pages are
+  // only touched as the bytes arrive. If even that fails, the bytes go
+  // through c.in as before.
+  char* block = static_cast<char*>(std::malloc(len));
+  if (block == nullptr) return;
+  if (have > 0) std::memcpy(block, c.in.data() + offset, have);
+  c.in.Truncate(offset);
+  c.parser.ExternalBulk(block);
+  c.big_args.push_back({block, len, have, offset});
+}
+
+void Worker::SpliceBigArgs(Client& c, Buffer& in) {
+  // The command with large arguments is at the front of `in`: put their
+  // bytes back where they were taken out.
+  Buffer whole;
+  size_t pos = 0;
+  for (const Client::BigArg& a : c.big_args) {
+    whole.Append(in.data() + pos, a.offset - pos);
+    whole.Append(a.block, a.len);
+    pos = a.offset;
+  }
+  whole.Append(in.data() + pos, in.size() - pos);
+  in.Swap(whole);
+  c.DropBigArgs();
+}
+
+void Worker::ProcessInput(Client& c, Buffer& in) {
   busy_client_ = &c;
   bool paused = false;
-  while (!paused && !c.closed && !c.close_after_reply && !c.in.empty()) {
+  while (!paused && !c.closed && !c.close_after_reply && !in.empty()) {
     // 1. Parse ahead every complete command (up to kMaxBatch) without running
-    //    any: their arguments are views into c.in, which nothing changes until
-    //    the batch has run.
+    //    any: their arguments are views into `in` (or blocks of their own,
+    //    StartBigArg), which nothing changes until the batch has run.
     batch_.clear();
     batch_args_.clear();
     size_t offset = 0;
@@ -271,8 +352,8 @@ void Worker::ProcessInput(Client& c) {
     // looked up are compared first (an exact match gives the same command).
     std::string_view last_name;
     const CommandSpec* last_cmd = nullptr;
-    while (batch_.size() < kMaxBatch && offset < c.in.size()) {
-      r = c.parser.Parse(c.in.data() + offset, c.in.size() - offset);
+    while (batch_.size() < kMaxBatch && offset < in.size()) {
+      r = c.parser.Parse(in.data() + offset, in.size() - offset);
       if (r != RequestParser::Result::kCommand) break;
       auto args = c.parser.args();
       if (c.parser.inline_command() && !args.empty()) {
@@ -293,7 +374,7 @@ void Worker::ProcessInput(Client& c) {
           busy_client_ = nullptr;
           return;
         }
-        c.in.Consume(c.parser.consumed());
+        in.Consume(c.parser.consumed());
         offset = 0;
         if (c.close_after_reply) break;
         continue;
@@ -320,6 +401,7 @@ void Worker::ProcessInput(Client& c) {
     }
     if (paused) {
       c.parser.Reset();  // the paused command is parsed again when the client resumes
+      if (!c.big_args.empty()) SpliceBigArgs(c, in);
       break;
     }
     if (batch_.empty() && r == RequestParser::Result::kCommand) continue;  // only inline commands ran
@@ -356,10 +438,16 @@ void Worker::ProcessInput(Client& c) {
           return;
         }
       }
-      c.in.Consume(b.consumed);
+      in.Consume(b.consumed);
+      // The first command of a call may have had large arguments read into
+      // blocks of their own (StartBigArg): it has run, and the blocks no
+      // handler took go.
+      if (!c.big_args.empty()) c.DropBigArgs();
     }
     if (paused) {
       c.parser.Reset();
+      // Not run yet: parsed again on resuming, with its bytes back in place.
+      if (!c.big_args.empty()) SpliceBigArgs(c, in);
       break;
     }
     if (c.close_after_reply) break;
@@ -375,7 +463,7 @@ void Worker::ProcessInput(Client& c) {
       reply.Error(c.parser.error());
       LOG_VERBOSE("Protocol error (%s) from client: id=%llu addr=%s", c.parser.error().c_str(),
                   static_cast<unsigned long long>(c.id), c.addr.c_str());
-      c.in.Clear();
+      in.Clear();
       c.close_after_reply = true;
       break;
     }
@@ -385,7 +473,6 @@ void Worker::ProcessInput(Client& c) {
   // Half-closed and nothing of it running elsewhere: the rest of its input
   // can never complete a command.
   if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
-  if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
   if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) QueueWrite(c);
 }
 
@@ -599,6 +686,9 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc)
       shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
   }
+  // Large values go out by reference only from this thread's own shard to
+  // its own clients (core/lent_blocks.h).
+  reply.set_references(shard == &shard_ && !holding_);
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
   OverOutputLimit(c);  // may close c (the caller checks c.closed)
@@ -794,8 +884,11 @@ void Worker::HandleMail(Mail* m) {
 void Worker::TryLend() {
   if (lent_to_ >= 0 || holds_own_ || wants_own_ || (lend_paused_ && !acquiring_) || lend_queue_.empty()) return;
   // Replies made so far go out first: once the shard is lent, this worker
-  // touches none of its clients until it is back.
+  // touches none of its clients until it is back. Those that still refer to
+  // values of this shard copy them now: the holder may free or change them.
   FlushPendingWrites();
+  if (lent_blocks::LentCount() > 0)
+    for (auto& [id, c] : clients_) c->out.Flatten();
   lent_to_ = static_cast<int32_t>(lend_queue_.front());
   lend_queue_.pop_front();
   Send(static_cast<uint32_t>(lent_to_), ControlWord(index_, Control::kGrant));
@@ -906,7 +999,7 @@ void Worker::FinishExecBatch(ExecBatch* b) {
   auto it = clients_.find(b->client_id);
   if (it != clients_.end() && !it->second->closed) {
     Client& c = *it->second;
-    c.out.Append(b->reply.data(), b->reply.size());
+    c.out.Take(b->reply);
     c.batch_in_flight = false;
     if (!OverOutputLimit(c)) {
       QueueWrite(c);
@@ -924,7 +1017,10 @@ void Worker::ResumeClients() {
     if (it == clients_.end()) continue;
     Client& c = *it->second;
     if (c.closed || c.batch_in_flight) continue;
-    if (!c.in.empty() && !c.close_after_reply) ProcessInput(c);
+    if (!c.in.empty() && !c.close_after_reply) {
+      ProcessInput(c, c.in);
+      if (!c.closed) StartBigArg(c);
+    }
     if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
     if (c.close_after_reply) QueueWrite(c);
   }
@@ -1003,7 +1099,10 @@ void Worker::FlushPendingWrites() {
 
 void Worker::FlushClient(Client& c) {
   while (!c.out.empty()) {
-    ssize_t n = write(c.fd, c.out.data(), c.out.size());
+    // Replies and the large values they refer to, in one system call.
+    iovec iov[kMaxIov];
+    const int k = c.out.Gather(iov, kMaxIov);
+    ssize_t n = k == 1 ? write(c.fd, iov[0].iov_base, iov[0].iov_len) : writev(c.fd, iov, k);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;

@@ -168,6 +168,11 @@ class Worker : public ErrorSink {
     return holding_ ? std::span<const uint32_t>(shard_set_) : std::span<const uint32_t>(&index_, 1);
   }
 
+  // Bulk arguments of at least this many bytes are read into blocks of their
+  // own (StartBigArg); the fuzzer lowers it to reach that path with small
+  // inputs. Before the worker runs.
+  void set_big_arg_min(size_t n) { big_arg_min_ = n; }
+
   // ErrorSink: counts every error reply (INFO errorstats).
   void OnErrorReply(std::string_view msg) override;
 
@@ -193,7 +198,16 @@ class Worker : public ErrorSink {
   enum class Route : uint8_t { kDone, kPause };
 
   void ReadFromClient(Client& c);
-  void ProcessInput(Client& c);
+  // Parses and runs the complete commands at the front of `in` (the
+  // client's buffer, or the worker's scratch one holding what was read).
+  void ProcessInput(Client& c, Buffer& in);
+  // When the client's pending command is reading a bulk argument of at least
+  // big_arg_min_ bytes: the rest of it is read straight into a block of its
+  // own, which a handler may keep as the value (Client::TakeBigArg).
+  void StartBigArg(Client& c);
+  // A paused command's large arguments go back into `in`, where it is parsed
+  // again from.
+  void SpliceBigArgs(Client& c, Buffer& in);
   // Runs a command here, adds it to the client's open batch for another
   // worker, or runs it over several shards; kPause if it must wait for the
   // client's commands in flight (the caller stops and resumes later).
@@ -305,6 +319,14 @@ class Worker : public ErrorSink {
   bool holding_ = false;              // a command over several shards is running
   PubSubRegistry pubsub_;
   std::vector<std::string_view> exec_args_;  // scratch: a remote batch's command being run
+  // Where a client's bytes are read to and parsed from, when its pending
+  // partial command is small (ReadFromClient); busy while a client's input
+  // in it is being processed.
+  Buffer scratch_;
+  bool scratch_busy_ = false;
+  // Bulk arguments at least this long are read into blocks of their own
+  // (Redis's PROTO_MBULK_BIG_ARG); lowered by the fuzzer to reach the path.
+  size_t big_arg_min_ = 32 * 1024;
 
   // Mailbox state.
   std::vector<std::vector<uint64_t>> outbox_;  // per target, not yet in its ring
