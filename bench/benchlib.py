@@ -205,7 +205,7 @@ LOAD_BATCH = 1000   # commands per round trip in load_keys (docs/benchmarks.md s
 
 def load_keys(port: int, nkeys: int, value_size: int, ttl: int | None = None) -> float:
     """SET key:000000000000 .. key:<nkeys-1> with a value of value_size bytes
-    (and EX ttl if given), LOAD_BATCH commands per round trip.  Small batches
+    (and EX ttl if given), LOAD_BATCH commands (at most ~4 MB) per round trip.  Small batches
     keep the server's query/output buffers small, so they do not inflate its
     RSS.  Returns the wall time taken."""
     value = b"x" * value_size
@@ -219,9 +219,10 @@ def load_keys(port: int, nkeys: int, value_size: int, ttl: int | None = None) ->
     kh = b"$%d\r\n" % len(key_name(0))
     c = RespClient(port, timeout=120)
     t0 = time.monotonic()
+    batch = max(1, min(LOAD_BATCH, (4 << 20) // max(1, value_size)))  # at most ~4 MB per round trip
     try:
-        for start in range(0, nkeys, LOAD_BATCH):
-            end = min(nkeys, start + LOAD_BATCH)
+        for start in range(0, nkeys, batch):
+            end = min(nkeys, start + batch)
             payload = b"".join(head + kh + key_name(i) + b"\r\n" + tail
                                for i in range(start, end))
             bad = c.pipeline_raw(payload, end - start, expect=b"+OK\r\n")

@@ -23,6 +23,7 @@ the full run is not for CI.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -74,7 +75,9 @@ WORKLOAD_TITLES = {
     "w3": "3. Pipeline sweep 1 / 10 / 100 / 500: SET and GET, 8-byte values, 1M keys pre-seeded",
     "w4": "4. Bandwidth: pipeline 64, 2 KB values, 100K keys pre-seeded",
     "w5": "5. Long keys: SET only, pipeline 16, 128-byte values, 58-byte keys, 1M keyspace",
-    "w6": "6. Memory: RSS per key, 1M keys with 8-byte values",
+    "w6": "6. Memory: RSS per key, 1M keys with 8-byte and with 2 KB values",
+    "w7": "7. Large values: pipeline 16, 16 KB values, 20K keys pre-seeded",
+    "w8": "8. Very large values: 100 KB and 1 MB, pipeline 1 and 8",
 }
 
 
@@ -105,13 +108,21 @@ def full_plan(scale: float) -> tuple[list[Unit], list[MemUnit]]:
                       seed=(100_000, 2048)))
     long_set = ["-r", "1000000", "-P", "16", "SET", LONG_KEY_PREFIX + "__rand_int__", "v" * 128]
     units.append(Unit("w5", "w5", 16, [Test("SET", "set", long_set, n(1_500_000))]))
+    units.append(Unit("w7", "w7", 16, setget(16, 20_000, 16384, n(300_000)), seed=(20_000, 16384)))
+    # About 200 MB of values each; request counts for a few seconds per test.
+    for size, label, keys, n1, n8 in ((100_000, "100k", 2_000, 30_000, 60_000),
+                                      (1_000_000, "1m", 200, 3_000, 6_000)):
+        for p, k in ((1, n1), (8, n8)):
+            units.append(Unit(f"w8_{label}_p{p}", "w8", p, setget(p, keys, size, n(k)), seed=(keys, size)))
     mem = [MemUnit("w6_nottl", 1_000_000, 8, None),
-           MemUnit("w6_ttl", 1_000_000, 8, 1_000_000)]
+           MemUnit("w6_ttl", 1_000_000, 8, 1_000_000),
+           MemUnit("w6_2k", 1_000_000, 2048, None)]
     return units, mem
 
 
 def smoke_plan() -> tuple[list[Unit], list[MemUnit]]:
-    return [Unit("smoke", "smoke", 16, setget(16, 10_000, 8, 100_000), seed=(10_000, 8))], []
+    return [Unit("smoke", "smoke", 16, setget(16, 10_000, 8, 100_000), seed=(10_000, 8)),
+            Unit("smoke_large", "smoke", 8, setget(8, 100, 100_000, 2_000), seed=(100, 100_000))], []
 
 
 # --------------------------------------------------------------------------
@@ -146,6 +157,10 @@ class Runner:
         return bl.cmd_str([short(a) for a in argv])
 
     def run_unit(self, unit: Unit, spec: bl.ServerSpec, rnd: int):
+        if spec.name == "null" and unit.seed:
+            # The floor of a workload that returns values: GETs answered with
+            # a value of the seeded size (from one buffer, always in cache).
+            spec = dataclasses.replace(spec, extra=spec.extra + ["--get-bulk", str(unit.seed[1])])
         srv = bl.Server(spec, self.workdir)
         self.check_pinning(srv)
         self.commands.setdefault(f"server:{spec.name}", [self._template(srv.full_argv, srv.port)])
@@ -571,7 +586,8 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
     for mu in mems:
         e = agg.get((mu.id, "mem"), {})
         p, r = e.get("peregrine"), e.get("redis")
-        L.append(f"| w6 | RSS bytes/key, 1M keys{' + TTL' if mu.ttl else ''} | "
+        L.append(f"| w6 | RSS bytes/key, 1M keys{'' if mu.value_size == 8 else f' × {mu.value_size:,} B'}"
+                 f"{' + TTL' if mu.ttl else ''} | "
                  f"{cell(p, 'bytes_per_key', 'f1')} | {cell(r, 'bytes_per_key', 'f1')} | "
                  f"{fratio(ratio(e, 'bytes_per_key'))} | | | | | | | | |")
     L.append("")
@@ -619,7 +635,7 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
         L.append(f"## {WORKLOAD_TITLES['w6']}")
         L.append("")
         L.append("A fresh server; VmRSS from `/proc/PID/status` after one PING (empty), then "
-                 "1,000,000 `SET key:%012d xxxxxxxx [EX 1000000]` from a Python raw-socket "
+                 "1,000,000 `SET key:%012d <8 or 2,048 x> [EX 1000000]` from a Python raw-socket "
                  "loader (pipelines of 1,000, so client buffers stay small), one second of rest, "
                  "VmRSS again. bytes/key = (RSS after − RSS empty) / 1,000,000. "
                  "`INFO memory` used_memory per key is shown too; it is not comparable between "
@@ -629,7 +645,7 @@ def write_docs(runner: Runner, agg: dict, meta: dict, units, mems, docs: Path, p
         L.append("|---|---|---|---|---|")
         for mu in mems:
             e = agg.get((mu.id, "mem"), {})
-            name = "1M, 8 B values" + (", TTL on every key" if mu.ttl else ", no TTL")
+            name = f"1M, {mu.value_size:,} B values" + (", TTL on every key" if mu.ttl else ", no TTL")
             for key, label, kind in [("bytes_per_key", "RSS bytes/key", "f1"),
                                      ("rss_empty_kb", "RSS empty (MB)", "mb"),
                                      ("rss_kb", "RSS loaded (MB)", "mb"),
@@ -723,15 +739,16 @@ METHOD = [
     "generator; but the null server is never the bottleneck (its core is about half idle, "
     "redis-benchmark's saturated), so it finds fewer ready clients per wake-up than a busy "
     "server, and at pipeline 1, where the kernel dominates, single rounds of the three overlap. "
-    "It is not seeded, and **its GETs answer nil** (`$-1`, 5 bytes) where Peregrine and Redis "
-    "send the value (14 bytes with 8-byte values, 71 with 64 bytes, about 2 KB in workload 4): "
-    "its GET figures are a ceiling for the request side, and with large values (workload 4) "
-    "too low a floor for a real server's replies.",
+    "It is not seeded; **its GETs answer a value of the workload's size** (`--get-bulk N`, N the "
+    "seeded value size; nil in workload 5, which has no GETs), copied into its reply buffer from "
+    "one buffer that stays in cache: its figures are a floor for receiving requests and sending "
+    "replies of that size, not for fetching values from memory.",
     "- **Pinning.** The server runs under `taskset -c 0`; redis-benchmark and the Python "
     "seeding/loading client under CPU 1 (the harness pins itself to CPU 1).",
     "- **Servers.** `peregrine --port $PORT --bind 127.0.0.1 --threads 1` (one worker thread, "
     "as Redis runs commands on one; it has no persistence), `redis-server --port $PORT --bind "
-    "127.0.0.1 --save '' --appendonly no` and `null_server --port $PORT --bind 127.0.0.1`.",
+    "127.0.0.1 --save '' --appendonly no` and `null_server --port $PORT --bind 127.0.0.1 "
+    "[--get-bulk N]`.",
     "- **Load.** redis-benchmark 7.0 with 50 clients, one test per invocation so each has its own "
     "CPU reading; default output is parsed: requests/s from the throughput summary, p50 and p99 "
     "from the latency summary (exact HDR values), p99.9 from the percentile distribution (the "
@@ -771,6 +788,11 @@ NOTES = {
           "-d 8 -r 1000000`. Request counts grow with depth so each test lasts a few seconds.",
     "w4": "100K keys pre-seeded with 2,048-byte values; `-P 64 -d 2048 -r 100000` (≈ 200 MB of "
           "data, replies and requests of 2 KB).",
+    "w7": "20K keys pre-seeded with 16,384-byte values; `-P 16 -d 16384 -r 20000` (≈ 330 MB of data; "
+          "a pipeline of SETs is 256 KB of requests, of GETs 256 KB of replies).",
+    "w8": "A fresh server per size and depth: 2,000 keys pre-seeded with 100,000-byte values, or 200 keys "
+          "with 1,000,000-byte values (≈ 200 MB either way); `-P {1,8} -d {100000,1000000} -r {2000,200}`. "
+          "Values this large are read into blocks of their own and sent from them (docs/large-values.md).",
     "w5": "No seeding; `-P 16 -r 1000000 SET key:some-long-prefix-to-make-it-over-40-bytes:__rand_int__ "
           "<128 × 'v'>`. redis-benchmark 7.0 replaces `__rand_int__` in a custom command with a "
           "12-digit zero-padded random number below `-r`, so keys are 58 bytes. The command is "
@@ -808,9 +830,9 @@ def work_share_section(agg, units) -> str:
             if gap <= KERNEL_BOUND * r:
                 notes.append("kernel-bound: Redis is within "
                              f"{gap / r:.0%} of the ceiling, the share is mostly noise")
-            if t.name == "GET" and u.seed and u.seed[1] >= 256:
-                notes.append(f"the null server answers nil, not {u.seed[1]:,}-byte values: "
-                             "the ceiling is too low, the share too high")
+            if share is not None and share < 0:
+                notes.append("below the ceiling: the null server copies each value into its reply "
+                             "buffer, Peregrine sends it from where it is")
             rows.append(f"| {u.id.replace('_', ' ')} | {u.pipeline} | {t.name} | {p:.3f} | "
                         f"{r:.3f} | {c:.3f} | {fratio(share)} | {'; '.join(notes)} |")
     memtier = ", ".join(f"P{k} {v} µs" for k, v in MEMTIER_CEILING_US.items())
@@ -821,8 +843,9 @@ def work_share_section(agg, units) -> str:
         "**Work share** (MEASURING.md): (Peregrine CPU/req − ceiling) / (Redis CPU/req − ceiling), "
         "with the ceiling the null server's CPU/req measured in this run, on the same workload "
         "with the same redis-benchmark invocation (medians over rounds). Redis = 1, null server "
-        "= 0; the aim is ≤ 0.25. The null server's GETs answer nil, so for GET the ceiling leaves "
-        "out the cost of sending values (small with 8- and 64-byte values).",
+        "= 0; the aim is ≤ 0.25. The null server answers every GET with a value of the workload's "
+        "size (`--get-bulk`, from one buffer that stays in cache), so the ceiling includes sending "
+        "the values but not fetching them from memory.",
         "",
         "| run | pipeline | test | Peregrine µs/req | Redis µs/req | ceiling µs/req | work share | note |",
         "|---|---|---|---|---|---|---|---|",
@@ -891,7 +914,9 @@ def make_plots(agg, units, mems, docs_dir: Path) -> list[str]:
         for t in u.tests:
             e = agg.get((u.id, t.name), {})
             if "peregrine" in e or "redis" in e:
-                label = {"w1": "w1", "w2": "w2", "w4": "w4 2KB", "w5": "w5 longkey"}.get(u.workload, u.workload)
+                label = {"w1": "w1", "w2": "w2", "w4": "w4 2KB", "w5": "w5 longkey", "w7": "w7 16KB",
+                         "w8": u.id.replace("w8_", "w8 ").replace("_p1", "").replace("_p8", "").upper()
+                         .replace("W8", "w8")}.get(u.workload, u.workload)
                 rows.append((f"{label} P{u.pipeline} {t.name}", e))
     if rows:
         import numpy as np
@@ -922,7 +947,7 @@ def make_plots(agg, units, mems, docs_dir: Path) -> list[str]:
     # 3. Memory
     if mems:
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        cats = [("1M keys, 8 B values\nno TTL" if not mu.ttl else "1M keys, 8 B values\nTTL on every key")
+        cats = [f"1M keys, {mu.value_size:,} B values\n" + ("TTL on every key" if mu.ttl else "no TTL")
                 for mu in mems]
         import numpy as np
         x = np.arange(len(mems))

@@ -267,3 +267,24 @@ def test_client_closed_with_replies_waiting(server):
     finally:
         c.delete("lv:c")
         c.close()
+
+
+def test_slow_large_argument_is_not_idle(start_server):
+    """A large value sent more slowly than the client timeout allows between
+    reads of a silent client: the client is sending, so it is not idle (the
+    server waits for the rest of a large argument without a wake-up per
+    segment, but still reads at least once a second)."""
+    server = start_server("--timeout", "3")
+    v = pattern(200_000, 14)
+    req = encode("SET", "lv:slow", v)
+    with Conn(server, timeout=20) as c:
+        head = len(req) - len(v) - 2
+        c.send(req[:head + 1000])
+        pos = head + 1000
+        for _ in range(10):  # 5 s of 20 KB every half second
+            time.sleep(0.5)
+            c.send(req[pos:pos + 20_000])
+            pos += 20_000
+        c.send(req[pos:])
+        assert c.read_reply() == b"+OK\r\n"
+        assert c.call("STRLEN", "lv:slow") == b":200000\r\n"

@@ -61,6 +61,7 @@ struct Client final : IoHandler {
     size_t offset;
   };
   std::vector<BigArg> big_args;
+  int rcvlowat = 1;  // the socket's SO_RCVLOWAT (Worker::SetLowWater)
   // Whether the last of them is still arriving.
   bool filling_big_arg() const { return !big_args.empty() && big_args.back().have < big_args.back().len; }
   // Bytes received into them.

@@ -53,6 +53,9 @@ constexpr size_t kReadChunk = 16 * 1024;
 // that a command arriving over many reads is not copied over and over).
 constexpr size_t kScratchSize = 128 * 1024;
 constexpr size_t kScratchCarry = 32 * 1024;
+// The most bytes a large argument's socket waits for before waking the
+// worker (SO_RCVLOWAT, Worker::SetLowWater).
+constexpr size_t kMaxLowWater = 4 * 1024 * 1024;
 // iovecs per writev (a pipeline of large values: two per value).
 constexpr int kMaxIov = 512;
 // Buffers larger than this are freed as soon as they drain, so that one huge
@@ -242,6 +245,7 @@ void Worker::ReadFromClient(Client& c) {
       const size_t to_block = std::min(static_cast<size_t>(n), a.len - a.have);
       a.have += to_block;
       c.in.Commit(static_cast<size_t>(n) - to_block);
+      SetLowWater(c, a.have < a.len ? a.len - a.have + 2 : 1);
     }
   } else {
     if (!scratch_busy_ && c.in.size() <= kScratchCarry) {
@@ -287,14 +291,17 @@ void Worker::ReadFromClient(Client& c) {
       scratch_busy_ = true;
       ProcessInput(c, scratch_);
       scratch_busy_ = false;
-      if (!c.closed) c.in.Append(scratch_.view());  // an incomplete command waits for the rest
+      if (!c.closed) {
+        StartBigArg(c, scratch_);
+        c.in.Append(scratch_.view());  // an incomplete command waits for the rest
+      }
       scratch_.Clear();
     } else {
       ProcessInput(c, c.in);
+      if (!c.closed) StartBigArg(c, c.in);
     }
     if (c.closed) return;
     if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
-    StartBigArg(c);
   }
   const size_t pending = c.in.size() + c.big_arg_bytes();
   if (pending > server_.config().client_query_buffer_limit) {
@@ -305,21 +312,31 @@ void Worker::ReadFromClient(Client& c) {
   }
 }
 
-void Worker::StartBigArg(Client& c) {
+void Worker::StartBigArg(Client& c, Buffer& in) {
   size_t offset, len;
   if (c.close_after_reply || c.batch_in_flight || !c.parser.PendingBulk(&offset, &len) || len < big_arg_min_)
     return;
-  const size_t have = c.in.size() - offset;  // of its bytes (the bulk is incomplete: have < len + 2)
+  const size_t have = in.size() - offset;  // of its bytes (the bulk is incomplete: have < len + 2)
   if (have >= len) return;                   // only its "\r\n" is missing
   // The whole length at once, as Redis does for a big argument: pages are
   // only touched as the bytes arrive. If even that fails, the bytes go
   // through c.in as before.
   char* block = static_cast<char*>(std::malloc(len));
   if (block == nullptr) return;
-  if (have > 0) std::memcpy(block, c.in.data() + offset, have);
-  c.in.Truncate(offset);
+  if (have > 0) std::memcpy(block, in.data() + offset, have);
+  in.Truncate(offset);
   c.parser.ExternalBulk(block);
   c.big_args.push_back({block, len, have, offset});
+  SetLowWater(c, len - have + 2);
+}
+
+void Worker::SetLowWater(Client& c, size_t bytes) {
+  // TCP only (a Unix socket's poll ignores it). The kernel caps it at half
+  // of tcp_rmem's maximum and grows the receive buffer to hold it.
+  if (c.is_unix) return;
+  const int want = static_cast<int>(std::min<size_t>(std::max<size_t>(bytes, 1), kMaxLowWater));
+  if (want == c.rcvlowat) return;
+  if (setsockopt(c.fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0) c.rcvlowat = want;
 }
 
 void Worker::SpliceBigArgs(Client& c, Buffer& in) {
@@ -1019,7 +1036,7 @@ void Worker::ResumeClients() {
     if (c.closed || c.batch_in_flight) continue;
     if (!c.in.empty() && !c.close_after_reply) {
       ProcessInput(c, c.in);
-      if (!c.closed) StartBigArg(c);
+      if (!c.closed) StartBigArg(c, c.in);
     }
     if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
     if (c.close_after_reply) QueueWrite(c);
@@ -1259,6 +1276,10 @@ void Worker::Cron() {
       if (c->in.empty()) c->in.ShrinkIfIdle(0);
       if (c->out.empty()) c->out.ShrinkIfIdle(0);
     }
+    // A large argument trickling in slower than its low-water mark still
+    // wakes the worker once a second: the bytes are read, and the client is
+    // not taken for idle (timeout) while it is sending.
+    if (c->rcvlowat > 1 && idle_ms > 1000) SetLowWater(*c, 1);
     if (timeout > 0 && idle_ms > static_cast<int64_t>(timeout) * 1000 && !c->batch_in_flight) idle.push_back(c.get());
   }
   for (Client* c : idle) {

@@ -201,10 +201,15 @@ class Worker : public ErrorSink {
   // Parses and runs the complete commands at the front of `in` (the
   // client's buffer, or the worker's scratch one holding what was read).
   void ProcessInput(Client& c, Buffer& in);
-  // When the client's pending command is reading a bulk argument of at least
-  // big_arg_min_ bytes: the rest of it is read straight into a block of its
-  // own, which a handler may keep as the value (Client::TakeBigArg).
-  void StartBigArg(Client& c);
+  // When the client's pending command (at the front of `in`) is reading a
+  // bulk argument of at least big_arg_min_ bytes: the bytes of it there move
+  // to a block of its own, where the rest is read straight into; a handler
+  // may keep the block as the value (Client::TakeBigArg).
+  void StartBigArg(Client& c, Buffer& in);
+  // While a large argument arrives, the socket wakes the worker only once
+  // `bytes` (the rest of it) have arrived, not for every segment: fewer
+  // wake-ups and reads per argument (SO_RCVLOWAT; 1 again afterwards).
+  void SetLowWater(Client& c, size_t bytes);
   // A paused command's large arguments go back into `in`, where it is parsed
   // again from.
   void SpliceBigArgs(Client& c, Buffer& in);
