@@ -288,3 +288,32 @@ def test_slow_large_argument_is_not_idle(start_server):
         c.send(req[pos:])
         assert c.read_reply() == b"+OK\r\n"
         assert c.call("STRLEN", "lv:slow") == b":200000\r\n"
+
+
+@pytest.mark.parametrize("size", [40_000, 300_000])
+def test_large_argument_complete_before_its_line_end(start_server, tmp_path, size):
+    """The value's bytes all arrive, its "\\r\\n" later (over a Unix socket
+    the server is woken for every piece): the command must wait for the
+    line end with the value intact, then store it whole."""
+    path = str(tmp_path / "lv.sock")
+    server = start_server("--unixsocket", path)
+    v = pattern(size, 15)
+    req = encode("SET", "lv:crlf", v)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    s.connect(path)
+    try:
+        s.sendall(req[:-2])
+        time.sleep(0.2)
+        s.sendall(req[-2:])
+        time.sleep(0.05)
+        s.sendall(encode("GET", "lv:crlf"))
+        want = b"+OK\r\n" + b"$%d\r\n%s\r\n" % (size, v)
+        got = b""
+        while len(got) < len(want):
+            chunk = s.recv(1 << 20)
+            assert chunk
+            got += chunk
+        assert got == want
+    finally:
+        s.close()

@@ -83,21 +83,19 @@ inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key, bool tou
 // (ReplyWriter::BulkLent): no copy, and the value is still sent as it was if
 // the command or a later one overwrites, deletes or changes it.
 inline void ReplyString(CommandContext& ctx, CompactString& s) {
-  if (s.heap_size_or_zero() >= ReplyWriter::kMinLentBulk && ctx.reply.can_reference()) {
-    char scratch[CompactString::kIntBufferSize];
-    const std::string_view bytes = s.View(scratch);
-    ctx.reply.BulkLent(bytes, s.LendBlock());
-    return;
-  }
   char scratch[CompactString::kIntBufferSize];
-  ctx.reply.Bulk(s.View(scratch));
+  const std::string_view bytes = s.View(scratch);
+  if (bytes.size() >= ReplyWriter::kMinLentBulk && s.is_heap() && ctx.MayLend()) [[unlikely]]
+    ctx.reply.BulkLent(bytes, s.LendBlock());
+  else
+    ctx.reply.Bulk(bytes);
 }
 
 // The value a string argument becomes: a large argument that was read
 // straight into a block of its own (Worker::StartBigArg) becomes the value's
 // block as it is; any other is copied (canonical integers integer-encoded).
 inline CompactString StringValueArg(CommandContext& ctx, std::string_view arg) {
-  if (!ctx.client.big_args.empty()) {
+  if (arg.size() >= Client::kMinBigArg && !ctx.client.big_args.empty()) [[unlikely]] {
     if (char* block = ctx.client.TakeBigArg(arg)) return CompactString::AdoptBlock(block, arg.size());
   }
   return CompactString::FromValue(arg);

@@ -27,7 +27,7 @@ class ReplyWriter {
   // Replies copied into a flat buffer (a batch for another thread).
   ReplyWriter(Buffer* out, int resp, ErrorSink* errors = nullptr) : out_(out), resp_(resp), errors_(errors) {}
   // Replies to a connection's output, which can keep references to large
-  // values (BulkLent) once the caller allows them (set_references).
+  // values (BulkLent).
   ReplyWriter(OutputBuffer* out, int resp, ErrorSink* errors = nullptr)
       : out_(&out->bytes()), output_(out), resp_(resp), errors_(errors) {}
 
@@ -35,13 +35,12 @@ class ReplyWriter {
   void set_resp(int resp) { resp_ = resp; }
   Buffer* buffer() { return out_; }
 
-  // Whether BulkLent may be used. The worker allows it only for a command
-  // running on its own thread's shard for a client of its own
-  // (core/lent_blocks.h: the threading contract).
-  bool can_reference() const { return references_; }
-  void set_references(bool on) { references_ = on && output_ != nullptr; }
+  // Whether the replies go to a connection's output, which can keep
+  // references (BulkLent; the caller also checks that the threading contract
+  // of core/lent_blocks.h allows one: CommandContext::MayLend).
+  bool has_output() const { return output_ != nullptr; }
   // A bulk string whose bytes stay in `block` (lent to the output until they
-  // are written). REQUIRES: can_reference().
+  // are written). REQUIRES: has_output().
   void BulkLent(std::string_view s, const char* block);
 
   void Ok() { out_->Append("+OK\r\n", 5); }
@@ -69,7 +68,6 @@ class ReplyWriter {
 
   Buffer* out_;
   OutputBuffer* output_ = nullptr;  // the connection's output, when replying to one
-  bool references_ = false;
   int resp_;
   ErrorSink* errors_;
 };

@@ -54,6 +54,9 @@ struct Client final : IoHandler {
   // block (plain malloc), its length, the bytes arrived, and where in the
   // command the bytes belong. They stay here until the command has run; a
   // handler that stores one as a value takes it over (TakeBigArg).
+  // No argument shorter than this is read into a block of its own (the
+  // worker's threshold is 32 KB, lowered as far as this by the fuzzer).
+  static constexpr size_t kMinBigArg = 64;
   struct BigArg {
     char* block;
     size_t len;

@@ -90,6 +90,10 @@ struct CommandContext {
   const CompactKey::Probe* hinted = nullptr;
 
   Db& db();  // the client's selected database on `shard`
+  // Whether the reply may send a value of `shard` by reference (ReplyWriter::
+  // BulkLent): only to a connection's output, from the running thread's own
+  // shard, holding no other (core/lent_blocks.h: the threading contract).
+  bool MayLend() const;
   // The client's selected database on the shard that owns `key` (`shard`'s
   // own for the command's first key).
   Db& DbOf(std::string_view key);

@@ -48,6 +48,9 @@ struct Server::SignalWatcher final : IoHandler {
 };
 
 Db& CommandContext::db() { return shard.db(client.db); }
+bool CommandContext::MayLend() const {
+  return reply.has_output() && &shard == &worker.shard() && !worker.holding();
+}
 Db& CommandContext::DbOf(std::string_view key) {
   if (server.num_shards() == 1) return shard.db(client.db);
   return server.shard(server.ShardIndexOf(key)).db(client.db);

@@ -439,6 +439,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
 
     // 3. Run the batch in order.
     uint64_t now_tsc = CycleClock::Now();
+    size_t ran = 0;
     for (const BatchedCommand& b : batch_) {
       if (c.close_after_reply) break;
       if (b.nargs > 0) {
@@ -456,15 +457,20 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
         }
       }
       in.Consume(b.consumed);
-      // The first command of a call may have had large arguments read into
-      // blocks of their own (StartBigArg): it has run, and the blocks no
-      // handler took go.
-      if (!c.big_args.empty()) c.DropBigArgs();
+      ran++;
+    }
+    // The first command of a call may have had large arguments read into
+    // blocks of their own (StartBigArg). Once it has run, the blocks no
+    // handler took go; paused before it ran, it is parsed again on resuming,
+    // with their bytes back in place. (Not yet complete, it keeps them.)
+    if (!c.big_args.empty()) [[unlikely]] {
+      if (ran > 0)
+        c.DropBigArgs();
+      else if (paused)
+        SpliceBigArgs(c, in);
     }
     if (paused) {
       c.parser.Reset();
-      // Not run yet: parsed again on resuming, with its bytes back in place.
-      if (!c.big_args.empty()) SpliceBigArgs(c, in);
       break;
     }
     if (c.close_after_reply) break;
@@ -703,9 +709,6 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc)
       shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
   }
-  // Large values go out by reference only from this thread's own shard to
-  // its own clients (core/lent_blocks.h).
-  reply.set_references(shard == &shard_ && !holding_);
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
   OverOutputLimit(c);  // may close c (the caller checks c.closed)
@@ -1117,9 +1120,14 @@ void Worker::FlushPendingWrites() {
 void Worker::FlushClient(Client& c) {
   while (!c.out.empty()) {
     // Replies and the large values they refer to, in one system call.
-    iovec iov[kMaxIov];
-    const int k = c.out.Gather(iov, kMaxIov);
-    ssize_t n = k == 1 ? write(c.fd, iov[0].iov_base, iov[0].iov_len) : writev(c.fd, iov, k);
+    ssize_t n;
+    if (!c.out.has_refs()) {
+      n = write(c.fd, c.out.bytes().data(), c.out.bytes().size());
+    } else {
+      iovec iov[kMaxIov];
+      const int k = c.out.Gather(iov, kMaxIov);
+      n = writev(c.fd, iov, k);
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;

@@ -12,6 +12,7 @@
 // increasing index order, runs here and gives them back.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -162,6 +163,9 @@ class Worker : public ErrorSink {
   // subscriber over its output buffer limit is then closed when the worker
   // gets its shard back.
   size_t Publish(std::string_view channel, std::string_view message, bool own_thread);
+  // Whether the running command holds shards of other workers (a command
+  // over several shards).
+  bool holding() const { return holding_; }
   // The workers the running command holds (PUBLISH: those with subscribers;
   // just this one for a command that holds no other).
   std::span<const uint32_t> held_workers() const {
@@ -171,7 +175,7 @@ class Worker : public ErrorSink {
   // Bulk arguments of at least this many bytes are read into blocks of their
   // own (StartBigArg); the fuzzer lowers it to reach that path with small
   // inputs. Before the worker runs.
-  void set_big_arg_min(size_t n) { big_arg_min_ = n; }
+  void set_big_arg_min(size_t n) { big_arg_min_ = std::max(n, Client::kMinBigArg); }
 
   // ErrorSink: counts every error reply (INFO errorstats).
   void OnErrorReply(std::string_view msg) override;
