@@ -101,6 +101,15 @@ inline CompactString StringValueArg(CommandContext& ctx, std::string_view arg) {
   return CompactString::FromValue(arg);
 }
 
+// Whether `arg` is a large argument read into a block of its own (which
+// StringValueArg would take over rather than copy).
+inline bool IsBigArg(const CommandContext& ctx, std::string_view arg) {
+  if (arg.size() < Client::kMinBigArg || ctx.client.big_args.empty()) return false;
+  for (const Client::BigArg& a : ctx.client.big_args)
+    if (a.block == arg.data()) return true;
+  return false;
+}
+
 // The success reply of a command with an NX variant: 1 for the NX form
 // (MSETNX, RENAMENX), +OK for the plain one.
 inline void ReplyDone(CommandContext& ctx, bool nx) {

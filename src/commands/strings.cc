@@ -24,6 +24,28 @@ Db::Entry* StoreString(CommandContext& ctx, Db::Entry* existing, std::string_vie
   return keep_ttl ? existing : db.SetExpire(existing, expire_ms);
 }
 
+// SET's store over an existing value of about the same size (a cache
+// overwriting an entry): the new bytes go into the old value's block, no
+// allocation and no free (CompactString::AssignInPlace). False if it does
+// not apply: a value that may be an integer (20 bytes at most), a large
+// argument that already has a block of its own (taken over as it is), a
+// block of another size or lent to a reply.
+[[gnu::noinline]] bool StoreInPlace(CommandContext& ctx, Db::Entry* existing, std::string_view key,
+                                    std::string_view arg, bool keep_ttl, int64_t expire_ms) {
+  if (!existing->value.is_string() || IsBigArg(ctx, arg) || !existing->value.mutable_str().AssignInPlace(arg))
+    return false;
+  if (!keep_ttl) ctx.DbOf(key).SetExpire(existing, expire_ms);
+  return true;
+}
+
+// Stores a value argument as SET does (in place when it can).
+[[gnu::always_inline]] inline void StoreStringArg(CommandContext& ctx, Db::Entry* existing, std::string_view key,
+                                                  std::string_view arg, bool keep_ttl,
+                                                  int64_t expire_ms = Db::kNoExpire) {
+  if (arg.size() > 20 && existing != nullptr && StoreInPlace(ctx, existing, key, arg, keep_ttl, expire_ms)) return;
+  StoreString(ctx, existing, key, StringValueArg(ctx, arg), keep_ttl, expire_ms);
+}
+
 // Looks up a string (for reading: counts a keyspace hit or miss). Returns
 // false (after replying WRONGTYPE) if the key holds another type; *out is
 // nullptr if the key is missing.
@@ -133,7 +155,7 @@ void SetCommand(CommandContext& ctx) {
     if (!o.get) ctx.reply.Null();
     return;
   }
-  StoreString(ctx, e, key, StringValueArg(ctx, ctx.args[2]), o.keepttl, deadline);
+  StoreStringArg(ctx, e, key, ctx.args[2], o.keepttl, deadline);
   if (!o.get) ctx.reply.Ok();
 }
 
@@ -153,7 +175,7 @@ void SetWithExpire(CommandContext& ctx, bool seconds) {
   o.expire_arg = ctx.args[2];
   int64_t deadline;
   if (!ExpireDeadline(ctx, o, &deadline)) return;
-  StoreString(ctx, LookupWrite(ctx, ctx.args[1]), ctx.args[1], StringValueArg(ctx, ctx.args[3]), false,
+  StoreStringArg(ctx, LookupWrite(ctx, ctx.args[1]), ctx.args[1], ctx.args[3], false,
               deadline);
   ctx.reply.Ok();
 }
@@ -176,7 +198,7 @@ void GetsetCommand(CommandContext& ctx) {
     ctx.reply.Null();
   else
     ReplyString(ctx, e->value.mutable_str());
-  StoreString(ctx, e, ctx.args[1], StringValueArg(ctx, ctx.args[2]), false);
+  StoreStringArg(ctx, e, ctx.args[1], ctx.args[2], false);
 }
 
 void GetdelCommand(CommandContext& ctx) {
@@ -239,7 +261,7 @@ void MsetGeneric(CommandContext& ctx, bool nx) {
     }
   }
   for (size_t i = 1; i < ctx.args.size(); i += 2)
-    StoreString(ctx, LookupWrite(ctx, ctx.args[i]), ctx.args[i], StringValueArg(ctx, ctx.args[i + 1]), false);
+    StoreStringArg(ctx, LookupWrite(ctx, ctx.args[i]), ctx.args[i], ctx.args[i + 1], false);
   ReplyDone(ctx, nx);
 }
 void MsetCommand(CommandContext& ctx) { MsetGeneric(ctx, false); }

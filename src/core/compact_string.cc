@@ -2,9 +2,13 @@
 #include "core/compact_string.h"
 
 #include <malloc.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -20,6 +24,41 @@ char* Allocate(size_t n) { return static_cast<char*>(CountedAlloc(n)); }
 
 // Strings longer than this are "raw" in Redis even when SET creates them.
 constexpr size_t kEmbstrLimit = 44;
+
+// A new value's bytes are written with non-temporal stores once they are
+// this long. The block is cold (fresh from the allocator, or an old value's
+// being overwritten): ordinary stores first read every line of it from
+// memory (read for ownership) and then push the data out of the cache
+// anyway. Streaming stores skip the read: SET of 2 KB values at pipeline 64
+// went from 1.28 to 1.08 us of server CPU per request, 16 KB values at
+// pipeline 16 from 5.27 to 4.43 (interleaved runs, medians of 4). The cost:
+// a value read right after it is written comes from memory once, as any
+// value not used lately does.
+constexpr size_t kStreamingCopyMin = 1024;
+
+// memcpy to a block a value will live in (see above). Written by hand: the
+// C library streams only copies larger than a good part of the cache.
+void CopyIntoValue(char* dst, const char* src, size_t n) {
+#ifdef __SSE2__
+  if (n >= kStreamingCopyMin && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 16));
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 32));
+      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 48));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), a);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 16), b);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 32), c);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 48), d);
+    }
+    if (i < n) std::memcpy(dst + i, src + i, n - i);
+    _mm_sfence();  // streaming stores are weakly ordered: done before anything follows
+    return;
+  }
+#endif
+  std::memcpy(dst, src, n);
+}
 
 }  // namespace
 
@@ -44,7 +83,7 @@ void CompactString::Init(std::string_view s) {
     }
   }
   char* p = Allocate(s.size());
-  std::memcpy(p, s.data(), s.size());
+  CopyIntoValue(p, s.data(), s.size());
   SetHeap(p, s.size(), /*raw=*/false);
 }
 
@@ -79,6 +118,23 @@ CompactString CompactString::AdoptBlock(char* block, size_t size) {
   CompactString c;
   c.SetHeap(block, size, /*raw=*/false);
   return c;
+}
+
+bool CompactString::AssignInPlace(std::string_view s) {
+  const uint8_t tag = bytes_[kTag];
+  if (!(tag & kTagHeap) || s.size() <= kPackedSize) return false;  // short ones are inline
+  char* p = heap_ptr();
+  if ((tag & kLentFlag) && lent_blocks::IsLent(p)) return false;
+  // The block holds at least the current size (its usable size, which asks
+  // the allocator and costs a cache miss, is not worth it: overwrites of a
+  // cache entry are mostly with a value of the same size).
+  const size_t cap = heap_size();
+  if (s.size() > cap || cap - s.size() > s.size() / 8) return false;
+  CopyIntoValue(p, s.data(), s.size());
+  uint64_t n = s.size();
+  std::memcpy(bytes_ + 8, &n, 6);
+  bytes_[kTag] = kTagHeap;
+  return true;
 }
 
 void CompactString::ReleaseLent() { lent_blocks::Release(heap_ptr()); }

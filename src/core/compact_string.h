@@ -125,6 +125,15 @@ class CompactString {
     bytes_[kTag] |= kLentFlag;
     return heap_ptr();
   }
+  // Stores `s` in this string's own heap block, as a new string (not raw),
+  // when it is no longer than the current string and at most an eighth
+  // shorter (the block's size class is what a new block would have) and no
+  // reply has the block lent: SET over a value of about the same
+  // size then neither allocates nor frees. Returns false, changing nothing,
+  // otherwise. `s` is stored as given: a caller wanting SET's integer
+  // encoding checks for an integer first. REQUIRES: `s` is not a view of
+  // this string.
+  bool AssignInPlace(std::string_view s);
   // A string made of `block` as its heap block, without copying: `size`
   // bytes allocated by plain malloc (a large argument read straight into the
   // block that becomes the value); it joins the keyspace's count.

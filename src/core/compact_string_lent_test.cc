@@ -131,6 +131,49 @@ TEST(CompactStringLent, SeveralReferencesToOneBlock) {
   EXPECT_FALSE(lent_blocks::IsLent(a.block));
 }
 
+TEST(CompactStringLent, AssignInPlaceReusesAFittingBlock) {
+  const int64_t base = KeyspaceBytes();
+  {
+    CompactString s(std::string(2048, 'a'));
+    const char* block = s.View(nullptr).data();
+    const int64_t counted = KeyspaceBytes();
+    ASSERT_TRUE(s.AssignInPlace(std::string(2040, 'b')));
+    EXPECT_EQ(s.View(nullptr).data(), block);
+    EXPECT_EQ(Str(s), std::string(2040, 'b'));
+    EXPECT_EQ(KeyspaceBytes(), counted);
+    EXPECT_EQ(s.encoding(), CompactString::Encoding::kRaw);
+    // Too large, or so much smaller that the block would waste memory: no.
+    EXPECT_FALSE(s.AssignInPlace(std::string(3000, 'c')));
+    EXPECT_FALSE(s.AssignInPlace(std::string(1000, 'c')));
+    EXPECT_EQ(Str(s), std::string(2040, 'b'));
+    // Short strings are inline, integers not heap: never in place.
+    CompactString small("abc");
+    EXPECT_FALSE(small.AssignInPlace(std::string(20, 'x')));
+    CompactString n = CompactString::FromInt(7);
+    EXPECT_FALSE(n.AssignInPlace(std::string(20, 'x')));
+    // A raw string (APPEND) becomes a plain one again: embstr when short.
+    CompactString r(std::string(30, 'r'));
+    r.Append("s");
+    EXPECT_EQ(r.encoding(), CompactString::Encoding::kRaw);
+    if (r.AssignInPlace(std::string(31, 't'))) {
+      EXPECT_EQ(r.encoding(), CompactString::Encoding::kEmbstr);
+      EXPECT_EQ(Str(r), std::string(31, 't'));
+    }
+  }
+  EXPECT_EQ(KeyspaceBytes(), base);
+}
+
+TEST(CompactStringLent, AssignInPlaceLeavesALentBlockAlone) {
+  CompactString s(std::string(4096, 'l'));
+  Reference ref(s);
+  EXPECT_FALSE(s.AssignInPlace(std::string(4090, 'm')));
+  EXPECT_EQ(ref.bytes, std::string(4096, 'l'));
+  ref.Return();
+  // Returned: the flag is stale, the block is free to reuse.
+  EXPECT_TRUE(s.AssignInPlace(std::string(4090, 'm')));
+  EXPECT_EQ(Str(s), std::string(4090, 'm'));
+}
+
 TEST(CompactStringLent, AdoptedBlockIsCounted) {
   const int64_t base = KeyspaceBytes();
   char* block = static_cast<char*>(std::malloc(40000));
