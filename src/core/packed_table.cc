@@ -1,0 +1,246 @@
+// The large encoding of hashes and sets (see packed_table.h).
+#include "core/packed_table.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/memory.h"
+
+namespace peregrine {
+
+PackedTable::PackedTable(uint8_t arity) : arity_(arity) {
+  dir_ = static_cast<Page**>(CountedAlloc(sizeof(Page*)));
+  dir_[0] = Page::Create(arity, 0);
+}
+
+PackedTable::~PackedTable() {
+  for (uint32_t slot = 0; slot < (uint32_t{1} << depth_);) {
+    Page* p = dir_[slot];
+    slot += uint32_t{1} << (depth_ - p->depth);
+    Page::Destroy(p);
+  }
+  CountedFree(dir_);
+}
+
+size_t PackedTable::AllocatedBytes() const {
+  size_t n = CountedUsableSize(dir_);
+  for (uint32_t slot = 0; slot < (uint32_t{1} << depth_);) {
+    const Page* p = dir_[slot];
+    n += p->AllocatedBytes();
+    slot += uint32_t{1} << (depth_ - p->depth);
+  }
+  return n;
+}
+
+uint64_t PackedTable::HashOfEntry(const uint8_t* e) const {
+  char scratch[packed::kScratchSize];
+  return packed::Hash(packed::View(Page::ItemOf(e, 0), scratch));
+}
+
+bool PackedTable::Find(const packed::Probe& probe, Ref* ref) const {
+  const uint32_t slot = SlotOf(probe.hash);
+  Page* p = dir_[slot];
+  if (!p->Find(probe, &ref->pos)) return false;
+  ref->page = p;
+  ref->slot = slot;
+  return true;
+}
+
+void PackedTable::Repoint(uint32_t slot, Page* p) {
+  const uint32_t first = FirstSlot(slot, p);
+  const uint32_t n = uint32_t{1} << (depth_ - p->depth);
+  for (uint32_t i = 0; i < n; ++i) dir_[first + i] = p;
+}
+
+void PackedTable::DoubleDirectory() {
+  const uint32_t n = uint32_t{1} << depth_;
+  Page** dir = static_cast<Page**>(CountedAlloc(sizeof(Page*) * n * 2));
+  for (uint32_t i = 0; i < n; ++i) dir[2 * i] = dir[2 * i + 1] = dir_[i];
+  CountedFree(dir_);
+  dir_ = dir;
+  depth_++;
+  pages_at_depth_ = 0;
+}
+
+void PackedTable::HalveDirectory() {
+  const uint32_t n = uint32_t{1} << (depth_ - 1);
+  Page** dir = static_cast<Page**>(CountedAlloc(sizeof(Page*) * n));
+  for (uint32_t i = 0; i < n; ++i) dir[i] = dir_[2 * i];
+  CountedFree(dir_);
+  dir_ = dir;
+  depth_--;
+  pages_at_depth_ = 0;
+  for (uint32_t slot = 0; slot < n;) {
+    const Page* p = dir_[slot];
+    if (p->depth == depth_) pages_at_depth_++;
+    slot += uint32_t{1} << (depth_ - p->depth);
+  }
+}
+
+void PackedTable::Split(uint32_t slot) {
+  Page* p = dir_[slot];
+  if (p->depth == depth_) {
+    DoubleDirectory();
+    slot <<= 1;
+  }
+  const uint8_t d = p->depth;
+  Page* half[2] = {Page::Create(arity_, d + 1, p->count / 2 + 4, p->used / 2 + 32),
+                   Page::Create(arity_, d + 1, p->count / 2 + 4, p->used / 2 + 32)};
+  const uint8_t* e = p->entries();
+  for (uint32_t i = 0; i < p->count; ++i) {
+    const size_t size = p->EntrySize(e);
+    const int bit = static_cast<int>((HashOfEntry(e) >> (63 - d)) & 1);
+    half[bit] = Page::AppendRaw(half[bit], p->tags()[i], e, size);
+    e += size;
+  }
+  const uint32_t first = FirstSlot(slot, p);
+  const uint32_t n = uint32_t{1} << (depth_ - d);
+  for (uint32_t i = 0; i < n; ++i) dir_[first + i] = half[i < n / 2 ? 0 : 1];
+  if (d + 1 == depth_) pages_at_depth_ += 2;
+  if (half[0]->count > max_count_) max_count_ = half[0]->count;
+  if (half[1]->count > max_count_) max_count_ = half[1]->count;
+  Page::FreeBlock(p);
+}
+
+void PackedTable::MaybeMerge(uint32_t slot) {
+  Page* p = dir_[slot];
+  if (p->bytes() > kSplitBytes / 4) return;
+  while (p->depth > 0) {
+    const uint8_t d = p->depth;
+    const uint32_t span = uint32_t{1} << (depth_ - d);
+    const uint32_t first = FirstSlot(slot, p);
+    Page* b = dir_[first ^ span];
+    if (b->depth != d || p->bytes() + b->used + b->count > kSplitBytes / 2) break;
+    const uint8_t* e = b->entries();
+    for (uint32_t i = 0; i < b->count; ++i) {
+      const size_t size = b->EntrySize(e);
+      p = Page::AppendRaw(p, b->tags()[i], e, size);
+      e += size;
+    }
+    Page::FreeBlock(b);
+    if (d == depth_) pages_at_depth_ -= 2;
+    p->depth = d - 1;
+    Repoint(first, p);
+  }
+  Page* shrunk = Page::Shrink(p);
+  if (shrunk != p) Repoint(slot, shrunk);
+  while (depth_ > 0 && pages_at_depth_ == 0) HalveDirectory();
+}
+
+uint32_t PackedTable::MakeRoom(uint64_t hash, size_t size) {
+  uint32_t slot = SlotOf(hash);
+  const Page* p = dir_[slot];
+  // Past kMaxDepth a page takes what comes, up to kMaxCount entries (48-bit
+  // hash prefixes all equal: not reachable without breaking the hash).
+  while (p->count > 0 && p->depth < kMaxDepth &&
+         (p->bytes() + size + 1 > kSplitBytes || p->count == Page::kMaxCount)) {
+    Split(slot);
+    slot = SlotOf(hash);
+    p = dir_[slot];
+  }
+  return slot;
+}
+
+void PackedTable::Appended(uint32_t slot, Page* before, Page* after) {
+  if (after != before) Repoint(slot, after);
+  size_++;
+  if (after->count > max_count_) max_count_ = after->count;
+}
+
+PackedTable::Ref PackedTable::Insert(const packed::Probe& probe, const packed::ItemPlan* items, int64_t deadline) {
+  size_t size = items[0].size + (arity_ == 2 ? items[1].size : 0);
+  if (deadline != Page::kNoDeadline) size += packed::kDeadlineSize;
+  const uint32_t slot = MakeRoom(probe.hash, size);
+  Page* p = dir_[slot];
+  Page* np = Page::Append(p, probe.tag(), items, deadline);
+  Appended(slot, p, np);
+  return Ref{np, Page::Pos{np->count - 1u, np->used - static_cast<uint32_t>(size)}, slot};
+}
+
+void PackedTable::InsertRaw(uint64_t hash, const uint8_t* entry, size_t size) {
+  const uint32_t slot = MakeRoom(hash, size);
+  Page* p = dir_[slot];
+  Appended(slot, p, Page::AppendRaw(p, static_cast<uint8_t>(hash), entry, size));
+}
+
+void PackedTable::Erase(const Ref& ref) {
+  ref.page->Erase(ref.pos);
+  size_--;
+  MaybeMerge(ref.slot);
+}
+
+void PackedTable::ReplaceItem(Ref* ref, int which, const packed::ItemPlan& plan) {
+  Page* np = Page::ReplaceItem(ref->page, ref->pos, which, plan);
+  if (np != ref->page) Repoint(ref->slot, np);
+  ref->page = np;
+  // Values that grew in place may leave a page far past the split size;
+  // split it now so that moving its entries stays cheap.
+  if (np->bytes() > 2 * kSplitBytes && np->count > 1 && np->depth < kMaxDepth) {
+    Split(ref->slot);
+    ref->page = nullptr;
+  }
+}
+
+void PackedTable::SetDeadline(Ref* ref, int64_t ms) {
+  Page* np = Page::SetDeadline(ref->page, ref->pos, ms);
+  if (np != ref->page) Repoint(ref->slot, np);
+  ref->page = np;
+}
+
+PackedTable::Ref PackedTable::Random(std::mt19937_64& rng) const {
+  const uint32_t mask = (uint32_t{1} << depth_) - 1;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int tries = 0; tries < 200; ++tries) {
+    const uint32_t slot = static_cast<uint32_t>(rng()) & mask;
+    Page* p = dir_[slot];
+    if (p->count == 0) continue;
+    // A page of depth d is drawn with probability 2^-d (2^(D-d) of the
+    // 2^D slots); accepting it with probability count * 2^(d-D) / max_count_
+    // makes the pick proportional to its count: every entry equally likely.
+    const double accept = std::ldexp(static_cast<double>(p->count) / max_count_, p->depth - depth_);
+    if (unit(rng) >= accept) continue;
+    const uint32_t index = static_cast<uint32_t>(rng() % p->count);
+    return Ref{p, p->PosOf(index), slot};
+  }
+  // Unlucky (or max_count_ stale after many deletions): the first page with
+  // entries from a random slot on.
+  uint32_t slot = static_cast<uint32_t>(rng()) & mask;
+  while (dir_[slot]->count == 0) slot = (slot + 1) & mask;
+  Page* p = dir_[slot];
+  const uint32_t index = static_cast<uint32_t>(rng() % p->count);
+  return Ref{p, p->PosOf(index), slot};
+}
+
+std::string PackedTable::Validate() const {
+  size_t total = 0;
+  uint32_t at_depth = 0;
+  for (uint32_t slot = 0; slot < (uint32_t{1} << depth_);) {
+    const Page* p = dir_[slot];
+    if (p->depth > depth_) return "page deeper than the directory at slot " + std::to_string(slot);
+    if (p->arity != arity_) return "page arity";
+    const uint32_t n = uint32_t{1} << (depth_ - p->depth);
+    if (slot % n != 0) return "page range misaligned at slot " + std::to_string(slot);
+    for (uint32_t i = 0; i < n; ++i)
+      if (dir_[slot + i] != p) return "slot " + std::to_string(slot + i) + " does not point to its page";
+    if (p->depth == depth_) at_depth++;
+    const uint8_t* e = p->entries();
+    const uint8_t* end = e + p->used;
+    uint32_t count = 0;
+    for (; e < end; e += p->EntrySize(e), ++count) {
+      const uint64_t h = HashOfEntry(e);
+      if (p->tags()[count] != static_cast<uint8_t>(h)) return "tag mismatch";
+      if (SlotOf(h) / n != slot / n) return "entry outside its page's range";
+    }
+    if (e != end) return "entries overrun the page";
+    if (count != p->count) return "page count mismatch";
+    if (p->tag_cap < p->count) return "tag room";
+    total += count;
+    slot += n;
+  }
+  if (total != size_) return "size mismatch";
+  if (at_depth != pages_at_depth_) return "pages_at_depth mismatch";
+  if (depth_ > 0 && at_depth == 0) return "directory could halve";
+  return "";
+}
+
+}  // namespace peregrine
