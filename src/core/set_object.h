@@ -1,0 +1,116 @@
+// SetObject: a set's members in the encoding Redis 7.2 would pick, with the
+// same conversions: an IntSet while every member is an integer and there are
+// at most set-max-intset-entries of them; a packed page ("listpack") while
+// there are at most set-max-listpack-entries members of at most
+// set-max-listpack-value bytes; a PackedTable ("hashtable") beyond. A set
+// never converts back to a smaller encoding (as in Redis).
+//
+// The commands (commands/sets.cc) hold one per set key. Not thread-safe,
+// like everything in core/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "core/intset.h"
+#include "core/packed.h"
+#include "core/packed_page.h"
+#include "core/packed_table.h"
+
+namespace peregrine {
+
+// The set-max-* directives.
+struct SetLimits {
+  size_t max_intset_entries = 512;
+  size_t max_listpack_entries = 128;
+  size_t max_listpack_value = 64;
+};
+
+class SetObject {
+ public:
+  enum class Encoding : uint8_t { kIntSet, kListpack, kHashtable };
+
+  // An empty set in the encoding Redis creates for a first member `first`
+  // with `hint` members to come (SADD's argument count).
+  SetObject(std::string_view first, size_t hint, const SetLimits& limits);
+  ~SetObject() { Release(); }
+  SetObject(SetObject&& other) noexcept : ptr_(other.ptr_), encoding_(other.encoding_) { other.ptr_ = nullptr; }
+  SetObject& operator=(SetObject&& other) noexcept;
+  SetObject(const SetObject&) = delete;
+  SetObject& operator=(const SetObject&) = delete;
+  // A deep copy (COPY), in the same encoding.
+  SetObject Clone() const;
+
+  Encoding encoding() const { return encoding_; }
+  // OBJECT ENCODING's name.
+  std::string_view EncodingName() const;
+  size_t size() const;
+  // Bytes allocated for the members (MEMORY USAGE); O(pages).
+  size_t AllocatedBytes() const;
+
+  bool Contains(std::string_view member) const;
+  // Adds `member`; returns whether it was new. Converts first when the
+  // limits say so.
+  bool Add(std::string_view member, const SetLimits& limits);
+  // Removes `member`; returns whether it was there.
+  bool Remove(std::string_view member);
+
+  // Calls f(std::string_view member) for every member (the view lives for
+  // the call only). The set must not change meanwhile.
+  template <typename F>
+  void ForEach(F&& f) const {
+    char scratch[packed::kScratchSize];
+    switch (encoding_) {
+      case Encoding::kIntSet:
+        for (uint32_t i = 0; i < intset()->size(); ++i) f(FormatMember(intset()->At(i), scratch));
+        break;
+      case Encoding::kListpack: {
+        const Page* p = page();
+        for (const uint8_t *e = p->entries(), *end = e + p->used; e < end; e += p->EntrySize(e))
+          f(packed::View(e, scratch));
+        break;
+      }
+      case Encoding::kHashtable:
+        table()->ForEach([&](const uint8_t* e) { f(packed::View(e, scratch)); });
+        break;
+    }
+  }
+
+  // SSCAN: calls f(member) for some members from `cursor` on; returns the
+  // next cursor (0: done). The small encodings return everything at once,
+  // as Redis does.
+  template <typename F>
+  uint64_t Scan(uint64_t cursor, size_t count, F&& f) const {
+    if (encoding_ != Encoding::kHashtable) {
+      ForEach(f);
+      return 0;
+    }
+    char scratch[packed::kScratchSize];
+    return table()->Scan(cursor, count, [&](const uint8_t* e) { f(packed::View(e, scratch)); });
+  }
+
+  // A random member into *out (SRANDMEMBER). REQUIRES: size() > 0.
+  void Random(std::mt19937_64& rng, std::string* out) const;
+  // Removes a random member and returns it in *out (SPOP). REQUIRES:
+  // size() > 0.
+  void PopRandom(std::mt19937_64& rng, std::string* out);
+
+ private:
+  static std::string_view FormatMember(int64_t v, char* scratch);
+  IntSet* intset() const { return static_cast<IntSet*>(ptr_); }
+  Page* page() const { return static_cast<Page*>(ptr_); }
+  PackedTable* table() const { return static_cast<PackedTable*>(ptr_); }
+  void Release();
+  // Conversions (the members move; nothing is copied twice).
+  void IntSetToListpack(size_t extra);
+  void ToHashtable();
+  SetObject() = default;
+
+  void* ptr_ = nullptr;
+  Encoding encoding_ = Encoding::kIntSet;
+};
+
+}  // namespace peregrine
