@@ -43,16 +43,6 @@ SetObject::SetObject(std::string_view first, size_t hint, const SetLimits& limit
   }
 }
 
-SetObject& SetObject::operator=(SetObject&& other) noexcept {
-  if (this != &other) {
-    Release();
-    ptr_ = other.ptr_;
-    encoding_ = other.encoding_;
-    other.ptr_ = nullptr;
-  }
-  return *this;
-}
-
 void SetObject::Release() {
   if (ptr_ == nullptr) return;
   switch (encoding_) {

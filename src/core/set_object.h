@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/intset.h"
 #include "core/packed.h"
@@ -38,7 +39,12 @@ class SetObject {
   SetObject(std::string_view first, size_t hint, const SetLimits& limits);
   ~SetObject() { Release(); }
   SetObject(SetObject&& other) noexcept : ptr_(other.ptr_), encoding_(other.encoding_) { other.ptr_ = nullptr; }
-  SetObject& operator=(SetObject&& other) noexcept;
+  // The old contents leave with `other` (freed by its destructor).
+  SetObject& operator=(SetObject&& other) noexcept {
+    std::swap(ptr_, other.ptr_);
+    std::swap(encoding_, other.encoding_);
+    return *this;
+  }
   SetObject(const SetObject&) = delete;
   SetObject& operator=(const SetObject&) = delete;
   // A deep copy (COPY), in the same encoding.
