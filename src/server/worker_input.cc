@@ -1,0 +1,489 @@
+// A worker's input side: reading from client sockets (the scratch buffer,
+// large arguments read straight into their blocks), parsing, and
+// dispatching each command to run here, on a borrowed shard or on another
+// worker (see worker.h and docs/transactions.md).
+#include "server/worker.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/lent_blocks.h"
+#include "core/memory.h"
+#include "server/log.h"
+
+#include "server/worker_internal.h"
+
+namespace peregrine {
+
+using namespace worker_internal;
+
+void Worker::ReadFromClient(Client& c) {
+  // Where the bytes go: the rest of a large argument straight into its block
+  // (and what follows it into c.in); otherwise the worker's scratch buffer,
+  // after the client's pending partial command if that is small (one
+  // system call takes a whole pipeline, and the bytes are parsed where they
+  // land, in a buffer that stays in cache; only an incomplete command is
+  // kept by the client); a large partial command grows in c.in.
+  Buffer* in = &c.in;
+  ssize_t n;
+  if (c.filling_big_arg()) {
+    Client::BigArg& a = c.big_args.back();
+    iovec iov[2] = {{a.block + a.have, a.len - a.have}, {c.in.Reserve(kReadChunk), c.in.writable()}};
+    n = readv(c.fd, iov, 2);
+    if (n > 0) {
+      const size_t to_block = std::min(static_cast<size_t>(n), a.len - a.have);
+      a.have += to_block;
+      c.in.Commit(static_cast<size_t>(n) - to_block);
+      SetLowWater(c, a.have < a.len ? a.len - a.have + 2 : 1);
+    }
+  } else {
+    if (!scratch_busy_ && c.in.size() <= kScratchCarry) {
+      in = &scratch_;
+      scratch_.Clear();
+      scratch_.Append(c.in.view());  // c.in stays as it is until the read succeeds
+    } else {
+      // Read what the pending command needs (when a big argument is
+      // announced), growing at most by doubling so that an announced-but-
+      // unsent length costs no memory.
+      const size_t needed = c.parser.bytes_needed();
+      if (needed > c.in.size()) c.in.Reserve(std::min(needed - c.in.size(), c.in.size()));
+    }
+    char* p = in->Reserve(kReadChunk);
+    n = read(c.fd, p, in->writable());
+    if (n > 0) in->Commit(static_cast<size_t>(n));
+  }
+  if (n == 0) {
+    LOG_VERBOSE("Client closed connection id=%llu addr=%s", static_cast<unsigned long long>(c.id),
+                c.addr.c_str());
+    if (c.batch_in_flight || c.open_batch != nullptr) {
+      // Half-closed with commands still running elsewhere: answer them (and
+      // the input they held back) before closing, as a single thread would.
+      c.read_closed = true;
+      loop_.Modify(c.fd, ClientEvents(c), &c);
+      return;
+    }
+    FreeClient(c);
+    return;
+  }
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+    LOG_VERBOSE("Reading from client: %s", strerror(errno));
+    FreeClient(c);
+    return;
+  }
+  stats_.total_net_input_bytes += static_cast<uint64_t>(n);
+  stats_.total_reads_processed++;
+  c.last_interaction_ms = loop_.iteration_ms();
+  if (!c.filling_big_arg()) {
+    if (in == &scratch_) {
+      c.in.Clear();
+      scratch_busy_ = true;
+      ProcessInput(c, scratch_);
+      scratch_busy_ = false;
+      if (!c.closed) {
+        StartBigArg(c, scratch_);
+        c.in.Append(scratch_.view());  // an incomplete command waits for the rest
+      }
+      scratch_.Clear();
+    } else {
+      ProcessInput(c, c.in);
+      if (!c.closed) StartBigArg(c, c.in);
+    }
+    if (c.closed) return;
+    if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
+  }
+  const size_t pending = c.in.size() + c.big_arg_bytes();
+  if (pending > server_.config().client_query_buffer_limit) {
+    LOG_WARNING("Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu)",
+                static_cast<unsigned long long>(c.id), c.addr.c_str(), pending);
+    stats_.client_query_buffer_limit_disconnections++;
+    FreeClient(c);
+  }
+}
+
+void Worker::StartBigArg(Client& c, Buffer& in) {
+  size_t offset, len;
+  if (c.close_after_reply || c.batch_in_flight || !c.parser.PendingBulk(&offset, &len) || len < big_arg_min_)
+    return;
+  const size_t have = in.size() - offset;  // of its bytes (the bulk is incomplete: have < len + 2)
+  if (have >= len) return;                   // only its "\r\n" is missing
+  // The whole length at once, as Redis does for a big argument: pages are
+  // only touched as the bytes arrive. If even that fails, the bytes go
+  // through c.in as before.
+  char* block = static_cast<char*>(std::malloc(len));
+  if (block == nullptr) return;
+  if (have > 0) std::memcpy(block, in.data() + offset, have);
+  in.Truncate(offset);
+  c.parser.ExternalBulk(block);
+  c.big_args.push_back({block, len, have, offset});
+  SetLowWater(c, len - have + 2);
+}
+
+void Worker::SetLowWater(Client& c, size_t bytes) {
+  // TCP only (a Unix socket's poll ignores it). The kernel caps it at half
+  // of tcp_rmem's maximum and grows the receive buffer to hold it.
+  if (c.is_unix) return;
+  const int want = static_cast<int>(std::min<size_t>(std::max<size_t>(bytes, 1), kMaxLowWater));
+  if (want == c.rcvlowat) return;
+  if (setsockopt(c.fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0) c.rcvlowat = want;
+}
+
+void Worker::SpliceBigArgs(Client& c, Buffer& in) {
+  // The command with large arguments is at the front of `in`: put their
+  // bytes back where they were taken out.
+  Buffer whole;
+  size_t pos = 0;
+  for (const Client::BigArg& a : c.big_args) {
+    whole.Append(in.data() + pos, a.offset - pos);
+    whole.Append(a.block, a.len);
+    pos = a.offset;
+  }
+  whole.Append(in.data() + pos, in.size() - pos);
+  in.Swap(whole);
+  c.DropBigArgs();
+}
+
+void Worker::ProcessInput(Client& c, Buffer& in) {
+  busy_client_ = &c;
+  bool paused = false;
+  while (!paused && !c.closed && !c.close_after_reply && !in.empty()) {
+    // 1. Parse ahead every complete command (up to kMaxBatch) without running
+    //    any: their arguments are views into `in` (or blocks of their own,
+    //    StartBigArg), which nothing changes until the batch has run.
+    batch_.clear();
+    batch_args_.clear();
+    size_t offset = 0;
+    RequestParser::Result r = RequestParser::Result::kCommand;
+    // A pipeline mostly repeats one command: the bytes of the last name
+    // looked up are compared first (an exact match gives the same command).
+    std::string_view last_name;
+    const CommandSpec* last_cmd = nullptr;
+    while (batch_.size() < kMaxBatch && offset < in.size()) {
+      r = c.parser.Parse(in.data() + offset, in.size() - offset);
+      if (r != RequestParser::Result::kCommand) break;
+      auto args = c.parser.args();
+      if (c.parser.inline_command() && !args.empty()) {
+        // Inline arguments live in the parser: run it alone, first in a batch.
+        if (!batch_.empty()) break;
+        const CommandSpec* cmd = server_.commands().Find(args[0]);
+        uint32_t shard = index_;
+        if (nworkers_ > 1 && cmd != nullptr && cmd->first_key > 0 && static_cast<size_t>(cmd->first_key) < args.size())
+          shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
+        uint64_t t = CycleClock::Now();
+        if (nworkers_ == 1) {
+          ExecuteCommand(c, args, cmd, nullptr, t);
+        } else if (Dispatch(c, args, cmd, nullptr, shard, &t) == Route::kPause) {
+          paused = true;
+          break;
+        }
+        if (c.closed) {
+          busy_client_ = nullptr;
+          return;
+        }
+        in.Consume(c.parser.consumed());
+        offset = 0;
+        if (c.close_after_reply) break;
+        continue;
+      }
+      BatchedCommand b{nullptr, static_cast<uint32_t>(batch_args_.size()), static_cast<uint32_t>(args.size()),
+                       c.parser.consumed(), {}, index_};
+      batch_args_.insert(batch_args_.end(), args.begin(), args.end());
+      if (!args.empty()) {
+        if (args[0].size() == last_name.size() && last_cmd != nullptr &&
+            std::memcmp(args[0].data(), last_name.data(), last_name.size()) == 0) {
+          b.cmd = last_cmd;
+        } else {
+          b.cmd = server_.commands().Find(args[0]);
+          last_name = args[0];
+          last_cmd = b.cmd;
+        }
+        if (b.cmd != nullptr && b.cmd->first_key > 0 && static_cast<size_t>(b.cmd->first_key) < args.size()) {
+          b.key = CompactKey::MakeProbe(args[static_cast<size_t>(b.cmd->first_key)]);
+          if (nworkers_ > 1) b.shard = static_cast<uint32_t>(server_.ShardIndexOf(b.key.bytes));
+        }
+      }
+      batch_.push_back(b);
+      offset += b.consumed;
+    }
+    if (paused) {
+      c.parser.Reset();  // the paused command is parsed again when the client resumes
+      if (!c.big_args.empty()) SpliceBigArgs(c, in);
+      break;
+    }
+    if (batch_.empty() && r == RequestParser::Result::kCommand) continue;  // only inline commands ran
+
+    // 2. Prefetch: every home group, then the arena line its tag points to,
+    //    then the entry, so that the misses of the batch overlap. Only worth
+    //    it when there is more than one command, and only for this worker's
+    //    own shard (another worker's table may be changing under it).
+    if (batch_.size() > 1) {
+      Db& db = shard_.db(c.db);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.bytes.empty() && b.shard == index_) db.PrefetchGroup(b.key.hash);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.bytes.empty() && b.shard == index_) db.PrefetchArena(b.key.hash);
+      for (const BatchedCommand& b : batch_)
+        if (!b.key.bytes.empty() && b.shard == index_) db.PrefetchEntry(b.key.hash);
+    }
+
+    // 3. Run the batch in order.
+    uint64_t now_tsc = CycleClock::Now();
+    size_t ran = 0;
+    for (const BatchedCommand& b : batch_) {
+      if (c.close_after_reply) break;
+      if (b.nargs > 0) {
+        std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
+        const CompactKey::Probe* hint = b.key.bytes.empty() ? nullptr : &b.key;
+        if (nworkers_ == 1) {
+          now_tsc = ExecuteCommand(c, args, b.cmd, hint, now_tsc);
+        } else if (Dispatch(c, args, b.cmd, hint, b.shard, &now_tsc) == Route::kPause) {
+          paused = true;
+          break;
+        }
+        if (c.closed) {
+          busy_client_ = nullptr;
+          return;
+        }
+      }
+      in.Consume(b.consumed);
+      ran++;
+    }
+    // The first command of a call may have had large arguments read into
+    // blocks of their own (StartBigArg). Once it has run, the blocks no
+    // handler took go; paused before it ran, it is parsed again on resuming,
+    // with their bytes back in place. (Not yet complete, it keeps them.)
+    if (!c.big_args.empty()) [[unlikely]] {
+      if (ran > 0)
+        c.DropBigArgs();
+      else if (paused)
+        SpliceBigArgs(c, in);
+    }
+    if (paused) {
+      c.parser.Reset();
+      break;
+    }
+    if (c.close_after_reply) break;
+
+    if (r == RequestParser::Result::kNeedMore) break;
+    if (r == RequestParser::Result::kError) {
+      if (c.open_batch != nullptr || c.batch_in_flight) {
+        // The error reply must follow the replies still to come.
+        c.parser.Reset();
+        break;
+      }
+      ReplyWriter reply(&c.out, c.resp, this);
+      reply.Error(c.parser.error());
+      LOG_VERBOSE("Protocol error (%s) from client: id=%llu addr=%s", c.parser.error().c_str(),
+                  static_cast<unsigned long long>(c.id), c.addr.c_str());
+      in.Clear();
+      c.close_after_reply = true;
+      break;
+    }
+  }
+  busy_client_ = nullptr;
+  SendOpenBatch(c);
+  // Half-closed and nothing of it running elsewhere: the rest of its input
+  // can never complete a command.
+  if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
+  if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) QueueWrite(c);
+}
+
+const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
+                                   std::string* error) const {
+  // Redis prints arguments with C's %s: each ends at its first NUL byte.
+  if (cmd == nullptr) {
+    std::string list;
+    for (size_t i = 1; i < args.size() && list.size() < 128; i++) {
+      size_t room = 128 - list.size();
+      list += "'";
+      list += UpToNul(args[i]).substr(0, room);
+      list += "' ";
+    }
+    *error = "ERR unknown command '" + std::string(UpToNul(args[0]).substr(0, 128)) +
+             "', with args beginning with: " + list;
+    return nullptr;
+  }
+  if (!cmd->subcommands.empty() && args.size() >= 2) {
+    const CommandSpec* sub = CommandTable::FindSubcommand(*cmd, args[1]);
+    if (sub == nullptr) {
+      *error = "ERR unknown subcommand '" + std::string(UpToNul(args[1]).substr(0, 128)) + "'. Try " +
+               Upper(args[0]) + " HELP.";
+      return nullptr;
+    }
+    return sub;
+  }
+  return cmd;
+}
+
+Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                               const CompactKey::Probe* hint, uint32_t first_key_shard, uint64_t* now_tsc) {
+  const bool waiting = c.open_batch != nullptr || c.batch_in_flight;
+  const CommandSpec* spec = cmd;
+  if (cmd == nullptr || !cmd->subcommands.empty()) {
+    std::string error;
+    spec = Resolve(args, cmd, &error);
+  }
+  // Where it runs: errors and keyless commands here; a command whose keys
+  // all live on one shard on that shard's worker; otherwise here, holding
+  // every shard it touches.
+  uint32_t target = index_;
+  bool span = false, remote_publish = false;
+  // A command refused to a subscribed client is answered here (the ones it
+  // may run have no keys), in order.
+  if (spec != nullptr && !RefusedWhileSubscribed(c, *spec) && ArityOk(*spec, args.size())) {
+    if (spec->first_key > 0) {
+      if (spec != cmd || hint == nullptr)
+        first_key_shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(spec->first_key)]));
+      target = first_key_shard;
+      if (spec->last_key != spec->first_key && spec->KeyPositions(args, &key_positions_)) {
+        shard_set_.clear();
+        for (size_t pos : key_positions_) shard_set_.push_back(static_cast<uint32_t>(server_.ShardIndexOf(args[pos])));
+        span = std::any_of(shard_set_.begin(), shard_set_.end(), [&](uint32_t s) { return s != target; });
+      }
+    } else if (spec->flags & kCmdAllShards) {
+      span = true;
+      shard_set_.clear();
+      for (uint32_t s = 0; s < nworkers_; s++) shard_set_.push_back(s);
+    } else if (spec->flags & kCmdPublishes) {
+      // PUBLISH: the other workers with subscribers (a subscription made
+      // after this read is one made after the message was published). None:
+      // here. One: delivered here now, there in a batch like any remote
+      // command, whose reply adds both counts. Several: run here holding
+      // them all (docs/pubsub.md).
+      shard_set_.clear();
+      for (uint32_t s = 0; s < nworkers_; s++)
+        if (s != index_ && server_.worker(s).pubsub().subscriptions() > 0) shard_set_.push_back(s);
+      if (shard_set_.size() == 1) {
+        remote_publish = true;
+        target = shard_set_[0];
+      } else {
+        span = !shard_set_.empty();
+      }
+    }
+  }
+  if (span) {
+    if (waiting) return Route::kPause;
+    shard_set_.push_back(index_);
+    std::sort(shard_set_.begin(), shard_set_.end());
+    shard_set_.erase(std::unique(shard_set_.begin(), shard_set_.end()), shard_set_.end());
+    AcquireShards(shard_set_);
+    holding_ = true;
+    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc);
+    holding_ = false;
+    GiveBack(shard_set_);
+    return Route::kDone;
+  }
+  if (target == index_) {
+    if (waiting) return Route::kPause;
+    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
+    return Route::kDone;
+  }
+  // Another worker's shard: join the batch open for it, or open one.
+  if (c.open_batch != nullptr ? c.open_batch->target != target : c.batch_in_flight) return Route::kPause;
+  if (remote_publish && c.open_batch != nullptr && !c.open_batch->only_publishes) {
+    // Its local delivery must not come before the client's earlier
+    // commands in that batch have run: a subscriber told of a change must
+    // be able to read it. (What this worker's subscribers then ask of that
+    // worker travels the same FIFO ring behind the batch, so mostly the
+    // order holds anyway; not for one who tells a client elsewhere.)
+    return Route::kPause;
+  }
+  size_t published_here = 0;
+  if (remote_publish) {
+    // This worker's subscribers now, before the batch is touched: a delivery
+    // may close `c` itself (a subscriber over its output limit), which
+    // recycles its open batch. The message still goes to the other worker's
+    // subscribers (Redis closes such a client after the command), in a batch
+    // of its own whose reply nobody waits for.
+    published_here = Publish(args[1], args[2], true);
+  }
+  const bool detached = c.closed;
+  ExecBatch* b = detached ? nullptr : c.open_batch;
+  if (b == nullptr) {
+    b = NewBatch();
+    b->from = index_;
+    b->target = target;
+    b->client_id = c.id;
+    b->db = c.db;
+    b->resp = c.resp;
+    if (!detached) c.open_batch = b;
+  }
+  uint32_t argc = static_cast<uint32_t>(args.size());
+  for (std::string_view a : args) {
+    b->bytes.append(a);
+    b->arg_sizes.push_back(static_cast<uint32_t>(a.size()));
+  }
+  if (remote_publish) {
+    // The count here travels as a fourth argument, which PUBLISH's handler
+    // adds to the target's (a client cannot send one: the arity was checked
+    // above).
+    const std::string local = std::to_string(published_here);
+    b->bytes.append(local);
+    b->arg_sizes.push_back(static_cast<uint32_t>(local.size()));
+    argc++;
+  } else {
+    b->only_publishes = false;
+  }
+  b->commands.push_back({spec, argc});
+  if (detached) {
+    Send(target, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+    return Route::kDone;
+  }
+  c.last_cmd = spec;
+  return Route::kDone;
+}
+
+uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                                const CompactKey::Probe* hint, uint64_t start, Shard* shard) {
+  ReplyWriter reply(&c.out, c.resp, this);
+  // Unknown commands and containers (CONFIG GET ...) off the hot path.
+  if (__builtin_expect(cmd == nullptr || !cmd->subcommands.empty(), 0)) {
+    std::string error;
+    cmd = Resolve(args, cmd, &error);
+    if (cmd == nullptr) {
+      c.last_cmd = nullptr;  // CLIENT LIST: cmd=NULL, as Redis
+      reply.Error(error);
+      return start;
+    }
+  }
+  // Set before the checks: Redis's CLIENT LIST names a command refused for
+  // its arity, in a subscribed context or over maxmemory too.
+  c.last_cmd = cmd;
+  const int argc = static_cast<int>(args.size());
+  if (!ArityOk(*cmd, args.size())) {
+    command_stats_[cmd->id].rejected_calls++;
+    reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
+    return start;
+  }
+  if ((cmd->flags & kCmdProtected) && !ProtectedAllowed(c)) [[unlikely]] {
+    command_stats_[cmd->id].rejected_calls++;
+    reply.Error(
+        "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
+        "from a local connection, otherwise you need to set this option in the configuration file, and then "
+        "restart the server.");
+    return start;
+  }
+  if (RefusedWhileSubscribed(c, *cmd)) {
+    command_stats_[cmd->id].rejected_calls++;
+    reply.Error("ERR Can't execute '" + cmd->fullname +
+                "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
+    return start;
+  }
+  // The shard owning the first key (this worker's, or one the command holds).
+  if (shard == nullptr) {
+    shard = &shard_;
+    if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc)
+      shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
+  }
+  const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
+  if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
+  OverOutputLimit(c);  // may close c (the caller checks c.closed)
+  return end;
+}
+
+}  // namespace peregrine

@@ -1,0 +1,97 @@
+// What the parts of Worker (worker.cc, worker_input.cc, worker_mailbox.cc,
+// worker_output.cc) share: sizes and limits of the client buffers, small
+// helpers, and the two functions more than one part calls inline. Private to
+// src/server/worker*.cc.
+#pragma once
+
+#include <poll.h>
+
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "server/server.h"
+#include "server/worker.h"
+
+namespace peregrine::worker_internal {
+
+inline constexpr size_t kReadChunk = 16 * 1024;
+// The worker's scratch read buffer, and the largest partial command of a
+// client carried into it (a larger one grows in the client's own buffer, so
+// that a command arriving over many reads is not copied over and over).
+inline constexpr size_t kScratchSize = 128 * 1024;
+inline constexpr size_t kScratchCarry = 32 * 1024;
+// The most bytes a large argument's socket waits for before waking the
+// worker (SO_RCVLOWAT, Worker::SetLowWater).
+inline constexpr size_t kMaxLowWater = 4 * 1024 * 1024;
+// iovecs per writev (a pipeline of large values: two per value).
+inline constexpr int kMaxIov = 512;
+// Buffers larger than this are freed as soon as they drain, so that one huge
+// request or reply does not pin memory for the life of the connection.
+// Smaller ones are kept while the client is active (re-growing a reply
+// buffer for every pipeline batch of large values costs reallocs and, past
+// glibc's mmap threshold, mmap/munmap calls) and freed by the cron once the
+// client has been idle for a while.
+inline constexpr size_t kIdleBufferKeep = 1024 * 1024;
+inline constexpr int64_t kIdleBufferFreeMs = 2000;
+// Batches kept for reuse per worker (their buffers keep their capacity).
+inline constexpr size_t kFreeBatches = 64;
+
+inline std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+inline bool ArityOk(const CommandSpec& cmd, size_t argc) {
+  const int n = static_cast<int>(argc);
+  return !((cmd.arity > 0 && cmd.arity != n) || n < -cmd.arity);
+}
+
+}  // namespace peregrine::worker_internal
+
+namespace peregrine {
+
+// Runs one command on `shard` and counts it (ExecuteCommand for a client of
+// this worker, RunExecBatch for another worker's batch).
+inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args, ReplyWriter& reply,
+                     Shard& shard, const CompactKey::Probe* hint, int64_t now_ms, uint64_t start) {
+  CommandStats& st = command_stats_[cmd->id];
+  // Over maxmemory, every command first evicts (by policy); commands that
+  // may add memory are refused if nothing could be evicted.
+  if (server_.config().maxmemory > 0 && !EnforceMaxmemory(shard) && (cmd->flags & kCmdDenyOom)) {
+    st.rejected_calls++;
+    reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
+    return start;
+  }
+  CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint};
+  current_client_ = &c;
+  const uint64_t errors_before = stats_.total_error_replies;
+  cmd->handler(ctx);
+  current_client_ = nullptr;
+  const uint64_t end = CycleClock::Now();
+  st.ticks += end - start;
+  st.calls++;
+  if (stats_.total_error_replies != errors_before) st.failed_calls++;
+  stats_.total_commands_processed++;
+  return end;
+}
+
+template <typename Pred>
+void Worker::WaitUntil(Pred done) {
+  while (!done()) {
+    FlushOutboxes();
+    const uint64_t seen = waker_.Prepare();
+    if (Drain()) continue;
+    if (done()) break;
+    if (waker_.TrySleep(seen)) {
+      pollfd p{waker_.fd(), POLLIN, 0};
+      poll(&p, 1, 100);
+      waker_.Woke();
+    }
+  }
+}
+
+}  // namespace peregrine

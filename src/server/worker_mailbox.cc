@@ -1,0 +1,292 @@
+// A worker's cross-thread side: the mailbox to other workers, lending and
+// borrowing shards, and batches of commands run for another worker's
+// clients (see worker.h and docs/transactions.md).
+#include "server/worker.h"
+
+#include <algorithm>
+
+#include "core/lent_blocks.h"
+#include "server/log.h"
+
+#include "server/worker_internal.h"
+
+namespace peregrine {
+
+using namespace worker_internal;
+
+void Worker::Send(uint32_t to, uint64_t word) {
+  std::vector<uint64_t>& box = outbox_[to];
+  if (box.empty()) outbox_targets_.push_back(to);
+  box.push_back(word);
+}
+
+void Worker::FlushOutboxes() {
+  size_t keep = 0;
+  for (uint32_t to : outbox_targets_) {
+    std::vector<uint64_t>& box = outbox_[to];
+    Server::Ring& ring = server_.ring(index_, to);
+    size_t pushed = 0;
+    while (pushed < box.size() && ring.TryPush(box[pushed])) pushed++;
+    if (pushed > 0) {
+      server_.worker(to).waker().Notify();
+      box.erase(box.begin(), box.begin() + static_cast<ptrdiff_t>(pushed));
+    }
+    // A full ring is never waited on (its reader may be waiting for this
+    // worker): what did not fit goes on the next flush.
+    if (!box.empty()) outbox_targets_[keep++] = to;
+  }
+  outbox_targets_.resize(keep);
+}
+
+bool Worker::Drain() {
+  bool any = false;
+  uint64_t words[64];
+  for (uint32_t from = 0; from < nworkers_; from++) {
+    if (from == index_) continue;
+    Server::Ring& ring = server_.ring(from, index_);
+    // A bounded number per call: a busy sender cannot keep this worker here.
+    for (int round = 0; round < 4; round++) {
+      const size_t n = ring.PopBatch(words, 64);
+      if (n == 0) break;
+      any = true;
+      for (size_t i = 0; i < n; i++) Handle(from, words[i]);
+    }
+  }
+  // Workers may have asked for the shard while this one held it for a
+  // command of its own (Drain runs only where lending is safe).
+  TryLend();
+  return any;
+}
+
+void Worker::Handle(uint32_t from, uint64_t word) {
+  if (word & 1) {
+    switch (static_cast<Control>((word >> 1) & 0x7f)) {
+      case Control::kLend:
+        lend_queue_.push_back(from);
+        TryLend();
+        break;
+      case Control::kGrant:
+        granted_by_ = static_cast<int32_t>(from);
+        break;
+      case Control::kEvict:
+        evict_requested_ = true;
+        break;
+      case Control::kReturn:
+        lent_to_ = -1;
+        lend_paused_ = true;
+        // What arrived meanwhile, in order; then the clients killed and the
+        // next worker waiting for the shard.
+        while (lent_to_ < 0 && !deferred_.empty()) {
+          Mail* m = deferred_.front();
+          deferred_.pop_front();
+          HandleMail(m);
+        }
+        if (!kill_requests_.empty()) {
+          std::vector<uint64_t> ids;
+          ids.swap(kill_requests_);
+          for (uint64_t id : ids) {
+            auto it = clients_.find(id);
+            if (it != clients_.end()) CloseClient(*it->second);
+          }
+        }
+        TryLend();
+        break;
+    }
+    return;
+  }
+  Mail* m = reinterpret_cast<Mail*>(word);
+  // While the shard is lent its holder may read this worker's state: mail
+  // waits (in order) until the shard is back.
+  if (lent_to_ >= 0 || !deferred_.empty())
+    deferred_.push_back(m);
+  else
+    HandleMail(m);
+}
+
+void Worker::HandleMail(Mail* m) {
+  switch (m->kind) {
+    case Mail::Kind::kExec:
+      RunExecBatch(static_cast<ExecBatch*>(m));
+      break;
+    case Mail::Kind::kExecDone:
+      FinishExecBatch(static_cast<ExecBatch*>(m));
+      break;
+    case Mail::Kind::kAdopt: {
+      auto* a = static_cast<AdoptMail*>(m);
+      if (server_.stopping()) {
+        close(a->fd);
+        connections_.fetch_sub(1, std::memory_order_relaxed);
+      } else {
+        Adopt(a->fd, a->is_unix, a->id);
+      }
+      delete a;
+      break;
+    }
+  }
+}
+
+void Worker::TryLend() {
+  if (lent_to_ >= 0 || holds_own_ || wants_own_ || (lend_paused_ && !acquiring_) || lend_queue_.empty()) return;
+  // Replies made so far go out first: once the shard is lent, this worker
+  // touches none of its clients until it is back. Those that still refer to
+  // values of this shard copy them now: the holder may free or change them.
+  FlushPendingWrites();
+  if (lent_blocks::LentCount() > 0)
+    for (auto& [id, c] : clients_) c->out.Flatten();
+  lent_to_ = static_cast<int32_t>(lend_queue_.front());
+  lend_queue_.pop_front();
+  Send(static_cast<uint32_t>(lent_to_), ControlWord(index_, Control::kGrant));
+  FlushOutboxes();
+}
+
+void Worker::AcquireShards(std::span<const uint32_t> sorted) {
+  if (nworkers_ == 1) return;
+  for (uint32_t s : sorted) {
+    if (s == index_) {
+      // Lent while this worker waited for a lower shard: wait until it is
+      // back, and take it before anyone else waiting for it.
+      wants_own_ = true;
+      WaitUntil([this] { return lent_to_ < 0; });
+      wants_own_ = false;
+      holds_own_ = true;
+      continue;
+    }
+    // Waiting for another shard, this worker must lend its own (if not
+    // taken yet) to whoever holds what it waits for: no pause.
+    acquiring_ = true;
+    granted_by_ = -1;
+    Send(s, ControlWord(index_, Control::kLend));
+    WaitUntil([this, s] { return granted_by_ == static_cast<int32_t>(s); });
+    acquiring_ = false;
+  }
+  ApplyConfigIfChanged();  // a holder of this shard may have run CONFIG SET
+}
+
+void Worker::GiveBack(std::span<const uint32_t> sorted) {
+  if (nworkers_ == 1) return;
+  for (uint32_t s : sorted) {
+    if (s == index_)
+      holds_own_ = false;
+    else
+      Send(s, ControlWord(index_, Control::kReturn));
+  }
+  FlushOutboxes();
+}
+
+ExecBatch* Worker::NewBatch() {
+  if (free_batches_.empty()) return new ExecBatch();
+  ExecBatch* b = free_batches_.back();
+  free_batches_.pop_back();
+  return b;
+}
+
+void Worker::RecycleBatch(ExecBatch* b) {
+  if (free_batches_.size() >= kFreeBatches || b->bytes.capacity() > kIdleBufferKeep ||
+      b->reply.capacity() > kIdleBufferKeep) {
+    delete b;
+    return;
+  }
+  b->Clear();
+  free_batches_.push_back(b);
+}
+
+void Worker::SendOpenBatch(Client& c) {
+  if (c.open_batch == nullptr) return;
+  Send(c.open_batch->target, reinterpret_cast<uint64_t>(static_cast<Mail*>(c.open_batch)));
+  c.open_batch = nullptr;
+  c.batch_in_flight = true;
+}
+
+void Worker::RunExecBatch(ExecBatch* b) {
+  ApplyConfigIfChanged();
+  proxy_.id = b->client_id;
+  proxy_.db = b->db;
+  proxy_.resp = b->resp;
+  ReplyWriter reply(&b->reply, b->resp, this);
+  const int64_t now_ms = UnixTimeMs();
+  const uint64_t hard_limit = server_.config().output_buffer_limits[Config::kNormalClients].hard;
+  uint64_t t = CycleClock::Now();
+  size_t offset = 0, arg = 0;
+  for (const ExecBatch::Command& cmd : b->commands) {
+    exec_args_.clear();
+    for (uint32_t i = 0; i < cmd.argc; i++, arg++) {
+      exec_args_.emplace_back(b->bytes.data() + offset, b->arg_sizes[arg]);
+      offset += b->arg_sizes[arg];
+    }
+    proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
+    t = Run(proxy_, cmd.spec, exec_args_, reply, shard_, nullptr, now_ms, t);
+    // Past the output buffer's hard limit the client is closed when the
+    // replies reach it, without running the rest (Redis stops reading a
+    // client it will close): do not build replies nobody will get.
+    if (hard_limit != 0 && b->reply.size() >= hard_limit) break;
+  }
+  b->kind = Mail::Kind::kExecDone;
+  Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+}
+
+void Worker::FinishExecBatch(ExecBatch* b) {
+  auto it = clients_.find(b->client_id);
+  if (it != clients_.end() && !it->second->closed) {
+    Client& c = *it->second;
+    c.out.Take(b->reply);
+    c.batch_in_flight = false;
+    if (!OverOutputLimit(c)) {
+      QueueWrite(c);
+      resume_.push_back(c.id);
+    }
+  }
+  RecycleBatch(b);
+}
+
+void Worker::ResumeClients() {
+  std::vector<uint64_t> ids;
+  ids.swap(resume_);
+  for (uint64_t id : ids) {
+    auto it = clients_.find(id);
+    if (it == clients_.end()) continue;
+    Client& c = *it->second;
+    if (c.closed || c.batch_in_flight) continue;
+    if (!c.in.empty() && !c.close_after_reply) {
+      ProcessInput(c, c.in);
+      if (!c.closed) StartBigArg(c, c.in);
+    }
+    if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
+    if (c.close_after_reply) QueueWrite(c);
+  }
+}
+
+int Worker::BeforeWait() {
+  if (server_.stopping()) {
+    loop_.Stop();
+    return 0;
+  }
+  ApplyConfigIfChanged();
+  // One loop iteration has run since the shard last came back: it may go
+  // out again (without this a stream of borrowers could keep this worker's
+  // own clients waiting for ever).
+  lend_paused_ = false;
+  const uint64_t seen = waker_.Prepare();
+  bool work = Drain();
+  if (lent_to_ >= 0) {
+    // Parked: the holder may use this shard and read this worker's state
+    // until it gives the shard back.
+    WaitUntil([this] { return lent_to_ < 0; });
+    ApplyConfigIfChanged();  // the holder may have run CONFIG SET
+    work = true;
+  }
+  if (evict_requested_) {
+    evict_requested_ = false;
+    EvictFor(1000);
+  }
+  if (!resume_.empty()) {
+    ResumeClients();
+    work = true;
+  }
+  FlushOutboxes();
+  if (work) return 0;
+  if (!waker_.TrySleep(seen)) return 0;
+  // A ring was full: try again soon even if nobody wakes this worker.
+  return outbox_targets_.empty() ? -1 : 1;
+}
+
+}  // namespace peregrine
