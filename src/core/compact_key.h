@@ -69,6 +69,9 @@ class CompactKey {
   // The hash MakeProbe(s).hash would give. Only bits 24..63 are meaningful
   // to the table (a heap key keeps just those).
   static uint64_t Hash(std::string_view s) { return MakeProbe(s).hash; }
+  // XXH3 of `s` with the per-process seed: the hash of keys on the heap, and
+  // of the containers' members (core/packed.h), all 64 bits good.
+  static uint64_t HashLong(std::string_view s);
 
   // The empty key "" (tag 0). REQUIRES for Init: s.size() <= kMaxSize.
   CompactKey() noexcept { w_[0] = w_[1] = 0; }
@@ -195,8 +198,6 @@ class CompactKey {
     h ^= h >> 29;
     return h;
   }
-  // Keys on the heap: XXH3 with the per-process seed.
-  static uint64_t HashLong(std::string_view s);
   // Random per process (see compact_key.cc).
   static const std::array<uint64_t, 2> kHashSecret;
   static constexpr int kFlagBits = 3;  // the tag byte's top bits

@@ -42,7 +42,9 @@ class HashObject {
   }
   HashObject(const HashObject&) = delete;
   HashObject& operator=(const HashObject&) = delete;
-  // A deep copy (COPY), in the same encoding.
+  // A deep copy (COPY), in the same encoding. Field deadlines are not
+  // copied yet: nothing sets them before field expiry (HEXPIRE) is built,
+  // which must copy entries with their deadline items.
   HashObject Clone() const;
 
   Encoding encoding() const { return encoding_; }

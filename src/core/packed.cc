@@ -1,23 +1,13 @@
 // Packed items (see packed.h).
 #include "core/packed.h"
 
-#include <xxhash.h>
-
-#include <random>
-
+#include "core/compact_key.h"
 #include "core/memory.h"
 #include "core/numbers.h"
 
 namespace peregrine::packed {
 
 namespace {
-
-// A per-process seed, so that nobody outside can choose members that all
-// land in one page.
-const uint64_t kSeed = [] {
-  std::random_device rd;
-  return (uint64_t{rd()} << 32) ^ rd();
-}();
 
 // Bytes a signed integer needs (1..8).
 uint8_t IntBytes(int64_t v) {
@@ -39,14 +29,18 @@ uint32_t StringItemSize(size_t n) {
 
 }  // namespace
 
-uint64_t Hash(std::string_view s) { return XXH3_64bits_withSeed(s.data(), s.size(), kSeed); }
+bool AsInt(std::string_view s, int64_t* v) { return s.size() <= 20 && ParseInt64(s, v); }
+
+// The keys' seeded XXH3: nobody outside can choose members that all land in
+// one page.
+uint64_t Hash(std::string_view s) { return CompactKey::HashLong(s); }
 
 Probe::Probe(std::string_view str) : s(str), hash(Hash(str)) {
-  is_int = str.size() <= 20 && ParseInt64(str, &int_value);
+  is_int = AsInt(str, &int_value);
 }
 
 ItemPlan::ItemPlan(std::string_view str) : s(str) {
-  if (str.size() <= 20 && ParseInt64(str, &int_value)) {
+  if (AsInt(str, &int_value)) {
     int_bytes = IntBytes(int_value);
     size = 1u + int_bytes;
   } else {

@@ -36,6 +36,10 @@ constexpr size_t kDeadlineSize = 9;
 // Bytes a caller must provide to View() for an integer's decimal form.
 constexpr size_t kScratchSize = 24;
 
+// Whether `s` is kept as an integer: a canonical integer (ParseInt64,
+// Redis's string2ll) of at most 20 characters.
+bool AsInt(std::string_view s, int64_t* v);
+
 // The 64-bit hash of a string (XXH3 with a per-process seed). Containers
 // pick pages by its top bits and tags by its low byte.
 uint64_t Hash(std::string_view s);

@@ -12,7 +12,7 @@ namespace peregrine {
 
 namespace {
 
-bool AsInt(std::string_view s, int64_t* v) { return s.size() <= 20 && ParseInt64(s, v); }
+using packed::AsInt;
 
 // Digits (and sign) of an integer's decimal form.
 size_t DecimalLength(int64_t v) {
