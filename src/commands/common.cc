@@ -1,7 +1,10 @@
 // Shared command helpers (see common.h).
 #include "commands/common.h"
 
+#include <cctype>
+#include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <string>
 
 #include "core/numbers.h"
@@ -34,6 +37,65 @@ bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
 void ReplyInvalidExpire(CommandContext& ctx) {
   std::string name = ctx.client.last_cmd ? ctx.client.last_cmd->fullname : "";
   ctx.reply.Error("ERR invalid expire time in '" + name + "' command");
+}
+
+// Redis's parseScanCursorOrReply: strtoull over the whole argument.
+bool ParseCursor(CommandContext& ctx, std::string_view arg, uint64_t* out) {
+  std::string s(arg);
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = strtoull(s.c_str(), &end, 10);
+  // As Redis's strtoul: "" is cursor 0; a leading space or trailing junk is not.
+  if ((!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) || *end != '\0' || errno == ERANGE ||
+      end != s.c_str() + s.size()) {
+    ctx.reply.Error("ERR invalid cursor");
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+bool ParseKeyScanArgs(CommandContext& ctx, bool allow_novalues, ScanOptions* o) {
+  if (!ParseCursor(ctx, ctx.args[2], &o->cursor)) return false;
+  for (size_t i = 3; i < ctx.args.size(); i++) {
+    const std::string_view opt = ctx.args[i];
+    const bool has_next = i + 1 < ctx.args.size();
+    if (EqualsIgnoreCase(opt, "count") && has_next) {
+      if (!ParseIntArg(ctx, ctx.args[++i], &o->count)) return false;
+      if (o->count < 1) {
+        ctx.reply.Error(kErrSyntax);
+        return false;
+      }
+    } else if (EqualsIgnoreCase(opt, "match") && has_next) {
+      o->pattern = ctx.args[++i];
+      o->use_pattern = o->pattern != "*";
+    } else if (allow_novalues && EqualsIgnoreCase(opt, "novalues")) {
+      o->novalues = true;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, Db::Entry** out, bool write) {
+  Db::Entry* e = write ? LookupWrite(ctx, key) : LookupRead(ctx, key);
+  if (e != nullptr && e->value.type() != type) {
+    ctx.reply.Error(kErrWrongType);
+    return false;
+  }
+  *out = e;
+  return true;
+}
+
+bool ParseRangeLong(CommandContext& ctx, std::string_view arg, int64_t* out) {
+  if (!ParseIntArg(ctx, arg, out)) return false;
+  if (*out == LLONG_MIN) {
+    ctx.reply.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+    return false;
+  }
+  return true;
 }
 
 }  // namespace peregrine

@@ -125,6 +125,31 @@ inline void ReplyHelp(CommandContext& ctx, const std::vector<std::string_view>& 
   for (std::string_view l : lines) ctx.reply.SimpleString(l);
 }
 
+// Parses a SCAN-family cursor (Redis's parseScanCursorOrReply: strtoull
+// over the whole argument); replies "invalid cursor" and returns false if bad.
+bool ParseCursor(CommandContext& ctx, std::string_view arg, uint64_t* out);
+
+// HSCAN / SSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]:
+// the options from args[3] on (NOVALUES for HSCAN only). Replies "syntax
+// error" (Redis's texts) and returns false if bad.
+struct ScanOptions {
+  uint64_t cursor = 0;
+  int64_t count = 10;
+  std::string_view pattern;
+  bool use_pattern = false;
+  bool novalues = false;
+};
+bool ParseKeyScanArgs(CommandContext& ctx, bool allow_novalues, ScanOptions* o);
+
+// Looks `key` up for a command on values of `type` (for a read: counts a
+// hit or miss). Replies WRONGTYPE and returns false if the key holds
+// another type; *out is nullptr if the key is missing.
+bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, Db::Entry** out, bool write = false);
+
+// A count in -LONG_MAX..LONG_MAX (Redis's getRangeLongFromObjectOrReply
+// over the whole range: only LLONG_MIN is out of it), replying its errors.
+bool ParseRangeLong(CommandContext& ctx, std::string_view arg, int64_t* out);
+
 // "ERR invalid expire time in '<command>' command".
 void ReplyInvalidExpire(CommandContext& ctx);
 

@@ -160,22 +160,6 @@ void KeysCommand(CommandContext& ctx) {
   for (const std::string& k : keys) ctx.reply.Bulk(k);
 }
 
-// Redis's parseScanCursorOrReply: strtoull over the whole argument.
-bool ParseCursor(CommandContext& ctx, std::string_view arg, uint64_t* out) {
-  std::string s(arg);
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long v = strtoull(s.c_str(), &end, 10);
-  // As Redis's strtoul: "" is cursor 0; a leading space or trailing junk is not.
-  if ((!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) || *end != '\0' || errno == ERANGE ||
-      end != s.c_str() + s.size()) {
-    ctx.reply.Error("ERR invalid cursor");
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
 // SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
 //
 // The cursor is the table's hash position (Db::Scan) with the shard's index
@@ -341,7 +325,7 @@ void CopyCommand(CommandContext& ctx) {
   // The value is copied before Insert runs. A copied integer is an object of
   // its own in Redis (dupStringObject), never a shared one.
   Db::Entry* copy = target.Insert(dst, e->value, e->expire_ms());
-  if (copy->value.str().is_int()) copy->value.mutable_str().MarkUnsharedInt();
+  if (copy->value.is_string() && copy->value.str().is_int()) copy->value.mutable_str().MarkUnsharedInt();
   ctx.reply.Integer(1);
 }
 
@@ -443,9 +427,10 @@ void ObjectRefcountCommand(CommandContext& ctx) {
   // maxmemory limit with an LRU/LFU policy is set, or the value is COPY's;
   // clients see that number, so it is reported the same way, by the
   // configuration as it is now (Redis decides when the value is stored).
-  const CompactString& v = e->value.str();
   const Config& config = ctx.server.config();
-  const bool shared = v.is_int() && !v.is_unshared_int() && v.int_value() >= 0 && v.int_value() < 10000 &&
+  const bool shared = e->value.is_string() && e->value.str().is_int() &&
+                      !e->value.str().is_unshared_int() && e->value.str().int_value() >= 0 &&
+                      e->value.str().int_value() < 10000 &&
                       (config.maxmemory == 0 || !IsLruOrLfuPolicy(config.maxmemory_policy));
   ctx.reply.Integer(shared ? 2147483647 : 1);
 }

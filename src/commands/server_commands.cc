@@ -121,10 +121,22 @@ void ReplyKeySpecs(CommandContext& ctx, const CommandSpec& cmd) {
   ctx.reply.Bulk("spec");
   ctx.reply.MapHeader(1);
   ctx.reply.Bulk("index");
-  ctx.reply.Integer(cmd.first_key);
+  ctx.reply.Integer(cmd.numkeys_index > 0 ? cmd.numkeys_index : cmd.first_key);
   ctx.reply.Bulk("find_keys");
   ctx.reply.MapHeader(2);
   ctx.reply.Bulk("type");
+  if (cmd.numkeys_index > 0) {
+    ctx.reply.Bulk("keynum");
+    ctx.reply.Bulk("spec");
+    ctx.reply.MapHeader(3);
+    ctx.reply.Bulk("keynumidx");
+    ctx.reply.Integer(0);
+    ctx.reply.Bulk("firstkey");
+    ctx.reply.Integer(1);
+    ctx.reply.Bulk("keystep");
+    ctx.reply.Integer(1);
+    return;
+  }
   ctx.reply.Bulk("range");
   ctx.reply.Bulk("spec");
   ctx.reply.MapHeader(3);
@@ -141,9 +153,11 @@ void ReplyCommandInfo(CommandContext& ctx, const CommandSpec& cmd) {
   ctx.reply.Bulk(cmd.fullname);
   ctx.reply.Integer(cmd.arity);
   ReplyStringSet(ctx, FlagNames(cmd.flags));
-  ctx.reply.Integer(cmd.first_key);
-  ctx.reply.Integer(cmd.last_key);
-  ctx.reply.Integer(cmd.key_step);
+  // A numkeys command has no legacy key range (Redis reports 0 0 0).
+  const bool range = cmd.numkeys_index == 0;
+  ctx.reply.Integer(range ? cmd.first_key : 0);
+  ctx.reply.Integer(range ? cmd.last_key : 0);
+  ctx.reply.Integer(range ? cmd.key_step : 0);
   ReplyStringSet(ctx, AclCategoryNames(cmd.AclCategories()));
   ReplyStringSet(ctx, cmd.tips);
   ReplyKeySpecs(ctx, cmd);

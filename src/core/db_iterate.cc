@@ -187,7 +187,7 @@ size_t Db::MemoryUsage(const Entry& e) {
   // The arena entry, its index slot (a 64-byte group of 20 slots, ~80% full),
   // and the heap blocks.
   const size_t entry = e.has_expire() ? sizeof(TtlEntry) : sizeof(Entry);
-  return entry + 4 + e.key_.HeapBytes() + e.value.str().HeapBytes();
+  return entry + 4 + e.key_.HeapBytes() + e.value.HeapBytes();
 }
 
 void Db::Clear() {

@@ -17,7 +17,7 @@ HashObject::HashObject() : ptr_(Page::Create(2, 0)) {}
 
 void HashObject::Release() {
   if (ptr_ == nullptr) return;
-  if (encoding_ == Encoding::kListpack) {
+  if (encoding() == Encoding::kListpack) {
     Page::Destroy(page());
   } else {
     table()->~PackedTable();
@@ -28,20 +28,20 @@ void HashObject::Release() {
 
 HashObject HashObject::Clone() const {
   HashObject copy;
-  if (encoding_ == Encoding::kHashtable) copy.ConvertToHashtable();
+  if (encoding() == Encoding::kHashtable) copy.ConvertToHashtable();
   const HashLimits unlimited{Page::kMaxCount, ~size_t{0}};
   ForEach([&](std::string_view f, std::string_view v) { copy.Set(f, v, unlimited); });
   return copy;
 }
 
 size_t HashObject::AllocatedBytes() const {
-  if (encoding_ == Encoding::kListpack) return page()->AllocatedBytes();
+  if (encoding() == Encoding::kListpack) return page()->AllocatedBytes();
   return CountedUsableSize(ptr_) + table()->AllocatedBytes();
 }
 
 bool HashObject::Get(std::string_view field, std::string_view* value, char* scratch) const {
   const packed::Probe probe(field);
-  if (encoding_ == Encoding::kListpack) {
+  if (encoding() == Encoding::kListpack) {
     Page::Pos pos;
     if (!page()->Find(probe, &pos)) return false;
     *value = packed::View(Page::ItemOf(page()->EntryAt(pos), 1), scratch);
@@ -54,7 +54,7 @@ bool HashObject::Get(std::string_view field, std::string_view* value, char* scra
 }
 
 void HashObject::ConvertToHashtable() {
-  if (encoding_ == Encoding::kHashtable) return;
+  if (encoding() == Encoding::kHashtable) return;
   PackedTable* t = NewTable();
   Page* p = page();
   char scratch[packed::kScratchSize];
@@ -66,16 +66,16 @@ void HashObject::ConvertToHashtable() {
   }
   Page::FreeBlock(p);
   ptr_ = t;
-  encoding_ = Encoding::kHashtable;
+  set_encoding(Encoding::kHashtable);
 }
 
 bool HashObject::Set(std::string_view field, std::string_view value, const HashLimits& limits) {
-  if (encoding_ == Encoding::kListpack &&
+  if (encoding() == Encoding::kListpack &&
       (field.size() > limits.max_listpack_value || value.size() > limits.max_listpack_value))
     ConvertToHashtable();
   const packed::Probe probe(field);
   const packed::ItemPlan items[2] = {packed::ItemPlan(field, probe), packed::ItemPlan(value)};
-  if (encoding_ == Encoding::kListpack) {
+  if (encoding() == Encoding::kListpack) {
     Page::Pos pos;
     if (page()->Find(probe, &pos)) {
       ptr_ = Page::ReplaceItem(page(), pos, 1, items[1]);
@@ -99,7 +99,7 @@ bool HashObject::Set(std::string_view field, std::string_view value, const HashL
 
 bool HashObject::Delete(std::string_view field) {
   const packed::Probe probe(field);
-  if (encoding_ == Encoding::kListpack) {
+  if (encoding() == Encoding::kListpack) {
     Page::Pos pos;
     if (!page()->Find(probe, &pos)) return false;
     page()->Erase(pos);
@@ -115,7 +115,7 @@ bool HashObject::Delete(std::string_view field) {
 void HashObject::Random(std::mt19937_64& rng, std::string_view* field, std::string_view* value, char* scratch0,
                         char* scratch1) const {
   const uint8_t* e;
-  if (encoding_ == Encoding::kListpack) {
+  if (encoding() == Encoding::kListpack) {
     e = page()->EntryAt(page()->PosOf(static_cast<uint32_t>(rng() % page()->count)));
   } else {
     e = table()->Random(rng).entry();

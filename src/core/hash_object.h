@@ -22,22 +22,25 @@ namespace peregrine {
 
 // The hash-max-listpack-* directives.
 struct HashLimits {
-  size_t max_listpack_entries = 128;
+  size_t max_listpack_entries = 512;
   size_t max_listpack_value = 64;
 };
 
 class HashObject {
  public:
+  // The tag byte of a Value holding one (core/value.h): 0x80 | type << 3,
+  // the encoding in the low bits.
+  static constexpr uint8_t kValueTag = 0xA0;
   enum class Encoding : uint8_t { kListpack, kHashtable };
 
   // An empty hash ("listpack").
   HashObject();
   ~HashObject() { Release(); }
-  HashObject(HashObject&& other) noexcept : ptr_(other.ptr_), encoding_(other.encoding_) { other.ptr_ = nullptr; }
+  HashObject(HashObject&& other) noexcept : ptr_(other.ptr_), tag_(other.tag_) { other.ptr_ = nullptr; }
   // The old contents leave with `other` (freed by its destructor).
   HashObject& operator=(HashObject&& other) noexcept {
     std::swap(ptr_, other.ptr_);
-    std::swap(encoding_, other.encoding_);
+    std::swap(tag_, other.tag_);
     return *this;
   }
   HashObject(const HashObject&) = delete;
@@ -47,9 +50,9 @@ class HashObject {
   // which must copy entries with their deadline items.
   HashObject Clone() const;
 
-  Encoding encoding() const { return encoding_; }
-  std::string_view EncodingName() const { return encoding_ == Encoding::kListpack ? "listpack" : "hashtable"; }
-  size_t size() const { return encoding_ == Encoding::kListpack ? page()->count : table()->size(); }
+  Encoding encoding() const { return static_cast<Encoding>(tag_ & 7); }
+  std::string_view EncodingName() const { return encoding() == Encoding::kListpack ? "listpack" : "hashtable"; }
+  size_t size() const { return encoding() == Encoding::kListpack ? page()->count : table()->size(); }
   // Bytes allocated for the fields and values (MEMORY USAGE); O(pages).
   size_t AllocatedBytes() const;
 
@@ -74,7 +77,7 @@ class HashObject {
       char s0[packed::kScratchSize], s1[packed::kScratchSize];
       f(packed::View(Page::ItemOf(e, 0), s0), packed::View(Page::ItemOf(e, 1), s1));
     };
-    if (encoding_ == Encoding::kHashtable) {
+    if (encoding() == Encoding::kHashtable) {
       table()->ForEach(visit);
       return;
     }
@@ -85,7 +88,7 @@ class HashObject {
   // HSCAN: as SetObject::Scan, with f(field, value).
   template <typename F>
   uint64_t Scan(uint64_t cursor, size_t count, F&& f) const {
-    if (encoding_ != Encoding::kHashtable) {
+    if (encoding() != Encoding::kHashtable) {
       ForEach(f);
       return 0;
     }
@@ -105,8 +108,17 @@ class HashObject {
   PackedTable* table() const { return static_cast<PackedTable*>(ptr_); }
   void Release();
 
+  void set_encoding(Encoding e) { tag_ = static_cast<uint8_t>(kValueTag | static_cast<uint8_t>(e)); }
+
+  // 16 bytes laid out as a Value's (core/value.h): the pointer, then
+  // unused bytes, the owner's byte (a key's access data) and the tag
+  // (kValueTag | encoding).
   void* ptr_ = nullptr;
-  Encoding encoding_ = Encoding::kListpack;
+  uint8_t unused_[6] = {};
+  uint8_t spare_ = 0;
+  uint8_t tag_ = kValueTag;
 };
+
+static_assert(sizeof(HashObject) == 16);
 
 }  // namespace peregrine

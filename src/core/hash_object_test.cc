@@ -79,7 +79,7 @@ TEST(HashObject, AgreesWithAModelThroughBothEncodings) {
 }
 
 TEST(HashObject, ConvertsAsRedisDoes) {
-  HashLimits limits;  // 128 / 64
+  const HashLimits limits{128, 64};
   HashObject h;
   EXPECT_EQ(h.EncodingName(), "listpack");
   for (int i = 0; i < 128; ++i) h.Set("f" + std::to_string(i), "v", limits);

@@ -33,19 +33,19 @@ SetObject::SetObject(std::string_view first, size_t hint, const SetLimits& limit
   int64_t v;
   if (AsInt(first, &v) && hint <= limits.max_intset_entries) {
     ptr_ = IntSet::Create(static_cast<uint32_t>(hint < 64 ? hint : 64));
-    encoding_ = Encoding::kIntSet;
+    set_encoding(Encoding::kIntSet);
   } else if (hint <= limits.max_listpack_entries) {
     ptr_ = Page::Create(1, 0, hint, hint * (first.size() + 2));
-    encoding_ = Encoding::kListpack;
+    set_encoding(Encoding::kListpack);
   } else {
     ptr_ = NewTable();
-    encoding_ = Encoding::kHashtable;
+    set_encoding(Encoding::kHashtable);
   }
 }
 
 void SetObject::Release() {
   if (ptr_ == nullptr) return;
-  switch (encoding_) {
+  switch (encoding()) {
     case Encoding::kIntSet: IntSet::Destroy(intset()); break;
     case Encoding::kListpack: Page::Destroy(page()); break;
     case Encoding::kHashtable: FreeTable(table()); break;
@@ -55,8 +55,8 @@ void SetObject::Release() {
 
 SetObject SetObject::Clone() const {
   SetObject copy;
-  copy.encoding_ = encoding_;
-  switch (encoding_) {
+  copy.tag_ = tag_;
+  switch (encoding()) {
     case Encoding::kIntSet: {
       const size_t n = sizeof(IntSet) + size_t{intset()->count} * intset()->width;
       copy.ptr_ = CountedAlloc(n);
@@ -88,7 +88,7 @@ SetObject SetObject::Clone() const {
 }
 
 std::string_view SetObject::EncodingName() const {
-  switch (encoding_) {
+  switch (encoding()) {
     case Encoding::kIntSet: return "intset";
     case Encoding::kListpack: return "listpack";
     case Encoding::kHashtable: return "hashtable";
@@ -97,7 +97,7 @@ std::string_view SetObject::EncodingName() const {
 }
 
 size_t SetObject::size() const {
-  switch (encoding_) {
+  switch (encoding()) {
     case Encoding::kIntSet: return intset()->size();
     case Encoding::kListpack: return page()->count;
     case Encoding::kHashtable: return table()->size();
@@ -106,7 +106,7 @@ size_t SetObject::size() const {
 }
 
 size_t SetObject::AllocatedBytes() const {
-  switch (encoding_) {
+  switch (encoding()) {
     case Encoding::kIntSet: return intset()->AllocatedBytes();
     case Encoding::kListpack: return page()->AllocatedBytes();
     case Encoding::kHashtable: return CountedUsableSize(ptr_) + table()->AllocatedBytes();
@@ -117,7 +117,7 @@ size_t SetObject::AllocatedBytes() const {
 std::string_view SetObject::FormatMember(int64_t v, char* scratch) { return {scratch, FormatInt64(v, scratch)}; }
 
 bool SetObject::Contains(std::string_view member) const {
-  switch (encoding_) {
+  switch (encoding()) {
     case Encoding::kIntSet: {
       int64_t v;
       return AsInt(member, &v) && intset()->Contains(v);
@@ -146,12 +146,12 @@ void SetObject::IntSetToListpack(size_t extra) {
   }
   IntSet::Destroy(s);
   ptr_ = p;
-  encoding_ = Encoding::kListpack;
+  set_encoding(Encoding::kListpack);
 }
 
 void SetObject::ToHashtable() {
   PackedTable* t = NewTable();
-  if (encoding_ == Encoding::kIntSet) {
+  if (encoding() == Encoding::kIntSet) {
     ForEach([&](std::string_view m) {
       packed::Probe probe(m);
       packed::ItemPlan item(m, probe);
@@ -170,11 +170,11 @@ void SetObject::ToHashtable() {
     Page::FreeBlock(p);
   }
   ptr_ = t;
-  encoding_ = Encoding::kHashtable;
+  set_encoding(Encoding::kHashtable);
 }
 
 bool SetObject::Add(std::string_view member, const SetLimits& limits) {
-  if (encoding_ == Encoding::kIntSet) {
+  if (encoding() == Encoding::kIntSet) {
     int64_t v;
     if (AsInt(member, &v)) {
       bool added;
@@ -194,7 +194,7 @@ bool SetObject::Add(std::string_view member, const SetLimits& limits) {
     }
   }
   packed::Probe probe(member);
-  if (encoding_ == Encoding::kListpack) {
+  if (encoding() == Encoding::kListpack) {
     Page::Pos pos;
     if (page()->Find(probe, &pos)) return false;
     if (page()->count < limits.max_listpack_entries && member.size() <= limits.max_listpack_value &&
@@ -213,7 +213,7 @@ bool SetObject::Add(std::string_view member, const SetLimits& limits) {
 }
 
 bool SetObject::Remove(std::string_view member) {
-  switch (encoding_) {
+  switch (encoding()) {
     case Encoding::kIntSet: {
       int64_t v;
       bool removed = false;
@@ -239,7 +239,7 @@ bool SetObject::Remove(std::string_view member) {
 
 void SetObject::Random(std::mt19937_64& rng, std::string* out) const {
   char scratch[packed::kScratchSize];
-  switch (encoding_) {
+  switch (encoding()) {
     case Encoding::kIntSet:
       out->assign(FormatMember(intset()->At(static_cast<uint32_t>(rng() % intset()->size())), scratch));
       break;
@@ -256,7 +256,7 @@ void SetObject::Random(std::mt19937_64& rng, std::string* out) const {
 
 void SetObject::PopRandom(std::mt19937_64& rng, std::string* out) {
   char scratch[packed::kScratchSize];
-  switch (encoding_) {
+  switch (encoding()) {
     case Encoding::kIntSet: {
       const uint32_t i = static_cast<uint32_t>(rng() % intset()->size());
       out->assign(FormatMember(intset()->At(i), scratch));

@@ -32,17 +32,20 @@ struct SetLimits {
 
 class SetObject {
  public:
+  // The tag byte of a Value holding one (core/value.h): 0x80 | type << 3,
+  // the encoding in the low bits.
+  static constexpr uint8_t kValueTag = 0x90;
   enum class Encoding : uint8_t { kIntSet, kListpack, kHashtable };
 
   // An empty set in the encoding Redis creates for a first member `first`
   // with `hint` members to come (SADD's argument count).
   SetObject(std::string_view first, size_t hint, const SetLimits& limits);
   ~SetObject() { Release(); }
-  SetObject(SetObject&& other) noexcept : ptr_(other.ptr_), encoding_(other.encoding_) { other.ptr_ = nullptr; }
+  SetObject(SetObject&& other) noexcept : ptr_(other.ptr_), tag_(other.tag_) { other.ptr_ = nullptr; }
   // The old contents leave with `other` (freed by its destructor).
   SetObject& operator=(SetObject&& other) noexcept {
     std::swap(ptr_, other.ptr_);
-    std::swap(encoding_, other.encoding_);
+    std::swap(tag_, other.tag_);
     return *this;
   }
   SetObject(const SetObject&) = delete;
@@ -50,7 +53,7 @@ class SetObject {
   // A deep copy (COPY), in the same encoding.
   SetObject Clone() const;
 
-  Encoding encoding() const { return encoding_; }
+  Encoding encoding() const { return static_cast<Encoding>(tag_ & 7); }
   // OBJECT ENCODING's name.
   std::string_view EncodingName() const;
   size_t size() const;
@@ -69,7 +72,7 @@ class SetObject {
   template <typename F>
   void ForEach(F&& f) const {
     char scratch[packed::kScratchSize];
-    switch (encoding_) {
+    switch (encoding()) {
       case Encoding::kIntSet:
         for (uint32_t i = 0; i < intset()->size(); ++i) f(FormatMember(intset()->At(i), scratch));
         break;
@@ -90,7 +93,7 @@ class SetObject {
   // as Redis does.
   template <typename F>
   uint64_t Scan(uint64_t cursor, size_t count, F&& f) const {
-    if (encoding_ != Encoding::kHashtable) {
+    if (encoding() != Encoding::kHashtable) {
       ForEach(f);
       return 0;
     }
@@ -115,8 +118,17 @@ class SetObject {
   void ToHashtable();
   SetObject() = default;
 
+  void set_encoding(Encoding e) { tag_ = static_cast<uint8_t>(kValueTag | static_cast<uint8_t>(e)); }
+
+  // 16 bytes laid out as a Value's (core/value.h): the pointer, then
+  // unused bytes, the owner's byte (a key's access data) and the tag
+  // (kValueTag | encoding).
   void* ptr_ = nullptr;
-  Encoding encoding_ = Encoding::kIntSet;
+  uint8_t unused_[6] = {};
+  uint8_t spare_ = 0;
+  uint8_t tag_ = kValueTag;
 };
+
+static_assert(sizeof(SetObject) == 16);
 
 }  // namespace peregrine

@@ -1,6 +1,8 @@
 // Value helpers (see value.h).
 #include "core/value.h"
 
+#include <new>
+
 namespace peregrine {
 
 std::string_view TypeName(ValueType type) {
@@ -15,13 +17,43 @@ std::string_view TypeName(ValueType type) {
   return "none";
 }
 
+Value::Value(const Value& other) {
+  switch (other.type()) {
+    case ValueType::kSet: new (&set_) SetObject(other.set_.Clone()); break;
+    case ValueType::kHash: new (&hash_) HashObject(other.hash_.Clone()); break;
+    default: new (&str_) CompactString(other.str_); break;
+  }
+  raw()[kSpare] = other.raw()[kSpare];
+}
+
+void Value::DestroyContainer() {
+  switch (type()) {
+    case ValueType::kSet: set_.~SetObject(); break;
+    case ValueType::kHash: hash_.~HashObject(); break;
+    default: break;
+  }
+}
+
 std::string_view Value::EncodingName() const {
+  switch (type()) {
+    case ValueType::kSet: return set_.EncodingName();
+    case ValueType::kHash: return hash_.EncodingName();
+    default: break;
+  }
   switch (str_.encoding()) {
     case CompactString::Encoding::kInt: return "int";
     case CompactString::Encoding::kEmbstr: return "embstr";
     case CompactString::Encoding::kRaw: return "raw";
   }
   return "raw";
+}
+
+size_t Value::HeapBytes() const {
+  switch (type()) {
+    case ValueType::kSet: return set_.AllocatedBytes();
+    case ValueType::kHash: return hash_.AllocatedBytes();
+    default: return str_.HeapBytes();
+  }
 }
 
 }  // namespace peregrine

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "core/numbers.h"
+
 namespace peregrine {
 
 uint32_t CommandSpec::AclCategories() const {
@@ -21,6 +23,14 @@ bool CommandSpec::KeyPositions(std::span<const std::string_view> args, std::vect
   out->clear();
   if (first_key <= 0) return true;
   int argc = static_cast<int>(args.size());
+  if (numkeys_index > 0) {
+    int64_t n;
+    if (numkeys_index >= argc || !ParseInt64(args[static_cast<size_t>(numkeys_index)], &n) || n < 1 ||
+        n > argc - numkeys_index - 1)
+      return false;
+    for (int64_t i = 1; i <= n; i++) out->push_back(static_cast<size_t>(numkeys_index + i));
+    return true;
+  }
   int last = last_key < 0 ? argc + last_key : last_key;
   if (first_key >= argc || last >= argc) return false;
   for (int i = first_key; i <= last; i += key_step) out->push_back(static_cast<size_t>(i));
@@ -31,6 +41,7 @@ void CommandTable::Register(CommandSpec spec) {
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   owned->fullname = std::string(owned->name);
   owned->id = next_id_++;
+  if (owned->numkeys_index > 0) owned->flags |= kCmdMovableKeys;
   for (CommandSpec& sub : owned->subcommands) {
     sub.parent = owned.get();
     sub.fullname = owned->fullname + "|" + std::string(sub.name);
@@ -92,6 +103,7 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {kCmdSkipMonitor, "skip_monitor"}, {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},
       {kCmdNoAuth, "no_auth"},       {kCmdMayReplicate, "may_replicate"}, {kCmdNoMulti, "no_multi"},
       {kCmdAllowBusy, "allow_busy"}, {kCmdSentinel, "sentinel"},
+      {kCmdMovableKeys, "movablekeys"},
   };
   std::vector<std::string_view> out;
   for (auto [bit, name] : kNames)
@@ -102,6 +114,7 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
 std::vector<std::string_view> AclCategoryNames(uint32_t categories) {
   static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
       {kAclKeyspace, "@keyspace"}, {kAclRead, "@read"},         {kAclWrite, "@write"},
+      {kAclSet, "@set"},           {kAclHash, "@hash"},  // Redis's order
       {kAclString, "@string"},     {kAclFast, "@fast"},         {kAclSlow, "@slow"},
       {kAclAdmin, "@admin"},       {kAclDangerous, "@dangerous"}, {kAclConnection, "@connection"},
       {kAclTransaction, "@transaction"}, {kAclPubsub, "@pubsub"}, {kAclBlocking, "@blocking"},

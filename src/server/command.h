@@ -41,6 +41,8 @@ enum CommandFlag : uint32_t {
   kCmdNoMulti = 1u << 14,
   kCmdAllowBusy = 1u << 15,
   kCmdSentinel = 1u << 16,
+  // Set by Register for a command with numkeys (COMMAND INFO lists it last).
+  kCmdMovableKeys = 1u << 17,
   // Peregrine's own, not reported by COMMAND INFO: the command reads or
   // writes every shard (KEYS, FLUSHALL) or every worker's state (INFO,
   // CLIENT LIST, CONFIG SET), so it runs with all of them held
@@ -71,6 +73,8 @@ enum AclCategory : uint32_t {
   kAclTransaction = 1u << 9,
   kAclPubsub = 1u << 10,
   kAclBlocking = 1u << 11,
+  kAclHash = 1u << 12,
+  kAclSet = 1u << 13,
 };
 
 // Everything a handler may touch while it runs. Lives for one command, on the
@@ -116,6 +120,10 @@ struct CommandSpec {
   int first_key = 0;       // 0 = no keys
   int last_key = 0;        // negative counts from the end
   int key_step = 0;
+  // Keys given as "numkeys key [key ...]" (SINTERCARD, ZUNION, EVAL): the
+  // index of numkeys, whose keys follow it (first_key must be the next
+  // index; last_key and key_step are not used).
+  int numkeys_index = 0;
   std::string_view summary;
   std::string_view since;
   std::string_view group;
@@ -178,5 +186,7 @@ void RegisterStringCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
+void RegisterHashCommands(CommandTable& table);
+void RegisterSetCommands(CommandTable& table);
 
 }  // namespace peregrine

@@ -248,6 +248,15 @@ const std::vector<Option>& Options() {
                          return "";
                        }});
     o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, INT_MAX, kMutable));
+    // Counts are integers, sizes memory values ("1kb"), as in Redis; the
+    // old ziplist names are aliases that CONFIG GET lists too.
+    for (std::string_view name : {"hash-max-listpack-entries", "hash-max-ziplist-entries"})
+      o.push_back(IntOption(name, &Config::hash_max_listpack_entries, 0, LLONG_MAX, kMutable));
+    for (std::string_view name : {"hash-max-listpack-value", "hash-max-ziplist-value"})
+      o.push_back(MemoryOption(name, &Config::hash_max_listpack_value, 0, LLONG_MAX, kMutable));
+    o.push_back(IntOption("set-max-intset-entries", &Config::set_max_intset_entries, 0, LLONG_MAX, kMutable));
+    o.push_back(IntOption("set-max-listpack-entries", &Config::set_max_listpack_entries, 0, LLONG_MAX, kMutable));
+    o.push_back(MemoryOption("set-max-listpack-value", &Config::set_max_listpack_value, 0, LLONG_MAX, kMutable));
     o.push_back(IntOption("lfu-log-factor", &Config::lfu_log_factor, 0, INT_MAX, kMutable));
     o.push_back(IntOption("lfu-decay-time", &Config::lfu_decay_time, 0, INT_MAX, kMutable));
     o.push_back(Option{"save", kNotYet, 1, 1, [](const Config& c) { return c.save; },

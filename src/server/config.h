@@ -81,6 +81,13 @@ struct Config {
   // Redis's LFU counter: how slowly it grows, and the minutes per decrement.
   int lfu_log_factor = 10;
   int lfu_decay_time = 1;
+  // When a small container converts to its large encoding (Redis's
+  // directives and defaults; hash-max-ziplist-* are aliases, as in Redis).
+  uint64_t hash_max_listpack_entries = 512;
+  uint64_t hash_max_listpack_value = 64;
+  uint64_t set_max_intset_entries = 512;
+  uint64_t set_max_listpack_entries = 128;
+  uint64_t set_max_listpack_value = 64;
   // Persistence does not exist yet: these accept only the values that mean
   // "off", so redis-style configs and tools (redis-benchmark reads both) work.
   std::string save;

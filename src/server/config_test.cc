@@ -438,7 +438,9 @@ TEST(ConfigGet, GlobPatternsReturnEachNameOnce) {
   auto classes = Get(config, {"[hp]*"});
   std::set<std::string> cnames;
   for (const auto& [name, value] : classes) cnames.insert(name);
-  EXPECT_EQ(cnames, (std::set<std::string>{"hz", "port", "pidfile", "proto-max-bulk-len"}));
+  EXPECT_EQ(cnames, (std::set<std::string>{"hz", "port", "pidfile", "proto-max-bulk-len", "hash-max-listpack-entries",
+                                           "hash-max-listpack-value", "hash-max-ziplist-entries",
+                                           "hash-max-ziplist-value"}));
 }
 
 TEST(ConfigSet, SetsMutableOptions) {

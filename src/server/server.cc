@@ -77,6 +77,8 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
   RegisterPubSubCommands(commands_);
+  RegisterHashCommands(commands_);
+  RegisterSetCommands(commands_);
   if (config_.threads <= 0) {
     const unsigned cores = std::thread::hardware_concurrency();
     config_.threads = static_cast<int>(std::clamp(cores, 1u, 256u));

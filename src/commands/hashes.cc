@@ -1,0 +1,387 @@
+// Hash commands: HSET/HSETNX/HMSET, HGET/HMGET, HDEL, HLEN, HSTRLEN,
+// HEXISTS, HGETALL/HKEYS/HVALS, HINCRBY/HINCRBYFLOAT, HRANDFIELD, HSCAN, on
+// a HashObject (core/hash_object.h) per key, with Redis 7.2's replies and
+// error texts. A hash whose last field goes is deleted, as in Redis.
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "commands/common.h"
+#include "core/glob.h"
+#include "core/hash_object.h"
+#include "core/numbers.h"
+#include "server/server.h"
+
+namespace peregrine {
+namespace {
+
+HashLimits Limits(const CommandContext& ctx) {
+  const Config& c = ctx.server.config();
+  return HashLimits{c.hash_max_listpack_entries, c.hash_max_listpack_value};
+}
+
+// The hash of an entry LookupTyped found, or a new empty one at `key` if it
+// found none.
+HashObject& HashOf(CommandContext& ctx, Db::Entry* e, std::string_view key) {
+  if (e == nullptr) e = InsertKey(ctx, ctx.DbOf(key), key, Value(HashObject()));
+  return e->value.mutable_hash();
+}
+
+// The hash at `key` for a write, created empty if missing. nullptr (after
+// replying WRONGTYPE) if the key holds another type.
+HashObject* HashForWrite(CommandContext& ctx, std::string_view key) {
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kHash, &e, /*write=*/true)) return nullptr;
+  return &HashOf(ctx, e, key);
+}
+
+// The hash at `key` for a read: false after replying WRONGTYPE; *out is
+// nullptr if the key is missing.
+bool HashForRead(CommandContext& ctx, std::string_view key, const HashObject** out) {
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kHash, &e)) return false;
+  *out = e == nullptr ? nullptr : &e->value.hash();
+  return true;
+}
+
+// Deletes the key if its hash has no fields left.
+void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const HashObject& h) {
+  if (h.size() == 0) ctx.DbOf(key).Erase(key);
+}
+
+void ReplyArityError(CommandContext& ctx) {
+  ctx.reply.Error("ERR wrong number of arguments for '" + ctx.client.last_cmd->fullname + "' command");
+}
+
+// HSET / HMSET key field value [field value ...]
+void HsetGeneric(CommandContext& ctx, bool hmset) {
+  if (ctx.args.size() % 2 == 1) {
+    ReplyArityError(ctx);
+    return;
+  }
+  HashObject* h = HashForWrite(ctx, ctx.args[1]);
+  if (h == nullptr) return;
+  const HashLimits limits = Limits(ctx);
+  // As Redis's hashTypeTryConversion: a long argument converts the hash
+  // before anything is written.
+  if (h->encoding() == HashObject::Encoding::kListpack) {
+    for (size_t i = 2; i < ctx.args.size(); i++) {
+      if (ctx.args[i].size() > limits.max_listpack_value) {
+        h->ConvertToHashtable();
+        break;
+      }
+    }
+  }
+  int64_t added = 0;
+  for (size_t i = 2; i < ctx.args.size(); i += 2) added += h->Set(ctx.args[i], ctx.args[i + 1], limits);
+  if (hmset)
+    ctx.reply.Ok();
+  else
+    ctx.reply.Integer(added);
+}
+void HsetCommand(CommandContext& ctx) { HsetGeneric(ctx, false); }
+void HmsetCommand(CommandContext& ctx) { HsetGeneric(ctx, true); }
+
+void HsetnxCommand(CommandContext& ctx) {
+  Db::Entry* e;
+  if (!LookupTyped(ctx, ctx.args[1], ValueType::kHash, &e, /*write=*/true)) return;
+  char scratch[packed::kScratchSize];
+  std::string_view old;
+  if (e != nullptr && e->value.hash().Get(ctx.args[2], &old, scratch)) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  HashOf(ctx, e, ctx.args[1]).Set(ctx.args[2], ctx.args[3], Limits(ctx));
+  ctx.reply.Integer(1);
+}
+
+void HgetCommand(CommandContext& ctx) {
+  const HashObject* h;
+  if (!HashForRead(ctx, ctx.args[1], &h)) return;
+  char scratch[packed::kScratchSize];
+  std::string_view v;
+  if (h != nullptr && h->Get(ctx.args[2], &v, scratch))
+    ctx.reply.Bulk(v);
+  else
+    ctx.reply.Null();
+}
+
+void HmgetCommand(CommandContext& ctx) {
+  const HashObject* h;
+  if (!HashForRead(ctx, ctx.args[1], &h)) return;
+  ctx.reply.ArrayHeader(ctx.args.size() - 2);
+  char scratch[packed::kScratchSize];
+  for (size_t i = 2; i < ctx.args.size(); i++) {
+    std::string_view v;
+    if (h != nullptr && h->Get(ctx.args[i], &v, scratch))
+      ctx.reply.Bulk(v);
+    else
+      ctx.reply.Null();
+  }
+}
+
+void HdelCommand(CommandContext& ctx) {
+  Db::Entry* e;
+  if (!LookupTyped(ctx, ctx.args[1], ValueType::kHash, &e, /*write=*/true)) return;
+  int64_t deleted = 0;
+  if (e != nullptr) {
+    HashObject& h = e->value.mutable_hash();
+    for (size_t i = 2; i < ctx.args.size() && h.size() > 0; i++) deleted += h.Delete(ctx.args[i]);
+    DeleteIfEmpty(ctx, ctx.args[1], h);
+  }
+  ctx.reply.Integer(deleted);
+}
+
+void HlenCommand(CommandContext& ctx) {
+  const HashObject* h;
+  if (!HashForRead(ctx, ctx.args[1], &h)) return;
+  ctx.reply.Integer(h == nullptr ? 0 : static_cast<int64_t>(h->size()));
+}
+
+void HstrlenCommand(CommandContext& ctx) {
+  const HashObject* h;
+  if (!HashForRead(ctx, ctx.args[1], &h)) return;
+  char scratch[packed::kScratchSize];
+  std::string_view v;
+  ctx.reply.Integer(h != nullptr && h->Get(ctx.args[2], &v, scratch) ? static_cast<int64_t>(v.size()) : 0);
+}
+
+void HexistsCommand(CommandContext& ctx) {
+  const HashObject* h;
+  if (!HashForRead(ctx, ctx.args[1], &h)) return;
+  char scratch[packed::kScratchSize];
+  std::string_view v;
+  ctx.reply.Integer(h != nullptr && h->Get(ctx.args[2], &v, scratch) ? 1 : 0);
+}
+
+// HGETALL (a map in RESP3), HKEYS, HVALS.
+enum class Part { kBoth, kFields, kValues };
+void ReplyAll(CommandContext& ctx, Part part) {
+  const HashObject* h;
+  if (!HashForRead(ctx, ctx.args[1], &h)) return;
+  const size_t n = h == nullptr ? 0 : h->size();
+  if (part == Part::kBoth)
+    ctx.reply.MapHeader(n);
+  else
+    ctx.reply.ArrayHeader(n);
+  if (h == nullptr) return;
+  h->ForEach([&](std::string_view f, std::string_view v) {
+    if (part != Part::kValues) ctx.reply.Bulk(f);
+    if (part != Part::kFields) ctx.reply.Bulk(v);
+  });
+}
+void HgetallCommand(CommandContext& ctx) { ReplyAll(ctx, Part::kBoth); }
+void HkeysCommand(CommandContext& ctx) { ReplyAll(ctx, Part::kFields); }
+void HvalsCommand(CommandContext& ctx) { ReplyAll(ctx, Part::kValues); }
+
+void HincrbyCommand(CommandContext& ctx) {
+  int64_t incr;
+  if (!ParseIntArg(ctx, ctx.args[3], &incr)) return;
+  Db::Entry* e;
+  if (!LookupTyped(ctx, ctx.args[1], ValueType::kHash, &e, /*write=*/true)) return;
+  char scratch[packed::kScratchSize];
+  std::string_view old;
+  int64_t current = 0;
+  if (e != nullptr && e->value.hash().Get(ctx.args[2], &old, scratch) && !ParseInt64(old, &current)) {
+    ctx.reply.Error("ERR hash value is not an integer");
+    return;
+  }
+  int64_t result;
+  if (__builtin_add_overflow(current, incr, &result)) {
+    ctx.reply.Error(kErrOverflow);
+    return;
+  }
+  char buf[CompactString::kIntBufferSize];
+  HashOf(ctx, e, ctx.args[1]).Set(ctx.args[2], std::string_view(buf, FormatInt64(result, buf)), Limits(ctx));
+  ctx.reply.Integer(result);
+}
+
+void HincrbyfloatCommand(CommandContext& ctx) {
+  long double incr;
+  if (!ParseLongDouble(ctx.args[3], &incr)) {
+    ctx.reply.Error(kErrNotFloat);
+    return;
+  }
+  if (std::isnan(incr) || std::isinf(incr)) {
+    ctx.reply.Error("ERR value is NaN or Infinity");
+    return;
+  }
+  Db::Entry* e;
+  if (!LookupTyped(ctx, ctx.args[1], ValueType::kHash, &e, /*write=*/true)) return;
+  long double current = 0;
+  char scratch[packed::kScratchSize];
+  std::string_view old;
+  if (e != nullptr && e->value.hash().Get(ctx.args[2], &old, scratch) && !ParseLongDouble(old, &current)) {
+    ctx.reply.Error("ERR hash value is not a float");
+    return;
+  }
+  std::string text;
+  if (!FormatLongDoubleHuman(current + incr, &text)) {
+    ctx.reply.Error("ERR increment would produce NaN or Infinity");
+    return;
+  }
+  HashOf(ctx, e, ctx.args[1]).Set(ctx.args[2], text, Limits(ctx));
+  ctx.reply.Bulk(text);
+}
+
+// HRANDFIELD key [count [WITHVALUES]]
+void HrandfieldCommand(CommandContext& ctx) {
+  std::mt19937_64& rng = ctx.shard.rng();
+  if (ctx.args.size() == 2) {
+    const HashObject* h;
+    if (!HashForRead(ctx, ctx.args[1], &h)) return;
+    if (h == nullptr) {
+      ctx.reply.Null();
+      return;
+    }
+    std::string_view f, v;
+    char s0[packed::kScratchSize], s1[packed::kScratchSize];
+    h->Random(rng, &f, &v, s0, s1);
+    ctx.reply.Bulk(f);
+    return;
+  }
+  int64_t l;
+  if (!ParseRangeLong(ctx, ctx.args[2], &l)) return;
+  bool withvalues = false;
+  if (ctx.args.size() > 4 || (ctx.args.size() == 4 && !EqualsIgnoreCase(ctx.args[3], "withvalues"))) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  if (ctx.args.size() == 4) {
+    withvalues = true;
+    if (l < -LLONG_MAX / 2 || l > LLONG_MAX / 2) {
+      ctx.reply.Error("ERR value is out of range");
+      return;
+    }
+  }
+  const HashObject* h;
+  if (!HashForRead(ctx, ctx.args[1], &h)) return;
+  if (h == nullptr || l == 0) {
+    ctx.reply.ArrayHeader(0);
+    return;
+  }
+  // One pick: RESP3 gives [field, value] pairs, RESP2 a flat array.
+  auto reply_pick = [&](std::string_view f, std::string_view v) {
+    if (withvalues && ctx.reply.resp() >= 3) ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(f);
+    if (withvalues) ctx.reply.Bulk(v);
+  };
+  auto header = [&](uint64_t picks) {
+    ctx.reply.ArrayHeader(withvalues && ctx.reply.resp() < 3 ? picks * 2 : picks);
+  };
+  const uint64_t size = h->size();
+  if (l < 0) {  // repeats allowed
+    const uint64_t count = static_cast<uint64_t>(-l);
+    header(count);
+    char s0[packed::kScratchSize], s1[packed::kScratchSize];
+    for (uint64_t i = 0; i < count; i++) {
+      std::string_view f, v;
+      h->Random(rng, &f, &v, s0, s1);
+      reply_pick(f, v);
+    }
+    return;
+  }
+  const uint64_t count = static_cast<uint64_t>(l);
+  if (count >= size) {  // the whole hash
+    header(size);
+    h->ForEach(reply_pick);
+    return;
+  }
+  std::vector<std::pair<std::string, std::string>> picks;
+  if (count * 3 > size) {
+    // Most of the hash: copy it and drop random fields (Redis's case 3).
+    picks.reserve(size);
+    h->ForEach([&](std::string_view f, std::string_view v) { picks.emplace_back(f, v); });
+    while (picks.size() > count) {
+      std::swap(picks[rng() % picks.size()], picks.back());
+      picks.pop_back();
+    }
+  } else {
+    // A few: random picks until that many distinct ones (case 4).
+    std::unordered_set<std::string> seen;
+    char s0[packed::kScratchSize], s1[packed::kScratchSize];
+    while (picks.size() < count) {
+      std::string_view f, v;
+      h->Random(rng, &f, &v, s0, s1);
+      if (seen.emplace(f).second) picks.emplace_back(f, v);
+    }
+  }
+  header(picks.size());
+  for (const auto& [f, v] : picks) reply_pick(f, v);
+}
+
+// HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
+void HscanCommand(CommandContext& ctx) {
+  ScanOptions o;
+  if (!ParseKeyScanArgs(ctx, /*allow_novalues=*/true, &o)) return;
+  const HashObject* h;
+  if (!HashForRead(ctx, ctx.args[1], &h)) return;
+  std::vector<std::string> items;
+  uint64_t next = 0;
+  if (h != nullptr) {
+    next = h->Scan(o.cursor, static_cast<size_t>(o.count), [&](std::string_view f, std::string_view v) {
+      if (o.use_pattern && !GlobMatch(o.pattern, f)) return;
+      items.emplace_back(f);
+      if (!o.novalues) items.emplace_back(v);
+    });
+  }
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(std::to_string(next));
+  ctx.reply.ArrayHeader(items.size());
+  for (const std::string& s : items) ctx.reply.Bulk(s);
+}
+
+constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
+
+}  // namespace
+
+void RegisterHashCommands(CommandTable& t) {
+  auto add = [&](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
+                 std::string_view complexity, std::string_view summary) {
+    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclHash, .first_key = 1,
+                           .last_key = 1, .key_step = 1, .summary = summary, .since = since, .group = "hash",
+                           .complexity = complexity, .handler = h});
+  };
+  add("hset", -4, kWriteFlags | kCmdFast, HsetCommand, "2.0.0",
+      "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with "
+      "multiple field/value pairs.",
+      "Creates or modifies the value of a field in a hash.");
+  add("hsetnx", 4, kWriteFlags | kCmdFast, HsetnxCommand, "2.0.0", "O(1)",
+      "Sets the value of a field in a hash only when the field doesn't exist.");
+  add("hmset", -4, kWriteFlags | kCmdFast, HmsetCommand, "2.0.0", "O(N) where N is the number of fields being set.",
+      "Sets the values of multiple fields.");
+  add("hget", 3, kCmdReadonly | kCmdFast, HgetCommand, "2.0.0", "O(1)", "Returns the value of a field in a hash.");
+  add("hmget", -3, kCmdReadonly | kCmdFast, HmgetCommand, "2.0.0",
+      "O(N) where N is the number of fields being requested.", "Returns the values of all fields in a hash.");
+  add("hdel", -3, kCmdWrite | kCmdFast, HdelCommand, "2.0.0", "O(N) where N is the number of fields to be removed.",
+      "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.");
+  add("hlen", 2, kCmdReadonly | kCmdFast, HlenCommand, "2.0.0", "O(1)", "Returns the number of fields in a hash.");
+  add("hstrlen", 3, kCmdReadonly | kCmdFast, HstrlenCommand, "3.2.0", "O(1)",
+      "Returns the length of the value of a field.");
+  add("hexists", 3, kCmdReadonly | kCmdFast, HexistsCommand, "2.0.0", "O(1)",
+      "Determines whether a field exists in a hash.");
+  add("hgetall", 2, kCmdReadonly, HgetallCommand, "2.0.0", "O(N) where N is the size of the hash.",
+      "Returns all fields and values in a hash.");
+  add("hkeys", 2, kCmdReadonly, HkeysCommand, "2.0.0", "O(N) where N is the size of the hash.",
+      "Returns all fields in a hash.");
+  add("hvals", 2, kCmdReadonly, HvalsCommand, "2.0.0", "O(N) where N is the size of the hash.",
+      "Returns all values in a hash.");
+  add("hincrby", 4, kWriteFlags | kCmdFast, HincrbyCommand, "2.0.0", "O(1)",
+      "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field "
+      "doesn't exist.");
+  add("hincrbyfloat", 4, kWriteFlags | kCmdFast, HincrbyfloatCommand, "2.6.0", "O(1)",
+      "Increments the floating point value of a field by a number. Uses 0 as initial value if the field "
+      "doesn't exist.");
+  add("hrandfield", -2, kCmdReadonly, HrandfieldCommand, "6.2.0",
+      "O(N) where N is the number of fields returned", "Returns one or more random fields from a hash.");
+  add("hscan", -3, kCmdReadonly, HscanCommand, "2.8.0",
+      "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
+      "return back to 0. N is the number of elements inside the collection.",
+      "Iterates over fields and values of a hash.");
+}
+
+}  // namespace peregrine

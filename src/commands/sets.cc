@@ -1,0 +1,468 @@
+// Set commands: SADD, SREM, SCARD, SISMEMBER/SMISMEMBER, SMEMBERS,
+// SRANDMEMBER, SPOP, SMOVE, SINTER/SINTERCARD/SINTERSTORE, SUNION(STORE),
+// SDIFF(STORE), SSCAN, on a SetObject (core/set_object.h) per key, with
+// Redis 7.2's replies and error texts. A set whose last member goes is
+// deleted. The multi-key commands read and write keys of several shards:
+// the dispatcher holds them all while the command runs (ctx.DbOf).
+#include <algorithm>
+#include <climits>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "commands/common.h"
+#include "core/glob.h"
+#include "core/set_object.h"
+#include "server/server.h"
+
+namespace peregrine {
+namespace {
+
+SetLimits Limits(const CommandContext& ctx) {
+  const Config& c = ctx.server.config();
+  // Redis 7.2 caps an intset at 2^30 members whatever the directive says.
+  return SetLimits{std::min<size_t>(c.set_max_intset_entries, size_t{1} << 30), c.set_max_listpack_entries,
+                   c.set_max_listpack_value};
+}
+
+// The set at `key` for a read: false after replying WRONGTYPE; *out is
+// nullptr if the key is missing.
+bool SetForRead(CommandContext& ctx, std::string_view key, const SetObject** out) {
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kSet, &e)) return false;
+  *out = e == nullptr ? nullptr : &e->value.set();
+  return true;
+}
+
+// Deletes the key if its set has no members left.
+void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const SetObject& s) {
+  if (s.size() == 0) ctx.DbOf(key).Erase(key);
+}
+
+// A set being built (a multi-key command's result): created at the first
+// member, in the encoding Redis would give `hint` members.
+struct ResultSet {
+  ResultSet(const SetLimits& l, size_t h) : limits(l), hint(h) {}
+  void Add(std::string_view m) {
+    if (!set) set.emplace(m, hint, limits);
+    set->Add(m, limits);
+  }
+  size_t size() const { return set ? set->size() : 0; }
+
+  SetLimits limits;
+  size_t hint;
+  std::optional<SetObject> set;
+};
+
+// Replies the members (a set in RESP3).
+void ReplyMembers(CommandContext& ctx, const SetObject* s) {
+  ctx.reply.SetHeader(s == nullptr ? 0 : s->size());
+  if (s != nullptr) s->ForEach([&](std::string_view m) { ctx.reply.Bulk(m); });
+}
+
+void SaddCommand(CommandContext& ctx) {
+  std::string_view key = ctx.args[1];
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kSet, &e, /*write=*/true)) return;
+  const SetLimits limits = Limits(ctx);
+  if (e == nullptr) e = InsertKey(ctx, ctx.DbOf(key), key, Value(SetObject(ctx.args[2], ctx.args.size() - 2, limits)));
+  SetObject& s = e->value.mutable_set();
+  int64_t added = 0;
+  for (size_t i = 2; i < ctx.args.size(); i++) added += s.Add(ctx.args[i], limits);
+  ctx.reply.Integer(added);
+}
+
+void SremCommand(CommandContext& ctx) {
+  Db::Entry* e;
+  if (!LookupTyped(ctx, ctx.args[1], ValueType::kSet, &e, /*write=*/true)) return;
+  int64_t removed = 0;
+  if (e != nullptr) {
+    SetObject& s = e->value.mutable_set();
+    for (size_t i = 2; i < ctx.args.size() && s.size() > 0; i++) removed += s.Remove(ctx.args[i]);
+    DeleteIfEmpty(ctx, ctx.args[1], s);
+  }
+  ctx.reply.Integer(removed);
+}
+
+void ScardCommand(CommandContext& ctx) {
+  const SetObject* s;
+  if (!SetForRead(ctx, ctx.args[1], &s)) return;
+  ctx.reply.Integer(s == nullptr ? 0 : static_cast<int64_t>(s->size()));
+}
+
+void SismemberCommand(CommandContext& ctx) {
+  const SetObject* s;
+  if (!SetForRead(ctx, ctx.args[1], &s)) return;
+  ctx.reply.Integer(s != nullptr && s->Contains(ctx.args[2]) ? 1 : 0);
+}
+
+void SmismemberCommand(CommandContext& ctx) {
+  const SetObject* s;
+  if (!SetForRead(ctx, ctx.args[1], &s)) return;
+  ctx.reply.ArrayHeader(ctx.args.size() - 2);
+  for (size_t i = 2; i < ctx.args.size(); i++) ctx.reply.Integer(s != nullptr && s->Contains(ctx.args[i]) ? 1 : 0);
+}
+
+void SmembersCommand(CommandContext& ctx) {
+  const SetObject* s;
+  if (!SetForRead(ctx, ctx.args[1], &s)) return;
+  ReplyMembers(ctx, s);
+}
+
+// SRANDMEMBER key [count]
+void SrandmemberCommand(CommandContext& ctx) {
+  std::mt19937_64& rng = ctx.shard.rng();
+  if (ctx.args.size() > 3) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  std::string member;
+  if (ctx.args.size() == 2) {
+    const SetObject* s;
+    if (!SetForRead(ctx, ctx.args[1], &s)) return;
+    if (s == nullptr) {
+      ctx.reply.Null();
+      return;
+    }
+    s->Random(rng, &member);
+    ctx.reply.Bulk(member);
+    return;
+  }
+  int64_t l;
+  if (!ParseRangeLong(ctx, ctx.args[2], &l)) return;
+  const SetObject* s;
+  if (!SetForRead(ctx, ctx.args[1], &s)) return;
+  if (s == nullptr || l == 0) {
+    ctx.reply.ArrayHeader(0);
+    return;
+  }
+  const uint64_t size = s->size();
+  if (l < 0) {  // repeats allowed
+    const uint64_t count = static_cast<uint64_t>(-l);
+    ctx.reply.ArrayHeader(count);
+    for (uint64_t i = 0; i < count; i++) {
+      s->Random(rng, &member);
+      ctx.reply.Bulk(member);
+    }
+    return;
+  }
+  const uint64_t count = static_cast<uint64_t>(l);
+  if (count >= size) {
+    ctx.reply.ArrayHeader(size);
+    s->ForEach([&](std::string_view m) { ctx.reply.Bulk(m); });
+    return;
+  }
+  std::vector<std::string> picks;
+  if (count * 3 > size) {
+    // Most of the set: copy it and drop random members (Redis's case 3).
+    picks.reserve(size);
+    s->ForEach([&](std::string_view m) { picks.emplace_back(m); });
+    while (picks.size() > count) {
+      std::swap(picks[rng() % picks.size()], picks.back());
+      picks.pop_back();
+    }
+  } else {
+    std::unordered_set<std::string> seen;
+    while (picks.size() < count) {
+      s->Random(rng, &member);
+      if (seen.insert(member).second) picks.push_back(member);
+    }
+  }
+  ctx.reply.ArrayHeader(picks.size());
+  for (const std::string& m : picks) ctx.reply.Bulk(m);
+}
+
+// SPOP key [count]
+void SpopCommand(CommandContext& ctx) {
+  std::string_view key = ctx.args[1];
+  std::mt19937_64& rng = ctx.shard.rng();
+  if (ctx.args.size() > 3) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  int64_t count = -1;
+  if (ctx.args.size() == 3 && !ParseIntArg(ctx, ctx.args[2], &count, "ERR value is out of range, must be positive"))
+    return;
+  if (ctx.args.size() == 3 && count < 0) {
+    ctx.reply.Error("ERR value is out of range, must be positive");
+    return;
+  }
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kSet, &e, /*write=*/true)) return;
+  std::string member;
+  if (count < 0) {  // no count: one member or nil
+    if (e == nullptr) {
+      ctx.reply.Null();
+      return;
+    }
+    SetObject& s = e->value.mutable_set();
+    s.PopRandom(rng, &member);
+    ctx.reply.Bulk(member);
+    DeleteIfEmpty(ctx, key, s);
+    return;
+  }
+  if (e == nullptr || count == 0) {
+    ctx.reply.SetHeader(0);
+    return;
+  }
+  SetObject& s = e->value.mutable_set();
+  if (static_cast<uint64_t>(count) >= s.size()) {  // the whole set
+    ReplyMembers(ctx, &s);
+    ctx.DbOf(key).Erase(key);
+    return;
+  }
+  ctx.reply.SetHeader(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; i++) {
+    s.PopRandom(rng, &member);
+    ctx.reply.Bulk(member);
+  }
+}
+
+// SMOVE source destination member
+void SmoveCommand(CommandContext& ctx) {
+  std::string_view src = ctx.args[1], dst = ctx.args[2], member = ctx.args[3];
+  Db::Entry* se = LookupWrite(ctx, src);
+  Db::Entry* de = LookupWrite(ctx, dst);
+  if (se == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  if (!se->value.is_set() || (de != nullptr && !de->value.is_set())) {
+    ctx.reply.Error(kErrWrongType);
+    return;
+  }
+  if (se == de) {
+    ctx.reply.Integer(se->value.set().Contains(member) ? 1 : 0);
+    return;
+  }
+  SetObject& s = se->value.mutable_set();
+  if (!s.Remove(member)) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  // Inserting the destination may move the source's entry: `s` is not
+  // used after it.
+  const bool src_emptied = s.size() == 0;
+  const SetLimits limits = Limits(ctx);
+  if (de == nullptr) de = InsertKey(ctx, ctx.DbOf(dst), dst, Value(SetObject(member, 1, limits)));
+  de->value.mutable_set().Add(member, limits);
+  if (src_emptied) ctx.DbOf(src).Erase(src);
+  ctx.reply.Integer(1);
+}
+
+// The sets of args[first..last] (nullptr for a missing key), or false
+// after replying WRONGTYPE if any holds another type.
+bool CollectSets(CommandContext& ctx, size_t first, size_t last, std::vector<const SetObject*>* sets) {
+  sets->clear();
+  for (size_t i = first; i <= last; i++) {
+    const SetObject* s;
+    if (!SetForRead(ctx, ctx.args[i], &s)) return false;
+    sets->push_back(s);
+  }
+  return true;
+}
+
+// Stores `result` at `dst` in place of whatever was there (deleting it when
+// the result is empty) and replies its size.
+void StoreResult(CommandContext& ctx, std::string_view dst, ResultSet& result) {
+  Db& db = ctx.DbOf(dst);
+  db.Erase(dst);
+  const size_t n = result.size();
+  if (n > 0) InsertKey(ctx, db, dst, Value(std::move(*result.set)));
+  ctx.reply.Integer(static_cast<int64_t>(n));
+}
+
+// Calls f(member) for each member of the intersection of `sets` (none if any
+// is missing), smallest set first, until f returns false.
+template <typename F>
+void ForEachInIntersection(std::vector<const SetObject*> sets, F&& f) {
+  if (sets.empty() || std::any_of(sets.begin(), sets.end(), [](const SetObject* s) { return s == nullptr; })) return;
+  std::sort(sets.begin(), sets.end(), [](const SetObject* a, const SetObject* b) { return a->size() < b->size(); });
+  bool more = true;
+  sets[0]->ForEach([&](std::string_view m) {
+    if (!more) return;
+    for (size_t i = 1; i < sets.size(); i++)
+      if (sets[i] != sets[0] && !sets[i]->Contains(m)) return;
+    more = f(m);
+  });
+}
+
+// SINTER key [key ...] / SINTERSTORE destination key [key ...]
+void SinterGeneric(CommandContext& ctx, bool store) {
+  const size_t first = store ? 2 : 1;
+  std::vector<const SetObject*> sets;
+  if (!CollectSets(ctx, first, ctx.args.size() - 1, &sets)) return;
+  if (store) {
+    ResultSet result(Limits(ctx), 0);
+    const SetObject* smallest = nullptr;
+    for (const SetObject* s : sets)
+      if (s != nullptr && (smallest == nullptr || s->size() < smallest->size())) smallest = s;
+    result.hint = smallest == nullptr ? 0 : smallest->size();
+    ForEachInIntersection(sets, [&](std::string_view m) {
+      result.Add(m);
+      return true;
+    });
+    StoreResult(ctx, ctx.args[1], result);
+    return;
+  }
+  std::vector<std::string> members;
+  ForEachInIntersection(sets, [&](std::string_view m) {
+    members.emplace_back(m);
+    return true;
+  });
+  ctx.reply.SetHeader(members.size());
+  for (const std::string& m : members) ctx.reply.Bulk(m);
+}
+void SinterCommand(CommandContext& ctx) { SinterGeneric(ctx, false); }
+void SinterstoreCommand(CommandContext& ctx) { SinterGeneric(ctx, true); }
+
+// SINTERCARD numkeys key [key ...] [LIMIT limit]
+void SintercardCommand(CommandContext& ctx) {
+  int64_t numkeys;
+  if (!ParseIntArg(ctx, ctx.args[1], &numkeys, "ERR numkeys should be greater than 0")) return;
+  if (numkeys < 1) {
+    ctx.reply.Error("ERR numkeys should be greater than 0");
+    return;
+  }
+  if (numkeys > static_cast<int64_t>(ctx.args.size()) - 2) {
+    ctx.reply.Error("ERR Number of keys can't be greater than number of args");
+    return;
+  }
+  int64_t limit = 0;
+  for (size_t i = 2 + static_cast<size_t>(numkeys); i < ctx.args.size(); i++) {
+    if (EqualsIgnoreCase(ctx.args[i], "limit") && i + 1 < ctx.args.size()) {
+      if (!ParseIntArg(ctx, ctx.args[++i], &limit, "ERR LIMIT can't be negative")) return;
+      if (limit < 0) {
+        ctx.reply.Error("ERR LIMIT can't be negative");
+        return;
+      }
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  std::vector<const SetObject*> sets;
+  if (!CollectSets(ctx, 2, 1 + static_cast<size_t>(numkeys), &sets)) return;
+  int64_t n = 0;
+  ForEachInIntersection(sets, [&](std::string_view) { return ++n != limit; });
+  ctx.reply.Integer(n);
+}
+
+// SUNION / SDIFF (and their STORE forms): the result built as a set.
+void SunionDiffGeneric(CommandContext& ctx, bool diff, bool store) {
+  const size_t first = store ? 2 : 1;
+  std::vector<const SetObject*> sets;
+  if (!CollectSets(ctx, first, ctx.args.size() - 1, &sets)) return;
+  ResultSet result(Limits(ctx), 0);
+  if (diff) {
+    const SetObject* base = sets[0];
+    if (base != nullptr) {
+      result.hint = base->size();
+      base->ForEach([&](std::string_view m) {
+        for (size_t i = 1; i < sets.size(); i++)
+          if (sets[i] != nullptr && (sets[i] == base || sets[i]->Contains(m))) return;
+        result.Add(m);
+      });
+    }
+  } else {
+    for (const SetObject* s : sets) result.hint = std::max(result.hint, s == nullptr ? 0 : s->size());
+    for (const SetObject* s : sets)
+      if (s != nullptr) s->ForEach([&](std::string_view m) { result.Add(m); });
+  }
+  if (store) {
+    StoreResult(ctx, ctx.args[1], result);
+    return;
+  }
+  ReplyMembers(ctx, result.set ? &*result.set : nullptr);
+}
+void SunionCommand(CommandContext& ctx) { SunionDiffGeneric(ctx, false, false); }
+void SunionstoreCommand(CommandContext& ctx) { SunionDiffGeneric(ctx, false, true); }
+void SdiffCommand(CommandContext& ctx) { SunionDiffGeneric(ctx, true, false); }
+void SdiffstoreCommand(CommandContext& ctx) { SunionDiffGeneric(ctx, true, true); }
+
+// SSCAN key cursor [MATCH pattern] [COUNT count]
+void SscanCommand(CommandContext& ctx) {
+  ScanOptions o;
+  if (!ParseKeyScanArgs(ctx, /*allow_novalues=*/false, &o)) return;
+  const SetObject* s;
+  if (!SetForRead(ctx, ctx.args[1], &s)) return;
+  std::vector<std::string> items;
+  uint64_t next = 0;
+  if (s != nullptr) {
+    next = s->Scan(o.cursor, static_cast<size_t>(o.count), [&](std::string_view m) {
+      if (!o.use_pattern || GlobMatch(o.pattern, m)) items.emplace_back(m);
+    });
+  }
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(std::to_string(next));
+  ctx.reply.ArrayHeader(items.size());
+  for (const std::string& m : items) ctx.reply.Bulk(m);
+}
+
+constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
+
+}  // namespace
+
+void RegisterSetCommands(CommandTable& t) {
+  auto add = [&](std::string_view name, int arity, uint32_t flags, int first, int last, CommandHandler h,
+                 std::string_view since, std::string_view complexity, std::string_view summary) {
+    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclSet, .first_key = first,
+                           .last_key = last, .key_step = 1, .summary = summary, .since = since, .group = "set",
+                           .complexity = complexity, .handler = h});
+  };
+  add("sadd", -3, kWriteFlags | kCmdFast, 1, 1, SaddCommand, "1.0.0",
+      "O(1) for each element added, so O(N) to add N elements when the command is called with multiple "
+      "arguments.",
+      "Adds one or more members to a set. Creates the key if it doesn't exist.");
+  add("srem", -3, kCmdWrite | kCmdFast, 1, 1, SremCommand, "1.0.0",
+      "O(N) where N is the number of members to be removed.",
+      "Removes one or more members from a set. Deletes the set if the last member was removed.");
+  add("scard", 2, kCmdReadonly | kCmdFast, 1, 1, ScardCommand, "1.0.0", "O(1)",
+      "Returns the number of members in a set.");
+  add("sismember", 3, kCmdReadonly | kCmdFast, 1, 1, SismemberCommand, "1.0.0", "O(1)",
+      "Determines whether a member belongs to a set.");
+  add("smismember", -3, kCmdReadonly | kCmdFast, 1, 1, SmismemberCommand, "6.2.0",
+      "O(N) where N is the number of elements being checked for membership",
+      "Determines whether multiple members belong to a set.");
+  add("smembers", 2, kCmdReadonly, 1, 1, SmembersCommand, "1.0.0", "O(N) where N is the set cardinality.",
+      "Returns all members of a set.");
+  add("srandmember", -2, kCmdReadonly, 1, 1, SrandmemberCommand, "1.0.0",
+      "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.",
+      "Get one or multiple random members from a set");
+  add("spop", -2, kCmdWrite | kCmdFast, 1, 1, SpopCommand, "1.0.0",
+      "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.",
+      "Returns one or more random members from a set after removing them. Deletes the set if the last member "
+      "was popped.");
+  add("smove", 4, kCmdWrite | kCmdFast, 1, 2, SmoveCommand, "1.0.0", "O(1)",
+      "Moves a member from one set to another.");
+  add("sinter", -2, kCmdReadonly, 1, -1, SinterCommand, "1.0.0",
+      "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+      "Returns the intersect of multiple sets.");
+  add("sinterstore", -3, kWriteFlags, 1, -1, SinterstoreCommand, "1.0.0",
+      "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+      "Stores the intersect of multiple sets in a key.");
+  t.Register(CommandSpec{.name = "sintercard", .arity = -3, .flags = kCmdReadonly, .acl = kAclSet, .first_key = 2,
+                         .last_key = 2, .key_step = 1, .numkeys_index = 1,
+                         .summary = "Returns the number of members of the intersect of multiple sets.",
+                         .since = "7.0.0", .group = "set",
+                         .complexity = "O(N*M) worst case where N is the cardinality of the smallest set and M is "
+                                       "the number of sets.",
+                         .handler = SintercardCommand});
+  add("sunion", -2, kCmdReadonly, 1, -1, SunionCommand, "1.0.0",
+      "O(N) where N is the total number of elements in all given sets.", "Returns the union of multiple sets.");
+  add("sunionstore", -3, kWriteFlags, 1, -1, SunionstoreCommand, "1.0.0",
+      "O(N) where N is the total number of elements in all given sets.", "Stores the union of multiple sets in a key.");
+  add("sdiff", -2, kCmdReadonly, 1, -1, SdiffCommand, "1.0.0",
+      "O(N) where N is the total number of elements in all given sets.", "Returns the difference of multiple sets.");
+  add("sdiffstore", -3, kWriteFlags, 1, -1, SdiffstoreCommand, "1.0.0",
+      "O(N) where N is the total number of elements in all given sets.",
+      "Stores the difference of multiple sets in a key.");
+  add("sscan", -3, kCmdReadonly, 1, 1, SscanCommand, "2.0.0",
+      "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
+      "return back to 0. N is the number of elements inside the collection.",
+      "Iterates over members of a set.");
+}
+
+}  // namespace peregrine
