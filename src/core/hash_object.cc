@@ -3,6 +3,7 @@
 
 #include <new>
 
+#include "core/lazy_free.h"
 #include "core/memory.h"
 
 namespace peregrine {
@@ -20,8 +21,7 @@ void HashObject::Release() {
   if (encoding() == Encoding::kListpack) {
     Page::Destroy(page());
   } else {
-    table()->~PackedTable();
-    CountedFree(ptr_);
+    lazy_free::FreeTable(table());
   }
   ptr_ = nullptr;
 }

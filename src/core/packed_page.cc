@@ -10,7 +10,14 @@ namespace peregrine {
 namespace {
 
 // Tags are reserved in steps of 4, or a quarter of the current room.
+// Pages of up to this many entries have exactly as many tags.
+constexpr size_t kExactTags = 16;
+
 uint16_t GrowTagCap(size_t cap, size_t need) {
+  // A small page's tags grow one at a time (moving its few entries is
+  // cheap, and every byte counts in a 10-member set's block); a larger
+  // page's by a quarter, in steps of 4.
+  if (need <= kExactTags) return static_cast<uint16_t>(need);
   size_t next = cap + (cap / 4 > 4 ? cap / 4 : 4);
   if (next < need) next = need;
   next = (next + 3) & ~size_t{3};
@@ -21,7 +28,7 @@ uint16_t GrowTagCap(size_t cap, size_t need) {
 }  // namespace
 
 Page* Page::Create(uint8_t arity, uint8_t depth, size_t count_hint, size_t bytes_hint) {
-  size_t cap = (count_hint + 3) & ~size_t{3};
+  size_t cap = count_hint <= kExactTags ? count_hint : (count_hint + 3) & ~size_t{3};
   if (cap > kMaxCount) cap = kMaxCount;
   Page* p = static_cast<Page*>(CountedAlloc(sizeof(Page) + cap + bytes_hint));
   p->used = 0;
@@ -187,7 +194,7 @@ Page* Page::Shrink(Page* p) {
   const size_t need = p->bytes();
   if (usable <= 64 || need >= usable / 2) return p;
   // Tags may have more room than the entries need now.
-  size_t tag_cap = (p->count + 3) & ~size_t{3};
+  size_t tag_cap = p->count <= kExactTags ? p->count : (p->count + 3) & ~size_t{3};
   if (tag_cap < p->tag_cap) {
     std::memmove(p->tags() + tag_cap, p->entries(), p->used);
     p->tag_cap = static_cast<uint16_t>(tag_cap);

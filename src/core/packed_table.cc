@@ -22,6 +22,20 @@ PackedTable::~PackedTable() {
   CountedFree(dir_);
 }
 
+bool PackedTable::DestroySome(size_t max_pages) {
+  uint32_t slot = destroy_slot_;
+  for (; slot < (uint32_t{1} << depth_) && max_pages > 0; --max_pages) {
+    Page* p = dir_[slot];
+    slot += uint32_t{1} << (depth_ - p->depth);
+    Page::Destroy(p);
+  }
+  destroy_slot_ = slot;
+  if (slot < (uint32_t{1} << depth_)) return false;
+  CountedFree(dir_);
+  dir_ = nullptr;
+  return true;
+}
+
 size_t PackedTable::AllocatedBytes() const {
   size_t n = CountedUsableSize(dir_);
   for (uint32_t slot = 0; slot < (uint32_t{1} << depth_);) {

@@ -53,6 +53,11 @@ class PackedTable {
 
   explicit PackedTable(uint8_t arity);
   ~PackedTable();
+  // Incremental destruction (core/lazy_free.h): frees up to `max_pages`
+  // pages, the directory with the last; returns true when nothing is left.
+  // Nothing else may be called on the table once this has been, and its
+  // destructor must not run (free its own block with CountedFree).
+  bool DestroySome(size_t max_pages);
   PackedTable(const PackedTable&) = delete;
   PackedTable& operator=(const PackedTable&) = delete;
 
@@ -145,6 +150,7 @@ class PackedTable {
   uint8_t arity_;
   uint32_t pages_at_depth_ = 1;  // pages whose depth is depth_
   uint32_t max_count_ = 1;       // the most entries a page has held (Random)
+  uint32_t destroy_slot_ = 0;    // DestroySome's next directory slot
   size_t size_ = 0;
 };
 

@@ -213,3 +213,30 @@ TEST(PackedTable, DeadlinesTravelWithTheirEntries) {
 
 }  // namespace
 }  // namespace peregrine
+
+namespace peregrine {
+namespace {
+
+TEST(PackedTableDestroy, IncrementalDestructionFreesEveryByte) {
+  const int64_t before = KeyspaceBytes();
+  auto* t = new (CountedAlloc(sizeof(PackedTable))) PackedTable(1);
+  for (int i = 0; i < 20000; ++i) {
+    const std::string m = "member:" + std::to_string(i) + std::string(static_cast<size_t>(i % 70), 'x');
+    packed::Probe probe(m);
+    packed::ItemPlan item(m, probe);
+    t->Insert(probe, &item);
+  }
+  int calls = 0;
+  int64_t last = KeyspaceBytes();
+  while (!t->DestroySome(3)) {
+    ++calls;
+    EXPECT_LT(KeyspaceBytes(), last);  // every call frees something
+    last = KeyspaceBytes();
+  }
+  CountedFree(t);
+  EXPECT_GT(calls, 10);
+  EXPECT_EQ(KeyspaceBytes(), before);
+}
+
+}  // namespace
+}  // namespace peregrine

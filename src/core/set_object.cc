@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/lazy_free.h"
 #include "core/memory.h"
 #include "core/numbers.h"
 
@@ -22,11 +23,6 @@ size_t DecimalLength(int64_t v) {
 
 PackedTable* NewTable() { return new (CountedAlloc(sizeof(PackedTable))) PackedTable(1); }
 
-void FreeTable(PackedTable* t) {
-  t->~PackedTable();
-  CountedFree(t);
-}
-
 }  // namespace
 
 SetObject::SetObject(std::string_view first, size_t hint, const SetLimits& limits) {
@@ -35,7 +31,7 @@ SetObject::SetObject(std::string_view first, size_t hint, const SetLimits& limit
     ptr_ = IntSet::Create(static_cast<uint32_t>(hint < 64 ? hint : 64));
     set_encoding(Encoding::kIntSet);
   } else if (hint <= limits.max_listpack_entries) {
-    ptr_ = Page::Create(1, 0, hint, hint * (first.size() + 2));
+    ptr_ = Page::Create(1, 0, hint, hint * (first.size() + 1));  // exact for members of one length
     set_encoding(Encoding::kListpack);
   } else {
     ptr_ = NewTable();
@@ -48,7 +44,7 @@ void SetObject::Release() {
   switch (encoding()) {
     case Encoding::kIntSet: IntSet::Destroy(intset()); break;
     case Encoding::kListpack: Page::Destroy(page()); break;
-    case Encoding::kHashtable: FreeTable(table()); break;
+    case Encoding::kHashtable: lazy_free::FreeTable(table()); break;
   }
   ptr_ = nullptr;
 }

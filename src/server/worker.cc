@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/lazy_free.h"
 #include "core/lent_blocks.h"
 #include "core/memory.h"
 #include "net/socket.h"
@@ -82,6 +83,14 @@ bool Worker::Init() {
     if (expire_pressure_) {
       if (MonotonicUs() - last_expire_slice_us_ >= 2000) ActiveExpireSlice();
       if (expire_pressure_) loop_.WakeWithin(2);
+    }
+    // Large containers deleted: freed 1 ms at a time, at most every 2 ms.
+    if (lazy_free::Pending() > 0) {
+      if (MonotonicUs() - last_lazy_free_us_ >= 2000) {
+        lazy_free::RunSlice(1000);
+        last_lazy_free_us_ = MonotonicUs();
+      }
+      if (lazy_free::Pending() > 0) loop_.WakeWithin(2);
     }
   });
   if (nworkers_ > 1) {

@@ -363,6 +363,7 @@ class Worker : public ErrorSink {
   std::atomic<bool> evictable_{false};
   bool expire_pressure_ = false;
   int64_t last_expire_slice_us_ = 0;
+  int64_t last_lazy_free_us_ = 0;  // the last slice of lazy_free::RunSlice
 
   // instantaneous_ops_per_sec: samples of total_commands_processed.
   static constexpr int kOpsSamples = 16;

@@ -1,0 +1,37 @@
+// Freeing large containers off the request path. A DEL (or an overwrite, a
+// FLUSHALL, an expiry) of a million-member set would otherwise free a
+// million entries' pages while every other client of the shard waits (tens
+// of milliseconds): a large container's table is instead queued on the
+// calling thread's list and freed in slices of bounded time between events
+// (Redis's lazyfree, without a background thread: the pages go back to the
+// thread that frees them, and nothing is shared). Its bytes stay counted
+// until they are freed, as Redis's lazyfree counts them.
+//
+// Not thread-safe: each thread has its own list.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace peregrine {
+
+class PackedTable;
+
+namespace lazy_free {
+
+// Tables of at least this many entries (some 100 pages) are queued; smaller
+// ones are freed at once (well under 100 us).
+inline constexpr size_t kMinQueuedEntries = 4096;
+
+// Frees `t` (a table placed in a CountedAlloc block) now, or queues it.
+void FreeTable(PackedTable* t);
+// Frees queued tables for about `budget_us` microseconds; returns whether
+// any are left.
+bool RunSlice(int64_t budget_us);
+// Tables queued on this thread, and tables ever queued (INFO's
+// lazyfree_pending_objects / lazyfreed_objects).
+size_t Pending();
+uint64_t Freed();
+
+}  // namespace lazy_free
+}  // namespace peregrine
