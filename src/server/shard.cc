@@ -1,6 +1,7 @@
 // Shard housekeeping (see shard.h).
 #include "server/shard.h"
 
+#include "core/lazy_free.h"
 #include "net/event_loop.h"
 
 namespace peregrine {
@@ -85,7 +86,14 @@ bool Shard::EvictOne(MaxmemoryPolicy policy, int samples) {
       done = db.EvictRandom(from, rng_);
     else  // the LRU and LFU policies
       done = db.EvictSieve(from);
-    if (done) return true;
+    if (done) {
+      // An evicted key's memory must be gone before the limit is checked
+      // again (else a large container, freed lazily, would make eviction
+      // take more keys): as Redis without lazyfree-lazy-eviction.
+      while (lazy_free::RunSlice(1'000'000)) {
+      }
+      return true;
+    }
   }
   return false;
 }
