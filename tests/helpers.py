@@ -22,16 +22,23 @@ def raises(text, exc=redis.ResponseError):
 
 
 def make_list(c, key, *values):
-    """Create a non-string key (a list) for WRONGTYPE / other-type checks.
+    """Create a non-string key for WRONGTYPE / other-type checks: a list (RPUSH), or,
+    on a server without lists yet, a set (SADD) with the same members.
 
-    Skips the calling test when the server does not implement lists yet, so that
-    string/keyspace semantics are not reported as failures for a missing data type.
+    Call sites that need the exact type read it back with TYPE instead of assuming
+    "list". Skips the calling test only when the server has neither command.
     """
+    values = values or ("x",)
     try:
-        return c.execute_command("RPUSH", key, *(values or ("x",)))
+        return c.execute_command("RPUSH", key, *values)
+    except redis.ResponseError as e:
+        if not str(e).startswith("unknown command"):
+            raise
+    try:
+        return c.execute_command("SADD", key, *values)
     except redis.ResponseError as e:
         if str(e).startswith("unknown command"):
-            pytest.skip("server has no RPUSH yet (needed to create a non-string key)")
+            pytest.skip("server has neither RPUSH nor SADD (needed to create a non-string key)")
         raise
 
 
@@ -63,6 +70,22 @@ def rc3(server):
     assert c.execute_command("FLUSHALL") == b"OK"
     yield c
     c.close()
+
+
+@pytest.fixture
+def config_set(rc):
+    """CONFIG SET for one test: every directive it touched is restored afterwards
+    (in reverse order, so that restoring an alias does not undo an earlier restore)."""
+    saved = {}
+
+    def set_(name, value):
+        if name not in saved:
+            saved[name] = rc.execute_command("CONFIG", "GET", name)[1]
+        assert rc.execute_command("CONFIG", "SET", name, value) == b"OK"
+
+    yield set_
+    for name, value in reversed(list(saved.items())):
+        rc.execute_command("CONFIG", "SET", name, value)
 
 
 def encode(*args):

@@ -66,8 +66,10 @@ void HsetGeneric(CommandContext& ctx, bool hmset) {
   HashObject* h = HashForWrite(ctx, ctx.args[1]);
   if (h == nullptr) return;
   const HashLimits limits = Limits(ctx);
-  // As Redis's hashTypeTryConversion: a long argument converts the hash
-  // before anything is written.
+  // As Redis's hashTypeTryConversion: more pairs than a listpack may hold,
+  // or a long argument, convert the hash before anything is written.
+  if (h->encoding() == HashObject::Encoding::kListpack && (ctx.args.size() - 2) / 2 > limits.max_listpack_entries)
+    h->ConvertToHashtable();
   if (h->encoding() == HashObject::Encoding::kListpack) {
     for (size_t i = 2; i < ctx.args.size(); i++) {
       if (ctx.args[i].size() > limits.max_listpack_value) {

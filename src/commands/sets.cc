@@ -42,17 +42,25 @@ void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const SetObject& s
 }
 
 // A set being built (a multi-key command's result): created at the first
-// member, in the encoding Redis would give `hint` members.
+// member and converted as members arrive, as Redis 7.2 builds it from an
+// empty intset.
 struct ResultSet {
-  ResultSet(const SetLimits& l, size_t h) : limits(l), hint(h) {}
+  explicit ResultSet(const SetLimits& l) : limits(l) {}
   void Add(std::string_view m) {
-    if (!set) set.emplace(m, hint, limits);
+    if (!set) {
+      if (start_listpack)
+        set.emplace(SetObject::Sized(1, limits));
+      else
+        set.emplace(m, 1, limits);
+    }
     set->Add(m, limits);
   }
   size_t size() const { return set ? set->size() : 0; }
 
   SetLimits limits;
-  size_t hint;
+  // SINTERSTORE starts a listpack (not an intset) unless its smallest
+  // source is an intset.
+  bool start_listpack = false;
   std::optional<SetObject> set;
 };
 
@@ -69,6 +77,7 @@ void SaddCommand(CommandContext& ctx) {
   const SetLimits limits = Limits(ctx);
   if (e == nullptr) e = InsertKey(ctx, ctx.DbOf(key), key, Value(SetObject(ctx.args[2], ctx.args.size() - 2, limits)));
   SetObject& s = e->value.mutable_set();
+  s.MaybeConvert(ctx.args.size() - 2, limits);
   int64_t added = 0;
   for (size_t i = 2; i < ctx.args.size(); i++) added += s.Add(ctx.args[i], limits);
   ctx.reply.Integer(added);
@@ -218,6 +227,15 @@ void SpopCommand(CommandContext& ctx) {
     s.PopRandom(rng, &member);
     ctx.reply.Bulk(member);
   }
+  // Redis 7.2 pops most of a hashtable by building a new set of the few
+  // members left (setTypeCreate(NULL, remaining)): the same encoding here.
+  const size_t remaining = s.size();
+  if (s.encoding() == SetObject::Encoding::kHashtable && remaining * 5 <= static_cast<uint64_t>(count)) {
+    const SetLimits limits = Limits(ctx);
+    SetObject rebuilt = SetObject::Sized(remaining, limits);
+    s.ForEach([&](std::string_view m) { rebuilt.Add(m, limits); });
+    s = std::move(rebuilt);
+  }
 }
 
 // SMOVE source destination member
@@ -295,15 +313,16 @@ void SinterGeneric(CommandContext& ctx, bool store) {
   std::vector<const SetObject*> sets;
   if (!CollectSets(ctx, first, ctx.args.size() - 1, &sets)) return;
   if (store) {
-    ResultSet result(Limits(ctx), 0);
+    ResultSet result(Limits(ctx));
     const SetObject* smallest = nullptr;
     for (const SetObject* s : sets)
       if (s != nullptr && (smallest == nullptr || s->size() < smallest->size())) smallest = s;
-    result.hint = smallest == nullptr ? 0 : smallest->size();
+    result.start_listpack = smallest != nullptr && smallest->encoding() != SetObject::Encoding::kIntSet;
     ForEachInIntersection(sets, [&](std::string_view m) {
       result.Add(m);
       return true;
     });
+    if (result.set) result.set->MaybeConvertToIntSet(result.limits);
     StoreResult(ctx, ctx.args[1], result);
     return;
   }
@@ -355,11 +374,10 @@ void SunionDiffGeneric(CommandContext& ctx, bool diff, bool store) {
   const size_t first = store ? 2 : 1;
   std::vector<const SetObject*> sets;
   if (!CollectSets(ctx, first, ctx.args.size() - 1, &sets)) return;
-  ResultSet result(Limits(ctx), 0);
+  ResultSet result(Limits(ctx));
   if (diff) {
     const SetObject* base = sets[0];
     if (base != nullptr) {
-      result.hint = base->size();
       base->ForEach([&](std::string_view m) {
         for (size_t i = 1; i < sets.size(); i++)
           if (sets[i] != nullptr && (sets[i] == base || sets[i]->Contains(m))) return;
@@ -367,7 +385,6 @@ void SunionDiffGeneric(CommandContext& ctx, bool diff, bool store) {
       });
     }
   } else {
-    for (const SetObject* s : sets) result.hint = std::max(result.hint, s == nullptr ? 0 : s->size());
     for (const SetObject* s : sets)
       if (s != nullptr) s->ForEach([&](std::string_view m) { result.Add(m); });
   }

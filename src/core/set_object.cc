@@ -39,6 +39,41 @@ SetObject::SetObject(std::string_view first, size_t hint, const SetLimits& limit
   }
 }
 
+SetObject SetObject::Sized(size_t hint, const SetLimits& limits) {
+  SetObject s;
+  if (hint <= limits.max_listpack_entries) {
+    s.ptr_ = Page::Create(1, 0, hint, hint * 8);
+    s.set_encoding(Encoding::kListpack);
+  } else {
+    s.ptr_ = NewTable();
+    s.set_encoding(Encoding::kHashtable);
+  }
+  return s;
+}
+
+void SetObject::MaybeConvert(size_t hint, const SetLimits& limits) {
+  if ((encoding() == Encoding::kListpack && hint > limits.max_listpack_entries) ||
+      (encoding() == Encoding::kIntSet && hint > limits.max_intset_entries))
+    ToHashtable();
+}
+
+void SetObject::MaybeConvertToIntSet(const SetLimits& limits) {
+  if (encoding() == Encoding::kIntSet || size() > limits.max_intset_entries) return;
+  bool all_ints = true;
+  int64_t v;
+  ForEach([&](std::string_view m) { all_ints = all_ints && AsInt(m, &v); });
+  if (!all_ints) return;
+  IntSet* s = IntSet::Create(static_cast<uint32_t>(size()));
+  bool added;
+  ForEach([&](std::string_view m) {
+    AsInt(m, &v);
+    s = IntSet::Add(s, v, &added);
+  });
+  Release();
+  ptr_ = s;
+  set_encoding(Encoding::kIntSet);
+}
+
 void SetObject::Release() {
   if (ptr_ == nullptr) return;
   switch (encoding()) {

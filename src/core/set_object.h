@@ -40,6 +40,10 @@ class SetObject {
   // An empty set in the encoding Redis creates for a first member `first`
   // with `hint` members to come (SADD's argument count).
   SetObject(std::string_view first, size_t hint, const SetLimits& limits);
+  // An empty set for `hint` members with no first member known (Redis
+  // 7.2's setTypeCreate(NULL, hint)): a listpack up to
+  // set-max-listpack-entries, else a hashtable.
+  static SetObject Sized(size_t hint, const SetLimits& limits);
   ~SetObject() { Release(); }
   SetObject(SetObject&& other) noexcept : ptr_(other.ptr_), tag_(other.tag_) { other.ptr_ = nullptr; }
   // The old contents leave with `other` (freed by its destructor).
@@ -66,6 +70,14 @@ class SetObject {
   bool Add(std::string_view member, const SetLimits& limits);
   // Removes `member`; returns whether it was there.
   bool Remove(std::string_view member);
+  // SADD's conversion before it adds `hint` members (Redis 7.2's
+  // setTypeMaybeConvert): to a hashtable when the hint alone is over the
+  // current encoding's limit.
+  void MaybeConvert(size_t hint, const SetLimits& limits);
+  // A set whose members are all integers, no more than
+  // set-max-intset-entries, becomes an intset (Redis 7.2's
+  // maybeConvertToIntset, after SINTERSTORE).
+  void MaybeConvertToIntSet(const SetLimits& limits);
 
   // Calls f(std::string_view member) for every member (the view lives for
   // the call only). The set must not change meanwhile.

@@ -159,3 +159,48 @@ TEST(SetObject, ConvertsAsRedisDoes) {
 
 }  // namespace
 }  // namespace peregrine
+
+namespace peregrine {
+namespace {
+
+TEST(SetObjectConversions, SizedMaybeConvertAndToIntSet) {
+  const SetLimits limits;  // 512 / 128 / 64
+  SetObject small = SetObject::Sized(3, limits);
+  EXPECT_EQ(small.EncodingName(), "listpack");
+  EXPECT_EQ(SetObject::Sized(129, limits).EncodingName(), "hashtable");
+
+  for (const char* m : {"3", "1", "2"}) small.Add(m, limits);
+  EXPECT_EQ(small.EncodingName(), "listpack");
+  small.MaybeConvertToIntSet(limits);
+  EXPECT_EQ(small.EncodingName(), "intset");
+  EXPECT_EQ(small.size(), 3u);
+  EXPECT_TRUE(small.Contains("2"));
+
+  SetObject mixed = SetObject::Sized(2, limits);
+  mixed.Add("1", limits);
+  mixed.Add("x", limits);
+  mixed.MaybeConvertToIntSet(limits);
+  EXPECT_EQ(mixed.EncodingName(), "listpack");  // not all integers
+
+  SetObject table = SetObject::Sized(200, limits);
+  for (int i = 0; i < 200; ++i) table.Add(std::to_string(i * 3), limits);
+  EXPECT_EQ(table.EncodingName(), "hashtable");
+  table.MaybeConvertToIntSet(limits);
+  EXPECT_EQ(table.EncodingName(), "intset");
+  EXPECT_EQ(table.size(), 200u);
+  EXPECT_TRUE(table.Contains("597"));
+
+  SetObject ints("1", 2, limits);
+  ints.MaybeConvert(512, limits);
+  EXPECT_EQ(ints.EncodingName(), "intset");
+  ints.MaybeConvert(513, limits);
+  EXPECT_EQ(ints.EncodingName(), "hashtable");
+  SetObject strs("a", 1, limits);
+  strs.Add("a", limits);
+  strs.MaybeConvert(129, limits);
+  EXPECT_EQ(strs.EncodingName(), "hashtable");
+  EXPECT_TRUE(strs.Contains("a"));
+}
+
+}  // namespace
+}  // namespace peregrine
