@@ -180,7 +180,7 @@ def run_speed(spec, workdir, tid, args, command, n, rb):
             raise bl.BenchError(f"redis-benchmark failed: {text[-800:]}")
         rps = parsed[-1].get("rps")
         return {"server": spec.name, "id": tid, "rps": rps, "cpu_us_per_req": (t1 - t0) / bl.CLK_TCK * 1e6 / n,
-                "command": " ".join(argv[argv.index("-c"):])}
+                "command": "redis-benchmark " + " ".join(["-c", "50", "-n", str(n)] + args)}
     finally:
         srv.shutdown()
 
