@@ -45,6 +45,7 @@ Queue& ThisThread() {
 void FreeTable(PackedTable* t) {
   if (t->size() >= kMinQueuedEntries) {
     ThisThread().tables.push_back(t);
+    detail::pending++;
     return;
   }
   t->~PackedTable();
@@ -61,13 +62,13 @@ bool RunSlice(int64_t budget_us) {
       FreeBlock(t);
       q.tables.pop_front();
       q.freed++;
+      detail::pending--;
     }
     if (NowUs() >= deadline) break;
   }
   return !q.tables.empty();
 }
 
-size_t Pending() { return ThisThread().tables.size(); }
 uint64_t Freed() { return ThisThread().freed; }
 
 }  // namespace lazy_free

@@ -28,9 +28,13 @@ void FreeTable(PackedTable* t);
 // Frees queued tables for about `budget_us` microseconds; returns whether
 // any are left.
 bool RunSlice(int64_t budget_us);
-// Tables queued on this thread, and tables ever queued (INFO's
-// lazyfree_pending_objects / lazyfreed_objects).
-size_t Pending();
+// Tables queued on this thread (INFO's lazyfree_pending_objects). Inline
+// and constant-initialized: the event loop asks on every iteration.
+namespace detail {
+inline thread_local size_t pending = 0;
+}  // namespace detail
+inline size_t Pending() { return detail::pending; }
+// Tables ever freed from this thread's list (lazyfreed_objects).
 uint64_t Freed();
 
 }  // namespace lazy_free
