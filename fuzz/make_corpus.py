@@ -99,6 +99,122 @@ SEEDS = {
                          ("MEMORY", "HELP")),
     "flush": seq(("SET", "a", "1"), ("FLUSHDB",), ("FLUSHDB", "ASYNC"), ("FLUSHALL", "SYNC"),
                  ("FLUSHALL", "NOPE")),
+    # --- sets
+    "sets": seq(("SADD", "s", "b", "a", "c"), ("SADD", "s", "a", "d"), ("SCARD", "s"), ("SISMEMBER", "s", "a"),
+                ("SISMEMBER", "s", "z"), ("SMISMEMBER", "s", "a", "z", "a"), ("SMEMBERS", "s"), ("SREM", "s", "a", "z"),
+                ("SREM", "s", "b", "c", "d"), ("EXISTS", "s"), ("SREM", "nope", "a"), ("SCARD", "nope"),
+                ("SMEMBERS", "nope"), ("SMISMEMBER", "nope", "a"), ("TYPE", "s"), ("SADD", "s", "", "\x00")),
+    "sets_errors": seq(("SET", "str", "v"), ("SADD", "str", "a"), ("SREM", "str", "a"), ("SCARD", "str"),
+                       ("SISMEMBER", "str", "a"), ("SMEMBERS", "str"), ("SRANDMEMBER", "str"), ("SPOP", "str"),
+                       ("SMOVE", "str", "s", "a"), ("SADD", "s", "a"), ("SMOVE", "s", "str", "a"),
+                       ("SINTER", "s", "str"), ("SUNIONSTORE", "d", "s", "str"), ("SSCAN", "str", "0"),
+                       ("SADD", "s"), ("SREM", "s"), ("SCARD",), ("SISMEMBER", "s"), ("SMISMEMBER", "s"),
+                       ("SMOVE", "s", "d"), ("SINTER",), ("SINTERSTORE", "d"), ("SPOP", "s", "1", "2"),
+                       ("SRANDMEMBER", "s", "1", "2"), ("SSCAN", "s"), ("GET", "s"), ("INCR", "s"),
+                       ("APPEND", "s", "x")),
+    "sets_encodings": seq(("SADD", "i", "3", "1", "2"), ("OBJECT", "ENCODING", "i"), ("SADD", "i", BIG, SMALL, "-0"),
+                          ("OBJECT", "ENCODING", "i"), ("SREM", "i", "-0"), ("SADD", "l", "a", "1"),
+                          ("OBJECT", "ENCODING", "l"), ("SADD", "l", "x" * 65), ("OBJECT", "ENCODING", "l"),
+                          ("SADD", "n", "01", "+1", " 1", "1.0", "9223372036854775808"), ("SMEMBERS", "n"),
+                          ("SADD", "wide", *["m%d" % i for i in range(129)]), ("OBJECT", "ENCODING", "wide"),
+                          ("MEMORY", "USAGE", "wide"), ("SPOP", "wide", "120"), ("OBJECT", "ENCODING", "wide"),
+                          ("CONFIG", "SET", "set-max-intset-entries", "10"), ("SADD", "big", *map(str, range(11))),
+                          ("OBJECT", "ENCODING", "big"), ("SPOP", "big", "9"), ("OBJECT", "ENCODING", "big")),
+    "sets_small_limits": seq(("CONFIG", "SET", "set-max-intset-entries", "2"),
+                             ("CONFIG", "SET", "set-max-listpack-entries", "3"),
+                             ("CONFIG", "SET", "set-max-listpack-value", "4"), ("SADD", "i", "1", "2"),
+                             ("SADD", "i", "3"), ("OBJECT", "ENCODING", "i"), ("SADD", "l", "a", "b"),
+                             ("SADD", "l", "abcde"), ("OBJECT", "ENCODING", "l"), ("SADD", "m", "a", "b", "c", "d"),
+                             ("SUNIONSTORE", "u", "i", "l"), ("SINTERSTORE", "v", "i", "i"),
+                             ("OBJECT", "ENCODING", "u"),
+                             ("CONFIG", "SET", "set-max-intset-entries", "0"), ("SADD", "z", "1")),
+    "sets_random": seq(("SADD", "s", "1", "2", "3", "a", "b"), ("SRANDMEMBER", "s"), ("SRANDMEMBER", "s", "2"),
+                       ("SRANDMEMBER", "s", "10"), ("SRANDMEMBER", "s", "-10"), ("SRANDMEMBER", "s", "0"),
+                       ("SRANDMEMBER", "s", SMALL), ("SRANDMEMBER", "s", "x"), ("SRANDMEMBER", "nope", "-5"),
+                       ("SPOP", "s"), ("SPOP", "s", "0"), ("SPOP", "s", "2"), ("SPOP", "s", "-1"), ("SPOP", "s", "x"),
+                       ("SPOP", "s", BIG), ("SPOP", "s"), ("SPOP", "nope", "3"), ("SADD", "t", *map(str, range(20))),
+                       ("SPOP", "t", "18"), ("SADD", "h", *["m%d" % i for i in range(140)]),
+                       ("SRANDMEMBER", "h", "100"), ("SRANDMEMBER", "h", "20"), ("SPOP", "h", "130")),
+    "sets_multikey": seq(("SADD", "{t}a", "1", "2", "3", "x"), ("SADD", "{t}b", "2", "3", "y"), ("SADD", "c", "3", "z"),
+                         ("SINTER", "{t}a", "{t}b", "c"), ("SINTER", "{t}a", "nope"), ("SUNION", "{t}a", "c", "nope"),
+                         ("SDIFF", "{t}a", "{t}b"), ("SDIFF", "{t}a", "{t}a"), ("SINTERSTORE", "{t}a", "{t}a", "{t}b"),
+                         ("SUNIONSTORE", "c", "c", "{t}b"), ("SDIFFSTORE", "{t}b", "{t}b", "c"),
+                         ("SINTERSTORE", "d", "nope", "c"), ("EXISTS", "d"), ("SMOVE", "{t}a", "c", "2"),
+                         ("SMOVE", "{t}a", "{t}a", "3"), ("SMOVE", "{t}a", "new", "3"), ("SMOVE", "nope", "c", "1"),
+                         ("SINTERCARD", "2", "{t}a", "c"), ("SINTERCARD", "3", "{t}a", "{t}b", "c", "LIMIT", "1"),
+                         ("SINTERCARD", "1", "c", "LIMIT", "0"), ("SINTERCARD", "0", "c"), ("SINTERCARD", "-1", "c"),
+                         ("SINTERCARD", "5", "c"), ("SINTERCARD", "x", "c"), ("SINTERCARD", "1", "c", "LIMIT"),
+                         ("SINTERCARD", "1", "c", "LIMIT", "-1"), ("SINTERCARD", "1", "c", "LIMIT", "x"),
+                         ("SINTERCARD", "1", "c", "FOO", "1"), ("SINTERCARD", BIG, "c"), ("SINTERCARD", "1")),
+    "sets_scan": seq(("SADD", "s", *["m%d" % i for i in range(140)]), ("SSCAN", "s", "0"),
+                     ("SSCAN", "s", "0", "COUNT", "5", "MATCH", "m1*"), ("SSCAN", "s", "7", "COUNT", "1000"),
+                     ("SSCAN", "s", "0", "COUNT", "0"), ("SSCAN", "s", "0", "MATCH"), ("SSCAN", "s", "x"),
+                     ("SSCAN", "s", "-1"), ("SSCAN", "s", "18446744073709551616"), ("SSCAN", "nope", "0", "COUNT", "0"),
+                     ("SADD", "i", "1", "2"), ("SSCAN", "i", "0", "MATCH", "[12]"), ("SSCAN", "i", "0", "NOVALUES")),
+    # --- hashes
+    "hashes": seq(("HSET", "h", "a", "1", "b", "2"), ("HSET", "h", "a", "3", "c", "4"), ("HSETNX", "h", "a", "9"),
+                  ("HSETNX", "h", "d", "5"), ("HMSET", "h", "e", "6", "f", "7"), ("HGET", "h", "a"), ("HGET", "h", "z"),
+                  ("HMGET", "h", "a", "z", "b"), ("HLEN", "h"), ("HSTRLEN", "h", "a"), ("HSTRLEN", "h", "z"),
+                  ("HEXISTS", "h", "a"), ("HEXISTS", "h", "z"), ("HGETALL", "h"), ("HKEYS", "h"), ("HVALS", "h"),
+                  ("HDEL", "h", "a", "z", "a"), ("HDEL", "h", "b", "c", "d", "e", "f"), ("EXISTS", "h"),
+                  ("HGETALL", "nope"), ("HLEN", "nope"), ("HDEL", "nope", "a"), ("HSET", "h", "", "")),
+    "hashes_errors": seq(("SET", "str", "v"), ("HSET", "str", "a", "1"), ("HGET", "str", "a"), ("HGETALL", "str"),
+                         ("HINCRBY", "str", "a", "1"), ("HRANDFIELD", "str"), ("HSCAN", "str", "0"),
+                         ("HSET", "h", "a"), ("HSET", "h", "a", "1", "b"), ("HMSET", "h", "a"), ("HSETNX", "h", "a"),
+                         ("HGET", "h"), ("HMGET", "h"), ("HDEL", "h"), ("HLEN",), ("HSTRLEN", "h"), ("HEXISTS", "h"),
+                         ("HGETALL",), ("HKEYS", "h", "x"), ("HVALS",), ("HINCRBY", "h", "a"), ("HINCRBYFLOAT", "h"),
+                         ("HRANDFIELD",), ("HSCAN", "h"), ("HSET", "h", "a", "1"), ("GET", "h"), ("SADD", "h", "x"),
+                         ("SMEMBERS", "h"), ("HGETALL", "h")),
+    "hashes_incr": seq(("HINCRBY", "h", "n", "5"), ("HINCRBY", "h", "n", "-10"), ("HINCRBY", "h", "n", BIG),
+                       ("HINCRBY", "h", "n", SMALL), ("HSET", "h", "m", BIG), ("HINCRBY", "h", "m", "1"),
+                       ("HINCRBY", "h", "n", "x"), ("HINCRBY", "h", "n", "1.5"), ("HSET", "h", "s", "abc"),
+                       ("HINCRBY", "h", "s", "1"), ("HINCRBYFLOAT", "h", "f", "1.5"),
+                       ("HINCRBYFLOAT", "h", "f", "1e308"),
+                       ("HINCRBYFLOAT", "h", "f", "1e308"), ("HINCRBYFLOAT", "h", "f", "inf"),
+                       ("HINCRBYFLOAT", "h", "f", "nan"), ("HINCRBYFLOAT", "h", "f", "x"),
+                       ("HINCRBYFLOAT", "h", "s", "1"), ("HINCRBYFLOAT", "h", "n", "0.1"),
+                       ("HINCRBYFLOAT", "h", "g", "5.0e3"),
+                       ("HINCRBYFLOAT", "h", "x" * 70, "1"), ("OBJECT", "ENCODING", "h"), ("HGETALL", "h")),
+    "hashes_encodings": seq(("HSET", "h", "a", "1"), ("OBJECT", "ENCODING", "h"), ("HSET", "h", "b", "v" * 65),
+                            ("OBJECT", "ENCODING", "h"), ("HSET", "k", "f" * 65, "1"), ("OBJECT", "ENCODING", "k"),
+                            ("CONFIG", "SET", "hash-max-listpack-entries", "2"),
+                            ("CONFIG", "SET", "hash-max-listpack-value", "3"), ("HSET", "s", "a", "1", "b", "2"),
+                            ("HSET", "s", "c", "3"), ("OBJECT", "ENCODING", "s"), ("HSET", "t", "abcd", "1"),
+                            ("CONFIG", "SET", "hash-max-ziplist-entries", "0"), ("HSET", "u", "a", "1"),
+                            ("OBJECT", "ENCODING", "u")),
+    "hashes_random": seq(("HSET", "h", "a", "1", "b", "2", "c", "3"), ("HRANDFIELD", "h"), ("HRANDFIELD", "h", "2"),
+                         ("HRANDFIELD", "h", "10"), ("HRANDFIELD", "h", "-5"), ("HRANDFIELD", "h", "0"),
+                         ("HRANDFIELD", "h", "2", "WITHVALUES"), ("HRANDFIELD", "h", "-4", "WITHVALUES"),
+                         ("HRANDFIELD", "h", "-" + BIG, "WITHVALUES"), ("HRANDFIELD", "h", SMALL),
+                         ("HRANDFIELD", "h", "1", "WITHVALUE"), ("HRANDFIELD", "h", "1", "WITHVALUES", "x"),
+                         ("HRANDFIELD", "h", "x"), ("HRANDFIELD", "nope"), ("HRANDFIELD", "nope", "-3"),
+                         ("CONFIG", "SET", "hash-max-listpack-entries", "4"),
+                         ("HSET", "w", *[x for i in range(40) for x in ("f%d" % i, "v")]), ("HRANDFIELD", "w", "30"),
+                         ("HRANDFIELD", "w", "5", "WITHVALUES"), ("HRANDFIELD", "w", "-50", "WITHVALUES")),
+    "hashes_scan": seq(("CONFIG", "SET", "hash-max-listpack-entries", "8"),
+                       ("HSET", "h", *[x for i in range(60) for x in ("f%d" % i, str(i))]), ("HSCAN", "h", "0"),
+                       ("HSCAN", "h", "0", "COUNT", "50", "MATCH", "f1*"), ("HSCAN", "h", "0", "NOVALUES"),
+                       ("HSCAN", "h", "0", "COUNT", "0"), ("HSCAN", "h", "abc"), ("HSCAN", "nope", "0", "MATCH", "*"),
+                       ("HSET", "s", "a", "1"), ("HSCAN", "s", "0", "MATCH", "a", "COUNT", "1", "NOVALUES")),
+    # --- sets and hashes with the key commands
+    "containers_keys": seq(("SADD", "{t}s", "a", "1"), ("HSET", "{t}h", "f", "v"), ("TYPE", "{t}s"), ("TYPE", "{t}h"),
+                           ("COPY", "{t}s", "{t}s2"), ("COPY", "{t}h", "{t}h2", "DB", "1"),
+                           ("RENAME", "{t}s2", "{t}s3"),
+                           ("MOVE", "{t}h", "2"), ("EXPIRE", "{t}s", "100"), ("TTL", "{t}s"), ("PERSIST", "{t}s"),
+                           ("OBJECT", "REFCOUNT", "{t}s"), ("OBJECT", "IDLETIME", "{t}h2"), ("OBJECT", "FREQ", "{t}s"),
+                           ("MEMORY", "USAGE", "{t}s"), ("SCAN", "0", "TYPE", "set"), ("SCAN", "0", "TYPE", "hash"),
+                           ("KEYS", "*"), ("MGET", "{t}s", "{t}h2"), ("DEL", "{t}s", "{t}s3"), ("SWAPDB", "0", "1"),
+                           ("HGETALL", "{t}h2"), ("FLUSHALL",)),
+    "containers_resp3": seq(("HELLO", "3"), ("SADD", "s", "1", "a"), ("SMEMBERS", "s"), ("SINTER", "s", "s"),
+                            ("SUNION", "s", "nope"), ("SDIFF", "s", "nope"), ("SPOP", "s", "1"), ("SPOP", "nope", "1"),
+                            ("SRANDMEMBER", "s", "-2"), ("HSET", "h", "f", "v", "g", "w"), ("HGETALL", "h"),
+                            ("HGETALL", "nope"), ("HRANDFIELD", "h", "-3", "WITHVALUES"), ("HRANDFIELD", "nope"),
+                            ("HGET", "h", "z"), ("HMGET", "h", "f", "z"), ("HINCRBYFLOAT", "h", "n", "2.5"),
+                            ("SSCAN", "s", "0"), ("HSCAN", "h", "0")),
+    "containers_maxmemory": seq(("SADD", "s", "a"), ("HSET", "h", "f", "v"), ("SADD", "s", "b", "c"),
+                                ("HSET", "h", "g", "w"), ("SREM", "s", "a"), ("HDEL", "h", "f"), ("SPOP", "s"),
+                                ("SINTERSTORE", "d", "s", "s"), ("SMOVE", "s", "t", "b"), ("HINCRBY", "h", "n", "1"),
+                                ("HSETNX", "h", "x", "1"), ("DBSIZE",)),
     # --- connection and server
     "connection": seq(("PING",), ("PING", "hi"), ("ECHO", "x"), ("SELECT", "15"), ("SELECT", "16"),
                       ("SELECT", "-1"), ("CLIENT", "SETNAME", "fuzz"), ("CLIENT", "GETNAME"), ("CLIENT", "ID"),
@@ -170,7 +286,7 @@ SEEDS = {
 }
 SEEDS_BYTEWISE = {"bytewise_pipeline", "big_args_bytewise"}
 # Seeds run under each tiny-memory policy (harness bits 4-6).
-SEEDS_MAXMEMORY = {"tiny_maxmemory"}
+SEEDS_MAXMEMORY = {"tiny_maxmemory", "containers_maxmemory"}
 
 # Words the fuzzer may splice in: command and subcommand names, options,
 # numbers at the edges, RESP framing.
@@ -185,6 +301,11 @@ nosave save now force abort samples lib-name lib-ver skipme maxage laddr addr us
 maxmemory maxmemory-policy allkeys-lru allkeys-lfu volatile-ttl hz timeout client-output-buffer-limit
 proto-max-bulk-len client-query-buffer-limit enable-debug-command sleep string
 subscribe unsubscribe psubscribe punsubscribe publish pubsub channels numsub numpat shardchannels shardnumsub
+sadd srem scard sismember smismember smembers srandmember spop smove sinter sintercard sinterstore sunion
+sunionstore sdiff sdiffstore sscan limit set intset listpack hashtable
+hset hsetnx hmset hget hmget hdel hlen hstrlen hexists hgetall hkeys hvals hincrby hincrbyfloat hrandfield hscan
+withvalues novalues hash set-max-intset-entries set-max-listpack-entries set-max-listpack-value
+hash-max-listpack-entries hash-max-listpack-value hash-max-ziplist-entries hash-max-ziplist-value
 """.split()))
 DICT_RAW = ["\r\n", "*1\r\n", "*2\r\n", "*3\r\n", "$1\r\n", "$-1\r\n", "$0\r\n\r\n",
             "9223372036854775807", "-9223372036854775808", "18446744073709551616", "4294967296",
@@ -218,6 +339,11 @@ maxmemory-samples 10
 lfu-log-factor 5
 lfu-decay-time 2
 enable-debug-command local
+hash-max-listpack-entries 256
+hash-max-listpack-value 32
+set-max-intset-entries 1024
+set-max-listpack-entries 64
+set-max-listpack-value 16
 save ""
 appendonly no
 """,
@@ -227,6 +353,9 @@ bind "127.0.0.1" '::1'
 loglevel "unbalanced
 """,
     "bad_values": b"port abc\nhz -1\nmaxmemory 1zb\nclient-output-buffer-limit normal 1 2\n",
+    "encodings": b"hash-max-ziplist-entries 0\nhash-max-ziplist-value 0\nset-max-intset-entries 0\n"
+                 b"set-max-listpack-entries 9223372036854775807\nset-max-listpack-value -1\n"
+                 b"hash-max-listpack-entries 1k\n",
 }
 
 

@@ -24,8 +24,14 @@ TTL = "ttl"                # TTL/PTTL: remaining time, within what the clocks ca
 EXPIRETIME = "expiretime"  # EXPIRETIME/PEXPIRETIME: exact unless relative deadlines exist
 ANY_INT = "any_int"        # any integer matches any integer (OBJECT IDLETIME, MEMORY USAGE)
 RANDOMKEY = "randomkey"    # nil on both, or each server's key exists there
-SCAN_ALL = "scan_all"      # SCAN iterated to cursor 0, keys compared as a set
+SCAN_ALL = "scan_all"      # SCAN/SSCAN/HSCAN iterated to cursor 0, keys (members, pairs) as a set
 SEVERAL = "several"        # any number of replies (SUBSCRIBE & co, PUBLISH to oneself in RESP3)
+ENCODING = "encoding"      # OBJECT ENCODING: exact, but a set Redis 7.0 keeps as "hashtable" may be
+                           # "listpack" if its members (the peeked SMEMBERS reply) fit one
+HASH_ALL = "hash_all"      # HGETALL/HKEYS/HVALS: exact if the hash is a listpack (the peeked OBJECT
+                           # ENCODING reply), else the fields (pairs) as a multiset
+RANDOM = "random"          # SRANDMEMBER/HRANDFIELD: the reply's shape, each pick a member (field, value)
+SPOP = "spop"              # SPOP: as RANDOM, then the server under test brought to the reference's set
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +47,9 @@ class Rel:
 class Cmd:
     args: tuple
     kind: str = EXACT
+    # ENCODING and HASH_ALL: the position, relative to this command, of the one whose
+    # reference reply the comparison reads (the generator emits them together).
+    peek: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,17 +88,38 @@ def snapshot(example):
     for db in (b"0", b"1", b"2"):
         out += [Cmd((b"SELECT", db)), Cmd((b"DBSIZE",))]
         for k in keys:
-            out += [Cmd((b"GET", k)), Cmd((b"PTTL", k), TTL), Cmd((b"OBJECT", b"ENCODING", k)),
+            out += [Cmd((b"GET", k)), Cmd((b"PTTL", k), TTL), *hash_read(b"HGETALL", k),
                     Cmd((b"OBJECT", b"REFCOUNT", k))]
     out.append(Cmd((b"CLIENT", b"GETNAME")))
     return out
+
+
+def object_encoding(k, name=b"OBJECT", sub=b"ENCODING"):
+    """OBJECT ENCODING of k, then SMEMBERS of k: a set of strings is "hashtable" in
+    Redis 7.0 and "listpack" in 7.2 (Peregrine) while it fits one, which the
+    comparison (ENCODING) reads from the reference's SMEMBERS reply."""
+    return (Cmd((name, sub, k), ENCODING, peek=1), Cmd((b"SMEMBERS", k), UNORDERED))
+
+
+def hash_read(name, k):
+    """HGETALL, HKEYS or HVALS of k after its OBJECT ENCODING (and SMEMBERS, see
+    object_encoding): a listpack's order is its insertion order on both servers
+    (compared exactly), a hash table's is each server's own."""
+    return (*object_encoding(k), Cmd((name, k), HASH_ALL, peek=-2))
 
 
 # ------------------------------------------------------------------ building blocks
 
 def word(w):
     """A keyword in upper, lower or mixed case."""
-    return st.sampled_from([w.upper(), w.lower(), w.capitalize()]).map(str.encode)
+    return st.sampled_from([w.upper().encode(), w.lower().encode(), w.capitalize().encode()])
+
+
+def weighted(n, strategy):
+    """n copies of a strategy for st.one_of, which draws its (distinct) branches
+    alike: Hypothesis caches strategies built from equal arguments, and one_of
+    drops a branch it already has."""
+    return [strategy.map(lambda x: x) for _ in range(n)]
 
 
 def flatten_commands(items):
@@ -172,12 +202,12 @@ delta = st.one_of(
 
 # GETRANGE indexes: small, negative, huge.
 small_index = st.integers(min_value=-60, max_value=60).map(lambda i: str(i).encode())
-index = st.one_of(small_index, small_index, small_index,
+index = st.one_of(*weighted(3, small_index),
                   ints(LLONG_MAX, LLONG_MIN, 2**31, -2**31, 2**32, -2**32, 536870912), bad_int)
 # SETRANGE offsets: small, or large enough that offset + length exceeds
 # proto-max-bulk-len (512 MB), so that nothing large is ever allocated.
 small_offset = st.integers(min_value=-5, max_value=60).map(lambda i: str(i).encode())
-offset = st.one_of(small_offset, small_offset, small_offset,
+offset = st.one_of(*weighted(3, small_offset),
                    ints(536870912, 2**31, 2**32, LLONG_MAX, LLONG_MAX - 1, LLONG_MIN, -1), bad_int)
 setrange_value = st.one_of(st.just(b""), value)
 
@@ -209,7 +239,7 @@ def expiry(unit, allowed):
     else:
         timed = st.sampled_from([Rel(s, ms) for s in REL_SECONDS]) if allowed else ints(*NOT_POSITIVE)
         overflow = RELATIVE_MS_OVERFLOW if ms else OVERFLOW
-    return st.one_of(timed, timed, timed, ints(*NOT_POSITIVE, *overflow), bad_int)
+    return st.one_of(*weighted(3, timed), ints(*NOT_POSITIVE, *overflow), bad_int)
 
 
 PAST_VALUES = {str(s * m).encode() for s in PAST_SECONDS for m in (1, 1000)}
@@ -251,6 +281,12 @@ ARITY = {
     "client": -2, "memory": -2, "object encoding": 3, "object refcount": 3, "object freq": 3,
     "object idletime": 3, "object help": 2, "client getname": 2, "client setname": 3, "memory usage": -3,
     "subscribe": -2, "psubscribe": -2, "publish": 3, "pubsub": -2, "pubsub numpat": 2, "pubsub help": 2,
+    "sadd": -3, "srem": -3, "scard": 2, "sismember": 3, "smismember": -3, "smembers": 2, "srandmember": -2,
+    "spop": -2, "smove": 4, "sinter": -2, "sintercard": -3, "sinterstore": -3, "sunion": -2, "sunionstore": -3,
+    "sdiff": -2, "sdiffstore": -3, "sscan": -3,
+    "hset": -4, "hsetnx": 4, "hmset": -4, "hget": 3, "hmget": -3, "hdel": -3, "hlen": 2, "hstrlen": 3,
+    "hexists": 3, "hgetall": 2, "hkeys": 2, "hvals": 2, "hincrby": 4, "hincrbyfloat": 4, "hrandfield": -2,
+    "hscan": -3,
 }
 
 
@@ -289,6 +325,216 @@ def pubsub_commands():
         cmd("pubsub", word("shardchannels"), options(channel_pattern, max_size=1)),
         cmd("pubsub", word("shardnumsub"), st.lists(channel, max_size=2)),
         cmd("pubsub", st.sampled_from([b"help", b"HELP", b"foo", b""])),
+    ]
+
+
+# ------------------------------------------------------------------ sets and hashes
+
+# Set members: integers (an intset while every member is one, at most 512), strings
+# that look like integers but are not canonical (a string member, so a listpack in
+# Redis 7.2, a hash table in 7.0), 64 and 65 bytes (the listpack's value limit),
+# binary, and a few random ones. Drawn from small pools, so that commands on the
+# same key meet each other's members.
+INT_MEMBERS = [0, 1, 2, 3, 5, 7, -1, -7, 10, 42, 100, 1000, 65535, 65536, -65536, 2**31, -2**31 - 1,
+               2**32, 12345678901, LLONG_MAX, LLONG_MIN, int("1" * 19)]
+STR_MEMBERS = [b"a", b"b", b"c", b"d", b"", b"hello", b"\x00", b"a\x00b", b"\r\n", "é".encode(), b"*", b"[a]",
+               b"01", b"+1", b"-0", b" 1", b"1 ", b"1.5", b"1e3", b"0x10", b"9223372036854775808",
+               b"-9223372036854775809", b"1" * 20, b"m" * 64, b"m" * 65, b"7" * 64, b"7" * 65]
+int_member = st.one_of(ints(*INT_MEMBERS), st.integers(min_value=-20, max_value=20).map(lambda i: str(i).encode()))
+member = st.one_of(*weighted(2, int_member), st.sampled_from(STR_MEMBERS), st.sampled_from(STR_MEMBERS[:6]), value)
+members = st.lists(member, min_size=1, max_size=5)
+
+# Hash fields and values: a few names (64 and 65 bytes: the listpack's limit), values
+# of every kind (integers for HINCRBY, floats for HINCRBYFLOAT, long ones).
+FIELDS = [b"f", b"g", b"h", b"a", b"1", b"-5", b"", b"\x00", b"f" * 64, b"f" * 65]
+field = st.one_of(st.sampled_from(FIELDS), st.sampled_from(FIELDS[:5]), member)
+hvalue = st.one_of(value, ints(0, 1, -1, 10, LLONG_MAX, LLONG_MIN, 2**62), st.sampled_from([b"1.5", b"v" * 64,
+                                                                                            b"v" * 65]))
+field_values = st.lists(seq(field, hvalue), min_size=1, max_size=4)
+
+# Counts for SRANDMEMBER and HRANDFIELD: a negative one asks for that many picks
+# (repeats allowed), so only small ones; -LLONG_MAX would ask for 2^63 - 1 picks.
+# LLONG_MIN is out of range (an error), a large positive count means the whole set.
+rand_count = st.one_of(st.integers(min_value=-8, max_value=8).map(lambda i: str(i).encode()),
+                       ints(1, 2, 3, 20, 200, LLONG_MAX, 0, -1, -2, -20))
+bad_rand_count = st.sampled_from([str(LLONG_MIN).encode()] + BAD_INTS)
+# HRANDFIELD ... WITHVALUES also refuses beyond +-LLONG_MAX / 2 (errors, never huge replies).
+bad_withvalues_count = st.sampled_from([str(v).encode() for v in (-LLONG_MAX, LLONG_MAX // 2 + 1, LLONG_MAX,
+                                                                  -(LLONG_MAX // 2) - 1, LLONG_MIN)] + BAD_INTS)
+
+
+def big_fill(key):
+    """Sets and hashes at the encoding limits: 127-129 members (128: a set
+    listpack's), 511-513 integers (512: the intset's), 511-513 fields (512: a hash
+    listpack's). Members and fields distinct: Redis 7.2 picks a SADD's (an HSET's)
+    encoding from its argument count before adding, so duplicates would make it
+    differ from 7.0."""
+    ints_set = st.tuples(key, st.sampled_from([120, 128, 129, 511, 512, 513]), st.integers(-3, 3)).map(
+        lambda t: Cmd((b"SADD", t[0], *[str(i + t[2]).encode() for i in range(t[1])])))
+    strs_set = st.tuples(key, st.sampled_from([127, 128, 129, 140])).map(
+        lambda t: Cmd((b"SADD", t[0], *[b"m%d" % i for i in range(t[1])])))
+    hash_ = st.tuples(key, st.sampled_from([300, 511, 512, 513])).map(
+        lambda t: Cmd((b"HSET", t[0], *[x for i in range(t[1]) for x in (b"f%d" % i, b"%d" % i)])))
+    return st.one_of(ints_set, strs_set, hash_)
+
+
+def srandmember(key):
+    form = st.one_of(*weighted(2, st.tuples(key)), *weighted(3, st.tuples(key, rand_count)),
+                     st.tuples(key, bad_rand_count), st.tuples(key, rand_count, junk))
+    return cmd("srandmember", form, kind=RANDOM)
+
+
+def hrandfield(key):
+    form = st.one_of(*weighted(2, st.tuples(key)), *weighted(2, st.tuples(key, rand_count)),
+                     st.tuples(key, bad_rand_count),
+                     *weighted(3, st.tuples(key, rand_count, word("withvalues"))),
+                     st.tuples(key, bad_withvalues_count, word("withvalues")),
+                     st.tuples(key, rand_count, st.sampled_from([b"withvalue", b"values", b""])),
+                     st.tuples(key, st.one_of(rand_count, bad_withvalues_count), word("withvalues"), junk))
+    return cmd("hrandfield", form, kind=RANDOM)
+
+
+def spop(key):
+    """SPOP: the reply checked as a random pick (RANDOM); where the two servers popped
+    different members, the harness brings the server under test to the reference's
+    set (SADD what only it popped, then SREM what only the reference popped:
+    neither converts an encoding, and the set never empties). Counts 1-4 never
+    reach Redis's "remaining <= count / 5" case, which builds the rest into a new
+    set whose encoding differs between 7.0 and 7.2 (and in 7.0 on its random
+    picks): larger counts, which may be below the set's size, are followed by a
+    DEL of the key (docs/differential.md)."""
+    small = st.one_of(*weighted(2, st.tuples(key)), *weighted(2, st.tuples(key, ints(1, 1, 2, 3, 4))),
+                      st.tuples(key, ints(0, 1, 2, 3, 4, 1000, LLONG_MAX)),
+                      st.tuples(key, st.one_of(ints(-1, -5, LLONG_MIN), bad_int)),
+                      st.tuples(key, ints(1, 2), junk))
+    large = st.tuples(key, ints(5, 6, 10, 50, 130, 600))
+    return st.one_of(
+        cmd("spop", small, kind=SPOP),
+        cmd("spop", large, kind=SPOP).map(lambda c: (c, Cmd((b"DEL", c.args[1]))))
+    )
+
+
+def sintercard(key):
+    keys = st.lists(key, min_size=1, max_size=4)
+    good_limit = st.lists(seq(word("limit"), ints(0, 1, 2, 3, 100)), max_size=2).map(flatten)
+    bad_limit = options(seq(word("limit"), st.one_of(ints(-1, LLONG_MIN), bad_int)), word("limit"), junk,
+                        max_size=2)
+    good = st.tuples(keys, good_limit).map(lambda t: [str(len(t[0])).encode(), *t[0], *t[1]])
+    bad_options = st.tuples(keys, bad_limit).map(lambda t: [str(len(t[0])).encode(), *t[0], *t[1]])
+    # numkeys 0, negative, not an integer, or more than the arguments.
+    bad = st.tuples(st.one_of(ints(0, -1, 5, 2**31, LLONG_MAX, LLONG_MIN), bad_int), keys, good_limit).map(flatten)
+    # numkeys fewer than the keys given: the rest are options (a syntax error).
+    fewer = st.tuples(keys, key, good_limit).map(lambda t: [str(len(t[0])).encode(), *t[0], t[1], *t[2]])
+    return cmd("sintercard", st.one_of(*weighted(3, good), bad_options, bad, fewer))
+
+
+def store(name, key):
+    """SINTERSTORE, SUNIONSTORE, SDIFFSTORE; also with the destination among the
+    sources (the result replaces a set it was computed from)."""
+    sources = st.lists(key, min_size=1, max_size=4)
+    into_source = st.tuples(word(name), key, sources, st.integers(min_value=0, max_value=4)).map(
+        lambda t: Cmd((t[0], t[1], *t[2][:t[3]], t[1], *t[2][t[3]:])))
+    return st.one_of(cmd(name, key, sources), into_source)
+
+
+# Glob patterns for SSCAN/HSCAN's MATCH, over members and fields.
+member_pattern = st.one_of(st.sampled_from([b"*", b"a*", b"[0-9]*", b"1*", b"?", b"", b"*1", b"-*", b"f*", b"[^a]",
+                                            b"m*", b"\\*", b"[", b"*\x00*"]), pattern)
+
+# Options of SSCAN/HSCAN that fail (COUNT 0, a MATCH without pattern, unknown words)
+# are left out for now: Redis looks the key up before it parses them (a missing key
+# gives an empty page, another type WRONGTYPE), Peregrine parses them first
+# (docs/differential.md, "Known differences"). True turns them on.
+KEY_SCAN_OPTION_ERRORS = False
+
+
+def key_scan(name, key):
+    """SSCAN / HSCAN iterated to cursor 0 (SCAN_ALL); cursors that are not numbers."""
+    good = options(seq(word("match"), member_pattern), seq(word("count"), ints(1, 2, 3, 10, 1000)), max_size=3)
+    opts = good
+    if KEY_SCAN_OPTION_ERRORS:
+        opts = options(seq(word("match"), member_pattern), seq(word("count"), ints(1, 2, 3, 10, 1000)),
+                       seq(word("count"), st.one_of(ints(0, -1), bad_int)), word("match"), junk, max_size=3)
+    return st.one_of(
+        cmd(name, key, opts, kind=SCAN_ALL), cmd(name, key, good, kind=SCAN_ALL),
+        # not a cursor (strtoul's: "-1" is one), parsed first: an error whatever the key
+        cmd(name, key, st.sampled_from([b"abc", b"1x", b" 1", b"18446744073709551616", b"-", b"1-"]),
+            options(seq(word("count"), ints(1, 0)), max_size=1)),
+    )
+
+
+def set_commands(key):
+    keys = st.lists(key, min_size=1, max_size=4)
+    return [
+        cmd("sadd", key, members), cmd("sadd", key, members),
+        cmd("sadd", key, st.lists(int_member, min_size=1, max_size=6)),
+        cmd("srem", key, members), cmd("srem", key, members),
+        cmd("scard", key),
+        cmd("sismember", key, member),
+        cmd("smismember", key, members),
+        cmd("smembers", key, kind=UNORDERED),
+        srandmember(key), srandmember(key),
+        spop(key), spop(key),
+        cmd("smove", key, key, member),
+        cmd("sinter", keys, kind=UNORDERED), cmd("sunion", keys, kind=UNORDERED),
+        cmd("sdiff", keys, kind=UNORDERED),
+        store("sinterstore", key), store("sunionstore", key), store("sdiffstore", key),
+        sintercard(key),
+        key_scan("sscan", key),
+    ]
+
+
+def hash_commands(key):
+    fields = st.lists(field, min_size=1, max_size=4)
+    return [
+        cmd("hset", key, field_values), cmd("hset", key, field_values),
+        cmd("hset", key, fields),  # an odd number of arguments, mostly
+        cmd("hsetnx", key, field, hvalue),
+        cmd("hmset", key, field_values), cmd("hmset", key, fields),
+        cmd("hget", key, field), cmd("hmget", key, fields),
+        cmd("hdel", key, fields), cmd("hdel", key, fields),
+        cmd("hlen", key), cmd("hstrlen", key, field), cmd("hexists", key, field),
+        *[st.tuples(word(name), key).map(lambda t: hash_read(*t)) for name in ("hgetall", "hkeys", "hvals")],
+        cmd("hincrby", key, field, delta),
+        cmd("hincrbyfloat", key, field, st.one_of(value, delta)),
+        hrandfield(key), hrandfield(key),
+        key_scan("hscan", key),
+    ]
+
+
+_FOCUSED = {}
+
+
+def focused(key):
+    """A set or a hash made at one key (after a DEL, or over what is there), then
+    one to five commands on it, mostly at that key: in the general mix, a set or
+    hash command seldom finds a set or hash of a few members at its key."""
+    def at(k):
+        if (id(key), k) not in _FOCUSED:
+            same = st.one_of(*weighted(3, st.just(k)), key)
+            fresh = st.lists(st.just(Cmd((b"DEL", k))), max_size=1)
+            make_set = st.one_of(cmd("sadd", st.just(k), st.lists(member, min_size=1, max_size=8)),
+                                 cmd("sadd", st.just(k), st.lists(int_member, min_size=1, max_size=8)))
+            make_hash = cmd("hset", st.just(k), st.lists(seq(field, hvalue), min_size=1, max_size=6))
+            on_set = st.one_of(*set_commands(same), same.map(object_encoding))
+            on_hash = st.one_of(*hash_commands(same), same.map(object_encoding))
+            _FOCUSED[id(key), k] = st.one_of(
+                st.tuples(fresh, make_set, st.lists(on_set, min_size=1, max_size=5)),
+                st.tuples(fresh, make_hash, st.lists(on_hash, min_size=1, max_size=5)),
+            ).map(lambda t: tuple(flatten_commands(t[0] + [t[1]] + t[2])))
+        return _FOCUSED[id(key), k]
+    return key.flatmap(at)
+
+
+def container_commands(key):
+    """The set and hash commands, over the same keys as the strings (WRONGTYPE both
+    ways)."""
+    return [
+        *set_commands(key),
+        *hash_commands(key),
+        key.map(object_encoding),
+        big_fill(key),
+        *[focused(key) for _ in range(3)],
     ]
 
 
@@ -339,7 +585,7 @@ def commands(allowed, key):
         cmd("keys", pattern, kind=UNORDERED),
         cmd("scan", options(seq(word("match"), pattern), seq(word("count"), ints(1, 2, 3, 10, 1000)),
                             seq(word("type"), st.sampled_from([b"string", b"STRING", b"none", b"list",
-                                                               b"foo"])),
+                                                               b"set", b"hash", b"Hash", b"foo"])),
                             seq(word("count"), st.one_of(ints(0, -1), bad_int)), word("match"), junk,
                             max_size=3), kind=SCAN_ALL),
         cmd("scan", st.sampled_from([b"abc", b"1x", b" 1", b"18446744073709551616", b"-"])),
@@ -352,7 +598,7 @@ def commands(allowed, key):
         cmd("dbsize"), cmd("dbsize"),
         cmd("flushdb", options(word("async"), word("sync"), junk, max_size=2)),
         cmd("flushall", options(word("async"), word("sync"), junk, max_size=2)),
-        cmd("object", word("encoding"), key), cmd("object", word("encoding"), key),
+        st.tuples(word("object"), word("encoding"), key).map(lambda t: object_encoding(t[2], t[0], t[1])),
         cmd("object", word("refcount"), key),
         cmd("object", word("freq"), key),
         cmd("object", word("idletime"), key, kind=ANY_INT),
@@ -375,6 +621,7 @@ def commands(allowed, key):
         st.tuples(st.sampled_from([b"GETT", b"foo", b"SETT", b"gett"]), st.lists(value, max_size=3)).map(
             lambda t: Cmd((t[0], *t[1]))),
         wrong_arity(key),
+        *container_commands(key),
     )
 
 
@@ -403,8 +650,11 @@ SEVEN_TWO_ONLY = []
 
 COMMANDS = {(allowed, k): commands(allowed, key) for allowed in (False, True)
             for k, key in enumerate(KEYSPACES)}
-# A few plain SETs first, so that the commands after them find keys to work on.
-FILL = [st.lists(cmd("set", key, value), max_size=6) for key in KEYSPACES]
+# A few plain SETs, SADDs and HSETs first, so that the commands after them find keys
+# (of every type) to work on.
+FILL = [st.lists(st.one_of(cmd("set", key, value), cmd("set", key, value), cmd("sadd", key, members),
+                           cmd("sadd", key, st.lists(int_member, min_size=1, max_size=5)),
+                           cmd("hset", key, field_values)), max_size=6) for key in KEYSPACES]
 
 
 def sized_lists(strategy, max_size):

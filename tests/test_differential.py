@@ -2,8 +2,8 @@
 # server under test and to Debian's redis-server side by side, over raw RESP
 # sockets; the replies must match byte for byte, error texts included, except
 # where docs/differential.md says how they are compared instead (orders Redis
-# leaves unspecified, clock-dependent numbers) or which Redis 7.0 replies differ
-# from Redis 7.2's (Peregrine follows 7.2).
+# leaves unspecified, clock-dependent numbers, random picks) or which Redis 7.0
+# replies differ from Redis 7.2's (Peregrine follows 7.2).
 #
 # Environment:
 #   DIFFTEST_EXAMPLES  number of Hypothesis examples (default 500: CI's budget)
@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 import diffgen
 from conftest import ServerProcess
-from diffgen import ANY_INT, EXPIRETIME, RANDOMKEY, SCAN_ALL, SEVERAL, TTL, UNORDERED
+from diffgen import ANY_INT, ENCODING, EXPIRETIME, HASH_ALL, RANDOM, RANDOMKEY, SCAN_ALL, SEVERAL, SPOP, TTL, UNORDERED
 from helpers import Conn, encode
 
 EXAMPLES = int(os.environ.get("DIFFTEST_EXAMPLES", "500"))
@@ -121,8 +121,25 @@ def close_enough(a, b, kind, unit_ms, elapsed_ms):
     return abs(a - b) <= slack / unit_ms + (0 if unit_ms == 1 else 1)
 
 
-def compare(cmd, args, raw_a, raw_b, example, elapsed_ms):
-    """True if two replies to `args` agree under the command's comparison kind."""
+def elements(payload):
+    """The payloads of an array's (set's, map's) elements."""
+    return [v for _, v in payload]
+
+
+def pairs(flat):
+    return list(zip(flat[0::2], flat[1::2]))
+
+
+def fits_listpack(raw_members):
+    """Whether the set in a SMEMBERS reply fits Redis 7.2's listpack encoding
+    (set-max-listpack-entries 128, set-max-listpack-value 64)."""
+    t, v = decode(raw_members)
+    return t in (b"*", b"~") and len(v) <= 128 and all(len(m) <= 64 for m in elements(v))
+
+
+def compare(cmd, args, raw_a, raw_b, example, elapsed_ms, peek=None):
+    """True if two replies to `args` agree under the command's comparison kind.
+    `peek`: both servers' replies to the command cmd.peek names (ENCODING, HASH_ALL)."""
     if raw_a == raw_b:
         return True
     ta, va = decode(raw_a)
@@ -132,6 +149,17 @@ def compare(cmd, args, raw_a, raw_b, example, elapsed_ms):
     kind = cmd.kind
     if kind == UNORDERED and ta in (b"*", b"~"):
         return sorted(va) == sorted(vb)
+    if kind == ENCODING and ta == b"$" and peek is not None:
+        # A set of strings: "hashtable" in Redis 7.0 (the reference), "listpack" in 7.2
+        # while it fits one (peek: the reference's SMEMBERS of the key).
+        return va == b"listpack" and vb == b"hashtable" and fits_listpack(peek[1])
+    if kind == HASH_ALL and ta in (b"*", b"%") and peek is not None:
+        if decode(peek[1]) == (b"$", b"listpack"):
+            return False  # a listpack: insertion order, on both servers
+        a, b = elements(va), elements(vb)
+        if args[0].lower() == b"hgetall":
+            a, b = pairs(a), pairs(b)
+        return sorted(a) == sorted(b)
     if kind in (TTL, EXPIRETIME) and ta == b":":
         a, b = int(va), int(vb)
         if a < 0 or b < 0:  # -1 (no deadline) and -2 (no key) are exact
@@ -173,7 +201,9 @@ def count_reply(args, raw):
     if name in ("object", "client", "memory", "pubsub") and len(args) > 1:
         name += " " + args[1].decode(errors="replace").lower()
     kind = raw[:1].decode()
-    if kind == "-":
+    if kind == "(":  # a note from the harness: how a reply that differed matched
+        kind = raw.decode()
+    elif kind == "-":
         kind = raw.split(b" ")[0][:1].decode() + " " + raw[1:40].decode(errors="replace").strip()
     elif kind in "$*" and raw[1:3] in (b"-1", b"0\r"):
         kind += raw[1:3].decode().strip()
@@ -205,6 +235,52 @@ def published(replies):
     pushes as a multiset (Redis goes through its patterns in hash order), the rest."""
     pushes = [r for r in replies if r.startswith(b">")]
     return [decode(r)[1][0] for r in pushes], sorted(pushes), [r for r in replies if not r.startswith(b">")]
+
+
+def picks(raw):
+    """The members (fields) a random reply picked: one bulk string, or an array."""
+    t, v = decode(raw)
+    return [v] if t == b"$" else elements(v)
+
+
+def random_pick_error(args, raw, content):
+    """Why a reply to SRANDMEMBER, HRANDFIELD or SPOP (args) cannot come from a set
+    or hash holding `content` (a set, a dict, None for none); None if it can."""
+    t, v = decode(raw)
+    name = args[0].lower()
+    if t == b"-" or content is None:
+        return "an error, or a reply for a missing key, that differs"
+    if len(args) == 2:  # one pick
+        if t != b"$" or v not in content:
+            return "%r is not in %r" % (v, content)
+        return None
+    try:
+        count = int(args[2])
+    except ValueError:
+        return "a count that is not an integer accepted"
+    withvalues = name == b"hrandfield" and len(args) == 4 and args[3].lower() == b"withvalues"
+    if t not in (b"*", b"~"):
+        return "not an array"
+    got = elements(v)
+    if withvalues and v and v[0][0] == b"*":  # RESP3: [field, value] pairs
+        if any(pt != b"*" or len(pv) != 2 for pt, pv in v):
+            return "not [field, value] pairs"
+        got = [tuple(elements(pv)) for _, pv in v]
+    elif withvalues:  # RESP2: flat
+        if len(got) % 2:
+            return "an odd number of elements"
+        got = pairs(got)
+    fields = [g[0] for g in got] if withvalues else got
+    want = min(count, len(content)) if count >= 0 else -count
+    if len(got) != want:
+        return "%d picks, expected %d" % (len(got), want)
+    if count >= 0 and len(set(fields)) != len(fields):
+        return "repeated picks"
+    if any(f not in content for f in fields):
+        return "a pick is not in %r" % (content,)
+    if withvalues and any(content[f] != val for f, val in got):
+        return "a field with another value"
+    return None
 
 
 class Mismatch(AssertionError):
@@ -241,10 +317,12 @@ class Run:
                    " " * 53))
         raise Mismatch(head + "\n".join(self.lines))
 
-    def check(self, n, cmd, args, raw_a, raw_b):
+    def check(self, n, cmd, args, raw_a, raw_b, peek=None):
         if STATS is not None:
             count_reply(args, raw_b)
-        if compare(cmd, args, raw_a, raw_b, self.example, self.elapsed_ms()):
+        if compare(cmd, args, raw_a, raw_b, self.example, self.elapsed_ms(), peek):
+            if STATS is not None and raw_a != raw_b:
+                count_reply(args, b"(differed: matched as %s)" % cmd.kind.encode())
             self.log(n, args, show(raw_a, 80) if raw_a == raw_b else "(%s) %s | %s"
                      % (cmd.kind, show(raw_a, 40), show(raw_b, 40)))
         else:
@@ -263,8 +341,10 @@ class Run:
             replies = [(ra, b.conn.read_reply()) for ra, _ in replies]
         else:
             replies = [(a.conn.call(*args), b.conn.call(*args)) for _, _, args in items]
-        for (n, cmd, args), (ra, rb) in zip(items, replies):
-            self.check(n, cmd, args, ra, rb)
+        for i, ((n, cmd, args), (ra, rb)) in enumerate(zip(items, replies)):
+            # the generator emits a peeking command together with the one it peeks at
+            peek = replies[i + cmd.peek] if cmd.peek and 0 <= i + cmd.peek < len(replies) else None
+            self.check(n, cmd, args, ra, rb, peek)
 
     def randomkey(self, n, cmd, args):
         """RANDOMKEY: nil on both, or a key on both that EXISTS on its own server."""
@@ -282,31 +362,108 @@ class Run:
         self.log(n, args, "(randomkey) %s | %s" % (show(ra, 40), show(rb, 40)))
 
     def scan_all(self, n, cmd, args):
-        """SCAN 0 <options> iterated until cursor 0 on each server; the key sets compared."""
+        """SCAN 0 <options> (SSCAN/HSCAN key 0 <options>) iterated until cursor 0 on
+        each server; the sets of keys (members, field-value pairs) compared."""
+        name = args[0].lower()
+        at = 1 if name == b"scan" else 2  # where the cursor goes
         found = []
         for side in self.sides:
-            cursor, keys, raw = b"0", set(), None
+            cursor, got, raw = b"0", set(), None
             for _ in range(10000):
-                raw = side.conn.call(args[0], cursor, *args[1:])
+                raw = side.conn.call(*args[:at], cursor, *args[at:])
                 t, v = decode(raw)
                 if t != b"*":
                     break  # an error: compared exactly below
                 cursor = v[0][1]
-                keys.update(k for _, k in v[1][1])
+                page = elements(v[1][1])
+                got.update(pairs(page) if name == b"hscan" else page)
                 if cursor == b"0":
                     raw = None
                     break
             else:
-                raise Mismatch("%s: SCAN did not return to cursor 0 in 10000 calls" % side.name)
-            found.append((raw, keys))
+                raise Mismatch("%s: %s did not return to cursor 0 in 10000 calls" % (side.name, name.decode()))
+            found.append((raw, got))
         (ra, ka), (rb, kb) = found
-        shown_args = [args[0], b"0", *args[1:]]
+        shown_args = [*args[:at], b"0", *args[at:]]
         if STATS is not None:
-            count_reply([b"scan (to 0)"], rb or (b"*%d" % len(kb)))
+            count_reply([name + b" (to 0)"], rb or (b"*%d" % len(kb)))
         if ra != rb or ka != kb:
             self.fail(n, shown_args, ra or repr(sorted(ka)).encode(), rb or repr(sorted(kb)).encode(),
-                      "(SCAN to completion: the key sets)")
+                      "(%s to completion: the sets of what it returned)" % name.decode().upper())
         self.log(n, shown_args, "(scan to cursor 0) %s" % (show(ra, 80) if ra else sorted(ka)))
+
+    def contents(self, key, of_hash):
+        """Each server's set (or hash, as a dict) at `key`, read off the transcript;
+        None where it holds none (missing keys, other types, RESP2 subscribed)."""
+        out = []
+        for side in self.sides:
+            t, v = decode(side.conn.call(b"HGETALL" if of_hash else b"SMEMBERS", key))
+            if t not in (b"*", b"~", b"%") or not v:
+                out.append(None)
+            else:
+                flat = elements(v)
+                out.append(dict(pairs(flat)) if of_hash else set(flat))
+        return out
+
+    def random(self, n, cmd, args):
+        """SRANDMEMBER, HRANDFIELD: equal replies, or on each server a reply of the same
+        shape whose picks are members (fields with their values) of its set (hash),
+        distinct for a positive count; both servers' sets (hashes) then compared."""
+        a, b = self.sides
+        ra, rb = a.conn.call(*args), b.conn.call(*args)
+        if STATS is not None:
+            count_reply(args, rb)
+        if ra != rb:
+            of_hash = args[0].lower() == b"hrandfield"
+            ca, cb = self.contents(args[1], of_hash)
+            why = (random_pick_error(args, ra, ca) or
+                   random_pick_error(args, rb, cb))
+            if why is None and ca != cb:
+                why = "the two servers' %s differ: %r | %r" % ("hashes" if of_hash else "sets", ca, cb)
+            if why is None and decode(ra)[0] != decode(rb)[0]:
+                why = "reply types differ"
+            if why is not None:
+                self.fail(n, args, ra, rb, "(%s: %s)" % (cmd.kind, why))
+        if STATS is not None and ra != rb:
+            count_reply(args, b"(differed: matched as random)")
+        self.log(n, args, show(ra, 80) if ra == rb else "(random) %s | %s" % (show(ra, 40), show(rb, 40)))
+
+    def spop(self, n, cmd, args):
+        """SPOP: checked as random(); where the servers popped different members, the
+        server under test is brought to the reference's set: SADD of what only it
+        popped, then SREM of what only the reference popped (in the transcript as a
+        "resync" line). Neither converts the set's encoding (the members were in it
+        just before) nor empties it (the reference's set is what remains)."""
+        a, b = self.sides
+        key = args[1]
+        ca, cb = self.contents(key, False)
+        ra, rb = a.conn.call(*args), b.conn.call(*args)
+        if STATS is not None:
+            count_reply(args, rb)
+        if ra == rb:
+            self.log(n, args, show(ra, 80))
+            return
+        why = (random_pick_error(args, ra, ca) or
+               random_pick_error(args, rb, cb))
+        if why is None and ca != cb:
+            why = "the two servers' sets differ before it: %r | %r" % (ca, cb)
+        if why is None and decode(ra)[0] != decode(rb)[0]:
+            why = "reply types differ"
+        if why is not None:
+            self.fail(n, args, ra, rb, "(SPOP: %s)" % why)
+        self.log(n, args, "(random) %s | %s" % (show(ra, 40), show(rb, 40)))
+        pa, pb = set(picks(ra)), set(picks(rb))
+        add, rem = sorted(pa - pb), sorted(pb - pa)
+        if STATS is not None:
+            count_reply(args, b"(differed: resynced)" if add else b"(differed: matched as random)")
+        if add:
+            line = "      (resync %s: SADD %s %s; SREM %s %s)" % (
+                a.name, quote(key), " ".join(map(quote, add)), quote(key), " ".join(map(quote, rem)))
+            self.lines.append(line)
+            added, removed = a.conn.call(b"SADD", key, *add), a.conn.call(b"SREM", key, *rem)
+            if (added, removed) != (b":%d\r\n" % len(add), b":%d\r\n" % len(rem)):
+                self.fail(n, args, added + removed, b":%d\r\n:%d\r\n" % (len(add), len(rem)),
+                          "(the resync's SADD and SREM after it)")
 
     def several(self, n, cmd, args):
         """A command with any number of replies: a PING <token> follows it, and all
@@ -352,10 +509,12 @@ class Run:
         pending = []
         for n, cmd in enumerate(self.example.commands, 1):
             args = diffgen.render(cmd, n - 1)
-            if cmd.kind in (RANDOMKEY, SCAN_ALL, SEVERAL):
+            special = {RANDOMKEY: self.randomkey, SCAN_ALL: self.scan_all, SEVERAL: self.several,
+                       RANDOM: self.random, SPOP: self.spop}.get(cmd.kind)
+            if special is not None:
                 self.batch(pending)
                 pending = []
-                {RANDOMKEY: self.randomkey, SCAN_ALL: self.scan_all, SEVERAL: self.several}[cmd.kind](n, cmd, args)
+                special(n, cmd, args)
             else:
                 pending.append((n, cmd, args))
         self.batch(pending)
