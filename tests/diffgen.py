@@ -441,11 +441,10 @@ def store(name, key):
 member_pattern = st.one_of(st.sampled_from([b"*", b"a*", b"[0-9]*", b"1*", b"?", b"", b"*1", b"-*", b"f*", b"[^a]",
                                             b"m*", b"\\*", b"[", b"*\x00*"]), pattern)
 
-# Options of SSCAN/HSCAN that fail (COUNT 0, a MATCH without pattern, unknown words)
-# are left out for now: Redis looks the key up before it parses them (a missing key
-# gives an empty page, another type WRONGTYPE), Peregrine parses them first
-# (docs/differential.md, "Known differences"). True turns them on.
-KEY_SCAN_OPTION_ERRORS = False
+# Options of SSCAN/HSCAN that fail (COUNT 0, a MATCH without pattern, unknown words):
+# Redis looks the key up before it parses them (a missing key gives an empty page,
+# another type WRONGTYPE); False leaves them out.
+KEY_SCAN_OPTION_ERRORS = True
 
 
 def key_scan(name, key):

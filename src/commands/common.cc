@@ -55,8 +55,7 @@ bool ParseCursor(CommandContext& ctx, std::string_view arg, uint64_t* out) {
   return true;
 }
 
-bool ParseKeyScanArgs(CommandContext& ctx, bool allow_novalues, ScanOptions* o) {
-  if (!ParseCursor(ctx, ctx.args[2], &o->cursor)) return false;
+bool ParseKeyScanOptions(CommandContext& ctx, bool allow_novalues, ScanOptions* o) {
   for (size_t i = 3; i < ctx.args.size(); i++) {
     const std::string_view opt = ctx.args[i];
     const bool has_next = i + 1 < ctx.args.size();

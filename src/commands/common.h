@@ -131,7 +131,9 @@ bool ParseCursor(CommandContext& ctx, std::string_view arg, uint64_t* out);
 
 // HSCAN / SSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]:
 // the options from args[3] on (NOVALUES for HSCAN only). Replies "syntax
-// error" (Redis's texts) and returns false if bad.
+// error" (Redis's texts) and returns false if bad. As Redis, the caller
+// parses the cursor (ParseCursor), then looks the key up, and only then the
+// options: a missing key gets an empty page whatever the options say.
 struct ScanOptions {
   uint64_t cursor = 0;
   int64_t count = 10;
@@ -139,7 +141,7 @@ struct ScanOptions {
   bool use_pattern = false;
   bool novalues = false;
 };
-bool ParseKeyScanArgs(CommandContext& ctx, bool allow_novalues, ScanOptions* o);
+bool ParseKeyScanOptions(CommandContext& ctx, bool allow_novalues, ScanOptions* o);
 
 // Looks `key` up for a command on values of `type` (for a read: counts a
 // hit or miss). Replies WRONGTYPE and returns false if the key holds

@@ -319,9 +319,16 @@ void HrandfieldCommand(CommandContext& ctx) {
 // HSCAN key cursor [MATCH pattern] [COUNT count] [NOVALUES]
 void HscanCommand(CommandContext& ctx) {
   ScanOptions o;
-  if (!ParseKeyScanArgs(ctx, /*allow_novalues=*/true, &o)) return;
+  if (!ParseCursor(ctx, ctx.args[2], &o.cursor)) return;
   const HashObject* h;
   if (!HashForRead(ctx, ctx.args[1], &h)) return;
+  if (h == nullptr) {
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk("0");
+    ctx.reply.ArrayHeader(0);
+    return;
+  }
+  if (!ParseKeyScanOptions(ctx, /*allow_novalues=*/true, &o)) return;
   std::vector<std::string> items;
   uint64_t next = 0;
   if (h != nullptr) {

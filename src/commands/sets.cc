@@ -402,9 +402,16 @@ void SdiffstoreCommand(CommandContext& ctx) { SunionDiffGeneric(ctx, true, true)
 // SSCAN key cursor [MATCH pattern] [COUNT count]
 void SscanCommand(CommandContext& ctx) {
   ScanOptions o;
-  if (!ParseKeyScanArgs(ctx, /*allow_novalues=*/false, &o)) return;
+  if (!ParseCursor(ctx, ctx.args[2], &o.cursor)) return;
   const SetObject* s;
   if (!SetForRead(ctx, ctx.args[1], &s)) return;
+  if (s == nullptr) {
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk("0");
+    ctx.reply.ArrayHeader(0);
+    return;
+  }
+  if (!ParseKeyScanOptions(ctx, /*allow_novalues=*/false, &o)) return;
   std::vector<std::string> items;
   uint64_t next = 0;
   if (s != nullptr) {
