@@ -19,19 +19,29 @@ bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out, std::s
   return false;
 }
 
-bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
-  int64_t v;
-  if (!ParseIntArg(ctx, arg, &v)) return false;
-  if (v < INT_MIN || v > INT_MAX) {  // Redis's getIntFromObjectOrReply
-    ctx.reply.Error("ERR value is out of range, value must between -2147483648 and 2147483647");
+bool ParseIntInRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max, int64_t* out) {
+  if (!ParseIntArg(ctx, arg, out)) return false;
+  if (*out < min || *out > max) {
+    ctx.reply.Error("ERR value is out of range, value must between " + std::to_string(min) + " and " +
+                    std::to_string(max));
     return false;
   }
+  return true;
+}
+
+bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
+  int64_t v;
+  if (!ParseIntInRange(ctx, arg, INT_MIN, INT_MAX, &v)) return false;  // Redis's getIntFromObjectOrReply
   if (v < 0 || v >= ctx.shard.num_dbs()) {
     ctx.reply.Error(kErrDbIndex);
     return false;
   }
   *out = static_cast<int>(v);
   return true;
+}
+
+void ReplyWrongArity(CommandContext& ctx) {
+  ctx.reply.Error("ERR wrong number of arguments for '" + ctx.client.last_cmd->fullname + "' command");
 }
 
 void ReplyInvalidExpire(CommandContext& ctx) {
@@ -88,13 +98,5 @@ bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, Db::
   return true;
 }
 
-bool ParseRangeLong(CommandContext& ctx, std::string_view arg, int64_t* out) {
-  if (!ParseIntArg(ctx, arg, out)) return false;
-  if (*out == LLONG_MIN) {
-    ctx.reply.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
-    return false;
-  }
-  return true;
-}
 
 }  // namespace peregrine

@@ -5,8 +5,11 @@
 
 #include <cctype>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/db.h"
@@ -42,6 +45,11 @@ inline std::string AsCString(std::string_view arg) { return std::string(UpToNul(
 // "value is not an integer" text by default) and returns false.
 bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out,
                  std::string_view error = kErrNotInteger);
+
+// Parses an integer in [min, max] (Redis's getRangeLongFromObjectOrReply
+// without a message of its own): "not an integer", or "value is out of
+// range, value must between <min> and <max>".
+bool ParseIntInRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max, int64_t* out);
 
 // Parses a database index (SELECT, MOVE, COPY DB): replies and returns false
 // if it is not an integer or out of range.
@@ -148,9 +156,42 @@ bool ParseKeyScanOptions(CommandContext& ctx, bool allow_novalues, ScanOptions* 
 // another type; *out is nullptr if the key is missing.
 bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, Db::Entry** out, bool write = false);
 
-// A count in -LONG_MAX..LONG_MAX (Redis's getRangeLongFromObjectOrReply
-// over the whole range: only LLONG_MIN is out of it), replying its errors.
-bool ParseRangeLong(CommandContext& ctx, std::string_view arg, int64_t* out);
+// "ERR wrong number of arguments for '<command>' command", for a command
+// whose arguments the table's arity cannot check (an odd count of pairs).
+void ReplyWrongArity(CommandContext& ctx);
+
+// A SCAN-family page: [cursor, [item ...]].
+template <typename Items>
+void ReplyScanPage(CommandContext& ctx, uint64_t cursor, const Items& items) {
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(std::to_string(cursor));
+  ctx.reply.ArrayHeader(items.size());
+  for (const auto& item : items) ctx.reply.Bulk(item);
+}
+
+// SRANDMEMBER's and HRANDFIELD's `count` distinct picks of a container of
+// `size` elements (0 < count < size), as Redis: for over a third of them,
+// all(&picks) copies every element and random ones are dropped; else one()
+// picks at random until `count` distinct ones (by key(item)) are in.
+template <typename T, typename All, typename One, typename Key>
+std::vector<T> PickDistinct(std::mt19937_64& rng, uint64_t size, uint64_t count, All&& all, One&& one, Key&& key) {
+  std::vector<T> picks;
+  if (count * 3 > size) {
+    picks.reserve(size);
+    all(&picks);
+    while (picks.size() > count) {
+      std::swap(picks[rng() % picks.size()], picks.back());
+      picks.pop_back();
+    }
+    return picks;
+  }
+  std::unordered_set<std::string> seen;
+  while (picks.size() < count) {
+    T item = one();
+    if (seen.emplace(key(item)).second) picks.push_back(std::move(item));
+  }
+  return picks;
+}
 
 // "ERR invalid expire time in '<command>' command".
 void ReplyInvalidExpire(CommandContext& ctx);

@@ -6,7 +6,6 @@
 #include <climits>
 #include <cmath>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -53,14 +52,10 @@ void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const HashObject& 
   if (h.size() == 0) ctx.DbOf(key).Erase(key);
 }
 
-void ReplyArityError(CommandContext& ctx) {
-  ctx.reply.Error("ERR wrong number of arguments for '" + ctx.client.last_cmd->fullname + "' command");
-}
-
 // HSET / HMSET key field value [field value ...]
 void HsetGeneric(CommandContext& ctx, bool hmset) {
   if (ctx.args.size() % 2 == 1) {
-    ReplyArityError(ctx);
+    ReplyWrongArity(ctx);
     return;
   }
   HashObject* h = HashForWrite(ctx, ctx.args[1]);
@@ -68,16 +63,11 @@ void HsetGeneric(CommandContext& ctx, bool hmset) {
   const HashLimits limits = Limits(ctx);
   // As Redis's hashTypeTryConversion: more pairs than a listpack may hold,
   // or a long argument, convert the hash before anything is written.
-  if (h->encoding() == HashObject::Encoding::kListpack && (ctx.args.size() - 2) / 2 > limits.max_listpack_entries)
+  const auto pairs = ctx.args.subspan(2);
+  if (h->encoding() == HashObject::Encoding::kListpack &&
+      (pairs.size() / 2 > limits.max_listpack_entries ||
+       std::any_of(pairs.begin(), pairs.end(), [&](std::string_view a) { return a.size() > limits.max_listpack_value; })))
     h->ConvertToHashtable();
-  if (h->encoding() == HashObject::Encoding::kListpack) {
-    for (size_t i = 2; i < ctx.args.size(); i++) {
-      if (ctx.args[i].size() > limits.max_listpack_value) {
-        h->ConvertToHashtable();
-        break;
-      }
-    }
-  }
   int64_t added = 0;
   for (size_t i = 2; i < ctx.args.size(); i += 2) added += h->Set(ctx.args[i], ctx.args[i + 1], limits);
   if (hmset)
@@ -247,7 +237,7 @@ void HrandfieldCommand(CommandContext& ctx) {
     return;
   }
   int64_t l;
-  if (!ParseRangeLong(ctx, ctx.args[2], &l)) return;
+  if (!ParseIntInRange(ctx, ctx.args[2], -LLONG_MAX, LLONG_MAX, &l)) return;
   bool withvalues = false;
   if (ctx.args.size() > 4 || (ctx.args.size() == 4 && !EqualsIgnoreCase(ctx.args[3], "withvalues"))) {
     ctx.reply.Error(kErrSyntax);
@@ -293,25 +283,19 @@ void HrandfieldCommand(CommandContext& ctx) {
     h->ForEach(reply_pick);
     return;
   }
-  std::vector<std::pair<std::string, std::string>> picks;
-  if (count * 3 > size) {
-    // Most of the hash: copy it and drop random fields (Redis's case 3).
-    picks.reserve(size);
-    h->ForEach([&](std::string_view f, std::string_view v) { picks.emplace_back(f, v); });
-    while (picks.size() > count) {
-      std::swap(picks[rng() % picks.size()], picks.back());
-      picks.pop_back();
-    }
-  } else {
-    // A few: random picks until that many distinct ones (case 4).
-    std::unordered_set<std::string> seen;
-    char s0[packed::kScratchSize], s1[packed::kScratchSize];
-    while (picks.size() < count) {
-      std::string_view f, v;
-      h->Random(rng, &f, &v, s0, s1);
-      if (seen.emplace(f).second) picks.emplace_back(f, v);
-    }
-  }
+  char s0[packed::kScratchSize], s1[packed::kScratchSize];
+  using Pick = std::pair<std::string, std::string>;
+  const std::vector<Pick> picks = PickDistinct<Pick>(
+      rng, size, count,
+      [&](std::vector<Pick>* all) {
+        h->ForEach([&](std::string_view f, std::string_view v) { all->emplace_back(f, v); });
+      },
+      [&] {
+        std::string_view f, v;
+        h->Random(rng, &f, &v, s0, s1);
+        return Pick(f, v);
+      },
+      [](const Pick& p) { return p.first; });
   header(picks.size());
   for (const auto& [f, v] : picks) reply_pick(f, v);
 }
@@ -322,26 +306,18 @@ void HscanCommand(CommandContext& ctx) {
   if (!ParseCursor(ctx, ctx.args[2], &o.cursor)) return;
   const HashObject* h;
   if (!HashForRead(ctx, ctx.args[1], &h)) return;
+  std::vector<std::string> items;
   if (h == nullptr) {
-    ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk("0");
-    ctx.reply.ArrayHeader(0);
+    ReplyScanPage(ctx, 0, items);
     return;
   }
   if (!ParseKeyScanOptions(ctx, /*allow_novalues=*/true, &o)) return;
-  std::vector<std::string> items;
-  uint64_t next = 0;
-  if (h != nullptr) {
-    next = h->Scan(o.cursor, static_cast<size_t>(o.count), [&](std::string_view f, std::string_view v) {
-      if (o.use_pattern && !GlobMatch(o.pattern, f)) return;
-      items.emplace_back(f);
-      if (!o.novalues) items.emplace_back(v);
-    });
-  }
-  ctx.reply.ArrayHeader(2);
-  ctx.reply.Bulk(std::to_string(next));
-  ctx.reply.ArrayHeader(items.size());
-  for (const std::string& s : items) ctx.reply.Bulk(s);
+  const uint64_t next = h->Scan(o.cursor, static_cast<size_t>(o.count), [&](std::string_view f, std::string_view v) {
+    if (o.use_pattern && !GlobMatch(o.pattern, f)) return;
+    items.emplace_back(f);
+    if (!o.novalues) items.emplace_back(v);
+  });
+  ReplyScanPage(ctx, next, items);
 }
 
 constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;

@@ -223,10 +223,7 @@ void ScanCommand(CommandContext& ctx) {
     if (use_type && !EqualsIgnoreCase(TypeName(e->value.type()), type_name)) continue;
     out.push_back(k);
   }
-  ctx.reply.ArrayHeader(2);
-  ctx.reply.Bulk(std::to_string(cursor));
-  ctx.reply.ArrayHeader(out.size());
-  for (std::string_view k : out) ctx.reply.Bulk(k);
+  ReplyScanPage(ctx, cursor, out);
 }
 
 void RenameGeneric(CommandContext& ctx, bool nx) {

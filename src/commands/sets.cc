@@ -8,7 +8,6 @@
 #include <climits>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -140,7 +139,7 @@ void SrandmemberCommand(CommandContext& ctx) {
     return;
   }
   int64_t l;
-  if (!ParseRangeLong(ctx, ctx.args[2], &l)) return;
+  if (!ParseIntInRange(ctx, ctx.args[2], -LLONG_MAX, LLONG_MAX, &l)) return;
   const SetObject* s;
   if (!SetForRead(ctx, ctx.args[1], &s)) return;
   if (s == nullptr || l == 0) {
@@ -163,22 +162,14 @@ void SrandmemberCommand(CommandContext& ctx) {
     s->ForEach([&](std::string_view m) { ctx.reply.Bulk(m); });
     return;
   }
-  std::vector<std::string> picks;
-  if (count * 3 > size) {
-    // Most of the set: copy it and drop random members (Redis's case 3).
-    picks.reserve(size);
-    s->ForEach([&](std::string_view m) { picks.emplace_back(m); });
-    while (picks.size() > count) {
-      std::swap(picks[rng() % picks.size()], picks.back());
-      picks.pop_back();
-    }
-  } else {
-    std::unordered_set<std::string> seen;
-    while (picks.size() < count) {
-      s->Random(rng, &member);
-      if (seen.insert(member).second) picks.push_back(member);
-    }
-  }
+  const std::vector<std::string> picks = PickDistinct<std::string>(
+      rng, size, count,
+      [&](std::vector<std::string>* all) { s->ForEach([&](std::string_view m) { all->emplace_back(m); }); },
+      [&] {
+        s->Random(rng, &member);
+        return member;
+      },
+      [](const std::string& m) { return m; });
   ctx.reply.ArrayHeader(picks.size());
   for (const std::string& m : picks) ctx.reply.Bulk(m);
 }
@@ -222,20 +213,27 @@ void SpopCommand(CommandContext& ctx) {
     ctx.DbOf(key).Erase(key);
     return;
   }
-  ctx.reply.SetHeader(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; i++) {
+  const uint64_t remaining = s.size() - static_cast<uint64_t>(count);
+  if (remaining * 5 > static_cast<uint64_t>(count)) {
+    // A few of many: popped one at a time (Redis's case 2).
+    ctx.reply.SetHeader(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; i++) {
+      s.PopRandom(rng, &member);
+      ctx.reply.Bulk(member);
+    }
+    return;
+  }
+  // Most of the set (case 3): the few members that stay move to a new set
+  // (an intset's to an intset, others' to a listpack that converts as it
+  // grows, as Redis 7.2's), and the rest is replied and freed.
+  ResultSet kept(Limits(ctx));
+  kept.start_listpack = s.encoding() != SetObject::Encoding::kIntSet;
+  for (uint64_t i = 0; i < remaining; i++) {
     s.PopRandom(rng, &member);
-    ctx.reply.Bulk(member);
+    kept.Add(member);
   }
-  // Redis 7.2 pops most of a hashtable by building a new set of the few
-  // members left (setTypeCreate(NULL, remaining)): the same encoding here.
-  const size_t remaining = s.size();
-  if (s.encoding() == SetObject::Encoding::kHashtable && remaining * 5 <= static_cast<uint64_t>(count)) {
-    const SetLimits limits = Limits(ctx);
-    SetObject rebuilt = SetObject::Sized(remaining, limits);
-    s.ForEach([&](std::string_view m) { rebuilt.Add(m, limits); });
-    s = std::move(rebuilt);
-  }
+  ReplyMembers(ctx, &s);
+  s = std::move(*kept.set);  // the popped members leave with kept.set
 }
 
 // SMOVE source destination member
@@ -292,12 +290,18 @@ void StoreResult(CommandContext& ctx, std::string_view dst, ResultSet& result) {
   ctx.reply.Integer(static_cast<int64_t>(n));
 }
 
-// Calls f(member) for each member of the intersection of `sets` (none if any
-// is missing), smallest set first, until f returns false.
+// Orders `sets` for an intersection, smallest first; false if a key is
+// missing (the intersection is empty).
+bool PrepareIntersection(std::vector<const SetObject*>* sets) {
+  if (std::any_of(sets->begin(), sets->end(), [](const SetObject* s) { return s == nullptr; })) return false;
+  std::sort(sets->begin(), sets->end(), [](const SetObject* a, const SetObject* b) { return a->size() < b->size(); });
+  return true;
+}
+
+// Calls f(member) for each member of the intersection of `sets` (ordered by
+// PrepareIntersection) until f returns false.
 template <typename F>
-void ForEachInIntersection(std::vector<const SetObject*> sets, F&& f) {
-  if (sets.empty() || std::any_of(sets.begin(), sets.end(), [](const SetObject* s) { return s == nullptr; })) return;
-  std::sort(sets.begin(), sets.end(), [](const SetObject* a, const SetObject* b) { return a->size() < b->size(); });
+void ForEachInIntersection(const std::vector<const SetObject*>& sets, F&& f) {
   bool more = true;
   sets[0]->ForEach([&](std::string_view m) {
     if (!more) return;
@@ -312,25 +316,29 @@ void SinterGeneric(CommandContext& ctx, bool store) {
   const size_t first = store ? 2 : 1;
   std::vector<const SetObject*> sets;
   if (!CollectSets(ctx, first, ctx.args.size() - 1, &sets)) return;
+  const bool nonempty = PrepareIntersection(&sets);
   if (store) {
     ResultSet result(Limits(ctx));
-    const SetObject* smallest = nullptr;
-    for (const SetObject* s : sets)
-      if (s != nullptr && (smallest == nullptr || s->size() < smallest->size())) smallest = s;
-    result.start_listpack = smallest != nullptr && smallest->encoding() != SetObject::Encoding::kIntSet;
-    ForEachInIntersection(sets, [&](std::string_view m) {
-      result.Add(m);
-      return true;
-    });
-    if (result.set) result.set->MaybeConvertToIntSet(result.limits);
+    if (nonempty) {
+      // A listpack that converts as it grows, unless the smallest set is an
+      // intset; an intset in the end if every member is an integer.
+      result.start_listpack = sets[0]->encoding() != SetObject::Encoding::kIntSet;
+      ForEachInIntersection(sets, [&](std::string_view m) {
+        result.Add(m);
+        return true;
+      });
+      if (result.set) result.set->MaybeConvertToIntSet(result.limits);
+    }
     StoreResult(ctx, ctx.args[1], result);
     return;
   }
   std::vector<std::string> members;
-  ForEachInIntersection(sets, [&](std::string_view m) {
-    members.emplace_back(m);
-    return true;
-  });
+  if (nonempty) {
+    ForEachInIntersection(sets, [&](std::string_view m) {
+      members.emplace_back(m);
+      return true;
+    });
+  }
   ctx.reply.SetHeader(members.size());
   for (const std::string& m : members) ctx.reply.Bulk(m);
 }
@@ -365,7 +373,7 @@ void SintercardCommand(CommandContext& ctx) {
   std::vector<const SetObject*> sets;
   if (!CollectSets(ctx, 2, 1 + static_cast<size_t>(numkeys), &sets)) return;
   int64_t n = 0;
-  ForEachInIntersection(sets, [&](std::string_view) { return ++n != limit; });
+  if (PrepareIntersection(&sets)) ForEachInIntersection(sets, [&](std::string_view) { return ++n != limit; });
   ctx.reply.Integer(n);
 }
 
@@ -405,24 +413,16 @@ void SscanCommand(CommandContext& ctx) {
   if (!ParseCursor(ctx, ctx.args[2], &o.cursor)) return;
   const SetObject* s;
   if (!SetForRead(ctx, ctx.args[1], &s)) return;
+  std::vector<std::string> items;
   if (s == nullptr) {
-    ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk("0");
-    ctx.reply.ArrayHeader(0);
+    ReplyScanPage(ctx, 0, items);
     return;
   }
   if (!ParseKeyScanOptions(ctx, /*allow_novalues=*/false, &o)) return;
-  std::vector<std::string> items;
-  uint64_t next = 0;
-  if (s != nullptr) {
-    next = s->Scan(o.cursor, static_cast<size_t>(o.count), [&](std::string_view m) {
-      if (!o.use_pattern || GlobMatch(o.pattern, m)) items.emplace_back(m);
-    });
-  }
-  ctx.reply.ArrayHeader(2);
-  ctx.reply.Bulk(std::to_string(next));
-  ctx.reply.ArrayHeader(items.size());
-  for (const std::string& m : items) ctx.reply.Bulk(m);
+  const uint64_t next = s->Scan(o.cursor, static_cast<size_t>(o.count), [&](std::string_view m) {
+    if (!o.use_pattern || GlobMatch(o.pattern, m)) items.emplace_back(m);
+  });
+  ReplyScanPage(ctx, next, items);
 }
 
 constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;

@@ -249,7 +249,7 @@ void MgetCommand(CommandContext& ctx) {
 
 void MsetGeneric(CommandContext& ctx, bool nx) {
   if (ctx.args.size() % 2 == 0) {
-    ctx.reply.Error("ERR wrong number of arguments for '" + std::string(nx ? "msetnx" : "mset") + "' command");
+    ReplyWrongArity(ctx);
     return;
   }
   if (nx) {

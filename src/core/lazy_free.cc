@@ -20,18 +20,17 @@ int64_t NowUs() {
       .count();
 }
 
-void FreeBlock(PackedTable* t) { CountedFree(t); }
+// Frees what is left of a queued table.
+void Finish(PackedTable* t) {
+  t->DestroySome(~size_t{0});
+  CountedFree(t);
+}
 
 struct Queue {
   std::deque<PackedTable*> tables;
-  uint64_t freed = 0;
   // A thread that exits frees what it still holds.
   ~Queue() {
-    for (PackedTable* t : tables) {
-      while (!t->DestroySome(~size_t{0})) {
-      }
-      FreeBlock(t);
-    }
+    for (PackedTable* t : tables) Finish(t);
   }
 };
 
@@ -49,7 +48,7 @@ void FreeTable(PackedTable* t) {
     return;
   }
   t->~PackedTable();
-  FreeBlock(t);
+  CountedFree(t);
 }
 
 bool RunSlice(int64_t budget_us) {
@@ -59,9 +58,8 @@ bool RunSlice(int64_t budget_us) {
   while (!q.tables.empty()) {
     PackedTable* t = q.tables.front();
     if (t->DestroySome(kPagesPerCheck)) {
-      FreeBlock(t);
+      CountedFree(t);
       q.tables.pop_front();
-      q.freed++;
       detail::pending--;
     }
     if (NowUs() >= deadline) break;
@@ -69,7 +67,12 @@ bool RunSlice(int64_t budget_us) {
   return !q.tables.empty();
 }
 
-uint64_t Freed() { return ThisThread().freed; }
+void FreeAll() {
+  Queue& q = ThisThread();
+  for (PackedTable* t : q.tables) Finish(t);
+  q.tables.clear();
+  detail::pending = 0;
+}
 
 }  // namespace lazy_free
 }  // namespace peregrine

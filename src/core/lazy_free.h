@@ -34,8 +34,9 @@ namespace detail {
 inline thread_local size_t pending = 0;
 }  // namespace detail
 inline size_t Pending() { return detail::pending; }
-// Tables ever freed from this thread's list (lazyfreed_objects).
-uint64_t Freed();
+// Frees every queued table now (eviction: the memory must be gone before
+// the limit is checked again).
+void FreeAll();
 
 }  // namespace lazy_free
 }  // namespace peregrine

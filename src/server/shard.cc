@@ -90,8 +90,7 @@ bool Shard::EvictOne(MaxmemoryPolicy policy, int samples) {
       // An evicted key's memory must be gone before the limit is checked
       // again (else a large container, freed lazily, would make eviction
       // take more keys): as Redis without lazyfree-lazy-eviction.
-      while (lazy_free::RunSlice(1'000'000)) {
-      }
+      lazy_free::FreeAll();
       return true;
     }
   }
