@@ -339,6 +339,8 @@ Db::Entry* Db::Insert(const CompactKey::Probe& p, Value value, int64_t expire_ms
   IndexInsert(s, p.hash, ref);
   s->live++;
   size_++;
+  if (e->value.is_hash() && e->value.hash().min_deadline() != 0) [[unlikely]]
+    NoteHashDeadline(p.bytes, e->value.hash().min_deadline());
   return e;
 }
 

@@ -37,6 +37,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/access.h"
 #include "core/compact_key.h"
@@ -181,7 +182,7 @@ class Db {
   bool EvictSoonestExpiring(size_t samples, std::mt19937_64& rng);
   uint64_t evicted_keys() const { return evicted_keys_; }
   // CONFIG RESETSTAT: expired_keys() and evicted_keys() start again at 0.
-  void ResetStats() { expired_keys_ = evicted_keys_ = 0; }
+  void ResetStats() { expired_keys_ = evicted_keys_ = expired_fields_ = 0; }
 
   // MEMORY STATS: the bytes of the table's structure (directory, segment
   // headers, index groups), without the entries; O(segments).
@@ -190,6 +191,32 @@ class Db {
   // MEMORY USAGE: the bytes the key costs (its arena entry, its share of the
   // index, and the key's and value's heap blocks).
   static size_t MemoryUsage(const Entry& e);
+
+  // Field expiry (core/hash_object.h): the hashes whose fields have
+  // deadlines, by their earliest one, in a heap of (deadline, key) timers.
+  // Whoever lowers a hash's min_deadline() or makes it exact calls
+  // NoteHashDeadline (Insert does for a hash that arrives with one: RENAME,
+  // MOVE, COPY). A timer whose hash is gone or whose bound moved is dropped
+  // when it comes due; the heap is rebuilt without such timers when it
+  // grows past twice its live size, so it stays proportional to the hashes
+  // with field deadlines.
+  void NoteHashDeadline(std::string_view key, int64_t ms);
+  // Whether some hash's earliest field deadline is at or before now_ms.
+  bool HashFieldsDue(int64_t now_ms) const { return !field_timers_.empty() && field_timers_.front().ms <= now_ms; }
+  // Active field expiry: for up to `max_hashes` due timers, removes the
+  // expired fields of their hash (deleting a hash left empty). Returns how
+  // many fields went.
+  size_t ExpireHashFields(int64_t now_ms, size_t max_hashes);
+  // Lazy field expiry of the hash at `e` (key `key`) before a command reads
+  // or writes it: removes its expired fields if any are due, and deletes the
+  // key if none are left. Returns e, or nullptr if the key went.
+  Entry* ExpireFieldsOf(Entry* e, std::string_view key, int64_t now_ms) {
+    if (e == nullptr || !e->value.is_hash() || !e->value.hash().FieldsDue(now_ms)) return e;
+    return ExpireFieldsNow(e, key, now_ms);
+  }
+  // Fields removed by field expiry (INFO expired_subkeys).
+  uint64_t expired_fields() const { return expired_fields_; }
+  size_t field_timers() const { return field_timers_.size(); }
 
   // Deletes everything.
   void Clear();
@@ -360,6 +387,19 @@ class Db {
   [[gnu::noinline]] void RemoveExpired(const Entry* e);
   void FreeAll();
   void InitEmpty();
+  [[gnu::noinline]] Entry* ExpireFieldsNow(Entry* e, std::string_view key, int64_t now_ms);
+  // Drops the timers whose hash is gone or whose bound moved.
+  void CompactFieldTimers();
+
+  struct FieldTimer {
+    int64_t ms;
+    std::string key;
+    // The heap's order: the earliest deadline on top.
+    bool operator<(const FieldTimer& o) const { return ms > o.ms; }
+  };
+  std::vector<FieldTimer> field_timers_;
+  size_t field_timers_compact_at_ = 1024;
+  uint64_t expired_fields_ = 0;
 
   DirEntry* dir_ = nullptr;
   int depth_ = 0;  // global depth: the directory has 2^depth_ entries

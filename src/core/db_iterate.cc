@@ -193,6 +193,9 @@ size_t Db::MemoryUsage(const Entry& e) {
 void Db::Clear() {
   FreeAll();
   InitEmpty();
+  field_timers_.clear();
+  field_timers_.shrink_to_fit();
+  field_timers_compact_at_ = 1024;
 }
 
 void Db::Swap(Db& other) {
@@ -210,6 +213,8 @@ void Db::Swap(Db& other) {
   std::swap(sweep_pos_, other.sweep_pos_);
   std::swap(sweep_active_, other.sweep_active_);
   std::swap(avg_ttl_, other.avg_ttl_);
+  std::swap(field_timers_, other.field_timers_);
+  std::swap(field_timers_compact_at_, other.field_timers_compact_at_);
 }
 
 // ---- invariants (tests) ---------------------------------------------------------------

@@ -864,3 +864,84 @@ TEST(DbExpiry, AverageTtlIsARunningEstimateOverActiveExpiry) {
 
 }  // namespace
 }  // namespace peregrine
+
+namespace peregrine {
+namespace {
+
+// A hash of `n` fields f0.. whose field i expires at base + i (kNoDeadline
+// for base 0).
+Value HashWithDeadlines(int n, int64_t base) {
+  HashObject h;
+  for (int i = 0; i < n; i++) {
+    const std::string f = "f" + std::to_string(i);
+    h.Set(f, "v", HashLimits{});
+    if (base != 0) h.SetDeadline(f, base + i);
+  }
+  return Value(std::move(h));
+}
+
+TEST(DbFieldExpiry, ActiveCycleRemovesDueFieldsAndEmptyHashes) {
+  Db db;
+  db.Insert("a", HashWithDeadlines(10, kNow + 100));  // Insert registers the timer
+  db.Insert("b", HashWithDeadlines(3, kNow + 50));
+  db.Insert("plain", HashWithDeadlines(3, 0));
+  EXPECT_FALSE(db.HashFieldsDue(kNow + 49));
+  EXPECT_TRUE(db.HashFieldsDue(kNow + 50));
+  EXPECT_EQ(db.ExpireHashFields(kNow + 104, 100), 5u + 3u);
+  EXPECT_EQ(db.FindRaw("b"), nullptr) << "a hash whose last field expired is deleted";
+  ASSERT_NE(db.FindRaw("a"), nullptr);
+  EXPECT_EQ(db.FindRaw("a")->value.hash().size(), 5u);
+  EXPECT_EQ(db.FindRaw("a")->value.hash().min_deadline(), kNow + 105);
+  EXPECT_FALSE(db.HashFieldsDue(kNow + 104));
+  EXPECT_EQ(db.ExpireHashFields(kNow + 200, 100), 5u);
+  EXPECT_EQ(db.FindRaw("a"), nullptr);
+  EXPECT_EQ(db.expired_fields(), 13u);
+  EXPECT_EQ(db.size(), 1u);
+  EXPECT_EQ(db.field_timers(), 0u);
+}
+
+TEST(DbFieldExpiry, LazyExpiryBeforeACommandLooks) {
+  Db db;
+  Db::Entry* e = db.Insert("h", HashWithDeadlines(4, kNow + 10));
+  EXPECT_EQ(db.ExpireFieldsOf(e, "h", kNow + 9), e);
+  EXPECT_EQ(e->value.hash().size(), 4u);
+  e = db.ExpireFieldsOf(e, "h", kNow + 11);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->value.hash().size(), 2u);
+  EXPECT_EQ(db.ExpireFieldsOf(e, "h", kNow + 13), nullptr);
+  EXPECT_EQ(db.FindRaw("h"), nullptr);
+  // The timers left behind are stale and go quietly.
+  EXPECT_EQ(db.ExpireHashFields(kNow + 1000, 100), 0u);
+  EXPECT_EQ(db.field_timers(), 0u);
+}
+
+TEST(DbFieldExpiry, StaleTimersStayBounded) {
+  Db db;
+  // A far deadline set and the hash deleted, over and over: each leaves a
+  // stale timer that would not come due for a long time.
+  for (int i = 0; i < 100'000; i++) {
+    db.Insert("h", HashWithDeadlines(1, kNow + 1'000'000'000));
+    db.Erase("h");
+  }
+  EXPECT_LT(db.field_timers(), 2048u);
+  db.Insert("live", HashWithDeadlines(1, kNow + 5));
+  for (int i = 0; i < 5'000; i++) db.NoteHashDeadline("live", kNow + 5);  // duplicates
+  EXPECT_LT(db.field_timers(), 2048u);
+  EXPECT_EQ(db.ExpireHashFields(kNow + 5, 10'000), 1u);
+  EXPECT_EQ(db.FindRaw("live"), nullptr);
+}
+
+TEST(DbFieldExpiry, SwapAndClearTakeTheTimers) {
+  Db a, b;
+  a.Insert("h", HashWithDeadlines(2, kNow + 1));
+  a.Swap(b);
+  EXPECT_FALSE(a.HashFieldsDue(kNow + 10));
+  EXPECT_TRUE(b.HashFieldsDue(kNow + 10));
+  EXPECT_EQ(b.ExpireHashFields(kNow + 10, 10), 2u);
+  b.Insert("h", HashWithDeadlines(2, kNow + 1));
+  b.Clear();
+  EXPECT_EQ(b.field_timers(), 0u);
+}
+
+}  // namespace
+}  // namespace peregrine

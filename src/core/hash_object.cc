@@ -2,6 +2,8 @@
 #include "core/hash_object.h"
 
 #include <new>
+#include <string>
+#include <vector>
 
 #include "core/lazy_free.h"
 #include "core/memory.h"
@@ -30,7 +32,13 @@ HashObject HashObject::Clone() const {
   HashObject copy;
   if (encoding() == Encoding::kHashtable) copy.ConvertToHashtable();
   const HashLimits unlimited{Page::kMaxCount, ~size_t{0}};
-  ForEach([&](std::string_view f, std::string_view v) { copy.Set(f, v, unlimited); });
+  ForEachEntry([&](const uint8_t* e) {
+    char s0[packed::kScratchSize], s1[packed::kScratchSize];
+    const std::string_view field = packed::View(Page::ItemOf(e, 0), s0);
+    copy.Set(field, packed::View(Page::ItemOf(e, 1), s1), unlimited);
+    const int64_t deadline = Page::DeadlineOfEntry(e);
+    if (deadline != kNoDeadline) copy.SetDeadline(field, deadline);
+  });
   return copy;
 }
 
@@ -69,7 +77,8 @@ void HashObject::ConvertToHashtable() {
   set_encoding(Encoding::kHashtable);
 }
 
-bool HashObject::Set(std::string_view field, std::string_view value, const HashLimits& limits) {
+bool HashObject::SetImpl(std::string_view field, std::string_view value, const HashLimits& limits,
+                         bool keep_deadline) {
   if (encoding() == Encoding::kListpack &&
       (field.size() > limits.max_listpack_value || value.size() > limits.max_listpack_value))
     ConvertToHashtable();
@@ -78,6 +87,8 @@ bool HashObject::Set(std::string_view field, std::string_view value, const HashL
   if (encoding() == Encoding::kListpack) {
     Page::Pos pos;
     if (page()->Find(probe, &pos)) {
+      // The deadline item leads the entry: removing it first keeps `pos`.
+      if (!keep_deadline) ptr_ = Page::SetDeadline(page(), pos, kNoDeadline);
       ptr_ = Page::ReplaceItem(page(), pos, 1, items[1]);
       return false;
     }
@@ -90,11 +101,81 @@ bool HashObject::Set(std::string_view field, std::string_view value, const HashL
   }
   PackedTable::Ref ref;
   if (table()->Find(probe, &ref)) {
+    if (!keep_deadline) table()->SetDeadline(&ref, kNoDeadline);
     table()->ReplaceItem(&ref, 1, items[1]);
     return false;
   }
   table()->Insert(probe, items);
   return true;
+}
+
+bool HashObject::GetDeadline(std::string_view field, int64_t* ms) const {
+  const packed::Probe probe(field);
+  if (encoding() == Encoding::kListpack) {
+    Page::Pos pos;
+    if (!page()->Find(probe, &pos)) return false;
+    *ms = Page::DeadlineOfEntry(page()->EntryAt(pos));
+    return true;
+  }
+  PackedTable::Ref ref;
+  if (!table()->Find(probe, &ref)) return false;
+  *ms = Page::DeadlineOfEntry(ref.entry());
+  return true;
+}
+
+bool HashObject::SetDeadline(std::string_view field, int64_t ms) {
+  const packed::Probe probe(field);
+  if (encoding() == Encoding::kListpack) {
+    Page::Pos pos;
+    if (!page()->Find(probe, &pos)) return false;
+    ptr_ = Page::SetDeadline(page(), pos, ms);
+  } else {
+    PackedTable::Ref ref;
+    if (!table()->Find(probe, &ref)) return false;
+    table()->SetDeadline(&ref, ms);
+  }
+  // A removed deadline leaves the bound low: the next ExpireFields() after
+  // it makes the bound exact.
+  if (ms != kNoDeadline) NoteDeadline(ms);
+  return true;
+}
+
+size_t HashObject::ExpireFields(int64_t now_ms) {
+  int64_t next = 0;
+  auto keep = [&](int64_t d) {
+    if (next == 0 || d < next) next = d;
+  };
+  size_t removed = 0;
+  if (encoding() == Encoding::kListpack) {
+    Page* p = page();
+    for (Page::Pos pos; pos.index < p->count;) {
+      const int64_t d = Page::DeadlineOfEntry(p->EntryAt(pos));
+      if (d != kNoDeadline && d <= now_ms) {
+        p->Erase(pos);  // the next entry moves to `pos`
+        removed++;
+        continue;
+      }
+      if (d != kNoDeadline) keep(d);
+      pos = p->Next(pos);
+    }
+    if (removed > 0) ptr_ = Page::Shrink(p);
+  } else {
+    // Erasing may merge pages: collect the fields first, then delete them.
+    std::vector<std::string> expired;
+    table()->ForEach([&](const uint8_t* e) {
+      const int64_t d = Page::DeadlineOfEntry(e);
+      if (d == kNoDeadline) return;
+      if (d > now_ms) {
+        keep(d);
+        return;
+      }
+      char scratch[packed::kScratchSize];
+      expired.emplace_back(packed::View(Page::ItemOf(e, 0), scratch));
+    });
+    for (const std::string& f : expired) removed += Delete(f);
+  }
+  set_min_deadline(next);
+  return removed;
 }
 
 bool HashObject::Delete(std::string_view field) {

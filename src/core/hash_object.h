@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string_view>
 #include <utility>
@@ -36,18 +37,20 @@ class HashObject {
   // An empty hash ("listpack").
   HashObject();
   ~HashObject() { Release(); }
-  HashObject(HashObject&& other) noexcept : ptr_(other.ptr_), tag_(other.tag_) { other.ptr_ = nullptr; }
+  HashObject(HashObject&& other) noexcept : ptr_(other.ptr_), tag_(other.tag_) {
+    std::memcpy(min_deadline_, other.min_deadline_, sizeof(min_deadline_));
+    other.ptr_ = nullptr;
+  }
   // The old contents leave with `other` (freed by its destructor).
   HashObject& operator=(HashObject&& other) noexcept {
     std::swap(ptr_, other.ptr_);
+    std::swap(min_deadline_, other.min_deadline_);
     std::swap(tag_, other.tag_);
     return *this;
   }
   HashObject(const HashObject&) = delete;
   HashObject& operator=(const HashObject&) = delete;
-  // A deep copy (COPY), in the same encoding. Field deadlines are not
-  // copied yet: nothing sets them before field expiry (HEXPIRE) is built,
-  // which must copy entries with their deadline items.
+  // A deep copy (COPY), in the same encoding, field deadlines included.
   HashObject Clone() const;
 
   Encoding encoding() const { return static_cast<Encoding>(tag_ & 7); }
@@ -62,9 +65,45 @@ class HashObject {
   // Sets `field` to `value`; returns whether the field is new. Converts to
   // a hashtable when the limits say so. REQUIRES: neither view points into
   // this hash.
-  bool Set(std::string_view field, std::string_view value, const HashLimits& limits);
+  bool Set(std::string_view field, std::string_view value, const HashLimits& limits) {
+    return SetImpl(field, value, limits, false);
+  }
+  // The same, keeping the deadline of a field that exists (HINCRBY): Set
+  // removes it, as Redis's HSET does.
+  bool SetKeepDeadline(std::string_view field, std::string_view value, const HashLimits& limits) {
+    return SetImpl(field, value, limits, true);
+  }
   // Removes `field`; returns whether it was there.
   bool Delete(std::string_view field);
+
+  // Field expiry (HEXPIRE and its family). A field may have a deadline, an
+  // absolute unix time in ms, kept in its entry (packed.h's deadline item:
+  // a field without one costs nothing). The hash keeps a lower bound of its
+  // fields' deadlines, min_deadline(): 0 when no field has one, and when it
+  // is due, ExpireFields() removes the fields whose time has come and makes
+  // the bound exact again. Until then fields past their deadline are still
+  // here: the commands call ExpireFields() before they look (see
+  // commands/hashes.cc), and the database's active cycle calls it for the
+  // hashes whose bound has passed (Db::ExpireHashFields).
+  static constexpr int64_t kNoDeadline = Page::kNoDeadline;
+  int64_t min_deadline() const {
+    uint64_t v = 0;
+    std::memcpy(&v, min_deadline_, sizeof(min_deadline_));
+    return static_cast<int64_t>(v);
+  }
+  // Whether `field` exists, and its deadline into *ms (kNoDeadline if none).
+  bool GetDeadline(std::string_view field, int64_t* ms) const;
+  // Sets (ms > 0) or removes (kNoDeadline) the deadline of `field`; returns
+  // false if there is no such field. REQUIRES: ms < 2^48.
+  bool SetDeadline(std::string_view field, int64_t ms);
+  // Removes the fields whose deadline is at or before now_ms and makes
+  // min_deadline() exact; returns how many went. O(fields).
+  size_t ExpireFields(int64_t now_ms);
+  // Whether ExpireFields(now_ms) has work (or a stale bound to refresh).
+  bool FieldsDue(int64_t now_ms) const {
+    const int64_t m = min_deadline();
+    return m != 0 && m <= now_ms;
+  }
   // Converts to a hashtable now (HSET checks its arguments' lengths first,
   // as Redis does, so that a long value converts before anything is written).
   void ConvertToHashtable();
@@ -73,16 +112,20 @@ class HashObject {
   // (views valid for the call only). The hash must not change meanwhile.
   template <typename F>
   void ForEach(F&& f) const {
-    auto visit = [&](const uint8_t* e) {
+    ForEachEntry([&](const uint8_t* e) {
       char s0[packed::kScratchSize], s1[packed::kScratchSize];
       f(packed::View(Page::ItemOf(e, 0), s0), packed::View(Page::ItemOf(e, 1), s1));
-    };
+    });
+  }
+  // Calls f(const uint8_t* entry) for every entry (core/packed_page.h).
+  template <typename F>
+  void ForEachEntry(F&& f) const {
     if (encoding() == Encoding::kHashtable) {
-      table()->ForEach(visit);
+      table()->ForEach(f);
       return;
     }
     const Page* p = page();
-    for (const uint8_t *e = p->entries(), *end = e + p->used; e < end; e += p->EntrySize(e)) visit(e);
+    for (const uint8_t *e = p->entries(), *end = e + p->used; e < end; e += p->EntrySize(e)) f(e);
   }
 
   // HSCAN: as SetObject::Scan, with f(field, value).
@@ -109,12 +152,22 @@ class HashObject {
   void Release();
 
   void set_encoding(Encoding e) { tag_ = static_cast<uint8_t>(kValueTag | static_cast<uint8_t>(e)); }
+  bool SetImpl(std::string_view field, std::string_view value, const HashLimits& limits, bool keep_deadline);
+  // Lowers the bound to ms if it is below it (ms > 0).
+  void NoteDeadline(int64_t ms) {
+    const int64_t m = min_deadline();
+    if (m == 0 || ms < m) set_min_deadline(ms);
+  }
+  void set_min_deadline(int64_t ms) {
+    const uint64_t v = static_cast<uint64_t>(ms);
+    std::memcpy(min_deadline_, &v, sizeof(min_deadline_));
+  }
 
-  // 16 bytes laid out as a Value's (core/value.h): the pointer, then
-  // unused bytes, the owner's byte (a key's access data) and the tag
-  // (kValueTag | encoding).
+  // 16 bytes laid out as a Value's (core/value.h): the pointer, the
+  // earliest field deadline's lower bound (48 bits, little-endian), the
+  // owner's byte (a key's access data) and the tag (kValueTag | encoding).
   void* ptr_ = nullptr;
-  uint8_t unused_[6] = {};
+  uint8_t min_deadline_[6] = {};
   uint8_t spare_ = 0;
   uint8_t tag_ = kValueTag;
 };

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
@@ -98,6 +99,124 @@ TEST(HashObject, ConvertsAsRedisDoes) {
   std::string_view v;
   ASSERT_TRUE(a.Get("f", &v, scratch));
   EXPECT_EQ(v, std::string(64, 'v'));
+}
+
+// Field deadlines against a model: fields with times, through both
+// encodings, conversion, copies and expiry as the clock moves.
+TEST(HashObject, FieldDeadlinesAgreeWithAModel) {
+  const int64_t before = KeyspaceBytes();
+  std::mt19937_64 rng(77);
+  for (int round = 0; round < 20; ++round) {
+    const HashLimits limits{round % 2 == 0 ? size_t{16} : size_t{100000}, round % 3 == 0 ? size_t{8} : size_t{64}};
+    HashObject h;
+    struct Field {
+      std::string value;
+      int64_t deadline = HashObject::kNoDeadline;
+    };
+    std::map<std::string, Field> m;
+    int64_t now = 1000;
+    for (int step = 0; step < 1500; ++step) {
+      const std::string f = "f" + std::to_string(rng() % 60);
+      switch (rng() % 7) {
+        case 0: {
+          const std::string v = RandomString(rng);
+          ASSERT_EQ(h.Set(f, v, limits), m.count(f) == 0);
+          m[f] = Field{v};  // HSET drops the deadline
+          break;
+        }
+        case 1: {
+          const std::string v = RandomString(rng);
+          ASSERT_EQ(h.SetKeepDeadline(f, v, limits), m.count(f) == 0);
+          m[f].value = v;  // HINCRBY keeps it
+          break;
+        }
+        case 2:
+          ASSERT_EQ(h.Delete(f), m.erase(f) == 1);
+          break;
+        case 3:
+        case 4: {
+          const int64_t d = rng() % 5 == 0 ? HashObject::kNoDeadline : now + 1 + static_cast<int64_t>(rng() % 200);
+          ASSERT_EQ(h.SetDeadline(f, d), m.count(f) == 1);
+          if (m.count(f)) m[f].deadline = d;
+          break;
+        }
+        case 5: {
+          now += static_cast<int64_t>(rng() % 30);
+          size_t due = 0;
+          for (auto it = m.begin(); it != m.end();) {
+            if (it->second.deadline != HashObject::kNoDeadline && it->second.deadline <= now) {
+              it = m.erase(it);
+              due++;
+            } else {
+              ++it;
+            }
+          }
+          ASSERT_EQ(h.ExpireFields(now), due);
+          // The bound is exact after expiry.
+          int64_t min = 0;
+          for (const auto& [k, fv] : m)
+            if (fv.deadline != HashObject::kNoDeadline && (min == 0 || fv.deadline < min)) min = fv.deadline;
+          ASSERT_EQ(h.min_deadline(), min);
+          break;
+        }
+        default: {
+          int64_t d;
+          ASSERT_EQ(h.GetDeadline(f, &d), m.count(f) == 1);
+          if (m.count(f)) {
+            ASSERT_EQ(d, m[f].deadline);
+          }
+        }
+      }
+      ASSERT_EQ(h.size(), m.size());
+      // The bound never passes a field's deadline.
+      for (const auto& [k, fv] : m)
+        if (fv.deadline != HashObject::kNoDeadline) {
+          ASSERT_NE(h.min_deadline(), 0);
+          ASSERT_LE(h.min_deadline(), fv.deadline);
+        }
+    }
+    std::map<std::string, std::string> values;
+    for (const auto& [k, fv] : m) values[k] = fv.value;
+    ASSERT_EQ(Contents(h), values);
+    HashObject copy = h.Clone();
+    ASSERT_EQ(copy.encoding(), h.encoding());
+    ASSERT_EQ(Contents(copy), values);
+    for (const auto& [k, fv] : m) {
+      int64_t d;
+      ASSERT_TRUE(copy.GetDeadline(k, &d));
+      ASSERT_EQ(d, fv.deadline) << k;
+    }
+    // Converting keeps the deadlines.
+    copy.ConvertToHashtable();
+    for (const auto& [k, fv] : m) {
+      int64_t d;
+      ASSERT_TRUE(copy.GetDeadline(k, &d));
+      ASSERT_EQ(d, fv.deadline) << k;
+    }
+    HashObject moved = std::move(copy);
+    ASSERT_EQ(moved.min_deadline() == 0, std::none_of(m.begin(), m.end(), [](const auto& kv) {
+      return kv.second.deadline != HashObject::kNoDeadline;
+    }));
+  }
+  EXPECT_EQ(KeyspaceBytes(), before);
+}
+
+TEST(HashObject, ExpiringEveryFieldEmptiesTheHash) {
+  const HashLimits limits{4, 64};
+  for (int n : {3, 50}) {  // listpack, hashtable
+    HashObject h;
+    for (int i = 0; i < n; ++i) {
+      h.Set("f" + std::to_string(i), std::string(i % 2 ? 20000 : 3, 'v'), limits);
+      ASSERT_TRUE(h.SetDeadline("f" + std::to_string(i), 100 + i));
+    }
+    EXPECT_EQ(h.min_deadline(), 100);
+    EXPECT_EQ(h.ExpireFields(99), 0u);
+    EXPECT_EQ(h.ExpireFields(100 + n / 2), static_cast<size_t>(n / 2 + 1));
+    EXPECT_EQ(h.min_deadline(), 100 + n / 2 + 1);
+    EXPECT_EQ(h.ExpireFields(1000), static_cast<size_t>(n - n / 2 - 1));
+    EXPECT_EQ(h.size(), 0u);
+    EXPECT_EQ(h.min_deadline(), 0);
+  }
 }
 
 }  // namespace

@@ -238,11 +238,12 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "aof_rewrite_in_progress", 0);
   }
   if (section("stats")) {
-    uint64_t hits = 0, misses = 0, expired = 0, evicted = 0, ops = 0;
+    uint64_t hits = 0, misses = 0, expired = 0, expired_fields = 0, evicted = 0, ops = 0;
     for (auto& w : workers_) {
       hits += w->shard().stats().keyspace_hits;
       misses += w->shard().stats().keyspace_misses;
       expired += w->shard().expired_keys();
+      expired_fields += w->shard().expired_fields();
       evicted += w->shard().evicted_keys();
       ops += w->instantaneous_ops_per_sec();
     }
@@ -253,6 +254,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "total_net_output_bytes", stats.total_net_output_bytes);
     Field(out, "rejected_connections", stats.rejected_connections);
     Field(out, "expired_keys", expired);
+    Field(out, "expired_subkeys", expired_fields);
     Field(out, "evicted_keys", evicted);
     Field(out, "keyspace_hits", hits);
     Field(out, "keyspace_misses", misses);

@@ -11,6 +11,12 @@ bool Shard::ActiveExpire(int64_t now_ms, int64_t budget_us) {
   const int64_t start = MonotonicUs();
   for (size_t n = 0; n < dbs_.size(); n++) {
     Db& db = *dbs_[expire_db_];
+    // Hash fields first (Db::ExpireHashFields): every hash whose earliest
+    // field deadline has passed, a few at a time.
+    while (db.HashFieldsDue(now_ms)) {
+      db.ExpireHashFields(now_ms, 16);
+      if (MonotonicUs() - start > budget_us) return true;
+    }
     // One pass over the keys with a deadline, at most, per database.
     const size_t total = db.expires_count();
     size_t walked = 0;

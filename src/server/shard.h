@@ -70,6 +70,11 @@ class Shard {
   // AccessTracker::kSweepPeriodMs) for at most about `budget_us`.
   void AccessCron(int64_t now_ms, int64_t budget_us);
 
+  uint64_t expired_fields() const {
+    uint64_t n = 0;
+    for (const auto& db : dbs_) n += db->expired_fields();
+    return n;
+  }
   uint64_t expired_keys() const {
     uint64_t n = 0;
     for (const auto& db : dbs_) n += db->expired_keys();
