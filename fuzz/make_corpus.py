@@ -196,6 +196,23 @@ SEEDS = {
                        ("HSCAN", "h", "0", "COUNT", "50", "MATCH", "f1*"), ("HSCAN", "h", "0", "NOVALUES"),
                        ("HSCAN", "h", "0", "COUNT", "0"), ("HSCAN", "h", "abc"), ("HSCAN", "nope", "0", "MATCH", "*"),
                        ("HSET", "s", "a", "1"), ("HSCAN", "s", "0", "MATCH", "a", "COUNT", "1", "NOVALUES")),
+    "hashes_field_expiry": seq(("HSET", "h", "a", "1", "b", "2", "c", "3"), ("HEXPIRE", "h", "100", "FIELDS", "2", "a", "z"),
+                               ("HPEXPIRE", "h", "1", "NX", "FIELDS", "1", "b"), ("HEXPIREAT", "h", "0", "FIELDS", "1", "c"),
+                               ("HPEXPIREAT", "h", "70368744177664", "FIELDS", "1", "a"),
+                               ("HEXPIRE", "h", "-1", "FIELDS", "1", "a"), ("HEXPIRE", "h", "5", "NX", "XX", "FIELDS", "1", "a"),
+                               ("HEXPIRE", "h", "5", "FIELDS", "0", "a"), ("HEXPIRE", "h", "5", "FIELDS", "2", "a"),
+                               ("HTTL", "h", "FIELDS", "2", "a", "b"), ("HPTTL", "h", "FIELDS", "1", "a"),
+                               ("HEXPIRETIME", "h", "FIELDS", "1", "a"), ("HPEXPIRETIME", "h", "FIELDS", "x", "a"),
+                               ("HPERSIST", "h", "FIELDS", "1", "a"), ("HGETDEL", "h", "FIELDS", "2", "a", "a"),
+                               ("HGETEX", "h", "EX", "10", "FIELDS"), ("HGETEX", "h", "PXAT", "1", "FIELDS", "1", "b"),
+                               ("HGETEX", "h", "PERSIST", "FIELDS", "1", "b"),
+                               ("HSETEX", "h", "FNX", "KEEPTTL", "FIELDS", "1", "d", "4"),
+                               ("HSETEX", "h", "EX", "1", "PX", "1", "FIELDS", "1", "d", "4"),
+                               ("HSETEX", "h", "FXX", "PX", "1", "FIELDS", "2", "d", "5", "e", "6"),
+                               ("HSETEX", "h", "BOGUS", "FIELDS", "1", "d", "4"), ("OBJECT", "ENCODING", "h"),
+                               ("CONFIG", "SET", "hash-max-listpack-entries", "2"),
+                               ("HSETEX", "g", "PX", "1", "FIELDS", "3", "a", "1", "b", "2", "c", "3"),
+                               ("COPY", "h", "h2"), ("RENAME", "h", "h3"), ("HGETALL", "h3"), ("HLEN", "h2")),
     # --- sets and hashes with the key commands
     "containers_keys": seq(("SADD", "{t}s", "a", "1"), ("HSET", "{t}h", "f", "v"), ("TYPE", "{t}s"), ("TYPE", "{t}h"),
                            ("COPY", "{t}s", "{t}s2"), ("COPY", "{t}h", "{t}h2", "DB", "1"),
@@ -306,6 +323,8 @@ sunionstore sdiff sdiffstore sscan limit set intset listpack hashtable
 hset hsetnx hmset hget hmget hdel hlen hstrlen hexists hgetall hkeys hvals hincrby hincrbyfloat hrandfield hscan
 withvalues novalues hash set-max-intset-entries set-max-listpack-entries set-max-listpack-value
 hash-max-listpack-entries hash-max-listpack-value hash-max-ziplist-entries hash-max-ziplist-value
+hexpire hpexpire hexpireat hpexpireat httl hpttl hexpiretime hpexpiretime hpersist hgetdel hgetex hsetex
+fields fnx fxx listpackex
 """.split()))
 DICT_RAW = ["\r\n", "*1\r\n", "*2\r\n", "*3\r\n", "$1\r\n", "$-1\r\n", "$0\r\n\r\n",
             "9223372036854775807", "-9223372036854775808", "18446744073709551616", "4294967296",

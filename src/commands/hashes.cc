@@ -9,32 +9,58 @@
 #include <utility>
 #include <vector>
 
-#include "commands/common.h"
+#include "commands/hashes.h"
 #include "core/glob.h"
 #include "core/hash_object.h"
 #include "core/numbers.h"
 #include "server/server.h"
 
 namespace peregrine {
-namespace {
+namespace hash_commands {
 
 HashLimits Limits(const CommandContext& ctx) {
   const Config& c = ctx.server.config();
   return HashLimits{c.hash_max_listpack_entries, c.hash_max_listpack_value};
 }
 
-// The hash of an entry LookupTyped found, or a new empty one at `key` if it
-// found none.
+bool LookupHash(CommandContext& ctx, std::string_view key, Db::Entry** e, bool write) {
+  if (!LookupTyped(ctx, key, ValueType::kHash, e, write)) return false;
+  *e = ctx.DbOf(key).ExpireFieldsOf(*e, key, ctx.now_ms);
+  return true;
+}
+
 HashObject& HashOf(CommandContext& ctx, Db::Entry* e, std::string_view key) {
   if (e == nullptr) e = InsertKey(ctx, ctx.DbOf(key), key, Value(HashObject()));
   return e->value.mutable_hash();
 }
 
+void ConvertForPairs(HashObject& h, std::span<const std::string_view> pairs, const HashLimits& limits) {
+  if (h.encoding() == HashObject::Encoding::kListpack &&
+      (pairs.size() / 2 > limits.max_listpack_entries ||
+       std::any_of(pairs.begin(), pairs.end(), [&](std::string_view a) { return a.size() > limits.max_listpack_value; })))
+    h.ConvertToHashtable();
+}
+
+void Settle(CommandContext& ctx, std::string_view key, const HashObject& h, int64_t min_before) {
+  Db& db = ctx.DbOf(key);
+  if (h.size() == 0) {
+    db.Erase(key);
+  } else if (h.min_deadline() != min_before && h.min_deadline() != 0) {
+    db.NoteHashDeadline(key, h.min_deadline());
+  }
+}
+
+}  // namespace hash_commands
+
+namespace {
+
+using namespace hash_commands;
+
 // The hash at `key` for a write, created empty if missing. nullptr (after
 // replying WRONGTYPE) if the key holds another type.
 HashObject* HashForWrite(CommandContext& ctx, std::string_view key) {
   Db::Entry* e;
-  if (!LookupTyped(ctx, key, ValueType::kHash, &e, /*write=*/true)) return nullptr;
+  if (!LookupHash(ctx, key, &e, /*write=*/true)) return nullptr;
   return &HashOf(ctx, e, key);
 }
 
@@ -42,7 +68,7 @@ HashObject* HashForWrite(CommandContext& ctx, std::string_view key) {
 // nullptr if the key is missing.
 bool HashForRead(CommandContext& ctx, std::string_view key, const HashObject** out) {
   Db::Entry* e;
-  if (!LookupTyped(ctx, key, ValueType::kHash, &e)) return false;
+  if (!LookupHash(ctx, key, &e)) return false;
   *out = e == nullptr ? nullptr : &e->value.hash();
   return true;
 }
@@ -61,13 +87,7 @@ void HsetGeneric(CommandContext& ctx, bool hmset) {
   HashObject* h = HashForWrite(ctx, ctx.args[1]);
   if (h == nullptr) return;
   const HashLimits limits = Limits(ctx);
-  // As Redis's hashTypeTryConversion: more pairs than a listpack may hold,
-  // or a long argument, convert the hash before anything is written.
-  const auto pairs = ctx.args.subspan(2);
-  if (h->encoding() == HashObject::Encoding::kListpack &&
-      (pairs.size() / 2 > limits.max_listpack_entries ||
-       std::any_of(pairs.begin(), pairs.end(), [&](std::string_view a) { return a.size() > limits.max_listpack_value; })))
-    h->ConvertToHashtable();
+  ConvertForPairs(*h, ctx.args.subspan(2), limits);
   int64_t added = 0;
   for (size_t i = 2; i < ctx.args.size(); i += 2) added += h->Set(ctx.args[i], ctx.args[i + 1], limits);
   if (hmset)
@@ -80,7 +100,7 @@ void HmsetCommand(CommandContext& ctx) { HsetGeneric(ctx, true); }
 
 void HsetnxCommand(CommandContext& ctx) {
   Db::Entry* e;
-  if (!LookupTyped(ctx, ctx.args[1], ValueType::kHash, &e, /*write=*/true)) return;
+  if (!LookupHash(ctx, ctx.args[1], &e, /*write=*/true)) return;
   char scratch[packed::kScratchSize];
   std::string_view old;
   if (e != nullptr && e->value.hash().Get(ctx.args[2], &old, scratch)) {
@@ -118,7 +138,7 @@ void HmgetCommand(CommandContext& ctx) {
 
 void HdelCommand(CommandContext& ctx) {
   Db::Entry* e;
-  if (!LookupTyped(ctx, ctx.args[1], ValueType::kHash, &e, /*write=*/true)) return;
+  if (!LookupHash(ctx, ctx.args[1], &e, /*write=*/true)) return;
   int64_t deleted = 0;
   if (e != nullptr) {
     HashObject& h = e->value.mutable_hash();
@@ -174,7 +194,7 @@ void HincrbyCommand(CommandContext& ctx) {
   int64_t incr;
   if (!ParseIntArg(ctx, ctx.args[3], &incr)) return;
   Db::Entry* e;
-  if (!LookupTyped(ctx, ctx.args[1], ValueType::kHash, &e, /*write=*/true)) return;
+  if (!LookupHash(ctx, ctx.args[1], &e, /*write=*/true)) return;
   char scratch[packed::kScratchSize];
   std::string_view old;
   int64_t current = 0;
@@ -188,7 +208,7 @@ void HincrbyCommand(CommandContext& ctx) {
     return;
   }
   char buf[CompactString::kIntBufferSize];
-  HashOf(ctx, e, ctx.args[1]).Set(ctx.args[2], std::string_view(buf, FormatInt64(result, buf)), Limits(ctx));
+  HashOf(ctx, e, ctx.args[1]).SetKeepDeadline(ctx.args[2], std::string_view(buf, FormatInt64(result, buf)), Limits(ctx));
   ctx.reply.Integer(result);
 }
 
@@ -203,7 +223,7 @@ void HincrbyfloatCommand(CommandContext& ctx) {
     return;
   }
   Db::Entry* e;
-  if (!LookupTyped(ctx, ctx.args[1], ValueType::kHash, &e, /*write=*/true)) return;
+  if (!LookupHash(ctx, ctx.args[1], &e, /*write=*/true)) return;
   long double current = 0;
   char scratch[packed::kScratchSize];
   std::string_view old;
@@ -216,7 +236,7 @@ void HincrbyfloatCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR increment would produce NaN or Infinity");
     return;
   }
-  HashOf(ctx, e, ctx.args[1]).Set(ctx.args[2], text, Limits(ctx));
+  HashOf(ctx, e, ctx.args[1]).SetKeepDeadline(ctx.args[2], text, Limits(ctx));
   ctx.reply.Bulk(text);
 }
 
@@ -325,6 +345,7 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 }  // namespace
 
 void RegisterHashCommands(CommandTable& t) {
+  using hash_commands::RegisterFieldExpiryCommands;
   auto add = [&](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
                  std::string_view complexity, std::string_view summary) {
     t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclHash, .first_key = 1,
@@ -367,6 +388,7 @@ void RegisterHashCommands(CommandTable& t) {
       "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
       "return back to 0. N is the number of elements inside the collection.",
       "Iterates over fields and values of a hash.");
+  RegisterFieldExpiryCommands(t);
 }
 
 }  // namespace peregrine

@@ -39,6 +39,7 @@ HashObject HashObject::Clone() const {
     const int64_t deadline = Page::DeadlineOfEntry(e);
     if (deadline != kNoDeadline) copy.SetDeadline(field, deadline);
   });
+  if (tag_ & kExBit) copy.MarkFieldExpiry();
   return copy;
 }
 

@@ -53,8 +53,18 @@ class HashObject {
   // A deep copy (COPY), in the same encoding, field deadlines included.
   HashObject Clone() const;
 
-  Encoding encoding() const { return static_cast<Encoding>(tag_ & 7); }
-  std::string_view EncodingName() const { return encoding() == Encoding::kListpack ? "listpack" : "hashtable"; }
+  Encoding encoding() const { return static_cast<Encoding>(tag_ & kEncodingBit); }
+  // Redis's names; a listpack that field expiry has touched is "listpackex"
+  // from then on (MarkFieldExpiry), as in Redis 7.4.
+  std::string_view EncodingName() const {
+    if (encoding() == Encoding::kHashtable) return "hashtable";
+    return (tag_ & kExBit) ? "listpackex" : "listpack";
+  }
+  // Field expiry has been used on this hash (HEXPIRE and the like): a
+  // listpack reports "listpackex". Nothing else changes.
+  void MarkFieldExpiry() {
+    if (encoding() == Encoding::kListpack) tag_ |= kExBit;
+  }
   size_t size() const { return encoding() == Encoding::kListpack ? page()->count : table()->size(); }
   // Bytes allocated for the fields and values (MEMORY USAGE); O(pages).
   size_t AllocatedBytes() const;
@@ -147,6 +157,8 @@ class HashObject {
               char* scratch1) const;
 
  private:
+  static constexpr uint8_t kEncodingBit = 1;
+  static constexpr uint8_t kExBit = 2;
   Page* page() const { return static_cast<Page*>(ptr_); }
   PackedTable* table() const { return static_cast<PackedTable*>(ptr_); }
   void Release();
