@@ -161,19 +161,16 @@ size_t HashObject::ExpireFields(int64_t now_ms) {
     }
     if (removed > 0) ptr_ = Page::Shrink(p);
   } else {
-    // Erasing may merge pages: collect the fields first, then delete them.
+    // Only pages whose bound has passed are looked at (PackedTable::
+    // VisitDue). Erasing may merge pages: collect the fields first, then
+    // delete them.
     std::vector<std::string> expired;
-    table()->ForEach([&](const uint8_t* e) {
-      const int64_t d = Page::DeadlineOfEntry(e);
-      if (d == kNoDeadline) return;
-      if (d > now_ms) {
-        keep(d);
-        return;
-      }
+    table()->VisitDue(now_ms, [&](const uint8_t* e) {
       char scratch[packed::kScratchSize];
       expired.emplace_back(packed::View(Page::ItemOf(e, 0), scratch));
     });
     for (const std::string& f : expired) removed += Delete(f);
+    next = table()->MinDeadline();
   }
   set_min_deadline(next);
   return removed;

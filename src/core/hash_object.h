@@ -107,7 +107,9 @@ class HashObject {
   // false if there is no such field. REQUIRES: ms < 2^48.
   bool SetDeadline(std::string_view field, int64_t ms);
   // Removes the fields whose deadline is at or before now_ms and makes
-  // min_deadline() exact; returns how many went. O(fields).
+  // min_deadline() exact; returns how many went. A listpack is walked
+  // whole; a hashtable looks only at the pages whose own bound has passed
+  // (PackedTable::VisitDue) and its pages' bounds: O(pages + due pages).
   size_t ExpireFields(int64_t now_ms);
   // Whether ExpireFields(now_ms) has work (or a stale bound to refresh).
   bool FieldsDue(int64_t now_ms) const {

@@ -1,6 +1,7 @@
 // The large encoding of hashes and sets (see packed_table.h).
 #include "core/packed_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -20,6 +21,7 @@ PackedTable::~PackedTable() {
     Page::Destroy(p);
   }
   CountedFree(dir_);
+  if (bound_ != nullptr) CountedFree(bound_);
 }
 
 bool PackedTable::DestroySome(size_t max_pages) {
@@ -33,11 +35,13 @@ bool PackedTable::DestroySome(size_t max_pages) {
   if (slot < (uint32_t{1} << depth_)) return false;
   CountedFree(dir_);
   dir_ = nullptr;
+  if (bound_ != nullptr) CountedFree(bound_);
+  bound_ = nullptr;
   return true;
 }
 
 size_t PackedTable::AllocatedBytes() const {
-  size_t n = CountedUsableSize(dir_);
+  size_t n = CountedUsableSize(dir_) + (bound_ != nullptr ? CountedUsableSize(bound_) : 0);
   for (uint32_t slot = 0; slot < (uint32_t{1} << depth_);) {
     const Page* p = dir_[slot];
     n += p->AllocatedBytes();
@@ -66,6 +70,24 @@ void PackedTable::Repoint(uint32_t slot, Page* p) {
   for (uint32_t i = 0; i < n; ++i) dir_[first + i] = p;
 }
 
+template <typename At>
+void PackedTable::RebuildBounds(At&& at) {
+  const uint32_t slots = uint32_t{1} << depth_;
+  const uint32_t blocks = (slots + kBoundBlock - 1) / kBoundBlock;
+  bound_ = static_cast<int64_t*>(CountedAlloc(sizeof(int64_t) * (slots + blocks)));
+  block_min_ = bound_ + slots;
+  for (uint32_t i = 0; i < slots; ++i) bound_[i] = at(i);
+  for (uint32_t b = 0; b < blocks; ++b) RecomputeBlock(b);
+}
+
+void PackedTable::RecomputeBlock(uint32_t block) {
+  const uint32_t end = std::min(uint32_t{1} << depth_, (block + 1) * kBoundBlock);
+  int64_t m = 0;
+  for (uint32_t i = block * kBoundBlock; i < end; ++i)
+    if (bound_[i] != 0 && (m == 0 || bound_[i] < m)) m = bound_[i];
+  block_min_[block] = m;
+}
+
 void PackedTable::DoubleDirectory() {
   const uint32_t n = uint32_t{1} << depth_;
   Page** dir = static_cast<Page**>(CountedAlloc(sizeof(Page*) * n * 2));
@@ -74,6 +96,11 @@ void PackedTable::DoubleDirectory() {
   dir_ = dir;
   depth_++;
   pages_at_depth_ = 0;
+  if (bound_ != nullptr) {
+    int64_t* old = bound_;
+    RebuildBounds([&](uint32_t i) { return old[i / 2]; });
+    CountedFree(old);
+  }
 }
 
 void PackedTable::HalveDirectory() {
@@ -83,6 +110,11 @@ void PackedTable::HalveDirectory() {
   CountedFree(dir_);
   dir_ = dir;
   depth_--;
+  if (bound_ != nullptr) {
+    int64_t* old = bound_;
+    RebuildBounds([&](uint32_t i) { return old[2 * i]; });
+    CountedFree(old);
+  }
   pages_at_depth_ = 0;
   for (uint32_t slot = 0; slot < n;) {
     const Page* p = dir_[slot];
@@ -110,6 +142,7 @@ void PackedTable::Split(uint32_t slot) {
   const uint32_t first = FirstSlot(slot, p);
   const uint32_t n = uint32_t{1} << (depth_ - d);
   for (uint32_t i = 0; i < n; ++i) dir_[first + i] = half[i < n / 2 ? 0 : 1];
+  // Both halves keep the page's bound, which their slots hold already.
   if (d + 1 == depth_) pages_at_depth_ += 2;
   if (half[0]->count > max_count_) max_count_ = half[0]->count;
   if (half[1]->count > max_count_) max_count_ = half[1]->count;
@@ -134,6 +167,11 @@ void PackedTable::MaybeMerge(uint32_t slot) {
     Page::FreeBlock(b);
     if (d == depth_) pages_at_depth_ -= 2;
     p->depth = d - 1;
+    if (bound_ != nullptr) {
+      // The merged page's bound is the lesser (0 is none).
+      const int64_t x = bound_[first], y = bound_[first ^ span];
+      SetPageBound(first & ~span, 2 * span, x == 0 ? y : (y == 0 ? x : std::min(x, y)));
+    }
     Repoint(first, p);
   }
   Page* shrunk = Page::Shrink(p);
@@ -168,6 +206,7 @@ PackedTable::Ref PackedTable::Insert(const packed::Probe& probe, const packed::I
   Page* p = dir_[slot];
   Page* np = Page::Append(p, probe.tag(), items, deadline);
   Appended(slot, p, np);
+  if (deadline != Page::kNoDeadline) LowerBound(slot, deadline);
   return Ref{np, Page::Pos{np->count - 1u, np->used - static_cast<uint32_t>(size)}, slot};
 }
 
@@ -175,6 +214,33 @@ void PackedTable::InsertRaw(uint64_t hash, const uint8_t* entry, size_t size) {
   const uint32_t slot = MakeRoom(hash, size);
   Page* p = dir_[slot];
   Appended(slot, p, Page::AppendRaw(p, static_cast<uint8_t>(hash), entry, size));
+  const int64_t d = Page::DeadlineOfEntry(entry);
+  if (d != Page::kNoDeadline) LowerBound(slot, d);
+}
+
+void PackedTable::LowerBound(uint32_t slot, int64_t ms) {
+  if (bound_ == nullptr) RebuildBounds([](uint32_t) { return int64_t{0}; });
+  if (bound_[slot] != 0 && bound_[slot] <= ms) return;
+  const Page* p = dir_[slot];
+  const uint32_t first = FirstSlot(slot, p);
+  const uint32_t span = uint32_t{1} << (depth_ - p->depth);
+  for (uint32_t i = first; i < first + span; ++i) bound_[i] = ms;
+  for (uint32_t b = first / kBoundBlock; b <= (first + span - 1) / kBoundBlock; ++b)
+    if (block_min_[b] == 0 || ms < block_min_[b]) block_min_[b] = ms;
+}
+
+void PackedTable::SetPageBound(uint32_t first, uint32_t span, int64_t ms) {
+  for (uint32_t i = first; i < first + span; ++i) bound_[i] = ms;
+  for (uint32_t b = first / kBoundBlock; b <= (first + span - 1) / kBoundBlock; ++b) RecomputeBlock(b);
+}
+
+int64_t PackedTable::MinDeadline() const {
+  if (bound_ == nullptr) return 0;
+  int64_t m = 0;
+  const uint32_t blocks = ((uint32_t{1} << depth_) + kBoundBlock - 1) / kBoundBlock;
+  for (uint32_t b = 0; b < blocks; ++b)
+    if (block_min_[b] != 0 && (m == 0 || block_min_[b] < m)) m = block_min_[b];
+  return m;
 }
 
 void PackedTable::Erase(const Ref& ref) {
@@ -199,6 +265,7 @@ void PackedTable::SetDeadline(Ref* ref, int64_t ms) {
   Page* np = Page::SetDeadline(ref->page, ref->pos, ms);
   if (np != ref->page) Repoint(ref->slot, np);
   ref->page = np;
+  if (ms != Page::kNoDeadline) LowerBound(ref->slot, ms);
 }
 
 PackedTable::Ref PackedTable::Random(std::mt19937_64& rng) const {
@@ -246,12 +313,29 @@ std::string PackedTable::Validate() const {
       if (SlotOf(h) / n != slot / n) return "entry outside its page's range";
     }
     if (e != end) return "entries overrun the page";
+    for (const uint8_t* x = p->entries(); x < end; x += p->EntrySize(x)) {
+      const int64_t d = Page::DeadlineOfEntry(x);
+      if (d == Page::kNoDeadline) continue;
+      if (bound_ == nullptr || bound_[slot] == 0 || bound_[slot] > d) return "page bound above a deadline";
+    }
+    if (bound_ != nullptr)
+      for (uint32_t i = 1; i < n; ++i)
+        if (bound_[slot + i] != bound_[slot]) return "page bound differs between its slots";
     if (count != p->count) return "page count mismatch";
     if (p->tag_cap < p->count) return "tag room";
     total += count;
     slot += n;
   }
   if (total != size_) return "size mismatch";
+  if (bound_ != nullptr) {
+    const uint32_t slots = uint32_t{1} << depth_;
+    for (uint32_t b = 0; b * kBoundBlock < slots; ++b) {
+      int64_t m = 0;
+      for (uint32_t i = b * kBoundBlock; i < std::min(slots, (b + 1) * kBoundBlock); ++i)
+        if (bound_[i] != 0 && (m == 0 || bound_[i] < m)) m = bound_[i];
+      if (block_min_[b] != m) return "block bound mismatch";
+    }
+  }
   if (at_depth != pages_at_depth_) return "pages_at_depth mismatch";
   if (depth_ > 0 && at_depth == 0) return "directory could halve";
   return "";

@@ -26,6 +26,7 @@
 // like everything in core/.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -79,6 +80,51 @@ class PackedTable {
   // ref->page is null and the entry must be looked up again.
   void ReplaceItem(Ref* ref, int which, const packed::ItemPlan& plan);
   void SetDeadline(Ref* ref, int64_t ms);
+
+  // Entry deadlines (hash field expiry). Each page has a lower bound of its
+  // entries' deadlines (0: none), kept beside the directory in every slot
+  // that points to the page, with the least bound of each block of
+  // kBoundBlock slots over them; both are allocated with the first deadline,
+  // so a table without any pays nothing. The bounds are contiguous: finding
+  // the due pages and the least bound reads them, not the pages.
+  //
+  // VisitDue calls f(const uint8_t* entry) for the entries whose deadline
+  // is at or before now_ms, looking only in pages whose bound has passed,
+  // and makes those pages' bounds exact over the entries that are not due
+  // (the caller erases the due ones after; the table must not change during
+  // the call). MinDeadline is the least bound (0: none): O(slots / 64).
+  template <typename F>
+  void VisitDue(int64_t now_ms, F&& f) {
+    if (bound_ == nullptr) return;
+    const uint32_t slots = uint32_t{1} << depth_;
+    for (uint32_t block = 0; block * kBoundBlock < slots; ++block) {
+      const int64_t m = block_min_[block];
+      if (m == 0 || m > now_ms) continue;
+      const uint32_t end_slot = std::min(slots, (block + 1) * kBoundBlock);
+      for (uint32_t slot = block * kBoundBlock; slot < end_slot;) {
+        const Page* p = dir_[slot];
+        const uint32_t first = FirstSlot(slot, p);
+        const uint32_t span = uint32_t{1} << (depth_ - p->depth);
+        const int64_t b = bound_[slot];
+        if (b != 0 && b <= now_ms) {
+          int64_t next = 0;
+          const uint8_t* e = p->entries();
+          for (const uint8_t* end = e + p->used; e < end; e += p->EntrySize(e)) {
+            const int64_t d = Page::DeadlineOfEntry(e);
+            if (d == Page::kNoDeadline) continue;
+            if (d <= now_ms) {
+              f(e);
+            } else if (next == 0 || d < next) {
+              next = d;
+            }
+          }
+          SetPageBound(first, span, next);
+        }
+        slot = first + span;
+      }
+    }
+  }
+  int64_t MinDeadline() const;
 
   // Calls f(const uint8_t* entry) for every entry, in hash order. The table
   // must not change meanwhile.
@@ -144,8 +190,20 @@ class PackedTable {
   void DoubleDirectory();
   void HalveDirectory();
   uint64_t HashOfEntry(const uint8_t* e) const;
+  static constexpr uint32_t kBoundBlock = 64;
+  // Lowers the bound of the page `slot` points to (ms > 0).
+  void LowerBound(uint32_t slot, int64_t ms);
+  // Sets the bound of the page at slots [first, first + span) and
+  // recomputes the minimum of the blocks they are in.
+  void SetPageBound(uint32_t first, uint32_t span, int64_t ms);
+  // (Re)allocates the bounds for the directory's size, bound[i] = at(i).
+  template <typename At>
+  void RebuildBounds(At&& at);
+  void RecomputeBlock(uint32_t block);
 
   Page** dir_;
+  int64_t* bound_ = nullptr;      // per directory slot (see VisitDue)
+  int64_t* block_min_ = nullptr;  // per kBoundBlock slots, in bound_'s block
   uint8_t depth_ = 0;
   uint8_t arity_;
   uint32_t pages_at_depth_ = 1;  // pages whose depth is depth_

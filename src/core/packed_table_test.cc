@@ -211,6 +211,70 @@ TEST(PackedTable, DeadlinesTravelWithTheirEntries) {
   }
 }
 
+// Page bounds through growth, shrinking (merges, directory halving) and
+// VisitDue against a model of deadlines.
+TEST(PackedTable, VisitDueFindsExactlyTheDueEntriesThroughSplitsAndMerges) {
+  const int64_t before = KeyspaceBytes();
+  std::mt19937_64 rng(5);
+  auto* t = new (CountedAlloc(sizeof(PackedTable))) PackedTable(2);
+  std::map<std::string, int64_t> m;  // field -> deadline (kNoDeadline: none)
+  int64_t now = 100;
+  for (int step = 0; step < 60000; ++step) {
+    const std::string f = "f" + std::to_string(rng() % 4000);
+    const int op = static_cast<int>(rng() % 10);
+    // Growth first, then mostly deletions so pages merge and the directory halves.
+    const bool shrinking = step > 30000;
+    if (op < (shrinking ? 2 : 5)) {
+      if (!m.count(f)) {
+        packed::Probe probe(f);
+        packed::ItemPlan items[2] = {packed::ItemPlan(f, probe), packed::ItemPlan("v")};
+        const int64_t d = rng() % 2 ? now + 1 + static_cast<int64_t>(rng() % 500) : Page::kNoDeadline;
+        t->Insert(probe, items, d);
+        m[f] = d;
+      }
+    } else if (op < 8) {
+      if (m.count(f)) {
+        ASSERT_TRUE(Del(*t, f));
+        m.erase(f);
+      }
+    } else if (op == 8) {
+      PackedTable::Ref ref;
+      if (t->Find(packed::Probe(f), &ref)) {
+        const int64_t d = rng() % 4 == 0 ? Page::kNoDeadline : now + 1 + static_cast<int64_t>(rng() % 500);
+        t->SetDeadline(&ref, d);
+        m[f] = d;
+      }
+    } else {
+      now += static_cast<int64_t>(rng() % 20);
+      std::set<std::string> due;
+      t->VisitDue(now, [&](const uint8_t* e) { due.insert(ViewString(Page::ItemOf(e, 0))); });
+      std::set<std::string> want;
+      for (const auto& [k, d] : m)
+        if (d != Page::kNoDeadline && d <= now) want.insert(k);
+      ASSERT_EQ(due, want) << step;
+      for (const std::string& k : due) {
+        ASSERT_TRUE(Del(*t, k));
+        m.erase(k);
+      }
+      const int64_t bound = t->MinDeadline();
+      ASSERT_TRUE(bound == 0 || bound > now);
+      for (const auto& [k, d] : m) {
+        if (d != Page::kNoDeadline) {
+          ASSERT_LE(bound, d);
+        }
+      }
+    }
+    if (step % 1000 == 0) {
+      ASSERT_EQ(t->Validate(), "") << step;
+    }
+  }
+  ASSERT_EQ(t->Validate(), "");
+  EXPECT_LT(t->size(), 2000u);
+  t->~PackedTable();
+  CountedFree(t);  // as lazy_free does
+  EXPECT_EQ(KeyspaceBytes(), before);
+}
+
 }  // namespace
 }  // namespace peregrine
 
