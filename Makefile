@@ -19,7 +19,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -138,10 +138,18 @@ fuzz-smoke: fuzz-build
 
 test: unit-test integration-test bench-smoke fuzz-smoke test-asan test-tsan
 
-# Peregrine against redis-server side by side (about 10 minutes); writes
-# docs/benchmarks.md and the plots beside it.
+# Peregrine against redis-server side by side (about 10 minutes), then the
+# hashes and sets (bench-containers, about 8 more); writes docs/benchmarks.md
+# and the plots beside it.
 bench: build bench-deps
 	$(VENV)/bin/python bench/run_bench.py $(abspath $(BUILD))/peregrine
+	$(VENV)/bin/python bench/containers.py $(abspath $(BUILD))/peregrine
+
+# Hashes and sets against Redis alone (about 8 minutes): memory per element,
+# redis-benchmark SADD/HSET/SPOP, HGETALL and SMEMBERS; a section and a plot
+# (docs/bench_containers.png) in docs/benchmarks.md.
+bench-containers: build bench-deps
+	$(VENV)/bin/python bench/containers.py $(abspath $(BUILD))/peregrine
 
 # Instructions per GET and per SET for both servers under callgrind.
 bench-instr: build bench-deps

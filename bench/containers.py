@@ -190,6 +190,51 @@ def med(xs):
     return xs[len(xs) // 2] if xs else None
 
 
+def make_plot(records, quick: bool, path: Path) -> bool:
+    """Bars of Peregrine's and Redis's medians: bytes per element for the memory
+    rows, server CPU per request for the speed rows. Returns whether it wrote."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    colors = {"peregrine": "#1f77b4", "redis": "#d62728"}
+    labels = {"peregrine": "Peregrine", "redis": "Redis 7.0"}
+    panels = [("bytes_per_element", "memory: bytes per element (RSS)", [(m[0], m[1]) for m in MEMORY]),
+              ("cpu_us_per_req", "server CPU µs per request", [(t[0], " ".join(t[1])) for t in speed_tests(quick)])]
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5.5))
+    wrote = False
+    for ax, (metric, title, rows) in zip(axes, panels):
+        rows = [(rid, label) for rid, label in rows
+                if all(any(r["id"] == rid and r["server"] == s for r in records) for s in colors)]
+        if not rows:
+            continue
+        wrote = True
+        for i, server in enumerate(colors):
+            vals = [med([r[metric] for r in records if r["id"] == rid and r["server"] == server]) or 0
+                    for rid, _ in rows]
+            ys = [k + (i - 0.5) * 0.38 for k in range(len(rows))]
+            bars = ax.barh(ys, vals, height=0.38, color=colors[server], label=labels[server])
+            for b, v in zip(bars, vals):
+                ax.text(b.get_width(), b.get_y() + b.get_height() / 2, f" {v:.2f}" if v < 10 else f" {v:.0f}",
+                        va="center", fontsize=8)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([label for _, label in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(title)
+        ax.grid(True, axis="x", alpha=0.3)
+        ax.set_xlim(right=ax.get_xlim()[1] * 1.1)
+    if wrote:
+        fig.suptitle("Hashes and sets (#16): bench/containers.py, medians over rounds")
+        handles, names = axes[0].get_legend_handles_labels() or axes[1].get_legend_handles_labels()
+        fig.legend(handles, names, loc="upper right", fontsize=9)
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
+        fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return wrote
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("peregrine", nargs="?", default=str(bl.DEFAULT_PEREGRINE))
@@ -259,6 +304,8 @@ def main(argv=None) -> int:
         pc, qc = med([r["cpu_us_per_req"] for r in p]), med([r["cpu_us_per_req"] for r in q])
         lines.append(f"| `{p[0]['command']}` | {pr:,.0f} | {qr:,.0f} | {pr / qr:.2f} | {pc:.2f} | {qc:.2f} | "
                      f"{pc / qc:.2f} |")
+    if make_plot(records, args.quick, Path(bl.REPO) / "docs" / "bench_containers.png") and not only:
+        lines += ["", "![hashes and sets: memory per element and CPU per request](bench_containers.png)"]
     lines += ["", END]
     section = "\n".join(lines)
     print(section)
