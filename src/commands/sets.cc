@@ -198,8 +198,7 @@ void SpopCommand(CommandContext& ctx) {
       return;
     }
     SetObject& s = e->value.mutable_set();
-    s.PopRandom(rng, &member);
-    ctx.reply.Bulk(member);
+    s.PopRandom(rng, [&](std::string_view m) { ctx.reply.Bulk(m); });
     DeleteIfEmpty(ctx, key, s);
     return;
   }

@@ -68,9 +68,23 @@ size_t Page::AllocatedBytes() const {
 }
 
 Page::Pos Page::PosOf(uint32_t index) const {
-  Pos pos;
-  while (pos.index < index) pos = Next(pos);
-  return pos;
+  if (flags & kHasDeadlines) {
+    Pos pos;
+    while (pos.index < index) pos = Next(pos);
+    return pos;
+  }
+  // Without deadline items an entry is just its `arity` items.
+  const uint8_t* e = entries();
+  uint32_t offset = 0;
+  if (arity == 1) {
+    for (uint32_t i = 0; i < index; ++i) offset += static_cast<uint32_t>(packed::ItemSize(e + offset));
+  } else {
+    for (uint32_t i = 0; i < index; ++i) {
+      offset += static_cast<uint32_t>(packed::ItemSize(e + offset));
+      offset += static_cast<uint32_t>(packed::ItemSize(e + offset));
+    }
+  }
+  return Pos{index, offset};
 }
 
 bool Page::Find(const packed::Probe& probe, Pos* pos) const {

@@ -285,30 +285,4 @@ void SetObject::Random(std::mt19937_64& rng, std::string* out) const {
   }
 }
 
-void SetObject::PopRandom(std::mt19937_64& rng, std::string* out) {
-  char scratch[packed::kScratchSize];
-  switch (encoding()) {
-    case Encoding::kIntSet: {
-      const uint32_t i = static_cast<uint32_t>(rng() % intset()->size());
-      out->assign(FormatMember(intset()->At(i), scratch));
-      ptr_ = IntSet::RemoveAt(intset(), i);
-      break;
-    }
-    case Encoding::kListpack: {
-      Page* p = page();
-      const Page::Pos pos = p->PosOf(static_cast<uint32_t>(rng() % p->count));
-      out->assign(packed::View(p->EntryAt(pos), scratch));
-      p->Erase(pos);
-      ptr_ = Page::Shrink(p);
-      break;
-    }
-    case Encoding::kHashtable: {
-      const PackedTable::Ref ref = table()->Random(rng);
-      out->assign(packed::View(ref.entry(), scratch));
-      table()->Erase(ref);
-      break;
-    }
-  }
-}
-
 }  // namespace peregrine

@@ -117,7 +117,37 @@ class SetObject {
   void Random(std::mt19937_64& rng, std::string* out) const;
   // Removes a random member and returns it in *out (SPOP). REQUIRES:
   // size() > 0.
-  void PopRandom(std::mt19937_64& rng, std::string* out);
+  void PopRandom(std::mt19937_64& rng, std::string* out) {
+    PopRandom(rng, [out](std::string_view m) { out->assign(m); });
+  }
+  // The same, calling f(std::string_view member) just before the member
+  // goes (SPOP replies from it: no copy).
+  template <typename F>
+  void PopRandom(std::mt19937_64& rng, F&& f) {
+    char scratch[packed::kScratchSize];
+    switch (encoding()) {
+      case Encoding::kIntSet: {
+        const uint32_t i = static_cast<uint32_t>(rng() % intset()->size());
+        f(FormatMember(intset()->At(i), scratch));
+        ptr_ = IntSet::RemoveAt(intset(), i);
+        break;
+      }
+      case Encoding::kListpack: {
+        Page* p = page();
+        const Page::Pos pos = p->PosOf(static_cast<uint32_t>(rng() % p->count));
+        f(packed::View(p->EntryAt(pos), scratch));
+        p->Erase(pos);
+        ptr_ = Page::Shrink(p);
+        break;
+      }
+      case Encoding::kHashtable: {
+        const PackedTable::Ref ref = table()->Random(rng);
+        f(packed::View(ref.entry(), scratch));
+        table()->Erase(ref);
+        break;
+      }
+    }
+  }
 
  private:
   static std::string_view FormatMember(int64_t v, char* scratch);
