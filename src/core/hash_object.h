@@ -182,7 +182,7 @@ class HashObject {
   // owner's byte (a key's access data) and the tag (kValueTag | encoding).
   void* ptr_ = nullptr;
   uint8_t min_deadline_[6] = {};
-  uint8_t spare_ = 0;
+  [[maybe_unused]] uint8_t spare_ = 0;  // the owner's byte: Value reads and writes it
   uint8_t tag_ = kValueTag;
 };
 
