@@ -288,6 +288,17 @@ def test_hrandfield_positive_count(rc, size):
     assert rc.execute_command("HRANDFIELD", "missing", -5, "WITHVALUES") == []
 
 
+@pytest.mark.skipif(IS_REDIS, reason="Redis builds the whole reply (client-output-buffer-limit normal 0 0 0)")
+@pytest.mark.parametrize("key", ["h", "other{x}"])  # with several threads, one of them on another shard
+def test_hrandfield_huge_negative_count_closes_the_client(server, rc, key):
+    rc.execute_command("HSET", key, "a", "1")
+    with Conn(server, timeout=30) as c:
+        c.send(b"HRANDFIELD %s -4611686018427387903 WITHVALUES\r\nPING\r\n" % key.encode())
+        data = c.read_until_closed(timeout=30)
+        assert len(data) < 1 << 20 and b"PONG" not in data
+    assert rc.execute_command("HGETALL", key) == [b"a", b"1"]
+
+
 def test_hrandfield_negative_count_repeats(rc):
     rc.execute_command("HSET", "h", "a", "1", "b", "2", "c", "3")
     got = rc.execute_command("HRANDFIELD", "h", -300)

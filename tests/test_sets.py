@@ -162,6 +162,21 @@ def test_srandmember_missing_and_errors(rc):
     assert rc.execute_command("SRANDMEMBER", "s", "9223372036854775807") == [b"a"]
 
 
+@pytest.mark.skipif(IS_REDIS, reason="Redis builds the whole reply (client-output-buffer-limit normal 0 0 0)")
+@pytest.mark.parametrize("key", ["s", "other{x}"])  # with several threads, one of them on another shard
+def test_srandmember_huge_negative_count_closes_the_client(server, rc, key):
+    # The reply would be 2^63 - 1 picks: it is cut at 64 MB, the client closed
+    # without it (docs/hashes-and-sets.md), and nothing else is affected.
+    rc.execute_command("SADD", key, "a")
+    with Conn(server, timeout=30) as c:
+        c.send(b"SRANDMEMBER %s -9223372036854775807\r\nPING\r\n" % key.encode())
+        data = c.read_until_closed(timeout=30)
+        assert len(data) < 1 << 20 and b"PONG" not in data
+    assert rc.execute_command("SMEMBERS", key) == [b"a"]
+    assert int(rc.execute_command("INFO", "stats").split(b"client_output_buffer_limit_disconnections:")[1]
+               .split(b"\r\n")[0]) >= 1
+
+
 # ---------------------------------------------------------------- SPOP
 
 def test_spop_no_count(rc):

@@ -193,18 +193,6 @@ std::vector<T> PickDistinct(std::mt19937_64& rng, uint64_t size, uint64_t count,
   return picks;
 }
 
-// Replies whose length the request alone sets (SRANDMEMBER and HRANDFIELD
-// with a negative count: that many picks, repeats allowed, up to 2^63 - 1)
-// stop once kMaxRequestedReply bytes are buffered, and the client is closed
-// after they are written: the reply is cut, as Redis cuts a client over its
-// output buffer limit, so that one request cannot take the server's memory.
-inline constexpr size_t kMaxRequestedReply = size_t{64} << 20;
-inline bool StopRequestedReply(CommandContext& ctx) {
-  if (ctx.reply.buffer()->size() < kMaxRequestedReply) return false;
-  ctx.client.close_after_reply = true;
-  return true;
-}
-
 // "ERR invalid expire time in '<command>' command".
 void ReplyInvalidExpire(CommandContext& ctx);
 

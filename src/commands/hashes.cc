@@ -291,7 +291,7 @@ void HrandfieldCommand(CommandContext& ctx) {
     header(count);
     char s0[packed::kScratchSize], s1[packed::kScratchSize];
     for (uint64_t i = 0; i < count; i++) {
-      if (i % 1024 == 1023 && StopRequestedReply(ctx)) break;
+      if (ctx.reply.Full()) break;
       std::string_view f, v;
       h->Random(rng, &f, &v, s0, s1);
       reply_pick(f, v);

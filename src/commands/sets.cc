@@ -151,7 +151,7 @@ void SrandmemberCommand(CommandContext& ctx) {
     const uint64_t count = static_cast<uint64_t>(-l);
     ctx.reply.ArrayHeader(count);
     for (uint64_t i = 0; i < count; i++) {
-      if (i % 1024 == 1023 && StopRequestedReply(ctx)) break;
+      if (ctx.reply.Full()) break;
       s->Random(rng, &member);
       ctx.reply.Bulk(member);
     }

@@ -63,6 +63,20 @@ class ReplyWriter {
   // The raw bytes of a reply already in RESP form.
   void Raw(std::string_view s) { out_->Append(s); }
 
+  // A reply whose length the request alone sets (SRANDMEMBER and HRANDFIELD
+  // with a negative count: that many picks, up to 2^63 - 1) stops adding
+  // once Full(): kMaxRequestSized bytes are waiting. The reply is then cut()
+  // and whoever runs the command closes the client without sending it, as a
+  // client over its output buffer limit (Worker), so that one request cannot
+  // take the server's memory.
+  static constexpr size_t kMaxRequestSized = size_t{64} << 20;
+  bool Full() {
+    if (out_->size() < kMaxRequestSized) return false;
+    cut_ = true;
+    return true;
+  }
+  bool cut() const { return cut_; }
+
  private:
   void AggregateHeader(char type, size_t n);
 
@@ -70,6 +84,7 @@ class ReplyWriter {
   OutputBuffer* output_ = nullptr;  // the connection's output, when replying to one
   int resp_;
   ErrorSink* errors_;
+  bool cut_ = false;
 };
 
 }  // namespace peregrine

@@ -88,10 +88,13 @@ struct ExecBatch final : Mail {
   // Every command so far is the remote part of a PUBLISH (another PUBLISH
   // may join without waiting; see Worker::Dispatch).
   bool only_publishes = true;
+  // A reply was cut (ReplyWriter::Full): the client is to be closed.
+  bool cut = false;
 
   void Clear() {
     kind = Kind::kExec;
     only_publishes = true;
+    cut = false;
     bytes.clear();
     arg_sizes.clear();
     commands.clear();
@@ -291,6 +294,9 @@ class Worker : public ErrorSink {
     return (c.out.size() >= obuf_check_from_ || c.obuf_soft_since_s != 0) && CheckOutputLimit(c, own_thread);
   }
   bool CheckOutputLimit(Client& c, bool own_thread = true);
+  // Closes a client over its output limit, or whose reply was cut
+  // (ReplyWriter::cut), dropping its pending replies.
+  void CloseOverLimit(Client& c, bool own_thread = true);
   void SetOutputLimitThreshold();
   void Cron();
   void ActiveExpireSlice();

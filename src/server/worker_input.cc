@@ -482,7 +482,12 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   }
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
-  OverOutputLimit(c);  // may close c (the caller checks c.closed)
+  // May close c (the caller checks c.closed).
+  if (__builtin_expect(reply.cut(), 0)) {
+    CloseOverLimit(c);
+  } else {
+    OverOutputLimit(c);
+  }
   return end;
 }
 

@@ -215,6 +215,10 @@ void Worker::RunExecBatch(ExecBatch* b) {
     }
     proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
     t = Run(proxy_, cmd.spec, exec_args_, reply, shard_, nullptr, now_ms, t);
+    if (reply.cut()) {  // the client is closed when the batch returns
+      b->cut = true;
+      break;
+    }
     // Past the output buffer's hard limit the client is closed when the
     // replies reach it, without running the rest (Redis stops reading a
     // client it will close): do not build replies nobody will get.
@@ -230,7 +234,9 @@ void Worker::FinishExecBatch(ExecBatch* b) {
     Client& c = *it->second;
     c.out.Take(b->reply);
     c.batch_in_flight = false;
-    if (!OverOutputLimit(c)) {
+    if (b->cut) {
+      CloseOverLimit(c);
+    } else if (!OverOutputLimit(c)) {
       QueueWrite(c);
       resume_.push_back(c.id);
     }

@@ -132,7 +132,12 @@ bool Worker::CheckOutputLimit(Client& c, bool own_thread) {
     c.obuf_soft_since_s = 0;
   }
   if (!hard && !soft) return false;
-  std::string info = server_.ClientInfoLine(c, now_ms);
+  CloseOverLimit(c, own_thread);
+  return true;
+}
+
+void Worker::CloseOverLimit(Client& c, bool own_thread) {
+  std::string info = server_.ClientInfoLine(c, UnixTimeMs());
   if (!info.empty() && info.back() == '\n') info.pop_back();
   LOG_WARNING("Client %s scheduled to be closed ASAP for overcoming of output buffer limits.", info.c_str());
   stats_.client_output_buffer_limit_disconnections++;
@@ -141,7 +146,6 @@ bool Worker::CheckOutputLimit(Client& c, bool own_thread) {
   } else {
     RequestKill(c.id);
   }
-  return true;
 }
 
 size_t Worker::Publish(std::string_view channel, std::string_view message, bool own_thread) {
