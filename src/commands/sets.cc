@@ -74,9 +74,14 @@ void SaddCommand(CommandContext& ctx) {
   Db::Entry* e;
   if (!LookupTyped(ctx, key, ValueType::kSet, &e, /*write=*/true)) return;
   const SetLimits limits = Limits(ctx);
-  if (e == nullptr) e = InsertKey(ctx, ctx.DbOf(key), key, Value(SetObject(ctx.args[2], ctx.args.size() - 2, limits)));
+  // As Redis's saddCommand: a new set's encoding is picked for the argument
+  // count (setTypeCreate), an existing one converts for it.
+  if (e == nullptr) {
+    e = InsertKey(ctx, ctx.DbOf(key), key, Value(SetObject(ctx.args[2], ctx.args.size() - 2, limits)));
+  } else {
+    e->value.mutable_set().MaybeConvert(ctx.args.size() - 2, limits);
+  }
   SetObject& s = e->value.mutable_set();
-  s.MaybeConvert(ctx.args.size() - 2, limits);
   int64_t added = 0;
   for (size_t i = 2; i < ctx.args.size(); i++) added += s.Add(ctx.args[i], limits);
   ctx.reply.Integer(added);

@@ -79,6 +79,22 @@ TEST(HashObject, AgreesWithAModelThroughBothEncodings) {
   EXPECT_EQ(KeyspaceBytes(), before);
 }
 
+TEST(HashObject, AValueThatShrinksGivesItsRoomBack) {
+  for (const HashLimits limits : {HashLimits{512, 100000}, HashLimits{1, 100000}}) {
+    HashObject h;
+    h.Set("a", "1", limits);
+    h.Set("b", std::string(16000, 'v'), limits);  // inline (up to 16,383 bytes)
+    EXPECT_EQ(h.EncodingName(), limits.max_listpack_entries == 1 ? "hashtable" : "listpack");
+    const size_t big = h.AllocatedBytes();
+    h.Set("b", "x", limits);
+    EXPECT_LT(h.AllocatedBytes(), big / 8) << h.EncodingName();
+    char scratch[packed::kScratchSize];
+    std::string_view v;
+    ASSERT_TRUE(h.Get("b", &v, scratch));
+    EXPECT_EQ(v, "x");
+  }
+}
+
 TEST(HashObject, ConvertsAsRedisDoes) {
   const HashLimits limits{128, 64};
   HashObject h;

@@ -183,6 +183,8 @@ Page* Page::ReplaceItem(Page* p, Pos pos, int which, const packed::ItemPlan& pla
   if (delta > 0) p = Reserve(p, 0, static_cast<size_t>(delta));
   if (delta != 0) p->Shift(item_offset, delta);
   packed::Write(p->entries() + item_offset, plan);
+  // A value that shrank much (16 KB inline to a few bytes) gives its room back.
+  if (delta < 0) p = Shrink(p);
   return p;
 }
 

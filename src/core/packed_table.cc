@@ -115,9 +115,12 @@ void PackedTable::HalveDirectory() {
     CountedFree(old);
   }
   pages_at_depth_ = 0;
+  // max_count_ comes down too (Random rejects less after many deletions).
+  max_count_ = 1;
   for (uint32_t slot = 0; slot < n;) {
     const Page* p = dir_[slot];
     if (p->depth == depth_) pages_at_depth_++;
+    if (p->count > max_count_) max_count_ = p->count;
     slot += uint32_t{1} << (depth_ - p->depth);
   }
 }
@@ -142,9 +145,7 @@ void PackedTable::Split(uint32_t slot) {
   const uint32_t n = uint32_t{1} << (depth_ - d);
   for (uint32_t i = 0; i < n; ++i) dir_[first + i] = half[i < n / 2 ? 0 : 1];
   // Both halves keep the page's bound, which their slots hold already.
-  if (d + 1 == depth_) pages_at_depth_ += 2;
-  if (half[0]->count > max_count_) max_count_ = half[0]->count;
-  if (half[1]->count > max_count_) max_count_ = half[1]->count;
+  if (d + 1 == depth_) pages_at_depth_ += 2;  // (the halves hold no more than max_count_)
   Page::FreeBlock(p);
 }
 
@@ -173,6 +174,7 @@ void PackedTable::MaybeMerge(uint32_t slot) {
     }
     Repoint(first, p);
   }
+  if (p->count > max_count_) max_count_ = p->count;  // Random's acceptance needs the true maximum
   Page* shrunk = Page::Shrink(p);
   if (shrunk != p) Repoint(slot, shrunk);
   while (depth_ > 0 && pages_at_depth_ == 0) HalveDirectory();
@@ -334,6 +336,7 @@ std::string PackedTable::Validate() const {
       for (uint32_t i = 1; i < n; ++i)
         if (bound_[slot + i] != bound_[slot]) return "page bound differs between its slots";
     if (count != p->count) return "page count mismatch";
+    if (count > max_count_) return "page holds more than max_count_";
     if (p->tag_cap < p->count) return "tag room";
     total += count;
     slot += n;

@@ -207,7 +207,7 @@ class PackedTable {
   uint8_t depth_ = 0;
   uint8_t arity_;
   uint32_t pages_at_depth_ = 1;  // pages whose depth is depth_
-  uint32_t max_count_ = 1;       // the most entries a page has held (Random)
+  uint32_t max_count_ = 1;       // at least the most entries a page holds (Random)
   uint32_t destroy_slot_ = 0;    // DestroySome's next directory slot
   size_t size_ = 0;
 };

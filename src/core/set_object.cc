@@ -31,7 +31,11 @@ SetObject::SetObject(std::string_view first, size_t hint, const SetLimits& limit
     ptr_ = IntSet::Create(static_cast<uint32_t>(hint < 64 ? hint : 64));
     set_encoding(Encoding::kIntSet);
   } else if (hint <= limits.max_listpack_entries) {
-    ptr_ = Page::Create(1, 0, hint, hint * (first.size() + 1));  // exact for members of one length
+    // Room for `hint` members of the first one's length (exact when they
+    // are alike), no longer than a listpack member may be: a longer first
+    // member converts the set when it is added.
+    const size_t member = std::min(first.size(), limits.max_listpack_value);
+    ptr_ = Page::Create(1, 0, hint, hint * (member + 1));
     set_encoding(Encoding::kListpack);
   } else {
     ptr_ = NewTable();

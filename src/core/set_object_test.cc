@@ -163,6 +163,20 @@ TEST(SetObject, ConvertsAsRedisDoes) {
 namespace peregrine {
 namespace {
 
+TEST(SetObject, ALongFirstMemberDoesNotSizeTheListpack) {
+  // SADD of 128 members whose first is 4 MB: room for 128 members of the
+  // longest a listpack keeps, not 128 of 4 MB; the member then converts it.
+  const SetLimits limits;
+  const std::string big(4 << 20, 'x');
+  const int64_t before = KeyspaceBytes();
+  SetObject s(big, 128, limits);
+  EXPECT_EQ(s.EncodingName(), "listpack");
+  EXPECT_LT(KeyspaceBytes() - before, 16 * 1024);
+  s.Add(big, limits);
+  EXPECT_EQ(s.EncodingName(), "hashtable");
+  EXPECT_TRUE(s.Contains(big));
+}
+
 TEST(SetObjectConversions, SizedMaybeConvertAndToIntSet) {
   const SetLimits limits;  // 512 / 128 / 64
   SetObject small = SetObject::Sized(3, limits);
