@@ -19,11 +19,16 @@ bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out, std::s
   return false;
 }
 
-bool ParseIntInRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max, int64_t* out) {
-  if (!ParseIntArg(ctx, arg, out)) return false;
+bool ParseIntInRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max, int64_t* out,
+                     std::string_view msg) {
+  if (!ParseIntArg(ctx, arg, out, msg.empty() ? kErrNotInteger : msg)) return false;
   if (*out < min || *out > max) {
-    ctx.reply.Error("ERR value is out of range, value must between " + std::to_string(min) + " and " +
-                    std::to_string(max));
+    if (!msg.empty()) {
+      ctx.reply.Error(msg);
+    } else {
+      ctx.reply.Error("ERR value is out of range, value must between " + std::to_string(min) + " and " +
+                      std::to_string(max));
+    }
     return false;
   }
   return true;
@@ -40,13 +45,21 @@ bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
   return true;
 }
 
+namespace {
+// The running command's full name (the dispatcher and a worker's proxy
+// client set last_cmd before the handler runs).
+const std::string& RunningCommand(const CommandContext& ctx) {
+  static const std::string none;
+  return ctx.client.last_cmd != nullptr ? ctx.client.last_cmd->fullname : none;
+}
+}  // namespace
+
 void ReplyWrongArity(CommandContext& ctx) {
-  ctx.reply.Error("ERR wrong number of arguments for '" + ctx.client.last_cmd->fullname + "' command");
+  ctx.reply.Error("ERR wrong number of arguments for '" + RunningCommand(ctx) + "' command");
 }
 
 void ReplyInvalidExpire(CommandContext& ctx) {
-  std::string name = ctx.client.last_cmd ? ctx.client.last_cmd->fullname : "";
-  ctx.reply.Error("ERR invalid expire time in '" + name + "' command");
+  ctx.reply.Error("ERR invalid expire time in '" + RunningCommand(ctx) + "' command");
 }
 
 // Redis's parseScanCursorOrReply: strtoull over the whole argument.
@@ -87,16 +100,5 @@ bool ParseKeyScanOptions(CommandContext& ctx, bool allow_novalues, ScanOptions* 
   }
   return true;
 }
-
-bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, Db::Entry** out, bool write) {
-  Db::Entry* e = write ? LookupWrite(ctx, key) : LookupRead(ctx, key);
-  if (e != nullptr && e->value.type() != type) {
-    ctx.reply.Error(kErrWrongType);
-    return false;
-  }
-  *out = e;
-  return true;
-}
-
 
 }  // namespace peregrine

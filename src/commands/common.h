@@ -46,10 +46,11 @@ inline std::string AsCString(std::string_view arg) { return std::string(UpToNul(
 bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out,
                  std::string_view error = kErrNotInteger);
 
-// Parses an integer in [min, max] (Redis's getRangeLongFromObjectOrReply
-// without a message of its own): "not an integer", or "value is out of
-// range, value must between <min> and <max>".
-bool ParseIntInRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max, int64_t* out);
+// Parses an integer in [min, max], as Redis's getRangeLongFromObjectOrReply:
+// without `msg`, "not an integer" or "value is out of range, value must
+// between <min> and <max>"; with one, `msg` for both.
+bool ParseIntInRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max, int64_t* out,
+                     std::string_view msg = {});
 
 // Parses a database index (SELECT, MOVE, COPY DB): replies and returns false
 // if it is not an integer or out of range.
@@ -154,7 +155,17 @@ bool ParseKeyScanOptions(CommandContext& ctx, bool allow_novalues, ScanOptions* 
 // Looks `key` up for a command on values of `type` (for a read: counts a
 // hit or miss). Replies WRONGTYPE and returns false if the key holds
 // another type; *out is nullptr if the key is missing.
-bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, Db::Entry** out, bool write = false);
+// Inline: GET and SET come this way, and the type is a constant there.
+inline bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType type, Db::Entry** out,
+                        bool write = false) {
+  Db::Entry* e = write ? LookupWrite(ctx, key) : LookupRead(ctx, key);
+  if (e != nullptr && e->value.type() != type) {
+    ctx.reply.Error(kErrWrongType);
+    return false;
+  }
+  *out = e;
+  return true;
+}
 
 // "ERR wrong number of arguments for '<command>' command", for a command
 // whose arguments the table's arity cannot check (an odd count of pairs).
@@ -192,6 +203,25 @@ std::vector<T> PickDistinct(std::mt19937_64& rng, uint64_t size, uint64_t count,
   }
   return picks;
 }
+
+// Deletes `key` if its container (a hash or set) has nothing left, as Redis
+// deletes an emptied hash or set.
+template <typename Container>
+void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const Container& c) {
+  if (c.size() == 0) ctx.DbOf(key).Erase(key);
+}
+
+// The time options EX PX EXAT PXAT (SET, GETEX, HGETEX, HSETEX).
+enum class ExpireUnit { kNone, kEx, kPx, kExat, kPxat };
+inline ExpireUnit ParseExpireUnit(std::string_view opt) {
+  if (EqualsIgnoreCase(opt, "ex")) return ExpireUnit::kEx;
+  if (EqualsIgnoreCase(opt, "px")) return ExpireUnit::kPx;
+  if (EqualsIgnoreCase(opt, "exat")) return ExpireUnit::kExat;
+  if (EqualsIgnoreCase(opt, "pxat")) return ExpireUnit::kPxat;
+  return ExpireUnit::kNone;
+}
+inline bool InSeconds(ExpireUnit u) { return u == ExpireUnit::kEx || u == ExpireUnit::kExat; }
+inline bool FromNow(ExpireUnit u) { return u == ExpireUnit::kEx || u == ExpireUnit::kPx; }
 
 // "ERR invalid expire time in '<command>' command".
 void ReplyInvalidExpire(CommandContext& ctx);

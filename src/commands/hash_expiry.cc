@@ -25,15 +25,13 @@ constexpr std::string_view kErrFieldsPosition = "ERR Mandatory argument FIELDS i
 constexpr std::string_view kErrNumFieldsMismatch = "ERR The `numfields` parameter must match the number of arguments";
 constexpr std::string_view kErrNumFieldsPositive = "ERR Number of fields must be a positive integer";
 
-// A field expiry time argument (Redis's checks, in its order) as an
-// absolute unix time in ms: `base` is now for relative forms, 0 for the
-// AT forms.
-bool ParseFieldTime(CommandContext& ctx, std::string_view arg, bool seconds, int64_t base, int64_t* at) {
+// A field expiry time argument in `unit` (Redis's checks, in its order) as
+// an absolute unix time in ms.
+bool ParseFieldTime(CommandContext& ctx, std::string_view arg, ExpireUnit unit, int64_t* at) {
+  const bool seconds = InSeconds(unit);
+  const int64_t base = FromNow(unit) ? ctx.now_ms : 0;
   int64_t v;
-  if (!ParseInt64(arg, &v)) {
-    ctx.reply.Error(kErrNotInteger);
-    return false;
-  }
+  if (!ParseIntArg(ctx, arg, &v)) return false;
   if (v < 0) {
     ctx.reply.Error("ERR invalid expire time, must be >= 0");
     return false;
@@ -68,10 +66,7 @@ bool ParseFields(CommandContext& ctx, size_t at, std::string_view count_error,
     return false;
   }
   int64_t n;
-  if (!ParseInt64(args[at + 1], &n) || n < 1) {
-    ctx.reply.Error(count_error);
-    return false;
-  }
+  if (!ParseIntInRange(ctx, args[at + 1], 1, LLONG_MAX, &n, count_error)) return false;
   if (static_cast<uint64_t>(n) != args.size() - at - 2) {
     ctx.reply.Error(kErrNumFieldsMismatch);
     return false;
@@ -93,12 +88,12 @@ void ReplyNulls(CommandContext& ctx, size_t n) {
 // HEXPIRE key seconds [NX | XX | GT | LT] FIELDS numfields field [field ...]
 // (and HPEXPIRE, HEXPIREAT, HPEXPIREAT). Per field: -2 no such field, 0 the
 // condition failed, 1 deadline set, 2 deleted (a time not in the future).
-void HexpireGeneric(CommandContext& ctx, bool seconds, bool relative) {
+void HexpireGeneric(CommandContext& ctx, ExpireUnit unit) {
   const std::string_view key = ctx.args[1];
   Db::Entry* e;
   if (!LookupHash(ctx, key, &e, /*write=*/true)) return;
   int64_t at;
-  if (!ParseFieldTime(ctx, ctx.args[2], seconds, relative ? ctx.now_ms : 0, &at)) return;
+  if (!ParseFieldTime(ctx, ctx.args[2], unit, &at)) return;
   enum class Cond { kNone, kNx, kXx, kGt, kLt } cond = Cond::kNone;
   const std::string_view c = ctx.args[3];
   if (EqualsIgnoreCase(c, "nx")) cond = Cond::kNx;
@@ -144,10 +139,10 @@ void HexpireGeneric(CommandContext& ctx, bool seconds, bool relative) {
   }
   Settle(ctx, key, h, min_before);
 }
-void HexpireCommand(CommandContext& ctx) { HexpireGeneric(ctx, true, true); }
-void HpexpireCommand(CommandContext& ctx) { HexpireGeneric(ctx, false, true); }
-void HexpireatCommand(CommandContext& ctx) { HexpireGeneric(ctx, true, false); }
-void HpexpireatCommand(CommandContext& ctx) { HexpireGeneric(ctx, false, false); }
+void HexpireCommand(CommandContext& ctx) { HexpireGeneric(ctx, ExpireUnit::kEx); }
+void HpexpireCommand(CommandContext& ctx) { HexpireGeneric(ctx, ExpireUnit::kPx); }
+void HexpireatCommand(CommandContext& ctx) { HexpireGeneric(ctx, ExpireUnit::kExat); }
+void HpexpireatCommand(CommandContext& ctx) { HexpireGeneric(ctx, ExpireUnit::kPxat); }
 
 // HTTL / HPTTL / HEXPIRETIME / HPEXPIRETIME key FIELDS numfields field ...
 // Per field: -2 no such field, -1 no deadline, else the time (seconds
@@ -237,7 +232,7 @@ void HgetdelCommand(CommandContext& ctx) {
     ctx.reply.Bulk(v);  // copied out before the field goes
     h.Delete(f);
   }
-  Settle(ctx, key, h, h.min_deadline());
+  DeleteIfEmpty(ctx, key, h);
 }
 
 // HGETEX key [EX seconds | PX ms | EXAT unix-s | PXAT unix-ms | PERSIST]
@@ -249,14 +244,13 @@ void HgetexCommand(CommandContext& ctx) {
   Db::Entry* e;
   if (!LookupHash(ctx, key, &e, /*write=*/true)) return;
   const std::string_view opt = ctx.args[2];
-  bool persist = false, expire = false;
+  const ExpireUnit unit = ParseExpireUnit(opt);
+  const bool expire = unit != ExpireUnit::kNone;
+  bool persist = false;
   int64_t at = 0;
   size_t fields_at = 2;
-  const bool ex = EqualsIgnoreCase(opt, "ex"), px = EqualsIgnoreCase(opt, "px");
-  const bool exat = EqualsIgnoreCase(opt, "exat"), pxat = EqualsIgnoreCase(opt, "pxat");
-  if (ex || px || exat || pxat) {
-    if (!ParseFieldTime(ctx, ctx.args[3], ex || exat, ex || px ? ctx.now_ms : 0, &at)) return;
-    expire = true;
+  if (expire) {
+    if (!ParseFieldTime(ctx, ctx.args[3], unit, &at)) return;
     fields_at = 4;
   } else if (EqualsIgnoreCase(opt, "persist")) {
     persist = true;
@@ -299,11 +293,11 @@ void HgetexCommand(CommandContext& ctx) {
 void HsetexCommand(CommandContext& ctx) {
   const auto args = ctx.args;
   enum class Cond { kNone, kFnx, kFxx } cond = Cond::kNone;
-  bool have_expiry = false, keepttl = false, expire = false;
+  ExpireUnit unit = ExpireUnit::kNone;
+  bool keepttl = false;
   int64_t at = 0;
-  std::span<const std::string_view> pairs;
-  bool have_fields = false;
-  for (size_t i = 2; i < args.size() && !have_fields; i++) {
+  std::span<const std::string_view> pairs;  // empty until FIELDS
+  for (size_t i = 2; i < args.size() && pairs.empty(); i++) {
     const std::string_view a = args[i];
     if (EqualsIgnoreCase(a, "fields")) {
       if (i + 3 >= args.size()) {
@@ -311,25 +305,19 @@ void HsetexCommand(CommandContext& ctx) {
         return;
       }
       int64_t n;
-      if (!ParseInt64(args[i + 1], &n) || n < 1 || n > INT_MAX) {
-        ctx.reply.Error("ERR invalid number of fields");
-        return;
-      }
+      if (!ParseIntInRange(ctx, args[i + 1], 1, INT_MAX, &n, "ERR invalid number of fields")) return;
       const size_t remaining = args.size() - i - 2;
       if (remaining % 2 != 0 || static_cast<uint64_t>(n) != remaining / 2) {
         ReplyWrongArity(ctx);
         return;
       }
       pairs = args.subspan(i + 2);
-      have_fields = true;
-    } else if (EqualsIgnoreCase(a, "ex") || EqualsIgnoreCase(a, "px") || EqualsIgnoreCase(a, "exat") ||
-               EqualsIgnoreCase(a, "pxat") || EqualsIgnoreCase(a, "keepttl")) {
-      if (have_expiry) {
+    } else if (const ExpireUnit u = ParseExpireUnit(a); u != ExpireUnit::kNone || EqualsIgnoreCase(a, "keepttl")) {
+      if (unit != ExpireUnit::kNone || keepttl) {
         ctx.reply.Error("ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified");
         return;
       }
-      have_expiry = true;
-      if (EqualsIgnoreCase(a, "keepttl")) {
+      if (u == ExpireUnit::kNone) {
         keepttl = true;
         continue;
       }
@@ -337,10 +325,8 @@ void HsetexCommand(CommandContext& ctx) {
         ctx.reply.Error("ERR missing expire time");
         return;
       }
-      const bool seconds = EqualsIgnoreCase(a, "ex") || EqualsIgnoreCase(a, "exat");
-      const bool relative = EqualsIgnoreCase(a, "ex") || EqualsIgnoreCase(a, "px");
-      if (!ParseFieldTime(ctx, args[++i], seconds, relative ? ctx.now_ms : 0, &at)) return;
-      expire = true;
+      if (!ParseFieldTime(ctx, args[++i], u, &at)) return;
+      unit = u;
     } else if (EqualsIgnoreCase(a, "fnx") || EqualsIgnoreCase(a, "fxx")) {
       if (cond != Cond::kNone) {
         ctx.reply.Error("ERR Only one of FXX or FNX arguments can be specified");
@@ -352,10 +338,11 @@ void HsetexCommand(CommandContext& ctx) {
       return;
     }
   }
-  if (!have_fields) {
+  if (pairs.empty()) {
     ReplyWrongArity(ctx);
     return;
   }
+  const bool expire = unit != ExpireUnit::kNone;
   const std::string_view key = args[1];
   Db::Entry* e;
   if (!LookupHash(ctx, key, &e, /*write=*/true)) return;

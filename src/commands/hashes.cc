@@ -25,7 +25,8 @@ HashLimits Limits(const CommandContext& ctx) {
 
 bool LookupHash(CommandContext& ctx, std::string_view key, Db::Entry** e, bool write) {
   if (!LookupTyped(ctx, key, ValueType::kHash, e, write)) return false;
-  *e = ctx.DbOf(key).ExpireFieldsOf(*e, key, ctx.now_ms);
+  // (DbOf hashes the key again: only when something is due.)
+  if (*e != nullptr && (*e)->value.hash().FieldsDue(ctx.now_ms)) *e = ctx.DbOf(key).ExpireFieldsOf(*e, key, ctx.now_ms);
   return true;
 }
 
@@ -42,11 +43,10 @@ void ConvertForPairs(HashObject& h, std::span<const std::string_view> pairs, con
 }
 
 void Settle(CommandContext& ctx, std::string_view key, const HashObject& h, int64_t min_before) {
-  Db& db = ctx.DbOf(key);
   if (h.size() == 0) {
-    db.Erase(key);
+    DeleteIfEmpty(ctx, key, h);
   } else if (h.min_deadline() != min_before && h.min_deadline() != 0) {
-    db.NoteHashDeadline(key, h.min_deadline());
+    ctx.DbOf(key).NoteHashDeadline(key, h.min_deadline());
   }
 }
 
@@ -71,11 +71,6 @@ bool HashForRead(CommandContext& ctx, std::string_view key, const HashObject** o
   if (!LookupHash(ctx, key, &e)) return false;
   *out = e == nullptr ? nullptr : &e->value.hash();
   return true;
-}
-
-// Deletes the key if its hash has no fields left.
-void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const HashObject& h) {
-  if (h.size() == 0) ctx.DbOf(key).Erase(key);
 }
 
 // HSET / HMSET key field value [field value ...]

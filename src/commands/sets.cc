@@ -35,11 +35,6 @@ bool SetForRead(CommandContext& ctx, std::string_view key, const SetObject** out
   return true;
 }
 
-// Deletes the key if its set has no members left.
-void DeleteIfEmpty(CommandContext& ctx, std::string_view key, const SetObject& s) {
-  if (s.size() == 0) ctx.DbOf(key).Erase(key);
-}
-
 // A set being built (a multi-key command's result): created at the first
 // member and converted as members arrive, as Redis 7.2 builds it from an
 // empty intset.
@@ -188,13 +183,10 @@ void SpopCommand(CommandContext& ctx) {
     ctx.reply.Error(kErrSyntax);
     return;
   }
-  int64_t count = -1;
-  if (ctx.args.size() == 3 && !ParseIntArg(ctx, ctx.args[2], &count, "ERR value is out of range, must be positive"))
+  int64_t count = -1;  // none
+  if (ctx.args.size() == 3 &&
+      !ParseIntInRange(ctx, ctx.args[2], 0, LLONG_MAX, &count, "ERR value is out of range, must be positive"))
     return;
-  if (ctx.args.size() == 3 && count < 0) {
-    ctx.reply.Error("ERR value is out of range, must be positive");
-    return;
-  }
   Db::Entry* e;
   if (!LookupTyped(ctx, key, ValueType::kSet, &e, /*write=*/true)) return;
   std::string member;
@@ -353,11 +345,7 @@ void SinterstoreCommand(CommandContext& ctx) { SinterGeneric(ctx, true); }
 // SINTERCARD numkeys key [key ...] [LIMIT limit]
 void SintercardCommand(CommandContext& ctx) {
   int64_t numkeys;
-  if (!ParseIntArg(ctx, ctx.args[1], &numkeys, "ERR numkeys should be greater than 0")) return;
-  if (numkeys < 1) {
-    ctx.reply.Error("ERR numkeys should be greater than 0");
-    return;
-  }
+  if (!ParseIntInRange(ctx, ctx.args[1], 1, LLONG_MAX, &numkeys, "ERR numkeys should be greater than 0")) return;
   if (numkeys > static_cast<int64_t>(ctx.args.size()) - 2) {
     ctx.reply.Error("ERR Number of keys can't be greater than number of args");
     return;
@@ -365,11 +353,7 @@ void SintercardCommand(CommandContext& ctx) {
   int64_t limit = 0;
   for (size_t i = 2 + static_cast<size_t>(numkeys); i < ctx.args.size(); i++) {
     if (EqualsIgnoreCase(ctx.args[i], "limit") && i + 1 < ctx.args.size()) {
-      if (!ParseIntArg(ctx, ctx.args[++i], &limit, "ERR LIMIT can't be negative")) return;
-      if (limit < 0) {
-        ctx.reply.Error("ERR LIMIT can't be negative");
-        return;
-      }
+      if (!ParseIntInRange(ctx, ctx.args[++i], 0, LLONG_MAX, &limit, "ERR LIMIT can't be negative")) return;
     } else {
       ctx.reply.Error(kErrSyntax);
       return;

@@ -50,13 +50,7 @@ Db::Entry* StoreString(CommandContext& ctx, Db::Entry* existing, std::string_vie
 // false (after replying WRONGTYPE) if the key holds another type; *out is
 // nullptr if the key is missing.
 bool LookupString(CommandContext& ctx, std::string_view key, Db::Entry** out, bool for_write = false) {
-  Db::Entry* e = for_write ? LookupWrite(ctx, key) : LookupRead(ctx, key);
-  if (e != nullptr && !e->value.is_string()) {
-    ctx.reply.Error(kErrWrongType);
-    return false;
-  }
-  *out = e;
-  return true;
+  return LookupTyped(ctx, key, ValueType::kString, out, for_write);
 }
 
 bool LookupStringForWrite(CommandContext& ctx, std::string_view key, Db::Entry** out) {
@@ -66,17 +60,9 @@ bool LookupStringForWrite(CommandContext& ctx, std::string_view key, Db::Entry**
 // The expiry/condition options shared by SET and GETEX.
 struct StringOptions {
   bool nx = false, xx = false, get = false, keepttl = false, persist = false;
-  enum class Unit { kNone, kEx, kPx, kExat, kPxat } unit = Unit::kNone;
+  ExpireUnit unit = ExpireUnit::kNone;
   std::string_view expire_arg;
 };
-
-StringOptions::Unit ExpireUnit(std::string_view opt) {
-  if (EqualsIgnoreCase(opt, "ex")) return StringOptions::Unit::kEx;
-  if (EqualsIgnoreCase(opt, "px")) return StringOptions::Unit::kPx;
-  if (EqualsIgnoreCase(opt, "exat")) return StringOptions::Unit::kExat;
-  if (EqualsIgnoreCase(opt, "pxat")) return StringOptions::Unit::kPxat;
-  return StringOptions::Unit::kNone;
-}
 
 enum OptionSet : int { kForSet = 1, kForGetex = 2 };
 
@@ -87,7 +73,7 @@ bool ParseStringOptions(CommandContext& ctx, size_t first, int which, StringOpti
   for (size_t i = first; i < a.size(); i++) {
     std::string_view opt = a[i];
     bool has_next = i + 1 < a.size();
-    bool has_expire = o->unit != StringOptions::Unit::kNone;
+    bool has_expire = o->unit != ExpireUnit::kNone;
     if ((which & kForSet) && EqualsIgnoreCase(opt, "nx") && !o->xx) {
       o->nx = true;
     } else if ((which & kForSet) && EqualsIgnoreCase(opt, "xx") && !o->nx) {
@@ -98,8 +84,8 @@ bool ParseStringOptions(CommandContext& ctx, size_t first, int which, StringOpti
       o->keepttl = true;
     } else if ((which & kForGetex) && EqualsIgnoreCase(opt, "persist") && !has_expire) {
       o->persist = true;
-    } else if (StringOptions::Unit unit = ExpireUnit(opt);
-               unit != StringOptions::Unit::kNone && has_next && !o->keepttl && !o->persist &&
+    } else if (ExpireUnit unit = ParseExpireUnit(opt);
+               unit != ExpireUnit::kNone && has_next && !o->keepttl && !o->persist &&
                (!has_expire || o->unit == unit)) {
       // Repeating the same unit is allowed (the last one wins), as in Redis.
       o->unit = unit;
@@ -117,13 +103,13 @@ bool ParseStringOptions(CommandContext& ctx, size_t first, int which, StringOpti
 bool ExpireDeadline(CommandContext& ctx, const StringOptions& o, int64_t* deadline) {
   int64_t v;
   if (!ParseIntArg(ctx, o.expire_arg, &v)) return false;
-  bool seconds = o.unit == StringOptions::Unit::kEx || o.unit == StringOptions::Unit::kExat;
+  bool seconds = InSeconds(o.unit);
   if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) {
     ReplyInvalidExpire(ctx);
     return false;
   }
   if (seconds) v *= 1000;
-  if (o.unit == StringOptions::Unit::kEx || o.unit == StringOptions::Unit::kPx) {
+  if (FromNow(o.unit)) {
     if (v > LLONG_MAX - ctx.now_ms) {
       ReplyInvalidExpire(ctx);
       return false;
@@ -139,7 +125,7 @@ void SetCommand(CommandContext& ctx) {
   StringOptions o;
   if (!ParseStringOptions(ctx, 3, kForSet, &o)) return;
   int64_t deadline = Db::kNoExpire;
-  if (o.unit != StringOptions::Unit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
+  if (o.unit != ExpireUnit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
   std::string_view key = ctx.args[1];
   Db::Entry* e;
   if (o.get) {
@@ -171,7 +157,7 @@ void SetnxCommand(CommandContext& ctx) {
 // SETEX / PSETEX key time value
 void SetWithExpire(CommandContext& ctx, bool seconds) {
   StringOptions o;
-  o.unit = seconds ? StringOptions::Unit::kEx : StringOptions::Unit::kPx;
+  o.unit = seconds ? ExpireUnit::kEx : ExpireUnit::kPx;
   o.expire_arg = ctx.args[2];
   int64_t deadline;
   if (!ExpireDeadline(ctx, o, &deadline)) return;
@@ -224,7 +210,7 @@ void GetexCommand(CommandContext& ctx) {
   }
   // As Redis, the expire value is checked only once the key is known to exist.
   int64_t deadline = Db::kNoExpire;
-  if (o.unit != StringOptions::Unit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
+  if (o.unit != ExpireUnit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
   ReplyString(ctx, e->value.mutable_str());
   if (deadline != Db::kNoExpire) {
     if (deadline <= ctx.now_ms)
