@@ -374,6 +374,13 @@ def test_set_algebra_wrongtype(rc):
     assert members(rc, "d") == b("keep")
 
 
+def test_sintercard_command_info(rc):
+    # numkeys keys: movable, and reported in Redis's flag order.
+    info = rc.execute_command("COMMAND", "INFO", "sintercard")[0]
+    assert info[1] == -3 and info[2] == [b"readonly", b"movablekeys"] and info[3:6] == [0, 0, 0]
+    assert rc.execute_command("COMMAND", "GETKEYS", "SINTERCARD", 2, "a", "b", "LIMIT", 1) == [b"a", b"b"]
+
+
 def test_sintercard_errors(rc):
     rc.execute_command("SADD", "a", "1", "2", "3")
     rc.execute_command("SADD", "b", "2", "3", "4")

@@ -102,9 +102,8 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {kCmdBlocking, "blocking"},    {kCmdLoading, "loading"},       {kCmdStale, "stale"},
       {kCmdSkipMonitor, "skip_monitor"}, {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},
       {kCmdNoAuth, "no_auth"},       {kCmdMayReplicate, "may_replicate"}, {kCmdNoMulti, "no_multi"},
-      {kCmdAllowBusy, "allow_busy"}, {kCmdSentinel, "sentinel"},
-      {kCmdMovableKeys, "movablekeys"},
-  };
+      {kCmdMovableKeys, "movablekeys"}, {kCmdAllowBusy, "allow_busy"}, {kCmdSentinel, "sentinel"},
+  };  // Redis 7.2's order (addReplyFlagsForCommand)
   std::vector<std::string_view> out;
   for (auto [bit, name] : kNames)
     if (flags & bit) out.push_back(name);

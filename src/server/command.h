@@ -41,7 +41,7 @@ enum CommandFlag : uint32_t {
   kCmdNoMulti = 1u << 14,
   kCmdAllowBusy = 1u << 15,
   kCmdSentinel = 1u << 16,
-  // Set by Register for a command with numkeys (COMMAND INFO lists it last).
+  // Set by Register for a command with numkeys.
   kCmdMovableKeys = 1u << 17,
   // Peregrine's own, not reported by COMMAND INFO: the command reads or
   // writes every shard (KEYS, FLUSHALL) or every worker's state (INFO,
