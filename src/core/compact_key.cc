@@ -1,6 +1,8 @@
 // CompactKey encoding, packing and hashing (see compact_key.h).
 #include "core/compact_key.h"
 
+#include "core/splitmix.h"
+
 // xxHash's header-only mode: XXH3 inlined (long keys' hash; short keys have
 // their own, in the header).
 #define XXH_INLINE_ALL
@@ -23,20 +25,13 @@ const uint64_t kSeed = [] {
   return (uint64_t{rd()} << 32) ^ rd();
 }();
 
-// SplitMix64's step: the short-key hash's two secrets from the seed.
-uint64_t SplitMix(uint64_t& x) {
-  uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 }  // namespace
 
+// The short-key hash's two secrets from the seed.
 const std::array<uint64_t, 2> CompactKey::kHashSecret = [] {
   uint64_t x = kSeed;
-  const uint64_t first = SplitMix(x);
-  return std::array<uint64_t, 2>{first, SplitMix(x)};
+  const uint64_t first = SplitMix64(x);
+  return std::array<uint64_t, 2>{first, SplitMix64(x)};
 }();
 
 uint64_t CompactKey::HashLong(std::string_view s) { return XXH3_64bits_withSeed(s.data(), s.size(), kSeed); }

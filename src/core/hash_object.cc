@@ -48,17 +48,20 @@ size_t HashObject::AllocatedBytes() const {
   return CountedUsableSize(ptr_) + table()->AllocatedBytes();
 }
 
-bool HashObject::Get(std::string_view field, std::string_view* value, char* scratch) const {
+const uint8_t* HashObject::FindEntry(std::string_view field) const {
   const packed::Probe probe(field);
   if (encoding() == Encoding::kListpack) {
     Page::Pos pos;
-    if (!page()->Find(probe, &pos)) return false;
-    *value = packed::View(Page::ItemOf(page()->EntryAt(pos), 1), scratch);
-    return true;
+    return page()->Find(probe, &pos) ? page()->EntryAt(pos) : nullptr;
   }
   PackedTable::Ref ref;
-  if (!table()->Find(probe, &ref)) return false;
-  *value = packed::View(ref.item(1), scratch);
+  return table()->Find(probe, &ref) ? ref.entry() : nullptr;
+}
+
+bool HashObject::Get(std::string_view field, std::string_view* value, char* scratch) const {
+  const uint8_t* e = FindEntry(field);
+  if (e == nullptr) return false;
+  *value = packed::View(Page::ItemOf(e, 1), scratch);
   return true;
 }
 
@@ -111,16 +114,9 @@ bool HashObject::SetImpl(std::string_view field, std::string_view value, const H
 }
 
 bool HashObject::GetDeadline(std::string_view field, int64_t* ms) const {
-  const packed::Probe probe(field);
-  if (encoding() == Encoding::kListpack) {
-    Page::Pos pos;
-    if (!page()->Find(probe, &pos)) return false;
-    *ms = Page::DeadlineOfEntry(page()->EntryAt(pos));
-    return true;
-  }
-  PackedTable::Ref ref;
-  if (!table()->Find(probe, &ref)) return false;
-  *ms = Page::DeadlineOfEntry(ref.entry());
+  const uint8_t* e = FindEntry(field);
+  if (e == nullptr) return false;
+  *ms = Page::DeadlineOfEntry(e);
   return true;
 }
 

@@ -167,6 +167,8 @@ class HashObject {
 
   void set_encoding(Encoding e) { tag_ = static_cast<uint8_t>(kValueTag | static_cast<uint8_t>(e)); }
   bool SetImpl(std::string_view field, std::string_view value, const HashLimits& limits, bool keep_deadline);
+  // The entry of `field` (core/packed_page.h), or nullptr.
+  const uint8_t* FindEntry(std::string_view field) const;
   // Lowers the bound to ms if it is below it (ms > 0).
   void NoteDeadline(int64_t ms) {
     const int64_t m = min_deadline();

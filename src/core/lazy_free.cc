@@ -20,9 +20,9 @@ int64_t NowUs() {
       .count();
 }
 
-// Frees what is left of a queued table.
+// Frees a table (what is left of it) and its own block.
 void Finish(PackedTable* t) {
-  t->DestroySome(~size_t{0});
+  t->~PackedTable();
   CountedFree(t);
 }
 
@@ -47,8 +47,7 @@ void FreeTable(PackedTable* t) {
     detail::pending++;
     return;
   }
-  t->~PackedTable();
-  CountedFree(t);
+  Finish(t);
 }
 
 bool RunSlice(int64_t budget_us) {
@@ -58,7 +57,7 @@ bool RunSlice(int64_t budget_us) {
   while (!q.tables.empty()) {
     PackedTable* t = q.tables.front();
     if (t->DestroySome(kPagesPerCheck)) {
-      CountedFree(t);
+      Finish(t);
       q.tables.pop_front();
       detail::pending--;
     }

@@ -2,9 +2,11 @@
 #include "core/packed_table.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "core/memory.h"
+#include "core/splitmix.h"
 
 namespace peregrine {
 
@@ -14,13 +16,7 @@ PackedTable::PackedTable(uint8_t arity) : arity_(arity) {
 }
 
 PackedTable::~PackedTable() {
-  for (uint32_t slot = 0; slot < (uint32_t{1} << depth_);) {
-    Page* p = dir_[slot];
-    slot += uint32_t{1} << (depth_ - p->depth);
-    Page::Destroy(p);
-  }
-  CountedFree(dir_);
-  if (bound_ != nullptr) CountedFree(bound_);
+  if (dir_ != nullptr) DestroySome(SIZE_MAX);
 }
 
 bool PackedTable::DestroySome(size_t max_pages) {
@@ -74,7 +70,6 @@ void PackedTable::RebuildBounds(At&& at) {
   const uint32_t slots = uint32_t{1} << depth_;
   const uint32_t blocks = (slots + kBoundBlock - 1) / kBoundBlock;
   bound_ = static_cast<int64_t*>(CountedAlloc(sizeof(int64_t) * (slots + blocks)));
-  block_min_ = bound_ + slots;
   for (uint32_t i = 0; i < slots; ++i) bound_[i] = at(i);
   for (uint32_t b = 0; b < blocks; ++b) RecomputeBlock(b);
 }
@@ -84,7 +79,7 @@ void PackedTable::RecomputeBlock(uint32_t block) {
   int64_t m = 0;
   for (uint32_t i = block * kBoundBlock; i < end; ++i)
     if (bound_[i] != 0 && (m == 0 || bound_[i] < m)) m = bound_[i];
-  block_min_[block] = m;
+  block_min()[block] = m;
 }
 
 void PackedTable::DoubleDirectory() {
@@ -227,7 +222,7 @@ void PackedTable::LowerBound(uint32_t slot, int64_t ms) {
   const uint32_t span = uint32_t{1} << (depth_ - p->depth);
   for (uint32_t i = first; i < first + span; ++i) bound_[i] = ms;
   for (uint32_t b = first / kBoundBlock; b <= (first + span - 1) / kBoundBlock; ++b)
-    if (block_min_[b] == 0 || ms < block_min_[b]) block_min_[b] = ms;
+    if (int64_t& m = block_min()[b]; m == 0 || ms < m) m = ms;
 }
 
 void PackedTable::SetPageBound(uint32_t first, uint32_t span, int64_t ms) {
@@ -240,7 +235,7 @@ int64_t PackedTable::MinDeadline() const {
   int64_t m = 0;
   const uint32_t blocks = ((uint32_t{1} << depth_) + kBoundBlock - 1) / kBoundBlock;
   for (uint32_t b = 0; b < blocks; ++b)
-    if (block_min_[b] != 0 && (m == 0 || block_min_[b] < m)) m = block_min_[b];
+    if (const int64_t b_min = block_min()[b]; b_min != 0 && (m == 0 || b_min < m)) m = b_min;
   return m;
 }
 
@@ -274,13 +269,7 @@ PackedTable::Ref PackedTable::Random(std::mt19937_64& rng) const {
   // tries: rejection takes a few, and an mt19937_64 draw costs several
   // times a SplitMix64 step (SPOP's profile).
   uint64_t state = rng();
-  auto next = [&state] {
-    state += 0x9e3779b97f4a7c15ULL;
-    uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
+  auto next = [&state] { return SplitMix64(state); };
   const uint32_t mask = (uint32_t{1} << depth_) - 1;
   for (int tries = 0; tries < 200; ++tries) {
     const uint64_t r = next();
@@ -348,7 +337,7 @@ std::string PackedTable::Validate() const {
       int64_t m = 0;
       for (uint32_t i = b * kBoundBlock; i < std::min(slots, (b + 1) * kBoundBlock); ++i)
         if (bound_[i] != 0 && (m == 0 || bound_[i] < m)) m = bound_[i];
-      if (block_min_[b] != m) return "block bound mismatch";
+      if (block_min()[b] != m) return "block bound mismatch";
     }
   }
   if (at_depth != pages_at_depth_) return "pages_at_depth mismatch";

@@ -56,8 +56,8 @@ class PackedTable {
   ~PackedTable();
   // Incremental destruction (core/lazy_free.h): frees up to `max_pages`
   // pages, the directory with the last; returns true when nothing is left.
-  // Nothing else may be called on the table once this has been, and its
-  // destructor must not run (free its own block with CountedFree).
+  // Nothing but this and the destructor (which frees the rest) may be
+  // called on the table once this has been.
   bool DestroySome(size_t max_pages);
   PackedTable(const PackedTable&) = delete;
   PackedTable& operator=(const PackedTable&) = delete;
@@ -98,7 +98,7 @@ class PackedTable {
     if (bound_ == nullptr) return;
     const uint32_t slots = uint32_t{1} << depth_;
     for (uint32_t block = 0; block * kBoundBlock < slots; ++block) {
-      const int64_t m = block_min_[block];
+      const int64_t m = block_min()[block];
       if (m == 0 || m > now_ms) continue;
       const uint32_t end_slot = std::min(slots, (block + 1) * kBoundBlock);
       for (uint32_t slot = block * kBoundBlock; slot < end_slot;) {
@@ -200,10 +200,11 @@ class PackedTable {
   template <typename At>
   void RebuildBounds(At&& at);
   void RecomputeBlock(uint32_t block);
+  // The blocks' least bounds, after the slots' in bound_'s block.
+  int64_t* block_min() const { return bound_ + (size_t{1} << depth_); }
 
   Page** dir_;
-  int64_t* bound_ = nullptr;      // per directory slot (see VisitDue)
-  int64_t* block_min_ = nullptr;  // per kBoundBlock slots, in bound_'s block
+  int64_t* bound_ = nullptr;  // per directory slot, then per kBoundBlock slots (see VisitDue)
   uint8_t depth_ = 0;
   uint8_t arity_;
   uint32_t pages_at_depth_ = 1;  // pages whose depth is depth_
