@@ -37,14 +37,6 @@ BEGIN = "<!-- containers:begin -->"
 END = "<!-- containers:end -->"
 
 
-def encode_cmd(*args) -> bytes:
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
 def send_all(port: int, commands, per_batch: int = 200):
     """Sends the commands (encoded) in pipelined batches; errors are fatal."""
     c = bl.RespClient(port, timeout=300)
@@ -64,7 +56,7 @@ def send_all(port: int, commands, per_batch: int = 200):
 
 def load_hash1m(port, n):
     per = 100
-    for_cmds = (encode_cmd("HSET", "bighash", *[x for i in range(s, min(n, s + per))
+    for_cmds = (bl.encode("HSET", "bighash", *[x for i in range(s, min(n, s + per))
                                                  for x in (b"field:%07d" % i, b"v%07d" % i)])
                 for s in range(0, n, per))
     send_all(port, for_cmds, 20)
@@ -72,24 +64,24 @@ def load_hash1m(port, n):
 
 def load_set1m(port, n):
     per = 100
-    send_all(port, (encode_cmd("SADD", "bigset", *[b"member:%09d" % i for i in range(s, min(n, s + per))])
+    send_all(port, (bl.encode("SADD", "bigset", *[b"member:%09d" % i for i in range(s, min(n, s + per))])
                     for s in range(0, n, per)), 20)
 
 
 def load_int1m(port, n):
     per = 100
-    send_all(port, (encode_cmd("SADD", "intset", *[b"%d" % (i * 7919 % 100_000_000) for i in range(s, min(n, s + per))])
+    send_all(port, (bl.encode("SADD", "intset", *[b"%d" % (i * 7919 % 100_000_000) for i in range(s, min(n, s + per))])
                     for s in range(0, n, per)), 20)
 
 
 def load_hash10(port, keys):
-    send_all(port, (encode_cmd("HSET", b"user:%08d" % k, *[x for f in range(10)
+    send_all(port, (bl.encode("HSET", b"user:%08d" % k, *[x for f in range(10)
                                                            for x in (b"field%d" % f, b"v%07d" % k)])
                     for k in range(keys)))
 
 
 def load_set10(port, keys):
-    send_all(port, (encode_cmd("SADD", b"tags:%08d" % k, *[b"tag:%04d" % ((k + m * 37) % 10000) for m in range(10)])
+    send_all(port, (bl.encode("SADD", b"tags:%08d" % k, *[b"tag:%04d" % ((k + m * 37) % 10000) for m in range(10)])
                     for k in range(keys)))
 
 
@@ -109,15 +101,15 @@ def speed_tests(quick: bool):
     n = 200_000 if quick else 1_000_000
     n1 = 50_000 if quick else 200_000
     return [
-        # id, redis-benchmark args, counted command, requests
-        ("p16_sadd", ["-P", "16", "-r", "1000000", "-t", "sadd"], "sadd", n),
-        ("p16_hset", ["-P", "16", "-r", "1000000", "-t", "hset"], "hset", n),
-        ("p16_spop", ["-P", "16", "-t", "spop"], "spop", n // 2),
-        ("p1_sadd", ["-r", "1000000", "-t", "sadd"], "sadd", n1),
-        ("p1_hset", ["-r", "1000000", "-t", "hset"], "hset", n1),
-        ("p1_spop", ["-t", "spop"], "spop", n1 // 2),
-        ("hgetall100", ["-P", "16", "HGETALL", "h100"], "hgetall", n // 4),
-        ("smembers100", ["-P", "16", "SMEMBERS", "s100"], "smembers", n // 4),
+        # id, redis-benchmark args, requests
+        ("p16_sadd", ["-P", "16", "-r", "1000000", "-t", "sadd"], n),
+        ("p16_hset", ["-P", "16", "-r", "1000000", "-t", "hset"], n),
+        ("p16_spop", ["-P", "16", "-t", "spop"], n // 2),
+        ("p1_sadd", ["-r", "1000000", "-t", "sadd"], n1),
+        ("p1_hset", ["-r", "1000000", "-t", "hset"], n1),
+        ("p1_spop", ["-t", "spop"], n1 // 2),
+        ("hgetall100", ["-P", "16", "HGETALL", "h100"], n // 4),
+        ("smembers100", ["-P", "16", "SMEMBERS", "s100"], n // 4),
     ]
 
 
@@ -158,7 +150,7 @@ def run_memory(spec, workdir, mid, loader, arg, elements):
         srv.shutdown()
 
 
-def run_speed(spec, workdir, tid, args, command, n, rb):
+def run_speed(spec, workdir, tid, args, n, rb):
     srv = bl.Server(spec, workdir)
     try:
         c = srv.client()
@@ -185,9 +177,10 @@ def run_speed(spec, workdir, tid, args, command, n, rb):
         srv.shutdown()
 
 
-def med(xs):
-    xs = sorted(x for x in xs if x is not None)
-    return xs[len(xs) // 2] if xs else None
+def sides(records, rid):
+    """The records of one test: Peregrine's, Redis's."""
+    return ([r for r in records if r["id"] == rid and r["server"] == "peregrine"],
+            [r for r in records if r["id"] == rid and r["server"] == "redis"])
 
 
 def make_plot(records, quick: bool, path: Path) -> bool:
@@ -212,7 +205,7 @@ def make_plot(records, quick: bool, path: Path) -> bool:
             continue
         wrote = True
         for i, server in enumerate(colors):
-            vals = [med([r[metric] for r in records if r["id"] == rid and r["server"] == server]) or 0
+            vals = [bl.median([r[metric] for r in records if r["id"] == rid and r["server"] == server]) or 0
                     for rid, _ in rows]
             ys = [k + (i - 0.5) * 0.38 for k in range(len(rows))]
             bars = ax.barh(ys, vals, height=0.38, color=colors[server], label=labels[server])
@@ -227,7 +220,7 @@ def make_plot(records, quick: bool, path: Path) -> bool:
         ax.set_xlim(right=ax.get_xlim()[1] * 1.1)
     if wrote:
         fig.suptitle("Hashes and sets (#16): bench/containers.py, medians over rounds")
-        handles, names = axes[0].get_legend_handles_labels() or axes[1].get_legend_handles_labels()
+        handles, names = max((ax.get_legend_handles_labels() for ax in axes), key=lambda hn: len(hn[0]))
         fig.legend(handles, names, loc="upper right", fontsize=9)
         fig.tight_layout(rect=(0, 0, 1, 0.95))
         fig.savefig(path, dpi=100)
@@ -242,7 +235,15 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer requests (a check, not a measurement)")
     ap.add_argument("--only", default="", help="comma-separated test ids")
     ap.add_argument("--no-docs", action="store_true")
+    ap.add_argument("--report", action="store_true",
+                    help="measure nothing: rewrite the docs section and plot from bench/results/containers.json")
     args = ap.parse_args(argv)
+    out = Path(bl.REPO) / "bench" / "results" / "containers.json"
+    if args.report:
+        saved = json.loads(out.read_text())
+        rounds = 1 + max(r["round"] for r in saved["records"])
+        write_report(saved["records"], rounds, args.quick, docs=True)
+        return 0
     rb = "redis-benchmark"
     only = set(filter(None, args.only.split(",")))
     records = []
@@ -261,21 +262,27 @@ def main(argv=None) -> int:
                     print(f"{spec.label:9s} {mid:9s} {r['bytes_per_element']:6.1f} B/element "
                           f"({r['encoding']}), DEL {r['del_ms'] or 0:.1f} ms, "
                           f"slowest PING after {r['ping_ms'] or 0:.1f} ms", flush=True)
-            for tid, targs, command, n in speed_tests(args.quick):
+            for tid, targs, n in speed_tests(args.quick):
                 if only and tid not in only:
                     continue
                 for spec in order:
-                    r = run_speed(spec, workdir, tid, targs, command, n, rb)
+                    r = run_speed(spec, workdir, tid, targs, n, rb)
                     r["round"] = rnd
                     records.append(r)
                     print(f"{spec.label:9s} {tid:12s} {r['rps'] or 0:>12,.0f} req/s "
                           f"{r['cpu_us_per_req']:.3f} us/req", flush=True)
-    out = Path(bl.REPO) / "bench" / "results" / "containers.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"records": records, "binary_sha256": digest,
                                "machine": bl.machine_info()}, indent=1))
+    write_report(records, args.rounds, args.quick, docs=not args.no_docs and not only)
+    return 0
+
+
+def write_report(records, rounds: int, quick: bool, docs: bool):
+    """Prints the docs section (medians over rounds; of two, their mean) and,
+    with docs, puts it in docs/benchmarks.md and draws the plot beside it."""
     lines = [BEGIN, "", "### Hashes and sets (#16)", "",
-             f"`python3 bench/containers.py` ({args.rounds} rounds, medians; Redis is Debian's redis-server "
+             f"`python3 bench/containers.py` ({rounds} rounds, medians; Redis is Debian's redis-server "
              "7.0, whose small sets of strings are hashtables: 7.2's set listpacks are newer). Memory is RSS "
              "after loading minus RSS empty, per element; DEL is the time a DEL of the 1M-element container "
              "took to answer, and in brackets the slowest PING in the 300 ms after it (Peregrine frees a large "
@@ -283,40 +290,38 @@ def main(argv=None) -> int:
              "| memory | Peregrine B/elem | Redis B/elem | ratio | target | encodings (P / R) | DEL ms (P / R) (slowest PING after) |",
              "|---|---:|---:|---:|---:|---|---|"]
     for mid, title, *_ in MEMORY:
-        p = [r for r in records if r["id"] == mid and r["server"] == "peregrine"]
-        q = [r for r in records if r["id"] == mid and r["server"] == "redis"]
+        p, q = sides(records, mid)
         if not p or not q:
             continue
-        pm, qm = med([r["bytes_per_element"] for r in p]), med([r["bytes_per_element"] for r in q])
-        dp, dq = med([r["del_ms"] for r in p]), med([r["del_ms"] for r in q])
-        pp, pq = med([r["ping_ms"] for r in p]), med([r["ping_ms"] for r in q])
+        pm, qm = bl.median([r["bytes_per_element"] for r in p]), bl.median([r["bytes_per_element"] for r in q])
+        dp, dq = bl.median([r["del_ms"] for r in p]), bl.median([r["del_ms"] for r in q])
+        pp, pq = bl.median([r["ping_ms"] for r in p]), bl.median([r["ping_ms"] for r in q])
         dels = f"{dp:.1f} / {dq:.1f} ({pp:.1f} / {pq:.1f})" if dp is not None and dq is not None else ""
         lines.append(f"| {title} | {pm:.1f} | {qm:.1f} | {pm / qm:.2f} | ≤ {MEMORY_TARGET[mid]} | "
                      f"{p[0]['encoding']} / {q[0]['encoding']} | {dels} |")
     lines += ["", "| speed | Peregrine req/s | Redis req/s | ratio | Peregrine CPU us/req | Redis CPU us/req | "
               "CPU ratio |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for tid, targs, *_ in speed_tests(args.quick):
-        p = [r for r in records if r["id"] == tid and r["server"] == "peregrine"]
-        q = [r for r in records if r["id"] == tid and r["server"] == "redis"]
+    for tid, *_ in speed_tests(quick):
+        p, q = sides(records, tid)
         if not p or not q:
             continue
-        pr, qr = med([r["rps"] for r in p]), med([r["rps"] for r in q])
-        pc, qc = med([r["cpu_us_per_req"] for r in p]), med([r["cpu_us_per_req"] for r in q])
+        pr, qr = bl.median([r["rps"] for r in p]), bl.median([r["rps"] for r in q])
+        pc, qc = bl.median([r["cpu_us_per_req"] for r in p]), bl.median([r["cpu_us_per_req"] for r in q])
         lines.append(f"| `{p[0]['command']}` | {pr:,.0f} | {qr:,.0f} | {pr / qr:.2f} | {pc:.2f} | {qc:.2f} | "
                      f"{pc / qc:.2f} |")
-    if make_plot(records, args.quick, Path(bl.REPO) / "docs" / "bench_containers.png") and not only:
+    if docs and make_plot(records, quick, Path(bl.REPO) / "docs" / "bench_containers.png"):
         lines += ["", "![hashes and sets: memory per element and CPU per request](bench_containers.png)"]
     lines += ["", END]
     section = "\n".join(lines)
     print(section)
-    if not args.no_docs and not only:
-        docs = Path(bl.REPO) / "docs" / "benchmarks.md"
-        text = docs.read_text()
+    if docs:
+        path = Path(bl.REPO) / "docs" / "benchmarks.md"
+        text = path.read_text()
         if BEGIN in text:
             text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
         else:
             text = text.rstrip("\n") + "\n\n" + section + "\n"
-        docs.write_text(text)
+        path.write_text(text)
     return 0
 
 
