@@ -12,6 +12,21 @@ import pytest
 import redis
 
 
+# Redis's error texts that many tests check (without the leading "ERR ").
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+NOT_INT = "value is not an integer or out of range"
+SYNTAX = "syntax error"
+
+
+def arity(cmd):
+    """The wrong-arity error of `cmd` (lowercase, as Redis names it)."""
+    return "wrong number of arguments for '%s' command" % cmd
+
+
+def encoding(c, key):
+    return c.execute_command("OBJECT", "ENCODING", key)
+
+
 def errmatch(text):
     """Regex matching exactly `text` (redis-py strips the leading 'ERR ')."""
     return "^" + re.escape(text) + "$"

@@ -5,7 +5,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
-from helpers import Conn, client_fields, encode, raises, raw_client, rc, rc3  # noqa: F401
+from helpers import Conn, arity, client_fields, encode, raises, raw_client, rc, rc3  # noqa: F401
 
 BAD_NAME = "Client names cannot contain spaces, newlines or special characters."
 
@@ -15,10 +15,6 @@ CLIENT_FIELDS_70 = ("id addr laddr fd name age idle flags db sub psub ssub multi
 CLIENT_FIELDS_72 = CLIENT_FIELDS_70 + ["lib-name", "lib-ver"]
 
 skip_72 = pytest.mark.skipif(IS_REDIS, reason="Redis 7.2 feature; Debian ships 7.0")
-
-
-def arity(cmd):
-    return "wrong number of arguments for '%s' command" % cmd
 
 
 def parse_hello_resp2(reply):

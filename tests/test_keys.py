@@ -5,15 +5,9 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
-from helpers import make_list, raises, rc, rc3  # noqa: F401  (fixtures)
+from helpers import NOT_INT, SYNTAX, arity, make_list, raises, rc, rc3  # noqa: F401  (fixtures)
 
-SYNTAX = "syntax error"
-NOT_INT = "value is not an integer or out of range"
 DB_RANGE = "DB index is out of range"
-
-
-def arity(cmd):
-    return "wrong number of arguments for '%s' command" % cmd
 
 
 # ---------------------------------------------------------------- DEL / UNLINK / EXISTS / TYPE / TOUCH

@@ -6,13 +6,9 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
-from helpers import Conn, encode, info_dict, raises, raw_client, rc, rc3, require_command  # noqa: F401
+from helpers import Conn, arity, encode, info_dict, raises, raw_client, rc, rc3, require_command  # noqa: F401
 
 skip_72 = pytest.mark.skipif(IS_REDIS, reason="Redis 7.2 feature; Debian ships 7.0")
-
-
-def arity(cmd):
-    return "wrong number of arguments for '%s' command" % cmd
 
 
 # ---------------------------------------------------------------- INFO

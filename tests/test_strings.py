@@ -3,16 +3,9 @@ import time
 
 import pytest
 
-from helpers import make_list, raises, rc, rc3  # noqa: F401  (fixtures)
+from helpers import NOT_INT, SYNTAX, WRONGTYPE, arity, make_list, raises, rc, rc3  # noqa: F401  (fixtures)
 
-WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
-NOT_INT = "value is not an integer or out of range"
 NOT_FLOAT = "value is not a valid float"
-SYNTAX = "syntax error"
-
-
-def arity(cmd):
-    return "wrong number of arguments for '%s' command" % cmd
 
 
 # ---------------------------------------------------------------- GET / SET basics
