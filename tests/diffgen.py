@@ -364,8 +364,8 @@ bad_withvalues_count = st.sampled_from([str(v).encode() for v in (-LLONG_MAX, LL
 
 
 def big_fill(key):
-    """Sets and hashes at the encoding limits: 127-129 members (128: a set
-    listpack's), 511-513 integers (512: the intset's), 511-513 fields (512: a hash
+    """Sets and hashes at the encoding limits: 127-140 members (128: a set
+    listpack's), 117-516 integers (512: the intset's), 300-513 fields (512: a hash
     listpack's). Members and fields distinct: Redis 7.2 picks a SADD's (an HSET's)
     encoding from its argument count before adding, so duplicates would make it
     differ from 7.0."""

@@ -28,7 +28,8 @@ void FreeTable(PackedTable* t);
 // Frees queued tables for about `budget_us` microseconds; returns whether
 // any are left.
 bool RunSlice(int64_t budget_us);
-// Tables queued on this thread (INFO's lazyfree_pending_objects). Inline
+// Tables queued on this thread (for INFO's lazyfree_pending_objects, not
+// reported yet: each worker has its own list). Inline
 // and constant-initialized: the event loop asks on every iteration.
 namespace detail {
 inline thread_local size_t pending = 0;
