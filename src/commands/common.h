@@ -183,7 +183,8 @@ void ReplyScanPage(CommandContext& ctx, uint64_t cursor, const Items& items) {
 // SRANDMEMBER's and HRANDFIELD's `count` distinct picks of a container of
 // `size` elements (0 < count < size), as Redis: for over a third of them,
 // all(&picks) copies every element and random ones are dropped; else one()
-// picks at random until `count` distinct ones (by key(item)) are in.
+// picks at random until `count` distinct ones (by key(item), a
+// std::string_view into the item) are in.
 template <typename T, typename All, typename One, typename Key>
 std::vector<T> PickDistinct(std::mt19937_64& rng, uint64_t size, uint64_t count, All&& all, One&& one, Key&& key) {
   std::vector<T> picks;
@@ -196,10 +197,15 @@ std::vector<T> PickDistinct(std::mt19937_64& rng, uint64_t size, uint64_t count,
     }
     return picks;
   }
-  std::unordered_set<std::string> seen;
+  // The keys are views into `picks`, which never reallocates (reserved).
+  picks.reserve(count);
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(count);
   while (picks.size() < count) {
     T item = one();
-    if (seen.emplace(key(item)).second) picks.push_back(std::move(item));
+    if (seen.count(key(item)) != 0) continue;
+    picks.push_back(std::move(item));
+    seen.insert(key(picks.back()));
   }
   return picks;
 }

@@ -311,7 +311,7 @@ void HrandfieldCommand(CommandContext& ctx) {
         h->Random(rng, &f, &v, s0, s1);
         return Pick(f, v);
       },
-      [](const Pick& p) { return p.first; });
+      [](const Pick& p) { return std::string_view(p.first); });
   header(picks.size());
   for (const auto& [f, v] : picks) reply_pick(f, v);
 }

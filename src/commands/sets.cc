@@ -126,7 +126,7 @@ void SrandmemberCommand(CommandContext& ctx) {
     ctx.reply.Error(kErrSyntax);
     return;
   }
-  std::string member;
+  char scratch[packed::kScratchSize];
   if (ctx.args.size() == 2) {
     const SetObject* s;
     if (!SetForRead(ctx, ctx.args[1], &s)) return;
@@ -134,8 +134,7 @@ void SrandmemberCommand(CommandContext& ctx) {
       ctx.reply.Null();
       return;
     }
-    s->Random(rng, &member);
-    ctx.reply.Bulk(member);
+    ctx.reply.Bulk(s->Random(rng, scratch));
     return;
   }
   int64_t l;
@@ -152,8 +151,7 @@ void SrandmemberCommand(CommandContext& ctx) {
     ctx.reply.ArrayHeader(count);
     for (uint64_t i = 0; i < count; i++) {
       if (ctx.reply.Full()) break;
-      s->Random(rng, &member);
-      ctx.reply.Bulk(member);
+      ctx.reply.Bulk(s->Random(rng, scratch));
     }
     return;
   }
@@ -166,11 +164,8 @@ void SrandmemberCommand(CommandContext& ctx) {
   const std::vector<std::string> picks = PickDistinct<std::string>(
       rng, size, count,
       [&](std::vector<std::string>* all) { s->ForEach([&](std::string_view m) { all->emplace_back(m); }); },
-      [&] {
-        s->Random(rng, &member);
-        return member;
-      },
-      [](const std::string& m) { return m; });
+      [&] { return std::string(s->Random(rng, scratch)); },
+      [](const std::string& m) { return std::string_view(m); });
   ctx.reply.ArrayHeader(picks.size());
   for (const std::string& m : picks) ctx.reply.Bulk(m);
 }
@@ -189,7 +184,6 @@ void SpopCommand(CommandContext& ctx) {
     return;
   Db::Entry* e;
   if (!LookupTyped(ctx, key, ValueType::kSet, &e, /*write=*/true)) return;
-  std::string member;
   if (count < 0) {  // no count: one member or nil
     if (e == nullptr) {
       ctx.reply.Null();
@@ -214,10 +208,7 @@ void SpopCommand(CommandContext& ctx) {
   if (remaining * 5 > static_cast<uint64_t>(count)) {
     // A few of many: popped one at a time (Redis's case 2).
     ctx.reply.SetHeader(static_cast<size_t>(count));
-    for (int64_t i = 0; i < count; i++) {
-      s.PopRandom(rng, &member);
-      ctx.reply.Bulk(member);
-    }
+    for (int64_t i = 0; i < count; i++) s.PopRandom(rng, [&](std::string_view m) { ctx.reply.Bulk(m); });
     return;
   }
   // Most of the set (case 3): the few members that stay move to a new set
@@ -225,10 +216,7 @@ void SpopCommand(CommandContext& ctx) {
   // grows, as Redis 7.2's), and the rest is replied and freed.
   ResultSet kept(Limits(ctx));
   kept.start_listpack = s.encoding() != SetObject::Encoding::kIntSet;
-  for (uint64_t i = 0; i < remaining; i++) {
-    s.PopRandom(rng, &member);
-    kept.Add(member);
-  }
+  for (uint64_t i = 0; i < remaining; i++) s.PopRandom(rng, [&](std::string_view m) { kept.Add(m); });
   ReplyMembers(ctx, &s);
   s = std::move(*kept.set);  // the popped members leave with kept.set
 }

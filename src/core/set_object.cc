@@ -272,21 +272,18 @@ bool SetObject::Remove(std::string_view member) {
   return false;
 }
 
-void SetObject::Random(std::mt19937_64& rng, std::string* out) const {
-  char scratch[packed::kScratchSize];
+std::string_view SetObject::Random(std::mt19937_64& rng, char* scratch) const {
   switch (encoding()) {
     case Encoding::kIntSet:
-      out->assign(FormatMember(intset()->At(static_cast<uint32_t>(rng() % intset()->size())), scratch));
-      break;
+      return FormatMember(intset()->At(static_cast<uint32_t>(rng() % intset()->size())), scratch);
     case Encoding::kListpack: {
       const Page* p = page();
-      out->assign(packed::View(p->EntryAt(p->PosOf(static_cast<uint32_t>(rng() % p->count))), scratch));
-      break;
+      return packed::View(p->EntryAt(p->PosOf(static_cast<uint32_t>(rng() % p->count))), scratch);
     }
     case Encoding::kHashtable:
-      out->assign(packed::View(table()->Random(rng).entry(), scratch));
       break;
   }
+  return packed::View(table()->Random(rng).entry(), scratch);
 }
 
 }  // namespace peregrine

@@ -113,8 +113,10 @@ class SetObject {
     return table()->Scan(cursor, count, [&](const uint8_t* e) { f(packed::View(e, scratch)); });
   }
 
-  // A random member into *out (SRANDMEMBER). REQUIRES: size() > 0.
-  void Random(std::mt19937_64& rng, std::string* out) const;
+  // A random member (SRANDMEMBER): a view valid until the set changes, an
+  // integer formatted into `scratch` (packed::kScratchSize bytes).
+  // REQUIRES: size() > 0.
+  std::string_view Random(std::mt19937_64& rng, char* scratch) const;
   // Removes a random member and returns it in *out (SPOP). REQUIRES:
   // size() > 0.
   void PopRandom(std::mt19937_64& rng, std::string* out) {
