@@ -386,12 +386,7 @@ void HsetexCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterFieldExpiryCommands(CommandTable& t) {
-  auto add = [&](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
-                 std::string_view complexity, std::string_view summary) {
-    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclHash, .first_key = 1,
-                           .last_key = 1, .key_step = 1, .summary = summary, .since = since, .group = "hash",
-                           .complexity = complexity, .handler = h});
-  };
+  auto add = [&](auto&&... spec) { AddHashCommand(t, spec...); };
   constexpr uint32_t kSet = kCmdWrite | kCmdDenyOom | kCmdFast;
   constexpr std::string_view kPerField = "O(N) where N is the number of specified fields";
   add("hexpire", -6, kSet, HexpireCommand, "7.4.0", kPerField,

@@ -342,12 +342,7 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 
 void RegisterHashCommands(CommandTable& t) {
   using hash_commands::RegisterFieldExpiryCommands;
-  auto add = [&](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
-                 std::string_view complexity, std::string_view summary) {
-    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclHash, .first_key = 1,
-                           .last_key = 1, .key_step = 1, .summary = summary, .since = since, .group = "hash",
-                           .complexity = complexity, .handler = h});
-  };
+  auto add = [&](auto&&... spec) { AddHashCommand(t, spec...); };
   add("hset", -4, kWriteFlags | kCmdFast, HsetCommand, "2.0.0",
       "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with "
       "multiple field/value pairs.",

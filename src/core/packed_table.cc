@@ -178,7 +178,7 @@ void PackedTable::MaybeMerge(uint32_t slot) {
 uint32_t PackedTable::MakeRoom(uint64_t hash, size_t size) {
   uint32_t slot = SlotOf(hash);
   const Page* p = dir_[slot];
-  // Past kMaxDepth a page takes what comes, up to kMaxCount entries (48-bit
+  // At kMaxDepth a page takes what comes, up to kMaxCount entries (30-bit
   // hash prefixes all equal: not reachable without breaking the hash).
   while (p->count > 0 && p->depth < kMaxDepth &&
          (p->bytes() + size + 1 > kSplitBytes || p->count == Page::kMaxCount)) {

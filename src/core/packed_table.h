@@ -13,8 +13,9 @@
 // (the directory doubles when the page's depth is D): growth touches one
 // page, never the whole table. A page that falls under a quarter of that
 // merges with its buddy when both fit in half a page, and the directory
-// halves when no page needs its last bit. Pages past kMaxDepth do not split
-// (only a flood of identical 48-bit hash prefixes gets there).
+// halves when no page needs its last bit. Pages at kMaxDepth do not split
+// (a directory of 2^30 slots: only a flood of identical 30-bit hash
+// prefixes gets there).
 //
 // Scan's cursor is a position in hash order (48 bits): the pages are ordered
 // by their prefixes, a split or merge keeps every element at its position,
@@ -40,7 +41,8 @@ namespace peregrine {
 class PackedTable {
  public:
   static constexpr size_t kSplitBytes = 1024;
-  static constexpr int kMaxDepth = 48;
+  static constexpr int kMaxDepth = 30;
+  static_assert(kMaxDepth < 32, "directory slots are 32-bit");
   static constexpr int kCursorBits = 48;
 
   struct Ref {
