@@ -98,8 +98,8 @@ struct Page {
   void Erase(Pos pos);
   // Replaces item `which` of the entry at `pos`. May move the page.
   static Page* ReplaceItem(Page* p, Pos pos, int which, const packed::ItemPlan& plan);
-  // Sets (ms >= 0) or removes (kNoDeadline) the entry's deadline. May move
-  // the page.
+  // Sets (ms > 0: 0 means "none" in the bounds tables and hashes keep) or
+  // removes (kNoDeadline) the entry's deadline. May move the page.
   static Page* SetDeadline(Page* p, Pos pos, int64_t ms);
   // Gives memory back when the block is much larger than its content (after
   // erasing). May move the page.
