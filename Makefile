@@ -79,6 +79,7 @@ integration-test: build pydeps
 # A few seconds: the benchmark harness still runs end to end (not a measurement).
 bench-smoke: build pydeps
 	$(VENV)/bin/python bench/run_bench.py --smoke $(abspath $(BUILD))/peregrine
+	$(VENV)/bin/python bench/containers.py --smoke $(abspath $(BUILD))/peregrine
 
 # Sanitizer builds (Debug, their own build directories). ASan+UBSan runs the
 # unit tests and the black-box suite; ThreadSanitizer the unit tests and the

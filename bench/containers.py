@@ -15,7 +15,7 @@ Speed: redis-benchmark -t sadd,hset,spop with -P 16 and without pipelining
 (SPOP runs on the set SADD filled), HGETALL of a 100-field hash and SMEMBERS
 of a 100-member set (custom commands), requests/s and server CPU per request.
 
-    python3 bench/containers.py [build/release/peregrine] [--rounds 2] [--quick]
+    python3 bench/containers.py [build/release/peregrine] [--rounds 2] [--quick | --smoke] [--report]
 
 Writes bench/results/containers.json and the section between the
 "containers" markers of docs/benchmarks.md.
@@ -97,9 +97,10 @@ MEMORY = [
 MEMORY_TARGET = {"m_hash1m": 0.45, "m_set1m": 0.42, "m_int1m": 0.25, "m_hash10": 0.8, "m_set10": 0.2}
 
 
-def speed_tests(quick: bool):
-    n = 200_000 if quick else 1_000_000
-    n1 = 50_000 if quick else 200_000
+def speed_tests(scale: float):
+    """The speed tests; `scale` shrinks the request counts (--quick, --smoke)."""
+    n = max(1000, int(1_000_000 * scale))
+    n1 = max(1000, int(200_000 * scale))
     return [
         # id, redis-benchmark args, requests
         ("p16_sadd", ["-P", "16", "-r", "1000000", "-t", "sadd"], n),
@@ -177,13 +178,18 @@ def run_speed(spec, workdir, tid, args, n, rb):
         srv.shutdown()
 
 
+def ratio(a, b) -> str:
+    """a / b to two places, or a dash when b is nothing (a run too short to see CPU ticks)."""
+    return f"{a / b:.2f}" if a is not None and b else "—"
+
+
 def sides(records, rid):
     """The records of one test: Peregrine's, Redis's."""
     return ([r for r in records if r["id"] == rid and r["server"] == "peregrine"],
             [r for r in records if r["id"] == rid and r["server"] == "redis"])
 
 
-def make_plot(records, quick: bool, path: Path) -> bool:
+def make_plot(records, scale: float, path: Path) -> bool:
     """Bars of Peregrine's and Redis's medians: bytes per element for the memory
     rows, server CPU per request for the speed rows. Returns whether it wrote."""
     try:
@@ -195,7 +201,7 @@ def make_plot(records, quick: bool, path: Path) -> bool:
     colors = {"peregrine": "#1f77b4", "redis": "#d62728"}
     labels = {"peregrine": "Peregrine", "redis": "Redis 7.0"}
     panels = [("bytes_per_element", "memory: bytes per element (RSS)", [(m[0], m[1]) for m in MEMORY]),
-              ("cpu_us_per_req", "server CPU µs per request", [(t[0], " ".join(t[1])) for t in speed_tests(quick)])]
+              ("cpu_us_per_req", "server CPU µs per request", [(t[0], " ".join(t[1])) for t in speed_tests(scale)])]
     fig, axes = plt.subplots(1, 2, figsize=(14, 5.5))
     wrote = False
     for ax, (metric, title, rows) in zip(axes, panels):
@@ -233,6 +239,8 @@ def main(argv=None) -> int:
     ap.add_argument("peregrine", nargs="?", default=str(bl.DEFAULT_PEREGRINE))
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="fewer requests (a check, not a measurement)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="1%% of the elements, a few requests, one round, no docs: that it all runs (make bench-smoke)")
     ap.add_argument("--only", default="", help="comma-separated test ids")
     ap.add_argument("--no-docs", action="store_true")
     ap.add_argument("--report", action="store_true",
@@ -242,8 +250,12 @@ def main(argv=None) -> int:
     if args.report:
         saved = json.loads(out.read_text())
         rounds = 1 + max(r["round"] for r in saved["records"])
-        write_report(saved["records"], rounds, args.quick, docs=True)
+        write_report(saved["records"], rounds, 0.2 if args.quick else 1.0, docs=True)
         return 0
+    scale = 0.002 if args.smoke else 0.2 if args.quick else 1.0
+    if args.smoke:
+        args.rounds, args.no_docs = 1, True
+    shrink = 100 if args.smoke else 1  # the memory tests' elements
     rb = "redis-benchmark"
     only = set(filter(None, args.only.split(",")))
     records = []
@@ -256,13 +268,13 @@ def main(argv=None) -> int:
                 if only and mid not in only:
                     continue
                 for spec in order:
-                    r = run_memory(spec, workdir, mid, loader, arg, elements)
+                    r = run_memory(spec, workdir, mid, loader, arg // shrink, elements // shrink)
                     r["round"] = rnd
                     records.append(r)
                     print(f"{spec.label:9s} {mid:9s} {r['bytes_per_element']:6.1f} B/element "
                           f"({r['encoding']}), DEL {r['del_ms'] or 0:.1f} ms, "
                           f"slowest PING after {r['ping_ms'] or 0:.1f} ms", flush=True)
-            for tid, targs, n in speed_tests(args.quick):
+            for tid, targs, n in speed_tests(scale):
                 if only and tid not in only:
                     continue
                 for spec in order:
@@ -271,14 +283,15 @@ def main(argv=None) -> int:
                     records.append(r)
                     print(f"{spec.label:9s} {tid:12s} {r['rps'] or 0:>12,.0f} req/s "
                           f"{r['cpu_us_per_req']:.3f} us/req", flush=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"records": records, "binary_sha256": digest,
-                               "machine": bl.machine_info()}, indent=1))
-    write_report(records, args.rounds, args.quick, docs=not args.no_docs and not only)
+    if not args.smoke:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"records": records, "binary_sha256": digest,
+                                   "machine": bl.machine_info()}, indent=1))
+    write_report(records, args.rounds, scale, docs=not args.no_docs and not only)
     return 0
 
 
-def write_report(records, rounds: int, quick: bool, docs: bool):
+def write_report(records, rounds: int, scale: float, docs: bool):
     """Prints the docs section (medians over rounds; of two, their mean) and,
     with docs, puts it in docs/benchmarks.md and draws the plot beside it."""
     lines = [BEGIN, "", "### Hashes and sets (#16)", "",
@@ -297,19 +310,19 @@ def write_report(records, rounds: int, quick: bool, docs: bool):
         dp, dq = bl.median([r["del_ms"] for r in p]), bl.median([r["del_ms"] for r in q])
         pp, pq = bl.median([r["ping_ms"] for r in p]), bl.median([r["ping_ms"] for r in q])
         dels = f"{dp:.1f} / {dq:.1f} ({pp:.1f} / {pq:.1f})" if dp is not None and dq is not None else ""
-        lines.append(f"| {title} | {pm:.1f} | {qm:.1f} | {pm / qm:.2f} | ≤ {MEMORY_TARGET[mid]} | "
+        lines.append(f"| {title} | {pm:.1f} | {qm:.1f} | {ratio(pm, qm)} | ≤ {MEMORY_TARGET[mid]} | "
                      f"{p[0]['encoding']} / {q[0]['encoding']} | {dels} |")
     lines += ["", "| speed | Peregrine req/s | Redis req/s | ratio | Peregrine CPU us/req | Redis CPU us/req | "
               "CPU ratio |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for tid, *_ in speed_tests(quick):
+    for tid, *_ in speed_tests(scale):
         p, q = sides(records, tid)
         if not p or not q:
             continue
         pr, qr = bl.median([r["rps"] for r in p]), bl.median([r["rps"] for r in q])
         pc, qc = bl.median([r["cpu_us_per_req"] for r in p]), bl.median([r["cpu_us_per_req"] for r in q])
-        lines.append(f"| `{p[0]['command']}` | {pr:,.0f} | {qr:,.0f} | {pr / qr:.2f} | {pc:.2f} | {qc:.2f} | "
-                     f"{pc / qc:.2f} |")
-    if docs and make_plot(records, quick, Path(bl.REPO) / "docs" / "bench_containers.png"):
+        lines.append(f"| `{p[0]['command']}` | {pr:,.0f} | {qr:,.0f} | {ratio(pr, qr)} | {pc:.2f} | {qc:.2f} | "
+                     f"{ratio(pc, qc)} |")
+    if docs and make_plot(records, scale, Path(bl.REPO) / "docs" / "bench_containers.png"):
         lines += ["", "![hashes and sets: memory per element and CPU per request](bench_containers.png)"]
     lines += ["", END]
     section = "\n".join(lines)
