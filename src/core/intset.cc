@@ -84,7 +84,7 @@ bool IntSet::Search(int64_t v, uint32_t* pos) const {
 IntSet* IntSet::Resize(IntSet* s, uint32_t count) {
   const size_t need = sizeof(IntSet) + size_t{count} * s->width;
   const size_t usable = CountedUsableSize(s);
-  if (need > usable || (usable > 64 && need < usable / 2)) s = static_cast<IntSet*>(CountedRealloc(s, need));
+  if (need > usable || (usable > 64 && need < usable / 2)) s = static_cast<IntSet*>(CountedRealloc(s, need, usable));
   return s;
 }
 

@@ -97,11 +97,12 @@ void* CountedAlloc(size_t n) {
   return p;
 }
 
-void* CountedRealloc(void* p, size_t n) {
-  const int64_t before = p != nullptr ? static_cast<int64_t>(malloc_usable_size(p)) : 0;
+void* CountedRealloc(void* p, size_t n) { return CountedRealloc(p, n, CountedUsableSize(p)); }
+
+void* CountedRealloc(void* p, size_t n, size_t old_usable) {
   void* q = std::realloc(p, n == 0 ? 1 : n);
   if (q == nullptr) OutOfMemory(n);
-  Count(static_cast<int64_t>(malloc_usable_size(q)) - before);
+  Count(static_cast<int64_t>(malloc_usable_size(q)) - static_cast<int64_t>(old_usable));
   return q;
 }
 

@@ -24,6 +24,8 @@ int64_t TotalKeyspaceBytes();
 // (as Redis's zmalloc): there is no sane way to continue a half-done command.
 void* CountedAlloc(size_t n);
 void* CountedRealloc(void* p, size_t n);
+// The same when the caller has just asked CountedUsableSize(p): one query less.
+void* CountedRealloc(void* p, size_t n, size_t old_usable);
 void CountedFree(void* p);
 // Zeroed memory aligned to `alignment` (a power of two); freed with CountedFree.
 void* CountedCallocAligned(size_t n, size_t alignment);

@@ -114,7 +114,7 @@ Page* Page::Reserve(Page* p, size_t extra_tags, size_t extra) {
   size_t tag_cap = p->tag_cap;
   if (p->count + extra_tags > tag_cap) tag_cap = GrowTagCap(tag_cap, p->count + extra_tags);
   const size_t need = sizeof(Page) + tag_cap + p->used + extra;
-  if (need > CountedUsableSize(p)) p = static_cast<Page*>(CountedRealloc(p, need));
+  if (const size_t usable = CountedUsableSize(p); need > usable) p = static_cast<Page*>(CountedRealloc(p, need, usable));
   if (tag_cap != p->tag_cap) {
     uint8_t* old_entries = p->entries();
     std::memmove(p->tags() + tag_cap, old_entries, p->used);
@@ -215,7 +215,7 @@ Page* Page::Shrink(Page* p) {
     std::memmove(p->tags() + tag_cap, p->entries(), p->used);
     p->tag_cap = static_cast<uint16_t>(tag_cap);
   }
-  return static_cast<Page*>(CountedRealloc(p, p->bytes()));
+  return static_cast<Page*>(CountedRealloc(p, p->bytes(), usable));
 }
 
 }  // namespace peregrine
