@@ -90,21 +90,33 @@ int64_t TotalKeyspaceBytes() {
   return sum;
 }
 
-void* CountedAlloc(size_t n) {
+void* CountedAlloc(size_t n, size_t* usable) {
   void* p = std::malloc(n == 0 ? 1 : n);
   if (p == nullptr) OutOfMemory(n);
-  Count(static_cast<int64_t>(malloc_usable_size(p)));
+  *usable = malloc_usable_size(p);
+  Count(static_cast<int64_t>(*usable));
   return p;
 }
 
-void* CountedRealloc(void* p, size_t n) { return CountedRealloc(p, n, CountedUsableSize(p)); }
+void* CountedAlloc(size_t n) {
+  size_t usable;
+  return CountedAlloc(n, &usable);
+}
 
-void* CountedRealloc(void* p, size_t n, size_t old_usable) {
+void* CountedRealloc(void* p, size_t n, size_t old_usable, size_t* usable) {
   void* q = std::realloc(p, n == 0 ? 1 : n);
   if (q == nullptr) OutOfMemory(n);
-  Count(static_cast<int64_t>(malloc_usable_size(q)) - static_cast<int64_t>(old_usable));
+  *usable = malloc_usable_size(q);
+  Count(static_cast<int64_t>(*usable) - static_cast<int64_t>(old_usable));
   return q;
 }
+
+void* CountedRealloc(void* p, size_t n, size_t old_usable) {
+  size_t usable;
+  return CountedRealloc(p, n, old_usable, &usable);
+}
+
+void* CountedRealloc(void* p, size_t n) { return CountedRealloc(p, n, CountedUsableSize(p)); }
 
 void* CountedCallocAligned(size_t n, size_t alignment) {
   if (n == 0) n = alignment;

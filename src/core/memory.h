@@ -24,8 +24,12 @@ int64_t TotalKeyspaceBytes();
 // (as Redis's zmalloc): there is no sane way to continue a half-done command.
 void* CountedAlloc(size_t n);
 void* CountedRealloc(void* p, size_t n);
-// The same when the caller has just asked CountedUsableSize(p): one query less.
+// The same when the caller knows the block's usable size: one query less.
 void* CountedRealloc(void* p, size_t n, size_t old_usable);
+// The same, also telling the new block's usable size (a caller that keeps
+// its capacity asks the allocator no more).
+void* CountedAlloc(size_t n, size_t* usable);
+void* CountedRealloc(void* p, size_t n, size_t old_usable, size_t* usable);
 void CountedFree(void* p);
 // Zeroed memory aligned to `alignment` (a power of two); freed with CountedFree.
 void* CountedCallocAligned(size_t n, size_t alignment);

@@ -30,15 +30,19 @@ uint16_t GrowTagCap(size_t cap, size_t need) {
 Page* Page::Create(uint8_t arity, uint8_t depth, size_t count_hint, size_t bytes_hint) {
   size_t cap = count_hint <= kExactTags ? count_hint : (count_hint + 3) & ~size_t{3};
   if (cap > kMaxCount) cap = kMaxCount;
-  Page* p = static_cast<Page*>(CountedAlloc(sizeof(Page) + cap + bytes_hint));
+  size_t usable;
+  Page* p = static_cast<Page*>(CountedAlloc(sizeof(Page) + cap + bytes_hint, &usable));
   p->used = 0;
   p->count = 0;
   p->tag_cap = static_cast<uint16_t>(cap);
   p->depth = depth;
   p->arity = arity;
   p->flags = 0;
+  p->set_capacity(usable);
   return p;
 }
+
+size_t Page::capacity() const { return cap8 != 0 ? size_t{cap8} * 8 : CountedUsableSize(this); }
 
 void Page::Destroy(Page* p) {
   const uint8_t* e = p->entries();
@@ -55,7 +59,7 @@ void Page::Destroy(Page* p) {
 void Page::FreeBlock(Page* p) { CountedFree(p); }
 
 size_t Page::AllocatedBytes() const {
-  size_t n = CountedUsableSize(this);
+  size_t n = capacity();
   const uint8_t* e = entries();
   const uint8_t* end = e + used;
   while (e < end) {
@@ -114,7 +118,11 @@ Page* Page::Reserve(Page* p, size_t extra_tags, size_t extra) {
   size_t tag_cap = p->tag_cap;
   if (p->count + extra_tags > tag_cap) tag_cap = GrowTagCap(tag_cap, p->count + extra_tags);
   const size_t need = sizeof(Page) + tag_cap + p->used + extra;
-  if (const size_t usable = CountedUsableSize(p); need > usable) p = static_cast<Page*>(CountedRealloc(p, need, usable));
+  if (const size_t usable = p->capacity(); need > usable) {
+    size_t got;
+    p = static_cast<Page*>(CountedRealloc(p, need, usable, &got));
+    p->set_capacity(got);
+  }
   if (tag_cap != p->tag_cap) {
     uint8_t* old_entries = p->entries();
     std::memmove(p->tags() + tag_cap, old_entries, p->used);
@@ -152,11 +160,7 @@ Page* Page::Append(Page* p, uint8_t tag, const packed::ItemPlan* items, int64_t 
 
 Page* Page::AppendRaw(Page* p, uint8_t tag, const uint8_t* entry, size_t size) {
   p = Reserve(p, 1, size);
-  std::memcpy(p->entries() + p->used, entry, size);
-  if (entry[0] == packed::kHeaderDeadline) p->flags |= kHasDeadlines;
-  p->tags()[p->count] = tag;
-  p->count++;
-  p->used += static_cast<uint32_t>(size);
+  p->AppendRawFits(tag, entry, size);
   return p;
 }
 
@@ -206,7 +210,7 @@ Page* Page::SetDeadline(Page* p, Pos pos, int64_t ms) {
 }
 
 Page* Page::Shrink(Page* p) {
-  const size_t usable = CountedUsableSize(p);
+  const size_t usable = p->capacity();
   const size_t need = p->bytes();
   if (usable <= 64 || need >= usable / 2) return p;
   // Tags may have more room than the entries need now.
@@ -215,7 +219,10 @@ Page* Page::Shrink(Page* p) {
     std::memmove(p->tags() + tag_cap, p->entries(), p->used);
     p->tag_cap = static_cast<uint16_t>(tag_cap);
   }
-  return static_cast<Page*>(CountedRealloc(p, p->bytes(), usable));
+  size_t got;
+  p = static_cast<Page*>(CountedRealloc(p, p->bytes(), usable, &got));
+  p->set_capacity(got);
+  return p;
 }
 
 }  // namespace peregrine

@@ -12,7 +12,8 @@
 //   +-----------+-------------------+---------------------------------+-------+
 //     used: bytes of entries, count: entries, tag_cap: room for tags,
 //     depth: the large table's local depth, arity: items per entry (1 or 2),
-//     flags: kHasDeadlines once an entry got a deadline
+//     flags: kHasDeadlines once an entry got a deadline, cap8: the block's
+//     usable size / 8 (0 if that does not fit: then the allocator is asked)
 //
 // Entries stay in insertion order; erasing one moves the ones after it.
 // Growing reallocates to the size needed (the allocator's size class is the
@@ -22,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "core/packed.h"
 
@@ -38,7 +40,10 @@ struct Page {
   uint16_t tag_cap;  // room for tags
   uint8_t depth;     // local depth in a PackedTable (0 otherwise)
   uint8_t arity;     // items per entry: 1 or 2
-  uint16_t flags;
+  uint16_t flags : 1;
+  // The block's usable size in 8-byte units, when it is a multiple of 8 and
+  // fits; 0 otherwise. Growing by an entry then asks the allocator nothing.
+  uint16_t cap8 : 15;
 
   // A position: an entry's index and its offset from entries().
   struct Pos {
@@ -52,6 +57,8 @@ struct Page {
   const uint8_t* entries() const { return tags() + tag_cap; }
   // Bytes in use (header, tags, entries).
   size_t bytes() const { return sizeof(Page) + tag_cap + used; }
+  // The block's usable size.
+  size_t capacity() const;
 
   // A new empty page with room for `count_hint` entries of `bytes_hint`
   // bytes in all. Free it with Destroy.
@@ -94,6 +101,15 @@ struct Page {
   // Appends an entry's bytes as they are (moving an entry between pages:
   // external items change owner, nothing is allocated for them).
   static Page* AppendRaw(Page* p, uint8_t tag, const uint8_t* entry, size_t size);
+  // The same into a page that has the room (a page created for the entries
+  // it will hold). REQUIRES: count < tag_cap, bytes() + size <= capacity().
+  void AppendRawFits(uint8_t tag, const uint8_t* entry, size_t size) {
+    std::memcpy(entries() + used, entry, size);
+    if (entry[0] == packed::kHeaderDeadline) flags |= kHasDeadlines;
+    tags()[count] = tag;
+    count++;
+    used += static_cast<uint32_t>(size);
+  }
   // Removes the entry at `pos` and frees what its items hold outside.
   void Erase(Pos pos);
   // Replaces item `which` of the entry at `pos`. May move the page.
@@ -106,6 +122,9 @@ struct Page {
   static Page* Shrink(Page* p);
 
  private:
+  void set_capacity(size_t usable) {
+    cap8 = usable % 8 == 0 && usable / 8 <= 0x7FFF ? static_cast<uint16_t>(usable / 8) : 0;
+  }
   // Makes room for one more tag and `extra` more bytes of entries. May move
   // the page.
   static Page* Reserve(Page* p, size_t extra_tags, size_t extra);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <memory>
 #include <string>
 
 #include "core/memory.h"
@@ -127,13 +129,33 @@ void PackedTable::Split(uint32_t slot) {
     slot <<= 1;
   }
   const uint8_t d = p->depth;
-  Page* half[2] = {Page::Create(arity_, d + 1, p->count / 2 + 4, p->used / 2 + 32),
-                   Page::Create(arity_, d + 1, p->count / 2 + 4, p->used / 2 + 32)};
+  // First the half each entry goes to (its hash's next bit) and the halves'
+  // sizes, then each half allocated once at its size and filled: no growth
+  // step (reallocation, tags moving the entries) while moving.
+  uint64_t stack_bits[16];  // a page under kSplitBytes has at most 1,024 entries
+  std::unique_ptr<uint64_t[]> heap_bits;
+  uint64_t* bits = stack_bits;
+  if (p->count > 64 * std::size(stack_bits)) {
+    heap_bits = std::make_unique<uint64_t[]>((p->count + 63) / 64);
+    bits = heap_bits.get();
+  }
+  size_t count[2] = {0, 0}, bytes[2] = {0, 0};
   const uint8_t* e = p->entries();
   for (uint32_t i = 0; i < p->count; ++i) {
     const size_t size = p->EntrySize(e);
-    const int bit = static_cast<int>((HashOfEntry(e) >> (63 - d)) & 1);
-    half[bit] = Page::AppendRaw(half[bit], p->tags()[i], e, size);
+    const uint64_t bit = (HashOfEntry(e) >> (63 - d)) & 1;
+    if (i % 64 == 0) bits[i / 64] = 0;
+    bits[i / 64] |= bit << (i % 64);
+    count[bit]++;
+    bytes[bit] += size;
+    e += size;
+  }
+  Page* half[2] = {Page::Create(arity_, d + 1, count[0], bytes[0]), Page::Create(arity_, d + 1, count[1], bytes[1])};
+  e = p->entries();
+  for (uint32_t i = 0; i < p->count; ++i) {
+    const size_t size = p->EntrySize(e);
+    const int bit = static_cast<int>((bits[i / 64] >> (i % 64)) & 1);
+    half[bit]->AppendRawFits(p->tags()[i], e, size);
     e += size;
   }
   const uint32_t first = FirstSlot(slot, p);

@@ -122,6 +122,9 @@ void CheckPage(const Page* p, const PageModel& m) {
     pos = p->Next(pos);
   }
   ASSERT_EQ(pos.offset, p->used);
+  // The capacity the page keeps is the allocator's (0 = it asks).
+  ASSERT_EQ(p->capacity(), CountedUsableSize(p));
+  ASSERT_LE(p->bytes(), p->capacity());
 }
 
 TEST(PackedPage, AgreesWithAModel) {
