@@ -57,6 +57,13 @@ def make_list(c, key, *values):
         raise
 
 
+def fails(c, text, *cmds):
+    """Each command (a tuple of arguments) fails with exactly `text`."""
+    for cmd in cmds:
+        with raises(text):
+            c.execute_command(*cmd)
+
+
 def require_command(c, name):
     """Skip the calling test when the server does not know command `name`."""
     if c.execute_command("COMMAND", "INFO", name) == [None]:

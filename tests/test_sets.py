@@ -9,7 +9,7 @@ import pytest
 
 from conftest import IS_REDIS
 from helpers import (  # noqa: F401  (fixtures)
-    Conn, NOT_INT, SYNTAX, WRONGTYPE, arity, config_set, encoding, raises, raw_client, rc, rc3)
+    Conn, NOT_INT, SYNTAX, WRONGTYPE, arity, fails, config_set, encoding, raises, raw_client, rc, rc3)
 
 POSITIVE = "value is out of range, must be positive"
 LLONG_RANGE = ("value is out of range, value must between "
@@ -21,13 +21,6 @@ skip_72 = pytest.mark.skipif(
 # Keys spread over shards (with --threads N) and keys sharing one hash tag.
 SPREAD = ("a", "b", "c", "x", "y")
 TAGGED = ("{t}a", "{t}b", "{t}c", "{t}d", "{t}e")
-
-
-def fails(c, text, *cmds):
-    """Each command (a tuple of arguments) fails with exactly `text`."""
-    for cmd in cmds:
-        with raises(text):
-            c.execute_command(*cmd)
 
 
 def members(c, key):

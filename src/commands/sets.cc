@@ -407,12 +407,7 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 }  // namespace
 
 void RegisterSetCommands(CommandTable& t) {
-  auto add = [&](std::string_view name, int arity, uint32_t flags, int first, int last, CommandHandler h,
-                 std::string_view since, std::string_view complexity, std::string_view summary) {
-    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclSet, .first_key = first,
-                           .last_key = last, .key_step = 1, .summary = summary, .since = since, .group = "set",
-                           .complexity = complexity, .handler = h});
-  };
+  auto add = FamilyRegistrar(t, kAclSet, "set");
   add("sadd", -3, kWriteFlags | kCmdFast, 1, 1, SaddCommand, "1.0.0",
       "O(1) for each element added, so O(N) to add N elements when the command is called with multiple "
       "arguments.",

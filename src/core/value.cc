@@ -21,6 +21,7 @@ Value::Value(const Value& other) {
   switch (other.type()) {
     case ValueType::kSet: new (&set_) SetObject(other.set_.Clone()); break;
     case ValueType::kHash: new (&hash_) HashObject(other.hash_.Clone()); break;
+    case ValueType::kList: new (&list_) ListObject(other.list_.Clone()); break;
     default: new (&str_) CompactString(other.str_); break;
   }
   raw()[kSpare] = other.raw()[kSpare];
@@ -30,6 +31,7 @@ void Value::DestroyContainer() {
   switch (type()) {
     case ValueType::kSet: set_.~SetObject(); break;
     case ValueType::kHash: hash_.~HashObject(); break;
+    case ValueType::kList: list_.~ListObject(); break;
     default: break;
   }
 }
@@ -38,6 +40,7 @@ std::string_view Value::EncodingName() const {
   switch (type()) {
     case ValueType::kSet: return set_.EncodingName();
     case ValueType::kHash: return hash_.EncodingName();
+    case ValueType::kList: return list_.EncodingName();
     default: break;
   }
   switch (str_.encoding()) {
@@ -52,6 +55,7 @@ size_t Value::HeapBytes() const {
   switch (type()) {
     case ValueType::kSet: return set_.AllocatedBytes();
     case ValueType::kHash: return hash_.AllocatedBytes();
+    case ValueType::kList: return list_.AllocatedBytes();
     default: return str_.HeapBytes();
   }
 }

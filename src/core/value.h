@@ -1,8 +1,8 @@
 // A stored value in 16 bytes: a string (a CompactString: inline up to 14
 // bytes, 15 ASCII bytes packed, integers as int64, longer strings on the
 // heap) or a container handle (a pointer to the container's block and its
-// encoding): a set (SetObject) or a hash (HashObject). Lists, sorted sets and
-// streams will be further container types.
+// encoding): a list (ListObject), a set (SetObject) or a hash (HashObject).
+// Sorted sets and streams will be further container types.
 //
 // Byte 15 is the tag that tells them apart: a CompactString's own tags are
 // below 0x80; a container's is 0x80 | type << 3 | encoding (the containers
@@ -20,6 +20,7 @@
 
 #include "core/compact_string.h"
 #include "core/hash_object.h"
+#include "core/list_object.h"
 #include "core/set_object.h"
 
 namespace peregrine {
@@ -35,6 +36,7 @@ class Value {
   explicit Value(CompactString s) noexcept : str_(std::move(s)) {}
   explicit Value(SetObject s) noexcept : set_(std::move(s)) {}
   explicit Value(HashObject h) noexcept : hash_(std::move(h)) {}
+  explicit Value(ListObject l) noexcept : list_(std::move(l)) {}
   // A string value as SET stores it (canonical integers integer-encoded).
   static Value String(std::string_view s) { return Value(CompactString::FromValue(s)); }
 
@@ -74,15 +76,18 @@ class Value {
   bool is_string() const { return (raw()[kTag] & kContainerFlag) == 0; }
   bool is_set() const { return (raw()[kTag] & kTypeMask) == SetObject::kValueTag; }
   bool is_hash() const { return (raw()[kTag] & kTypeMask) == HashObject::kValueTag; }
+  bool is_list() const { return (raw()[kTag] & kTypeMask) == ListObject::kValueTag; }
 
   // REQUIRES: is_string().
   const CompactString& str() const { return str_; }
   CompactString& mutable_str() { return str_; }
-  // REQUIRES: is_set() / is_hash().
+  // REQUIRES: is_set() / is_hash() / is_list().
   const SetObject& set() const { return set_; }
   SetObject& mutable_set() { return set_; }
   const HashObject& hash() const { return hash_; }
   HashObject& mutable_hash() { return hash_; }
+  const ListObject& list() const { return list_; }
+  ListObject& mutable_list() { return list_; }
 
   // The key's access data (see above).
   uint8_t access() const { return raw()[kSpare]; }
@@ -107,11 +112,13 @@ class Value {
     CompactString str_;
     SetObject set_;
     HashObject hash_;
+    ListObject list_;
   };
 };
 
 static_assert(sizeof(Value) == 16);
 static_assert((SetObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kSet));
 static_assert((HashObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kHash));
+static_assert((ListObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kList));
 
 }  // namespace peregrine

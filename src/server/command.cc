@@ -113,7 +113,7 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
 std::vector<std::string_view> AclCategoryNames(uint32_t categories) {
   static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
       {kAclKeyspace, "@keyspace"}, {kAclRead, "@read"},         {kAclWrite, "@write"},
-      {kAclSet, "@set"},           {kAclHash, "@hash"},  // Redis's order
+      {kAclSet, "@set"},           {kAclList, "@list"},         {kAclHash, "@hash"},  // Redis's order
       {kAclString, "@string"},     {kAclFast, "@fast"},         {kAclSlow, "@slow"},
       {kAclAdmin, "@admin"},       {kAclDangerous, "@dangerous"}, {kAclConnection, "@connection"},
       {kAclTransaction, "@transaction"}, {kAclPubsub, "@pubsub"}, {kAclBlocking, "@blocking"},

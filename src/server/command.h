@@ -75,6 +75,7 @@ enum AclCategory : uint32_t {
   kAclBlocking = 1u << 11,
   kAclHash = 1u << 12,
   kAclSet = 1u << 13,
+  kAclList = 1u << 14,
 };
 
 // Everything a handler may touch while it runs. Lives for one command, on the
@@ -188,5 +189,6 @@ void RegisterServerCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);
+void RegisterListCommands(CommandTable& table);
 
 }  // namespace peregrine

@@ -1,0 +1,489 @@
+// List commands: LPUSH/RPUSH(X), LPOP/RPOP (count), LLEN, LINDEX, LSET,
+// LRANGE, LTRIM, LREM, LINSERT, LPOS, LMOVE, RPOPLPUSH, LMPOP, on a
+// ListObject (core/list_object.h) per key, with Redis 7.2's replies, error
+// texts and encoding conversions. A list whose last item goes is deleted.
+// LMOVE, RPOPLPUSH and LMPOP may read and write keys of several shards: the
+// dispatcher holds them all while the command runs (ctx.DbOf). The blocking
+// commands are not here yet (docs/lists.md).
+#include <climits>
+#include <string>
+#include <string_view>
+
+#include "commands/common.h"
+#include "core/list_object.h"
+#include "server/server.h"
+
+namespace peregrine {
+namespace {
+
+using End = ListObject::End;
+
+ListLimits Limits(const CommandContext& ctx) { return ListLimits{ctx.server.config().list_max_listpack_size}; }
+
+// The list at `key` for a read: false after replying WRONGTYPE; *out is
+// nullptr if the key is missing.
+bool ListForRead(CommandContext& ctx, std::string_view key, const ListObject** out) {
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kList, &e)) return false;
+  *out = e == nullptr ? nullptr : &e->value.list();
+  return true;
+}
+
+// LEFT / RIGHT (Redis's getListPositionFromObjectOrReply).
+bool ParseEnd(CommandContext& ctx, std::string_view arg, End* end) {
+  if (EqualsIgnoreCase(arg, "left")) {
+    *end = End::kHead;
+  } else if (EqualsIgnoreCase(arg, "right")) {
+    *end = End::kTail;
+  } else {
+    ctx.reply.Error(kErrSyntax);
+    return false;
+  }
+  return true;
+}
+
+// After items left the list at `key`: deletes it when empty, else lets it
+// convert back to a listpack (Redis's LIST_CONV_SHRINKING).
+void AfterRemoval(CommandContext& ctx, std::string_view key, ListObject& l) {
+  if (l.size() == 0)
+    ctx.DbOf(key).Erase(key);
+  else
+    l.MaybeShrinkEncoding(Limits(ctx));
+}
+
+// LPUSH/RPUSH and the X forms (only onto an existing list).
+void PushGeneric(CommandContext& ctx, End end, bool only_existing) {
+  std::string_view key = ctx.args[1];
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kList, &e, /*write=*/true)) return;
+  if (e == nullptr) {
+    if (only_existing) {
+      ctx.reply.Integer(0);
+      return;
+    }
+    e = InsertKey(ctx, ctx.DbOf(key), key, Value(ListObject()));
+  }
+  ListObject& l = e->value.mutable_list();
+  l.Push(end, ctx.args.subspan(2), Limits(ctx));
+  ctx.reply.Integer(static_cast<int64_t>(l.size()));
+}
+
+void LpushCommand(CommandContext& ctx) { PushGeneric(ctx, End::kHead, false); }
+void RpushCommand(CommandContext& ctx) { PushGeneric(ctx, End::kTail, false); }
+void LpushxCommand(CommandContext& ctx) { PushGeneric(ctx, End::kHead, true); }
+void RpushxCommand(CommandContext& ctx) { PushGeneric(ctx, End::kTail, true); }
+
+// Pops up to `count` items from `end` and replies them as an array (Redis's
+// listPopRangeAndReplyWithKey without the key).
+void PopRangeReply(CommandContext& ctx, std::string_view key, ListObject& l, End end, int64_t count) {
+  const size_t n = static_cast<uint64_t>(count) < l.size() ? static_cast<size_t>(count) : l.size();
+  ctx.reply.ArrayHeader(n);
+  for (size_t i = 0; i < n; i++) l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
+  AfterRemoval(ctx, key, l);
+}
+
+// LPOP/RPOP key [count]
+void PopGeneric(CommandContext& ctx, End end) {
+  std::string_view key = ctx.args[1];
+  if (ctx.args.size() > 3) {
+    ReplyWrongArity(ctx);
+    return;
+  }
+  const bool has_count = ctx.args.size() == 3;
+  int64_t count = 0;
+  if (has_count &&
+      !ParseIntInRange(ctx, ctx.args[2], 0, LLONG_MAX, &count, "ERR value is out of range, must be positive"))
+    return;
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kList, &e, /*write=*/true)) return;
+  if (e == nullptr) {
+    has_count ? ctx.reply.NullArray() : ctx.reply.Null();
+    return;
+  }
+  ListObject& l = e->value.mutable_list();
+  if (has_count) {
+    if (count == 0)
+      ctx.reply.ArrayHeader(0);
+    else
+      PopRangeReply(ctx, key, l, end, count);
+    return;
+  }
+  l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
+  AfterRemoval(ctx, key, l);
+}
+
+void LpopCommand(CommandContext& ctx) { PopGeneric(ctx, End::kHead); }
+void RpopCommand(CommandContext& ctx) { PopGeneric(ctx, End::kTail); }
+
+void LlenCommand(CommandContext& ctx) {
+  const ListObject* l;
+  if (!ListForRead(ctx, ctx.args[1], &l)) return;
+  ctx.reply.Integer(l == nullptr ? 0 : static_cast<int64_t>(l->size()));
+}
+
+// An index counted from the end when negative; false when out of range.
+bool ResolveIndex(const ListObject& l, int64_t index, size_t* out) {
+  const int64_t len = static_cast<int64_t>(l.size());
+  if (index < 0) index += len;
+  if (index < 0 || index >= len) return false;
+  *out = static_cast<size_t>(index);
+  return true;
+}
+
+void LindexCommand(CommandContext& ctx) {
+  const ListObject* l;
+  if (!ListForRead(ctx, ctx.args[1], &l)) return;
+  if (l == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  int64_t index;
+  if (!ParseIntArg(ctx, ctx.args[2], &index)) return;
+  size_t at;
+  if (!ResolveIndex(*l, index, &at)) {
+    ctx.reply.Null();
+    return;
+  }
+  char scratch[packed::kScratchSize];
+  ctx.reply.Bulk(l->View(l->Seek(at), scratch));
+}
+
+void LsetCommand(CommandContext& ctx) {
+  std::string_view key = ctx.args[1];
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kList, &e, /*write=*/true)) return;
+  if (e == nullptr) {
+    ctx.reply.Error(kErrNoSuchKey);
+    return;
+  }
+  int64_t index;
+  if (!ParseIntArg(ctx, ctx.args[2], &index)) return;
+  ListObject& l = e->value.mutable_list();
+  size_t at;
+  if (!ResolveIndex(l, index, &at)) {
+    ctx.reply.Error("ERR index out of range");
+    return;
+  }
+  const ListLimits limits = Limits(ctx);
+  l.Set(l.Seek(at), ctx.args[3], limits);
+  l.MaybeShrinkEncoding(limits);
+  ctx.reply.Ok();
+}
+
+// Redis's start/stop clamping (LRANGE, LTRIM): false if the range is empty.
+bool ClampRange(int64_t len, int64_t start, int64_t stop, int64_t* from, int64_t* to) {
+  if (start < 0) start += len;
+  if (stop < 0) stop += len;
+  if (start < 0) start = 0;
+  if (start > stop || start >= len) return false;
+  if (stop >= len) stop = len - 1;
+  *from = start;
+  *to = stop;
+  return true;
+}
+
+void LrangeCommand(CommandContext& ctx) {
+  int64_t start, stop;
+  if (!ParseIntArg(ctx, ctx.args[2], &start) || !ParseIntArg(ctx, ctx.args[3], &stop)) return;
+  const ListObject* l;
+  if (!ListForRead(ctx, ctx.args[1], &l)) return;
+  int64_t from, to;
+  if (l == nullptr || !ClampRange(static_cast<int64_t>(l->size()), start, stop, &from, &to)) {
+    ctx.reply.ArrayHeader(0);
+    return;
+  }
+  ctx.reply.ArrayHeader(static_cast<size_t>(to - from + 1));
+  char scratch[packed::kScratchSize];
+  ListObject::Pos p = l->Seek(static_cast<size_t>(from));
+  for (int64_t i = from; i <= to; i++, p = l->Next(p)) ctx.reply.Bulk(l->View(p, scratch));
+}
+
+void LtrimCommand(CommandContext& ctx) {
+  std::string_view key = ctx.args[1];
+  int64_t start, stop;
+  if (!ParseIntArg(ctx, ctx.args[2], &start) || !ParseIntArg(ctx, ctx.args[3], &stop)) return;
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kList, &e, /*write=*/true)) return;
+  if (e != nullptr) {
+    ListObject& l = e->value.mutable_list();
+    const int64_t len = static_cast<int64_t>(l.size());
+    int64_t from, to;
+    if (!ClampRange(len, start, stop, &from, &to)) {
+      from = len;  // everything goes
+      to = len - 1;
+    }
+    l.Trim(End::kHead, static_cast<size_t>(from));
+    l.Trim(End::kTail, static_cast<size_t>(len - 1 - to));
+    AfterRemoval(ctx, key, l);
+  }
+  ctx.reply.Ok();
+}
+
+// LREM key count element
+void LremCommand(CommandContext& ctx) {
+  std::string_view key = ctx.args[1];
+  int64_t count;
+  if (!ParseIntArg(ctx, ctx.args[2], &count)) return;
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kList, &e, /*write=*/true)) return;
+  if (e == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  ListObject& l = e->value.mutable_list();
+  const packed::Probe probe(ctx.args[3]);
+  int64_t removed = 0;
+  if (count >= 0) {
+    for (ListObject::Pos p = l.First(); !l.AtEnd(p);) {
+      if (!l.Equals(p, probe)) {
+        p = l.Next(p);
+        continue;
+      }
+      p = l.Erase(p);
+      if (++removed == count || l.size() == 0) break;
+    }
+  } else {
+    ListObject::Pos p{l.nodes(), 0};
+    while (l.size() > 0 && l.Prev(&p)) {
+      if (!l.Equals(p, probe)) continue;
+      p = l.Erase(p);
+      if (++removed == -count) break;
+    }
+  }
+  AfterRemoval(ctx, key, l);
+  ctx.reply.Integer(removed);
+}
+
+// LINSERT key BEFORE|AFTER pivot element
+void LinsertCommand(CommandContext& ctx) {
+  std::string_view key = ctx.args[1];
+  bool after;
+  if (EqualsIgnoreCase(ctx.args[2], "after")) {
+    after = true;
+  } else if (EqualsIgnoreCase(ctx.args[2], "before")) {
+    after = false;
+  } else {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kList, &e, /*write=*/true)) return;
+  if (e == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  ListObject& l = e->value.mutable_list();
+  const packed::Probe pivot(ctx.args[3]);
+  for (ListObject::Pos p = l.First(); !l.AtEnd(p); p = l.Next(p)) {
+    if (l.Equals(p, pivot)) {
+      l.Insert(p, after, ctx.args[4], Limits(ctx));
+      ctx.reply.Integer(static_cast<int64_t>(l.size()));
+      return;
+    }
+  }
+  ctx.reply.Integer(-1);
+}
+
+// LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+void LposCommand(CommandContext& ctx) {
+  int64_t rank = 1, count = -1, maxlen = 0;
+  for (size_t i = 3; i < ctx.args.size(); i++) {
+    std::string_view opt = ctx.args[i];
+    const bool more = i + 1 < ctx.args.size();
+    if (EqualsIgnoreCase(opt, "rank") && more) {
+      if (!ParseIntInRange(ctx, ctx.args[++i], -LLONG_MAX, LLONG_MAX, &rank)) return;
+      if (rank == 0) {
+        ctx.reply.Error(
+            "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative "
+            "to start from the end of the list");
+        return;
+      }
+    } else if (EqualsIgnoreCase(opt, "count") && more) {
+      if (!ParseIntInRange(ctx, ctx.args[++i], 0, LLONG_MAX, &count, "ERR COUNT can't be negative")) return;
+    } else if (EqualsIgnoreCase(opt, "maxlen") && more) {
+      if (!ParseIntInRange(ctx, ctx.args[++i], 0, LLONG_MAX, &maxlen, "ERR MAXLEN can't be negative")) return;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  const ListObject* l;
+  if (!ListForRead(ctx, ctx.args[1], &l)) return;
+  if (l == nullptr) {
+    count >= 0 ? ctx.reply.ArrayHeader(0) : ctx.reply.Null();
+    return;
+  }
+  const packed::Probe probe(ctx.args[2]);
+  const bool forward = rank > 0;
+  const uint64_t skip = static_cast<uint64_t>(forward ? rank : -rank) - 1;  // matches to pass over
+  const int64_t len = static_cast<int64_t>(l->size());
+  std::vector<int64_t> found;
+  uint64_t matches = 0;
+  ListObject::Pos p = forward ? l->First() : ListObject::Pos{l->nodes(), 0};
+  for (int64_t walked = 0; maxlen == 0 || walked < maxlen; walked++) {
+    if (forward ? l->AtEnd(p) : !l->Prev(&p)) break;
+    if (l->Equals(p, probe) && matches++ >= skip) {
+      found.push_back(forward ? walked : len - 1 - walked);
+      if (count < 0 || (count > 0 && static_cast<int64_t>(found.size()) == count)) break;
+    }
+    if (forward) p = l->Next(p);
+  }
+  if (count < 0) {
+    found.empty() ? ctx.reply.Null() : ctx.reply.Integer(found[0]);
+    return;
+  }
+  ctx.reply.ArrayHeader(found.size());
+  for (int64_t i : found) ctx.reply.Integer(i);
+}
+
+// Pushes `item` onto the list at `dst` (entry `de`, nullptr to create it)
+// at `end` and replies it (Redis's lmoveHandlePush).
+void PushMoved(CommandContext& ctx, std::string_view dst, Db::Entry* de, std::string_view item, End end) {
+  if (de == nullptr) de = InsertKey(ctx, ctx.DbOf(dst), dst, Value(ListObject()));
+  de->value.mutable_list().Push(end, item, Limits(ctx));
+  ctx.reply.Bulk(item);
+}
+
+void LmoveGeneric(CommandContext& ctx, End from, End to) {
+  std::string_view src = ctx.args[1], dst = ctx.args[2];
+  Db::Entry* se;
+  if (!LookupTyped(ctx, src, ValueType::kList, &se, /*write=*/true)) return;
+  if (se == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  Db::Entry* de = LookupWrite(ctx, dst);
+  if (de != nullptr && !de->value.is_list()) {
+    ctx.reply.Error(kErrWrongType);
+    return;
+  }
+  std::string item;
+  ListObject& l = se->value.mutable_list();
+  l.Pop(from, [&](std::string_view v) { item.assign(v); });
+  if (se == de) {  // a rotation: the list never empties
+    PushMoved(ctx, dst, de, item, to);
+    return;
+  }
+  // Inserting the destination may move the source's entry: look it up
+  // again to delete or convert it.
+  const bool src_emptied = l.size() == 0;
+  PushMoved(ctx, dst, de, item, to);
+  if (src_emptied) {
+    ctx.DbOf(src).Erase(src);
+  } else if (Db::Entry* again = LookupWrite(ctx, src, false); again != nullptr) {
+    again->value.mutable_list().MaybeShrinkEncoding(Limits(ctx));
+  }
+}
+
+void LmoveCommand(CommandContext& ctx) {
+  End from, to;
+  if (!ParseEnd(ctx, ctx.args[3], &from) || !ParseEnd(ctx, ctx.args[4], &to)) return;
+  LmoveGeneric(ctx, from, to);
+}
+
+void RpoplpushCommand(CommandContext& ctx) { LmoveGeneric(ctx, End::kTail, End::kHead); }
+
+// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
+void LmpopCommand(CommandContext& ctx) {
+  int64_t numkeys;
+  if (!ParseIntInRange(ctx, ctx.args[1], 1, LLONG_MAX, &numkeys, "ERR numkeys should be greater than 0")) return;
+  if (numkeys >= static_cast<int64_t>(ctx.args.size()) - 2) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  const size_t where = 2 + static_cast<size_t>(numkeys);
+  End end;
+  if (!ParseEnd(ctx, ctx.args[where], &end)) return;
+  int64_t count = -1;
+  for (size_t i = where + 1; i < ctx.args.size(); i++) {
+    if (count == -1 && EqualsIgnoreCase(ctx.args[i], "count") && i + 1 < ctx.args.size()) {
+      if (!ParseIntInRange(ctx, ctx.args[++i], 1, LLONG_MAX, &count, "ERR count should be greater than 0")) return;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  if (count == -1) count = 1;
+  for (size_t k = 2; k < where; k++) {
+    std::string_view key = ctx.args[k];
+    Db::Entry* e = LookupWrite(ctx, key);
+    if (e == nullptr) continue;
+    if (!e->value.is_list()) {
+      ctx.reply.Error(kErrWrongType);
+      return;
+    }
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(key);
+    PopRangeReply(ctx, key, e->value.mutable_list(), end, count);
+    return;
+  }
+  ctx.reply.NullArray();
+}
+
+constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
+
+}  // namespace
+
+void RegisterListCommands(CommandTable& t) {
+  auto add = FamilyRegistrar(t, kAclList, "list");
+  constexpr std::string_view kPushCost =
+      "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.";
+  add("lpush", -3, kWriteFlags | kCmdFast, 1, 1, LpushCommand, "1.0.0", kPushCost,
+      "Prepends one or more elements to a list. Creates the key if it doesn't exist.");
+  add("rpush", -3, kWriteFlags | kCmdFast, 1, 1, RpushCommand, "1.0.0", kPushCost,
+      "Appends one or more elements to a list. Creates the key if it doesn't exist.");
+  add("lpushx", -3, kWriteFlags | kCmdFast, 1, 1, LpushxCommand, "2.2.0", kPushCost,
+      "Prepends one or more elements to a list only when the list exists.");
+  add("rpushx", -3, kWriteFlags | kCmdFast, 1, 1, RpushxCommand, "2.2.0", kPushCost,
+      "Appends an element to a list only when the list exists.");
+  add("lpop", -2, kCmdWrite | kCmdFast, 1, 1, LpopCommand, "1.0.0",
+      "O(N) where N is the number of elements returned",
+      "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.");
+  add("rpop", -2, kCmdWrite | kCmdFast, 1, 1, RpopCommand, "1.0.0",
+      "O(N) where N is the number of elements returned",
+      "Returns and removes the last elements of a list. Deletes the list if the last element was popped.");
+  add("llen", 2, kCmdReadonly | kCmdFast, 1, 1, LlenCommand, "1.0.0", "O(1)", "Returns the length of a list.");
+  add("lindex", 3, kCmdReadonly, 1, 1, LindexCommand, "1.0.0",
+      "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for "
+      "the first or the last element of the list O(1).",
+      "Returns an element from a list by its index.");
+  add("lset", 4, kWriteFlags, 1, 1, LsetCommand, "1.0.0",
+      "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
+      "Sets the value of an element in a list by its index.");
+  add("lrange", 4, kCmdReadonly, 1, 1, LrangeCommand, "1.0.0",
+      "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) "
+      "for large lists; and N is the number of elements in the specified range.",
+      "Returns a range of elements from a list.");
+  add("ltrim", 4, kCmdWrite, 1, 1, LtrimCommand, "1.0.0",
+      "O(N) where N is the number of elements to be removed by the operation.",
+      "Removes elements from both ends a list. Deletes the list if all elements were trimmed.");
+  add("lrem", 4, kCmdWrite, 1, 1, LremCommand, "1.0.0",
+      "O(N+M) where N is the length of the list and M is the number of elements removed.",
+      "Removes elements from a list. Deletes the list if the last element was removed.");
+  add("linsert", 5, kWriteFlags, 1, 1, LinsertCommand, "2.2.0",
+      "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting "
+      "somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right "
+      "end (tail) is O(N).",
+      "Inserts an element before or after another element in a list.");
+  add("lpos", -3, kCmdReadonly, 1, 1, LposCommand, "6.0.6",
+      "O(N) where N is the number of elements in the list, for the average case. When searching for elements near "
+      "the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant "
+      "time.",
+      "Returns the index of matching elements in a list.");
+  add("lmove", 5, kWriteFlags, 1, 2, LmoveCommand, "6.2.0", "O(1)",
+      "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last "
+      "element was moved.");
+  add("rpoplpush", 3, kWriteFlags, 1, 2, RpoplpushCommand, "1.2.0", "O(1)",
+      "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the "
+      "last element was popped.");
+  t.Register(CommandSpec{.name = "lmpop", .arity = -4, .flags = kCmdWrite, .acl = kAclList, .first_key = 2,
+                         .last_key = 2, .key_step = 1, .numkeys_index = 1,
+                         .summary = "Returns multiple elements from a list after removing them. Deletes the list if "
+                                    "the last element was popped.",
+                         .since = "7.0.0", .group = "list",
+                         .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements "
+                                       "returned.",
+                         .handler = LmpopCommand});
+}
+
+}  // namespace peregrine

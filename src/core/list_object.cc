@@ -1,0 +1,409 @@
+// Lists (see list_object.h).
+#include "core/list_object.h"
+
+#include <cstring>
+#include <iterator>
+
+#include "core/memory.h"
+
+namespace peregrine {
+
+// A quicklist's nodes: an array of node pointers with room at both ends
+// (pushing a node at either end moves nothing most of the time), in one
+// counted block after this header.
+struct ListObject::Deque {
+  uint64_t items;  // entries over all nodes
+  uint32_t first;  // slot of node 0
+  uint32_t n;      // nodes
+  uint32_t cap;    // slots
+  uint32_t unused;
+
+  ListNode** slots() { return reinterpret_cast<ListNode**>(this + 1); }
+
+  static Deque* Create(uint32_t cap) {
+    Deque* d = static_cast<Deque*>(CountedAlloc(sizeof(Deque) + sizeof(ListNode*) * cap));
+    d->items = 0;
+    d->first = cap / 2;
+    d->n = 0;
+    d->cap = cap;
+    d->unused = 0;
+    return d;
+  }
+};
+
+namespace {
+
+// Redis's optimization_level: node sizes for fill -1..-5.
+constexpr size_t kSizeLevels[] = {4096, 8192, 16384, 32768, 65536};
+// Redis's SIZE_SAFETY_LIMIT: a node limited by count is still held to this.
+constexpr size_t kSafetyLimit = 8192;
+
+// The byte and count limits of a node (Redis's quicklistNodeLimit); 0 for
+// no limit of that kind.
+void NodeLimit(int64_t fill, size_t* bytes, size_t* count) {
+  *bytes = 0;
+  *count = 0;
+  if (fill >= 0) {
+    *count = fill == 0 ? 1 : static_cast<size_t>(fill);
+  } else {
+    size_t level = static_cast<size_t>(-(fill + 1));
+    if (level >= std::size(kSizeLevels)) level = std::size(kSizeLevels) - 1;
+    *bytes = kSizeLevels[level];
+  }
+}
+
+// Room to give a node created for pushes: the limit's bytes (or the
+// safety limit's), so that it fills without reallocating.
+size_t PushNodeRoom(int64_t fill, size_t entry) {
+  size_t bytes, count;
+  NodeLimit(fill, &bytes, &count);
+  size_t room = (bytes != 0 ? bytes : kSafetyLimit) - sizeof(ListNode);
+  if (count != 0 && count * entry < room) room = count * entry;
+  return room < entry ? entry : room;
+}
+
+ListNode* CloneNode(const ListNode* src) {
+  ListNode* n = ListNode::Create(src->used());
+  char scratch[packed::kScratchSize];
+  for (uint32_t off = src->begin; off < src->end; off += static_cast<uint32_t>(src->EntryAt(off))) {
+    const packed::ItemPlan plan(src->View(off, scratch));
+    uint32_t at;
+    n = ListNode::Insert(n, n->end, plan, &at);
+  }
+  return n;
+}
+
+}  // namespace
+
+bool ListNodeExceedsLimit(int64_t fill, size_t bytes, size_t count) {
+  size_t byte_limit, count_limit;
+  NodeLimit(fill, &byte_limit, &count_limit);
+  if (byte_limit != 0) return bytes > byte_limit;
+  return bytes > kSafetyLimit || count > count_limit;
+}
+
+ListObject::ListObject() : ptr_(ListNode::Create(0)) {}
+
+void ListObject::Release() {
+  if (ptr_ == nullptr) return;
+  if (encoding() == Encoding::kListpack) {
+    ListNode::Destroy(single());
+  } else {
+    Deque* d = deque();
+    for (uint32_t i = 0; i < d->n; ++i) ListNode::Destroy(d->slots()[d->first + i]);
+    CountedFree(d);
+  }
+  ptr_ = nullptr;
+}
+
+ListObject ListObject::Clone() const {
+  ListObject copy;
+  ListNode::Destroy(copy.single());
+  if (encoding() == Encoding::kListpack) {
+    copy.ptr_ = CloneNode(single());
+  } else {
+    const Deque* d = deque();
+    Deque* c = Deque::Create(d->cap);
+    c->first = d->first;
+    c->n = d->n;
+    c->items = d->items;
+    for (uint32_t i = 0; i < d->n; ++i) c->slots()[c->first + i] = CloneNode(node(i));
+    copy.ptr_ = c;
+  }
+  copy.tag_ = tag_;
+  return copy;
+}
+
+size_t ListObject::size() const { return encoding() == Encoding::kListpack ? single()->count : deque()->items; }
+
+uint32_t ListObject::nodes() const { return encoding() == Encoding::kListpack ? 1 : deque()->n; }
+
+ListNode* ListObject::node(uint32_t i) const {
+  if (encoding() == Encoding::kListpack) return single();
+  Deque* d = deque();
+  return d->slots()[d->first + i];
+}
+
+void ListObject::set_node(uint32_t i, ListNode* n) {
+  if (encoding() == Encoding::kListpack) {
+    ptr_ = n;
+  } else {
+    Deque* d = deque();
+    d->slots()[d->first + i] = n;
+  }
+}
+
+void ListObject::AddCount(int64_t delta) {
+  if (encoding() == Encoding::kQuicklist) deque()->items = static_cast<uint64_t>(static_cast<int64_t>(deque()->items) + delta);
+}
+
+size_t ListObject::AllocatedBytes() const {
+  if (encoding() == Encoding::kListpack) return single()->AllocatedBytes();
+  size_t total = CountedUsableSize(ptr_);
+  for (uint32_t i = 0; i < nodes(); ++i) total += node(i)->AllocatedBytes();
+  return total;
+}
+
+void ListObject::ToQuicklist() {
+  ListNode* n = single();
+  Deque* d = Deque::Create(8);
+  d->n = 1;
+  d->slots()[d->first] = n;
+  d->items = n->count;
+  ptr_ = d;
+  set_encoding(Encoding::kQuicklist);
+}
+
+void ListObject::MaybeShrinkEncoding(const ListLimits& limits) {
+  if (encoding() != Encoding::kQuicklist || deque()->n != 1) return;
+  size_t byte_limit, count_limit;
+  NodeLimit(limits.fill, &byte_limit, &count_limit);
+  ListNode* n = node(0);
+  if (byte_limit != 0 && n->bytes() > byte_limit / 2) return;
+  if (count_limit != 0 && n->count > count_limit / 2) return;
+  CountedFree(deque());
+  ptr_ = ListNode::Shrink(n);
+  set_encoding(Encoding::kListpack);
+}
+
+void ListObject::InsertNode(uint32_t i, ListNode* n) {
+  Deque* d = deque();
+  if (i == 0 && d->first > 0) {
+    d->first--;
+  } else if (d->first + d->n < d->cap) {
+    ListNode** s = d->slots() + d->first;
+    std::memmove(s + i + 1, s + i, sizeof(ListNode*) * (d->n - i));
+  } else if (d->first > 0) {
+    ListNode** s = d->slots() + d->first;
+    std::memmove(s - 1, s, sizeof(ListNode*) * i);
+    d->first--;
+  } else {
+    // Full: twice the slots, the nodes in the middle.
+    const uint32_t cap = d->cap * 2;
+    d = static_cast<Deque*>(CountedRealloc(d, sizeof(Deque) + sizeof(ListNode*) * cap));
+    const uint32_t first = (cap - d->n - 1) / 2;
+    ListNode** s = d->slots();
+    std::memmove(s + first + i + 1, s + d->first + i, sizeof(ListNode*) * (d->n - i));
+    std::memmove(s + first, s + d->first, sizeof(ListNode*) * i);
+    d->first = first;
+    d->cap = cap;
+    ptr_ = d;
+  }
+  d->slots()[d->first + i] = n;
+  d->n++;
+}
+
+void ListObject::RemoveNode(uint32_t i) {
+  Deque* d = deque();
+  ListNode** s = d->slots() + d->first;
+  if (i < d->n / 2) {
+    std::memmove(s + 1, s, sizeof(ListNode*) * i);
+    d->first++;
+  } else {
+    std::memmove(s + i, s + i + 1, sizeof(ListNode*) * (d->n - i - 1));
+  }
+  d->n--;
+}
+
+void ListObject::Push(End end, std::span<const std::string_view> items, const ListLimits& limits) {
+  if (encoding() == Encoding::kListpack) {
+    size_t add = 0;
+    for (std::string_view s : items) add += s.size();
+    if (ListNodeExceedsLimit(limits.fill, single()->bytes() + add, single()->count + items.size())) ToQuicklist();
+  }
+  for (std::string_view s : items) {
+    const packed::ItemPlan plan(s);
+    const size_t entry = ListNode::EntrySize(plan.size);
+    uint32_t i = end == End::kHead ? 0 : nodes() - 1;
+    ListNode* n = node(i);
+    if (encoding() == Encoding::kQuicklist && n->count > 0 &&
+        (n->count == ListNode::kMaxCount || ListNodeExceedsLimit(limits.fill, n->bytes() + entry, n->count + 1u))) {
+      n = ListNode::Create(PushNodeRoom(limits.fill, entry), end == End::kHead);
+      if (end == End::kTail) i++;
+      InsertNode(i, n);
+    }
+    uint32_t at;
+    n = ListNode::Insert(n, end == End::kHead ? n->begin : n->end, plan, &at);
+    set_node(i, n);
+    AddCount(1);
+  }
+}
+
+ListObject::Pos ListObject::First() const { return {0, node(0)->begin}; }
+
+ListObject::Pos ListObject::Last() const {
+  const uint32_t i = nodes() - 1;
+  return {i, node(i)->LastOf()};
+}
+
+ListObject::Pos ListObject::Seek(size_t index) const {
+  uint32_t i = 0;
+  size_t k = index;  // the entry's index in node i
+  if (encoding() == Encoding::kQuicklist) {
+    if (index < size() / 2) {
+      while (k >= node(i)->count) k -= node(i++)->count;
+    } else {
+      size_t from_end = size() - index;  // >= 1
+      i = nodes() - 1;
+      while (from_end > node(i)->count) from_end -= node(i--)->count;
+      k = node(i)->count - from_end;
+    }
+  }
+  const ListNode* n = node(i);
+  uint32_t off;
+  if (k < n->count / 2u) {
+    off = n->begin;
+    for (size_t j = 0; j < k; ++j) off += static_cast<uint32_t>(n->EntryAt(off));
+  } else {
+    off = n->end;
+    for (size_t j = n->count; j > k; --j) off = n->PrevOf(off);
+  }
+  return {i, off};
+}
+
+ListObject::Pos ListObject::Next(Pos pos) const {
+  const ListNode* n = node(pos.node);
+  pos.off += static_cast<uint32_t>(n->EntryAt(pos.off));
+  if (pos.off < n->end) return pos;
+  if (pos.node + 1 >= nodes()) return {nodes(), 0};
+  return {pos.node + 1, node(pos.node + 1)->begin};
+}
+
+bool ListObject::Prev(Pos* pos) const {
+  Pos p = *pos;
+  if (AtEnd(p)) {
+    p.node = nodes() - 1;
+    p.off = node(p.node)->end;
+  }
+  while (p.off == node(p.node)->begin) {
+    if (p.node == 0) return false;
+    p.node--;
+    p.off = node(p.node)->end;
+  }
+  p.off = node(p.node)->PrevOf(p.off);
+  *pos = p;
+  return true;
+}
+
+std::string_view ListObject::View(Pos pos, char* scratch) const { return node(pos.node)->View(pos.off, scratch); }
+
+bool ListObject::Equals(Pos pos, const packed::Probe& probe) const {
+  return packed::Equals(node(pos.node)->data() + pos.off, probe);
+}
+
+ListObject::Pos ListObject::Erase(Pos pos) {
+  ListNode* n = node(pos.node);
+  const uint32_t next = n->Erase(pos.off, static_cast<uint32_t>(n->EntryAt(pos.off)), 1);
+  AddCount(-1);
+  if (n->count == 0) {
+    if (nodes() > 1) {
+      ListNode::Destroy(n);
+      RemoveNode(pos.node);
+      return pos.node < nodes() ? Pos{pos.node, node(pos.node)->begin} : Pos{nodes(), 0};
+    }
+    return {nodes(), 0};
+  }
+  if (n->room() > 256 && n->bytes() * 4 < n->room()) {
+    // Shrink packs the entries at the block's start: keep the position's
+    // index in bytes from the first entry.
+    const uint32_t rel = next - n->begin;
+    n = ListNode::Shrink(n);
+    set_node(pos.node, n);
+    if (rel < n->used()) return {pos.node, n->begin + rel};
+  } else if (next < n->end) {
+    return {pos.node, next};
+  }
+  return pos.node + 1 < nodes() ? Pos{pos.node + 1, node(pos.node + 1)->begin} : Pos{nodes(), 0};
+}
+
+void ListObject::Trim(End end, size_t count) {
+  while (count > 0 && size() > 0) {
+    const uint32_t i = end == End::kHead ? 0 : nodes() - 1;
+    ListNode* n = node(i);
+    if (n->count <= count && nodes() > 1) {
+      count -= n->count;
+      AddCount(-static_cast<int64_t>(n->count));
+      ListNode::Destroy(n);
+      RemoveNode(i);
+      continue;
+    }
+    const uint32_t k = static_cast<uint32_t>(count < n->count ? count : n->count);
+    uint32_t from = n->begin, to = n->end;
+    if (end == End::kHead) {
+      to = from;
+      for (uint32_t j = 0; j < k; ++j) to += static_cast<uint32_t>(n->EntryAt(to));
+    } else {
+      from = to;
+      for (uint32_t j = 0; j < k; ++j) from = n->PrevOf(from);
+    }
+    n->Erase(from, to - from, k);
+    AddCount(-static_cast<int64_t>(k));
+    set_node(i, ListNode::Shrink(n));
+    count -= k;
+  }
+}
+
+void ListObject::SplitIfOver(uint32_t i, const ListLimits& limits, Pos* track) {
+  ListNode* n = node(i);
+  if (n->count < 2 || !ListNodeExceedsLimit(limits.fill, n->bytes(), n->count)) return;
+  if (encoding() == Encoding::kListpack) ToQuicklist();
+  const uint32_t half = n->count / 2u;
+  uint32_t off = n->begin;
+  for (uint32_t j = 0; j < half; ++j) off += static_cast<uint32_t>(n->EntryAt(off));
+  ListNode* right = n->SplitOff(off, n->count - half);
+  if (track != nullptr && track->node == i && track->off >= off) *track = {i + 1, track->off - off};
+  const uint32_t begin = n->begin;
+  n = ListNode::Shrink(n);
+  if (track != nullptr && track->node == i) track->off = track->off - begin + n->begin;
+  set_node(i, n);
+  InsertNode(i + 1, right);
+}
+
+void ListObject::Set(Pos pos, std::string_view item, const ListLimits& limits) {
+  if (encoding() == Encoding::kListpack &&
+      ListNodeExceedsLimit(limits.fill, single()->bytes() + item.size(), single()->count + 1u))
+    ToQuicklist();
+  const packed::ItemPlan plan(item);
+  uint32_t off = pos.off;
+  set_node(pos.node, ListNode::Replace(node(pos.node), &off, plan));
+  SplitIfOver(pos.node, limits, nullptr);
+}
+
+void ListObject::Insert(Pos pos, bool after, std::string_view item, const ListLimits& limits) {
+  if (encoding() == Encoding::kListpack &&
+      ListNodeExceedsLimit(limits.fill, single()->bytes() + item.size(), single()->count + 1u))
+    ToQuicklist();
+  ListNode* n = node(pos.node);
+  const packed::ItemPlan plan(item);
+  if (n->count == ListNode::kMaxCount) {
+    // A node that cannot count more entries splits first (a list limited
+    // by count never gets here; one limited by bytes of 1-byte items may).
+    SplitIfOver(pos.node, ListLimits{1}, &pos);
+    n = node(pos.node);
+  }
+  uint32_t off = after ? pos.off + static_cast<uint32_t>(n->EntryAt(pos.off)) : pos.off;
+  uint32_t at;
+  set_node(pos.node, ListNode::Insert(n, off, plan, &at));
+  AddCount(1);
+  SplitIfOver(pos.node, limits, nullptr);
+}
+
+bool ListObject::Validate(const ListLimits& limits) const {
+  (void)limits;
+  size_t total = 0;
+  for (uint32_t i = 0; i < nodes(); ++i) {
+    const ListNode* n = node(i);
+    if (n->end > n->room() || n->begin > n->end) return false;
+    if (nodes() > 1 && n->count == 0) return false;
+    uint32_t off = n->begin, k = 0;
+    while (off < n->end) off += static_cast<uint32_t>(n->EntryAt(off)), ++k;
+    if (off != n->end || k != n->count) return false;
+    off = n->end;
+    for (k = 0; off > n->begin; ++k) off = n->PrevOf(off);
+    if (off != n->begin || k != n->count) return false;
+    total += n->count;
+  }
+  return total == size();
+}
+
+}  // namespace peregrine

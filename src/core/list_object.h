@@ -1,0 +1,148 @@
+// ListObject: a list's items in the encoding Redis 7.2 would pick: one node
+// (core/list_node.h) while the list fits the list-max-listpack-size limit
+// ("listpack"), else a deque of nodes ("quicklist"): an array of node
+// pointers with room at both ends, each node filled up to the limit. Pushes
+// and pops at either end touch one node and move nothing most of the time;
+// reaching an index walks the nodes by their counts, from the nearer end,
+// then the entries of one node, again from its nearer end.
+//
+// list-max-listpack-size (Redis's "fill"): a positive count of entries per
+// node (and at most 8 KB, Redis's safety limit), or -1..-5 for 4..64 KB per
+// node. A listpack converts when a write would pass the limit; a quicklist
+// that shrinks to one node within half of it converts back, as in Redis
+// 7.2.
+//
+// The commands (commands/lists.cc) hold one per list key. Not thread-safe,
+// like everything in core/.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "core/list_node.h"
+#include "core/packed.h"
+
+namespace peregrine {
+
+// The list-* directives.
+struct ListLimits {
+  int64_t fill = -2;  // list-max-listpack-size
+};
+
+class ListObject {
+ public:
+  // The tag byte of a Value holding one (core/value.h): 0x80 | type << 3,
+  // the encoding in the low bits.
+  static constexpr uint8_t kValueTag = 0x88;
+  enum class Encoding : uint8_t { kListpack, kQuicklist };
+  enum class End : uint8_t { kHead, kTail };
+
+  // A position: a node's index and an entry's offset in it. The end of the
+  // list is {nodes, 0}.
+  struct Pos {
+    uint32_t node = 0;
+    uint32_t off = 0;
+  };
+
+  // An empty list ("listpack").
+  ListObject();
+  ~ListObject() { Release(); }
+  ListObject(ListObject&& other) noexcept : ptr_(other.ptr_), tag_(other.tag_) { other.ptr_ = nullptr; }
+  // The old contents leave with `other` (freed by its destructor).
+  ListObject& operator=(ListObject&& other) noexcept {
+    std::swap(ptr_, other.ptr_);
+    std::swap(tag_, other.tag_);
+    return *this;
+  }
+  ListObject(const ListObject&) = delete;
+  ListObject& operator=(const ListObject&) = delete;
+  // A deep copy (COPY), in the same encoding.
+  ListObject Clone() const;
+
+  Encoding encoding() const { return static_cast<Encoding>(tag_ & 1); }
+  std::string_view EncodingName() const { return encoding() == Encoding::kListpack ? "listpack" : "quicklist"; }
+  size_t size() const;
+  // Bytes allocated for the items (MEMORY USAGE); O(nodes).
+  size_t AllocatedBytes() const;
+  // Nodes (1 for a listpack).
+  uint32_t nodes() const;
+
+  // Pushes `items` one by one at `end` (LPUSH's order: each at the head).
+  // Converts first when the limit says so (Redis's
+  // listTypeTryConversionAppend).
+  void Push(End end, std::span<const std::string_view> items, const ListLimits& limits);
+  void Push(End end, std::string_view item, const ListLimits& limits) { Push(end, std::span(&item, 1), limits); }
+  // Calls f(std::string_view item) with the item at `end`, then removes it
+  // (the view is valid during the call only). REQUIRES: size() > 0.
+  template <typename F>
+  void Pop(End end, F&& f) {
+    char scratch[packed::kScratchSize];
+    const Pos pos = end == End::kHead ? First() : Last();
+    f(View(pos, scratch));
+    Erase(pos);
+  }
+  // Removes `n` items from the head or the tail (LTRIM), a node at a time.
+  void Trim(End end, size_t n);
+  // Converts back to a listpack when it shrank enough (after removals).
+  void MaybeShrinkEncoding(const ListLimits& limits);
+
+  // Positions. REQUIRES for First/Last/Seek: size() > 0, index < size().
+  Pos First() const;
+  Pos Last() const;
+  Pos Seek(size_t index) const;
+  bool AtEnd(Pos pos) const { return pos.node == nodes(); }
+  // The next position (possibly the end) / the previous one (false at the
+  // first item).
+  Pos Next(Pos pos) const;
+  bool Prev(Pos* pos) const;
+  // The item at `pos` (an integer formatted into `scratch`,
+  // packed::kScratchSize bytes).
+  std::string_view View(Pos pos, char* scratch) const;
+  // Whether the item at `pos` equals `s` (integers compared as integers).
+  bool Equals(Pos pos, const packed::Probe& probe) const;
+
+  // Replaces the item at `pos` (LSET).
+  void Set(Pos pos, std::string_view item, const ListLimits& limits);
+  // Inserts `item` before or after the one at `pos` (LINSERT).
+  void Insert(Pos pos, bool after, std::string_view item, const ListLimits& limits);
+  // Removes the item at `pos`; returns the position of the one after it.
+  Pos Erase(Pos pos);
+
+  // Checks the structure (tests): counts, node limits, back-lengths.
+  bool Validate(const ListLimits& limits) const;
+
+ private:
+  struct Deque;
+  ListNode* single() const { return static_cast<ListNode*>(ptr_); }
+  Deque* deque() const { return static_cast<Deque*>(ptr_); }
+  ListNode* node(uint32_t i) const;
+  void set_node(uint32_t i, ListNode* n);
+  void Release();
+  void ToQuicklist();
+  // Adds an empty node at index i (room for `bytes_hint`).
+  void InsertNode(uint32_t i, ListNode* n);
+  void RemoveNode(uint32_t i);
+  // After node i grew past the limit: splits it in two.
+  void SplitIfOver(uint32_t i, const ListLimits& limits, Pos* track);
+  void set_encoding(Encoding e) { tag_ = static_cast<uint8_t>(kValueTag | static_cast<uint8_t>(e)); }
+  void AddCount(int64_t delta);
+
+  // 16 bytes laid out as a Value's (core/value.h): the pointer, then
+  // unused bytes, the owner's byte (a key's access data) and the tag.
+  void* ptr_ = nullptr;
+  [[maybe_unused]] uint8_t unused_[6] = {};
+  [[maybe_unused]] uint8_t spare_ = 0;  // the owner's byte: Value reads and writes it
+  uint8_t tag_ = kValueTag;
+};
+
+static_assert(sizeof(ListObject) == 16);
+
+// Whether a node of `bytes` bytes and `count` entries passes the limit
+// `fill` (Redis's quicklistNodeExceedsLimit).
+bool ListNodeExceedsLimit(int64_t fill, size_t bytes, size_t count);
+
+}  // namespace peregrine
