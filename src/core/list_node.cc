@@ -38,20 +38,21 @@ size_t BlockSize(size_t data) { return sizeof(ListNode) + ((data + 3) & ~size_t{
 
 void ListNode::set_capacity(size_t usable) {
   const size_t c = (usable - sizeof(ListNode)) / 4;
-  cap4 = static_cast<uint16_t>(c > 0xFFFF ? 0xFFFF : c);
+  cap4 = static_cast<uint16_t>(c > 0x7FFF ? 0x7FFF : c) & 0x7FFF;
 }
 
 ListNode* ListNode::Create(size_t bytes_hint, bool at_end) {
   size_t usable;
   ListNode* n = static_cast<ListNode*>(CountedAlloc(BlockSize(bytes_hint), &usable));
   n->count = 0;
+  n->external = 0;
   n->set_capacity(usable);
   n->begin = n->end = at_end ? static_cast<uint32_t>(n->room()) : 0;
   return n;
 }
 
 void ListNode::Destroy(ListNode* n) {
-  FreeItems(n->data(), n->begin, static_cast<uint32_t>(n->used()));
+  if (n->external) FreeItems(n->data(), n->begin, static_cast<uint32_t>(n->used()));
   CountedFree(n);
 }
 
@@ -59,6 +60,7 @@ void ListNode::FreeBlock(ListNode* n) { CountedFree(n); }
 
 size_t ListNode::AllocatedBytes() const {
   size_t total = CountedUsableSize(this);
+  if (!external) return total;
   for (uint32_t off = begin; off < end; off += static_cast<uint32_t>(EntryAt(off)))
     total += packed::ExternalBytes(data() + off);
   return total;
@@ -110,6 +112,7 @@ ListNode* ListNode::Insert(ListNode* n, uint32_t off, const packed::ItemPlan& pl
   const size_t size = EntrySize(plan.size);
   n = OpenGap(n, &off, size);
   uint8_t* out = packed::Write(n->data() + off, plan);
+  if (n->data()[off] == packed::kHeaderExternal) n->external = 1;
   WriteBackLen(out, plan.size);
   n->count++;
   *at = off;
@@ -117,10 +120,11 @@ ListNode* ListNode::Insert(ListNode* n, uint32_t off, const packed::ItemPlan& pl
 }
 
 uint32_t ListNode::Erase(uint32_t off, uint32_t size, uint32_t k) {
-  FreeItems(data(), off, size);
+  if (external) FreeItems(data(), off, size);
   count = static_cast<uint16_t>(count - k);
   if (count == 0) {
     begin = end = 0;
+    external = 0;
     return 0;
   }
   uint8_t* d = data();
@@ -140,6 +144,7 @@ ListNode* ListNode::Replace(ListNode* n, uint32_t* off, const packed::ItemPlan& 
   if (old_item == plan.size) {
     packed::FreeItem(n->data() + *off);
     packed::Write(n->data() + *off, plan);
+    if (n->data()[*off] == packed::kHeaderExternal) n->external = 1;
     return n;
   }
   // Remove the old entry's bytes (moving the side that Erase picks), then
@@ -157,6 +162,7 @@ ListNode* ListNode::SplitOff(uint32_t off, uint32_t k) {
   std::memcpy(right->data(), data() + off, size);
   right->end = static_cast<uint32_t>(size);
   right->count = static_cast<uint16_t>(k);
+  right->external = external;
   end = off;
   count = static_cast<uint16_t>(count - k);
   if (count == 0) begin = end = 0;
@@ -168,6 +174,7 @@ ListNode* ListNode::Absorb(ListNode* n, const ListNode* other) {
   n = OpenGap(n, &off, other->used());
   std::memcpy(n->data() + off, other->data() + other->begin, other->used());
   n->count = static_cast<uint16_t>(n->count + other->count);
+  n->external |= other->external;
   return n;
 }
 

@@ -8,7 +8,8 @@
 //   | header 12 | front | item0 back0 | item1 back1 | … | itemN backN | back |
 //   +-----------+-------+-----------------------------------------+-------+
 //     begin, end: the entries' offsets in the data area (after the header);
-//     count: entries; cap4: the room for entries / 4
+//     count: entries; cap4: the room for entries / 4; external: whether an
+//     item may hold a block of its own (freeing walks the items only then)
 //
 //   back-length: the item's size s, read from its last byte backwards:
 //     s < 128: one byte s; else two bytes: s & 0xFF, then 0x80 | s >> 8
@@ -32,7 +33,8 @@ struct ListNode {
   uint32_t begin;  // offset of the first entry in data()
   uint32_t end;    // offset after the last entry
   uint16_t count;  // entries
-  uint16_t cap4;   // the data area's size / 4 (a lower bound; exact below 256 KB)
+  uint16_t cap4 : 15;    // the data area's size / 4 (a lower bound; exact below 128 KB)
+  uint16_t external : 1;  // an item was external (strings over 16 KB) since the node was made
 
   // The most entries a node holds (count is 16 bits).
   static constexpr size_t kMaxCount = 65535;
