@@ -8,6 +8,7 @@
 #include <climits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "commands/common.h"
 #include "core/list_object.h"
@@ -243,7 +244,7 @@ void LremCommand(CommandContext& ctx) {
       if (++removed == count || l.size() == 0) break;
     }
   } else {
-    ListObject::Pos p{l.nodes(), 0};
+    ListObject::Pos p = l.EndPos();
     while (l.size() > 0 && l.Prev(&p)) {
       if (!l.Equals(p, probe)) continue;
       p = l.Erase(p);
@@ -317,21 +318,31 @@ void LposCommand(CommandContext& ctx) {
   const bool forward = rank > 0;
   const uint64_t skip = static_cast<uint64_t>(forward ? rank : -rank) - 1;  // matches to pass over
   const int64_t len = static_cast<int64_t>(l->size());
-  std::vector<int64_t> found;
-  uint64_t matches = 0;
-  ListObject::Pos p = forward ? l->First() : ListObject::Pos{l->nodes(), 0};
-  for (int64_t walked = 0; maxlen == 0 || walked < maxlen; walked++) {
-    if (forward ? l->AtEnd(p) : !l->Prev(&p)) break;
-    if (l->Equals(p, probe) && matches++ >= skip) {
-      found.push_back(forward ? walked : len - 1 - walked);
-      if (count < 0 || (count > 0 && static_cast<int64_t>(found.size()) == count)) break;
+  // Calls f(index) for each match that counts, until f returns false.
+  auto each_match = [&](auto&& f) {
+    uint64_t matches = 0;
+    ListObject::Pos p = forward ? l->First() : l->EndPos();
+    for (int64_t walked = 0; maxlen == 0 || walked < maxlen; walked++) {
+      if (forward ? l->AtEnd(p) : !l->Prev(&p)) break;
+      if (l->Equals(p, probe) && matches++ >= skip && !f(forward ? walked : len - 1 - walked)) break;
+      if (forward) p = l->Next(p);
     }
-    if (forward) p = l->Next(p);
-  }
-  if (count < 0) {
-    found.empty() ? ctx.reply.Null() : ctx.reply.Integer(found[0]);
+  };
+  if (count < 0) {  // the first match, or nil
+    int64_t first = -1;
+    each_match([&](int64_t i) {
+      first = i;
+      return false;
+    });
+    first < 0 ? ctx.reply.Null() : ctx.reply.Integer(first);
     return;
   }
+  // With COUNT the array's length is known only at the end.
+  std::vector<int64_t> found;
+  each_match([&](int64_t i) {
+    found.push_back(i);
+    return count == 0 || static_cast<int64_t>(found.size()) < count;
+  });
   ctx.reply.ArrayHeader(found.size());
   for (int64_t i : found) ctx.reply.Integer(i);
 }
@@ -357,22 +368,19 @@ void LmoveGeneric(CommandContext& ctx, End from, End to) {
     ctx.reply.Error(kErrWrongType);
     return;
   }
-  std::string item;
+  std::string item;  // the pop frees the item's bytes
   ListObject& l = se->value.mutable_list();
   l.Pop(from, [&](std::string_view v) { item.assign(v); });
   if (se == de) {  // a rotation: the list never empties
     PushMoved(ctx, dst, de, item, to);
     return;
   }
-  // Inserting the destination may move the source's entry: look it up
-  // again to delete or convert it.
+  // The source converts now (the push does not touch it): inserting the
+  // destination may move the source's entry, which is not used after it.
   const bool src_emptied = l.size() == 0;
+  if (!src_emptied) l.MaybeShrinkEncoding(Limits(ctx));
   PushMoved(ctx, dst, de, item, to);
-  if (src_emptied) {
-    ctx.DbOf(src).Erase(src);
-  } else if (Db::Entry* again = LookupWrite(ctx, src, false); again != nullptr) {
-    again->value.mutable_list().MaybeShrinkEncoding(Limits(ctx));
-  }
+  if (src_emptied) ctx.DbOf(src).Erase(src);
 }
 
 void LmoveCommand(CommandContext& ctx) {

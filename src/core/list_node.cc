@@ -1,6 +1,7 @@
 // List nodes (see list_node.h).
 #include "core/list_node.h"
 
+#include <cassert>
 #include <cstring>
 
 #include "core/memory.h"
@@ -56,12 +57,10 @@ void ListNode::Destroy(ListNode* n) {
   CountedFree(n);
 }
 
-void ListNode::FreeBlock(ListNode* n) { CountedFree(n); }
-
 size_t ListNode::AllocatedBytes() const {
   size_t total = CountedUsableSize(this);
   if (!external) return total;
-  for (uint32_t off = begin; off < end; off += static_cast<uint32_t>(EntryAt(off)))
+  for (uint32_t off = begin; off < end; off += SizeAt(off))
     total += packed::ExternalBytes(data() + off);
   return total;
 }
@@ -92,6 +91,7 @@ ListNode* ListNode::OpenGap(ListNode* n, uint32_t* off, size_t extra) {
     n->set_capacity(usable);
     d = n->data();
   }
+  assert(n->room() >= need);  // nodes stay under kMaxBytes plus an item
   const size_t slack = n->room() - need;
   const size_t nb = (at == n->begin && n->count > 0) ? slack : 0;
   const size_t back_to = nb + front + extra;
@@ -167,15 +167,6 @@ ListNode* ListNode::SplitOff(uint32_t off, uint32_t k) {
   count = static_cast<uint16_t>(count - k);
   if (count == 0) begin = end = 0;
   return right;
-}
-
-ListNode* ListNode::Absorb(ListNode* n, const ListNode* other) {
-  uint32_t off = n->end;
-  n = OpenGap(n, &off, other->used());
-  std::memcpy(n->data() + off, other->data() + other->begin, other->used());
-  n->count = static_cast<uint16_t>(n->count + other->count);
-  n->external |= other->external;
-  return n;
 }
 
 ListNode* ListNode::Shrink(ListNode* n) {

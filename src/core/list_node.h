@@ -36,8 +36,15 @@ struct ListNode {
   uint16_t cap4 : 15;    // the data area's size / 4 (a lower bound; exact below 128 KB)
   uint16_t external : 1;  // an item was external (strings over 16 KB) since the node was made
 
-  // The most entries a node holds (count is 16 bits).
+  // The most entries a node could count (count is 16 bits).
   static constexpr size_t kMaxCount = 65535;
+  // The most bytes of entries a push puts in a node: cap4's 15 bits record
+  // up to 128 KB of room, and an insert or a replacement may add one inline
+  // item (16 KB) before its node splits. The limits Redis offers (64 KB at
+  // most) keep nodes well under it. An entry takes at least 2 bytes (an
+  // empty string and its back-length), so such a node never counts past
+  // kMaxCount.
+  static constexpr size_t kMaxBytes = 96 * 1024;
 
   uint8_t* data() { return reinterpret_cast<uint8_t*>(this) + sizeof(ListNode); }
   const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(this) + sizeof(ListNode); }
@@ -51,8 +58,9 @@ struct ListNode {
 
   // The bytes an entry of an item of `item_size` bytes takes.
   static size_t EntrySize(size_t item_size) { return item_size + (item_size < 128 ? 1 : 2); }
-  // The size of the entry at offset `off`.
-  size_t EntryAt(uint32_t off) const { return EntrySize(packed::ItemSize(data() + off)); }
+  // The size of the entry at offset `off` (the next entry's offset is
+  // off + SizeAt(off)).
+  uint32_t SizeAt(uint32_t off) const { return static_cast<uint32_t>(EntrySize(packed::ItemSize(data() + off))); }
   // The offset of the entry before the one at `off` (REQUIRES: off > begin).
   uint32_t PrevOf(uint32_t off) const {
     const uint8_t* q = data() + off;
@@ -89,11 +97,6 @@ struct ListNode {
   // Moves the entries from `off` on to a new node (a split), which it
   // returns; this node keeps the ones before.
   ListNode* SplitOff(uint32_t off, uint32_t k);
-  // Appends the entries of `other` (which keeps them: free its block with
-  // FreeBlock). May move the node.
-  static ListNode* Absorb(ListNode* n, const ListNode* other);
-  // Frees the block only (its entries went to another node).
-  static void FreeBlock(ListNode* n);
   // Gives memory back when the block is much larger than its entries. May
   // move the node.
   static ListNode* Shrink(ListNode* n);
@@ -107,5 +110,6 @@ struct ListNode {
 };
 
 static_assert(sizeof(ListNode) == 12);
+static_assert((ListNode::kMaxBytes + packed::kMaxInline + 4) / 2 < ListNode::kMaxCount);
 
 }  // namespace peregrine

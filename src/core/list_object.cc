@@ -65,7 +65,7 @@ size_t PushNodeRoom(int64_t fill, size_t entry) {
 ListNode* CloneNode(const ListNode* src) {
   ListNode* n = ListNode::Create(src->used());
   char scratch[packed::kScratchSize];
-  for (uint32_t off = src->begin; off < src->end; off += static_cast<uint32_t>(src->EntryAt(off))) {
+  for (uint32_t off = src->begin; off < src->end; off += src->SizeAt(off)) {
     const packed::ItemPlan plan(src->View(off, scratch));
     uint32_t at;
     n = ListNode::Insert(n, n->end, plan, &at);
@@ -205,19 +205,31 @@ void ListObject::RemoveNode(uint32_t i) {
   d->n--;
 }
 
+void ListObject::ConvertForGrowth(size_t add_bytes, size_t add_count, const ListLimits& limits) {
+  if (encoding() != Encoding::kListpack) return;
+  const ListNode* n = single();
+  if (ListNodeExceedsLimit(limits.fill, n->bytes() + add_bytes, n->count + add_count)) ToQuicklist();
+}
+// (A node past any limit's 64 KB always converts here: LSET and LINSERT
+// then split it, so no node passes ListNode::kMaxBytes by more than an item.)
+
 void ListObject::Push(End end, std::span<const std::string_view> items, const ListLimits& limits) {
   if (encoding() == Encoding::kListpack) {
     size_t add = 0;
     for (std::string_view s : items) add += s.size();
-    if (ListNodeExceedsLimit(limits.fill, single()->bytes() + add, single()->count + items.size())) ToQuicklist();
+    ConvertForGrowth(add, items.size(), limits);
   }
   for (std::string_view s : items) {
     const packed::ItemPlan plan(s);
     const size_t entry = ListNode::EntrySize(plan.size);
     uint32_t i = end == End::kHead ? 0 : nodes() - 1;
     ListNode* n = node(i);
+    // Redis's check above counts the arguments' bytes, not their entries':
+    // many tiny items could take one node past what its header records.
+    const bool full = n->used() + entry > ListNode::kMaxBytes;
+    if (encoding() == Encoding::kListpack && full) ToQuicklist();
     if (encoding() == Encoding::kQuicklist && n->count > 0 &&
-        (n->count == ListNode::kMaxCount || ListNodeExceedsLimit(limits.fill, n->bytes() + entry, n->count + 1u))) {
+        (full || ListNodeExceedsLimit(limits.fill, n->bytes() + entry, n->count + 1u))) {
       n = ListNode::Create(PushNodeRoom(limits.fill, entry), end == End::kHead);
       if (end == End::kTail) i++;
       InsertNode(i, n);
@@ -253,7 +265,7 @@ ListObject::Pos ListObject::Seek(size_t index) const {
   uint32_t off;
   if (k < n->count / 2u) {
     off = n->begin;
-    for (size_t j = 0; j < k; ++j) off += static_cast<uint32_t>(n->EntryAt(off));
+    for (size_t j = 0; j < k; ++j) off += n->SizeAt(off);
   } else {
     off = n->end;
     for (size_t j = n->count; j > k; --j) off = n->PrevOf(off);
@@ -263,10 +275,8 @@ ListObject::Pos ListObject::Seek(size_t index) const {
 
 ListObject::Pos ListObject::Next(Pos pos) const {
   const ListNode* n = node(pos.node);
-  pos.off += static_cast<uint32_t>(n->EntryAt(pos.off));
-  if (pos.off < n->end) return pos;
-  if (pos.node + 1 >= nodes()) return {nodes(), 0};
-  return {pos.node + 1, node(pos.node + 1)->begin};
+  pos.off += n->SizeAt(pos.off);
+  return pos.off < n->end ? pos : StartOf(pos.node + 1);
 }
 
 bool ListObject::Prev(Pos* pos) const {
@@ -293,15 +303,15 @@ bool ListObject::Equals(Pos pos, const packed::Probe& probe) const {
 
 ListObject::Pos ListObject::Erase(Pos pos) {
   ListNode* n = node(pos.node);
-  const uint32_t next = n->Erase(pos.off, static_cast<uint32_t>(n->EntryAt(pos.off)), 1);
+  const uint32_t next = n->Erase(pos.off, n->SizeAt(pos.off), 1);
   AddCount(-1);
   if (n->count == 0) {
     if (nodes() > 1) {
       ListNode::Destroy(n);
       RemoveNode(pos.node);
-      return pos.node < nodes() ? Pos{pos.node, node(pos.node)->begin} : Pos{nodes(), 0};
+      return StartOf(pos.node);
     }
-    return {nodes(), 0};
+    return EndPos();
   }
   if (n->room() > 256 && n->bytes() * 4 < n->room()) {
     // Shrink packs the entries at the block's start: keep the position's
@@ -313,7 +323,7 @@ ListObject::Pos ListObject::Erase(Pos pos) {
   } else if (next < n->end) {
     return {pos.node, next};
   }
-  return pos.node + 1 < nodes() ? Pos{pos.node + 1, node(pos.node + 1)->begin} : Pos{nodes(), 0};
+  return StartOf(pos.node + 1);
 }
 
 void ListObject::Trim(End end, size_t count) {
@@ -331,7 +341,7 @@ void ListObject::Trim(End end, size_t count) {
     uint32_t from = n->begin, to = n->end;
     if (end == End::kHead) {
       to = from;
-      for (uint32_t j = 0; j < k; ++j) to += static_cast<uint32_t>(n->EntryAt(to));
+      for (uint32_t j = 0; j < k; ++j) to += n->SizeAt(to);
     } else {
       from = to;
       for (uint32_t j = 0; j < k; ++j) from = n->PrevOf(from);
@@ -343,60 +353,44 @@ void ListObject::Trim(End end, size_t count) {
   }
 }
 
-void ListObject::SplitIfOver(uint32_t i, const ListLimits& limits, Pos* track) {
-  ListNode* n = node(i);
-  if (n->count < 2 || !ListNodeExceedsLimit(limits.fill, n->bytes(), n->count)) return;
+void ListObject::SplitNode(uint32_t i) {
   if (encoding() == Encoding::kListpack) ToQuicklist();
+  ListNode* n = node(i);
   const uint32_t half = n->count / 2u;
   uint32_t off = n->begin;
-  for (uint32_t j = 0; j < half; ++j) off += static_cast<uint32_t>(n->EntryAt(off));
+  for (uint32_t j = 0; j < half; ++j) off += n->SizeAt(off);
   ListNode* right = n->SplitOff(off, n->count - half);
-  if (track != nullptr && track->node == i && track->off >= off) *track = {i + 1, track->off - off};
-  const uint32_t begin = n->begin;
-  n = ListNode::Shrink(n);
-  if (track != nullptr && track->node == i) track->off = track->off - begin + n->begin;
-  set_node(i, n);
+  set_node(i, ListNode::Shrink(n));
   InsertNode(i + 1, right);
 }
 
 void ListObject::Set(Pos pos, std::string_view item, const ListLimits& limits) {
-  if (encoding() == Encoding::kListpack &&
-      ListNodeExceedsLimit(limits.fill, single()->bytes() + item.size(), single()->count + 1u))
-    ToQuicklist();
+  ConvertForGrowth(item.size(), 1, limits);
   const packed::ItemPlan plan(item);
   uint32_t off = pos.off;
   set_node(pos.node, ListNode::Replace(node(pos.node), &off, plan));
-  SplitIfOver(pos.node, limits, nullptr);
+  SplitIfOver(pos.node, limits);
 }
 
 void ListObject::Insert(Pos pos, bool after, std::string_view item, const ListLimits& limits) {
-  if (encoding() == Encoding::kListpack &&
-      ListNodeExceedsLimit(limits.fill, single()->bytes() + item.size(), single()->count + 1u))
-    ToQuicklist();
+  ConvertForGrowth(item.size(), 1, limits);
   ListNode* n = node(pos.node);
   const packed::ItemPlan plan(item);
-  if (n->count == ListNode::kMaxCount) {
-    // A node that cannot count more entries splits first (a list limited
-    // by count never gets here; one limited by bytes of 1-byte items may).
-    SplitIfOver(pos.node, ListLimits{1}, &pos);
-    n = node(pos.node);
-  }
-  uint32_t off = after ? pos.off + static_cast<uint32_t>(n->EntryAt(pos.off)) : pos.off;
+  const uint32_t off = after ? pos.off + n->SizeAt(pos.off) : pos.off;
   uint32_t at;
   set_node(pos.node, ListNode::Insert(n, off, plan, &at));
   AddCount(1);
-  SplitIfOver(pos.node, limits, nullptr);
+  SplitIfOver(pos.node, limits);
 }
 
-bool ListObject::Validate(const ListLimits& limits) const {
-  (void)limits;
+bool ListObject::Validate() const {
   size_t total = 0;
   for (uint32_t i = 0; i < nodes(); ++i) {
     const ListNode* n = node(i);
     if (n->end > n->room() || n->begin > n->end) return false;
     if (nodes() > 1 && n->count == 0) return false;
     uint32_t off = n->begin, k = 0;
-    while (off < n->end) off += static_cast<uint32_t>(n->EntryAt(off)), ++k;
+    while (off < n->end) off += n->SizeAt(off), ++k;
     if (off != n->end || k != n->count) return false;
     off = n->end;
     for (k = 0; off > n->begin; ++k) off = n->PrevOf(off);

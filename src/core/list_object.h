@@ -33,6 +33,10 @@ struct ListLimits {
   int64_t fill = -2;  // list-max-listpack-size
 };
 
+// Whether a node of `bytes` bytes and `count` entries passes the limit
+// `fill` (Redis's quicklistNodeExceedsLimit).
+bool ListNodeExceedsLimit(int64_t fill, size_t bytes, size_t count);
+
 class ListObject {
  public:
   // The tag byte of a Value holding one (core/value.h): 0x80 | type << 3,
@@ -95,6 +99,8 @@ class ListObject {
   Pos Last() const;
   Pos Seek(size_t index) const;
   bool AtEnd(Pos pos) const { return pos.node == nodes(); }
+  // The end: after the last item (Prev from it gives the last one).
+  Pos EndPos() const { return {nodes(), 0}; }
   // The next position (possibly the end) / the previous one (false at the
   // first item).
   Pos Next(Pos pos) const;
@@ -112,22 +118,32 @@ class ListObject {
   // Removes the item at `pos`; returns the position of the one after it.
   Pos Erase(Pos pos);
 
-  // Checks the structure (tests): counts, node limits, back-lengths.
-  bool Validate(const ListLimits& limits) const;
+  // Checks the structure (tests): counts, offsets, back-lengths.
+  bool Validate() const;
 
  private:
   struct Deque;
   ListNode* single() const { return static_cast<ListNode*>(ptr_); }
   Deque* deque() const { return static_cast<Deque*>(ptr_); }
   ListNode* node(uint32_t i) const;
+  // The first entry of node i, or the end when i is past the last node.
+  Pos StartOf(uint32_t i) const { return i < nodes() ? Pos{i, node(i)->begin} : EndPos(); }
   void set_node(uint32_t i, ListNode* n);
   void Release();
   void ToQuicklist();
-  // Adds an empty node at index i (room for `bytes_hint`).
+  // Before a listpack takes `add_count` items of `add_bytes` bytes: converts
+  // to a quicklist when the limit says so (Redis's
+  // listTypeTryConversionAppend).
+  void ConvertForGrowth(size_t add_bytes, size_t add_count, const ListLimits& limits);
+  // Puts node `n` at index i of a quicklist / takes the one at i out.
   void InsertNode(uint32_t i, ListNode* n);
   void RemoveNode(uint32_t i);
-  // After node i grew past the limit: splits it in two.
-  void SplitIfOver(uint32_t i, const ListLimits& limits, Pos* track);
+  // Splits node i in two halves (a listpack becomes a quicklist first).
+  void SplitNode(uint32_t i);
+  // After node i grew: splits it if it passed the limit.
+  void SplitIfOver(uint32_t i, const ListLimits& limits) {
+    if (node(i)->count >= 2 && ListNodeExceedsLimit(limits.fill, node(i)->bytes(), node(i)->count)) SplitNode(i);
+  }
   void set_encoding(Encoding e) { tag_ = static_cast<uint8_t>(kValueTag | static_cast<uint8_t>(e)); }
   void AddCount(int64_t delta);
 
@@ -140,9 +156,5 @@ class ListObject {
 };
 
 static_assert(sizeof(ListObject) == 16);
-
-// Whether a node of `bytes` bytes and `count` entries passes the limit
-// `fill` (Redis's quicklistNodeExceedsLimit).
-bool ListNodeExceedsLimit(int64_t fill, size_t bytes, size_t count);
 
 }  // namespace peregrine

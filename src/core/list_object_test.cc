@@ -28,8 +28,8 @@ std::string RandomItem(std::mt19937_64& rng) {
   }
 }
 
-void CheckList(const ListObject& l, const std::deque<std::string>& m, const ListLimits& limits) {
-  ASSERT_TRUE(l.Validate(limits));
+void CheckList(const ListObject& l, const std::deque<std::string>& m) {
+  ASSERT_TRUE(l.Validate());
   ASSERT_EQ(l.size(), m.size());
   char scratch[packed::kScratchSize];
   // Forward, backward, and by index.
@@ -37,7 +37,7 @@ void CheckList(const ListObject& l, const std::deque<std::string>& m, const List
   if (!m.empty()) {
     for (ListObject::Pos p = l.First(); !l.AtEnd(p); p = l.Next(p), ++i) ASSERT_EQ(l.View(p, scratch), m[i]);
     ASSERT_EQ(i, m.size());
-    ListObject::Pos p{l.nodes(), 0};
+    ListObject::Pos p = l.EndPos();
     i = m.size();
     while (l.Prev(&p)) ASSERT_EQ(l.View(p, scratch), m[--i]);
     ASSERT_EQ(i, 0u);
@@ -112,14 +112,14 @@ void RunModel(const ListLimits& limits, uint64_t seed, int steps) {
       if (l.encoding() == ListObject::Encoding::kQuicklist) saw_quicklist = true;
       if (saw_quicklist && l.encoding() == ListObject::Encoding::kListpack) saw_back = true;
       if (op >= 20 && op < 60) l.MaybeShrinkEncoding(limits);
-      if (step % 61 == 0) CheckList(l, m, limits);
+      if (step % 61 == 0) CheckList(l, m);
       if (::testing::Test::HasFatalFailure()) return;
     }
-    CheckList(l, m, limits);
+    CheckList(l, m);
     EXPECT_TRUE(saw_quicklist);
     EXPECT_TRUE(saw_back);
     ListObject copy = l.Clone();
-    CheckList(copy, m, limits);
+    CheckList(copy, m);
   }
   EXPECT_EQ(KeyspaceBytes(), before);  // nodes, deques and external items all freed
 }
@@ -143,6 +143,25 @@ TEST(ListObject, EncodingFollowsRedisLimits) {
   l.MaybeShrinkEncoding(limits);
   EXPECT_EQ(l.EncodingName(), "listpack");
   EXPECT_EQ(l.size(), 2u);
+}
+
+TEST(ListObject, TinyItemsNeverOverfillANode) {
+  // Empty strings: Redis's limit check counts the arguments' bytes, 0 here,
+  // so only the node's own bound (ListNode::kMaxBytes) stops one push of
+  // more entries than a node could count.
+  const ListLimits limits{-5};
+  std::vector<std::string_view> empties(ListNode::kMaxCount + 1, std::string_view());
+  ListObject l;
+  l.Push(ListObject::End::kTail, empties, limits);
+  ASSERT_TRUE(l.Validate());
+  EXPECT_EQ(l.size(), ListNode::kMaxCount + 1u);
+  EXPECT_EQ(l.EncodingName(), "quicklist");
+  l.Insert(l.Seek(100), false, "x", limits);
+  l.Push(ListObject::End::kHead, empties, limits);
+  ASSERT_TRUE(l.Validate());
+  EXPECT_EQ(l.size(), 2 * (ListNode::kMaxCount + 1u) + 1);
+  char scratch[packed::kScratchSize];
+  EXPECT_EQ(l.View(l.Seek(ListNode::kMaxCount + 1 + 100), scratch), "x");
 }
 
 TEST(ListObject, ExceedsLimitAsRedis) {
