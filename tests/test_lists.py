@@ -370,3 +370,17 @@ def test_random_operations_match_a_model(rc, config_set, fill):
             assert items(rc, key) == [v.encode() for v in model]
             assert rc.execute_command("LLEN", key) == len(model)
     assert items(rc, key) == [v.encode() for v in model]
+
+
+def test_one_push_of_many_tiny_items(rc, config_set):
+    # Redis's node limit counts the arguments' bytes (0 here): the list must still hold them all.
+    config_set("list-max-listpack-size", "-5")
+    n = 70000
+    assert rc.execute_command("RPUSH", "l", *([""] * n)) == n
+    assert rc.execute_command("LINSERT", "l", "BEFORE", "", "x") == n + 1
+    assert rc.execute_command("LINDEX", "l", 0) == b"x"
+    assert rc.execute_command("LPUSH", "l", *([""] * n)) == 2 * n + 1
+    assert rc.execute_command("LINDEX", "l", n) == b"x"
+    assert rc.execute_command("LRANGE", "l", n - 1, n + 1) == [b"", b"x", b""]
+    assert rc.execute_command("LREM", "l", 0, "") == 2 * n
+    assert items(rc, "l") == [b"x"]
