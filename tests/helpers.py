@@ -114,7 +114,7 @@ def encode(*args):
     """Encode one command as a RESP multibulk request."""
     out = [b"*%d\r\n" % len(args)]
     for a in args:
-        if isinstance(a, int):
+        if isinstance(a, (int, float)):
             a = str(a).encode()
         elif isinstance(a, str):
             a = a.encode()

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -17,6 +18,36 @@ bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out, std::s
   if (ParseInt64(arg, out)) return true;
   ctx.reply.Error(error);
   return false;
+}
+
+bool ParseTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_ms) {
+  long double t;
+  if (!ParseLongDouble(arg, &t)) {
+    ctx.reply.Error("ERR timeout is not a float or out of range");
+    return false;
+  }
+  t *= 1000.0L;  // seconds to ms
+  if (t > static_cast<long double>(LLONG_MAX)) {
+    ctx.reply.Error("ERR timeout is out of range");
+    return false;
+  }
+  // Rounded up: a timeout above 0 never becomes 0 ("for ever"); one between
+  // -1 ms and 0 does, as in Redis.
+  const long double ms = ceill(t);
+  if (ms < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return false;
+  }
+  int64_t v = static_cast<int64_t>(ms);
+  if (v > 0) {
+    if (v > LLONG_MAX - ctx.now_ms) {
+      ctx.reply.Error("ERR timeout is out of range");
+      return false;
+    }
+    v += ctx.now_ms;
+  }
+  *deadline_ms = v;
+  return true;
 }
 
 bool ParseIntInRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max, int64_t* out,

@@ -17,6 +17,7 @@
 #include "server/command.h"
 #include "server/client.h"
 #include "server/shard.h"
+#include "server/worker.h"
 
 namespace peregrine {
 
@@ -51,6 +52,21 @@ bool ParseIntArg(CommandContext& ctx, std::string_view arg, int64_t* out,
 // between <min> and <max>"; with one, `msg` for both.
 bool ParseIntInRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max, int64_t* out,
                      std::string_view msg = {});
+
+// A blocking command's timeout in seconds, fractions allowed (Redis 7.2's
+// getTimeoutFromObjectOrReply): *deadline_ms becomes 0 (wait for ever) or
+// the unix ms the wait ends at. False after replying the error.
+bool ParseTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_ms);
+
+// After a command added a value at `key` of database `db` on `shard` (held
+// by the command): clients blocked on that key are served as soon as the
+// command ends (Redis's signalKeyAsReady; docs/blocking.md). Costs one test
+// while nobody waits on the shard.
+inline void SignalKeyAsReady(CommandContext& ctx, Shard& shard, int db, std::string_view key) {
+  if (shard.blocking().empty()) [[likely]]
+    return;
+  if (shard.blocking().Signal(db, key)) ctx.worker.NoteReady(static_cast<uint32_t>(shard.index()));
+}
 
 // Parses a database index (SELECT, MOVE, COPY DB): replies and returns false
 // if it is not an integer or out of range.

@@ -331,6 +331,46 @@ void ClientKillCommand(CommandContext& ctx) {
   ctx.reply.Integer(killed);
 }
 
+// CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked by BLPOP & co. gets
+// its command's timeout reply, or an UNBLOCKED error. Every shard is held:
+// the wait is claimed like a key serving it (docs/blocking.md).
+void ClientUnblockCommand(CommandContext& ctx) {
+  if (ctx.args.size() > 4) {
+    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" +
+                    AsCString(ctx.args[1].substr(0, 128)) + "'. Try CLIENT HELP.");
+    return;
+  }
+  bool error = false;
+  if (ctx.args.size() == 4) {
+    if (EqualsIgnoreCase(ctx.args[3], "error")) {
+      error = true;
+    } else if (!EqualsIgnoreCase(ctx.args[3], "timeout")) {
+      ctx.reply.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+      return;
+    }
+  }
+  int64_t id;
+  if (!ParseIntArg(ctx, ctx.args[2], &id)) return;
+  std::shared_ptr<BlockedClient> w;
+  for (Client* c : ctx.server.AllClients())
+    if (c->id == static_cast<uint64_t>(id) && !c->closed) w = c->blocked;
+  uint32_t expected = BlockedClient::kWaiting;
+  if (w == nullptr ||
+      !w->state.compare_exchange_strong(expected, BlockedClient::kClaimed, std::memory_order_acq_rel)) {
+    ctx.reply.Integer(0);  // not blocked, or being served already
+    return;
+  }
+  for (BlockedClient::Key& k : w->keys) ctx.server.shard(k.shard).blocking().Remove(*w, k.shard);
+  ReplyWriter reply(&w->reply, w->resp, &ctx.worker);
+  if (error)
+    reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+  else
+    w->null_array ? reply.NullArray() : reply.Null();
+  w->state.store(BlockedClient::kDone, std::memory_order_release);
+  ctx.worker.NotifyWoken(std::move(w));
+  ctx.reply.Integer(1);
+}
+
 void HelpReply(CommandContext& ctx, std::string_view command, const std::vector<std::string_view>& lines) {
   ctx.reply.ArrayHeader(lines.size() + 1 + 2);
   ctx.reply.SimpleString(std::string(command) +
@@ -352,7 +392,9 @@ void ClientHelpCommand(CommandContext& ctx) {
              "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
              "    * ID id [id ...]", "      Return clients of specified IDs only.",
              "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
-             "SETNAME <name>", "    Assign the name <name> to the current connection."});
+             "SETNAME <name>", "    Assign the name <name> to the current connection.",
+             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+             "    Unblock the specified blocked client."});
 }
 
 }  // namespace
@@ -391,6 +433,9 @@ void RegisterConnectionCommands(CommandTable& t) {
            "Returns information about the connection."),
       spec("kill", -3, kClientFlags | kCmdAdmin | kCmdAllShards, ClientKillCommand, "2.4.0", "Terminates open connections.",
            "O(N) where N is the number of client connections"),
+      spec("unblock", -3, kClientFlags | kCmdAdmin | kCmdAllShards, ClientUnblockCommand, "5.0.0",
+           "Unblocks a client blocked by a blocking command from a different connection.",
+           "O(log N) where N is the number of client connections"),
       spec("setinfo", 4, kClientFlags, ClientSetinfoCommand, "7.2.0",
            "Sets information specific to the client or connection."),
       spec("help", 2, kCmdLoading | kCmdStale, ClientHelpCommand, "5.0.0",

@@ -254,6 +254,7 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
   int64_t expire = e->expire_ms();
   db.Erase(src);
   dst_db.Insert(dst, std::move(v), expire)->value.set_access(access);
+  SignalKeyAsReady(ctx, ctx.server.shard(ctx.server.ShardIndexOf(dst)), ctx.client.db, dst);
   ReplyDone(ctx, nx);
 }
 void RenameCommand(CommandContext& ctx) { RenameGeneric(ctx, false); }
@@ -323,6 +324,7 @@ void CopyCommand(CommandContext& ctx) {
   // its own in Redis (dupStringObject), never a shared one.
   Db::Entry* copy = target.Insert(dst, e->value, e->expire_ms());
   if (copy->value.is_string() && copy->value.str().is_int()) copy->value.mutable_str().MarkUnsharedInt();
+  SignalKeyAsReady(ctx, ctx.server.shard(ctx.server.ShardIndexOf(dst)), dbid, dst);
   ctx.reply.Integer(1);
 }
 
@@ -347,6 +349,7 @@ void MoveCommand(CommandContext& ctx) {
   const uint8_t access = e->value.access();
   target.Insert(key, std::move(e->value), e->expire_ms())->value.set_access(access);
   ctx.db().Erase(key);
+  SignalKeyAsReady(ctx, ctx.shard, dbid, key);
   ctx.reply.Integer(1);
 }
 
@@ -367,9 +370,17 @@ void SwapdbCommand(CommandContext& ctx) {
     ctx.reply.Error(kErrDbIndex);
     return;
   }
-  if (a != b)
-    for (size_t s = 0; s < ctx.server.num_shards(); s++)
-      ctx.server.shard(s).db(static_cast<int>(a)).Swap(ctx.server.shard(s).db(static_cast<int>(b)));
+  if (a != b) {
+    for (size_t s = 0; s < ctx.server.num_shards(); s++) {
+      Shard& shard = ctx.server.shard(s);
+      shard.db(static_cast<int>(a)).Swap(shard.db(static_cast<int>(b)));
+      // Clients wait on a database's number: those of both may find their
+      // keys now (Redis's scanDatabaseForReadyKeys).
+      if (shard.blocking().empty()) continue;
+      const bool ready_a = shard.blocking().SignalAll(static_cast<int>(a));
+      if (shard.blocking().SignalAll(static_cast<int>(b)) || ready_a) ctx.worker.NoteReady(static_cast<uint32_t>(s));
+    }
+  }
   ctx.reply.Ok();
 }
 

@@ -1,10 +1,12 @@
 // List commands: LPUSH/RPUSH(X), LPOP/RPOP (count), LLEN, LINDEX, LSET,
-// LRANGE, LTRIM, LREM, LINSERT, LPOS, LMOVE, RPOPLPUSH, LMPOP, on a
-// ListObject (core/list_object.h) per key, with Redis 7.2's replies, error
-// texts and encoding conversions. A list whose last item goes is deleted.
-// LMOVE, RPOPLPUSH and LMPOP may read and write keys of several shards: the
-// dispatcher holds them all while the command runs (ctx.DbOf). The blocking
-// commands are not here yet (docs/lists.md).
+// LRANGE, LTRIM, LREM, LINSERT, LPOS, LMOVE, RPOPLPUSH, LMPOP and the
+// blocking BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, on a ListObject
+// (core/list_object.h) per key, with Redis 7.2's replies, error texts and
+// encoding conversions. A list whose last item goes is deleted. A command
+// over keys of several shards runs with the dispatcher holding them all
+// (ctx.DbOf). A blocking command that finds nothing blocks the client
+// (Worker::Block); creating a list serves the clients waiting on its key
+// (SignalKeyAsReady; docs/blocking.md).
 #include <climits>
 #include <string>
 #include <string_view>
@@ -63,6 +65,7 @@ void PushGeneric(CommandContext& ctx, End end, bool only_existing) {
       return;
     }
     e = InsertKey(ctx, ctx.DbOf(key), key, Value(ListObject()));
+    SignalKeyAsReady(ctx, ctx.shard, ctx.client.db, key);
   }
   ListObject& l = e->value.mutable_list();
   l.Push(end, ctx.args.subspan(2), Limits(ctx));
@@ -350,7 +353,10 @@ void LposCommand(CommandContext& ctx) {
 // Pushes `item` onto the list at `dst` (entry `de`, nullptr to create it)
 // at `end` and replies it (Redis's lmoveHandlePush).
 void PushMoved(CommandContext& ctx, std::string_view dst, Db::Entry* de, std::string_view item, End end) {
-  if (de == nullptr) de = InsertKey(ctx, ctx.DbOf(dst), dst, Value(ListObject()));
+  if (de == nullptr) {
+    de = InsertKey(ctx, ctx.DbOf(dst), dst, Value(ListObject()));
+    SignalKeyAsReady(ctx, ctx.server.shard(ctx.server.ShardIndexOf(dst)), ctx.client.db, dst);
+  }
   de->value.mutable_list().Push(end, item, Limits(ctx));
   ctx.reply.Bulk(item);
 }
@@ -391,15 +397,18 @@ void LmoveCommand(CommandContext& ctx) {
 
 void RpoplpushCommand(CommandContext& ctx) { LmoveGeneric(ctx, End::kTail, End::kHead); }
 
-// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
-void LmpopCommand(CommandContext& ctx) {
+// [B]LMPOP: numkeys at args[at], then key [key ...] LEFT|RIGHT [COUNT count].
+// Blocks until `deadline_ms` (0: for ever) if none of the keys holds a list
+// and `block`.
+void MpopGeneric(CommandContext& ctx, size_t at, bool block, int64_t deadline_ms) {
   int64_t numkeys;
-  if (!ParseIntInRange(ctx, ctx.args[1], 1, LLONG_MAX, &numkeys, "ERR numkeys should be greater than 0")) return;
-  if (numkeys >= static_cast<int64_t>(ctx.args.size()) - 2) {
+  if (!ParseIntInRange(ctx, ctx.args[at], 1, LLONG_MAX, &numkeys, "ERR numkeys should be greater than 0")) return;
+  if (numkeys >= static_cast<int64_t>(ctx.args.size() - at) - 1) {
     ctx.reply.Error(kErrSyntax);
     return;
   }
-  const size_t where = 2 + static_cast<size_t>(numkeys);
+  const size_t first = at + 1;
+  const size_t where = first + static_cast<size_t>(numkeys);
   End end;
   if (!ParseEnd(ctx, ctx.args[where], &end)) return;
   int64_t count = -1;
@@ -412,7 +421,7 @@ void LmpopCommand(CommandContext& ctx) {
     }
   }
   if (count == -1) count = 1;
-  for (size_t k = 2; k < where; k++) {
+  for (size_t k = first; k < where; k++) {
     std::string_view key = ctx.args[k];
     Db::Entry* e = LookupWrite(ctx, key);
     if (e == nullptr) continue;
@@ -425,8 +434,71 @@ void LmpopCommand(CommandContext& ctx) {
     PopRangeReply(ctx, key, e->value.mutable_list(), end, count);
     return;
   }
-  ctx.reply.NullArray();
+  if (block)
+    ctx.worker.Block(ctx, ctx.args.subspan(first, where - first), ValueType::kList, deadline_ms, /*null_array=*/true);
+  else
+    ctx.reply.NullArray();
 }
+
+void LmpopCommand(CommandContext& ctx) { MpopGeneric(ctx, 1, false, 0); }
+
+// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
+void BlmpopCommand(CommandContext& ctx) {
+  int64_t deadline;
+  if (!ParseTimeout(ctx, ctx.args[1], &deadline)) return;
+  MpopGeneric(ctx, 2, true, deadline);
+}
+
+// BLPOP/BRPOP key [key ...] timeout: the first key in argument order that
+// holds a list gives its first (last) item, replied with the key's name.
+void BlockingPopGeneric(CommandContext& ctx, End end) {
+  int64_t deadline;
+  if (!ParseTimeout(ctx, ctx.args.back(), &deadline)) return;
+  const auto keys = ctx.args.subspan(1, ctx.args.size() - 2);
+  for (std::string_view key : keys) {
+    Db::Entry* e = LookupWrite(ctx, key);
+    if (e == nullptr) continue;
+    if (!e->value.is_list()) {
+      ctx.reply.Error(kErrWrongType);
+      return;
+    }
+    ListObject& l = e->value.mutable_list();
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(key);
+    l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
+    AfterRemoval(ctx, key, l);
+    return;
+  }
+  ctx.worker.Block(ctx, keys, ValueType::kList, deadline, /*null_array=*/true);
+}
+
+void BlpopCommand(CommandContext& ctx) { BlockingPopGeneric(ctx, End::kHead); }
+void BrpopCommand(CommandContext& ctx) { BlockingPopGeneric(ctx, End::kTail); }
+
+// BLMOVE / BRPOPLPUSH: LMOVE once the source holds a list. Only the source
+// is waited on; the destination's type is checked when an item moves.
+void BlockingMoveGeneric(CommandContext& ctx, End from, End to, std::string_view timeout) {
+  int64_t deadline;
+  if (!ParseTimeout(ctx, timeout, &deadline)) return;
+  Db::Entry* se;
+  if (!LookupTyped(ctx, ctx.args[1], ValueType::kList, &se, /*write=*/true)) return;
+  if (se != nullptr) {
+    LmoveGeneric(ctx, from, to);
+    return;
+  }
+  // Its timeout reply is a null array too, as Redis's for every list wait.
+  ctx.worker.Block(ctx, ctx.args.subspan(1, 1), ValueType::kList, deadline, /*null_array=*/true);
+}
+
+// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
+void BlmoveCommand(CommandContext& ctx) {
+  End from, to;
+  if (!ParseEnd(ctx, ctx.args[3], &from) || !ParseEnd(ctx, ctx.args[4], &to)) return;
+  BlockingMoveGeneric(ctx, from, to, ctx.args[5]);
+}
+
+// BRPOPLPUSH source destination timeout
+void BrpoplpushCommand(CommandContext& ctx) { BlockingMoveGeneric(ctx, End::kTail, End::kHead, ctx.args[3]); }
 
 constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 
@@ -484,14 +556,35 @@ void RegisterListCommands(CommandTable& t) {
   add("rpoplpush", 3, kWriteFlags, 1, 2, RpoplpushCommand, "1.2.0", "O(1)",
       "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the "
       "last element was popped.");
-  t.Register(CommandSpec{.name = "lmpop", .arity = -4, .flags = kCmdWrite, .acl = kAclList, .first_key = 2,
-                         .last_key = 2, .key_step = 1, .numkeys_index = 1,
-                         .summary = "Returns multiple elements from a list after removing them. Deletes the list if "
-                                    "the last element was popped.",
-                         .since = "7.0.0", .group = "list",
-                         .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements "
-                                       "returned.",
-                         .handler = LmpopCommand});
+  // LMPOP and BLMPOP: numkeys at `numkeys_index`, the keys after it.
+  auto add_mpop = [&t](std::string_view name, int arity, uint32_t flags, int numkeys_index, CommandHandler h,
+                       std::string_view summary) {
+    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclList,
+                           .first_key = numkeys_index + 1, .last_key = numkeys_index + 1, .key_step = 1,
+                           .numkeys_index = numkeys_index, .summary = summary, .since = "7.0.0", .group = "list",
+                           .complexity = "O(N+M) where N is the number of provided keys and M is the number of "
+                                         "elements returned.",
+                           .handler = h});
+  };
+  add_mpop("lmpop", -4, kCmdWrite, 1, LmpopCommand,
+           "Returns multiple elements from a list after removing them. Deletes the list if the last element was "
+           "popped.");
+  constexpr uint32_t kBlockingWrite = kCmdWrite | kCmdBlocking;
+  add("blpop", -3, kBlockingWrite, 1, -2, BlpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
+      "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes "
+      "the list if the last element was popped.");
+  add("brpop", -3, kBlockingWrite, 1, -2, BrpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
+      "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes "
+      "the list if the last element was popped.");
+  add("blmove", 6, kBlockingWrite | kCmdDenyOom, 1, 2, BlmoveCommand, "6.2.0", "O(1)",
+      "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is "
+      "available otherwise. Deletes the list if the last element was moved.");
+  add("brpoplpush", 4, kBlockingWrite | kCmdDenyOom, 1, 2, BrpoplpushCommand, "2.2.0", "O(1)",
+      "Pops an element from a list, pushes it to another list and returns it. Block until an element is available "
+      "otherwise. Deletes the list if the last element was popped.");
+  add_mpop("blmpop", -5, kBlockingWrite, 2, BlmpopCommand,
+           "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. "
+           "Deletes the list if the last element was popped.");
 }
 
 }  // namespace peregrine

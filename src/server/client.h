@@ -15,6 +15,7 @@
 #include "protocol/buffer.h"
 #include "protocol/output_buffer.h"
 #include "protocol/parser.h"
+#include "server/blocking.h"
 #include "server/pubsub.h"
 
 namespace peregrine {
@@ -30,6 +31,7 @@ struct Client final : IoHandler {
 
   Worker* worker;
   uint64_t id;  // (a worker's proxy client takes the id of the client it stands for)
+  uint32_t home = 0;  // its worker's index (a proxy client: the worker of the client it stands for)
   int fd;
   bool is_unix = false;
   std::string addr;   // "ip:port"
@@ -99,6 +101,13 @@ struct Client final : IoHandler {
   // client's later commands wait for its replies).
   ExecBatch* open_batch = nullptr;
   bool batch_in_flight = false;
+
+  // Blocked by BLPOP & co. (docs/blocking.md): the wait, shared with the
+  // shards of its keys; its later input waits in `in` until it is over.
+  std::shared_ptr<BlockedClient> blocked;
+  // Woken by a key on a shard of another worker when the command needs more
+  // shards than that worker held: the command runs again from here.
+  std::shared_ptr<BlockedClient> rerun;
 
   // The peer shut down its side while commands of it were still running
   // elsewhere: no more reading; closed once they are answered.

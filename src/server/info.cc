@@ -169,9 +169,12 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
   ServerStats stats;
   for (auto& w : workers_) stats.Add(w->stats());
   if (section("clients")) {
-    size_t max_in = 0, max_out = 0, connected = 0, pubsub_clients = 0;
+    size_t max_in = 0, max_out = 0, connected = 0, pubsub_clients = 0, blocked = 0, timed = 0, blocking_keys = 0;
     for (auto& w : workers_) {
       connected += w->clients().size();
+      blocked += w->blocked_clients();
+      timed += w->timed_blocked_clients();
+      blocking_keys += w->shard().blocking().keys();
       for (auto& [id, c] : w->clients()) {
         max_in = std::max(max_in, c->in.capacity());
         max_out = std::max(max_out, c->out.capacity() + c->out.referenced_bytes());
@@ -183,13 +186,13 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "maxclients", static_cast<uint64_t>(config_.maxclients));
     Field(out, "client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
     Field(out, "client_recent_max_output_buffer", static_cast<uint64_t>(max_out));
-    Field(out, "blocked_clients", 0);
+    Field(out, "blocked_clients", static_cast<uint64_t>(blocked));
     Field(out, "tracking_clients", 0);
     Field(out, "pubsub_clients", static_cast<uint64_t>(pubsub_clients));
     Field(out, "watching_clients", 0);
-    Field(out, "clients_in_timeout_table", 0);
+    Field(out, "clients_in_timeout_table", static_cast<uint64_t>(timed));
     Field(out, "total_watched_keys", 0);
-    Field(out, "total_blocking_keys", 0);
+    Field(out, "total_blocking_keys", static_cast<uint64_t>(blocking_keys));
     Field(out, "total_blocking_keys_on_nokey", 0);
   }
   if (section("memory")) {

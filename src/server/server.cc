@@ -295,6 +295,13 @@ void Server::ResetStats() {
 
 std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   std::string cmd = c.last_cmd ? c.last_cmd->fullname : "NULL";
+  // Redis's letters, in its order (P: Pub/Sub, b: blocked; N: none).
+  char flags[4];
+  char* f = flags;
+  if (c.subs != nullptr) *f++ = 'P';
+  if (c.blocked != nullptr) *f++ = 'b';
+  if (f == flags) *f++ = 'N';
+  *f = '\0';
   char buf[1024];
   snprintf(buf, sizeof(buf),
            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
@@ -303,7 +310,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
            "lib-ver=%s\n",
            static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd, c.name.c_str(),
            static_cast<long long>((now_ms - c.ctime_ms) / 1000),
-           static_cast<long long>((now_ms - c.last_interaction_ms) / 1000), c.subs != nullptr ? "P" : "N", c.db,
+           static_cast<long long>((now_ms - c.last_interaction_ms) / 1000), flags, c.db,
            c.subs != nullptr ? c.subs->channels.size() : 0, c.subs != nullptr ? c.subs->patterns.size() : 0,
            c.in.size(),
            c.in.capacity() - c.in.size(), c.in.capacity(), c.out.capacity() + c.out.referenced_bytes(),

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/db.h"
+#include "server/blocking.h"
 #include "server/config.h"
 
 namespace peregrine {
@@ -22,7 +23,8 @@ struct ShardStats {
 
 class Shard {
  public:
-  Shard(int index, int databases) : index_(index), dbs_(static_cast<size_t>(databases)), rng_(0x9e3779b97f4a7c15ULL + index) {
+  Shard(int index, int databases)
+      : index_(index), dbs_(static_cast<size_t>(databases)), rng_(0x9e3779b97f4a7c15ULL + index), blocking_(databases) {
     for (auto& db : dbs_) {
       db = std::make_unique<Db>();
       db->set_access_tracker(&access_);
@@ -40,6 +42,9 @@ class Shard {
     for (auto& db : dbs_) db->ResetStats();
   }
   std::mt19937_64& rng() { return rng_; }
+  // The clients blocked on this shard's keys (blocking.h): touched by the
+  // thread holding the shard, as the keys are.
+  BlockingKeys& blocking() { return blocking_; }
 
   // One slice of active expiry: walks the databases' keys with deadlines, deleting
   // expired keys, for at most `budget_us` microseconds and at most one pass
@@ -87,6 +92,7 @@ class Shard {
   ShardStats stats_;
   std::mt19937_64 rng_;
   AccessTracker access_;
+  BlockingKeys blocking_;
   bool sweeping_ = false;
   size_t sweep_db_ = 0;          // the database the running sweep pass is in
   int64_t sweep_started_ms_ = 0;  // when the last pass started

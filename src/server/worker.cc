@@ -58,6 +58,7 @@ Worker::Worker(Server& server, uint32_t index)
       nworkers_(static_cast<uint32_t>(server.config().threads)),
       shard_(static_cast<int>(index), server.config().databases),
       proxy_(this, 0, -1),
+      serve_proxy_(this, 0, -1),
       outbox_(nworkers_),
       command_stats_(server.commands().num_ids()) {}
 
@@ -78,6 +79,13 @@ bool Worker::Init() {
   applied_hz_ = server_.config().hz;
   loop_.SetTick(1000 / applied_hz_, [this] { Cron(); });
   loop_.SetBeforeSleep([this] {
+    // Blocked clients timed out, or woken: their replies, then their
+    // pending input (with one thread BeforeWait never runs).
+    if (!block_timers_.empty()) ExpireBlocked();
+    if (!resume_.empty()) ResumeClients();
+    if (!resume_.empty()) loop_.WakeWithin(0);
+    if (!block_timers_.empty())
+      loop_.WakeWithin(static_cast<int>(std::clamp<int64_t>(block_timers_.begin()->first - UnixTimeMs(), 0, 1000)));
     FlushPendingWrites();
     to_free_.clear();
     if (expire_pressure_) {
@@ -142,6 +150,7 @@ void Worker::CloseAllClients() {
     loop_.Remove(c->fd);
     close(c->fd);
     c->closed = true;
+    if (c->blocked != nullptr) CancelBlocked(c->blocked);
     pubsub_.RemoveClient(*c);
     if (c->open_batch != nullptr) RecycleBatch(c->open_batch);
     c->open_batch = nullptr;
@@ -181,6 +190,7 @@ void Worker::Adopt(int fd, bool is_unix, uint64_t id) {
   if (!is_unix) ConfigureTcpConnection(fd, config.tcp_keepalive);
   auto c = std::make_unique<Client>(this, id, fd);
   c->is_unix = is_unix;
+  c->home = index_;
   if (is_unix) {
     c->addr = c->laddr = config.unixsocket + ":0";
   } else {
@@ -318,7 +328,8 @@ void Worker::Cron() {
     // wakes the worker once a second: the bytes are read, and the client is
     // not taken for idle (timeout) while it is sending.
     if (c->rcvlowat > 1 && idle_ms > 1000) SetLowWater(*c, 1);
-    if (timeout > 0 && idle_ms > static_cast<int64_t>(timeout) * 1000 && !c->batch_in_flight) idle.push_back(c.get());
+    if (timeout > 0 && idle_ms > static_cast<int64_t>(timeout) * 1000 && !c->batch_in_flight && c->blocked == nullptr)
+      idle.push_back(c.get());
   }
   for (Client* c : idle) {
     LOG_VERBOSE("Closing idle client id=%llu", static_cast<unsigned long long>(c->id));

@@ -18,6 +18,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -61,6 +62,8 @@ struct Mail {
     kExec,      // run a client's commands here and send the replies back
     kExecDone,  // the replies of an kExec, back on the client's worker
     kAdopt,     // a new connection accepted by worker 0
+    kWoken,     // a blocked client's wait has its outcome (BlockMail, to its worker)
+    kForget,    // a blocked client's wait is over: off this shard's wait lists (BlockMail)
   };
   explicit Mail(Kind k) : kind(k) {}
   virtual ~Mail() = default;
@@ -90,16 +93,30 @@ struct ExecBatch final : Mail {
   bool only_publishes = true;
   // A reply was cut (ReplyWriter::Full): the client is to be closed.
   bool cut = false;
+  // It ends with a blocking command: nothing joins it after that one (the
+  // client's later commands wait for its outcome).
+  bool sealed = false;
+  // That command blocked: the wait, for the client's worker.
+  std::shared_ptr<BlockedClient> blocked;
 
   void Clear() {
     kind = Kind::kExec;
     only_publishes = true;
     cut = false;
+    sealed = false;
+    blocked.reset();
     bytes.clear();
     arg_sizes.clear();
     commands.clear();
     reply.Clear();
   }
+};
+
+// A blocked client's wait: woken (to the client's worker) or to forget (to a
+// shard it was registered on).
+struct BlockMail final : Mail {
+  BlockMail(Kind k, std::shared_ptr<BlockedClient> w) : Mail(k), wait(std::move(w)) {}
+  std::shared_ptr<BlockedClient> wait;
 };
 
 struct AdoptMail final : Mail {
@@ -174,6 +191,26 @@ class Worker : public ErrorSink {
   std::span<const uint32_t> held_workers() const {
     return holding_ ? std::span<const uint32_t>(shard_set_) : std::span<const uint32_t>(&index_, 1);
   }
+
+  // --- Blocking (worker_blocking.cc, docs/blocking.md) ---
+  // For a handler that found nothing to serve: blocks the client on `keys`
+  // (on shards this thread holds, as every key of the running command) until
+  // one holds a value of `type`, or until `deadline_ms` (unix ms; 0: for
+  // ever). Nothing is replied now.
+  void Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
+             bool null_array);
+  // A command added a value at a key of shard `shard` (held by this thread)
+  // that clients wait on: they are served when the command ends.
+  void NoteReady(uint32_t shard) {
+    if (std::find(ready_shards_.begin(), ready_shards_.end(), shard) == ready_shards_.end())
+      ready_shards_.push_back(shard);
+  }
+  // A wait this thread took out of kWaiting and gave its outcome (kDone):
+  // tells the client's worker.
+  void NotifyWoken(std::shared_ptr<BlockedClient> w);
+  // INFO: this worker's blocked clients, and those with a timeout.
+  size_t blocked_clients() const { return blocked_clients_; }
+  size_t timed_blocked_clients() const { return block_timers_.size(); }
 
   // Bulk arguments of at least this many bytes are read into blocks of their
   // own (StartBigArg); the fuzzer lowers it to reach that path with small
@@ -302,6 +339,40 @@ class Worker : public ErrorSink {
   void ActiveExpireSlice();
   void CloseAllClients();
 
+  // --- Blocking (worker_blocking.cc) ---
+  // Serves the clients waiting on the keys the last command made ready (it
+  // holds their shards), oldest first, while the keys last.
+  void ServeReadyKeys(int64_t now_ms);
+  void ServeKey(Shard& shard, int db, const std::string& key, int64_t now_ms);
+  // Takes a claimed wait off the wait lists (those of shards this thread
+  // holds at once, the others by mail), decides its outcome, and tells the
+  // client's worker.
+  void Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms);
+  bool Holds(uint32_t shard) const {
+    const auto held = held_workers();
+    return std::find(held.begin(), held.end(), shard) != held.end();
+  }
+  // The running command (for client `c` of this worker) blocked.
+  void BlockClient(Client& c, std::shared_ptr<BlockedClient> w);
+  // `c`'s wait has its outcome (kDone): its reply goes out, or the command
+  // runs again; its later input goes on.
+  void FinishBlocked(Client& c);
+  void OnWoken(const std::shared_ptr<BlockedClient>& w);
+  // Gives up a wait of a client of this worker (timeout, disconnect): true if
+  // it was still waiting (nobody will serve it now).
+  bool CancelBlocked(const std::shared_ptr<BlockedClient>& w);
+  // Off the wait lists of shard `shard`: at once for this worker's own
+  // shard (when not lent), by mail for another.
+  void Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w);
+  // Replies the timeout to the clients whose deadline passed; asks the loop
+  // to wake for the next.
+  void ExpireBlocked();
+  // A woken client whose command needs shards the waker did not hold: runs
+  // it again here.
+  void RerunBlocked(Client& c, const BlockedClient& w);
+  // The client stops being counted and timed as blocked.
+  void Unblocked(Client& c, const BlockedClient& w);
+
   Server& server_;
   const uint32_t index_;
   const uint32_t nworkers_;
@@ -315,6 +386,15 @@ class Worker : public ErrorSink {
   Client* current_client_ = nullptr;  // the client whose command is running
   Client* busy_client_ = nullptr;     // the client whose input is being processed
   Client proxy_;                      // stands for a remote client while its batch runs here
+  Client serve_proxy_;                // stands for a blocked client served here
+
+  // Blocking.
+  std::shared_ptr<BlockedClient> blocked_now_;  // the running command blocked (Block)
+  std::vector<uint32_t> ready_shards_;          // held shards with keys made ready (NoteReady)
+  std::set<std::pair<int64_t, uint64_t>> block_timers_;  // (deadline, client id) of this worker's clients
+  std::vector<std::shared_ptr<BlockedClient>> own_forgets_;  // for this worker's shard, while it is lent
+  size_t blocked_clients_ = 0;
+  bool serving_ = false;  // a blocked client's command runs again (it may not block)
 
   // A pipeline batch: commands parsed ahead of execution so that their keys'
   // cache misses can be prefetched together (reused between batches).

@@ -151,7 +151,8 @@ void Worker::SpliceBigArgs(Client& c, Buffer& in) {
 void Worker::ProcessInput(Client& c, Buffer& in) {
   busy_client_ = &c;
   bool paused = false;
-  while (!paused && !c.closed && !c.close_after_reply && !in.empty()) {
+  // A blocked client's input waits (in order) until its wait is over.
+  while (!paused && !c.closed && !c.close_after_reply && c.blocked == nullptr && !in.empty()) {
     // 1. Parse ahead every complete command (up to kMaxBatch) without running
     //    any: their arguments are views into `in` (or blocks of their own,
     //    StartBigArg), which nothing changes until the batch has run.
@@ -188,6 +189,10 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
         in.Consume(c.parser.consumed());
         offset = 0;
         if (c.close_after_reply) break;
+        if (c.blocked != nullptr) {
+          paused = true;
+          break;
+        }
         continue;
       }
       BatchedCommand b{nullptr, static_cast<uint32_t>(batch_args_.size()), static_cast<uint32_t>(args.size()),
@@ -252,6 +257,10 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
       }
       in.Consume(b.consumed);
       ran++;
+      if (c.blocked != nullptr) [[unlikely]] {
+        paused = true;  // the commands after it are parsed again once it is over
+        break;
+      }
     }
     // The first command of a call may have had large arguments read into
     // blocks of their own (StartBigArg). Once it has run, the blocks no
@@ -384,7 +393,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     return Route::kDone;
   }
   // Another worker's shard: join the batch open for it, or open one.
-  if (c.open_batch != nullptr ? c.open_batch->target != target : c.batch_in_flight) return Route::kPause;
+  if (c.open_batch != nullptr ? c.open_batch->target != target || c.open_batch->sealed : c.batch_in_flight)
+    return Route::kPause;
   if (remote_publish && c.open_batch != nullptr && !c.open_batch->only_publishes) {
     // Its local delivery must not come before the client's earlier
     // commands in that batch have run: a subscriber told of a change must
@@ -430,6 +440,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     b->only_publishes = false;
   }
   b->commands.push_back({spec, argc});
+  // Nothing of the client runs after a blocking command before its outcome.
+  if (spec->flags & kCmdBlocking) b->sealed = true;
   if (detached) {
     Send(target, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
     return Route::kDone;
@@ -481,6 +493,8 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
       shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
   }
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
+  if (blocked_now_ != nullptr) [[unlikely]]
+    BlockClient(c, std::move(blocked_now_));
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
   // May close c (the caller checks c.closed).
   if (__builtin_expect(reply.cut(), 0)) {

@@ -74,6 +74,8 @@ void Worker::Handle(uint32_t from, uint64_t word) {
       case Control::kReturn:
         lent_to_ = -1;
         lend_paused_ = true;
+        for (const auto& w : own_forgets_) shard_.blocking().Remove(*w, index_);
+        own_forgets_.clear();
         // What arrived meanwhile, in order; then the clients killed and the
         // next worker waiting for the shard.
         while (lent_to_ < 0 && !deferred_.empty()) {
@@ -110,6 +112,14 @@ void Worker::HandleMail(Mail* m) {
       break;
     case Mail::Kind::kExecDone:
       FinishExecBatch(static_cast<ExecBatch*>(m));
+      break;
+    case Mail::Kind::kWoken:
+      OnWoken(static_cast<BlockMail*>(m)->wait);
+      delete m;
+      break;
+    case Mail::Kind::kForget:
+      shard_.blocking().Remove(*static_cast<BlockMail*>(m)->wait, index_);
+      delete m;
       break;
     case Mail::Kind::kAdopt: {
       auto* a = static_cast<AdoptMail*>(m);
@@ -200,6 +210,7 @@ void Worker::SendOpenBatch(Client& c) {
 void Worker::RunExecBatch(ExecBatch* b) {
   ApplyConfigIfChanged();
   proxy_.id = b->client_id;
+  proxy_.home = b->from;
   proxy_.db = b->db;
   proxy_.resp = b->resp;
   ReplyWriter reply(&b->reply, b->resp, this);
@@ -215,6 +226,10 @@ void Worker::RunExecBatch(ExecBatch* b) {
     }
     proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
     t = Run(proxy_, cmd.spec, exec_args_, reply, shard_, nullptr, now_ms, t);
+    if (blocked_now_ != nullptr) [[unlikely]] {
+      b->blocked = std::move(blocked_now_);  // the last command of its (sealed) batch
+      break;
+    }
     if (reply.cut()) {  // the client is closed when the batch returns
       b->cut = true;
       break;
@@ -238,9 +253,14 @@ void Worker::FinishExecBatch(ExecBatch* b) {
       CloseOverLimit(c);
     } else if (!OverOutputLimit(c)) {
       QueueWrite(c);
-      resume_.push_back(c.id);
+      if (b->blocked != nullptr && !c.read_closed)
+        BlockClient(c, std::move(b->blocked));
+      else
+        resume_.push_back(c.id);
     }
   }
+  // Blocked, but the client went (or stopped reading) meanwhile.
+  if (b->blocked != nullptr) CancelBlocked(b->blocked);
   RecycleBatch(b);
 }
 
@@ -251,7 +271,12 @@ void Worker::ResumeClients() {
     auto it = clients_.find(id);
     if (it == clients_.end()) continue;
     Client& c = *it->second;
-    if (c.closed || c.batch_in_flight) continue;
+    if (c.closed || c.batch_in_flight || c.blocked != nullptr) continue;
+    if (c.rerun != nullptr) {
+      std::shared_ptr<BlockedClient> w = std::move(c.rerun);
+      RerunBlocked(c, *w);
+      if (c.closed || c.batch_in_flight || c.blocked != nullptr) continue;
+    }
     if (!c.in.empty() && !c.close_after_reply) {
       ProcessInput(c, c.in);
       if (!c.closed) StartBigArg(c, c.in);

@@ -174,6 +174,12 @@ uint32_t Worker::ClientEvents(const Client& c) const {
 void Worker::FreeClient(Client& c) {
   if (c.closed) return;
   c.closed = true;
+  if (c.blocked != nullptr) {
+    CancelBlocked(c.blocked);  // if it was served meanwhile, its outcome goes with it
+    Unblocked(c, *c.blocked);
+    c.blocked.reset();
+  }
+  c.rerun.reset();
   pubsub_.RemoveClient(c);
   loop_.Remove(c.fd);
   close(c.fd);

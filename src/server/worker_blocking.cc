@@ -1,0 +1,246 @@
+// A worker's blocking side: clients blocked on keys by BLPOP and the other
+// blocking commands. A wait is registered on the shards of its keys; a
+// command that creates one of them serves the oldest waiters right after it
+// ends, on whichever thread holds that shard; the client's own worker
+// delivers the outcome, times the wait out, or forgets it when the client
+// goes (blocking.h, docs/blocking.md).
+//
+// Threading: Block, ServeReadyKeys and Serve run on the thread holding the
+// shards involved (the command's); BlockClient, FinishBlocked, OnWoken,
+// CancelBlocked, ExpireBlocked and RerunBlocked on the client's own worker.
+// A wait's `state` is the only field two threads may race on.
+#include <algorithm>
+
+#include "server/server.h"
+#include "server/worker.h"
+#include "server/worker_internal.h"
+
+namespace peregrine {
+
+using namespace worker_internal;
+
+void Worker::Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
+                   bool null_array) {
+  if (serving_) {
+    // A command run again for a woken client found nothing to serve after
+    // all. The list commands cannot (the key was checked first); answered as
+    // a timeout rather than blocking a second time from here.
+    null_array ? ctx.reply.NullArray() : ctx.reply.Null();
+    return;
+  }
+  Client& c = ctx.client;
+  auto w = std::make_shared<BlockedClient>();
+  w->home = c.home;
+  w->client_id = c.id;
+  w->db = c.db;
+  w->resp = c.resp;
+  w->type = type;
+  w->deadline_ms = deadline_ms;
+  w->null_array = null_array;
+  w->spec = c.last_cmd;
+  for (std::string_view a : ctx.args) {
+    w->arg_bytes.append(a);
+    w->arg_sizes.push_back(static_cast<uint32_t>(a.size()));
+  }
+  if (c.last_cmd->KeyPositions(ctx.args, &key_positions_))
+    for (size_t pos : key_positions_) w->shards.push_back(static_cast<uint32_t>(server_.ShardIndexOf(ctx.args[pos])));
+  std::sort(w->shards.begin(), w->shards.end());
+  w->shards.erase(std::unique(w->shards.begin(), w->shards.end()), w->shards.end());
+  for (std::string_view key : keys) {
+    if (std::any_of(w->keys.begin(), w->keys.end(), [&](const BlockedClient::Key& k) { return k.key == key; }))
+      continue;  // BLPOP k k: one wait
+    w->keys.push_back({static_cast<uint32_t>(server_.ShardIndexOf(key)), std::string(key)});
+  }
+  for (size_t i = 0; i < w->keys.size(); i++) server_.shard(w->keys[i].shard).blocking().Add(w, i);
+  blocked_now_ = std::move(w);
+}
+
+void Worker::ServeReadyKeys(int64_t now_ms) {
+  // Serving may make more keys ready (BLMOVE pushes onto its destination):
+  // they are served in turn, until none is left.
+  while (!ready_shards_.empty()) {
+    Shard& shard = server_.shard(ready_shards_.front());
+    int db;
+    std::string key;
+    if (!shard.blocking().PopReady(&db, &key)) {
+      ready_shards_.erase(ready_shards_.begin());
+      continue;
+    }
+    ServeKey(shard, db, key, now_ms);
+  }
+}
+
+void Worker::ServeKey(Shard& shard, int db, const std::string& key, int64_t now_ms) {
+  BlockingKeys& reg = shard.blocking();
+  for (;;) {
+    BlockingKeys::Fifo* fifo = reg.Waiters(db, key);
+    if (fifo == nullptr) return;
+    // Redis's rule: a client is served only by a key of the type it waits
+    // for; one of another type (or none: the key went) leaves it waiting.
+    const Db::Entry* e = shard.db(db).Find(CompactKey::MakeProbe(key), now_ms, /*touch=*/false);
+    if (e == nullptr) return;
+    const ValueType type = e->value.type();
+    std::shared_ptr<BlockedClient> claimed, gone;
+    for (const std::shared_ptr<BlockedClient>& x : *fifo) {
+      if (x->type != type) continue;
+      uint32_t expected = BlockedClient::kWaiting;
+      if (x->state.compare_exchange_strong(expected, BlockedClient::kClaimed, std::memory_order_acq_rel)) {
+        claimed = x;
+      } else {
+        // Given up by its client's worker or served from another shard:
+        // whoever did will have it forgotten here too; it goes now.
+        gone = x;
+      }
+      break;
+    }
+    if (gone != nullptr) {
+      reg.Remove(*gone, static_cast<uint32_t>(shard.index()));
+      continue;
+    }
+    if (claimed == nullptr) return;
+    Serve(claimed, now_ms);
+  }
+}
+
+void Worker::Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms) {
+  for (size_t i = 0; i < w->keys.size(); i++) {
+    const uint32_t s = w->keys[i].shard;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++) seen = w->keys[j].shard == s;
+    if (seen) continue;
+    if (Holds(s))
+      server_.shard(s).blocking().Remove(*w, s);
+    else
+      Forget(s, w);
+  }
+  if (std::all_of(w->shards.begin(), w->shards.end(), [this](uint32_t s) { return Holds(s); })) {
+    // Every shard of the command is here: it runs again now, before any
+    // other command, as Redis re-runs a blocked client's command; its reply
+    // goes to the client's worker.
+    std::vector<std::string_view> args = w->Args();
+    Client& p = serve_proxy_;
+    p.id = w->client_id;
+    p.home = w->home;
+    p.db = w->db;
+    p.resp = w->resp;
+    p.last_cmd = w->spec;
+    ReplyWriter reply(&w->reply, w->resp, this);
+    Shard& first = server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(w->spec->first_key)]));
+    CommandContext ctx{server_, *this, p, first, args, reply, now_ms, nullptr};
+    serving_ = true;
+    w->spec->handler(ctx);
+    serving_ = false;
+  } else {
+    // It needs shards this thread cannot take now (taking one below a shard
+    // it holds could deadlock): its own worker runs it again, holding them
+    // all. Another client may take the item meanwhile; then it blocks again.
+    w->rerun = true;
+  }
+  w->state.store(BlockedClient::kDone, std::memory_order_release);
+  NotifyWoken(w);
+}
+
+void Worker::NotifyWoken(std::shared_ptr<BlockedClient> w) {
+  if (w->home == index_) {
+    OnWoken(w);
+  } else {
+    const uint32_t home = w->home;
+    Send(home, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kWoken, std::move(w)))));
+  }
+}
+
+void Worker::Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w) {
+  if (shard != index_) {
+    Send(shard, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kForget, w))));
+  } else if (lent_to_ >= 0) {
+    own_forgets_.push_back(w);  // when the shard is back (Handle, kReturn)
+  } else {
+    shard_.blocking().Remove(*w, index_);
+  }
+}
+
+void Worker::BlockClient(Client& c, std::shared_ptr<BlockedClient> w) {
+  c.blocked = std::move(w);
+  blocked_clients_++;
+  if (c.blocked->deadline_ms > 0) block_timers_.emplace(c.blocked->deadline_ms, c.id);
+  // Served before its worker knew it was blocked (the outcome's notice came
+  // first, or the wait was served on this thread): delivered now.
+  if (c.blocked->state.load(std::memory_order_acquire) == BlockedClient::kDone) FinishBlocked(c);
+}
+
+void Worker::Unblocked(Client& c, const BlockedClient& w) {
+  blocked_clients_--;
+  if (w.deadline_ms > 0) block_timers_.erase({w.deadline_ms, c.id});
+}
+
+void Worker::OnWoken(const std::shared_ptr<BlockedClient>& w) {
+  auto it = clients_.find(w->client_id);
+  if (it == clients_.end() || it->second->closed) return;  // gone: the outcome goes with it
+  Client& c = *it->second;
+  // Not (yet) this client's wait: the batch that blocked it is still on its
+  // way back, and BlockClient delivers it then.
+  if (c.blocked == w) FinishBlocked(c);
+}
+
+void Worker::FinishBlocked(Client& c) {
+  std::shared_ptr<BlockedClient> w = std::move(c.blocked);
+  c.blocked.reset();
+  Unblocked(c, *w);
+  if (w->rerun) {
+    c.rerun = std::move(w);
+  } else {
+    command_stats_[w->spec->id].calls++;
+    c.out.Append(w->reply.view());
+    if (OverOutputLimit(c)) return;
+    QueueWrite(c);
+  }
+  resume_.push_back(c.id);
+}
+
+bool Worker::CancelBlocked(const std::shared_ptr<BlockedClient>& w) {
+  uint32_t expected = BlockedClient::kWaiting;
+  if (!w->state.compare_exchange_strong(expected, BlockedClient::kCancelled, std::memory_order_acq_rel))
+    return false;
+  for (size_t i = 0; i < w->keys.size(); i++) {
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++) seen = w->keys[j].shard == w->keys[i].shard;
+    if (!seen) Forget(w->keys[i].shard, w);
+  }
+  return true;
+}
+
+void Worker::ExpireBlocked() {
+  const int64_t now = UnixTimeMs();
+  while (!block_timers_.empty() && block_timers_.begin()->first <= now) {
+    const uint64_t id = block_timers_.begin()->second;
+    block_timers_.erase(block_timers_.begin());
+    auto it = clients_.find(id);
+    if (it == clients_.end()) continue;
+    Client& c = *it->second;
+    if (c.closed || c.blocked == nullptr) continue;
+    std::shared_ptr<BlockedClient> w = c.blocked;
+    if (!CancelBlocked(w)) continue;  // served meanwhile: its outcome is on its way
+    c.blocked.reset();
+    Unblocked(c, *w);
+    command_stats_[w->spec->id].calls++;
+    ReplyWriter reply(&c.out, c.resp, this);
+    w->null_array ? reply.NullArray() : reply.Null();
+    QueueWrite(c);
+    resume_.push_back(id);
+  }
+}
+
+void Worker::RerunBlocked(Client& c, const BlockedClient& w) {
+  std::vector<std::string_view> args = w.Args();
+  uint64_t t = CycleClock::Now();
+  if (nworkers_ == 1) {
+    ExecuteCommand(c, args, w.spec, nullptr, t);
+  } else {
+    const auto shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(w.spec->first_key)]));
+    Dispatch(c, args, w.spec, nullptr, shard, &t);
+    SendOpenBatch(c);
+  }
+  if (!c.closed && !c.out.empty()) QueueWrite(c);
+}
+
+}  // namespace peregrine
