@@ -151,6 +151,35 @@ SEEDS = {
                      ("SSCAN", "s", "0", "COUNT", "0"), ("SSCAN", "s", "0", "MATCH"), ("SSCAN", "s", "x"),
                      ("SSCAN", "s", "-1"), ("SSCAN", "s", "18446744073709551616"), ("SSCAN", "nope", "0", "COUNT", "0"),
                      ("SADD", "i", "1", "2"), ("SSCAN", "i", "0", "MATCH", "[12]"), ("SSCAN", "i", "0", "NOVALUES")),
+    # --- lists
+    "lists": seq(("RPUSH", "l", "a", "b", "c", "1", "2"), ("LPUSH", "l", "x", "y"), ("LPUSHX", "l", "z"),
+                 ("RPUSHX", "nope", "z"), ("LLEN", "l"), ("LINDEX", "l", "0"), ("LINDEX", "l", "-1"),
+                 ("LINDEX", "l", "99"), ("LSET", "l", "1", "set"), ("LSET", "l", "99", "v"), ("LRANGE", "l", "0", "-1"),
+                 ("LRANGE", "l", "-3", "100"), ("LTRIM", "l", "1", "-2"), ("LREM", "l", "0", "a"),
+                 ("LINSERT", "l", "BEFORE", "b", "new"), ("LINSERT", "l", "AFTER", "nope", "v"),
+                 ("LPOS", "l", "b", "RANK", "-1", "COUNT", "0", "MAXLEN", "5"), ("LPOP", "l", "2"), ("RPOP", "l"),
+                 ("LMOVE", "l", "m", "LEFT", "RIGHT"), ("RPOPLPUSH", "m", "l"), ("LMPOP", "2", "nope", "l", "LEFT",
+                 "COUNT", "9"), ("EXISTS", "l"), ("LPOP", "nope", "0")),
+    "lists_encodings": seq(("CONFIG", "SET", "list-max-listpack-size", "3"), ("RPUSH", "q", "1", "2", "3", "4", "5"),
+                           ("OBJECT", "ENCODING", "q"), ("LINSERT", "q", "AFTER", "3", "x" * 70),
+                           ("LRANGE", "q", "0", "-1"), ("LTRIM", "q", "0", "1"), ("OBJECT", "ENCODING", "q"),
+                           ("CONFIG", "SET", "list-max-listpack-size", "-1"), ("RPUSH", "r", "y" * 5000),
+                           ("RPUSH", "r", "z"), ("OBJECT", "ENCODING", "r"), ("LREM", "r", "-1", "z"),
+                           ("LSET", "r", "0", SMALL), ("LPOS", "r", SMALL), ("MEMORY", "USAGE", "r")),
+    "lists_errors": seq(("SET", "s", "v"), ("LPUSH", "s", "a"), ("LPOP", "s"), ("LRANGE", "s", "0", "1"),
+                        ("BLPOP", "s", "0"), ("LPUSH", "l", "a"), ("LPOP", "l", "-1"), ("LINDEX", "l", "x"),
+                        ("LPOS", "l", "a", "RANK", "0"), ("LPOS", "l", "a", "COUNT", "-1"), ("LINSERT", "l", "UP", "a", "b"),
+                        ("LMOVE", "l", "s", "LEFT", "LEFT"), ("LMOVE", "l", "l", "UP", "LEFT"), ("LMPOP", "0", "l", "LEFT"),
+                        ("LMPOP", "1", "l", "LEFT", "COUNT", "0"), ("BLPOP", "l", "-1"), ("BLPOP", "l", "nan"),
+                        ("BLPOP", "l", "inf"), ("BLMPOP", "0", "2", "l", "LEFT"), ("CLIENT", "UNBLOCK", "x"),
+                        ("CLIENT", "UNBLOCK", "1", "later"), ("LPUSH", "l")),
+    "blocking": seq(("BLPOP", "q", "q2", "0.001"), ("RPUSH", "q", "a", "b"), ("BLPOP", "q", "0"),
+                    ("BRPOP", "q2", "q", "0.01"), ("BLMOVE", "{t}src", "{t}dst", "LEFT", "RIGHT", "0.001"),
+                    ("RPUSH", "{t}src", "m"), ("BLMOVE", "{t}src", "other", "RIGHT", "LEFT", "1"),
+                    ("BRPOPLPUSH", "other", "{t}dst", "0"), ("BLMPOP", "0.001", "2", "a", "b", "RIGHT", "COUNT", "2"),
+                    ("RPUSH", "b", "1", "2", "3"), ("BLMPOP", "0", "2", "a", "b", "RIGHT", "COUNT", "2"),
+                    ("CLIENT", "UNBLOCK", "1"), ("CLIENT", "LIST"), ("INFO", "clients"), ("BLPOP", "forever", "0"),
+                    ("GET", "after")),
     # --- hashes
     "hashes": seq(("HSET", "h", "a", "1", "b", "2"), ("HSET", "h", "a", "3", "c", "4"), ("HSETNX", "h", "a", "9"),
                   ("HSETNX", "h", "d", "5"), ("HMSET", "h", "e", "6", "f", "7"), ("HGET", "h", "a"), ("HGET", "h", "z"),
@@ -325,6 +354,9 @@ withvalues novalues hash set-max-intset-entries set-max-listpack-entries set-max
 hash-max-listpack-entries hash-max-listpack-value hash-max-ziplist-entries hash-max-ziplist-value
 hexpire hpexpire hexpireat hpexpireat httl hpttl hexpiretime hpexpiretime hpersist hgetdel hgetex hsetex
 fields fnx fxx listpackex
+lpush rpush lpushx rpushx lpop rpop llen lindex lset lrange ltrim lrem linsert lpos lmove rpoplpush lmpop
+blpop brpop blmove brpoplpush blmpop left right before after rank maxlen unblock error quicklist
+list-max-listpack-size list-max-ziplist-size list-compress-depth
 """.split()))
 DICT_RAW = ["\r\n", "*1\r\n", "*2\r\n", "*3\r\n", "$1\r\n", "$-1\r\n", "$0\r\n\r\n",
             "9223372036854775807", "-9223372036854775808", "18446744073709551616", "4294967296",
