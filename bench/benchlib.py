@@ -688,6 +688,18 @@ def split_instr_section(text: str) -> tuple[str, str]:
     return split_section(text, INSTR_BEGIN, INSTR_END)
 
 
+def put_docs_section(begin: str, end: str, section: str):
+    """Puts `section` (markers included) in docs/benchmarks.md in place of the
+    one between the same markers, or at the end."""
+    path = REPO / "docs" / "benchmarks.md"
+    text = path.read_text()
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.write_text(text)
+
+
 def split_section(text: str, begin: str, end: str) -> tuple[str, str]:
     """(document without the section between the markers, the section or '')."""
     i = text.find(begin)

@@ -165,17 +165,23 @@ def run_speed(spec, workdir, tid, args, n, rb):
         if "spop" in tid:  # fill the set SPOP pops from (redis-benchmark's "myset")
             bl.run_redis_benchmark(rb, srv.port, ["-c", "50", "-n", str(n * 2), "-P", "16", "-r", "10000000",
                                                   "-t", "sadd"], 600)
-        t0, _ = srv.cpu_ticks()
-        argv, text, rc, _ = bl.run_redis_benchmark(rb, srv.port, ["-c", "50", "-n", str(n)] + args, 600)
-        t1, _ = srv.cpu_ticks()
-        parsed = bl.parse_redis_benchmark(text)
-        if rc != 0 or not parsed:
-            raise bl.BenchError(f"redis-benchmark failed: {text[-800:]}")
-        rps = parsed[-1].get("rps")
-        return {"server": spec.name, "id": tid, "rps": rps, "cpu_us_per_req": (t1 - t0) / bl.CLK_TCK * 1e6 / n,
-                "command": "redis-benchmark " + " ".join(["-c", "50", "-n", str(n)] + args)}
+        return measure_benchmark(srv, spec, tid, args, n, rb)
     finally:
         srv.shutdown()
+
+
+def measure_benchmark(srv, spec, tid, args, n, rb):
+    """redis-benchmark -c 50 -n n `args` against `srv`: its requests/s and the
+    server's CPU per request."""
+    t0, _ = srv.cpu_ticks()
+    argv, text, rc, _ = bl.run_redis_benchmark(rb, srv.port, ["-c", "50", "-n", str(n)] + args, 600)
+    t1, _ = srv.cpu_ticks()
+    parsed = bl.parse_redis_benchmark(text)
+    if rc != 0 or not parsed:
+        raise bl.BenchError(f"redis-benchmark failed: {text[-800:]}")
+    return {"server": spec.name, "id": tid, "rps": parsed[-1].get("rps"),
+            "cpu_us_per_req": (t1 - t0) / bl.CLK_TCK * 1e6 / n,
+            "command": "redis-benchmark " + " ".join(["-c", "50", "-n", str(n)] + args)}
 
 
 def ratio(a, b) -> str:
@@ -328,13 +334,7 @@ def write_report(records, rounds: int, scale: float, docs: bool):
     section = "\n".join(lines)
     print(section)
     if docs:
-        path = Path(bl.REPO) / "docs" / "benchmarks.md"
-        text = path.read_text()
-        if BEGIN in text:
-            text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
-        else:
-            text = text.rstrip("\n") + "\n\n" + section + "\n"
-        path.write_text(text)
+        bl.put_docs_section(BEGIN, END, section)
     return 0
 
 

@@ -501,13 +501,60 @@ def hash_commands(key):
     ]
 
 
+# List indexes and counts: small, negative, the int64 limits, not integers.
+list_index = st.one_of(*weighted(3, st.integers(min_value=-8, max_value=8).map(lambda i: str(i).encode())),
+                       ints(LLONG_MAX, LLONG_MIN, 2**31), bad_int)
+list_count = st.one_of(ints(0, 1, 2, 3, 10, LLONG_MAX, -1, LLONG_MIN), bad_int)
+list_end = st.one_of(*weighted(2, st.sampled_from([b"LEFT", b"right", b"Left", b"RIGHT"])), junk)
+# Blocking timeouts that never wait long: 10 ms or less (a key with no list then
+# times out on both servers alike), or errors. Never 0 (for ever), nor the
+# overflows Redis 7.0 reports as negative and 7.2 as out of range.
+block_timeout = st.sampled_from([b"0.01", b"0.001", b".005", b"-1", b"-0.5", b"abc", b"nan", b" 1", b"1x", b""])
+
+
+def mpop(name, key, timeout=()):
+    """LMPOP / BLMPOP: numkeys and keys (numkeys right, or wrong), an end, options."""
+    keys = st.lists(key, min_size=1, max_size=3)
+    count = options(seq(word("count"), list_count), word("count"), junk, max_size=2)
+    good = st.tuples(keys, list_end, count).map(lambda t: [str(len(t[0])).encode(), *t[0], t[1], *t[2]])
+    bad = st.tuples(st.one_of(ints(0, -1, 4, LLONG_MAX), bad_int), keys, list_end).map(flatten)
+    return cmd(name, *timeout, st.one_of(*weighted(3, good), bad))
+
+
+def list_commands(key):
+    """Every list command, the blocking ones with timeouts of at most 10 ms."""
+    keys = st.lists(key, min_size=1, max_size=3)
+    items = st.lists(member, min_size=1, max_size=6)
+    pop_count = options(list_count, max_size=1)
+    lpos_option = st.one_of(seq(word("rank"), st.one_of(ints(1, 2, -1, -3, 0, LLONG_MAX), bad_int)),
+                            seq(word("count"), st.one_of(ints(0, 1, 2, -1), bad_int)),
+                            seq(word("maxlen"), st.one_of(ints(0, 1, 3, -1), bad_int)), word("rank"), junk)
+    return [
+        cmd("lpush", key, items), cmd("rpush", key, items), cmd("rpush", key, items),
+        cmd("lpushx", key, items), cmd("rpushx", key, items),
+        cmd("lpop", key, pop_count), cmd("rpop", key, pop_count),
+        cmd("llen", key), cmd("lindex", key, list_index), cmd("lset", key, list_index, member),
+        cmd("lrange", key, list_index, list_index), cmd("lrange", key, ints(0), ints(-1)),
+        cmd("ltrim", key, list_index, list_index),
+        cmd("lrem", key, list_index, member),
+        cmd("linsert", key, st.one_of(word("before"), word("after"), junk), member, member),
+        cmd("lpos", key, member, options(lpos_option, max_size=3)),
+        cmd("lmove", key, key, list_end, list_end), cmd("rpoplpush", key, key),
+        mpop("lmpop", key),
+        cmd("blpop", keys, block_timeout), cmd("brpop", keys, block_timeout),
+        cmd("blmove", key, key, list_end, list_end, block_timeout),
+        cmd("brpoplpush", key, key, block_timeout),
+        mpop("blmpop", key, (block_timeout,)),
+    ]
+
+
 _FOCUSED = {}
 
 
 def focused(key):
-    """A set or a hash made at one key (after a DEL, or over what is there), then
-    one to five commands on it, mostly at that key: in the general mix, a set or
-    hash command seldom finds a set or hash of a few members at its key."""
+    """A set, hash or list made at one key (after a DEL, or over what is there),
+    then a few commands on it, mostly at that key: in the general mix, a
+    container command seldom finds a container of a few members at its key."""
     def at(k):
         if (id(key), k) not in _FOCUSED:
             same = st.one_of(*weighted(3, st.just(k)), key)
@@ -515,22 +562,26 @@ def focused(key):
             make_set = st.one_of(cmd("sadd", st.just(k), st.lists(member, min_size=1, max_size=8)),
                                  cmd("sadd", st.just(k), st.lists(int_member, min_size=1, max_size=8)))
             make_hash = cmd("hset", st.just(k), st.lists(seq(field, hvalue), min_size=1, max_size=6))
+            make_list = cmd("rpush", st.just(k), st.lists(member, min_size=1, max_size=8))
             on_set = st.one_of(*set_commands(same), same.map(object_encoding))
             on_hash = st.one_of(*hash_commands(same), same.map(object_encoding))
+            on_list = st.one_of(*list_commands(same))
             _FOCUSED[id(key), k] = st.one_of(
                 st.tuples(fresh, make_set, st.lists(on_set, min_size=1, max_size=5)),
                 st.tuples(fresh, make_hash, st.lists(on_hash, min_size=1, max_size=5)),
+                st.tuples(fresh, make_list, st.lists(on_list, min_size=1, max_size=6)),
             ).map(lambda t: tuple(flatten_commands(t[0] + [t[1]] + t[2])))
         return _FOCUSED[id(key), k]
     return key.flatmap(at)
 
 
 def container_commands(key):
-    """The set and hash commands, over the same keys as the strings (WRONGTYPE both
-    ways)."""
+    """The set, hash and list commands, over the same keys as the strings (WRONGTYPE
+    both ways)."""
     return [
         *set_commands(key),
         *hash_commands(key),
+        *list_commands(key),
         key.map(object_encoding),
         big_fill(key),
         *[focused(key) for _ in range(3)],

@@ -171,8 +171,12 @@ def test_argument_errors(rc):
     fails(rc, "numkeys should be greater than 0", ("BLMPOP", 0, 0, "a", "LEFT"), ("BLMPOP", 0, "x", "a", "LEFT"))
     fails(rc, "count should be greater than 0", ("BLMPOP", 0, 1, "a", "LEFT", "COUNT", 0),
           ("BLMPOP", 0, 1, "a", "LEFT", "COUNT", -1))
-    # The direction is checked before the timeout (as Redis's blmoveCommand).
-    fails(rc, SYNTAX, ("BLMOVE", "a", "b", "UP", "LEFT", "x"))
+    # The direction is checked before the timeout (as Redis's blmoveCommand), and
+    # BLMPOP's timeout after every other argument.
+    fails(rc, SYNTAX, ("BLMOVE", "a", "b", "UP", "LEFT", "x"), ("BLMPOP", -1, 1, "a", "LEFT", "COUNT"),
+          ("BLMPOP", -1, 5, "a", "LEFT"), ("BLMPOP", "x", 1, "a", "UP"))
+    fails(rc, "numkeys should be greater than 0", ("BLMPOP", -1, 0, "a", "LEFT"))
+    fails(rc, "count should be greater than 0", ("BLMPOP", "x", 1, "a", "LEFT", "COUNT", 0))
     assert blocked_clients(rc) == 0
 
 

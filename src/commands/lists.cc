@@ -398,9 +398,9 @@ void LmoveCommand(CommandContext& ctx) {
 void RpoplpushCommand(CommandContext& ctx) { LmoveGeneric(ctx, End::kTail, End::kHead); }
 
 // [B]LMPOP: numkeys at args[at], then key [key ...] LEFT|RIGHT [COUNT count].
-// Blocks until `deadline_ms` (0: for ever) if none of the keys holds a list
-// and `block`.
-void MpopGeneric(CommandContext& ctx, size_t at, bool block, int64_t deadline_ms) {
+// With `block` (BLMPOP) the timeout is args[1], parsed after the rest (as
+// Redis does), and the client blocks if none of the keys holds a list.
+void MpopGeneric(CommandContext& ctx, size_t at, bool block) {
   int64_t numkeys;
   if (!ParseIntInRange(ctx, ctx.args[at], 1, LLONG_MAX, &numkeys, "ERR numkeys should be greater than 0")) return;
   if (numkeys >= static_cast<int64_t>(ctx.args.size() - at) - 1) {
@@ -421,6 +421,8 @@ void MpopGeneric(CommandContext& ctx, size_t at, bool block, int64_t deadline_ms
     }
   }
   if (count == -1) count = 1;
+  int64_t deadline_ms = 0;
+  if (block && !ParseTimeout(ctx, ctx.args[1], &deadline_ms)) return;
   for (size_t k = first; k < where; k++) {
     std::string_view key = ctx.args[k];
     Db::Entry* e = LookupWrite(ctx, key);
@@ -440,14 +442,10 @@ void MpopGeneric(CommandContext& ctx, size_t at, bool block, int64_t deadline_ms
     ctx.reply.NullArray();
 }
 
-void LmpopCommand(CommandContext& ctx) { MpopGeneric(ctx, 1, false, 0); }
+void LmpopCommand(CommandContext& ctx) { MpopGeneric(ctx, 1, false); }
 
 // BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
-void BlmpopCommand(CommandContext& ctx) {
-  int64_t deadline;
-  if (!ParseTimeout(ctx, ctx.args[1], &deadline)) return;
-  MpopGeneric(ctx, 2, true, deadline);
-}
+void BlmpopCommand(CommandContext& ctx) { MpopGeneric(ctx, 2, true); }
 
 // BLPOP/BRPOP key [key ...] timeout: the first key in argument order that
 // holds a list gives its first (last) item, replied with the key's name.
