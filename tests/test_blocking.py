@@ -482,3 +482,17 @@ def test_stress_every_item_popped_once(server, rc):
     assert len(set(got)) == total
     assert rc.execute_command("EXISTS", *queues) == 0
     wait_blocked(rc, 0)
+
+
+def test_command_info(rc):
+    # Flags and ACL categories as Redis prints them (noscript on the four older
+    # commands, not on BLMPOP; categories in Redis's order).
+    infos = rc.execute_command("COMMAND", "INFO", "blpop", "brpoplpush", "blmpop", "client|unblock")
+    got = {i[0]: (i[1], i[2], i[6]) for i in infos}
+    assert got[b"blpop"] == (-3, [b"write", b"noscript", b"blocking"], [b"@write", b"@list", b"@slow", b"@blocking"])
+    assert got[b"brpoplpush"] == (4, [b"write", b"denyoom", b"noscript", b"blocking"],
+                                  [b"@write", b"@list", b"@slow", b"@blocking"])
+    assert got[b"blmpop"] == (-5, [b"write", b"blocking", b"movablekeys"],
+                              [b"@write", b"@list", b"@slow", b"@blocking"])
+    assert got[b"client|unblock"] == (-3, [b"admin", b"noscript", b"loading", b"stale"],
+                                      [b"@admin", b"@slow", b"@dangerous", b"@connection"])

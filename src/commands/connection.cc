@@ -360,12 +360,12 @@ void ClientUnblockCommand(CommandContext& ctx) {
     ctx.reply.Integer(0);  // not blocked, or being served already
     return;
   }
-  for (BlockedClient::Key& k : w->keys) ctx.server.shard(k.shard).blocking().Remove(*w, k.shard);
+  w->ForEachKeyShard([&](uint32_t s) { ctx.server.shard(s).blocking().Remove(*w, s); });
   ReplyWriter reply(&w->reply, w->resp, &ctx.worker);
   if (error)
     reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
   else
-    w->null_array ? reply.NullArray() : reply.Null();
+    reply.NullArray();
   w->state.store(BlockedClient::kDone, std::memory_order_release);
   ctx.worker.NotifyWoken(std::move(w));
   ctx.reply.Integer(1);

@@ -229,7 +229,8 @@ void ScanCommand(CommandContext& ctx) {
 void RenameGeneric(CommandContext& ctx, bool nx) {
   std::string_view src = ctx.args[1], dst = ctx.args[2];
   Db& db = ctx.db();  // the source's
-  Db& dst_db = ctx.DbOf(dst);
+  Shard& dst_shard = ctx.ShardOf(dst);
+  Db& dst_db = dst_shard.db(ctx.client.db);
   Db::Entry* e = LookupWrite(ctx, src);
   if (e == nullptr) {
     ctx.reply.Error(kErrNoSuchKey);
@@ -254,7 +255,7 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
   int64_t expire = e->expire_ms();
   db.Erase(src);
   dst_db.Insert(dst, std::move(v), expire)->value.set_access(access);
-  SignalKeyAsReady(ctx, ctx.server.shard(ctx.server.ShardIndexOf(dst)), ctx.client.db, dst);
+  SignalKeyAsReady(ctx, dst_shard, ctx.client.db, dst);
   ReplyDone(ctx, nx);
 }
 void RenameCommand(CommandContext& ctx) { RenameGeneric(ctx, false); }
@@ -312,7 +313,8 @@ void CopyCommand(CommandContext& ctx) {
     ctx.reply.Integer(0);
     return;
   }
-  Db& target = ctx.server.shard(ctx.server.ShardIndexOf(dst)).db(dbid);
+  Shard& target_shard = ctx.ShardOf(dst);
+  Db& target = target_shard.db(dbid);
   if (target.Find(dst, ctx.now_ms) != nullptr) {
     if (!replace) {
       ctx.reply.Integer(0);
@@ -324,7 +326,7 @@ void CopyCommand(CommandContext& ctx) {
   // its own in Redis (dupStringObject), never a shared one.
   Db::Entry* copy = target.Insert(dst, e->value, e->expire_ms());
   if (copy->value.is_string() && copy->value.str().is_int()) copy->value.mutable_str().MarkUnsharedInt();
-  SignalKeyAsReady(ctx, ctx.server.shard(ctx.server.ShardIndexOf(dst)), dbid, dst);
+  SignalKeyAsReady(ctx, target_shard, dbid, dst);
   ctx.reply.Integer(1);
 }
 

@@ -354,8 +354,9 @@ void LposCommand(CommandContext& ctx) {
 // at `end` and replies it (Redis's lmoveHandlePush).
 void PushMoved(CommandContext& ctx, std::string_view dst, Db::Entry* de, std::string_view item, End end) {
   if (de == nullptr) {
-    de = InsertKey(ctx, ctx.DbOf(dst), dst, Value(ListObject()));
-    SignalKeyAsReady(ctx, ctx.server.shard(ctx.server.ShardIndexOf(dst)), ctx.client.db, dst);
+    Shard& shard = ctx.ShardOf(dst);
+    de = InsertKey(ctx, shard.db(ctx.client.db), dst, Value(ListObject()));
+    SignalKeyAsReady(ctx, shard, ctx.client.db, dst);
   }
   de->value.mutable_list().Push(end, item, Limits(ctx));
   ctx.reply.Bulk(item);
@@ -437,7 +438,7 @@ void MpopGeneric(CommandContext& ctx, size_t at, bool block) {
     return;
   }
   if (block)
-    ctx.worker.Block(ctx, ctx.args.subspan(first, where - first), ValueType::kList, deadline_ms, /*null_array=*/true);
+    ctx.worker.Block(ctx, ctx.args.subspan(first, where - first), ValueType::kList, deadline_ms);
   else
     ctx.reply.NullArray();
 }
@@ -467,7 +468,7 @@ void BlockingPopGeneric(CommandContext& ctx, End end) {
     AfterRemoval(ctx, key, l);
     return;
   }
-  ctx.worker.Block(ctx, keys, ValueType::kList, deadline, /*null_array=*/true);
+  ctx.worker.Block(ctx, keys, ValueType::kList, deadline);
 }
 
 void BlpopCommand(CommandContext& ctx) { BlockingPopGeneric(ctx, End::kHead); }
@@ -484,8 +485,7 @@ void BlockingMoveGeneric(CommandContext& ctx, End from, End to, std::string_view
     LmoveGeneric(ctx, from, to);
     return;
   }
-  // Its timeout reply is a null array too, as Redis's for every list wait.
-  ctx.worker.Block(ctx, ctx.args.subspan(1, 1), ValueType::kList, deadline, /*null_array=*/true);
+  ctx.worker.Block(ctx, ctx.args.subspan(1, 1), ValueType::kList, deadline);
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
@@ -567,17 +567,19 @@ void RegisterListCommands(CommandTable& t) {
   add_mpop("lmpop", -4, kCmdWrite, 1, LmpopCommand,
            "Returns multiple elements from a list after removing them. Deletes the list if the last element was "
            "popped.");
+  // BLPOP, BRPOP, BLMOVE and BRPOPLPUSH are noscript in Redis (checked:
+  // COMMAND INFO of 7.0); BLMPOP is not.
   constexpr uint32_t kBlockingWrite = kCmdWrite | kCmdBlocking;
-  add("blpop", -3, kBlockingWrite, 1, -2, BlpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
+  add("blpop", -3, kBlockingWrite | kCmdNoscript, 1, -2, BlpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
       "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes "
       "the list if the last element was popped.");
-  add("brpop", -3, kBlockingWrite, 1, -2, BrpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
+  add("brpop", -3, kBlockingWrite | kCmdNoscript, 1, -2, BrpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
       "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes "
       "the list if the last element was popped.");
-  add("blmove", 6, kBlockingWrite | kCmdDenyOom, 1, 2, BlmoveCommand, "6.2.0", "O(1)",
+  add("blmove", 6, kBlockingWrite | kCmdDenyOom | kCmdNoscript, 1, 2, BlmoveCommand, "6.2.0", "O(1)",
       "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is "
       "available otherwise. Deletes the list if the last element was moved.");
-  add("brpoplpush", 4, kBlockingWrite | kCmdDenyOom, 1, 2, BrpoplpushCommand, "2.2.0", "O(1)",
+  add("brpoplpush", 4, kBlockingWrite | kCmdDenyOom | kCmdNoscript, 1, 2, BrpoplpushCommand, "2.2.0", "O(1)",
       "Pops an element from a list, pushes it to another list and returns it. Block until an element is available "
       "otherwise. Deletes the list if the last element was popped.");
   add_mpop("blmpop", -5, kBlockingWrite, 2, BlmpopCommand,

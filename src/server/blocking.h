@@ -46,7 +46,6 @@ struct BlockedClient {
   int resp = 2;
   ValueType type = ValueType::kList;  // what it waits for: a key of another type does not serve it
   int64_t deadline_ms = 0;            // unix ms; 0 = for ever
-  bool null_array = true;             // its timeout reply: a null array (BLPOP) or a null bulk (BLMOVE)
   const CommandSpec* spec = nullptr;  // the command, run again when a key is ready
   std::string arg_bytes;              // its arguments, back to back
   std::vector<uint32_t> arg_sizes;
@@ -67,6 +66,15 @@ struct BlockedClient {
 
   // The command's arguments (views into arg_bytes).
   std::vector<std::string_view> Args() const;
+  // Calls f(shard) once for each shard that has keys of this wait.
+  template <typename F>
+  void ForEachKeyShard(F f) const {
+    for (size_t i = 0; i < keys.size(); i++) {
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; j++) seen = keys[j].shard == keys[i].shard;
+      if (!seen) f(keys[i].shard);
+    }
+  }
 };
 
 // The waits on one shard's keys: per database, each key's waiting clients

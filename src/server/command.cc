@@ -112,11 +112,12 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
 
 std::vector<std::string_view> AclCategoryNames(uint32_t categories) {
   static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
-      {kAclKeyspace, "@keyspace"}, {kAclRead, "@read"},         {kAclWrite, "@write"},
-      {kAclSet, "@set"},           {kAclList, "@list"},         {kAclHash, "@hash"},  // Redis's order
-      {kAclString, "@string"},     {kAclFast, "@fast"},         {kAclSlow, "@slow"},
-      {kAclAdmin, "@admin"},       {kAclDangerous, "@dangerous"}, {kAclConnection, "@connection"},
-      {kAclTransaction, "@transaction"}, {kAclPubsub, "@pubsub"}, {kAclBlocking, "@blocking"},
+      // Redis's order (its ACL_CATEGORY_* bits), as COMMAND INFO lists them.
+      {kAclKeyspace, "@keyspace"}, {kAclRead, "@read"},     {kAclWrite, "@write"},
+      {kAclSet, "@set"},           {kAclList, "@list"},     {kAclHash, "@hash"},
+      {kAclString, "@string"},     {kAclPubsub, "@pubsub"}, {kAclAdmin, "@admin"},
+      {kAclFast, "@fast"},         {kAclSlow, "@slow"},     {kAclBlocking, "@blocking"},
+      {kAclDangerous, "@dangerous"}, {kAclConnection, "@connection"}, {kAclTransaction, "@transaction"},
   };
   std::vector<std::string_view> out;
   for (auto [bit, name] : kNames)

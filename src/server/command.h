@@ -102,6 +102,8 @@ struct CommandContext {
   // The client's selected database on the shard that owns `key` (`shard`'s
   // own for the command's first key).
   Db& DbOf(std::string_view key);
+  // The shard that owns `key` (held by the command).
+  Shard& ShardOf(std::string_view key);
 };
 
 using CommandHandler = void (*)(CommandContext&);

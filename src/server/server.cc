@@ -51,9 +51,9 @@ Db& CommandContext::db() { return shard.db(client.db); }
 bool CommandContext::MayLend() const {
   return reply.has_output() && &shard == &worker.shard() && !worker.holding();
 }
-Db& CommandContext::DbOf(std::string_view key) {
-  if (server.num_shards() == 1) return shard.db(client.db);
-  return server.shard(server.ShardIndexOf(key)).db(client.db);
+Db& CommandContext::DbOf(std::string_view key) { return ShardOf(key).db(client.db); }
+Shard& CommandContext::ShardOf(std::string_view key) {
+  return server.num_shards() == 1 ? shard : server.shard(server.ShardIndexOf(key));
 }
 
 namespace {

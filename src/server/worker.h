@@ -196,9 +196,9 @@ class Worker : public ErrorSink {
   // For a handler that found nothing to serve: blocks the client on `keys`
   // (on shards this thread holds, as every key of the running command) until
   // one holds a value of `type`, or until `deadline_ms` (unix ms; 0: for
-  // ever). Nothing is replied now.
-  void Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
-             bool null_array);
+  // ever). Nothing is replied now; a timeout replies a null array, as Redis
+  // does for every wait on lists (and sorted sets and streams).
+  void Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms);
   // A command added a value at a key of shard `shard` (held by this thread)
   // that clients wait on: they are served when the command ends.
   void NoteReady(uint32_t shard) {

@@ -19,13 +19,13 @@ namespace peregrine {
 
 using namespace worker_internal;
 
-void Worker::Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
-                   bool null_array) {
+void Worker::Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type,
+                   int64_t deadline_ms) {
   if (serving_) {
     // A command run again for a woken client found nothing to serve after
     // all. The list commands cannot (the key was checked first); answered as
     // a timeout rather than blocking a second time from here.
-    null_array ? ctx.reply.NullArray() : ctx.reply.Null();
+    ctx.reply.NullArray();
     return;
   }
   Client& c = ctx.client;
@@ -36,7 +36,6 @@ void Worker::Block(CommandContext& ctx, std::span<const std::string_view> keys, 
   w->resp = c.resp;
   w->type = type;
   w->deadline_ms = deadline_ms;
-  w->null_array = null_array;
   w->spec = c.last_cmd;
   for (std::string_view a : ctx.args) {
     w->arg_bytes.append(a);
@@ -103,16 +102,12 @@ void Worker::ServeKey(Shard& shard, int db, const std::string& key, int64_t now_
 }
 
 void Worker::Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms) {
-  for (size_t i = 0; i < w->keys.size(); i++) {
-    const uint32_t s = w->keys[i].shard;
-    bool seen = false;
-    for (size_t j = 0; j < i && !seen; j++) seen = w->keys[j].shard == s;
-    if (seen) continue;
+  w->ForEachKeyShard([&](uint32_t s) {
     if (Holds(s))
       server_.shard(s).blocking().Remove(*w, s);
     else
       Forget(s, w);
-  }
+  });
   if (std::all_of(w->shards.begin(), w->shards.end(), [this](uint32_t s) { return Holds(s); })) {
     // Every shard of the command is here: it runs again now, before any
     // other command, as Redis re-runs a blocked client's command; its reply
@@ -184,7 +179,6 @@ void Worker::OnWoken(const std::shared_ptr<BlockedClient>& w) {
 
 void Worker::FinishBlocked(Client& c) {
   std::shared_ptr<BlockedClient> w = std::move(c.blocked);
-  c.blocked.reset();
   Unblocked(c, *w);
   if (w->rerun) {
     c.rerun = std::move(w);
@@ -201,11 +195,7 @@ bool Worker::CancelBlocked(const std::shared_ptr<BlockedClient>& w) {
   uint32_t expected = BlockedClient::kWaiting;
   if (!w->state.compare_exchange_strong(expected, BlockedClient::kCancelled, std::memory_order_acq_rel))
     return false;
-  for (size_t i = 0; i < w->keys.size(); i++) {
-    bool seen = false;
-    for (size_t j = 0; j < i && !seen; j++) seen = w->keys[j].shard == w->keys[i].shard;
-    if (!seen) Forget(w->keys[i].shard, w);
-  }
+  w->ForEachKeyShard([&](uint32_t s) { Forget(s, w); });
   return true;
 }
 
@@ -218,15 +208,10 @@ void Worker::ExpireBlocked() {
     if (it == clients_.end()) continue;
     Client& c = *it->second;
     if (c.closed || c.blocked == nullptr) continue;
-    std::shared_ptr<BlockedClient> w = c.blocked;
-    if (!CancelBlocked(w)) continue;  // served meanwhile: its outcome is on its way
-    c.blocked.reset();
-    Unblocked(c, *w);
-    command_stats_[w->spec->id].calls++;
-    ReplyWriter reply(&c.out, c.resp, this);
-    w->null_array ? reply.NullArray() : reply.Null();
-    QueueWrite(c);
-    resume_.push_back(id);
+    if (!CancelBlocked(c.blocked)) continue;  // served meanwhile: its outcome is on its way
+    // The wait is this worker's now: its outcome is the timeout reply.
+    ReplyWriter(&c.blocked->reply, c.resp, this).NullArray();
+    FinishBlocked(c);
   }
 }
 
