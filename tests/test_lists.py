@@ -291,10 +291,11 @@ def test_config_directives(rc, config_set):
     assert rc.execute_command("CONFIG", "GET", "list-max-listpack-size")[1] == b"128"
 
 
-@pytest.mark.parametrize("fill", ["-2", "-1", "3", "0"])
-def test_random_operations_match_a_model(rc, config_set, fill):
+@pytest.mark.parametrize("fill,depth", [("-2", 0), ("-1", 0), ("3", 0), ("0", 0), ("3", 1), ("-1", 2), ("1", 1)])
+def test_random_operations_match_a_model(rc, config_set, fill, depth):
     config_set("list-max-listpack-size", fill)
-    rng = random.Random(int(fill) + 17)
+    config_set("list-compress-depth", str(depth))
+    rng = random.Random(int(fill) + 17 + 100 * depth)
     model = []
     key = "rl"
 
@@ -370,6 +371,40 @@ def test_random_operations_match_a_model(rc, config_set, fill):
             assert items(rc, key) == [v.encode() for v in model]
             assert rc.execute_command("LLEN", key) == len(model)
     assert items(rc, key) == [v.encode() for v in model]
+
+
+def test_compression_saves_memory_and_reads_back(rc, config_set):
+    # 3,000 items of 60 repetitive bytes: about 45 nodes of 4 KB; depth 1
+    # keeps the first and last plain and compresses the rest.
+    config_set("list-max-listpack-size", "-1")
+    vals = [("item:%d:" % (i % 7)) + "z" * 52 for i in range(3000)]
+    rc.execute_command("RPUSH", "plain", *vals)
+    config_set("list-compress-depth", "1")
+    rc.execute_command("RPUSH", "packed", *vals)
+    assert encoding(rc, "packed") == b"quicklist"
+    plain = rc.execute_command("MEMORY", "USAGE", "plain")
+    packed = rc.execute_command("MEMORY", "USAGE", "packed")
+    assert packed * 3 < plain, (packed, plain)
+    # A list keeps the depth it was made with.
+    rc.execute_command("RPUSH", "plain", *vals)
+    assert rc.execute_command("MEMORY", "USAGE", "plain") > 1.8 * plain
+    model = list(vals)
+    assert items(rc, "packed") == [v.encode() for v in model]
+    assert rc.execute_command("LINDEX", "packed", 1500) == model[1500].encode()
+    assert rc.execute_command("LSET", "packed", 1500, "new") == b"OK"
+    model[1500] = "new"
+    assert rc.execute_command("LINSERT", "packed", "AFTER", "new", "newer") == 3001
+    model.insert(1501, "newer")
+    assert rc.execute_command("LREM", "packed", 0, vals[3]) == model.count(vals[3])
+    model = [v for v in model if v != vals[3]]
+    assert rc.execute_command("LPOS", "packed", "newer") == model.index("newer")
+    assert rc.execute_command("LRANGE", "packed", 1000, 1002) == [v.encode() for v in model[1000:1003]]
+    assert rc.execute_command("LTRIM", "packed", 100, -100) == b"OK"
+    model = model[100:-99]
+    assert items(rc, "packed") == [v.encode() for v in model]
+    assert rc.execute_command("MEMORY", "USAGE", "packed") * 3 < plain
+    rc.execute_command("COPY", "packed", "copy")
+    assert items(rc, "copy") == items(rc, "packed")
 
 
 def test_one_push_of_many_tiny_items(rc, config_set):

@@ -21,7 +21,10 @@ namespace {
 
 using End = ListObject::End;
 
-ListLimits Limits(const CommandContext& ctx) { return ListLimits{ctx.server.config().list_max_listpack_size}; }
+ListLimits Limits(const CommandContext& ctx) {
+  const Config& config = ctx.server.config();
+  return ListLimits{config.list_max_listpack_size, config.list_compress_depth};
+}
 
 // The list at `key` for a read: false after replying WRONGTYPE; *out is
 // nullptr if the key is missing.
@@ -51,7 +54,7 @@ void AfterRemoval(CommandContext& ctx, std::string_view key, ListObject& l) {
   if (l.size() == 0)
     ctx.DbOf(key).Erase(key);
   else
-    l.MaybeShrinkEncoding(Limits(ctx));
+    l.MaybeShrinkEncoding(Limits(ctx));  // and settles
 }
 
 // LPUSH/RPUSH and the X forms (only onto an existing list).
@@ -170,7 +173,7 @@ void LsetCommand(CommandContext& ctx) {
   }
   const ListLimits limits = Limits(ctx);
   l.Set(l.Seek(at), ctx.args[3], limits);
-  l.MaybeShrinkEncoding(limits);
+  l.MaybeShrinkEncoding(limits);  // and settles
   ctx.reply.Ok();
 }
 
@@ -281,6 +284,7 @@ void LinsertCommand(CommandContext& ctx) {
   for (ListObject::Pos p = l.First(); !l.AtEnd(p); p = l.Next(p)) {
     if (l.Equals(p, pivot)) {
       l.Insert(p, after, ctx.args[4], Limits(ctx));
+      l.Settle();
       ctx.reply.Integer(static_cast<int64_t>(l.size()));
       return;
     }

@@ -4,6 +4,8 @@
 #include <cassert>
 #include <cstring>
 
+#include <lzf.h>
+
 #include "core/memory.h"
 
 namespace peregrine {
@@ -56,6 +58,8 @@ void ListNode::Destroy(ListNode* n) {
   if (n->external) FreeItems(n->data(), n->begin, static_cast<uint32_t>(n->used()));
   CountedFree(n);
 }
+
+void ListNode::DestroyShallow(ListNode* n) { CountedFree(n); }
 
 size_t ListNode::AllocatedBytes() const {
   size_t total = CountedUsableSize(this);
@@ -179,6 +183,58 @@ ListNode* ListNode::Shrink(ListNode* n) {
   n = static_cast<ListNode*>(CountedRealloc(n, BlockSize(n->used()), usable, &got));
   n->set_capacity(got);
   return n;
+}
+
+ListNodeLzf* ListNodeLzf::Compress(const ListNode* n) {
+  const size_t used = n->used();
+  if (used < kMinBytes) return nullptr;
+  // The output may take at most used - kMinSaving bytes: lzf_compress
+  // gives up (returns 0) when it would need more.
+  const size_t limit = used - kMinSaving;
+  size_t usable;
+  auto* z = static_cast<ListNodeLzf*>(CountedAlloc(sizeof(ListNodeLzf) + limit, &usable));
+  const unsigned got = lzf_compress(n->data() + n->begin, static_cast<unsigned>(used), z->data(),
+                                    static_cast<unsigned>(limit));
+  if (got == 0) {
+    CountedFree(z);
+    return nullptr;
+  }
+  z->begin = n->begin;
+  z->end = n->end;
+  z->count = n->count;
+  z->external = n->external;
+  z->size = got;
+  // Give back what the compression did not use.
+  if (sizeof(ListNodeLzf) + got <= usable / 2)
+    z = static_cast<ListNodeLzf*>(CountedRealloc(z, sizeof(ListNodeLzf) + got, usable));
+  return z;
+}
+
+ListNode* ListNodeLzf::Decompress() const {
+  ListNode* n = ListNode::Create(end);
+  const size_t used = end - begin;
+  [[maybe_unused]] const unsigned got =
+      lzf_decompress(data(), size, n->data() + begin, static_cast<unsigned>(used));
+  assert(got == used);
+  n->begin = begin;
+  n->end = end;
+  n->count = count;
+  n->external = external;
+  return n;
+}
+
+void ListNodeLzf::Destroy(ListNodeLzf* z) {
+  if (z->external) ListNode::Destroy(z->Decompress());
+  CountedFree(z);
+}
+
+size_t ListNodeLzf::AllocatedBytes() const {
+  size_t total = CountedUsableSize(this);
+  if (!external) return total;
+  ListNode* n = Decompress();
+  total += n->AllocatedBytes() - CountedUsableSize(n);
+  ListNode::DestroyShallow(n);
+  return total;
 }
 
 }  // namespace peregrine

@@ -80,6 +80,9 @@ struct ListNode {
   static ListNode* Create(size_t bytes_hint, bool at_end = false);
   // Frees the node and what its items hold outside it.
   static void Destroy(ListNode* n);
+  // Frees the node's block only (a copy whose items' outside blocks have
+  // another owner).
+  static void DestroyShallow(ListNode* n);
   // Bytes allocated for the node and its external items.
   size_t AllocatedBytes() const;
 
@@ -110,6 +113,43 @@ struct ListNode {
 };
 
 static_assert(sizeof(ListNode) == 12);
+
+// A node compressed with LZF (list-compress-depth: core/list_object.h). It
+// keeps the node's counts and offsets, so that a decompressed copy lays its
+// entries out at the very offsets the node had: a position taken in one
+// copy holds in the next. Items held outside the node (strings over 16 KB)
+// stay where they are; their pointers are compressed with the rest. LZF is
+// what Redis compresses quicklist nodes and RDB strings with: Debian's
+// liblzf serves both.
+struct ListNodeLzf {
+  uint32_t begin;  // the node's fields
+  uint32_t end;
+  uint16_t count;
+  uint16_t external;
+  uint32_t size;  // compressed bytes after the header
+
+  // Redis's thresholds: nodes under 48 bytes are not worth it, nor is a
+  // result that saves less than 8 bytes.
+  static constexpr size_t kMinBytes = 48;
+  static constexpr size_t kMinSaving = 8;
+
+  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(this) + sizeof(ListNodeLzf); }
+  uint8_t* data() { return reinterpret_cast<uint8_t*>(this) + sizeof(ListNodeLzf); }
+
+  // `n` compressed (n is left as it was), or nullptr when that would not
+  // save enough.
+  static ListNodeLzf* Compress(const ListNode* n);
+  // A plain copy with the node's offsets (free it with ListNode::Destroy,
+  // which frees its external items, or with ListNode::DestroyShallow when
+  // this block keeps them).
+  ListNode* Decompress() const;
+  // Frees the block and what its items hold outside it.
+  static void Destroy(ListNodeLzf* z);
+  // Bytes allocated for the block and its external items.
+  size_t AllocatedBytes() const;
+};
+
+static_assert(sizeof(ListNodeLzf) == 16);
 static_assert((ListNode::kMaxBytes + packed::kMaxInline + 4) / 2 < ListNode::kMaxCount);
 
 }  // namespace peregrine

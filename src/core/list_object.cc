@@ -8,25 +8,57 @@
 
 namespace peregrine {
 
-// A quicklist's nodes: an array of node pointers with room at both ends
-// (pushing a node at either end moves nothing most of the time), in one
-// counted block after this header.
+namespace {
+
+// A slot of a quicklist: a node's address, its low bits telling its form.
+// Blocks are at least 8-byte aligned.
+using Slot = uintptr_t;
+constexpr Slot kLzf = 1;    // a ListNodeLzf
+constexpr Slot kTried = 2;  // a plain interior node that did not compress
+constexpr uint32_t kNone = UINT32_MAX;
+// Redis's COMPRESS_MAX: deeper settings are held to it.
+constexpr int64_t kMaxDepth = 65535;
+
+ListNode* AsNode(Slot s) { return reinterpret_cast<ListNode*>(s & ~(kLzf | kTried)); }
+ListNodeLzf* AsLzf(Slot s) { return reinterpret_cast<ListNodeLzf*>(s & ~kLzf); }
+Slot SlotOf(ListNode* n) { return reinterpret_cast<Slot>(n); }
+
+void DestroySlot(Slot s) {
+  if (s & kLzf)
+    ListNodeLzf::Destroy(AsLzf(s));
+  else
+    ListNode::Destroy(AsNode(s));
+}
+
+}  // namespace
+
+// A quicklist's nodes: an array of slots with room at both ends (pushing a
+// node at either end moves nothing most of the time), in one counted block
+// after this header.
 struct ListObject::Deque {
-  uint64_t items;  // entries over all nodes
-  uint32_t first;  // slot of node 0
-  uint32_t n;      // nodes
-  uint32_t cap;    // slots
-  uint32_t unused;
+  uint64_t items;   // entries over all nodes
+  uint32_t first;   // slot of node 0
+  uint32_t n;       // nodes
+  uint32_t cap;     // slots
+  uint32_t depth;   // list-compress-depth when the list became a quicklist
+  ListNode* cache;  // the plain copy of compressed node cache_at (reads), or nullptr
+  uint32_t cache_at;
+  uint32_t loose;  // the interior node a write left plain, or kNone
 
-  ListNode** slots() { return reinterpret_cast<ListNode**>(this + 1); }
+  Slot* slots() { return reinterpret_cast<Slot*>(this + 1); }
+  Slot& at(uint32_t i) { return slots()[first + i]; }
+  Slot at(uint32_t i) const { return reinterpret_cast<const Slot*>(this + 1)[first + i]; }
 
-  static Deque* Create(uint32_t cap) {
-    Deque* d = static_cast<Deque*>(CountedAlloc(sizeof(Deque) + sizeof(ListNode*) * cap));
+  static Deque* Create(uint32_t cap, uint32_t depth) {
+    Deque* d = static_cast<Deque*>(CountedAlloc(sizeof(Deque) + sizeof(Slot) * cap));
     d->items = 0;
     d->first = cap / 2;
     d->n = 0;
     d->cap = cap;
-    d->unused = 0;
+    d->depth = depth;
+    d->cache = nullptr;
+    d->cache_at = 0;
+    d->loose = kNone;
     return d;
   }
 };
@@ -89,8 +121,9 @@ void ListObject::Release() {
   if (encoding() == Encoding::kListpack) {
     ListNode::Destroy(single());
   } else {
+    DropCache();
     Deque* d = deque();
-    for (uint32_t i = 0; i < d->n; ++i) ListNode::Destroy(d->slots()[d->first + i]);
+    for (uint32_t i = 0; i < d->n; ++i) DestroySlot(d->at(i));
     CountedFree(d);
   }
   ptr_ = nullptr;
@@ -102,12 +135,27 @@ ListObject ListObject::Clone() const {
   if (encoding() == Encoding::kListpack) {
     copy.ptr_ = CloneNode(single());
   } else {
-    const Deque* d = deque();
-    Deque* c = Deque::Create(d->cap);
+    Deque* d = deque();
+    Deque* c = Deque::Create(d->cap, d->depth);
     c->first = d->first;
     c->n = d->n;
     c->items = d->items;
-    for (uint32_t i = 0; i < d->n; ++i) c->slots()[c->first + i] = CloneNode(node(i));
+    c->loose = d->loose;
+    for (uint32_t i = 0; i < d->n; ++i) {
+      const Slot s = d->at(i);
+      ListNode* n = CloneNode(node(i));
+      c->at(i) = SlotOf(n) | (s & kTried);
+      if (s & kLzf) {
+        // The same entries compress as well again.
+        ListNodeLzf* z = ListNodeLzf::Compress(n);
+        if (z != nullptr) {
+          ListNode::DestroyShallow(n);
+          c->at(i) = reinterpret_cast<Slot>(z) | kLzf;
+        } else {
+          c->at(i) |= kTried;
+        }
+      }
+    }
     copy.ptr_ = c;
   }
   copy.tag_ = tag_;
@@ -120,17 +168,125 @@ uint32_t ListObject::nodes() const { return encoding() == Encoding::kListpack ? 
 
 ListNode* ListObject::node(uint32_t i) const {
   if (encoding() == Encoding::kListpack) return single();
+  const Slot s = deque()->at(i);
+  return (s & kLzf) == 0 ? AsNode(s) : NodeSlow(i);
+}
+
+ListNode* ListObject::NodeSlow(uint32_t i) const {
   Deque* d = deque();
-  return d->slots()[d->first + i];
+  if (d->cache == nullptr || d->cache_at != i) {
+    DropCache();
+    d->cache = AsLzf(d->at(i))->Decompress();
+    d->cache_at = i;
+  }
+  return d->cache;
+}
+
+uint32_t ListObject::Count(uint32_t i) const {
+  if (encoding() == Encoding::kListpack) return single()->count;
+  const Slot s = deque()->at(i);
+  return (s & kLzf) == 0 ? AsNode(s)->count : AsLzf(s)->count;
+}
+
+ListNode* ListObject::Touch(uint32_t i) {
+  if (encoding() == Encoding::kListpack) return single();
+  Deque* d = deque();
+  if (d->depth == 0) return AsNode(d->at(i));  // never compressed
+  return TouchSlow(i);
+}
+
+ListNode* ListObject::TouchSlow(uint32_t i) {
+  Deque* d = deque();
+  if (d->loose != kNone && d->loose != i) {
+    const uint32_t j = d->loose;
+    d->loose = kNone;
+    if (Interior(j)) CompressNode(j);
+  }
+  UnpackNode(i);
+  d->at(i) &= ~kTried;  // it may compress after this write
+  if (Interior(i)) d->loose = i;
+  return AsNode(d->at(i));
 }
 
 void ListObject::set_node(uint32_t i, ListNode* n) {
-  if (encoding() == Encoding::kListpack) {
+  if (encoding() == Encoding::kListpack)
     ptr_ = n;
-  } else {
-    Deque* d = deque();
-    d->slots()[d->first + i] = n;
+  else
+    deque()->at(i) = SlotOf(n);
+}
+
+bool ListObject::Interior(uint32_t i) const {
+  const Deque* d = deque();
+  return d->depth > 0 && d->n > 2 * d->depth && i >= d->depth && i < d->n - d->depth;
+}
+
+void ListObject::CompressNode(uint32_t i) {
+  Slot& s = deque()->at(i);
+  if (s & kLzf) return;
+  ListNode* n = AsNode(s);
+  ListNodeLzf* z = ListNodeLzf::Compress(n);
+  if (z == nullptr) {
+    s = SlotOf(n) | kTried;
+    return;
   }
+  ListNode::DestroyShallow(n);  // its items' outside blocks now belong to z
+  s = reinterpret_cast<Slot>(z) | kLzf;
+}
+
+void ListObject::UnpackNode(uint32_t i) {
+  Deque* d = deque();
+  Slot& s = d->at(i);
+  if ((s & kLzf) == 0) return;
+  ListNodeLzf* z = AsLzf(s);
+  ListNode* n;
+  if (d->cache != nullptr && d->cache_at == i) {
+    n = d->cache;  // the read copy becomes the node
+    d->cache = nullptr;
+  } else {
+    n = z->Decompress();
+  }
+  CountedFree(z);
+  s = SlotOf(n);
+}
+
+void ListObject::Rebalance() {
+  DropCache();  // the indexes moved
+  Deque* d = deque();
+  const uint32_t depth = d->depth, n = d->n;
+  if (depth == 0) return;
+  if (d->loose != kNone && !Interior(d->loose)) d->loose = kNone;  // it reached an end: stays plain
+  // One node came or went: at most one node at each boundary crossed it.
+  if (depth - 1 < n) UnpackNode(depth - 1);
+  if (n >= depth) UnpackNode(n - depth);
+  if (n > 2 * depth) {
+    for (const uint32_t i : {depth, n - depth - 1}) {
+      if ((d->at(i) & (kLzf | kTried)) == 0 && i != d->loose) CompressNode(i);
+    }
+  }
+}
+
+void ListObject::DropCache() const {
+  if (encoding() != Encoding::kQuicklist) return;
+  Deque* d = deque();
+  if (d->cache == nullptr) return;
+  ListNode::DestroyShallow(d->cache);  // the compressed node keeps the items' outside blocks
+  d->cache = nullptr;
+}
+
+void ListObject::Settle() {
+  if (encoding() != Encoding::kQuicklist) return;
+  Deque* d = deque();
+  if (d->loose == kNone) return;
+  const uint32_t j = d->loose;
+  d->loose = kNone;
+  if (Interior(j)) CompressNode(j);
+}
+
+uint32_t ListObject::CompressedNodes() const {
+  if (encoding() != Encoding::kQuicklist) return 0;
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < nodes(); ++i) k += (deque()->at(i) & kLzf) != 0 ? 1 : 0;
+  return k;
 }
 
 void ListObject::AddCount(int64_t delta) {
@@ -139,28 +295,36 @@ void ListObject::AddCount(int64_t delta) {
 
 size_t ListObject::AllocatedBytes() const {
   if (encoding() == Encoding::kListpack) return single()->AllocatedBytes();
-  size_t total = CountedUsableSize(ptr_);
-  for (uint32_t i = 0; i < nodes(); ++i) total += node(i)->AllocatedBytes();
+  Deque* d = deque();
+  size_t total = CountedUsableSize(d);
+  for (uint32_t i = 0; i < d->n; ++i) {
+    const Slot s = d->at(i);
+    total += (s & kLzf) ? AsLzf(s)->AllocatedBytes() : AsNode(s)->AllocatedBytes();
+  }
+  if (d->cache != nullptr) total += CountedUsableSize(d->cache);
   return total;
 }
 
-void ListObject::ToQuicklist() {
+void ListObject::ToQuicklist(const ListLimits& limits) {
   ListNode* n = single();
-  Deque* d = Deque::Create(8);
+  const int64_t depth = limits.compress_depth < kMaxDepth ? limits.compress_depth : kMaxDepth;
+  Deque* d = Deque::Create(8, static_cast<uint32_t>(depth > 0 ? depth : 0));
   d->n = 1;
-  d->slots()[d->first] = n;
+  d->at(0) = SlotOf(n);
   d->items = n->count;
   ptr_ = d;
   set_encoding(Encoding::kQuicklist);
 }
 
 void ListObject::MaybeShrinkEncoding(const ListLimits& limits) {
+  Settle();
   if (encoding() != Encoding::kQuicklist || deque()->n != 1) return;
   size_t byte_limit, count_limit;
   NodeLimit(limits.fill, &byte_limit, &count_limit);
-  ListNode* n = node(0);
-  if (byte_limit != 0 && n->bytes() > byte_limit / 2) return;
-  if (count_limit != 0 && n->count > count_limit / 2) return;
+  if (byte_limit != 0 && node(0)->bytes() > byte_limit / 2) return;
+  if (count_limit != 0 && Count(0) > count_limit / 2) return;
+  ListNode* n = Touch(0);
+  DropCache();
   CountedFree(deque());
   ptr_ = ListNode::Shrink(n);
   set_encoding(Encoding::kListpack);
@@ -171,44 +335,51 @@ void ListObject::InsertNode(uint32_t i, ListNode* n) {
   if (i == 0 && d->first > 0) {
     d->first--;
   } else if (d->first + d->n < d->cap) {
-    ListNode** s = d->slots() + d->first;
-    std::memmove(s + i + 1, s + i, sizeof(ListNode*) * (d->n - i));
+    Slot* s = d->slots() + d->first;
+    std::memmove(s + i + 1, s + i, sizeof(Slot) * (d->n - i));
   } else if (d->first > 0) {
-    ListNode** s = d->slots() + d->first;
-    std::memmove(s - 1, s, sizeof(ListNode*) * i);
+    Slot* s = d->slots() + d->first;
+    std::memmove(s - 1, s, sizeof(Slot) * i);
     d->first--;
   } else {
     // Full: twice the slots, the nodes in the middle.
     const uint32_t cap = d->cap * 2;
-    d = static_cast<Deque*>(CountedRealloc(d, sizeof(Deque) + sizeof(ListNode*) * cap));
+    d = static_cast<Deque*>(CountedRealloc(d, sizeof(Deque) + sizeof(Slot) * cap));
     const uint32_t first = (cap - d->n - 1) / 2;
-    ListNode** s = d->slots();
-    std::memmove(s + first + i + 1, s + d->first + i, sizeof(ListNode*) * (d->n - i));
-    std::memmove(s + first, s + d->first, sizeof(ListNode*) * i);
+    Slot* s = d->slots();
+    std::memmove(s + first + i + 1, s + d->first + i, sizeof(Slot) * (d->n - i));
+    std::memmove(s + first, s + d->first, sizeof(Slot) * i);
     d->first = first;
     d->cap = cap;
     ptr_ = d;
   }
-  d->slots()[d->first + i] = n;
+  d->at(i) = SlotOf(n);
   d->n++;
+  if (d->loose != kNone && d->loose >= i) d->loose++;
+  Rebalance();
 }
 
 void ListObject::RemoveNode(uint32_t i) {
   Deque* d = deque();
-  ListNode** s = d->slots() + d->first;
+  Slot* s = d->slots() + d->first;
   if (i < d->n / 2) {
-    std::memmove(s + 1, s, sizeof(ListNode*) * i);
+    std::memmove(s + 1, s, sizeof(Slot) * i);
     d->first++;
   } else {
-    std::memmove(s + i, s + i + 1, sizeof(ListNode*) * (d->n - i - 1));
+    std::memmove(s + i, s + i + 1, sizeof(Slot) * (d->n - i - 1));
   }
   d->n--;
+  if (d->loose == i)
+    d->loose = kNone;
+  else if (d->loose != kNone && d->loose > i)
+    d->loose--;
+  Rebalance();
 }
 
 void ListObject::ConvertForGrowth(size_t add_bytes, size_t add_count, const ListLimits& limits) {
   if (encoding() != Encoding::kListpack) return;
   const ListNode* n = single();
-  if (ListNodeExceedsLimit(limits.fill, n->bytes() + add_bytes, n->count + add_count)) ToQuicklist();
+  if (ListNodeExceedsLimit(limits.fill, n->bytes() + add_bytes, n->count + add_count)) ToQuicklist(limits);
 }
 // (A node past any limit's 64 KB always converts here: LSET and LINSERT
 // then split it, so no node passes ListNode::kMaxBytes by more than an item.)
@@ -223,11 +394,11 @@ void ListObject::Push(End end, std::span<const std::string_view> items, const Li
     const packed::ItemPlan plan(s);
     const size_t entry = ListNode::EntrySize(plan.size);
     uint32_t i = end == End::kHead ? 0 : nodes() - 1;
-    ListNode* n = node(i);
+    ListNode* n = Touch(i);
     // Redis's check above counts the arguments' bytes, not their entries':
     // many tiny items could take one node past what its header records.
     const bool full = n->used() + entry > ListNode::kMaxBytes;
-    if (encoding() == Encoding::kListpack && full) ToQuicklist();
+    if (encoding() == Encoding::kListpack && full) ToQuicklist(limits);
     if (encoding() == Encoding::kQuicklist && n->count > 0 &&
         (full || ListNodeExceedsLimit(limits.fill, n->bytes() + entry, n->count + 1u))) {
       n = ListNode::Create(PushNodeRoom(limits.fill, entry), end == End::kHead);
@@ -253,12 +424,12 @@ ListObject::Pos ListObject::Seek(size_t index) const {
   size_t k = index;  // the entry's index in node i
   if (encoding() == Encoding::kQuicklist) {
     if (index < size() / 2) {
-      while (k >= node(i)->count) k -= node(i++)->count;
+      while (k >= Count(i)) k -= Count(i++);
     } else {
       size_t from_end = size() - index;  // >= 1
       i = nodes() - 1;
-      while (from_end > node(i)->count) from_end -= node(i--)->count;
-      k = node(i)->count - from_end;
+      while (from_end > Count(i)) from_end -= Count(i--);
+      k = Count(i) - from_end;
     }
   }
   const ListNode* n = node(i);
@@ -302,7 +473,7 @@ bool ListObject::Equals(Pos pos, const packed::Probe& probe) const {
 }
 
 ListObject::Pos ListObject::Erase(Pos pos) {
-  ListNode* n = node(pos.node);
+  ListNode* n = Touch(pos.node);
   const uint32_t next = n->Erase(pos.off, n->SizeAt(pos.off), 1);
   AddCount(-1);
   if (n->count == 0) {
@@ -329,14 +500,16 @@ ListObject::Pos ListObject::Erase(Pos pos) {
 void ListObject::Trim(End end, size_t count) {
   while (count > 0 && size() > 0) {
     const uint32_t i = end == End::kHead ? 0 : nodes() - 1;
-    ListNode* n = node(i);
-    if (n->count <= count && nodes() > 1) {
-      count -= n->count;
-      AddCount(-static_cast<int64_t>(n->count));
-      ListNode::Destroy(n);
+    const uint32_t c = Count(i);
+    if (c <= count && nodes() > 1) {
+      count -= c;
+      AddCount(-static_cast<int64_t>(c));
+      DropCache();
+      DestroySlot(deque()->at(i));
       RemoveNode(i);
       continue;
     }
+    ListNode* n = Touch(i);
     const uint32_t k = static_cast<uint32_t>(count < n->count ? count : n->count);
     uint32_t from = n->begin, to = n->end;
     if (end == End::kHead) {
@@ -353,28 +526,30 @@ void ListObject::Trim(End end, size_t count) {
   }
 }
 
-void ListObject::SplitNode(uint32_t i) {
-  if (encoding() == Encoding::kListpack) ToQuicklist();
-  ListNode* n = node(i);
+void ListObject::SplitNode(uint32_t i, const ListLimits& limits) {
+  if (encoding() == Encoding::kListpack) ToQuicklist(limits);
+  ListNode* n = Touch(i);
   const uint32_t half = n->count / 2u;
   uint32_t off = n->begin;
   for (uint32_t j = 0; j < half; ++j) off += n->SizeAt(off);
   ListNode* right = n->SplitOff(off, n->count - half);
   set_node(i, ListNode::Shrink(n));
   InsertNode(i + 1, right);
+  // Node i stays loose (the write's); its new neighbour needs no waiting.
+  if (Interior(i + 1) && deque()->loose != i + 1) CompressNode(i + 1);
 }
 
 void ListObject::Set(Pos pos, std::string_view item, const ListLimits& limits) {
   ConvertForGrowth(item.size(), 1, limits);
   const packed::ItemPlan plan(item);
   uint32_t off = pos.off;
-  set_node(pos.node, ListNode::Replace(node(pos.node), &off, plan));
+  set_node(pos.node, ListNode::Replace(Touch(pos.node), &off, plan));
   SplitIfOver(pos.node, limits);
 }
 
 void ListObject::Insert(Pos pos, bool after, std::string_view item, const ListLimits& limits) {
   ConvertForGrowth(item.size(), 1, limits);
-  ListNode* n = node(pos.node);
+  ListNode* n = Touch(pos.node);
   const packed::ItemPlan plan(item);
   const uint32_t off = after ? pos.off + n->SizeAt(pos.off) : pos.off;
   uint32_t at;
@@ -397,7 +572,20 @@ bool ListObject::Validate() const {
     if (off != n->begin || k != n->count) return false;
     total += n->count;
   }
-  return total == size();
+  if (total != size()) return false;
+  if (encoding() == Encoding::kListpack) return true;
+  // Compression: the ends plain, the interior compressed (or tried, or the
+  // loose node), the read copy of a compressed node.
+  const Deque* d = deque();
+  if (d->cache != nullptr && (d->cache_at >= d->n || (d->at(d->cache_at) & kLzf) == 0)) return false;
+  if (d->loose != kNone && !Interior(d->loose)) return false;
+  for (uint32_t i = 0; i < d->n; ++i) {
+    const Slot s = d->at(i);
+    if (!Interior(i) && (s & kLzf)) return false;
+    if (Interior(i) && (s & (kLzf | kTried)) == 0 && i != d->loose) return false;
+    if ((s & kLzf) && AsLzf(s)->count != Count(i)) return false;
+  }
+  return true;
 }
 
 }  // namespace peregrine

@@ -12,6 +12,17 @@
 // that shrinks to one node within half of it converts back, as in Redis
 // 7.2.
 //
+// list-compress-depth: a quicklist made while it is N > 0 keeps N nodes at
+// each end plain and compresses the nodes between them with LZF
+// (core/list_node.h: ListNodeLzf), as Redis does; like Redis, a list keeps
+// the depth it was made with. A node reads as a plain copy kept until the
+// next read of another compressed node or the next write (one copy per
+// list). A write in the middle unpacks its node in place and leaves it
+// plain ("loose") until the next write elsewhere or Settle; writes at the
+// ends and the nodes they shift across the depth boundary are settled as
+// they go. Compression only saves memory: every read and write works on
+// either form.
+//
 // The commands (commands/lists.cc) hold one per list key. Not thread-safe,
 // like everything in core/.
 #pragma once
@@ -30,7 +41,8 @@ namespace peregrine {
 
 // The list-* directives.
 struct ListLimits {
-  int64_t fill = -2;  // list-max-listpack-size
+  int64_t fill = -2;           // list-max-listpack-size
+  int64_t compress_depth = 0;  // list-compress-depth
 };
 
 // Whether a node of `bytes` bytes and `count` entries passes the limit
@@ -91,8 +103,14 @@ class ListObject {
   }
   // Removes `n` items from the head or the tail (LTRIM), a node at a time.
   void Trim(End end, size_t n);
-  // Converts back to a listpack when it shrank enough (after removals).
+  // Converts back to a listpack when it shrank enough (after removals);
+  // settles first.
   void MaybeShrinkEncoding(const ListLimits& limits);
+  // Compresses the node a write in the middle left plain (a command calls
+  // it when it is done with the list: LSET, LINSERT, LREM, LTRIM).
+  void Settle();
+  // Nodes held compressed (tests, MEMORY USAGE's callers).
+  uint32_t CompressedNodes() const;
 
   // Positions. REQUIRES for First/Last/Seek: size() > 0, index < size().
   Pos First() const;
@@ -118,19 +136,37 @@ class ListObject {
   // Removes the item at `pos`; returns the position of the one after it.
   Pos Erase(Pos pos);
 
-  // Checks the structure (tests): counts, offsets, back-lengths.
+  // Checks the structure (tests): counts, offsets, back-lengths, and which
+  // nodes are compressed.
   bool Validate() const;
 
  private:
   struct Deque;
   ListNode* single() const { return static_cast<ListNode*>(ptr_); }
   Deque* deque() const { return static_cast<Deque*>(ptr_); }
+  // Node i for a read: a compressed one as the list's plain copy.
   ListNode* node(uint32_t i) const;
+  ListNode* NodeSlow(uint32_t i) const;
+  // Node i's entries, compressed or not.
+  uint32_t Count(uint32_t i) const;
+  // Node i for a write: a compressed one is unpacked in place; an interior
+  // one becomes the loose node (the one before it is compressed).
+  ListNode* Touch(uint32_t i);
+  ListNode* TouchSlow(uint32_t i);
   // The first entry of node i, or the end when i is past the last node.
   Pos StartOf(uint32_t i) const { return i < nodes() ? Pos{i, node(i)->begin} : EndPos(); }
+  // Stores the plain node n as node i (whose old block it replaced).
   void set_node(uint32_t i, ListNode* n);
   void Release();
-  void ToQuicklist();
+  void ToQuicklist(const ListLimits& limits);
+  // Compression (quicklists only): whether node i is between the plain
+  // ends; compress / unpack it in place; after a node came or went, the
+  // nodes that crossed the depth boundary; the read copy dropped.
+  bool Interior(uint32_t i) const;
+  void CompressNode(uint32_t i);
+  void UnpackNode(uint32_t i);
+  void Rebalance();
+  void DropCache() const;
   // Before a listpack takes `add_count` items of `add_bytes` bytes: converts
   // to a quicklist when the limit says so (Redis's
   // listTypeTryConversionAppend).
@@ -139,10 +175,11 @@ class ListObject {
   void InsertNode(uint32_t i, ListNode* n);
   void RemoveNode(uint32_t i);
   // Splits node i in two halves (a listpack becomes a quicklist first).
-  void SplitNode(uint32_t i);
-  // After node i grew: splits it if it passed the limit.
+  void SplitNode(uint32_t i, const ListLimits& limits);
+  // After node i grew (it is plain): splits it if it passed the limit.
   void SplitIfOver(uint32_t i, const ListLimits& limits) {
-    if (node(i)->count >= 2 && ListNodeExceedsLimit(limits.fill, node(i)->bytes(), node(i)->count)) SplitNode(i);
+    const ListNode* n = node(i);
+    if (n->count >= 2 && ListNodeExceedsLimit(limits.fill, n->bytes(), n->count)) SplitNode(i, limits);
   }
   void set_encoding(Encoding e) { tag_ = static_cast<uint8_t>(kValueTag | static_cast<uint8_t>(e)); }
   void AddCount(int64_t delta);

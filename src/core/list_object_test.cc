@@ -1,11 +1,14 @@
 // ListObject and ListNode: a randomized model check against std::deque
 // through pushes and pops at both ends, inserts, replacements, removals and
 // trims, across node splits and encoding conversions both ways, with the
-// limits Redis offers (counts and -1..-5 sizes).
+// limits Redis offers (counts and -1..-5 sizes), with compression
+// (list-compress-depth) off and on.
 #include "core/list_object.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <deque>
 #include <random>
 #include <string>
@@ -48,13 +51,18 @@ void CheckList(const ListObject& l, const std::deque<std::string>& m) {
   }
 }
 
-void RunModel(const ListLimits& limits, uint64_t seed, int steps) {
+// `long_trims`: LTRIM's share of a quarter of the list (false: a few items
+// at most, so that lists grow to many nodes of 4-8 KB).
+// `sure`: the run is long enough to see every conversion and, with a
+// depth, a compressed node.
+void RunModel(const ListLimits& limits, uint64_t seed, int steps, bool long_trims = true, bool sure = true) {
   std::mt19937_64 rng(seed);
   const int64_t before = KeyspaceBytes();
   {
     ListObject l;
     std::deque<std::string> m;
-    bool saw_quicklist = false, saw_back = false;
+    bool saw_quicklist = false, saw_back = false, saw_compressed = false;
+    uint32_t max_nodes = 0;
     char scratch[packed::kScratchSize];
     for (int step = 0; step < steps; ++step) {
       const int op = static_cast<int>(rng() % 100);
@@ -104,7 +112,7 @@ void RunModel(const ListLimits& limits, uint64_t seed, int steps) {
         }
       } else {
         if (m.empty()) continue;
-        const size_t n = rng() % (m.size() / 4 + 2);
+        const size_t n = rng() % (long_trims ? m.size() / 4 + 2 : 8);
         const bool head = rng() % 2;
         l.Trim(head ? ListObject::End::kHead : ListObject::End::kTail, n);
         for (size_t k = 0; k < n && !m.empty(); ++k) head ? m.pop_front() : m.pop_back();
@@ -112,12 +120,18 @@ void RunModel(const ListLimits& limits, uint64_t seed, int steps) {
       if (l.encoding() == ListObject::Encoding::kQuicklist) saw_quicklist = true;
       if (saw_quicklist && l.encoding() == ListObject::Encoding::kListpack) saw_back = true;
       if (op >= 20 && op < 60) l.MaybeShrinkEncoding(limits);
+      if (op >= 60 && rng() % 2 == 0) l.Settle();  // as LSET, LINSERT and LREM end (not always: loose nodes too)
+      if (l.CompressedNodes() > 0) saw_compressed = true;
+      max_nodes = std::max(max_nodes, l.nodes());
       if (step % 61 == 0) CheckList(l, m);
       if (::testing::Test::HasFatalFailure()) return;
     }
     CheckList(l, m);
-    EXPECT_TRUE(saw_quicklist);
-    EXPECT_TRUE(saw_back);
+    if (sure) {
+      EXPECT_TRUE(saw_quicklist);
+      EXPECT_TRUE(saw_back);
+      EXPECT_EQ(saw_compressed, limits.compress_depth > 0) << max_nodes;
+    }
     ListObject copy = l.Clone();
     CheckList(copy, m);
   }
@@ -128,6 +142,93 @@ TEST(ListObject, AgreesWithAModelBySize) { RunModel(ListLimits{-2}, 1, 12000); }
 TEST(ListObject, AgreesWithAModelSmallNodes) { RunModel(ListLimits{-1}, 2, 12000); }
 TEST(ListObject, AgreesWithAModelByCount) { RunModel(ListLimits{5}, 3, 12000); }
 TEST(ListObject, AgreesWithAModelOneItemNodes) { RunModel(ListLimits{0}, 4, 6000); }
+TEST(ListObject, AgreesWithAModelCompressedDepth1) { RunModel(ListLimits{-1, 1}, 5, 12000, false); }
+TEST(ListObject, AgreesWithAModelCompressedDepth2ByCount) { RunModel(ListLimits{20, 2}, 6, 12000); }
+TEST(ListObject, AgreesWithAModelCompressedDepth3) { RunModel(ListLimits{-1, 3}, 7, 12000, false); }
+TEST(ListObject, AgreesWithAModelCompressedOneItemNodes) { RunModel(ListLimits{0, 1}, 8, 6000); }
+TEST(ListObject, AgreesWithAModelCompressedManySeeds) {
+  const ListLimits shapes[] = {{-1, 1}, {8, 1}, {20, 2}, {1, 1}, {-1, 2}, {3, 4}};
+  for (uint64_t seed = 100; seed < 130; ++seed) {
+    for (const ListLimits& limits : shapes) {
+      RunModel(limits, seed, 1500, seed % 2 == 0, /*sure=*/false);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(ListObject, CompressesTheInteriorOnly) {
+  // 2,000 items of 40 repetitive bytes in 4 KB nodes: depth 2 leaves two
+  // nodes plain at each end and compresses the rest.
+  const ListLimits limits{-1, 2};
+  ListObject l, plain;
+  std::deque<std::string> m;
+  for (int i = 0; i < 2000; ++i) {
+    std::string v = "user:" + std::to_string(i % 10) + std::string(35, 'p');
+    l.Push(ListObject::End::kTail, v, limits);
+    plain.Push(ListObject::End::kTail, v, ListLimits{-1, 0});
+    m.push_back(v);
+  }
+  ASSERT_GT(l.nodes(), 10u);
+  EXPECT_EQ(l.CompressedNodes(), l.nodes() - 4);
+  EXPECT_EQ(plain.CompressedNodes(), 0u);
+  EXPECT_LT(l.AllocatedBytes() * 4, plain.AllocatedBytes());
+  CheckList(l, m);
+  // A write in the middle unpacks one node until Settle.
+  l.Set(l.Seek(1000), "changed", limits);
+  m[1000] = "changed";
+  EXPECT_EQ(l.CompressedNodes(), l.nodes() - 5);
+  l.Settle();
+  EXPECT_EQ(l.CompressedNodes(), l.nodes() - 4);
+  CheckList(l, m);
+  // Pops move the boundary: nodes that reach an end are unpacked.
+  for (int i = 0; i < 1500; ++i) {
+    l.Pop(ListObject::End::kHead, [](std::string_view) {});
+    m.pop_front();
+  }
+  CheckList(l, m);
+  EXPECT_EQ(l.CompressedNodes(), l.nodes() > 4 ? l.nodes() - 4 : 0u);
+  // A list keeps the depth it was made with.
+  l.Push(ListObject::End::kHead, "x", ListLimits{-1, 0});
+  EXPECT_EQ(l.CompressedNodes(), l.nodes() > 4 ? l.nodes() - 4 : 0u);
+}
+
+TEST(ListObject, IncompressibleNodesStayPlain) {
+  std::mt19937_64 rng(9);
+  const ListLimits limits{-1, 1};
+  ListObject l;
+  std::deque<std::string> m;
+  for (int i = 0; i < 500; ++i) {
+    std::string v(32, '\0');
+    for (char& c : v) c = static_cast<char>(rng());
+    l.Push(ListObject::End::kHead, v, limits);
+    m.push_front(v);
+  }
+  EXPECT_GT(l.nodes(), 3u);
+  EXPECT_EQ(l.CompressedNodes(), 0u);
+  CheckList(l, m);
+}
+
+TEST(ListNodeLzf, KeepsOffsetsAndExternalItems) {
+  ListNode* n = ListNode::Create(0, true);
+  const std::string big(packed::kMaxInline + 10, 'B');
+  uint32_t at;
+  for (int i = 0; i < 30; ++i) n = ListNode::Insert(n, n->begin, packed::ItemPlan(i == 7 ? big : "abcabcabc"), &at);
+  const int64_t before = KeyspaceBytes();
+  ListNodeLzf* z = ListNodeLzf::Compress(n);
+  ASSERT_NE(z, nullptr);
+  EXPECT_EQ(z->begin, n->begin);
+  ListNode* copy = z->Decompress();
+  ASSERT_EQ(copy->begin, n->begin);
+  ASSERT_EQ(copy->end, n->end);
+  EXPECT_EQ(std::memcmp(copy->data() + copy->begin, n->data() + n->begin, n->used()), 0);
+  char scratch[packed::kScratchSize];
+  EXPECT_EQ(copy->View(copy->LastOf(), scratch), "abcabcabc");
+  ListNode::DestroyShallow(copy);
+  ListNode::DestroyShallow(n);  // z holds the external item now
+  EXPECT_LT(KeyspaceBytes(), before);
+  ListNodeLzf::Destroy(z);  // frees the big item too
+  EXPECT_LT(KeyspaceBytes(), before - static_cast<int64_t>(packed::kMaxInline));
+}
 
 TEST(ListObject, EncodingFollowsRedisLimits) {
   const ListLimits limits{4};

@@ -90,7 +90,7 @@ struct Config {
   uint64_t set_max_listpack_value = 64;
   // A list node's limit (Redis's fill: entries if positive, -1..-5 for 4 to
   // 64 KB) and how many nodes at each end stay uncompressed (0: none are
-  // compressed; compression is not done yet: docs/lists.md).
+  // compressed; a list keeps the depth it was made with: docs/lists.md).
   int64_t list_max_listpack_size = -2;
   int64_t list_compress_depth = 0;
   // Persistence does not exist yet: these accept only the values that mean
