@@ -10,11 +10,20 @@ per item, for
   m_list1mz  m_list1m with list-compress-depth 1 (LZF, both servers)
 Speed: redis-benchmark LPUSH, RPUSH, LPOP, RPOP (on a list filled first),
 LRANGE 0 99 and LRANGE 0 599 of a 600-item list, with -P 16 and without
-pipelining: requests/s and server CPU per request.
+pipelining: requests/s and server CPU per request, with the null server
+(bench/null_server.cc: LRANGE answered with as many "xxx" items) as the
+ceiling of this machine and load generator, and the work share (Peregrine's
+CPU per request above the ceiling's, over Redis's above it).
 Queue: 8 redis-benchmark clients in BRPOP on one list while 4 others LPUSH
 to it (messages/s, and the consumers' p50/p99 BRPOP latency: the hand-off),
 also with Peregrine on 2 worker threads (producers and consumers then sit
 on both).
+Hand-off: one client process (pinned to CPU 1, no other load) keeps 8
+connections in BRPOP and LPUSHes one message at a time on a ninth; the time
+from sending the LPUSH to the BRPOP reply's arrival, p50/p99/p99.9 over 20K
+messages. The queue rows' BRPOP latency is mostly the two redis-benchmark
+processes taking turns on one CPU (both servers' p99 sit near 4 ms, a
+scheduler slice); this one is the server's hand-off.
 Free stall: a list of 10M items deleted while another client PINGs: the
 DEL's time and the slowest and p99.9 PING from the DEL on for 500 ms.
 
@@ -28,6 +37,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import select
 import socket
 import subprocess
 import sys
@@ -161,6 +172,56 @@ def run_queue(spec, workdir, qid, n, rb, consumers=8, producers=4):
         srv.shutdown()
 
 
+def run_handoff(spec, workdir, hid, n, consumers=8):
+    """Push-to-pop latency of one message with `consumers` clients blocked in
+    BRPOP (see the module's docstring)."""
+    srv = bl.Server(spec, workdir)
+    affinity = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {int(bl.CLIENT_CPU)})
+    cons = []
+    try:
+        cons = [bl.RespClient(srv.port) for _ in range(consumers)]
+        prod = bl.RespClient(srv.port)
+        cons.append(prod)
+        brpop = bl.encode("BRPOP", "queue", "30")
+        for c in cons[:consumers]:
+            c.sock.sendall(brpop)
+        deadline = time.monotonic() + 20
+        while int(srv.info("clients").get("blocked_clients", 0)) < consumers:
+            if time.monotonic() > deadline:
+                raise bl.BenchError("the consumers did not block")
+            time.sleep(0.01)
+        by_fd = {c.sock.fileno(): c for c in cons[:consumers]}
+        poller = select.poll()
+        for fd in by_fd:
+            poller.register(fd, select.POLLIN)
+        msg = b"message-0123456789"
+        push = bl.encode("LPUSH", "queue", msg)
+        lat = []
+        for _ in range(n):
+            t0 = time.perf_counter_ns()
+            prod.sock.sendall(push)
+            ready = poller.poll(10_000)
+            t1 = time.perf_counter_ns()
+            if not ready:
+                raise bl.BenchError("no consumer got the message")
+            c = by_fd[ready[0][0]]
+            if c.read_reply() != [b"queue", msg]:
+                raise bl.BenchError("unexpected BRPOP reply")
+            c.sock.sendall(brpop)
+            prod.read_reply()
+            lat.append((t1 - t0) / 1e6)
+        lat.sort()
+        pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]  # noqa: E731
+        return {"server": spec.name, "id": hid, "messages": n, "p50_ms": pick(0.5), "p99_ms": pick(0.99),
+                "p999_ms": pick(0.999)}
+    finally:
+        for c in cons:
+            c.close()
+        os.sched_setaffinity(0, affinity)
+        srv.shutdown()
+
+
 def run_free_stall(spec, workdir, items):
     """DEL of a list of `items` items while another client PINGs."""
     srv = bl.Server(spec, workdir)
@@ -230,6 +291,7 @@ def main(argv=None) -> int:
         per = bl.peregrine_spec(binary)
         per2 = replace(per, extra=["--threads", "2"], label="Peregrine (2 threads)", name="peregrine2")
         specs = [per, bl.redis_spec()]
+        null = bl.null_spec(bl.build_null_server())
         for rnd in range(args.rounds):
             order = specs if rnd % 2 == 0 else specs[::-1]
 
@@ -246,7 +308,7 @@ def main(argv=None) -> int:
                               flush=True)
             for tid, targs, n, fill in speed_tests(scale):
                 if want(tid):
-                    for spec in order:
+                    for spec in order + [null]:
                         r = record(run_speed(spec, workdir, tid, targs, n, fill, rb))
                         print(f"{spec.label:9s} {tid:14s} {r['rps'] or 0:>12,.0f} req/s "
                               f"{r['cpu_us_per_req']:.3f} us/req", flush=True)
@@ -255,6 +317,11 @@ def main(argv=None) -> int:
                     r = record(run_queue(spec, workdir, "queue", max(2000, int(200_000 * scale)), rb))
                     print(f"{spec.label:9s} queue {r['rps'] or 0:>12,.0f} msg/s p50 {r['p50_ms']} ms "
                           f"p99 {r['p99_ms']} ms (LPUSH p99 {r['push_p99_ms']} ms)", flush=True)
+            if want("handoff"):
+                for spec in order + [per2]:
+                    r = record(run_handoff(spec, workdir, "handoff", max(500, int(20_000 * scale))))
+                    print(f"{spec.label:9s} handoff p50 {r['p50_ms']:.3f} ms p99 {r['p99_ms']:.3f} ms "
+                          f"p99.9 {r['p999_ms']:.3f} ms", flush=True)
             if want("free10m") and rnd == 0:
                 for spec in order:
                     r = record(run_free_stall(spec, workdir, 10_000_000 // (shrink * (5 if args.quick else 1))))
@@ -282,16 +349,20 @@ def write_report(records, rounds: int, docs: bool):
         p, r = med(records, mid, "peregrine", "bytes_per_element"), med(records, mid, "redis", "bytes_per_element")
         if p is not None and r is not None:
             lines.append(f"| {title} | {p:.1f} | {r:.1f} | {ratio(p, r)} | ≤ {MEMORY_TARGET[mid]} |")
-    lines += ["", "| redis-benchmark -c 50 | Peregrine req/s | Redis req/s | ratio | CPU/req ratio | target |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "| redis-benchmark -c 50 | Peregrine req/s | Redis req/s | ratio | null server req/s "
+              "| CPU/req ratio | work share | target |", "|---|---|---|---|---|---|---|---|"]
     for tid, targs, n, _ in speed_tests(1.0):
         p, r = med(records, tid, "peregrine", "rps"), med(records, tid, "redis", "rps")
         pc, rc = med(records, tid, "peregrine", "cpu_us_per_req"), med(records, tid, "redis", "cpu_us_per_req")
+        z, zc = med(records, tid, "null", "rps"), med(records, tid, "null", "cpu_us_per_req")
         if p is None or r is None:
             continue
         t_rps, t_cpu = SPEED_TARGET[tid.split("_")[0]]
         target = f"≥ {t_rps}x" + (f", CPU ≤ {t_cpu}x" if t_cpu else "")
-        lines.append(f"| {' '.join(targs)} | {p:,.0f} | {r:,.0f} | {ratio(p, r)} | {ratio(pc, rc)} | {target} |")
+        share = ratio(pc - zc, rc - zc) if zc is not None and pc is not None and rc is not None else "—"
+        ceiling = f"{z:,.0f}" if z is not None else "—"
+        lines.append(f"| {' '.join(targs)} | {p:,.0f} | {r:,.0f} | {ratio(p, r)} | {ceiling} | {ratio(pc, rc)} "
+                     f"| {share} | {target} |")
     q = {s: [med(records, "queue", s, m) for m in ("rps", "p50_ms", "p99_ms")]
          for s in ("peregrine", "peregrine2", "redis")}
     if q["redis"][0] is not None:
@@ -302,6 +373,17 @@ def write_report(records, rounds: int, docs: bool):
             rps, p50, p99 = q[s]
             if rps is not None:
                 lines.append(f"| {label} | {rps:,.0f} | {p50:.3f} | {p99:.3f} |")
+    h = {s: [med(records, "handoff", s, m) for m in ("p50_ms", "p99_ms", "p999_ms")]
+         for s in ("peregrine", "peregrine2", "redis")}
+    if h["redis"][0] is not None:
+        lines += ["", "Hand-off: 8 connections in `BRPOP queue 30`, one message `LPUSH`ed at a time from a ninth, "
+                  "all in one client process on CPU 1: from sending the LPUSH to the BRPOP reply's arrival "
+                  "(20K messages; with 2 threads the connections sit on both workers).", "",
+                  "| server | p50 ms | p99 ms | p99.9 ms |", "|---|---|---|---|"]
+        for s, label in (("peregrine", "Peregrine"), ("peregrine2", "Peregrine, 2 threads"), ("redis", "Redis")):
+            p50, p99, p999 = h[s]
+            if p50 is not None:
+                lines.append(f"| {label} | {p50:.3f} | {p99:.3f} | {p999:.3f} |")
     f = {s: [r for r in records if r["id"] == "free10m" and r["server"] == s] for s in ("peregrine", "redis")}
     if f["peregrine"] and f["redis"]:
         lines += ["", "Freeing a 10M-item list (DEL) while another client PINGs:", "",

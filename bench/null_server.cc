@@ -3,6 +3,8 @@
 // without storing anything. Build: g++ -O2 -std=c++20 -o null_server bench/null_server.cc
 // With --get-bulk N every GET is answered with an N-byte bulk string (from one buffer, always in
 // cache) instead of nil: the floor for workloads whose GETs return values of that size.
+// LRANGE key start stop (0 <= start <= stop) is answered with stop - start + 1 bulk strings "xxx":
+// the floor for bench/lists.py's LRANGE rows (a list of "xxx" items).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,8 +40,8 @@ struct Conn {
 };
 
 // Calls per command, reported by INFO so the harness can check that every request was framed.
-enum Cmd { kGet, kSet, kPing, kConfig, kInfo, kOther, kNumCmds };
-const char* const kCmdNames[kNumCmds] = {"get", "set", "ping", "config", "info", "other"};
+enum Cmd { kGet, kSet, kPing, kConfig, kInfo, kLrange, kOther, kNumCmds };
+const char* const kCmdNames[kNumCmds] = {"get", "set", "ping", "config", "info", "lrange", "other"};
 uint64_t calls[kNumCmds];
 bool stop = false;
 char rbuf[kReadSize];  // every read lands here first; only a partial request is copied
@@ -72,7 +75,8 @@ const char* read_int(const char* p, const char* e, long long& v, bool& bad) {
 }
 
 // Frames one request at p (multibulk, or inline if it does not start with '*'). Returns its length,
-// 0 if it is incomplete, -1 if it is malformed. args receives up to the first 3 arguments.
+// 0 if it is incomplete, -1 if it is malformed. args receives up to the first kMaxArgs arguments.
+constexpr int kMaxArgs = 4;
 long frame(const char* p, const char* e, std::string_view* args, int& nargs) {
   nargs = 0;
   bool bad = false;
@@ -89,7 +93,7 @@ long frame(const char* p, const char* e, std::string_view* args, int& nargs) {
       if (len < 0 || len > (512LL << 20)) return -1;
       if (e - q < len + 2) return 0;
       if (q[len] != '\r' || q[len + 1] != '\n') return -1;
-      if (nargs < 3) args[nargs++] = std::string_view(q, len);
+      if (nargs < kMaxArgs) args[nargs++] = std::string_view(q, len);
       q += len + 2;
     }
     return q - p;
@@ -101,14 +105,31 @@ long frame(const char* p, const char* e, std::string_view* args, int& nargs) {
     while (q < end && (*q == ' ' || *q == '\t')) ++q;
     const char* w = q;
     while (q < end && *q != ' ' && *q != '\t') ++q;
-    if (q > w && nargs < 3) args[nargs++] = std::string_view(w, q - w);
+    if (q > w && nargs < kMaxArgs) args[nargs++] = std::string_view(w, q - w);
   }
   return nl + 1 - p;
 }
 
+// The LRANGE reply of `n` items, built once per length.
+const std::string& lrange_reply(long n) {
+  static std::string cached;
+  static long cached_n = -1;
+  if (n != cached_n) {
+    cached = "*" + std::to_string(n) + "\r\n";
+    for (long i = 0; i < n; ++i) cached += "$3\r\nxxx\r\n";
+    cached_n = n;
+  }
+  return cached;
+}
+
 void reply(Conn& c, const std::string_view* a, int n) {
   std::string& o = c.out;
-  if (ieq(a[0], "get")) {
+  if (ieq(a[0], "lrange") && n == 4) {
+    long start = -1, stop = -1;
+    std::from_chars(a[2].data(), a[2].data() + a[2].size(), start);
+    std::from_chars(a[3].data(), a[3].data() + a[3].size(), stop);
+    ++calls[kLrange], o += lrange_reply(start >= 0 && stop >= start && stop - start < 100000 ? stop - start + 1 : 0);
+  } else if (ieq(a[0], "get")) {
     ++calls[kGet], o += get_reply;
   } else if (ieq(a[0], "set")) {
     ++calls[kSet], o += "+OK\r\n";
@@ -150,7 +171,7 @@ bool on_readable(Conn& c) {
     }
     const char* const begin = p;
     while (p < e && !stop) {
-      std::string_view args[3];
+      std::string_view args[kMaxArgs];
       int nargs;
       long len = frame(p, e, args, nargs);
       if (len == 0) break;

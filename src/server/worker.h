@@ -382,6 +382,7 @@ class Worker : public ErrorSink {
   std::unique_ptr<WakeWatcher> wake_watcher_;
   std::map<uint64_t, std::unique_ptr<Client>> clients_;
   std::vector<Client*> pending_writes_;
+  std::vector<Client*> flushing_;  // pending_writes_ while FlushPendingWrites runs
   std::vector<std::unique_ptr<Client>> to_free_;
   Client* current_client_ = nullptr;  // the client whose command is running
   Client* busy_client_ = nullptr;     // the client whose input is being processed

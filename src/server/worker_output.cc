@@ -46,15 +46,18 @@ void Worker::QueueWrite(Client& c) {
 }
 
 void Worker::FlushPendingWrites() {
-  // FlushClient may free clients; the vector holds only live ones because a
-  // freed client is removed from it in FreeClient.
-  std::vector<Client*> batch;
-  batch.swap(pending_writes_);
-  for (Client* c : batch) {
+  // In the order queued: a client served by another's command (a blocked
+  // pop, a subscriber) is queued while the command runs, the client that
+  // sent it after its input is done, so the first hears first, as in Redis.
+  // FlushClient may free clients; the vectors hold only live ones because a
+  // freed client is removed from them in FreeClient. Both keep their room.
+  flushing_.swap(pending_writes_);
+  for (Client* c : flushing_) {
     if (c == nullptr) continue;
     c->in_pending_writes = false;
     if (!c->closed) FlushClient(*c);
   }
+  flushing_.clear();
 }
 
 void Worker::FlushClient(Client& c) {
@@ -185,6 +188,7 @@ void Worker::FreeClient(Client& c) {
   close(c.fd);
   if (c.in_pending_writes) {
     std::replace(pending_writes_.begin(), pending_writes_.end(), &c, static_cast<Client*>(nullptr));
+    std::replace(flushing_.begin(), flushing_.end(), &c, static_cast<Client*>(nullptr));
     c.in_pending_writes = false;
   }
   if (c.open_batch != nullptr) {
