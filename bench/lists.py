@@ -340,6 +340,19 @@ def med(records, rid, server, metric):
     return bl.median([r.get(metric) for r in records if r["id"] == rid and r["server"] == server])
 
 
+def server_table(records, rid, metrics, formats, caption, header):
+    """A table of one row per server (Peregrine, on 2 threads, Redis) of the
+    medians of `metrics`; nothing when Redis has no record of `rid`."""
+    rows = {s: [med(records, rid, s, m) for m in metrics] for s in ("peregrine", "peregrine2", "redis")}
+    if rows["redis"][0] is None:
+        return []
+    out = ["", caption, "", header, "|---" * len(header.strip("|").split("|")) + "|"]
+    for s, label in (("peregrine", "Peregrine"), ("peregrine2", "Peregrine, 2 threads"), ("redis", "Redis")):
+        if rows[s][0] is not None:
+            out.append(f"| {label} | " + " | ".join(format(v, f) for v, f in zip(rows[s], formats)) + " |")
+    return out
+
+
 def write_report(records, rounds: int, docs: bool):
     lines = [BEGIN, "", "### Lists and blocking pops (#17)", "",
              f"`python3 bench/lists.py` ({rounds} rounds, medians; Redis is Debian's redis-server 7.0; "
@@ -363,27 +376,16 @@ def write_report(records, rounds: int, docs: bool):
         ceiling = f"{z:,.0f}" if z is not None else "—"
         lines.append(f"| {' '.join(targs)} | {p:,.0f} | {r:,.0f} | {ratio(p, r)} | {ceiling} | {ratio(pc, rc)} "
                      f"| {share} | {target} |")
-    q = {s: [med(records, "queue", s, m) for m in ("rps", "p50_ms", "p99_ms")]
-         for s in ("peregrine", "peregrine2", "redis")}
-    if q["redis"][0] is not None:
-        lines += ["", "Queue: 8 clients `BRPOP queue 30` while 4 others `LPUSH queue <18 bytes>` "
-                  "(redis-benchmark, no pipelining); the consumers' BRPOP latency is the hand-off.", "",
-                  "| server | messages/s | BRPOP p50 ms | BRPOP p99 ms |", "|---|---|---|---|"]
-        for s, label in (("peregrine", "Peregrine"), ("peregrine2", "Peregrine, 2 threads"), ("redis", "Redis")):
-            rps, p50, p99 = q[s]
-            if rps is not None:
-                lines.append(f"| {label} | {rps:,.0f} | {p50:.3f} | {p99:.3f} |")
-    h = {s: [med(records, "handoff", s, m) for m in ("p50_ms", "p99_ms", "p999_ms")]
-         for s in ("peregrine", "peregrine2", "redis")}
-    if h["redis"][0] is not None:
-        lines += ["", "Hand-off: 8 connections in `BRPOP queue 30`, one message `LPUSH`ed at a time from a ninth, "
-                  "all in one client process on CPU 1: from sending the LPUSH to the BRPOP reply's arrival "
-                  "(20K messages; with 2 threads the connections sit on both workers).", "",
-                  "| server | p50 ms | p99 ms | p99.9 ms |", "|---|---|---|---|"]
-        for s, label in (("peregrine", "Peregrine"), ("peregrine2", "Peregrine, 2 threads"), ("redis", "Redis")):
-            p50, p99, p999 = h[s]
-            if p50 is not None:
-                lines.append(f"| {label} | {p50:.3f} | {p99:.3f} | {p999:.3f} |")
+    lines += server_table(records, "queue", ("rps", "p50_ms", "p99_ms"), (",.0f", ".3f", ".3f"),
+                          "Queue: 8 clients `BRPOP queue 30` while 4 others `LPUSH queue <18 bytes>` "
+                          "(redis-benchmark, no pipelining, both on CPU 1: their BRPOP latency is mostly the two "
+                          "taking turns on that CPU).",
+                          "| server | messages/s | BRPOP p50 ms | BRPOP p99 ms |")
+    lines += server_table(records, "handoff", ("p50_ms", "p99_ms", "p999_ms"), (".3f", ".3f", ".3f"),
+                          "Hand-off: 8 connections in `BRPOP queue 30`, one message `LPUSH`ed at a time from a "
+                          "ninth, all in one client process on CPU 1: from sending the LPUSH to the BRPOP reply's "
+                          "arrival (20K messages; with 2 threads the connections sit on both workers).",
+                          "| server | p50 ms | p99 ms | p99.9 ms |")
     f = {s: [r for r in records if r["id"] == "free10m" and r["server"] == s] for s in ("peregrine", "redis")}
     if f["peregrine"] and f["redis"]:
         lines += ["", "Freeing a 10M-item list (DEL) while another client PINGs:", "",
