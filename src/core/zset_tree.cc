@@ -1,0 +1,607 @@
+// The sorted set tree (see zset_tree.h).
+#include "core/zset_tree.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "core/memory.h"
+
+namespace peregrine {
+
+// An inner node. Room for one child more than the fanout: a node takes the
+// new child first and splits after.
+struct ZNode {
+  uint32_t n;      // children
+  uint32_t level;  // 1: the children are leaves
+  uint64_t count[ZTree::kFanout + 1];
+  void* child[ZTree::kFanout + 1];
+  double sep_score[ZTree::kFanout + 1];
+  uint8_t* sep_member[ZTree::kFanout + 1];  // [0] unused (nullptr)
+};
+
+namespace {
+
+// A separator's member: its string form in a counted block (4-byte length,
+// then the bytes).
+uint8_t* MakeSep(std::string_view m) {
+  auto* b = static_cast<uint8_t*>(CountedAlloc(4 + m.size()));
+  const uint32_t len = static_cast<uint32_t>(m.size());
+  std::memcpy(b, &len, 4);
+  if (!m.empty()) std::memcpy(b + 4, m.data(), m.size());
+  return b;
+}
+
+std::string_view SepView(const uint8_t* b) {
+  uint32_t len;
+  std::memcpy(&len, b, 4);
+  return {reinterpret_cast<const char*>(b + 4), len};
+}
+
+void FreeSep(uint8_t* b) {
+  if (b != nullptr) CountedFree(b);
+}
+
+ZNode* NewNode(uint32_t level) {
+  auto* n = static_cast<ZNode*>(CountedAlloc(sizeof(ZNode)));
+  n->n = 0;
+  n->level = level;
+  return n;
+}
+
+// Moves entries [from, to) of node `src` to position `at` of `dst` (which
+// has room), keeping `src` as it is (the caller shrinks it).
+void CopyChildren(ZNode* dst, uint32_t at, const ZNode* src, uint32_t from, uint32_t to) {
+  const uint32_t k = to - from;
+  std::memcpy(dst->count + at, src->count + from, 8 * k);
+  std::memcpy(dst->child + at, src->child + from, sizeof(void*) * k);
+  std::memcpy(dst->sep_score + at, src->sep_score + from, 8 * k);
+  std::memcpy(dst->sep_member + at, src->sep_member + from, sizeof(uint8_t*) * k);
+}
+
+// Opens / closes slot i of a node's arrays.
+void OpenSlot(ZNode* n, uint32_t i) {
+  const uint32_t k = n->n - i;
+  std::memmove(n->count + i + 1, n->count + i, 8 * k);
+  std::memmove(n->child + i + 1, n->child + i, sizeof(void*) * k);
+  std::memmove(n->sep_score + i + 1, n->sep_score + i, 8 * k);
+  std::memmove(n->sep_member + i + 1, n->sep_member + i, sizeof(uint8_t*) * k);
+  n->n++;
+}
+
+void CloseSlot(ZNode* n, uint32_t i) {
+  const uint32_t k = n->n - i - 1;
+  std::memmove(n->count + i, n->count + i + 1, 8 * k);
+  std::memmove(n->child + i, n->child + i + 1, sizeof(void*) * k);
+  std::memmove(n->sep_score + i, n->sep_score + i + 1, 8 * k);
+  std::memmove(n->sep_member + i, n->sep_member + i + 1, sizeof(uint8_t*) * k);
+  n->n--;
+}
+
+int CompareSep(const ZNode* n, uint32_t i, double score, std::string_view member) {
+  // Scores first: the separator's member block is read only on a tie.
+  if (n->sep_score[i] < score) return -1;
+  if (n->sep_score[i] > score) return 1;
+  return CompareZKey(0, SepView(n->sep_member[i]), 0, member);
+}
+
+// The child that holds `key`: the last i >= 1 with sep[i] <= key, else 0.
+uint32_t ChildFor(const ZNode* n, double score, std::string_view member) {
+  uint32_t lo = 1, hi = n->n;  // the answer is the last i in [1, hi) with sep[i] <= key, or 0
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (CompareSep(n, mid, score, member) <= 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo - 1;
+}
+
+// The last i >= 1 for which below(i) holds (a prefix of the children), else 0.
+template <typename Below>
+uint32_t LastBelow(const ZNode* n, Below below) {
+  uint32_t lo = 1, hi = n->n;
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (below(mid))
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo - 1;
+}
+
+void DestroySubtree(void* p, uint32_t level) {
+  if (level == 0) {
+    ZLeaf::Destroy(static_cast<ZLeaf*>(p));
+    return;
+  }
+  ZNode* n = static_cast<ZNode*>(p);
+  for (uint32_t i = 0; i < n->n; ++i) {
+    DestroySubtree(n->child[i], level - 1);
+    FreeSep(n->sep_member[i]);
+  }
+  CountedFree(n);
+}
+
+void* CloneSubtree(const void* p, uint32_t level) {
+  if (level == 0) return static_cast<const ZLeaf*>(p)->Clone();
+  const ZNode* n = static_cast<const ZNode*>(p);
+  ZNode* c = NewNode(n->level);
+  c->n = n->n;
+  for (uint32_t i = 0; i < n->n; ++i) {
+    c->count[i] = n->count[i];
+    c->child[i] = CloneSubtree(n->child[i], level - 1);
+    c->sep_score[i] = n->sep_score[i];
+    c->sep_member[i] = i == 0 ? nullptr : MakeSep(SepView(n->sep_member[i]));
+  }
+  return c;
+}
+
+size_t SubtreeBytes(const void* p, uint32_t level) {
+  if (level == 0) return static_cast<const ZLeaf*>(p)->AllocatedBytes();
+  const ZNode* n = static_cast<const ZNode*>(p);
+  size_t total = CountedUsableSize(n);
+  for (uint32_t i = 0; i < n->n; ++i) {
+    total += SubtreeBytes(n->child[i], level - 1);
+    if (n->sep_member[i] != nullptr) total += CountedUsableSize(n->sep_member[i]);
+  }
+  return total;
+}
+
+}  // namespace
+
+ZTree::ZTree() : root_(ZLeaf::Create(0)) {}
+
+ZTree::~ZTree() { Release(); }
+
+void ZTree::Release() {
+  if (root_ != nullptr) DestroySubtree(root_, height_);
+  root_ = nullptr;
+}
+
+ZTree::ZTree(ZTree&& other) noexcept : root_(other.root_), height_(other.height_), size_(other.size_) {
+  other.root_ = nullptr;
+  other.height_ = 0;
+  other.size_ = 0;
+}
+
+ZTree& ZTree::operator=(ZTree&& other) noexcept {
+  std::swap(root_, other.root_);
+  std::swap(height_, other.height_);
+  std::swap(size_, other.size_);
+  return *this;
+}
+
+ZTree ZTree::Clone() const {
+  ZTree c;
+  ZLeaf::Destroy(static_cast<ZLeaf*>(c.root_));
+  c.root_ = CloneSubtree(root_, height_);
+  c.height_ = height_;
+  c.size_ = size_;
+  return c;
+}
+
+size_t ZTree::AllocatedBytes() const { return SubtreeBytes(root_, height_); }
+
+void ZTree::Descend(double score, std::string_view member, Pos* pos) const {
+  void* p = root_;
+  uint64_t rank = 0;
+  for (uint32_t d = 0; d < height_; ++d) {
+    ZNode* n = static_cast<ZNode*>(p);
+    const uint32_t i = ChildFor(n, score, member);
+    for (uint32_t j = 0; j < i; ++j) rank += n->count[j];
+    pos->path[d] = {n, i};
+    p = n->child[i];
+  }
+  pos->leaf = static_cast<ZLeaf*>(p);
+  pos->rank = rank;
+}
+
+void ZTree::Relink(const Pos& pos) {
+  if (height_ == 0)
+    root_ = pos.leaf;
+  else
+    pos.path[height_ - 1].node->child[pos.path[height_ - 1].index] = pos.leaf;
+}
+
+void ZTree::Insert(double score, std::string_view member) {
+  Pos pos;
+  Descend(score, member, &pos);
+  uint32_t index;
+  const uint32_t off = pos.leaf->LowerBound(score, member, &index);
+  pos.leaf = ZLeaf::Insert(pos.leaf, off, score, packed::ItemPlan(member));
+  Relink(pos);
+  for (uint32_t d = 0; d < height_; ++d) pos.path[d].node->count[pos.path[d].index]++;
+  size_++;
+  pos.index = index;
+  if (pos.leaf->bytes() > kLeafBytes && pos.leaf->count >= 2) SplitLeaf(pos);
+}
+
+void ZTree::SplitLeaf(Pos& pos) {
+  ZLeaf* l = pos.leaf;
+  // Where to cut: an append at the end (rising scores: timestamps) leaves
+  // a full leaf behind and starts a new one with the last entry; a push at
+  // the front the other way round; anything else cuts in half by bytes.
+  uint32_t off = 0, k = 0;
+  if (pos.index == l->count - 1) {
+    off = l->LastOf();
+    k = l->count - 1;
+  } else if (pos.index == 0) {
+    off = l->SizeAt(0);
+    k = 1;
+  } else {
+    while (off < l->used / 2) off += l->SizeAt(off), ++k;
+    if (k == l->count) off = l->LastOf(), --k;
+  }
+  ZLeaf* right = l->SplitOff(off, l->count - k);
+  pos.leaf = ZLeaf::Shrink(l);
+  Relink(pos);
+  char scratch[packed::kScratchSize];
+  uint8_t* sep = MakeSep(right->MemberAt(0, scratch));
+  InsertChild(pos, height_, right, right->count, right->ScoreAt(0), sep);
+}
+
+void ZTree::InsertChild(Pos& pos, uint32_t depth, void* right, uint64_t right_count, double sep_score,
+                        uint8_t* sep_member) {
+  if (depth == 0) {  // the root split: a new root above it
+    ZNode* r = NewNode(height_ + 1);
+    r->n = 2;
+    r->count[0] = size_ - right_count;
+    r->child[0] = root_;
+    r->sep_score[0] = 0;
+    r->sep_member[0] = nullptr;
+    r->count[1] = right_count;
+    r->child[1] = right;
+    r->sep_score[1] = sep_score;
+    r->sep_member[1] = sep_member;
+    root_ = r;
+    height_++;
+    return;
+  }
+  ZNode* p = pos.path[depth - 1].node;
+  const uint32_t i = pos.path[depth - 1].index;
+  p->count[i] -= right_count;
+  OpenSlot(p, i + 1);
+  p->count[i + 1] = right_count;
+  p->child[i + 1] = right;
+  p->sep_score[i + 1] = sep_score;
+  p->sep_member[i + 1] = sep_member;
+  if (p->n <= kFanout) return;
+  // Split the node: the new one takes the last child only after an
+  // append, else the upper half.
+  const uint32_t h = i + 1 == p->n - 1 ? p->n - 1 : p->n / 2;
+  ZNode* q = NewNode(p->level);
+  q->n = p->n - h;
+  CopyChildren(q, 0, p, h, p->n);
+  p->n = h;
+  uint64_t q_count = 0;
+  for (uint32_t j = 0; j < q->n; ++j) q_count += q->count[j];
+  const double up_score = q->sep_score[0];
+  uint8_t* up_member = q->sep_member[0];  // moves up: a node's child 0 needs none
+  q->sep_member[0] = nullptr;
+  q->sep_score[0] = 0;
+  InsertChild(pos, depth - 1, q, q_count, up_score, up_member);
+}
+
+bool ZTree::Locate(double score, std::string_view member, Pos* pos) const {
+  Descend(score, member, pos);
+  pos->off = pos->leaf->LowerBound(score, member, &pos->index);
+  if (pos->off >= pos->leaf->used || pos->leaf->ScoreAt(pos->off) != score) return false;
+  char scratch[packed::kScratchSize];
+  if (pos->leaf->MemberAt(pos->off, scratch) != member) return false;
+  pos->rank += pos->index;
+  return true;
+}
+
+bool ZTree::Find(double score, std::string_view member, uint64_t* rank) const {
+  Pos pos;
+  if (!Locate(score, member, &pos)) return false;
+  if (rank != nullptr) *rank = pos.rank;
+  return true;
+}
+
+bool ZTree::Erase(double score, std::string_view member) {
+  Pos pos;
+  if (!Locate(score, member, &pos)) return false;
+  const uint32_t off = pos.off;
+  pos.leaf->Erase(off);
+  for (uint32_t d = 0; d < height_; ++d) pos.path[d].node->count[pos.path[d].index]--;
+  size_--;
+  Rebalance(pos);
+  return true;
+}
+
+void ZTree::Rebalance(Pos& pos) {
+  ZLeaf* l = pos.leaf;
+  if (height_ == 0) {
+    pos.leaf = ZLeaf::Shrink(l);
+    root_ = pos.leaf;
+    return;
+  }
+  ZNode* p = pos.path[height_ - 1].node;
+  const uint32_t i = pos.path[height_ - 1].index;
+  if (l->count == 0) {
+    RemoveChild(pos, height_);
+    return;
+  }
+  if (l->bytes() >= kLeafBytes / 4) {
+    pos.leaf = ZLeaf::Shrink(l);
+    Relink(pos);
+    return;
+  }
+  // Small: merge with a neighbour when both fit in three quarters of a leaf.
+  constexpr size_t kFit = kLeafBytes * 3 / 4;
+  uint32_t j = p->n;  // the left one of the pair to merge
+  if (i + 1 < p->n && l->used + static_cast<ZLeaf*>(p->child[i + 1])->bytes() <= kFit)
+    j = i;
+  else if (i > 0 && l->used + static_cast<ZLeaf*>(p->child[i - 1])->bytes() <= kFit)
+    j = i - 1;
+  if (j == p->n) {
+    pos.leaf = ZLeaf::Shrink(l);
+    Relink(pos);
+    return;
+  }
+  p->child[j] = ZLeaf::Absorb(static_cast<ZLeaf*>(p->child[j]), static_cast<ZLeaf*>(p->child[j + 1]));
+  p->count[j] += p->count[j + 1];
+  FreeSep(p->sep_member[j + 1]);
+  CloseSlot(p, j + 1);
+  pos.path[height_ - 1].index = j;
+  MergeNodes(pos, height_ - 1);
+}
+
+void ZTree::MergeNodes(Pos& pos, uint32_t depth) {
+  // The node at `depth` lost a child: under a quarter full, it merges with
+  // a neighbour that has room, and so on up.
+  for (uint32_t d = depth; d >= 1; --d) {
+    ZNode* x = pos.path[d].node;
+    if (x->n >= kFanout / 4) break;
+    ZNode* up = pos.path[d - 1].node;
+    const uint32_t xi = pos.path[d - 1].index;
+    uint32_t m = up->n;
+    if (xi + 1 < up->n && x->n + static_cast<ZNode*>(up->child[xi + 1])->n <= kFanout)
+      m = xi;
+    else if (xi > 0 && x->n + static_cast<ZNode*>(up->child[xi - 1])->n <= kFanout)
+      m = xi - 1;
+    if (m == up->n) break;
+    ZNode* a = static_cast<ZNode*>(up->child[m]);
+    ZNode* b = static_cast<ZNode*>(up->child[m + 1]);
+    // b's first child takes b's separator from above.
+    b->sep_score[0] = up->sep_score[m + 1];
+    b->sep_member[0] = up->sep_member[m + 1];
+    CopyChildren(a, a->n, b, 0, b->n);
+    a->n += b->n;
+    up->count[m] += up->count[m + 1];
+    CloseSlot(up, m + 1);
+    CountedFree(b);
+    pos.path[d - 1].index = m;
+    pos.path[d].node = a;
+  }
+  CollapseRoot();
+}
+
+void ZTree::CollapseRoot() {
+  while (height_ > 0 && static_cast<ZNode*>(root_)->n == 1) {  // a root of one child steps down
+    ZNode* r = static_cast<ZNode*>(root_);
+    root_ = r->child[0];
+    CountedFree(r);
+    height_--;
+  }
+}
+
+void ZTree::RemoveChild(Pos& pos, uint32_t depth) {
+  // The child at path[depth - 1] is empty: free it and close its slot.
+  ZNode* p = pos.path[depth - 1].node;
+  const uint32_t i = pos.path[depth - 1].index;
+  DestroySubtree(p->child[i], height_ - depth);
+  FreeSep(p->sep_member[i]);
+  CloseSlot(p, i);
+  if (i == 0 && p->n > 0) {  // the new first child needs no separator
+    FreeSep(p->sep_member[0]);
+    p->sep_member[0] = nullptr;
+    p->sep_score[0] = 0;
+  }
+  if (p->n == 0) {
+    if (depth - 1 == 0) {  // the root emptied: back to one empty leaf
+      CountedFree(p);
+      root_ = ZLeaf::Create(0);
+      height_ = 0;
+      return;
+    }
+    RemoveChild(pos, depth - 1);
+    return;
+  }
+  MergeNodes(pos, depth - 1);
+}
+
+void ZTree::DownLeft(Pos* pos, uint32_t depth) const {
+  void* p = depth == 0 ? root_ : pos->path[depth - 1].node->child[pos->path[depth - 1].index];
+  for (uint32_t d = depth; d < height_; ++d) {
+    ZNode* n = static_cast<ZNode*>(p);
+    pos->path[d] = {n, 0};
+    p = n->child[0];
+  }
+  pos->leaf = static_cast<ZLeaf*>(p);
+  pos->off = 0;
+  pos->index = 0;
+}
+
+void ZTree::DownRight(Pos* pos, uint32_t depth) const {
+  void* p = depth == 0 ? root_ : pos->path[depth - 1].node->child[pos->path[depth - 1].index];
+  for (uint32_t d = depth; d < height_; ++d) {
+    ZNode* n = static_cast<ZNode*>(p);
+    pos->path[d] = {n, n->n - 1};
+    p = n->child[n->n - 1];
+  }
+  pos->leaf = static_cast<ZLeaf*>(p);
+  pos->index = pos->leaf->count == 0 ? 0 : pos->leaf->count - 1;
+  pos->off = pos->leaf->LastOf();
+}
+
+ZTree::Pos ZTree::AtRank(uint64_t r) const {
+  Pos pos;
+  if (r >= size_) {  // the end: after the last entry
+    DownRight(&pos, 0);
+    pos.off = pos.leaf->used;
+    pos.index = pos.leaf->count;
+    pos.rank = size_;
+    return pos;
+  }
+  pos.rank = r;
+  void* p = root_;
+  for (uint32_t d = 0; d < height_; ++d) {
+    ZNode* n = static_cast<ZNode*>(p);
+    uint32_t i = 0;
+    while (r >= n->count[i]) r -= n->count[i++];
+    pos.path[d] = {n, i};
+    p = n->child[i];
+  }
+  pos.leaf = static_cast<ZLeaf*>(p);
+  uint32_t off = 0;
+  for (uint64_t j = 0; j < r; ++j) off += pos.leaf->SizeAt(off);
+  pos.off = off;
+  pos.index = static_cast<uint32_t>(r);
+  return pos;
+}
+
+bool ZTree::Next(Pos* pos) const {
+  pos->off += pos->leaf->SizeAt(pos->off);
+  pos->index++;
+  pos->rank++;
+  if (pos->off < pos->leaf->used) return true;
+  for (uint32_t d = height_; d-- > 0;) {
+    if (pos->path[d].index + 1 < pos->path[d].node->n) {
+      pos->path[d].index++;
+      DownLeft(pos, d + 1);
+      return true;
+    }
+  }
+  return false;  // off == used: past the end
+}
+
+bool ZTree::Prev(Pos* pos) const {
+  if (pos->rank == 0) {
+    pos->off = pos->leaf->used;
+    return false;
+  }
+  pos->rank--;
+  if (pos->index > 0 && pos->off <= pos->leaf->used) {
+    pos->index--;
+    uint32_t off = 0;
+    for (uint32_t j = 0; j < pos->index; ++j) off += pos->leaf->SizeAt(off);
+    pos->off = off;
+    return true;
+  }
+  for (uint32_t d = height_; d-- > 0;) {
+    if (pos->path[d].index > 0) {
+      pos->path[d].index--;
+      DownRight(pos, d + 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+template <typename Below, typename InLeaf>
+ZTree::Pos ZTree::SeekFirst(Below below, InLeaf in_leaf) const {
+  Pos pos;
+  void* p = root_;
+  uint64_t rank = 0;
+  for (uint32_t d = 0; d < height_; ++d) {
+    ZNode* n = static_cast<ZNode*>(p);
+    const uint32_t i = LastBelow(n, [&](uint32_t k) { return below(n->sep_score[k], n->sep_member[k]); });
+    for (uint32_t j = 0; j < i; ++j) rank += n->count[j];
+    pos.path[d] = {n, i};
+    p = n->child[i];
+  }
+  pos.leaf = static_cast<ZLeaf*>(p);
+  pos.off = in_leaf(pos.leaf, &pos.index);
+  pos.rank = rank + pos.index;
+  if (pos.off >= pos.leaf->used && pos.leaf->count > 0) {
+    // Past this leaf: the next one starts with it.
+    pos.off = pos.leaf->LastOf();
+    pos.index = pos.leaf->count - 1;
+    pos.rank--;
+    Next(&pos);
+  }
+  return pos;
+}
+
+ZTree::Pos ZTree::LowerBoundScore(double min, bool exclusive) const {
+  return SeekFirst([&](double s, const uint8_t*) { return exclusive ? s <= min : s < min; },
+                   [&](const ZLeaf* l, uint32_t* index) { return l->LowerBoundScore(min, exclusive, index); });
+}
+
+ZTree::Pos ZTree::LowerBoundLex(std::string_view min, bool exclusive) const {
+  return SeekFirst(
+      [&](double, const uint8_t* sep) {
+        const int c = CompareZKey(0, SepView(sep), 0, min);
+        return exclusive ? c <= 0 : c < 0;
+      },
+      [&](const ZLeaf* l, uint32_t* index) { return l->LowerBoundLex(min, exclusive, index); });
+}
+
+namespace {
+
+// Validate's walk: the subtree's entries are in order, above `lo` (the
+// separator that admitted it, if any), and count `*count`.
+struct Checker {
+  bool has_last = false;
+  double last_score = 0;
+  std::string last_member;
+
+  bool Leaf(const ZLeaf* l, uint64_t* count) {
+    char scratch[packed::kScratchSize];
+    uint32_t k = 0, off = 0;
+    for (; off < l->used; off += l->SizeAt(off), ++k) {
+      const double s = l->ScoreAt(off);
+      const std::string_view m = l->MemberAt(off, scratch);
+      if (has_last && CompareZKey(last_score, last_member, s, m) >= 0) return false;
+      has_last = true;
+      last_score = s;
+      last_member.assign(m);
+    }
+    if (off != l->used || k != l->count) return false;
+    *count = k;
+    return true;
+  }
+
+  bool Node(const ZNode* n, uint32_t level, uint64_t* count) {
+    if (n->n == 0 || n->n > ZTree::kFanout || n->level != level || n->sep_member[0] != nullptr) return false;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n->n; ++i) {
+      // Everything before child i is below its separator.
+      if (i > 0 && has_last && CompareZKey(last_score, last_member, n->sep_score[i], SepView(n->sep_member[i])) >= 0)
+        return false;
+      uint64_t c = 0;
+      if (!(level == 1 ? Leaf(static_cast<const ZLeaf*>(n->child[i]), &c)
+                       : Node(static_cast<const ZNode*>(n->child[i]), level - 1, &c)))
+        return false;
+      if (c != n->count[i] || c == 0) return false;
+      total += c;
+    }
+    *count = total;
+    return true;
+  }
+};
+
+}  // namespace
+
+bool ZTree::Validate() const {
+  Checker check;
+  uint64_t count = 0;
+  const bool ok = height_ == 0 ? check.Leaf(static_cast<const ZLeaf*>(root_), &count)
+                               : check.Node(static_cast<const ZNode*>(root_), height_, &count);
+  if (!ok || count != size_) return false;
+  // Every entry is found where the separators send it.
+  for (Pos pos = AtRank(0); pos.valid();) {
+    char scratch[packed::kScratchSize];
+    uint64_t rank;
+    if (!Find(Score(pos), Member(pos, scratch), &rank) || rank != pos.rank) return false;
+    if (!Next(&pos)) break;
+  }
+  return true;
+}
+
+}  // namespace peregrine
