@@ -2,8 +2,8 @@
 // bytes ("member:000000".."member:999999") and random scores, beside
 // absl::btree_set and std::set of (score, member) pairs holding the same
 // keys: inserts, lookups of a key, rank, a ZRANGEBYSCORE-like seek and walk
-// of 10, and bytes per member (the tree's counted bytes; the others'
-// estimated as the allocator would see their nodes: not measured).
+// of 10, bytes per member (the tree's counted bytes), and the tree with
+// its member index (core/zset_index.h): ZSCORE's lookup and the bytes of both.
 // `make microbench MICROBENCH_FILTER=ZTree`.
 #include <absl/container/btree_set.h>
 #include <benchmark/benchmark.h>
@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/zset_index.h"
 #include "core/zset_tree.h"
 
 namespace peregrine {
@@ -143,6 +144,25 @@ void BM_ZTreeEraseInsert(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ZTreeEraseInsert);
+
+// The tree and the index together, as a large sorted set will hold them:
+// bytes per member, and ZSCORE's lookup (index probe confirmed in the tree).
+void BM_ZTreeWithIndex1M(benchmark::State& state) {
+  const auto& keys = TheKeys().v;
+  const ZTree& t = TheTree();
+  ZIndex index;
+  for (const auto& [s, m] : keys) index.Insert(packed::Hash(m), s);
+  size_t i = 0;
+  for (auto _ : state) {
+    const std::string& m = keys[(i++ * 7919) % kMembers].second;
+    double score;
+    benchmark::DoNotOptimize(index.Find(packed::Hash(m), [&](double s) { return t.Find(s, m); }, &score));
+  }
+  state.counters["index_bytes_per_member"] = static_cast<double>(index.AllocatedBytes()) / kMembers;
+  state.counters["bytes_per_member"] =
+      static_cast<double>(index.AllocatedBytes() + t.AllocatedBytes()) / kMembers;
+}
+BENCHMARK(BM_ZTreeWithIndex1M);
 
 }  // namespace
 }  // namespace peregrine
