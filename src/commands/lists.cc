@@ -366,14 +366,9 @@ void PushMoved(CommandContext& ctx, std::string_view dst, Db::Entry* de, std::st
   ctx.reply.Bulk(item);
 }
 
-void LmoveGeneric(CommandContext& ctx, End from, End to) {
+// LMOVE's move once the source `se` (a list) is found.
+void MoveFrom(CommandContext& ctx, Db::Entry* se, End from, End to) {
   std::string_view src = ctx.args[1], dst = ctx.args[2];
-  Db::Entry* se;
-  if (!LookupTyped(ctx, src, ValueType::kList, &se, /*write=*/true)) return;
-  if (se == nullptr) {
-    ctx.reply.Null();
-    return;
-  }
   Db::Entry* de = LookupWrite(ctx, dst);
   if (de != nullptr && !de->value.is_list()) {
     ctx.reply.Error(kErrWrongType);
@@ -394,6 +389,15 @@ void LmoveGeneric(CommandContext& ctx, End from, End to) {
   if (src_emptied) ctx.DbOf(src).Erase(src);
 }
 
+void LmoveGeneric(CommandContext& ctx, End from, End to) {
+  Db::Entry* se;
+  if (!LookupTyped(ctx, ctx.args[1], ValueType::kList, &se, /*write=*/true)) return;
+  if (se == nullptr)
+    ctx.reply.Null();
+  else
+    MoveFrom(ctx, se, from, to);
+}
+
 void LmoveCommand(CommandContext& ctx) {
   End from, to;
   if (!ParseEnd(ctx, ctx.args[3], &from) || !ParseEnd(ctx, ctx.args[4], &to)) return;
@@ -401,6 +405,25 @@ void LmoveCommand(CommandContext& ctx) {
 }
 
 void RpoplpushCommand(CommandContext& ctx) { LmoveGeneric(ctx, End::kTail, End::kHead); }
+
+// The first of `keys` that holds a list (Redis's rule for BLPOP and
+// LMPOP): true with *out nullptr when none does, false after replying
+// WRONGTYPE for a key of another type met first.
+bool FirstList(CommandContext& ctx, std::span<const std::string_view> keys, Db::Entry** out, std::string_view* key) {
+  for (std::string_view k : keys) {
+    Db::Entry* e = LookupWrite(ctx, k);
+    if (e == nullptr) continue;
+    if (!e->value.is_list()) {
+      ctx.reply.Error(kErrWrongType);
+      return false;
+    }
+    *out = e;
+    *key = k;
+    return true;
+  }
+  *out = nullptr;
+  return true;
+}
 
 // [B]LMPOP: numkeys at args[at], then key [key ...] LEFT|RIGHT [COUNT count].
 // With `block` (BLMPOP) the timeout is args[1], parsed after the rest (as
@@ -428,23 +451,19 @@ void MpopGeneric(CommandContext& ctx, size_t at, bool block) {
   if (count == -1) count = 1;
   int64_t deadline_ms = 0;
   if (block && !ParseTimeout(ctx, ctx.args[1], &deadline_ms)) return;
-  for (size_t k = first; k < where; k++) {
-    std::string_view key = ctx.args[k];
-    Db::Entry* e = LookupWrite(ctx, key);
-    if (e == nullptr) continue;
-    if (!e->value.is_list()) {
-      ctx.reply.Error(kErrWrongType);
-      return;
-    }
+  const auto keys = ctx.args.subspan(first, where - first);
+  Db::Entry* e;
+  std::string_view key;
+  if (!FirstList(ctx, keys, &e, &key)) return;
+  if (e != nullptr) {
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(key);
     PopRangeReply(ctx, key, e->value.mutable_list(), end, count);
-    return;
-  }
-  if (block)
-    ctx.worker.Block(ctx, ctx.args.subspan(first, where - first), ValueType::kList, deadline_ms);
-  else
+  } else if (block) {
+    ctx.worker.Block(ctx, keys, ValueType::kList, deadline_ms);
+  } else {
     ctx.reply.NullArray();
+  }
 }
 
 void LmpopCommand(CommandContext& ctx) { MpopGeneric(ctx, 1, false); }
@@ -458,21 +477,18 @@ void BlockingPopGeneric(CommandContext& ctx, End end) {
   int64_t deadline;
   if (!ParseTimeout(ctx, ctx.args.back(), &deadline)) return;
   const auto keys = ctx.args.subspan(1, ctx.args.size() - 2);
-  for (std::string_view key : keys) {
-    Db::Entry* e = LookupWrite(ctx, key);
-    if (e == nullptr) continue;
-    if (!e->value.is_list()) {
-      ctx.reply.Error(kErrWrongType);
-      return;
-    }
-    ListObject& l = e->value.mutable_list();
-    ctx.reply.ArrayHeader(2);
-    ctx.reply.Bulk(key);
-    l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
-    AfterRemoval(ctx, key, l);
+  Db::Entry* e;
+  std::string_view key;
+  if (!FirstList(ctx, keys, &e, &key)) return;
+  if (e == nullptr) {
+    ctx.worker.Block(ctx, keys, ValueType::kList, deadline);
     return;
   }
-  ctx.worker.Block(ctx, keys, ValueType::kList, deadline);
+  ListObject& l = e->value.mutable_list();
+  ctx.reply.ArrayHeader(2);
+  ctx.reply.Bulk(key);
+  l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
+  AfterRemoval(ctx, key, l);
 }
 
 void BlpopCommand(CommandContext& ctx) { BlockingPopGeneric(ctx, End::kHead); }
@@ -485,11 +501,10 @@ void BlockingMoveGeneric(CommandContext& ctx, End from, End to, std::string_view
   if (!ParseTimeout(ctx, timeout, &deadline)) return;
   Db::Entry* se;
   if (!LookupTyped(ctx, ctx.args[1], ValueType::kList, &se, /*write=*/true)) return;
-  if (se != nullptr) {
-    LmoveGeneric(ctx, from, to);
-    return;
-  }
-  ctx.worker.Block(ctx, ctx.args.subspan(1, 1), ValueType::kList, deadline);
+  if (se != nullptr)
+    MoveFrom(ctx, se, from, to);
+  else
+    ctx.worker.Block(ctx, ctx.args.subspan(1, 1), ValueType::kList, deadline);
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
