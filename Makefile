@@ -146,13 +146,13 @@ test: unit-test integration-test bench-smoke fuzz-smoke test-asan test-tsan
 bench: build bench-deps
 	$(VENV)/bin/python bench/run_bench.py $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/containers.py $(abspath $(BUILD))/peregrine
-	$(VENV)/bin/python bench/lists.py $(abspath $(BUILD))/peregrine
+	$(VENV)/bin/python bench/lists.py $(abspath $(BUILD))/peregrine --rounds 3
 
 # Lists and blocking pops against Redis alone (about 10 minutes): memory per
 # item, redis-benchmark list commands, a BRPOP/LPUSH queue, the stall of
 # freeing a 10M-item list; a section in docs/benchmarks.md.
 bench-lists: build bench-deps
-	$(VENV)/bin/python bench/lists.py $(abspath $(BUILD))/peregrine
+	$(VENV)/bin/python bench/lists.py $(abspath $(BUILD))/peregrine --rounds 3
 
 # Hashes and sets against Redis alone (about 8 minutes): memory per element,
 # redis-benchmark SADD/HSET/SPOP, HGETALL and SMEMBERS; a section and a plot

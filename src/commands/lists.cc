@@ -153,6 +153,7 @@ void LindexCommand(CommandContext& ctx) {
   }
   char scratch[packed::kScratchSize];
   ctx.reply.Bulk(l->View(l->Seek(at), scratch));
+  l->DropCache();
 }
 
 void LsetCommand(CommandContext& ctx) {
@@ -203,6 +204,7 @@ void LrangeCommand(CommandContext& ctx) {
   char scratch[packed::kScratchSize];
   ListObject::Pos p = l->Seek(static_cast<size_t>(from));
   for (int64_t i = from; i <= to; i++, p = l->Next(p)) ctx.reply.Bulk(l->View(p, scratch));
+  l->DropCache();
 }
 
 void LtrimCommand(CommandContext& ctx) {
@@ -334,6 +336,7 @@ void LposCommand(CommandContext& ctx) {
       if (l->Equals(p, probe) && matches++ >= skip && !f(forward ? walked : len - 1 - walked)) break;
       if (forward) p = l->Next(p);
     }
+    l->DropCache();
   };
   if (count < 0) {  // the first match, or nil
     int64_t first = -1;

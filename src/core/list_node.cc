@@ -3,6 +3,7 @@
 
 #include <cassert>
 #include <cstring>
+#include <vector>
 
 #include <lzf.h>
 
@@ -188,25 +189,24 @@ ListNode* ListNode::Shrink(ListNode* n) {
 ListNodeLzf* ListNodeLzf::Compress(const ListNode* n) {
   const size_t used = n->used();
   if (used < kMinBytes) return nullptr;
-  // The output may take at most used - kMinSaving bytes: lzf_compress
-  // gives up (returns 0) when it would need more.
+  // Into a scratch buffer first, then a block of the result's size: an
+  // allocator leaves a block shrunk by less than half where it is, so
+  // compressing in place and shrinking would often save nothing. The
+  // output may take at most used - kMinSaving bytes: lzf_compress gives up
+  // (returns 0) when it would need more.
+  static thread_local std::vector<uint8_t> scratch;
   const size_t limit = used - kMinSaving;
-  size_t usable;
-  auto* z = static_cast<ListNodeLzf*>(CountedAlloc(sizeof(ListNodeLzf) + limit, &usable));
-  const unsigned got = lzf_compress(n->data() + n->begin, static_cast<unsigned>(used), z->data(),
+  if (scratch.size() < limit) scratch.resize(limit);
+  const unsigned got = lzf_compress(n->data() + n->begin, static_cast<unsigned>(used), scratch.data(),
                                     static_cast<unsigned>(limit));
-  if (got == 0) {
-    CountedFree(z);
-    return nullptr;
-  }
+  if (got == 0) return nullptr;
+  auto* z = static_cast<ListNodeLzf*>(CountedAlloc(sizeof(ListNodeLzf) + got));
+  std::memcpy(z->data(), scratch.data(), got);
   z->begin = n->begin;
   z->end = n->end;
   z->count = n->count;
   z->external = n->external;
   z->size = got;
-  // Give back what the compression did not use.
-  if (sizeof(ListNodeLzf) + got <= usable / 2)
-    z = static_cast<ListNodeLzf*>(CountedRealloc(z, sizeof(ListNodeLzf) + got, usable));
   return z;
 }
 

@@ -157,6 +157,7 @@ ListObject ListObject::Clone() const {
       }
     }
     copy.ptr_ = c;
+    DropCache();  // the walk's read copy
   }
   copy.tag_ = tag_;
   return copy;
@@ -166,13 +167,13 @@ size_t ListObject::size() const { return encoding() == Encoding::kListpack ? sin
 
 uint32_t ListObject::nodes() const { return encoding() == Encoding::kListpack ? 1 : deque()->n; }
 
-ListNode* ListObject::node(uint32_t i) const {
+const ListNode* ListObject::node(uint32_t i) const {
   if (encoding() == Encoding::kListpack) return single();
   const Slot s = deque()->at(i);
   return (s & kLzf) == 0 ? AsNode(s) : NodeSlow(i);
 }
 
-ListNode* ListObject::NodeSlow(uint32_t i) const {
+const ListNode* ListObject::NodeSlow(uint32_t i) const {
   Deque* d = deque();
   if (d->cache == nullptr || d->cache_at != i) {
     DropCache();
@@ -191,7 +192,10 @@ uint32_t ListObject::Count(uint32_t i) const {
 ListNode* ListObject::Touch(uint32_t i) {
   if (encoding() == Encoding::kListpack) return single();
   Deque* d = deque();
-  if (d->depth == 0) return AsNode(d->at(i));  // never compressed
+  const Slot s = d->at(i);
+  // A plain node not marked tried, with no other node loose: nothing to do
+  // (an interior one would be the loose one). Always so with no depth.
+  if ((s & (kLzf | kTried)) == 0 && (d->loose == kNone || d->loose == i)) return AsNode(s);
   return TouchSlow(i);
 }
 
@@ -275,6 +279,7 @@ void ListObject::DropCache() const {
 
 void ListObject::Settle() {
   if (encoding() != Encoding::kQuicklist) return;
+  DropCache();
   Deque* d = deque();
   if (d->loose == kNone) return;
   const uint32_t j = d->loose;
@@ -472,8 +477,10 @@ bool ListObject::Equals(Pos pos, const packed::Probe& probe) const {
   return packed::Equals(node(pos.node)->data() + pos.off, probe);
 }
 
-ListObject::Pos ListObject::Erase(Pos pos) {
-  ListNode* n = Touch(pos.node);
+ListObject::Pos ListObject::Erase(Pos pos) { return EraseAt(pos.node, Touch(pos.node), pos.off); }
+
+ListObject::Pos ListObject::EraseAt(uint32_t i, ListNode* n, uint32_t off) {
+  const Pos pos{i, off};
   const uint32_t next = n->Erase(pos.off, n->SizeAt(pos.off), 1);
   AddCount(-1);
   if (n->count == 0) {
@@ -484,7 +491,10 @@ ListObject::Pos ListObject::Erase(Pos pos) {
     }
     return EndPos();
   }
-  if (n->room() > 256 && n->bytes() * 4 < n->room()) {
+  // An end node of several is left its room: pops empty it (and free it)
+  // or pushes fill it again.
+  const bool end_node = nodes() > 1 && (i == 0 || i + 1 == nodes());
+  if (!end_node && n->room() > 256 && n->bytes() * 4 < n->room()) {
     // Shrink packs the entries at the block's start: keep the position's
     // index in bytes from the first entry.
     const uint32_t rel = next - n->begin;
@@ -498,17 +508,9 @@ ListObject::Pos ListObject::Erase(Pos pos) {
 }
 
 void ListObject::Trim(End end, size_t count) {
+  if (encoding() == Encoding::kQuicklist) DropWholeNodes(end, &count);
   while (count > 0 && size() > 0) {
     const uint32_t i = end == End::kHead ? 0 : nodes() - 1;
-    const uint32_t c = Count(i);
-    if (c <= count && nodes() > 1) {
-      count -= c;
-      AddCount(-static_cast<int64_t>(c));
-      DropCache();
-      DestroySlot(deque()->at(i));
-      RemoveNode(i);
-      continue;
-    }
     ListNode* n = Touch(i);
     const uint32_t k = static_cast<uint32_t>(count < n->count ? count : n->count);
     uint32_t from = n->begin, to = n->end;
@@ -526,6 +528,37 @@ void ListObject::Trim(End end, size_t count) {
   }
 }
 
+void ListObject::DropWholeNodes(End end, size_t* count) {
+  // The nodes that go whole, at least one node left; freed without being
+  // unpacked, the slots closed at once.
+  Deque* d = deque();
+  uint32_t k = 0;
+  size_t items = 0;
+  while (k + 1 < d->n) {
+    const uint32_t c = Count(end == End::kHead ? k : d->n - 1 - k);
+    if (items + c > *count) break;
+    items += c;
+    k++;
+  }
+  if (k == 0) return;
+  DropCache();
+  for (uint32_t j = 0; j < k; ++j) DestroySlot(d->at(end == End::kHead ? j : d->n - 1 - j));
+  if (end == End::kHead) {
+    d->first += k;
+    d->loose = d->loose == kNone || d->loose < k ? kNone : d->loose - k;
+  } else if (d->loose != kNone && d->loose >= d->n - k) {
+    d->loose = kNone;
+  }
+  d->n -= k;
+  d->items -= items;
+  *count -= items;
+  // Nodes that reached the plain ends are unpacked (none enter the middle).
+  if (d->depth == 0) return;
+  if (d->loose != kNone && !Interior(d->loose)) d->loose = kNone;
+  for (uint32_t i = 0; i < d->n && i < d->depth; ++i) UnpackNode(i);
+  for (uint32_t i = d->n > d->depth ? d->n - d->depth : 0; i < d->n; ++i) UnpackNode(i);
+}
+
 void ListObject::SplitNode(uint32_t i, const ListLimits& limits) {
   if (encoding() == Encoding::kListpack) ToQuicklist(limits);
   ListNode* n = Touch(i);
@@ -535,8 +568,9 @@ void ListObject::SplitNode(uint32_t i, const ListLimits& limits) {
   ListNode* right = n->SplitOff(off, n->count - half);
   set_node(i, ListNode::Shrink(n));
   InsertNode(i + 1, right);
-  // Node i stays loose (the write's); its new neighbour needs no waiting.
-  if (Interior(i + 1) && deque()->loose != i + 1) CompressNode(i + 1);
+  // Node i stays loose (the write's); its new neighbour needs no waiting
+  // (unless InsertNode's rebalance compressed it already).
+  if (Interior(i + 1) && (deque()->at(i + 1) & (kLzf | kTried)) == 0) CompressNode(i + 1);
 }
 
 void ListObject::Set(Pos pos, std::string_view item, const ListLimits& limits) {
@@ -558,34 +592,50 @@ void ListObject::Insert(Pos pos, bool after, std::string_view item, const ListLi
   SplitIfOver(pos.node, limits);
 }
 
+namespace {
+
+// A node's own structure: offsets, counts, back-lengths both ways.
+bool NodeValid(const ListNode* n, bool may_be_empty) {
+  if (n->end > n->room() || n->begin > n->end) return false;
+  if (!may_be_empty && n->count == 0) return false;
+  uint32_t off = n->begin, k = 0;
+  while (off < n->end) off += n->SizeAt(off), ++k;
+  if (off != n->end || k != n->count) return false;
+  off = n->end;
+  for (k = 0; off > n->begin; ++k) off = n->PrevOf(off);
+  return off == n->begin && k == n->count;
+}
+
+}  // namespace
+
 bool ListObject::Validate() const {
-  size_t total = 0;
-  for (uint32_t i = 0; i < nodes(); ++i) {
-    const ListNode* n = node(i);
-    if (n->end > n->room() || n->begin > n->end) return false;
-    if (nodes() > 1 && n->count == 0) return false;
-    uint32_t off = n->begin, k = 0;
-    while (off < n->end) off += n->SizeAt(off), ++k;
-    if (off != n->end || k != n->count) return false;
-    off = n->end;
-    for (k = 0; off > n->begin; ++k) off = n->PrevOf(off);
-    if (off != n->begin || k != n->count) return false;
-    total += n->count;
-  }
-  if (total != size()) return false;
-  if (encoding() == Encoding::kListpack) return true;
+  if (encoding() == Encoding::kListpack) return NodeValid(single(), true) && single()->count == size();
   // Compression: the ends plain, the interior compressed (or tried, or the
-  // loose node), the read copy of a compressed node.
+  // loose node); a read copy is what its node decompresses to.
   const Deque* d = deque();
-  if (d->cache != nullptr && (d->cache_at >= d->n || (d->at(d->cache_at) & kLzf) == 0)) return false;
   if (d->loose != kNone && !Interior(d->loose)) return false;
+  if (d->cache != nullptr) {
+    if (d->cache_at >= d->n || (d->at(d->cache_at) & kLzf) == 0) return false;
+    ListNode* fresh = AsLzf(d->at(d->cache_at))->Decompress();
+    const bool same = fresh->begin == d->cache->begin && fresh->end == d->cache->end &&
+                      fresh->count == d->cache->count &&
+                      std::memcmp(fresh->data() + fresh->begin, d->cache->data() + d->cache->begin, fresh->used()) == 0;
+    ListNode::DestroyShallow(fresh);
+    if (!same) return false;
+  }
+  size_t total = 0;
   for (uint32_t i = 0; i < d->n; ++i) {
     const Slot s = d->at(i);
-    if (!Interior(i) && (s & kLzf)) return false;
-    if (Interior(i) && (s & (kLzf | kTried)) == 0 && i != d->loose) return false;
-    if ((s & kLzf) && AsLzf(s)->count != Count(i)) return false;
+    if (Interior(i) ? (s & (kLzf | kTried)) == 0 && i != d->loose : (s & kLzf) != 0) return false;
+    // A compressed node is checked in a copy of its own (the read copy is
+    // left as it is).
+    ListNode* copy = (s & kLzf) ? AsLzf(s)->Decompress() : nullptr;
+    const bool ok = NodeValid(copy != nullptr ? copy : AsNode(s), d->n == 1);
+    if (copy != nullptr) ListNode::DestroyShallow(copy);
+    if (!ok) return false;
+    total += Count(i);
   }
-  return true;
+  return total == size();
 }
 
 }  // namespace peregrine

@@ -15,13 +15,13 @@
 // list-compress-depth: a quicklist made while it is N > 0 keeps N nodes at
 // each end plain and compresses the nodes between them with LZF
 // (core/list_node.h: ListNodeLzf), as Redis does; like Redis, a list keeps
-// the depth it was made with. A node reads as a plain copy kept until the
-// next read of another compressed node or the next write (one copy per
-// list). A write in the middle unpacks its node in place and leaves it
-// plain ("loose") until the next write elsewhere or Settle; writes at the
-// ends and the nodes they shift across the depth boundary are settled as
-// they go. Compression only saves memory: every read and write works on
-// either form.
+// the depth it was made with. A compressed node reads as a plain copy (one
+// per list) kept until a read of another compressed node, a write, or the
+// command's end (DropCache, Settle). A write in the middle unpacks its node
+// in place and leaves it plain ("loose") until the next write elsewhere or
+// Settle; writes at the ends and the nodes they shift across the depth
+// boundary are settled as they go. Compression only saves memory: every
+// read and write works on either form.
 //
 // The commands (commands/lists.cc) hold one per list key. Not thread-safe,
 // like everything in core/.
@@ -96,20 +96,26 @@ class ListObject {
   // (the view is valid during the call only). REQUIRES: size() > 0.
   template <typename F>
   void Pop(End end, F&& f) {
+    const uint32_t i = end == End::kHead ? 0 : nodes() - 1;
+    ListNode* n = Touch(i);
+    const uint32_t off = end == End::kHead ? n->begin : n->LastOf();
     char scratch[packed::kScratchSize];
-    const Pos pos = end == End::kHead ? First() : Last();
-    f(View(pos, scratch));
-    Erase(pos);
+    f(n->View(off, scratch));
+    EraseAt(i, n, off);
   }
   // Removes `n` items from the head or the tail (LTRIM), a node at a time.
   void Trim(End end, size_t n);
   // Converts back to a listpack when it shrank enough (after removals);
   // settles first.
   void MaybeShrinkEncoding(const ListLimits& limits);
-  // Compresses the node a write in the middle left plain (a command calls
-  // it when it is done with the list: LSET, LINSERT, LREM, LTRIM).
+  // Compresses the node a write in the middle left plain and drops the
+  // read copy (a command calls it when it is done writing the list: LSET,
+  // LINSERT, LREM, and every removal through MaybeShrinkEncoding).
   void Settle();
-  // Nodes held compressed (tests, MEMORY USAGE's callers).
+  // Frees the plain copy that reading a compressed node made (a command
+  // calls it when it is done reading the list: LINDEX, LRANGE, LPOS).
+  void DropCache() const;
+  // Nodes held compressed (tests).
   uint32_t CompressedNodes() const;
 
   // Positions. REQUIRES for First/Last/Seek: size() > 0, index < size().
@@ -145,8 +151,8 @@ class ListObject {
   ListNode* single() const { return static_cast<ListNode*>(ptr_); }
   Deque* deque() const { return static_cast<Deque*>(ptr_); }
   // Node i for a read: a compressed one as the list's plain copy.
-  ListNode* node(uint32_t i) const;
-  ListNode* NodeSlow(uint32_t i) const;
+  const ListNode* node(uint32_t i) const;
+  const ListNode* NodeSlow(uint32_t i) const;
   // Node i's entries, compressed or not.
   uint32_t Count(uint32_t i) const;
   // Node i for a write: a compressed one is unpacked in place; an interior
@@ -166,7 +172,11 @@ class ListObject {
   void CompressNode(uint32_t i);
   void UnpackNode(uint32_t i);
   void Rebalance();
-  void DropCache() const;
+  // Trim's first step: frees the nodes that go whole from `end` (at least
+  // one node stays), lowering *count.
+  void DropWholeNodes(End end, size_t* count);
+  // Erase of the entry at `off` of node i (n: the node, touched).
+  Pos EraseAt(uint32_t i, ListNode* n, uint32_t off);
   // Before a listpack takes `add_count` items of `add_bytes` bytes: converts
   // to a quicklist when the limit says so (Redis's
   // listTypeTryConversionAppend).
