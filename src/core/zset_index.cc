@@ -7,22 +7,6 @@
 
 namespace peregrine {
 
-namespace {
-
-// The empty slot's score: a NaN (ZADD refuses NaN scores).
-constexpr uint32_t kEmptyHi = 0x7FF80000u;
-constexpr uint32_t kEmptyLo = 0xE3u;
-
-}  // namespace
-
-bool ZIndex::Slot::empty() const { return bits[0] == kEmptyLo && bits[1] == kEmptyHi; }
-
-void ZIndex::Slot::clear() {
-  frag = 0;
-  bits[0] = kEmptyLo;
-  bits[1] = kEmptyHi;
-}
-
 ZIndex::~ZIndex() {
   if (slots_ != nullptr) CountedFree(slots_);
 }
@@ -70,8 +54,13 @@ void ZIndex::Resize(uint32_t cap) {
 }
 
 void ZIndex::Insert(uint64_t hash, double score) {
-  // Grow by half past 80% load (8 slots at first).
-  if (uint64_t{size_ + 1} * 5 > uint64_t{cap_} * 4) Resize(cap_ < 8 ? 8 : cap_ + cap_ / 2);
+  assert(!std::isnan(score));
+  // Grow by half past 80% load (8 slots at first), up to the 32-bit count.
+  if (uint64_t{size_ + 1} * 5 > uint64_t{cap_} * 4) {
+    const uint64_t cap = cap_ < 8 ? 8 : uint64_t{cap_} + cap_ / 2;
+    assert(cap <= UINT32_MAX);
+    Resize(static_cast<uint32_t>(cap));
+  }
   Place(Frag(hash), score);
   size_++;
 }

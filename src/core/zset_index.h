@@ -13,6 +13,8 @@
 // everything in core/.
 #pragma once
 
+#include <cassert>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -42,11 +44,15 @@ class ZIndex {
     *score = slots_[i].score();
     return true;
   }
-  // Files a member's score. REQUIRES: the member is not here.
+  // Files a member's score. REQUIRES: the member is not here; the score is
+  // not NaN.
   void Insert(uint64_t hash, double score);
   // Changes the member's score / removes it; false if it is not here.
+  // is_it is asked about the member's current score: call these before the
+  // tree changes.
   template <typename IsIt>
   bool Update(uint64_t hash, IsIt&& is_it, double score) {
+    assert(!std::isnan(score));
     const uint32_t i = Probe(hash, is_it);
     if (i == kNotFound) return false;
     slots_[i].set_score(score);
@@ -74,8 +80,14 @@ class ZIndex {
       return s;
     }
     void set_score(double s) { std::memcpy(bits, &s, 8); }
-    bool empty() const;
-    void clear();
+    // The empty slot's score: a NaN (ZADD refuses NaN scores).
+    static constexpr uint32_t kEmptyLo = 0xE3u, kEmptyHi = 0x7FF80000u;
+    bool empty() const { return bits[0] == kEmptyLo && bits[1] == kEmptyHi; }
+    void clear() {
+      frag = 0;
+      bits[0] = kEmptyLo;
+      bits[1] = kEmptyHi;
+    }
   };
   static_assert(sizeof(Slot) == 12);
 

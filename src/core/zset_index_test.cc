@@ -26,7 +26,8 @@ void RunModel(bool few_fragments, uint64_t seed, int steps) {
     std::unordered_map<std::string, double> m;
     auto hash = [&](const std::string& s) {
       const uint64_t h = packed::Hash(s);
-      return few_fragments ? (h % 16) << 32 | (h & 0xFFFFFFFF) : h;
+      // Few fragments, all homed at the table's last slots: runs wrap.
+      return few_fragments ? (0xFFFFFFF0u | (h % 16)) << 32 | (h & 0xFFFFFFFF) : h;
     };
     // What the tree would answer: is (score, member) in the set?
     auto confirm = [&](const std::string& member) {
@@ -52,7 +53,7 @@ void RunModel(bool few_fragments, uint64_t seed, int steps) {
           index.Insert(hash(member), score);
           m[member] = score;
         } else {
-          // The model changes first: the confirmation asks for the old score.
+          // The confirmation asks for the old score (the model changes after).
           const double old = m[member];
           ASSERT_TRUE(index.Update(hash(member), [&](double s) { return s == old; }, score));
           m[member] = score;

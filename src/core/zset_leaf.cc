@@ -11,10 +11,7 @@ namespace peregrine {
 int CompareZKey(double a_score, std::string_view a_member, double b_score, std::string_view b_member) {
   if (a_score < b_score) return -1;
   if (a_score > b_score) return 1;
-  const size_t n = std::min(a_member.size(), b_member.size());
-  const int c = n == 0 ? 0 : std::memcmp(a_member.data(), b_member.data(), n);
-  if (c != 0) return c;
-  return a_member.size() < b_member.size() ? -1 : a_member.size() > b_member.size() ? 1 : 0;
+  return a_member.compare(b_member);
 }
 
 namespace {
@@ -35,42 +32,36 @@ uint32_t ZLeaf::LastOf() const {
   return last;
 }
 
-void ZLeaf::Offsets(std::vector<uint32_t>* out) const {
-  out->clear();
-  for (uint32_t off = 0; off < used; off += SizeAt(off)) out->push_back(off);
+template <typename Reached>
+uint32_t ZLeaf::FirstWhere(Reached reached, uint32_t* index) const {
+  uint32_t off = 0, i = 0;
+  while (off < used && !reached(off)) off += SizeAt(off), ++i;
+  *index = i;
+  return off;
 }
 
 uint32_t ZLeaf::LowerBound(double score, std::string_view member, uint32_t* index) const {
   char scratch[packed::kScratchSize];
-  uint32_t off = 0, i = 0;
-  for (; off < used; off += SizeAt(off), ++i) {
-    const double s = ScoreAt(off);
-    if (s < score) continue;
-    if (s > score || CompareZKey(s, MemberAt(off, scratch), score, member) >= 0) break;
-  }
-  *index = i;
-  return off;
+  return FirstWhere(
+      [&](uint32_t off) {
+        const double s = ScoreAt(off);
+        return s > score || (s == score && MemberAt(off, scratch).compare(member) >= 0);
+      },
+      index);
 }
 
 uint32_t ZLeaf::LowerBoundScore(double min, bool exclusive, uint32_t* index) const {
-  uint32_t off = 0, i = 0;
-  for (; off < used; off += SizeAt(off), ++i) {
-    const double s = ScoreAt(off);
-    if (exclusive ? s > min : s >= min) break;
-  }
-  *index = i;
-  return off;
+  return FirstWhere([&](uint32_t off) { return exclusive ? ScoreAt(off) > min : ScoreAt(off) >= min; }, index);
 }
 
 uint32_t ZLeaf::LowerBoundLex(std::string_view min, bool exclusive, uint32_t* index) const {
   char scratch[packed::kScratchSize];
-  uint32_t off = 0, i = 0;
-  for (; off < used; off += SizeAt(off), ++i) {
-    const int c = CompareZKey(0, MemberAt(off, scratch), 0, min);
-    if (exclusive ? c > 0 : c >= 0) break;
-  }
-  *index = i;
-  return off;
+  return FirstWhere(
+      [&](uint32_t off) {
+        const int c = MemberAt(off, scratch).compare(min);
+        return exclusive ? c > 0 : c >= 0;
+      },
+      index);
 }
 
 uint32_t ZLeaf::FindMember(const packed::Probe& probe) const {
@@ -84,19 +75,23 @@ ZLeaf* ZLeaf::Create(size_t room) {
   ZLeaf* l = static_cast<ZLeaf*>(CountedAlloc(BlockSize(room), &usable));
   l->used = 0;
   l->count = 0;
+  l->external = 0;
   SetRoom(l, usable);
   return l;
 }
 
 void ZLeaf::Destroy(ZLeaf* l) {
-  for (uint32_t off = 0; off < l->used; off += l->SizeAt(off)) packed::FreeItem(l->MemberItem(off));
+  if (l->external) {
+    for (uint32_t off = 0; off < l->used; off += l->SizeAt(off)) packed::FreeItem(l->MemberItem(off));
+  }
   CountedFree(l);
 }
 
 void ZLeaf::DestroyShallow(ZLeaf* l) { CountedFree(l); }
 
 size_t ZLeaf::AllocatedBytes() const {
-  size_t total = CountedUsableSize(this);
+  size_t total = BlockSize(room);
+  if (!external) return total;
   for (uint32_t off = 0; off < used; off += SizeAt(off)) total += packed::ExternalBytes(MemberItem(off));
   return total;
 }
@@ -117,13 +112,14 @@ ZLeaf* ZLeaf::Insert(ZLeaf* l, uint32_t off, double score, const packed::ItemPla
     size_t want = l->used + size;
     want = std::max(want, size_t{l->used} + l->used / 8);
     size_t usable;
-    l = static_cast<ZLeaf*>(CountedRealloc(l, BlockSize(want), CountedUsableSize(l), &usable));
+    l = static_cast<ZLeaf*>(CountedRealloc(l, BlockSize(want), BlockSize(l->room), &usable));
     SetRoom(l, usable);
   }
   uint8_t* d = l->data();
   std::memmove(d + off + size, d + off, l->used - off);
   std::memcpy(d + off, &score, 8);
   packed::Write(d + off + 8, member);
+  if (d[off + 8] == packed::kHeaderExternal) l->external = 1;
   l->used += static_cast<uint32_t>(size);
   l->count++;
   return l;
@@ -144,6 +140,7 @@ ZLeaf* ZLeaf::SplitOff(uint32_t off, uint32_t k) {
   std::memcpy(right->data(), data() + off, size);
   right->used = size;
   right->count = k;
+  right->external = external;
   used = off;
   count -= k;
   return right;
@@ -152,18 +149,19 @@ ZLeaf* ZLeaf::SplitOff(uint32_t off, uint32_t k) {
 ZLeaf* ZLeaf::Absorb(ZLeaf* l, ZLeaf* right) {
   if (l->used + right->used > l->room) {
     size_t usable;
-    l = static_cast<ZLeaf*>(CountedRealloc(l, BlockSize(l->used + right->used), CountedUsableSize(l), &usable));
+    l = static_cast<ZLeaf*>(CountedRealloc(l, BlockSize(l->used + right->used), BlockSize(l->room), &usable));
     SetRoom(l, usable);
   }
   std::memcpy(l->data() + l->used, right->data(), right->used);
   l->used += right->used;
   l->count += right->count;
+  l->external |= right->external;
   DestroyShallow(right);
   return l;
 }
 
 ZLeaf* ZLeaf::Shrink(ZLeaf* l) {
-  const size_t usable = CountedUsableSize(l);
+  const size_t usable = BlockSize(l->room);
   if (usable <= 64 || l->bytes() >= usable / 2) return l;
   size_t got;
   l = static_cast<ZLeaf*>(CountedRealloc(l, BlockSize(l->used), usable, &got));

@@ -10,8 +10,8 @@
 //     integers as integers, strings over 16 KB in a block of their own)
 //
 // Entries walk forwards only (no back-lengths: a byte per member saved);
-// a walk backwards collects a leaf's offsets first (ZLeaf::Offsets). A
-// block grows to the size needed (the allocator's size class is the
+// a step backwards walks the leaf again from its start (about 40 entries
+// of a 13-byte member). A block grows to the size needed (the allocator's size class is the
 // slack), so a ZLeaf* moves: the functions that may grow it return it.
 // Not thread-safe, like everything in core/.
 #pragma once
@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
-#include <vector>
 
 #include "core/packed.h"
 
@@ -31,9 +30,10 @@ namespace peregrine {
 int CompareZKey(double a_score, std::string_view a_member, double b_score, std::string_view b_member);
 
 struct ZLeaf {
-  uint32_t used;   // bytes of entries
-  uint32_t room;   // bytes the block has for entries
-  uint32_t count;  // entries
+  uint32_t used;          // bytes of entries
+  uint32_t room;          // bytes the block has for entries (its usable size less the header)
+  uint32_t count : 31;    // entries
+  uint32_t external : 1;  // a member was external (over 16 KB) since the leaf was made: freeing walks the members only then
 
   uint8_t* data() { return reinterpret_cast<uint8_t*>(this) + sizeof(ZLeaf); }
   const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(this) + sizeof(ZLeaf); }
@@ -60,8 +60,6 @@ struct ZLeaf {
   }
   // The offset of the last entry (REQUIRES: count > 0).
   uint32_t LastOf() const;
-  // Every entry's offset, in order (for walks backwards).
-  void Offsets(std::vector<uint32_t>* out) const;
 
   // The first entry whose key is not below (score, member): its offset
   // (used if none) and, in *index, its index.
@@ -104,6 +102,11 @@ struct ZLeaf {
   // Gives memory back when the block is much larger than its entries. May
   // move the leaf.
   static ZLeaf* Shrink(ZLeaf* l);
+
+ private:
+  // The first entry for which reached(offset) holds (used if none).
+  template <typename Reached>
+  uint32_t FirstWhere(Reached reached, uint32_t* index) const;
 };
 
 static_assert(sizeof(ZLeaf) == 12);

@@ -1,6 +1,8 @@
 // The sorted set tree (see zset_tree.h).
 #include "core/zset_tree.h"
 
+#include <cassert>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -10,20 +12,24 @@
 namespace peregrine {
 
 // An inner node. Room for one child more than the fanout: a node takes the
-// new child first and splits after.
+// new child first and splits after. (Its level is the tree's height less
+// its depth.)
 struct ZNode {
-  uint32_t n;      // children
-  uint32_t level;  // 1: the children are leaves
+  uint32_t n;  // children
+  uint32_t unused;
   uint64_t count[ZTree::kFanout + 1];
   void* child[ZTree::kFanout + 1];
   double sep_score[ZTree::kFanout + 1];
   uint8_t* sep_member[ZTree::kFanout + 1];  // [0] unused (nullptr)
 };
+// 2,024 bytes: within mimalloc's 2 KB size class.
+static_assert(sizeof(ZNode) <= 2048);
 
 namespace {
 
 // A separator's member: its string form in a counted block (4-byte length,
-// then the bytes).
+// then the bytes), or nullptr for none: a separator whose score alone sets
+// it apart from the child before it (the empty member sorts first).
 uint8_t* MakeSep(std::string_view m) {
   auto* b = static_cast<uint8_t*>(CountedAlloc(4 + m.size()));
   const uint32_t len = static_cast<uint32_t>(m.size());
@@ -33,6 +39,7 @@ uint8_t* MakeSep(std::string_view m) {
 }
 
 std::string_view SepView(const uint8_t* b) {
+  if (b == nullptr) return {};
   uint32_t len;
   std::memcpy(&len, b, 4);
   return {reinterpret_cast<const char*>(b + 4), len};
@@ -42,10 +49,10 @@ void FreeSep(uint8_t* b) {
   if (b != nullptr) CountedFree(b);
 }
 
-ZNode* NewNode(uint32_t level) {
+ZNode* NewNode() {
   auto* n = static_cast<ZNode*>(CountedAlloc(sizeof(ZNode)));
   n->n = 0;
-  n->level = level;
+  n->unused = 0;
   return n;
 }
 
@@ -85,19 +92,6 @@ int CompareSep(const ZNode* n, uint32_t i, double score, std::string_view member
   return CompareZKey(0, SepView(n->sep_member[i]), 0, member);
 }
 
-// The child that holds `key`: the last i >= 1 with sep[i] <= key, else 0.
-uint32_t ChildFor(const ZNode* n, double score, std::string_view member) {
-  uint32_t lo = 1, hi = n->n;  // the answer is the last i in [1, hi) with sep[i] <= key, or 0
-  while (lo < hi) {
-    const uint32_t mid = (lo + hi) / 2;
-    if (CompareSep(n, mid, score, member) <= 0)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo - 1;
-}
-
 // The last i >= 1 for which below(i) holds (a prefix of the children), else 0.
 template <typename Below>
 uint32_t LastBelow(const ZNode* n, Below below) {
@@ -128,13 +122,13 @@ void DestroySubtree(void* p, uint32_t level) {
 void* CloneSubtree(const void* p, uint32_t level) {
   if (level == 0) return static_cast<const ZLeaf*>(p)->Clone();
   const ZNode* n = static_cast<const ZNode*>(p);
-  ZNode* c = NewNode(n->level);
+  ZNode* c = NewNode();
   c->n = n->n;
   for (uint32_t i = 0; i < n->n; ++i) {
     c->count[i] = n->count[i];
     c->child[i] = CloneSubtree(n->child[i], level - 1);
     c->sep_score[i] = n->sep_score[i];
-    c->sep_member[i] = i == 0 ? nullptr : MakeSep(SepView(n->sep_member[i]));
+    c->sep_member[i] = n->sep_member[i] == nullptr ? nullptr : MakeSep(SepView(n->sep_member[i]));
   }
   return c;
 }
@@ -190,7 +184,8 @@ void ZTree::Descend(double score, std::string_view member, Pos* pos) const {
   uint64_t rank = 0;
   for (uint32_t d = 0; d < height_; ++d) {
     ZNode* n = static_cast<ZNode*>(p);
-    const uint32_t i = ChildFor(n, score, member);
+    // The child that holds the key: the last with sep <= key.
+    const uint32_t i = LastBelow(n, [&](uint32_t k) { return CompareSep(n, k, score, member) <= 0; });
     for (uint32_t j = 0; j < i; ++j) rank += n->count[j];
     pos->path[d] = {n, i};
     p = n->child[i];
@@ -207,6 +202,7 @@ void ZTree::Relink(const Pos& pos) {
 }
 
 void ZTree::Insert(double score, std::string_view member) {
+  assert(!std::isnan(score));  // ZADD refuses NaN; it would break the order
   Pos pos;
   Descend(score, member, &pos);
   uint32_t index;
@@ -221,14 +217,21 @@ void ZTree::Insert(double score, std::string_view member) {
 
 void ZTree::SplitLeaf(Pos& pos) {
   ZLeaf* l = pos.leaf;
-  // Where to cut: an append at the end (rising scores: timestamps) leaves
-  // a full leaf behind and starts a new one with the last entry; a push at
-  // the front the other way round; anything else cuts in half by bytes.
+  // Where to cut: an append at the tree's end (rising scores: timestamps)
+  // leaves a full leaf behind and starts a new one with the last entry; a
+  // push at the tree's front the other way round; anything else (inserts
+  // into a gap between leaves too, in whatever order) cuts in half by bytes.
+  bool first = pos.index == 0, last = pos.index + 1 == l->count;
+  for (uint32_t d = 0; d < height_; ++d) {
+    first = first && pos.path[d].index == 0;
+    last = last && pos.path[d].index + 1 == pos.path[d].node->n;
+  }
+  const Cut cut = last ? Cut::kAtEnd : first ? Cut::kAtFront : Cut::kHalf;
   uint32_t off = 0, k = 0;
-  if (pos.index == l->count - 1) {
+  if (cut == Cut::kAtEnd) {
     off = l->LastOf();
     k = l->count - 1;
-  } else if (pos.index == 0) {
+  } else if (cut == Cut::kAtFront) {
     off = l->SizeAt(0);
     k = 1;
   } else {
@@ -238,15 +241,19 @@ void ZTree::SplitLeaf(Pos& pos) {
   ZLeaf* right = l->SplitOff(off, l->count - k);
   pos.leaf = ZLeaf::Shrink(l);
   Relink(pos);
+  // The separator's member only when the score does not tell the leaves
+  // apart.
+  const double sep_score = right->ScoreAt(0);
   char scratch[packed::kScratchSize];
-  uint8_t* sep = MakeSep(right->MemberAt(0, scratch));
-  InsertChild(pos, height_, right, right->count, right->ScoreAt(0), sep);
+  uint8_t* sep = pos.leaf->ScoreAt(pos.leaf->LastOf()) == sep_score ? MakeSep(right->MemberAt(0, scratch)) : nullptr;
+  InsertChild(pos, height_, right, right->count, sep_score, sep, cut);
 }
 
 void ZTree::InsertChild(Pos& pos, uint32_t depth, void* right, uint64_t right_count, double sep_score,
-                        uint8_t* sep_member) {
+                        uint8_t* sep_member, Cut cut) {
   if (depth == 0) {  // the root split: a new root above it
-    ZNode* r = NewNode(height_ + 1);
+    assert(height_ + 1 < kMaxHeight);  // nodes stay a quarter full: log_15 of the leaves at most
+    ZNode* r = NewNode();
     r->n = 2;
     r->count[0] = size_ - right_count;
     r->child[0] = root_;
@@ -269,10 +276,11 @@ void ZTree::InsertChild(Pos& pos, uint32_t depth, void* right, uint64_t right_co
   p->sep_score[i + 1] = sep_score;
   p->sep_member[i + 1] = sep_member;
   if (p->n <= kFanout) return;
-  // Split the node: the new one takes the last child only after an
-  // append, else the upper half.
-  const uint32_t h = i + 1 == p->n - 1 ? p->n - 1 : p->n / 2;
-  ZNode* q = NewNode(p->level);
+  // Split the node as the leaf was: the new one takes the last child only
+  // after an append at the tree's end, all but the first two after a push
+  // at its front, else the upper half.
+  const uint32_t h = cut == Cut::kAtEnd ? p->n - 1 : cut == Cut::kAtFront ? 2 : p->n / 2;
+  ZNode* q = NewNode();
   q->n = p->n - h;
   CopyChildren(q, 0, p, h, p->n);
   p->n = h;
@@ -282,7 +290,7 @@ void ZTree::InsertChild(Pos& pos, uint32_t depth, void* right, uint64_t right_co
   uint8_t* up_member = q->sep_member[0];  // moves up: a node's child 0 needs none
   q->sep_member[0] = nullptr;
   q->sep_score[0] = 0;
-  InsertChild(pos, depth - 1, q, q_count, up_score, up_member);
+  InsertChild(pos, depth - 1, q, q_count, up_score, up_member, cut);
 }
 
 bool ZTree::Locate(double score, std::string_view member, Pos* pos) const {
@@ -353,7 +361,10 @@ void ZTree::Rebalance(Pos& pos) {
 
 void ZTree::MergeNodes(Pos& pos, uint32_t depth) {
   // The node at `depth` lost a child: under a quarter full, it merges with
-  // a neighbour that has room, and so on up.
+  // a neighbour that has room, and so on up; when both neighbours are too
+  // full for that, it takes children from one of them instead. So every
+  // node off the tree's two edges keeps a quarter of its room filled and
+  // the height stays logarithmic whatever the order of writes.
   for (uint32_t d = depth; d >= 1; --d) {
     ZNode* x = pos.path[d].node;
     if (x->n >= kFanout / 4) break;
@@ -364,7 +375,10 @@ void ZTree::MergeNodes(Pos& pos, uint32_t depth) {
       m = xi;
     else if (xi > 0 && x->n + static_cast<ZNode*>(up->child[xi - 1])->n <= kFanout)
       m = xi - 1;
-    if (m == up->n) break;
+    if (m == up->n) {
+      if (up->n > 1) Borrow(up, xi);
+      break;
+    }
     ZNode* a = static_cast<ZNode*>(up->child[m]);
     ZNode* b = static_cast<ZNode*>(up->child[m + 1]);
     // b's first child takes b's separator from above.
@@ -379,6 +393,46 @@ void ZTree::MergeNodes(Pos& pos, uint32_t depth) {
     pos.path[d].node = a;
   }
   CollapseRoot();
+}
+
+void ZTree::Borrow(ZNode* up, uint32_t xi) {
+  ZNode* x = static_cast<ZNode*>(up->child[xi]);
+  while (x->n < kFanout / 4) {
+    if (xi + 1 < up->n) {
+      // The right neighbour's first child moves to x's end: it takes the
+      // neighbour's separator, and the neighbour's second child's moves up.
+      ZNode* b = static_cast<ZNode*>(up->child[xi + 1]);
+      x->count[x->n] = b->count[0];
+      x->child[x->n] = b->child[0];
+      x->sep_score[x->n] = up->sep_score[xi + 1];
+      x->sep_member[x->n] = up->sep_member[xi + 1];
+      x->n++;
+      up->count[xi] += b->count[0];
+      up->count[xi + 1] -= b->count[0];
+      up->sep_score[xi + 1] = b->sep_score[1];
+      up->sep_member[xi + 1] = b->sep_member[1];
+      CloseSlot(b, 0);
+      b->sep_score[0] = 0;
+      b->sep_member[0] = nullptr;
+    } else {
+      // The left neighbour's last child moves to x's front: x's first child
+      // takes x's separator, and the moved child's moves up.
+      ZNode* a = static_cast<ZNode*>(up->child[xi - 1]);
+      const uint32_t l = a->n - 1;
+      OpenSlot(x, 0);
+      x->sep_score[1] = up->sep_score[xi];
+      x->sep_member[1] = up->sep_member[xi];
+      x->count[0] = a->count[l];
+      x->child[0] = a->child[l];
+      x->sep_score[0] = 0;
+      x->sep_member[0] = nullptr;
+      up->sep_score[xi] = a->sep_score[l];
+      up->sep_member[xi] = a->sep_member[l];
+      up->count[xi] += a->count[l];
+      up->count[xi - 1] -= a->count[l];
+      a->n--;
+    }
+  }
 }
 
 void ZTree::CollapseRoot() {
@@ -403,12 +457,9 @@ void ZTree::RemoveChild(Pos& pos, uint32_t depth) {
     p->sep_score[0] = 0;
   }
   if (p->n == 0) {
-    if (depth - 1 == 0) {  // the root emptied: back to one empty leaf
-      CountedFree(p);
-      root_ = ZLeaf::Create(0);
-      height_ = 0;
-      return;
-    }
+    // Not the root: a root keeps two children at least (CollapseRoot), so
+    // removing one never empties it.
+    assert(depth - 1 > 0);
     RemoveChild(pos, depth - 1);
     return;
   }
@@ -486,7 +537,7 @@ bool ZTree::Prev(Pos* pos) const {
     return false;
   }
   pos->rank--;
-  if (pos->index > 0 && pos->off <= pos->leaf->used) {
+  if (pos->index > 0) {
     pos->index--;
     uint32_t off = 0;
     for (uint32_t j = 0; j < pos->index; ++j) off += pos->leaf->SizeAt(off);
@@ -568,7 +619,7 @@ struct Checker {
   }
 
   bool Node(const ZNode* n, uint32_t level, uint64_t* count) {
-    if (n->n == 0 || n->n > ZTree::kFanout || n->level != level || n->sep_member[0] != nullptr) return false;
+    if (n->n == 0 || n->n > ZTree::kFanout || n->sep_member[0] != nullptr) return false;
     uint64_t total = 0;
     for (uint32_t i = 0; i < n->n; ++i) {
       // Everything before child i is below its separator.

@@ -2,10 +2,11 @@
 // whose leaves are ZLeaf blocks (core/zset_leaf.h, about 1 KB: some 40
 // entries of a 13-byte member) and whose inner nodes keep, per child, its
 // entry count (ranks in O(log n)) and a separator: the child's lowest key
-// when it was split off, a copy of the score and of the member.
+// when it was split off, a copy of the score and, when the score alone does
+// not tell it from the child before, of the member.
 //
-//   root (ZNode, level 2) ── count[i], child[i], sep_score[i], sep_member[i]
-//     ├── ZNode (level 1) ── … ──► ZLeaf | s m | s m | … |
+//   root (ZNode) ── count[i], child[i], sep_score[i], sep_member[i]
+//     ├── ZNode ── … ──► ZLeaf | s m | s m | … |
 //     └── …
 //
 // Separators only ever move at splits and merges: a key belongs to child i
@@ -37,10 +38,11 @@ class ZTree {
   // A leaf splits past this many bytes (header and entries), and two
   // neighbours merge when both fit in three quarters of it.
   static constexpr size_t kLeafBytes = 1024;
-  // Children per inner node.
-  static constexpr uint32_t kFanout = 64;
-  // The deepest tree: 64^8 leaves is past any memory.
-  static constexpr uint32_t kMaxHeight = 8;
+  // Children per inner node (a node then fits 2 KB).
+  static constexpr uint32_t kFanout = 62;
+  // The deepest tree: inner nodes off the edges are a quarter full at
+  // least (MergeNodes), so 15^11 leaves is past any memory.
+  static constexpr uint32_t kMaxHeight = 12;
 
   ZTree();
   ~ZTree();
@@ -50,14 +52,13 @@ class ZTree {
   ZTree& operator=(const ZTree&) = delete;
   // A deep copy.
   ZTree Clone() const;
-  // A tree of the entries of `leaf` (in order), which it takes.
-  static ZTree FromLeaf(ZLeaf* leaf);
 
   uint64_t size() const { return size_; }
   // Bytes allocated for the tree (MEMORY USAGE); O(nodes).
   size_t AllocatedBytes() const;
 
-  // Adds (score, member). REQUIRES: the member is not in the tree.
+  // Adds (score, member). REQUIRES: the member is not in the tree; the
+  // score is not NaN.
   void Insert(double score, std::string_view member);
   // Removes (score, member); returns whether it was there.
   bool Erase(double score, std::string_view member);
@@ -108,13 +109,19 @@ class ZTree {
   // After the leaf of `pos` grew past kLeafBytes (pos.index: the entry
   // inserted): splits it, and the nodes above as they fill.
   void SplitLeaf(Pos& pos);
+  // Where a full leaf or node is cut: keeping the old one full after an
+  // append at the tree's end or a push at its front, else in half.
+  enum class Cut : uint8_t { kHalf, kAtEnd, kAtFront };
   void InsertChild(Pos& pos, uint32_t depth, void* right, uint64_t right_count, double sep_score,
-                   uint8_t* sep_member);
+                   uint8_t* sep_member, Cut cut);
   // After a removal left the leaf of `pos` small or empty.
   void Rebalance(Pos& pos);
   void RemoveChild(Pos& pos, uint32_t depth);
   // After the node at path depth `depth` lost a child.
   void MergeNodes(Pos& pos, uint32_t depth);
+  // Moves children into child xi of `up` from a neighbour until it is a
+  // quarter full (the neighbours being too full to merge with).
+  void Borrow(ZNode* up, uint32_t xi);
   void CollapseRoot();
   // Stores the leaf of `pos` (which may have moved) where its parent points.
   void Relink(const Pos& pos);

@@ -119,6 +119,12 @@ TEST(ZTree, AgreesWithAModel) {
         m.erase(it);
       }
       max_height = std::max(max_height, t.height());
+      if (step == 29999) {  // the peak: a copy of a tree of several levels
+        ASSERT_GE(t.height(), 2u);
+        ZTree copy = t.Clone();
+        CheckAgainst(copy, m, rng);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
       if (step % 9973 == 0) {
         CheckAgainst(t, m, rng);
         if (::testing::Test::HasFatalFailure()) return;
@@ -186,6 +192,53 @@ TEST(ZTree, AppendsAndPrependsPackLeaves) {
     ASSERT_TRUE(t.Validate());
     EXPECT_LT(static_cast<double>(t.AllocatedBytes()), raw * 1.25) << rising;
   }
+}
+
+// Keys falling in the gap between two leaves land at the end of the left
+// one, whatever their order: descending ones there must not leave a leaf
+// of one entry each behind (only the tree's own end is cut that way).
+TEST(ZTree, InsertsIntoAGapFillLeaves) {
+  ZTree t;
+  for (int i = 0; i < 20000; ++i) t.Insert(i * 1000.0, "member:" + std::to_string(1000000 + i));
+  // The last entry of a leaf in the middle: the gap after it.
+  ZTree::Pos p = t.AtRank(10000);
+  while (p.index + 1 != p.leaf->count) t.Next(&p);
+  const double gap = t.Score(p);
+  const size_t before = t.AllocatedBytes();
+  size_t raw = 0;
+  for (int j = 0; j < 5000; ++j) {
+    const std::string m = "gap:" + std::to_string(1000000 + j);
+    t.Insert(gap + 999.0 - j * 0.1, m);
+    raw += 8 + 1 + m.size();
+  }
+  ASSERT_TRUE(t.Validate());
+  EXPECT_LT(static_cast<double>(t.AllocatedBytes() - before), raw * 1.6);
+}
+
+// A run of removals that thins one node between two full ones (rising
+// inserts fill nodes): it takes children from a neighbour, as it cannot
+// merge with one.
+TEST(ZTree, ThinNodesBorrowFromFullNeighbours) {
+  ZTree t;
+  std::vector<std::string> members;
+  for (int i = 0; i < 300000; ++i) {
+    members.push_back("member:" + std::to_string(1000000 + i));
+    t.Insert(i, members.back());
+  }
+  const uint32_t height = t.height();
+  ASSERT_GE(height, 3u);
+  for (int i = 100000; i < 103000; ++i) ASSERT_TRUE(t.Erase(i, members[i]));
+  ASSERT_TRUE(t.Validate());
+  EXPECT_EQ(t.height(), height);
+  EXPECT_EQ(t.size(), 297000u);
+  char scratch[packed::kScratchSize];
+  ZTree::Pos p = t.AtRank(99999);
+  EXPECT_EQ(t.Member(p, scratch), members[99999]);
+  ASSERT_TRUE(t.Next(&p));
+  EXPECT_EQ(t.Member(p, scratch), members[103000]);
+  uint64_t rank;
+  ASSERT_TRUE(t.Find(200000, members[200000], &rank));
+  EXPECT_EQ(rank, 197000u);
 }
 
 // Removing most entries at random merges leaves and nodes: the memory left
