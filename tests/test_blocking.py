@@ -312,6 +312,68 @@ def test_client_unblock(rc, waiters):
     assert rc.execute_command("LRANGE", "q", 0, -1) == [b"kept"]
 
 
+def commandstat(c, name):
+    """INFO commandstats' calls and failed_calls of `name`."""
+    for line in c.execute_command("INFO", "commandstats").decode().split("\r\n"):
+        if line.startswith("cmdstat_%s:" % name):
+            fields = dict(kv.split("=") for kv in line.split(":", 1)[1].split(","))
+            return int(fields["calls"]), int(fields["failed_calls"])
+    return 0, 0
+
+
+def total_commands(c):
+    for line in c.execute_command("INFO", "stats").decode().split("\r\n"):
+        if line.startswith("total_commands_processed:"):
+            return int(line.split(":")[1])
+    raise AssertionError("no total_commands_processed")
+
+
+def test_command_stats_count_waits_at_their_end(rc, waiters):
+    # As Redis: a command that waited counts once its wait is over (served,
+    # timed out or unblocked), as a failed call if that was an error; the
+    # command that served it does not count its errors or time.
+    rc.execute_command("CONFIG", "RESETSTAT")
+    assert rc.execute_command("BLPOP", "nothing", 0.01) is None
+    w = waiters("BLPOP", "q", 0)
+    rc.execute_command("RPUSH", "q", "v")
+    assert w.reply() == pair(b"q", b"v")
+    w = waiters("BLPOP", "q", 0)
+    assert rc.execute_command("CLIENT", "UNBLOCK", w.id, "ERROR") == 1
+    assert w.reply().startswith(b"-UNBLOCKED")
+    assert commandstat(rc, "blpop") == (3, 1)
+    assert commandstat(rc, "rpush") == (1, 0)
+    # A served BLMOVE that finds a string at its destination replies
+    # WRONGTYPE: its failure, not the push's.
+    rc.execute_command("SET", "str", "x")
+    w = waiters("BLMOVE", "src", "str", "LEFT", "LEFT", 0)
+    rc.execute_command("RPUSH", "src", "m")
+    assert w.reply().startswith(b"-WRONGTYPE")
+    assert commandstat(rc, "rpush") == (2, 0)
+    assert commandstat(rc, "blmove") == (1, 1)
+    before = total_commands(rc)
+    assert rc.execute_command("BLPOP", "nothing", 0.01) is None
+    assert total_commands(rc) == before + 2  # the BLPOP and the first INFO
+
+
+@pytest.mark.skipif(IS_REDIS, reason="a re-run wait exists in Peregrine only")
+def test_a_wait_that_blocks_again_keeps_its_deadline(rc, waiters):
+    # A wait over keys on several shards, served from one of them, runs its
+    # command again on its own worker; a client waiting on that key alone
+    # takes the item meanwhile, and the first blocks again: with the
+    # deadline it had. (On one thread it is served at once instead.)
+    start = time.monotonic()
+    a = waiters("BLPOP", *SPREAD, 1)
+    b = waiters("BLPOP", "x", 5)
+    time.sleep(0.5)
+    rc.execute_command("RPUSH", "x", "v")
+    got = a.reply()
+    if got == pair(b"x", b"v"):
+        return  # served in place
+    assert got == b"*-1\r\n"
+    assert time.monotonic() - start < 1.4  # not 1.5 s and more: the deadline did not start again
+    assert b.reply() == pair(b"x", b"v")
+
+
 def test_client_list_and_info(rc, waiters):
     w = waiters("BLPOP", "q1", "q2", 0)
     w2 = waiters("BLMOVE", "q2", "d", "LEFT", "LEFT", 0)

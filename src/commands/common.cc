@@ -89,6 +89,13 @@ void ReplyWrongArity(CommandContext& ctx) {
   ctx.reply.Error("ERR wrong number of arguments for '" + RunningCommand(ctx) + "' command");
 }
 
+void ReplySubcommandSyntaxError(CommandContext& ctx) {
+  std::string command(ctx.args[0]);
+  for (char& c : command) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + AsCString(ctx.args[1].substr(0, 128)) +
+                  "'. Try " + command + " HELP.");
+}
+
 void ReplyInvalidExpire(CommandContext& ctx) {
   ctx.reply.Error("ERR invalid expire time in '" + RunningCommand(ctx) + "' command");
 }

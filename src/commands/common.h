@@ -198,6 +198,10 @@ inline auto FamilyRegistrar(CommandTable& t, uint32_t acl, std::string_view grou
 // "ERR wrong number of arguments for '<command>' command", for a command
 // whose arguments the table's arity cannot check (an odd count of pairs).
 void ReplyWrongArity(CommandContext& ctx);
+// Redis's addReplySubcommandSyntaxError: "ERR unknown subcommand or wrong
+// number of arguments for '<subcommand, 128 bytes at most>'. Try
+// <COMMAND> HELP."
+void ReplySubcommandSyntaxError(CommandContext& ctx);
 
 // A SCAN-family page: [cursor, [item ...]].
 template <typename Items>

@@ -336,8 +336,7 @@ void ClientKillCommand(CommandContext& ctx) {
 // the wait is claimed like a key serving it (docs/blocking.md).
 void ClientUnblockCommand(CommandContext& ctx) {
   if (ctx.args.size() > 4) {
-    ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" +
-                    AsCString(ctx.args[1].substr(0, 128)) + "'. Try CLIENT HELP.");
+    ReplySubcommandSyntaxError(ctx);
     return;
   }
   bool error = false;
@@ -352,23 +351,13 @@ void ClientUnblockCommand(CommandContext& ctx) {
   int64_t id;
   if (!ParseIntArg(ctx, ctx.args[2], &id)) return;
   std::shared_ptr<BlockedClient> w;
-  for (Client* c : ctx.server.AllClients())
-    if (c->id == static_cast<uint64_t>(id) && !c->closed) w = c->blocked;
-  uint32_t expected = BlockedClient::kWaiting;
-  if (w == nullptr ||
-      !w->state.compare_exchange_strong(expected, BlockedClient::kClaimed, std::memory_order_acq_rel)) {
-    ctx.reply.Integer(0);  // not blocked, or being served already
-    return;
+  for (Client* c : ctx.server.AllClients()) {
+    if (c->id == static_cast<uint64_t>(id)) {
+      if (!c->closed) w = c->blocked;
+      break;
+    }
   }
-  w->ForEachKeyShard([&](uint32_t s) { ctx.server.shard(s).blocking().Remove(*w, s); });
-  ReplyWriter reply(&w->reply, w->resp, &ctx.worker);
-  if (error)
-    reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
-  else
-    reply.NullArray();
-  w->state.store(BlockedClient::kDone, std::memory_order_release);
-  ctx.worker.NotifyWoken(std::move(w));
-  ctx.reply.Integer(1);
+  ctx.reply.Integer(w != nullptr && ctx.worker.Unblock(std::move(w), error) ? 1 : 0);
 }
 
 void HelpReply(CommandContext& ctx, std::string_view command, const std::vector<std::string_view>& lines) {

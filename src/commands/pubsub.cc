@@ -102,8 +102,7 @@ void PublishCommand(CommandContext& ctx) {
 // PUBSUB CHANNELS and SHARDCHANNELS take at most one pattern.
 bool AtMostOnePattern(CommandContext& ctx) {
   if (ctx.args.size() <= 3) return true;
-  ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + AsCString(ctx.args[1]) +
-                  "'. Try PUBSUB HELP.");
+  ReplySubcommandSyntaxError(ctx);
   return false;
 }
 

@@ -89,10 +89,7 @@ void DebugCommand(CommandContext& ctx) {
     for (auto l : lines) ctx.reply.SimpleString(l);
     return;
   }
-  std::string upper(ctx.args[0]);
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + AsCString(sub.substr(0, 128)) +
-                  "'. Try " + upper + " HELP.");
+  ReplySubcommandSyntaxError(ctx);
 }
 
 // --- COMMAND ---

@@ -46,6 +46,7 @@ struct BlockedClient {
   int resp = 2;
   ValueType type = ValueType::kList;  // what it waits for: a key of another type does not serve it
   int64_t deadline_ms = 0;            // unix ms; 0 = for ever
+  uint64_t ticks = 0;                 // the command's own run before it blocked (CycleClock), counted at the end
   const CommandSpec* spec = nullptr;  // the command, run again when a key is ready
   std::string arg_bytes;              // its arguments, back to back
   std::vector<uint32_t> arg_sizes;

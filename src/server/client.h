@@ -108,6 +108,12 @@ struct Client final : IoHandler {
   // Woken by a key on a shard of another worker when the command needs more
   // shards than that worker held: the command runs again from here.
   std::shared_ptr<BlockedClient> rerun;
+  // While that command runs again: its wait's deadline, which the wait
+  // keeps if it blocks again (BlockClient); -1 otherwise.
+  int64_t rerun_deadline_ms = -1;
+  // Whether its input waits: blocked, or woken and its command not yet run
+  // again (its reply comes before any later command's).
+  bool waiting() const { return blocked != nullptr || rerun != nullptr; }
 
   // The peer shut down its side while commands of it were still running
   // elsewhere: no more reading; closed once they are answered.

@@ -208,6 +208,10 @@ class Worker : public ErrorSink {
   // A wait this thread took out of kWaiting and gave its outcome (kDone):
   // tells the client's worker.
   void NotifyWoken(std::shared_ptr<BlockedClient> w);
+  // CLIENT UNBLOCK (every shard held): ends the wait as a key serving it
+  // would, with the timeout reply or an UNBLOCKED error; false if it is
+  // being served, timed out or gone already.
+  bool Unblock(std::shared_ptr<BlockedClient> w, bool error);
   // INFO: this worker's blocked clients, and those with a timeout.
   size_t blocked_clients() const { return blocked_clients_; }
   size_t timed_blocked_clients() const { return block_timers_.size(); }

@@ -156,6 +156,13 @@ void Worker::Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w) {
 
 void Worker::BlockClient(Client& c, std::shared_ptr<BlockedClient> w) {
   c.blocked = std::move(w);
+  if (c.rerun_deadline_ms >= 0) {
+    // Blocked again by its command's re-run: the wait keeps its deadline, as
+    // in Redis, where a wait ends its timeout after it began. (Only this
+    // worker reads a wait's deadline.)
+    c.blocked->deadline_ms = c.rerun_deadline_ms;
+    c.rerun_deadline_ms = -1;
+  }
   blocked_clients_++;
   if (c.blocked->deadline_ms > 0) block_timers_.emplace(c.blocked->deadline_ms, c.id);
   // Served before its worker knew it was blocked (the outcome's notice came
@@ -181,14 +188,36 @@ void Worker::FinishBlocked(Client& c) {
   std::shared_ptr<BlockedClient> w = std::move(c.blocked);
   Unblocked(c, *w);
   if (w->rerun) {
-    c.rerun = std::move(w);
+    c.rerun = std::move(w);  // counted when it runs again
   } else {
-    command_stats_[w->spec->id].calls++;
+    // Counted now, as Redis 7.2 counts a command at the end of its wait
+    // (served, timed out or unblocked): a call, and a failed one if it
+    // replied an error.
+    CommandStats& st = command_stats_[w->spec->id];
+    st.calls++;
+    st.ticks += w->ticks;
+    if (!w->reply.view().empty() && w->reply.view()[0] == '-') st.failed_calls++;
+    stats_.total_commands_processed++;
     c.out.Append(w->reply.view());
     if (OverOutputLimit(c)) return;
     QueueWrite(c);
   }
   resume_.push_back(c.id);
+}
+
+bool Worker::Unblock(std::shared_ptr<BlockedClient> w, bool error) {
+  uint32_t expected = BlockedClient::kWaiting;
+  if (!w->state.compare_exchange_strong(expected, BlockedClient::kClaimed, std::memory_order_acq_rel))
+    return false;  // being served, timed out or gone already
+  w->ForEachKeyShard([&](uint32_t s) { server_.shard(s).blocking().Remove(*w, s); });
+  ReplyWriter reply(&w->reply, w->resp, this);
+  if (error)
+    reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+  else
+    reply.NullArray();
+  w->state.store(BlockedClient::kDone, std::memory_order_release);
+  NotifyWoken(std::move(w));
+  return true;
 }
 
 bool Worker::CancelBlocked(const std::shared_ptr<BlockedClient>& w) {
@@ -216,15 +245,14 @@ void Worker::ExpireBlocked() {
 }
 
 void Worker::RerunBlocked(Client& c, const BlockedClient& w) {
+  // (Only with several workers: one holds every shard, and serves in place.)
   std::vector<std::string_view> args = w.Args();
   uint64_t t = CycleClock::Now();
-  if (nworkers_ == 1) {
-    ExecuteCommand(c, args, w.spec, nullptr, t);
-  } else {
-    const auto shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(w.spec->first_key)]));
-    Dispatch(c, args, w.spec, nullptr, shard, &t);
-    SendOpenBatch(c);
-  }
+  c.rerun_deadline_ms = w.deadline_ms;
+  const auto shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(w.spec->first_key)]));
+  Dispatch(c, args, w.spec, nullptr, shard, &t);
+  SendOpenBatch(c);
+  if (!c.batch_in_flight) c.rerun_deadline_ms = -1;  // ran here (BlockClient took it if it blocked)
   if (!c.closed && !c.out.empty()) QueueWrite(c);
 }
 

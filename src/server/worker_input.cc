@@ -152,7 +152,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
   busy_client_ = &c;
   bool paused = false;
   // A blocked client's input waits (in order) until its wait is over.
-  while (!paused && !c.closed && !c.close_after_reply && c.blocked == nullptr && !in.empty()) {
+  while (!paused && !c.closed && !c.close_after_reply && !c.waiting() && !in.empty()) {
     // 1. Parse ahead every complete command (up to kMaxBatch) without running
     //    any: their arguments are views into `in` (or blocks of their own,
     //    StartBigArg), which nothing changes until the batch has run.

@@ -258,6 +258,7 @@ void Worker::FinishExecBatch(ExecBatch* b) {
       else
         resume_.push_back(c.id);
     }
+    c.rerun_deadline_ms = -1;  // a re-run that came back without blocking
   }
   // Blocked, but the client went (or stopped reading) meanwhile.
   if (b->blocked != nullptr) CancelBlocked(b->blocked);
