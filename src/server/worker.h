@@ -397,7 +397,6 @@ class Worker : public ErrorSink {
   std::shared_ptr<BlockedClient> blocked_now_;  // the running command blocked (Block)
   std::vector<uint32_t> ready_shards_;          // held shards with keys made ready (NoteReady)
   std::set<std::pair<int64_t, uint64_t>> block_timers_;  // (deadline, client id) of this worker's clients
-  std::vector<std::shared_ptr<BlockedClient>> own_forgets_;  // for this worker's shard, while it is lent
   size_t blocked_clients_ = 0;
   bool serving_ = false;  // a blocked client's command runs again (it may not block)
 

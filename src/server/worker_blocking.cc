@@ -148,7 +148,8 @@ void Worker::Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w) {
   if (shard != index_) {
     Send(shard, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kForget, w))));
   } else if (lent_to_ >= 0) {
-    own_forgets_.push_back(w);  // when the shard is back (Handle, kReturn)
+    // When the shard is back, with the rest of the mail that waited for it.
+    deferred_.push_back(new BlockMail(Mail::Kind::kForget, w));
   } else {
     shard_.blocking().Remove(*w, index_);
   }

@@ -74,8 +74,6 @@ void Worker::Handle(uint32_t from, uint64_t word) {
       case Control::kReturn:
         lent_to_ = -1;
         lend_paused_ = true;
-        for (const auto& w : own_forgets_) shard_.blocking().Remove(*w, index_);
-        own_forgets_.clear();
         // What arrived meanwhile, in order; then the clients killed and the
         // next worker waiting for the shard.
         while (lent_to_ < 0 && !deferred_.empty()) {
@@ -259,8 +257,12 @@ void Worker::FinishExecBatch(ExecBatch* b) {
         resume_.push_back(c.id);
     }
     c.rerun_deadline_ms = -1;  // a re-run that came back without blocking
+    // Stopped reading meanwhile: the wait goes, unless it was served already
+    // (then its outcome is delivered: the client can still read).
+    if (b->blocked != nullptr && c.read_closed && !c.closed && !CancelBlocked(b->blocked))
+      BlockClient(c, std::move(b->blocked));
   }
-  // Blocked, but the client went (or stopped reading) meanwhile.
+  // Blocked, but the client went meanwhile.
   if (b->blocked != nullptr) CancelBlocked(b->blocked);
   RecycleBatch(b);
 }
