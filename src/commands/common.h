@@ -234,10 +234,8 @@ std::vector<T> PickDistinct(std::mt19937_64& rng, uint64_t size, uint64_t count,
   std::unordered_set<std::string_view> seen;
   seen.reserve(count);
   while (picks.size() < count) {
-    T item = one();
-    if (seen.count(key(item)) != 0) continue;
-    picks.push_back(std::move(item));
-    seen.insert(key(picks.back()));
+    picks.push_back(one());
+    if (!seen.insert(key(picks.back())).second) picks.pop_back();  // one hash per pick
   }
   return picks;
 }
