@@ -163,6 +163,22 @@ def run_speed(spec, workdir, tid, args, n, fill, rb):
         srv.shutdown()
 
 
+def wait_blocked(srv, n, timeout=20):
+    """Until `n` clients are blocked (INFO blocked_clients)."""
+    deadline = time.monotonic() + timeout
+    while int(srv.info("clients").get("blocked_clients", 0)) < n:
+        if time.monotonic() > deadline:
+            raise bl.BenchError("the consumers did not block")
+        time.sleep(0.01)
+
+
+def quantile(sorted_values, q):
+    """The q-quantile of sorted values (nearest rank below), None if none."""
+    if not sorted_values:
+        return None
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+
+
 def run_queue(spec, workdir, qid, n, rb, consumers=8, producers=4):
     """Consumers BRPOP one list while producers LPUSH to it; both redis-benchmark."""
     srv = bl.Server(spec, workdir)
@@ -171,15 +187,7 @@ def run_queue(spec, workdir, qid, n, rb, consumers=8, producers=4):
                                                   "-n", str(n), "BRPOP", "queue", "30"]
         cons = subprocess.Popen(cons_argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
-        c = srv.client()
-        try:
-            deadline = time.monotonic() + 20
-            while int(c.info("clients").get("blocked_clients", 0)) < consumers:
-                if time.monotonic() > deadline:
-                    raise bl.BenchError("the consumers did not block")
-                time.sleep(0.01)
-        finally:
-            c.close()
+        wait_blocked(srv, consumers)
         t0, _ = srv.cpu_ticks()
         _, ptext, prc, _ = bl.run_redis_benchmark(rb, srv.port, ["-c", str(producers), "-n", str(n),
                                                                   "LPUSH", "queue", "message-0123456789"], 600)
@@ -208,11 +216,7 @@ def run_handoff(spec, workdir, hid, n, consumers=8):
         brpop = bl.encode("BRPOP", "queue", "30")
         for c in cons[:consumers]:
             c.sock.sendall(brpop)
-        deadline = time.monotonic() + 20
-        while int(srv.info("clients").get("blocked_clients", 0)) < consumers:
-            if time.monotonic() > deadline:
-                raise bl.BenchError("the consumers did not block")
-            time.sleep(0.01)
+        wait_blocked(srv, consumers)
         by_fd = {c.sock.fileno(): c for c in cons[:consumers]}
         poller = select.poll()
         for fd in by_fd:
@@ -234,9 +238,8 @@ def run_handoff(spec, workdir, hid, n, consumers=8):
             prod.read_reply()
             lat.append((t1 - t0) / 1e6)
         lat.sort()
-        pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]  # noqa: E731
-        return {"server": spec.name, "id": hid, "messages": n, "p50_ms": pick(0.5), "p99_ms": pick(0.99),
-                "p999_ms": pick(0.999)}
+        return {"server": spec.name, "id": hid, "messages": n, "p50_ms": quantile(lat, 0.5),
+                "p99_ms": quantile(lat, 0.99), "p999_ms": quantile(lat, 0.999)}
     finally:
         for c in cons:
             c.close()
@@ -283,7 +286,7 @@ def run_free_stall(spec, workdir, items):
         # Every PING sent from just before the DEL on (a PING that waited
         # behind it counts).
         window = sorted(ms for t, ms in lat if t >= t_del - 0.05)
-        p999 = window[min(len(window) - 1, int(len(window) * 0.999))] if window else None
+        p999 = quantile(window, 0.999)
         return {"server": spec.name, "id": "free10m", "del_ms": del_ms, "ping_max_ms": max(window or [0]),
                 "ping_p999_ms": p999, "pings": len(window)}
     finally:
