@@ -22,6 +22,7 @@ Value::Value(const Value& other) {
     case ValueType::kSet: new (&set_) SetObject(other.set_.Clone()); break;
     case ValueType::kHash: new (&hash_) HashObject(other.hash_.Clone()); break;
     case ValueType::kList: new (&list_) ListObject(other.list_.Clone()); break;
+    case ValueType::kZSet: new (&zset_) ZSetObject(other.zset_.Clone()); break;
     default: new (&str_) CompactString(other.str_); break;
   }
   raw()[kSpare] = other.raw()[kSpare];
@@ -32,6 +33,7 @@ void Value::DestroyContainer() {
     case ValueType::kSet: set_.~SetObject(); break;
     case ValueType::kHash: hash_.~HashObject(); break;
     case ValueType::kList: list_.~ListObject(); break;
+    case ValueType::kZSet: zset_.~ZSetObject(); break;
     default: break;
   }
 }
@@ -41,6 +43,7 @@ std::string_view Value::EncodingName() const {
     case ValueType::kSet: return set_.EncodingName();
     case ValueType::kHash: return hash_.EncodingName();
     case ValueType::kList: return list_.EncodingName();
+    case ValueType::kZSet: return zset_.EncodingName();
     default: break;
   }
   switch (str_.encoding()) {
@@ -56,6 +59,7 @@ size_t Value::HeapBytes() const {
     case ValueType::kSet: return set_.AllocatedBytes();
     case ValueType::kHash: return hash_.AllocatedBytes();
     case ValueType::kList: return list_.AllocatedBytes();
+    case ValueType::kZSet: return zset_.AllocatedBytes();
     default: return str_.HeapBytes();
   }
 }

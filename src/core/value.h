@@ -1,8 +1,8 @@
 // A stored value in 16 bytes: a string (a CompactString: inline up to 14
 // bytes, 15 ASCII bytes packed, integers as int64, longer strings on the
 // heap) or a container handle (a pointer to the container's block and its
-// encoding): a list (ListObject), a set (SetObject) or a hash (HashObject).
-// Sorted sets and streams will be further container types.
+// encoding): a list (ListObject), a set (SetObject), a hash (HashObject) or
+// a sorted set (ZSetObject). Streams will be a further container type.
 //
 // Byte 15 is the tag that tells them apart: a CompactString's own tags are
 // below 0x80; a container's is 0x80 | type << 3 | encoding (the containers
@@ -22,6 +22,7 @@
 #include "core/hash_object.h"
 #include "core/list_object.h"
 #include "core/set_object.h"
+#include "core/zset_object.h"
 
 namespace peregrine {
 
@@ -37,6 +38,7 @@ class Value {
   explicit Value(SetObject s) noexcept : set_(std::move(s)) {}
   explicit Value(HashObject h) noexcept : hash_(std::move(h)) {}
   explicit Value(ListObject l) noexcept : list_(std::move(l)) {}
+  explicit Value(ZSetObject z) noexcept : zset_(std::move(z)) {}
   // A string value as SET stores it (canonical integers integer-encoded).
   static Value String(std::string_view s) { return Value(CompactString::FromValue(s)); }
 
@@ -77,17 +79,20 @@ class Value {
   bool is_set() const { return (raw()[kTag] & kTypeMask) == SetObject::kValueTag; }
   bool is_hash() const { return (raw()[kTag] & kTypeMask) == HashObject::kValueTag; }
   bool is_list() const { return (raw()[kTag] & kTypeMask) == ListObject::kValueTag; }
+  bool is_zset() const { return (raw()[kTag] & kTypeMask) == ZSetObject::kValueTag; }
 
   // REQUIRES: is_string().
   const CompactString& str() const { return str_; }
   CompactString& mutable_str() { return str_; }
-  // REQUIRES: is_set() / is_hash() / is_list().
+  // REQUIRES: is_set() / is_hash() / is_list() / is_zset().
   const SetObject& set() const { return set_; }
   SetObject& mutable_set() { return set_; }
   const HashObject& hash() const { return hash_; }
   HashObject& mutable_hash() { return hash_; }
   const ListObject& list() const { return list_; }
   ListObject& mutable_list() { return list_; }
+  const ZSetObject& zset() const { return zset_; }
+  ZSetObject& mutable_zset() { return zset_; }
 
   // The key's access data (see above).
   uint8_t access() const { return raw()[kSpare]; }
@@ -113,6 +118,7 @@ class Value {
     SetObject set_;
     HashObject hash_;
     ListObject list_;
+    ZSetObject zset_;
   };
 };
 
@@ -120,5 +126,6 @@ static_assert(sizeof(Value) == 16);
 static_assert((SetObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kSet));
 static_assert((HashObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kHash));
 static_assert((ListObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kList));
+static_assert((ZSetObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kZSet));
 
 }  // namespace peregrine

@@ -1,0 +1,313 @@
+// Sorted set objects (see zset_object.h).
+#include "core/zset_object.h"
+
+#include <cmath>
+#include <new>
+#include <string>
+
+#include "core/memory.h"
+
+namespace peregrine {
+
+namespace {
+
+// A new leaf's room: a few small entries (it grows by an eighth at least).
+constexpr size_t kFirstLeafRoom = 52;
+
+// A listpack position: the leaf, the entry at `off` (index == rank).
+ZSetObject::Pos LeafPos(ZLeaf* l, uint32_t off, uint32_t index) {
+  ZSetObject::Pos p;
+  p.leaf = l;
+  p.off = off;
+  p.index = index;
+  p.rank = index;
+  return p;
+}
+
+}  // namespace
+
+ZSetObject ZSetObject::Create(size_t size_hint, size_t value_len_hint, const ZSetLimits& limits) {
+  ZSetObject z;
+  if (size_hint <= limits.max_listpack_entries && value_len_hint <= limits.max_listpack_value) {
+    z.ptr_ = ZLeaf::Create(kFirstLeafRoom);
+    z.set_encoding(Encoding::kListpack);
+  } else {
+    z.ptr_ = new (CountedAlloc(sizeof(Big))) Big();
+    z.set_encoding(Encoding::kSkiplist);
+  }
+  return z;
+}
+
+void ZSetObject::Release() {
+  if (ptr_ == nullptr) return;
+  if (encoding() == Encoding::kListpack) {
+    ZLeaf::Destroy(leaf());
+  } else {
+    big()->~Big();
+    CountedFree(ptr_);
+  }
+  ptr_ = nullptr;
+}
+
+ZSetObject ZSetObject::Clone() const {
+  ZSetObject c;
+  c.tag_ = tag_;
+  if (encoding() == Encoding::kListpack)
+    c.ptr_ = leaf()->Clone();
+  else
+    c.ptr_ = new (CountedAlloc(sizeof(Big))) Big{big()->tree.Clone(), big()->index.Clone()};
+  return c;
+}
+
+size_t ZSetObject::AllocatedBytes() const {
+  if (encoding() == Encoding::kListpack) return leaf()->AllocatedBytes();
+  return CountedUsableSize(ptr_) + big()->tree.AllocatedBytes() + big()->index.AllocatedBytes();
+}
+
+void ZSetObject::ToSkiplist() {
+  ZLeaf* l = leaf();
+  Big* b = new (CountedAlloc(sizeof(Big))) Big();
+  char scratch[packed::kScratchSize];
+  for (uint32_t off = 0; off < l->used; off += l->SizeAt(off)) {
+    const std::string_view m = l->MemberAt(off, scratch);
+    b->tree.Insert(l->ScoreAt(off), m);
+    b->index.Insert(packed::Hash(m), l->ScoreAt(off));
+  }
+  ZLeaf::Destroy(l);
+  ptr_ = b;
+  set_encoding(Encoding::kSkiplist);
+}
+
+void ZSetObject::ToListpack() {
+  ZLeaf* l = ZLeaf::Create(kFirstLeafRoom);
+  ForEach([&](std::string_view m, double s) { l = ZLeaf::Insert(l, l->used, s, packed::ItemPlan(m)); });
+  Release();
+  ptr_ = l;
+  set_encoding(Encoding::kListpack);
+}
+
+void ZSetObject::MaybeConvert(size_t size_hint, const ZSetLimits& limits) {
+  if (encoding() == Encoding::kListpack && size_hint > limits.max_listpack_entries) ToSkiplist();
+}
+
+void ZSetObject::ConvertToListpackIfNeeded(size_t max_member, const ZSetLimits& limits) {
+  if (encoding() == Encoding::kSkiplist && size() <= limits.max_listpack_entries &&
+      max_member <= limits.max_listpack_value)
+    ToListpack();
+}
+
+ZSetObject::AddResult ZSetObject::Add(double score, std::string_view member, int flags, const ZSetLimits& limits,
+                                      double* newscore) {
+  if (std::isnan(score)) return AddResult::kNaN;
+  const bool nx = flags & kNx, xx = flags & kXx, gt = flags & kGt, lt = flags & kLt, incr = flags & kIncr;
+  // The common part of an existing member's update (Redis's zsetAdd):
+  // returns false when nothing is to change, with *result set.
+  auto update = [&](double cur, AddResult* result) {
+    if (nx) {
+      *result = AddResult::kNop;
+      return false;
+    }
+    if (incr) {
+      score += cur;
+      if (std::isnan(score)) {
+        *result = AddResult::kNaN;
+        return false;
+      }
+    }
+    if ((lt && score >= cur) || (gt && score <= cur)) {
+      *result = AddResult::kNop;
+      return false;
+    }
+    *newscore = score;
+    *result = AddResult::kNone;
+    return score != cur;
+  };
+  if (encoding() == Encoding::kListpack) {
+    ZLeaf* l = leaf();
+    const packed::Probe probe(member);
+    const uint32_t at = l->FindMember(probe);
+    if (at < l->used) {
+      AddResult r;
+      if (!update(l->ScoreAt(at), &r)) return r;
+      // Out and in again (the leaf is at most a few KB).
+      l->Erase(at);
+      uint32_t index;
+      const uint32_t off = l->LowerBound(score, member, &index);
+      ptr_ = ZLeaf::Insert(l, off, score, packed::ItemPlan(member, probe));
+      return AddResult::kUpdated;
+    }
+    if (xx) return AddResult::kNop;
+    if (size_t{l->count} + 1 <= limits.max_listpack_entries && member.size() <= limits.max_listpack_value) {
+      uint32_t index;
+      const uint32_t off = l->LowerBound(score, member, &index);
+      ptr_ = ZLeaf::Insert(l, off, score, packed::ItemPlan(member, probe));
+      *newscore = score;
+      return AddResult::kAdded;
+    }
+    ToSkiplist();
+  }
+  Big* b = big();
+  const uint64_t hash = packed::Hash(member);
+  double cur;
+  if (b->index.Find(hash, [&](double s) { return InTree(s, member); }, &cur)) {
+    AddResult r;
+    if (!update(cur, &r)) return r;
+    b->tree.Erase(cur, member);
+    b->tree.Insert(score, member);
+    // Slots with one fragment and one score are alike: any of them will do.
+    b->index.Update(hash, [cur](double s) { return s == cur; }, score);
+    return AddResult::kUpdated;
+  }
+  if (xx) return AddResult::kNop;
+  b->tree.Insert(score, member);
+  b->index.Insert(hash, score);
+  *newscore = score;
+  return AddResult::kAdded;
+}
+
+bool ZSetObject::Score(std::string_view member, double* score) const {
+  if (encoding() == Encoding::kListpack) {
+    const ZLeaf* l = leaf();
+    const uint32_t at = l->FindMember(packed::Probe(member));
+    if (at >= l->used) return false;
+    *score = l->ScoreAt(at);
+    return true;
+  }
+  return big()->index.Find(packed::Hash(member), [&](double s) { return InTree(s, member); }, score);
+}
+
+bool ZSetObject::Remove(std::string_view member) {
+  if (encoding() == Encoding::kListpack) {
+    ZLeaf* l = leaf();
+    const uint32_t at = l->FindMember(packed::Probe(member));
+    if (at >= l->used) return false;
+    l->Erase(at);
+    ptr_ = ZLeaf::Shrink(l);
+    return true;
+  }
+  Big* b = big();
+  const uint64_t hash = packed::Hash(member);
+  double cur;
+  if (!b->index.Find(hash, [&](double s) { return InTree(s, member); }, &cur)) return false;
+  b->index.Erase(hash, [cur](double s) { return s == cur; });
+  b->tree.Erase(cur, member);
+  return true;
+}
+
+bool ZSetObject::Rank(std::string_view member, uint64_t* rank, double* score) const {
+  if (encoding() == Encoding::kListpack) {
+    const ZLeaf* l = leaf();
+    const packed::Probe probe(member);
+    uint64_t i = 0;
+    for (uint32_t off = 0; off < l->used; off += l->SizeAt(off), ++i) {
+      if (l->MemberEquals(off, probe)) {
+        *rank = i;
+        *score = l->ScoreAt(off);
+        return true;
+      }
+    }
+    return false;
+  }
+  if (!Score(member, score)) return false;
+  return big()->tree.Find(*score, member, rank);
+}
+
+ZSetObject::Pos ZSetObject::AtRank(uint64_t r) const {
+  if (encoding() == Encoding::kSkiplist) return big()->tree.AtRank(r);
+  ZLeaf* l = leaf();
+  if (r >= l->count) return LeafPos(l, l->used, l->count);
+  uint32_t off = 0;
+  for (uint64_t j = 0; j < r; ++j) off += l->SizeAt(off);
+  return LeafPos(l, off, static_cast<uint32_t>(r));
+}
+
+ZSetObject::Pos ZSetObject::LowerBoundScore(double min, bool exclusive) const {
+  if (encoding() == Encoding::kSkiplist) return big()->tree.LowerBoundScore(min, exclusive);
+  uint32_t index;
+  const uint32_t off = leaf()->LowerBoundScore(min, exclusive, &index);
+  return LeafPos(leaf(), off, index);
+}
+
+ZSetObject::Pos ZSetObject::LowerBoundLex(std::string_view min, bool exclusive) const {
+  if (encoding() == Encoding::kSkiplist) return big()->tree.LowerBoundLex(min, exclusive);
+  uint32_t index;
+  const uint32_t off = leaf()->LowerBoundLex(min, exclusive, &index);
+  return LeafPos(leaf(), off, index);
+}
+
+// The entry before the first one past the bound: the first past it is a
+// lower bound with the opposite exclusivity.
+ZSetObject::Pos ZSetObject::UpperBoundScore(double max, bool exclusive) const {
+  Pos p = LowerBoundScore(max, !exclusive);
+  Prev(&p);
+  return p;
+}
+
+ZSetObject::Pos ZSetObject::UpperBoundLex(std::string_view max, bool exclusive) const {
+  Pos p = LowerBoundLex(max, !exclusive);
+  Prev(&p);
+  return p;
+}
+
+bool ZSetObject::Next(Pos* pos) const {
+  if (encoding() == Encoding::kSkiplist) return big()->tree.Next(pos);
+  pos->off += pos->leaf->SizeAt(pos->off);
+  pos->index++;
+  pos->rank++;
+  return pos->off < pos->leaf->used;
+}
+
+bool ZSetObject::Prev(Pos* pos) const {
+  if (encoding() == Encoding::kSkiplist) return big()->tree.Prev(pos);
+  if (pos->index == 0) {
+    pos->off = pos->leaf->used;
+    return false;
+  }
+  *pos = AtRank(pos->index - 1);
+  return true;
+}
+
+void ZSetObject::EraseRanks(uint64_t start, uint64_t count) {
+  if (count == 0) return;
+  if (encoding() == Encoding::kListpack) {
+    ZLeaf* l = leaf();
+    const uint32_t off = AtRank(start).off;
+    for (uint64_t i = 0; i < count; ++i) l->Erase(off);
+    ptr_ = ZLeaf::Shrink(l);
+    return;
+  }
+  // One at a time, each found again by rank (no copy of the range is kept).
+  Big* b = big();
+  char scratch[packed::kScratchSize];
+  std::string member;
+  for (uint64_t i = 0; i < count; ++i) {
+    const Pos p = b->tree.AtRank(start);
+    const double score = ScoreAt(p);
+    member.assign(MemberAt(p, scratch));
+    b->index.Erase(packed::Hash(member), [score](double s) { return s == score; });
+    b->tree.Erase(score, member);
+  }
+}
+
+bool ZSetObject::Validate() const {
+  if (encoding() == Encoding::kListpack) {
+    const ZLeaf* l = leaf();
+    char a[packed::kScratchSize], b[packed::kScratchSize];
+    uint32_t n = 0, prev = 0;
+    for (uint32_t off = 0; off < l->used; prev = off, off += l->SizeAt(off), ++n) {
+      if (n > 0 && CompareZKey(l->ScoreAt(prev), l->MemberAt(prev, a), l->ScoreAt(off), l->MemberAt(off, b)) >= 0)
+        return false;
+    }
+    return n == l->count;
+  }
+  const Big* b = big();
+  if (!b->tree.Validate() || !b->index.Validate() || b->index.size() != b->tree.size()) return false;
+  bool ok = true;
+  ForEach([&](std::string_view m, double s) {
+    double got;
+    ok = ok && Score(m, &got) && got == s;
+  });
+  return ok;
+}
+
+}  // namespace peregrine
