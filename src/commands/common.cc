@@ -116,6 +116,21 @@ bool ParseCursor(CommandContext& ctx, std::string_view arg, uint64_t* out) {
   return true;
 }
 
+bool ParseMpopCount(CommandContext& ctx, size_t from, int64_t* count) {
+  *count = -1;
+  for (size_t i = from; i < ctx.args.size(); i++) {
+    if (*count == -1 && EqualsIgnoreCase(ctx.args[i], "count") && i + 1 < ctx.args.size()) {
+      if (!ParseIntInRange(ctx, ctx.args[++i], 1, LLONG_MAX, count, "ERR count should be greater than 0"))
+        return false;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return false;
+    }
+  }
+  if (*count == -1) *count = 1;
+  return true;
+}
+
 bool ParseKeyScanOptions(CommandContext& ctx, bool allow_novalues, ScanOptions* o) {
   for (size_t i = 3; i < ctx.args.size(); i++) {
     const std::string_view opt = ctx.args[i];

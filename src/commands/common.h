@@ -68,6 +68,10 @@ inline void SignalKeyAsReady(CommandContext& ctx, Shard& shard, int db, std::str
   if (shard.blocking().Signal(db, key)) ctx.worker.NoteReady(static_cast<uint32_t>(shard.index()));
 }
 
+// [B]LMPOP's and [B]ZMPOP's options from args[from] on: [COUNT count]
+// (1 without it). False after replying the error, Redis's texts.
+bool ParseMpopCount(CommandContext& ctx, size_t from, int64_t* count);
+
 // Parses a database index (SELECT, MOVE, COPY DB): replies and returns false
 // if it is not an integer or out of range.
 bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out);

@@ -442,16 +442,8 @@ void MpopGeneric(CommandContext& ctx, size_t at, bool block) {
   const size_t where = first + static_cast<size_t>(numkeys);
   End end;
   if (!ParseEnd(ctx, ctx.args[where], &end)) return;
-  int64_t count = -1;
-  for (size_t i = where + 1; i < ctx.args.size(); i++) {
-    if (count == -1 && EqualsIgnoreCase(ctx.args[i], "count") && i + 1 < ctx.args.size()) {
-      if (!ParseIntInRange(ctx, ctx.args[++i], 1, LLONG_MAX, &count, "ERR count should be greater than 0")) return;
-    } else {
-      ctx.reply.Error(kErrSyntax);
-      return;
-    }
-  }
-  if (count == -1) count = 1;
+  int64_t count;
+  if (!ParseMpopCount(ctx, where + 1, &count)) return;
   int64_t deadline_ms = 0;
   if (block && !ParseTimeout(ctx, ctx.args[1], &deadline_ms)) return;
   const auto keys = ctx.args.subspan(first, where - first);

@@ -28,6 +28,7 @@ bool CommandSpec::KeyPositions(std::span<const std::string_view> args, std::vect
     if (numkeys_index >= argc || !ParseInt64(args[static_cast<size_t>(numkeys_index)], &n) || n < 1 ||
         n > argc - numkeys_index - 1)
       return false;
+    if (first_key < numkeys_index) out->push_back(static_cast<size_t>(first_key));  // a destination
     for (int64_t i = 1; i <= n; i++) out->push_back(static_cast<size_t>(numkeys_index + i));
     return true;
   }
@@ -114,8 +115,9 @@ std::vector<std::string_view> AclCategoryNames(uint32_t categories) {
   static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
       // Redis's order (its ACL_CATEGORY_* bits), as COMMAND INFO lists them.
       {kAclKeyspace, "@keyspace"}, {kAclRead, "@read"},     {kAclWrite, "@write"},
-      {kAclSet, "@set"},           {kAclList, "@list"},     {kAclHash, "@hash"},
-      {kAclString, "@string"},     {kAclPubsub, "@pubsub"}, {kAclAdmin, "@admin"},
+      {kAclSet, "@set"},           {kAclSortedSet, "@sortedset"}, {kAclList, "@list"},
+      {kAclHash, "@hash"},         {kAclString, "@string"}, {kAclGeo, "@geo"},
+      {kAclPubsub, "@pubsub"},     {kAclAdmin, "@admin"},
       {kAclFast, "@fast"},         {kAclSlow, "@slow"},     {kAclBlocking, "@blocking"},
       {kAclDangerous, "@dangerous"}, {kAclConnection, "@connection"}, {kAclTransaction, "@transaction"},
   };

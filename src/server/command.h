@@ -76,6 +76,8 @@ enum AclCategory : uint32_t {
   kAclHash = 1u << 12,
   kAclSet = 1u << 13,
   kAclList = 1u << 14,
+  kAclSortedSet = 1u << 15,
+  kAclGeo = 1u << 16,
 };
 
 // Everything a handler may touch while it runs. Lives for one command, on the
@@ -124,8 +126,9 @@ struct CommandSpec {
   int last_key = 0;        // negative counts from the end
   int key_step = 0;
   // Keys given as "numkeys key [key ...]" (SINTERCARD, ZUNION, EVAL): the
-  // index of numkeys, whose keys follow it (first_key must be the next
-  // index; last_key and key_step are not used).
+  // index of numkeys, whose keys follow it (first_key is the next index,
+  // or a destination key before numkeys, as ZUNIONSTORE's; last_key and
+  // key_step are not used).
   int numkeys_index = 0;
   std::string_view summary;
   std::string_view since;
@@ -192,5 +195,6 @@ void RegisterPubSubCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);
+void RegisterZSetCommands(CommandTable& table);
 
 }  // namespace peregrine

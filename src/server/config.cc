@@ -257,6 +257,10 @@ const std::vector<Option>& Options() {
     o.push_back(IntOption("set-max-intset-entries", &Config::set_max_intset_entries, 0, LLONG_MAX, kMutable));
     o.push_back(IntOption("set-max-listpack-entries", &Config::set_max_listpack_entries, 0, LLONG_MAX, kMutable));
     o.push_back(MemoryOption("set-max-listpack-value", &Config::set_max_listpack_value, 0, LLONG_MAX, kMutable));
+    for (std::string_view name : {"zset-max-listpack-entries", "zset-max-ziplist-entries"})
+      o.push_back(IntOption(name, &Config::zset_max_listpack_entries, 0, LLONG_MAX, kMutable));
+    for (std::string_view name : {"zset-max-listpack-value", "zset-max-ziplist-value"})
+      o.push_back(MemoryOption(name, &Config::zset_max_listpack_value, 0, LLONG_MAX, kMutable));
     for (std::string_view name : {"list-max-listpack-size", "list-max-ziplist-size"})
       o.push_back(IntOption(name, &Config::list_max_listpack_size, INT_MIN, INT_MAX, kMutable));
     o.push_back(IntOption("list-compress-depth", &Config::list_compress_depth, 0, INT_MAX, kMutable));

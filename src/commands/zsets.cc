@@ -1,0 +1,552 @@
+// Sorted set commands, part one: ZADD, ZINCRBY, ZREM, ZCARD, ZSCORE,
+// ZMSCORE, ZRANK/ZREVRANK, ZCOUNT, ZLEXCOUNT, the ZRANGE family and
+// ZRANGESTORE, ZREMRANGEBYRANK/SCORE/LEX, on a ZSetObject
+// (core/zset_object.h) per key, with Redis 7.2's replies and error texts.
+// Every range form comes down to a run of ranks (RankSpan): its bounds are
+// found in O(log n) and its length is the difference of their ranks. A
+// sorted set whose last member goes is deleted. Pops, random members, scans
+// and the multi-key algebra are in zset_ops.cc.
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "commands/zsets.h"
+#include "core/numbers.h"
+#include "server/server.h"
+
+namespace peregrine {
+
+ZSetLimits ZLimits(const CommandContext& ctx) {
+  const Config& c = ctx.server.config();
+  return ZSetLimits{c.zset_max_listpack_entries, c.zset_max_listpack_value};
+}
+
+bool ZSetForRead(CommandContext& ctx, std::string_view key, const ZSetObject** out) {
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kZSet, &e)) return false;
+  *out = e == nullptr ? nullptr : &e->value.zset();
+  return true;
+}
+
+bool ParseScoreBound(std::string_view arg, double* value, bool* exclusive) {
+  *exclusive = !arg.empty() && arg[0] == '(';
+  // strtod reads up to a NUL as Redis's C string does.
+  const std::string s(UpToNul(arg.substr(*exclusive ? 1 : 0)));
+  char* end;
+  *value = std::strtod(s.c_str(), &end);
+  return *end == '\0' && !std::isnan(*value);
+}
+
+void ReplyZRange(CommandContext& ctx, const ZSetObject* z, const RankSpan& span, bool withscores) {
+  const uint64_t n = z == nullptr ? 0 : span.count;
+  const bool pairs = withscores && ctx.reply.resp() >= 3;
+  ctx.reply.ArrayHeader(withscores && !pairs ? n * 2 : n);
+  if (n == 0) return;
+  ForEachInSpan(*z, span, [&](std::string_view m, double s) {
+    if (pairs) ctx.reply.ArrayHeader(2);
+    ctx.reply.Bulk(m);
+    if (withscores) ctx.reply.Double(s);
+  });
+}
+
+void StoreZSet(CommandContext& ctx, std::string_view dst, ZSetObject z) {
+  Db& db = ctx.DbOf(dst);
+  db.Erase(dst);
+  const size_t n = z.size();
+  if (n > 0) {
+    InsertKey(ctx, db, dst, Value(std::move(z)));
+    SignalKeyAsReady(ctx, ctx.ShardOf(dst), ctx.client.db, dst);
+  }
+  ctx.reply.Integer(static_cast<int64_t>(n));
+}
+
+namespace {
+
+constexpr std::string_view kErrNotFloatRange = "ERR min or max is not a float";
+constexpr std::string_view kErrNotLexRange = "ERR min or max not valid string range item";
+
+// A ZRANGEBYLEX bound: "-" (below everything), "+" (above everything), or
+// "[x" / "(x".
+struct LexBound {
+  enum Kind : uint8_t { kValue, kMinusInf, kPlusInf } kind = kValue;
+  std::string_view s;
+  bool exclusive = false;
+};
+
+bool ParseLexBound(std::string_view arg, LexBound* b) {
+  if (arg.empty()) return false;
+  const bool alone = arg.size() == 1 || arg[1] == '\0';  // Redis tests the next C char
+  switch (arg[0]) {
+    case '-': b->kind = LexBound::kMinusInf; return alone;
+    case '+': b->kind = LexBound::kPlusInf; return alone;
+    case '(': b->exclusive = true; b->s = arg.substr(1); return true;
+    case '[': b->exclusive = false; b->s = arg.substr(1); return true;
+    default: return false;
+  }
+}
+
+struct ScoreRange {
+  double min = 0, max = 0;
+  bool minex = false, maxex = false;
+};
+
+bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* r) {
+  return ParseScoreBound(min, &r->min, &r->minex) && ParseScoreBound(max, &r->max, &r->maxex);
+}
+
+// The span between two positions (lo and hi valid, hi at or after lo),
+// after LIMIT offset count (count < 0: no limit; offset < 0: nothing, as
+// in Redis).
+RankSpan SpanBetween(const ZSetObject::Pos& lo, const ZSetObject::Pos& hi, bool reverse, int64_t offset,
+                     int64_t limit) {
+  RankSpan span;
+  span.reverse = reverse;
+  if (!lo.valid() || !hi.valid() || hi.rank < lo.rank || offset < 0) return span;
+  const uint64_t n = hi.rank - lo.rank + 1;
+  if (static_cast<uint64_t>(offset) >= n) return span;
+  span.count = n - static_cast<uint64_t>(offset);
+  if (limit >= 0) span.count = std::min<uint64_t>(span.count, static_cast<uint64_t>(limit));
+  span.first = reverse ? hi.rank - static_cast<uint64_t>(offset) : lo.rank + static_cast<uint64_t>(offset);
+  return span;
+}
+
+RankSpan ScoreSpan(const ZSetObject& z, const ScoreRange& r, bool reverse = false, int64_t offset = 0,
+                   int64_t limit = -1) {
+  const ZSetObject::Pos lo = z.LowerBoundScore(r.min, r.minex);
+  if (!lo.valid()) return RankSpan{};
+  return SpanBetween(lo, z.UpperBoundScore(r.max, r.maxex), reverse, offset, limit);
+}
+
+ZSetObject::Pos LexLow(const ZSetObject& z, const LexBound& b) {
+  switch (b.kind) {
+    case LexBound::kMinusInf: return z.AtRank(0);
+    case LexBound::kPlusInf: return ZSetObject::Pos{};
+    case LexBound::kValue: break;
+  }
+  return z.LowerBoundLex(b.s, b.exclusive);
+}
+
+ZSetObject::Pos LexHigh(const ZSetObject& z, const LexBound& b) {
+  switch (b.kind) {
+    case LexBound::kPlusInf: return z.AtRank(z.size() - 1);
+    case LexBound::kMinusInf: return ZSetObject::Pos{};
+    case LexBound::kValue: break;
+  }
+  return z.UpperBoundLex(b.s, b.exclusive);
+}
+
+RankSpan LexSpan(const ZSetObject& z, const LexBound& min, const LexBound& max, bool reverse = false,
+                 int64_t offset = 0, int64_t limit = -1) {
+  const ZSetObject::Pos lo = LexLow(z, min);
+  if (!lo.valid()) return RankSpan{};
+  return SpanBetween(lo, LexHigh(z, max), reverse, offset, limit);
+}
+
+// Z[REV]RANGE's start and stop (Redis's genericZrangebyrankCommand).
+RankSpan RankSpanOf(const ZSetObject& z, int64_t start, int64_t end, bool reverse) {
+  RankSpan span;
+  span.reverse = reverse;
+  const int64_t llen = static_cast<int64_t>(z.size());
+  if (start < 0) start += llen;
+  if (end < 0) end += llen;
+  if (start < 0) start = 0;
+  if (start > end || start >= llen) return span;
+  if (end >= llen) end = llen - 1;
+  span.count = static_cast<uint64_t>(end - start + 1);
+  span.first = reverse ? static_cast<uint64_t>(llen - 1 - start) : static_cast<uint64_t>(start);
+  return span;
+}
+
+// ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...], and
+// ZINCRBY (INCR from the start), as Redis's zaddGenericCommand.
+void ZaddGeneric(CommandContext& ctx, int flags) {
+  std::string_view key = ctx.args[1];
+  bool ch = false;
+  size_t at = 2;
+  for (; at < ctx.args.size(); ++at) {
+    const std::string_view o = ctx.args[at];
+    if (EqualsIgnoreCase(o, "nx")) flags |= ZSetObject::kNx;
+    else if (EqualsIgnoreCase(o, "xx")) flags |= ZSetObject::kXx;
+    else if (EqualsIgnoreCase(o, "ch")) ch = true;
+    else if (EqualsIgnoreCase(o, "incr")) flags |= ZSetObject::kIncr;
+    else if (EqualsIgnoreCase(o, "gt")) flags |= ZSetObject::kGt;
+    else if (EqualsIgnoreCase(o, "lt")) flags |= ZSetObject::kLt;
+    else break;
+  }
+  const size_t rest = ctx.args.size() - at;
+  if (rest == 0 || rest % 2 != 0) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  const size_t elements = rest / 2;
+  const bool nx = flags & ZSetObject::kNx, xx = flags & ZSetObject::kXx, gt = flags & ZSetObject::kGt,
+             lt = flags & ZSetObject::kLt, incr = flags & ZSetObject::kIncr;
+  if (nx && xx) {
+    ctx.reply.Error("ERR XX and NX options at the same time are not compatible");
+    return;
+  }
+  if ((gt && nx) || (lt && nx) || (gt && lt)) {
+    ctx.reply.Error("ERR GT, LT, and/or NX options at the same time are not compatible");
+    return;
+  }
+  if (incr && elements > 1) {
+    ctx.reply.Error("ERR INCR option supports a single increment-element pair");
+    return;
+  }
+  // Every score is checked before anything changes.
+  double one_score;
+  std::vector<double> scores;
+  if (elements > 1) scores.resize(elements);
+  for (size_t j = 0; j < elements; ++j) {
+    double& s = elements > 1 ? scores[j] : one_score;
+    if (!ParseDouble(ctx.args[at + 2 * j], &s)) {
+      ctx.reply.Error(kErrNotFloat);
+      return;
+    }
+  }
+  Db::Entry* e;
+  if (!LookupTyped(ctx, key, ValueType::kZSet, &e, /*write=*/true)) return;
+  const ZSetLimits limits = ZLimits(ctx);
+  int64_t added = 0, updated = 0, processed = 0;
+  double score = 0;
+  if (e == nullptr) {
+    if (xx) {
+      if (incr)
+        ctx.reply.Null();
+      else
+        ctx.reply.Integer(0);
+      return;
+    }
+    e = InsertKey(ctx, ctx.DbOf(key), key,
+                  Value(ZSetObject::Create(elements, ctx.args[at + 1].size(), limits)));
+    SignalKeyAsReady(ctx, ctx.shard, ctx.client.db, key);
+  } else {
+    e->value.mutable_zset().MaybeConvert(elements, limits);
+  }
+  ZSetObject& z = e->value.mutable_zset();
+  for (size_t j = 0; j < elements; ++j) {
+    const double s = elements > 1 ? scores[j] : one_score;
+    double newscore = s;
+    const ZSetObject::AddResult r = z.Add(s, ctx.args[at + 2 * j + 1], flags, limits, &newscore);
+    if (r == ZSetObject::AddResult::kNaN) {
+      ctx.reply.Error("ERR resulting score is not a number (NaN)");
+      return;
+    }
+    added += r == ZSetObject::AddResult::kAdded;
+    updated += r == ZSetObject::AddResult::kUpdated;
+    processed += r != ZSetObject::AddResult::kNop;
+    score = newscore;
+  }
+  if (incr) {
+    if (processed)
+      ctx.reply.Double(score);
+    else
+      ctx.reply.Null();
+  } else {
+    ctx.reply.Integer(ch ? added + updated : added);
+  }
+}
+
+void ZaddCommand(CommandContext& ctx) { ZaddGeneric(ctx, 0); }
+void ZincrbyCommand(CommandContext& ctx) { ZaddGeneric(ctx, ZSetObject::kIncr); }
+
+void ZremCommand(CommandContext& ctx) {
+  Db::Entry* e;
+  if (!LookupTyped(ctx, ctx.args[1], ValueType::kZSet, &e, /*write=*/true)) return;
+  int64_t removed = 0;
+  if (e != nullptr) {
+    ZSetObject& z = e->value.mutable_zset();
+    for (size_t i = 2; i < ctx.args.size() && z.size() > 0; i++) removed += z.Remove(ctx.args[i]);
+    DeleteIfEmpty(ctx, ctx.args[1], z);
+  }
+  ctx.reply.Integer(removed);
+}
+
+void ZcardCommand(CommandContext& ctx) {
+  const ZSetObject* z;
+  if (!ZSetForRead(ctx, ctx.args[1], &z)) return;
+  ctx.reply.Integer(z == nullptr ? 0 : static_cast<int64_t>(z->size()));
+}
+
+void ZscoreCommand(CommandContext& ctx) {
+  const ZSetObject* z;
+  if (!ZSetForRead(ctx, ctx.args[1], &z)) return;
+  double s;
+  if (z != nullptr && z->Score(ctx.args[2], &s))
+    ctx.reply.Double(s);
+  else
+    ctx.reply.Null();
+}
+
+void ZmscoreCommand(CommandContext& ctx) {
+  const ZSetObject* z;
+  if (!ZSetForRead(ctx, ctx.args[1], &z)) return;
+  ctx.reply.ArrayHeader(ctx.args.size() - 2);
+  for (size_t i = 2; i < ctx.args.size(); i++) {
+    double s;
+    if (z != nullptr && z->Score(ctx.args[i], &s))
+      ctx.reply.Double(s);
+    else
+      ctx.reply.Null();
+  }
+}
+
+// Z[REV]RANK key member [WITHSCORE]
+void ZrankGeneric(CommandContext& ctx, bool reverse) {
+  if (ctx.args.size() > 4) {
+    ReplyWrongArity(ctx);
+    return;
+  }
+  const bool withscore = ctx.args.size() == 4;
+  if (withscore && !EqualsIgnoreCase(ctx.args[3], "withscore")) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  const ZSetObject* z;
+  if (!ZSetForRead(ctx, ctx.args[1], &z)) return;
+  uint64_t rank;
+  double score;
+  if (z == nullptr || !z->Rank(ctx.args[2], &rank, &score)) {
+    if (withscore)
+      ctx.reply.NullArray();
+    else
+      ctx.reply.Null();
+    return;
+  }
+  if (reverse) rank = z->size() - 1 - rank;
+  if (withscore) ctx.reply.ArrayHeader(2);
+  ctx.reply.Integer(static_cast<int64_t>(rank));
+  if (withscore) ctx.reply.Double(score);
+}
+
+void ZrankCommand(CommandContext& ctx) { ZrankGeneric(ctx, false); }
+void ZrevrankCommand(CommandContext& ctx) { ZrankGeneric(ctx, true); }
+
+void ZcountCommand(CommandContext& ctx) {
+  ScoreRange r;
+  if (!ParseScoreRange(ctx.args[2], ctx.args[3], &r)) {
+    ctx.reply.Error(kErrNotFloatRange);
+    return;
+  }
+  const ZSetObject* z;
+  if (!ZSetForRead(ctx, ctx.args[1], &z)) return;
+  ctx.reply.Integer(z == nullptr ? 0 : static_cast<int64_t>(ScoreSpan(*z, r).count));
+}
+
+void ZlexcountCommand(CommandContext& ctx) {
+  LexBound min, max;
+  if (!ParseLexBound(ctx.args[2], &min) || !ParseLexBound(ctx.args[3], &max)) {
+    ctx.reply.Error(kErrNotLexRange);
+    return;
+  }
+  const ZSetObject* z;
+  if (!ZSetForRead(ctx, ctx.args[1], &z)) return;
+  ctx.reply.Integer(z == nullptr ? 0 : static_cast<int64_t>(LexSpan(*z, min, max).count));
+}
+
+enum class RangeType : uint8_t { kAuto, kRank, kScore, kLex };
+
+// The ZRANGE family (Redis's zrangeGenericCommand): the source key at
+// args[at], its bounds after it, then the options. ZRANGESTORE stores the
+// result at args[1] (no WITHSCORES there).
+void ZrangeGeneric(CommandContext& ctx, size_t at, bool store, RangeType type, bool reverse, bool auto_direction) {
+  bool withscores = false;
+  int64_t offset = 0, limit = -1;
+  for (size_t j = at + 3; j < ctx.args.size(); ++j) {
+    const std::string_view o = ctx.args[j];
+    const size_t left = ctx.args.size() - j - 1;
+    if (!store && EqualsIgnoreCase(o, "withscores")) {
+      withscores = true;
+    } else if (EqualsIgnoreCase(o, "limit") && left >= 2) {
+      if (!ParseIntArg(ctx, ctx.args[j + 1], &offset) || !ParseIntArg(ctx, ctx.args[j + 2], &limit)) return;
+      j += 2;
+    } else if (auto_direction && EqualsIgnoreCase(o, "rev")) {
+      reverse = true;
+      auto_direction = false;
+    } else if (type == RangeType::kAuto && EqualsIgnoreCase(o, "bylex")) {
+      type = RangeType::kLex;
+    } else if (type == RangeType::kAuto && EqualsIgnoreCase(o, "byscore")) {
+      type = RangeType::kScore;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  if (type == RangeType::kAuto) type = RangeType::kRank;
+  if (limit != -1 && type == RangeType::kRank) {
+    ctx.reply.Error("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+    return;
+  }
+  if (withscores && type == RangeType::kLex) {
+    ctx.reply.Error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+    return;
+  }
+  // A reverse score or lex range is given as max, min.
+  std::string_view min = ctx.args[at + 1], max = ctx.args[at + 2];
+  if (reverse && type != RangeType::kRank) std::swap(min, max);
+  int64_t start = 0, end = 0;
+  ScoreRange sr;
+  LexBound lmin, lmax;
+  switch (type) {
+    case RangeType::kAuto:
+    case RangeType::kRank:
+      if (!ParseIntArg(ctx, min, &start) || !ParseIntArg(ctx, max, &end)) return;
+      break;
+    case RangeType::kScore:
+      if (!ParseScoreRange(min, max, &sr)) {
+        ctx.reply.Error(kErrNotFloatRange);
+        return;
+      }
+      break;
+    case RangeType::kLex:
+      if (!ParseLexBound(min, &lmin) || !ParseLexBound(max, &lmax)) {
+        ctx.reply.Error(kErrNotLexRange);
+        return;
+      }
+      break;
+  }
+  const std::string_view key = ctx.args[at];
+  const ZSetObject* z;
+  if (!ZSetForRead(ctx, key, &z)) return;
+  RankSpan span;
+  if (z != nullptr) {
+    switch (type) {
+      case RangeType::kAuto:
+      case RangeType::kRank: span = RankSpanOf(*z, start, end, reverse); break;
+      case RangeType::kScore: span = ScoreSpan(*z, sr, reverse, offset, limit); break;
+      case RangeType::kLex: span = LexSpan(*z, lmin, lmax, reverse, offset, limit); break;
+    }
+  }
+  if (!store) {
+    ReplyZRange(ctx, z, span, withscores);
+    return;
+  }
+  // As Redis's zrangeResultBeginStore: a rank range's result is sized by its
+  // length; a score or lex range's length is not known to it (a skiplist).
+  const ZSetLimits limits = ZLimits(ctx);
+  ZSetObject result = ZSetObject::Create(type == RangeType::kRank ? span.count : SIZE_MAX, 0, limits);
+  if (z != nullptr) {
+    ForEachInSpan(*z, span, [&](std::string_view m, double s) {
+      double unused;
+      result.Add(s, m, 0, limits, &unused);
+    });
+  }
+  StoreZSet(ctx, ctx.args[1], std::move(result));
+}
+
+// ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
+void ZrangeCommand(CommandContext& ctx) { ZrangeGeneric(ctx, 1, false, RangeType::kAuto, false, true); }
+// ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]
+void ZrangestoreCommand(CommandContext& ctx) { ZrangeGeneric(ctx, 2, true, RangeType::kAuto, false, true); }
+void ZrevrangeCommand(CommandContext& ctx) { ZrangeGeneric(ctx, 1, false, RangeType::kRank, true, false); }
+void ZrangebyscoreCommand(CommandContext& ctx) { ZrangeGeneric(ctx, 1, false, RangeType::kScore, false, false); }
+void ZrevrangebyscoreCommand(CommandContext& ctx) { ZrangeGeneric(ctx, 1, false, RangeType::kScore, true, false); }
+void ZrangebylexCommand(CommandContext& ctx) { ZrangeGeneric(ctx, 1, false, RangeType::kLex, false, false); }
+void ZrevrangebylexCommand(CommandContext& ctx) { ZrangeGeneric(ctx, 1, false, RangeType::kLex, true, false); }
+
+// ZREMRANGEBYRANK / BYSCORE / BYLEX key min max: the range is checked
+// before the key is looked up, as Redis does.
+void ZremrangeGeneric(CommandContext& ctx, RangeType type) {
+  int64_t start = 0, end = 0;
+  ScoreRange sr;
+  LexBound lmin, lmax;
+  if (type == RangeType::kRank) {
+    if (!ParseIntArg(ctx, ctx.args[2], &start) || !ParseIntArg(ctx, ctx.args[3], &end)) return;
+  } else if (type == RangeType::kScore) {
+    if (!ParseScoreRange(ctx.args[2], ctx.args[3], &sr)) {
+      ctx.reply.Error(kErrNotFloatRange);
+      return;
+    }
+  } else if (!ParseLexBound(ctx.args[2], &lmin) || !ParseLexBound(ctx.args[3], &lmax)) {
+    ctx.reply.Error(kErrNotLexRange);
+    return;
+  }
+  Db::Entry* e;
+  if (!LookupTyped(ctx, ctx.args[1], ValueType::kZSet, &e, /*write=*/true)) return;
+  if (e == nullptr) {
+    ctx.reply.Integer(0);
+    return;
+  }
+  ZSetObject& z = e->value.mutable_zset();
+  const RankSpan span = type == RangeType::kRank    ? RankSpanOf(z, start, end, false)
+                        : type == RangeType::kScore ? ScoreSpan(z, sr)
+                                                    : LexSpan(z, lmin, lmax);
+  z.EraseRanks(span.first, span.count);
+  DeleteIfEmpty(ctx, ctx.args[1], z);
+  ctx.reply.Integer(static_cast<int64_t>(span.count));
+}
+
+void ZremrangebyrankCommand(CommandContext& ctx) { ZremrangeGeneric(ctx, RangeType::kRank); }
+void ZremrangebyscoreCommand(CommandContext& ctx) { ZremrangeGeneric(ctx, RangeType::kScore); }
+void ZremrangebylexCommand(CommandContext& ctx) { ZremrangeGeneric(ctx, RangeType::kLex); }
+
+constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
+
+}  // namespace
+
+void RegisterZSetOpCommands(CommandTable& t);
+
+void RegisterZSetCommands(CommandTable& t) {
+  auto add = FamilyRegistrar(t, kAclSortedSet, "sorted-set");
+  constexpr std::string_view kLogN = "O(log(N)) where N is the number of elements in the sorted set.";
+  constexpr std::string_view kRangeCost =
+      "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.";
+  add("zadd", -4, kWriteFlags | kCmdFast, 1, 1, ZaddCommand, "1.2.0",
+      "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+      "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.");
+  add("zincrby", 4, kWriteFlags | kCmdFast, 1, 1, ZincrbyCommand, "1.2.0", kLogN,
+      "Increments the score of a member in a sorted set.");
+  add("zrem", -3, kCmdWrite | kCmdFast, 1, 1, ZremCommand, "1.2.0",
+      "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be "
+      "removed.",
+      "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.");
+  add("zcard", 2, kCmdReadonly | kCmdFast, 1, 1, ZcardCommand, "1.2.0", "O(1)",
+      "Returns the number of members in a sorted set.");
+  add("zscore", 3, kCmdReadonly | kCmdFast, 1, 1, ZscoreCommand, "1.2.0", "O(1)",
+      "Returns the score of a member in a sorted set.");
+  add("zmscore", -3, kCmdReadonly | kCmdFast, 1, 1, ZmscoreCommand, "6.2.0",
+      "O(N) where N is the number of members being requested.",
+      "Returns the score of one or more members in a sorted set.");
+  add("zrank", -3, kCmdReadonly | kCmdFast, 1, 1, ZrankCommand, "2.0.0", kLogN,
+      "Returns the index of a member in a sorted set ordered by ascending scores.");
+  add("zrevrank", -3, kCmdReadonly | kCmdFast, 1, 1, ZrevrankCommand, "2.0.0", kLogN,
+      "Returns the index of a member in a sorted set ordered by descending scores.");
+  add("zcount", 4, kCmdReadonly | kCmdFast, 1, 1, ZcountCommand, "2.0.0", kLogN,
+      "Returns the count of members in a sorted set that have scores within a range.");
+  add("zlexcount", 4, kCmdReadonly | kCmdFast, 1, 1, ZlexcountCommand, "2.8.9", kLogN,
+      "Returns the number of members in a sorted set within a lexicographical range.");
+  add("zrange", -4, kCmdReadonly, 1, 1, ZrangeCommand, "1.2.0", kRangeCost,
+      "Returns members in a sorted set within a range of indexes.");
+  add("zrangestore", -5, kWriteFlags, 1, 2, ZrangestoreCommand, "6.2.0",
+      "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into "
+      "the destination key.",
+      "Stores a range of members from sorted set in a key.");
+  add("zrevrange", -4, kCmdReadonly, 1, 1, ZrevrangeCommand, "1.2.0", kRangeCost,
+      "Returns members in a sorted set within a range of indexes in reverse order.");
+  add("zrangebyscore", -4, kCmdReadonly, 1, 1, ZrangebyscoreCommand, "1.0.5", kRangeCost,
+      "Returns members in a sorted set within a range of scores.");
+  add("zrevrangebyscore", -4, kCmdReadonly, 1, 1, ZrevrangebyscoreCommand, "2.2.0", kRangeCost,
+      "Returns members in a sorted set within a range of scores in reverse order.");
+  add("zrangebylex", -4, kCmdReadonly, 1, 1, ZrangebylexCommand, "2.8.9", kRangeCost,
+      "Returns members in a sorted set within a lexicographical range.");
+  add("zrevrangebylex", -4, kCmdReadonly, 1, 1, ZrevrangebylexCommand, "2.8.9", kRangeCost,
+      "Returns members in a sorted set within a lexicographical range in reverse order.");
+  constexpr std::string_view kRemCost =
+      "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by "
+      "the operation.";
+  add("zremrangebyrank", 4, kCmdWrite, 1, 1, ZremrangebyrankCommand, "2.0.0", kRemCost,
+      "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were "
+      "removed.");
+  add("zremrangebyscore", 4, kCmdWrite, 1, 1, ZremrangebyscoreCommand, "1.2.0", kRemCost,
+      "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were "
+      "removed.");
+  add("zremrangebylex", 4, kCmdWrite, 1, 1, ZremrangebylexCommand, "2.8.9", kRemCost,
+      "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were "
+      "removed.");
+  RegisterZSetOpCommands(t);
+}
+
+}  // namespace peregrine

@@ -1,0 +1,62 @@
+// Helpers shared by the sorted set commands (zsets.cc, zset_ops.cc) and the
+// geo commands (geo.cc), which keep their points in sorted sets.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "commands/common.h"
+#include "core/zset_object.h"
+
+namespace peregrine {
+
+// The zset-max-listpack-* directives.
+ZSetLimits ZLimits(const CommandContext& ctx);
+
+// The sorted set at `key` for a read: false after replying WRONGTYPE; *out
+// is nullptr if the key is missing.
+bool ZSetForRead(CommandContext& ctx, std::string_view key, const ZSetObject** out);
+
+// Redis's strtod-based parse of a score range bound (zslParseRange): the
+// whole string (up to a NUL) must be a number strtod reads, "(" first for an
+// exclusive bound; NaN refused; "inf", "1e400" (infinite) and "" (zero) pass,
+// as in Redis.
+bool ParseScoreBound(std::string_view arg, double* value, bool* exclusive);
+
+// A run of entries by rank: `count` of them from rank `first`, towards
+// lower ranks when `reverse`.
+struct RankSpan {
+  uint64_t first = 0;
+  uint64_t count = 0;
+  bool reverse = false;
+};
+
+// Calls f(member, score) for each entry of `span`, in its order. The member
+// view lives for the call only.
+template <typename F>
+void ForEachInSpan(const ZSetObject& z, const RankSpan& span, F&& f) {
+  if (span.count == 0) return;
+  char scratch[packed::kScratchSize];
+  uint64_t left = span.count;
+  ZSetObject::Pos p = z.AtRank(span.first);
+  if (!span.reverse) {
+    for (;;) {
+      f(ZSetObject::MemberAt(p, scratch), ZSetObject::ScoreAt(p));
+      if (--left == 0 || !z.Next(&p)) return;
+    }
+  }
+  for (;;) {
+    f(ZSetObject::MemberAt(p, scratch), ZSetObject::ScoreAt(p));
+    if (--left == 0 || !z.Prev(&p)) return;
+  }
+}
+
+// Replies the entries of `span`: members, with their scores after them
+// (RESP2) or as [member, score] pairs (RESP3) when `withscores`.
+void ReplyZRange(CommandContext& ctx, const ZSetObject* z, const RankSpan& span, bool withscores);
+
+// Stores `z` at `dst` in place of whatever was there (deleting it when `z`
+// is empty) and replies its size; clients blocked on `dst` are served.
+void StoreZSet(CommandContext& ctx, std::string_view dst, ZSetObject z);
+
+}  // namespace peregrine
