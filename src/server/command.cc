@@ -22,6 +22,7 @@ uint32_t CommandSpec::AclCategories() const {
 bool CommandSpec::KeyPositions(std::span<const std::string_view> args, std::vector<size_t>* out) const {
   out->clear();
   if (first_key <= 0) return true;
+  if (find_keys != nullptr) return find_keys(args, out);
   int argc = static_cast<int>(args.size());
   if (numkeys_index > 0) {
     int64_t n;
@@ -42,7 +43,7 @@ void CommandTable::Register(CommandSpec spec) {
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   owned->fullname = std::string(owned->name);
   owned->id = next_id_++;
-  if (owned->numkeys_index > 0) owned->flags |= kCmdMovableKeys;
+  if (owned->numkeys_index > 0 || owned->find_keys != nullptr) owned->flags |= kCmdMovableKeys;
   for (CommandSpec& sub : owned->subcommands) {
     sub.parent = owned.get();
     sub.fullname = owned->fullname + "|" + std::string(sub.name);

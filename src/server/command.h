@@ -130,6 +130,9 @@ struct CommandSpec {
   // or a destination key before numkeys, as ZUNIONSTORE's; last_key and
   // key_step are not used).
   int numkeys_index = 0;
+  // Keys found by reading the arguments (GEORADIUS ... STORE key): when
+  // set, KeyPositions asks it (first_key is still the first key).
+  bool (*find_keys)(std::span<const std::string_view> args, std::vector<size_t>* out) = nullptr;
   std::string_view summary;
   std::string_view since;
   std::string_view group;

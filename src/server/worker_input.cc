@@ -349,7 +349,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
       if (spec != cmd || hint == nullptr)
         first_key_shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(spec->first_key)]));
       target = first_key_shard;
-      if ((spec->last_key != spec->first_key || spec->numkeys_index > 0) && spec->KeyPositions(args, &key_positions_)) {
+      if ((spec->last_key != spec->first_key || spec->numkeys_index > 0 || spec->find_keys != nullptr) &&
+          spec->KeyPositions(args, &key_positions_)) {
         shard_set_.clear();
         for (size_t pos : key_positions_) shard_set_.push_back(static_cast<uint32_t>(server_.ShardIndexOf(args[pos])));
         span = std::any_of(shard_set_.begin(), shard_set_.end(), [&](uint32_t s) { return s != target; });
