@@ -2,6 +2,7 @@
 #include "core/lazy_free.h"
 
 #include <chrono>
+#include <cstdint>
 #include <deque>
 
 #include "core/memory.h"
@@ -26,50 +27,69 @@ void Finish(PackedTable* t) {
   CountedFree(t);
 }
 
-struct Queue {
-  std::deque<PackedTable*> tables;
+bool SomeOfTable(void* obj, size_t pages) {
+  PackedTable* t = static_cast<PackedTable*>(obj);
+  if (!t->DestroySome(pages)) return false;
+  Finish(t);
+  return true;
+}
+
+struct Job {
+  void* obj;
+  bool (*some)(void*, size_t);
+};
+
+struct Jobs {
+  std::deque<Job> jobs;
   // A thread that exits frees what it still holds.
-  ~Queue() {
-    for (PackedTable* t : tables) Finish(t);
+  ~Jobs() {
+    for (const Job& j : jobs)
+      while (!j.some(j.obj, SIZE_MAX)) {
+      }
   }
 };
 
-Queue& ThisThread() {
-  static thread_local Queue q;
+Jobs& ThisThread() {
+  static thread_local Jobs q;
   return q;
 }
 
 }  // namespace
 
+void Queue(void* obj, bool (*some)(void* obj, size_t blocks)) {
+  ThisThread().jobs.push_back(Job{obj, some});
+  detail::pending++;
+}
+
 void FreeTable(PackedTable* t) {
   if (t->size() >= kMinQueuedEntries) {
-    ThisThread().tables.push_back(t);
-    detail::pending++;
+    Queue(t, SomeOfTable);
     return;
   }
   Finish(t);
 }
 
 bool RunSlice(int64_t budget_us) {
-  Queue& q = ThisThread();
-  if (q.tables.empty()) return false;
+  Jobs& q = ThisThread();
+  if (q.jobs.empty()) return false;
   const int64_t deadline = NowUs() + budget_us;
-  while (!q.tables.empty()) {
-    PackedTable* t = q.tables.front();
-    if (t->DestroySome(kPagesPerCheck)) {
-      Finish(t);
-      q.tables.pop_front();
+  while (!q.jobs.empty()) {
+    const Job j = q.jobs.front();
+    if (j.some(j.obj, kPagesPerCheck)) {
+      q.jobs.pop_front();
       detail::pending--;
     }
     if (NowUs() >= deadline) break;
   }
-  return !q.tables.empty();
+  return !q.jobs.empty();
 }
 
 void FreeAll() {
-  Queue& q = ThisThread();
-  for (PackedTable* t : q.tables) Finish(t);
-  q.tables.clear();
+  Jobs& q = ThisThread();
+  for (const Job& j : q.jobs)
+    while (!j.some(j.obj, SIZE_MAX)) {
+    }
+  q.jobs.clear();
   detail::pending = 0;
 }
 

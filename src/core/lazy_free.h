@@ -25,6 +25,10 @@ inline constexpr size_t kMinQueuedEntries = 4096;
 
 // Frees `t` (a table placed in a CountedAlloc block) now, or queues it.
 void FreeTable(PackedTable* t);
+// Queues a container of at least kMinQueuedEntries: some(obj, n) frees n
+// more of its blocks (about a page's worth of entries each) and returns
+// true once it has freed the last, `obj` included.
+void Queue(void* obj, bool (*some)(void* obj, size_t blocks));
 // Frees queued tables for about `budget_us` microseconds; returns whether
 // any are left.
 bool RunSlice(int64_t budget_us);

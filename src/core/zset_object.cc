@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "core/lazy_free.h"
 #include "core/memory.h"
 
 namespace peregrine {
@@ -42,6 +43,16 @@ void ZSetObject::Release() {
   if (ptr_ == nullptr) return;
   if (encoding() == Encoding::kListpack) {
     ZLeaf::Destroy(leaf());
+  } else if (big()->tree.size() >= lazy_free::kMinQueuedEntries) {
+    // Freed a few leaves at a time between events (a 10M-member set has
+    // some 300K leaves: tens of milliseconds at once).
+    lazy_free::Queue(ptr_, [](void* obj, size_t leaves) {
+      Big* b = static_cast<Big*>(obj);
+      if (!b->tree.DestroySome(leaves)) return false;
+      b->~Big();
+      CountedFree(b);
+      return true;
+    });
   } else {
     big()->~Big();
     CountedFree(ptr_);

@@ -490,6 +490,45 @@ void ZTree::DownRight(Pos* pos, uint32_t depth) const {
   pos->off = pos->leaf->LastOf();
 }
 
+bool ZTree::DestroySome(size_t leaves) {
+  while (root_ != nullptr) {
+    if (height_ == 0) {
+      ZLeaf::Destroy(static_cast<ZLeaf*>(root_));
+      root_ = nullptr;
+      break;
+    }
+    if (leaves == 0) return false;
+    // Down the rightmost path to the lowest node; its last leaves go.
+    ZNode* path[kMaxHeight];
+    void* p = root_;
+    for (uint32_t d = 0; d < height_; ++d) {
+      path[d] = static_cast<ZNode*>(p);
+      p = path[d]->child[path[d]->n - 1];
+    }
+    ZNode* bottom = path[height_ - 1];
+    while (bottom->n > 0 && leaves > 0) {
+      --bottom->n;
+      ZLeaf::Destroy(static_cast<ZLeaf*>(bottom->child[bottom->n]));
+      FreeSep(bottom->sep_member[bottom->n]);
+      --leaves;
+    }
+    // Emptied nodes go, and their places in the nodes above.
+    for (uint32_t d = height_; d-- > 0 && path[d]->n == 0;) {
+      CountedFree(path[d]);
+      if (d == 0) {
+        root_ = nullptr;
+        break;
+      }
+      ZNode* up = path[d - 1];
+      --up->n;
+      FreeSep(up->sep_member[up->n]);
+    }
+  }
+  height_ = 0;
+  size_ = 0;
+  return true;
+}
+
 ZTree::Pos ZTree::AtRank(uint64_t r) const {
   Pos pos;
   if (r >= size_) {  // the end: after the last entry

@@ -94,6 +94,11 @@ class ZTree {
   double Score(const Pos& pos) const { return pos.leaf->ScoreAt(pos.off); }
   std::string_view Member(const Pos& pos, char* scratch) const { return pos.leaf->MemberAt(pos.off, scratch); }
 
+  // Frees up to `leaves` leaves (and the nodes they leave empty) from the
+  // tree's end; true once the tree is empty. For lazy freeing: nothing but
+  // DestroySome and the destructor may be called after it.
+  bool DestroySome(size_t leaves);
+
   // Checks the structure (tests): counts, order, separators, sizes.
   bool Validate() const;
   uint32_t height() const { return height_; }
