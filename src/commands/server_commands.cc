@@ -151,7 +151,7 @@ void ReplyCommandInfo(CommandContext& ctx, const CommandSpec& cmd) {
   ctx.reply.Integer(cmd.arity);
   ReplyStringSet(ctx, FlagNames(cmd.flags));
   // A numkeys command has no legacy key range (Redis reports 0 0 0).
-  const bool range = cmd.numkeys_index == 0;
+  const bool range = cmd.numkeys_index == 0 || cmd.first_key < cmd.numkeys_index;  // ZUNIONSTORE: its destination
   ctx.reply.Integer(range ? cmd.first_key : 0);
   ctx.reply.Integer(range ? cmd.last_key : 0);
   ctx.reply.Integer(range ? cmd.key_step : 0);

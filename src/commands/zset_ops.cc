@@ -8,6 +8,7 @@
 #include <bit>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -262,10 +263,20 @@ void ZscanCommand(CommandContext& ctx) {
     return;
   }
   if (!ParseKeyScanOptions(ctx, /*allow_novalues=*/false, &o)) return;
+  // Scores as Redis prints them here: a listpack's as stored (an integer,
+  // or the shortest text), a skiplist's with "%.17Lg" (ld2string's
+  // LD_STR_AUTO: 1.1 is 1.1000000000000001).
+  const bool tree = z->encoding() == ZSetObject::Encoding::kSkiplist;
   auto take = [&](std::string_view m, double s) {
     if (o.use_pattern && !GlobMatch(o.pattern, m)) return;
     items.emplace_back(m);
-    items.push_back(FormatDouble(s));
+    if (!tree) {
+      items.push_back(FormatDouble(s));
+      return;
+    }
+    char buf[64];
+    const int n = std::snprintf(buf, sizeof(buf), "%.17Lg", static_cast<long double>(s));
+    items.emplace_back(buf, static_cast<size_t>(n));
   };
   if (z->encoding() == ZSetObject::Encoding::kListpack) {  // all at once, as Redis
     z->ForEach(take);

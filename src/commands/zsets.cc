@@ -424,10 +424,10 @@ void ZrangeGeneric(CommandContext& ctx, size_t at, bool store, RangeType type, b
     ReplyZRange(ctx, z, span, withscores);
     return;
   }
-  // As Redis's zrangeResultBeginStore: a rank range's result is sized by its
-  // length; a score or lex range's length is not known to it (a skiplist).
+  // Sized by the result's length, as Redis 7.0 and 7.2.5+ (7.2.0-7.2.4
+  // made every score or lex range's result a skiplist).
   const ZSetLimits limits = ZLimits(ctx);
-  ZSetObject result = ZSetObject::Create(type == RangeType::kRank ? span.count : SIZE_MAX, 0, limits);
+  ZSetObject result = ZSetObject::Create(span.count, 0, limits);
   if (z != nullptr) {
     ForEachInSpan(*z, span, [&](std::string_view m, double s) {
       double unused;

@@ -15,6 +15,10 @@ namespace {
 // A new leaf's room: a few small entries (it grows by an eighth at least).
 constexpr size_t kFirstLeafRoom = 52;
 
+// The score a leaf keeps: Redis's listpack stores an integral score as an
+// integer (double2ll), so -0 reads back as 0 there (a skiplist keeps -0).
+double LeafScore(double s) { return s == 0 ? 0.0 : s; }
+
 // A listpack position: the leaf, the entry at `off` (index == rank).
 ZSetObject::Pos LeafPos(ZLeaf* l, uint32_t off, uint32_t index) {
   ZSetObject::Pos p;
@@ -91,7 +95,7 @@ void ZSetObject::ToSkiplist() {
 
 void ZSetObject::ToListpack() {
   ZLeaf* l = ZLeaf::Create(kFirstLeafRoom);
-  ForEach([&](std::string_view m, double s) { l = ZLeaf::Insert(l, l->used, s, packed::ItemPlan(m)); });
+  ForEach([&](std::string_view m, double s) { l = ZLeaf::Insert(l, l->used, LeafScore(s), packed::ItemPlan(m)); });
   Release();
   ptr_ = l;
   set_encoding(Encoding::kListpack);
@@ -144,14 +148,14 @@ ZSetObject::AddResult ZSetObject::Add(double score, std::string_view member, int
       l->Erase(at);
       uint32_t index;
       const uint32_t off = l->LowerBound(score, member, &index);
-      ptr_ = ZLeaf::Insert(l, off, score, packed::ItemPlan(member, probe));
+      ptr_ = ZLeaf::Insert(l, off, LeafScore(score), packed::ItemPlan(member, probe));
       return AddResult::kUpdated;
     }
     if (xx) return AddResult::kNop;
     if (size_t{l->count} + 1 <= limits.max_listpack_entries && member.size() <= limits.max_listpack_value) {
       uint32_t index;
       const uint32_t off = l->LowerBound(score, member, &index);
-      ptr_ = ZLeaf::Insert(l, off, score, packed::ItemPlan(member, probe));
+      ptr_ = ZLeaf::Insert(l, off, LeafScore(score), packed::ItemPlan(member, probe));
       *newscore = score;
       return AddResult::kAdded;
     }

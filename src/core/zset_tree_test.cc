@@ -277,4 +277,25 @@ TEST(ZTree, EmptiesBackToOneLeaf) {
 }
 
 }  // namespace
+TEST(ZTree, DestroysInSlices) {
+  const int64_t before = KeyspaceBytes();
+  {
+    ZTree t;
+    for (int i = 0; i < 30000; ++i) t.Insert(i % 977, "member-" + std::to_string(i));
+    ASSERT_GE(t.height(), 2u);
+    EXPECT_GT(KeyspaceBytes(), before);
+    int calls = 0;
+    int64_t last = KeyspaceBytes();
+    while (!t.DestroySome(7)) {
+      ++calls;
+      EXPECT_LT(KeyspaceBytes(), last);  // every slice frees something
+      last = KeyspaceBytes();
+    }
+    EXPECT_GT(calls, 30);  // it took slices, not one go
+    EXPECT_EQ(KeyspaceBytes(), before);
+    EXPECT_TRUE(t.DestroySome(1));
+  }
+  EXPECT_EQ(KeyspaceBytes(), before);
+}
+
 }  // namespace peregrine
