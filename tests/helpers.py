@@ -262,3 +262,65 @@ def crc16(data: bytes) -> int:
             crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
             crc &= 0xFFFF
     return crc
+
+
+# ---------------------------------------------------------------- blocking commands
+
+def blocked_clients(c):
+    info = c.execute_command("INFO", "clients").decode()
+    for line in info.split("\r\n"):
+        if line.startswith("blocked_clients:"):
+            return int(line.split(":")[1])
+    raise AssertionError(info)
+
+
+def wait_blocked(c, n, timeout=5.0):
+    """Wait until exactly `n` clients are blocked."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if blocked_clients(c) == n:
+            return
+        time.sleep(0.005)
+    raise AssertionError("blocked_clients stayed %d, wanted %d" % (blocked_clients(c), n))
+
+
+class Waiter:
+    """A raw connection that sends a blocking command and reads its reply later
+    (RESP3 after HELLO 3 with `resp3`; with `wait`, once the server counts it blocked)."""
+
+    def __init__(self, server, rc, *cmd, wait=True, resp3=False):
+        self.conn = Conn(server, timeout=10)
+        self.id = int(self.conn.call("CLIENT", "ID")[1:-2])
+        if resp3:
+            self.conn.call("HELLO", "3")
+        before = blocked_clients(rc)
+        self.conn.send(encode(*cmd))
+        if wait:
+            wait_blocked(rc, before + 1)
+
+    def reply(self):
+        return self.conn.read_reply()
+
+    def close(self):
+        self.conn.close()
+
+
+@pytest.fixture
+def waiters(server, rc):
+    """make(*cmd, wait=True, resp3=False): a Waiter, closed after the test."""
+    made = []
+
+    def make(*cmd, wait=True, resp3=False):
+        w = Waiter(server, rc, *cmd, wait=wait, resp3=resp3)
+        made.append(w)
+        return w
+
+    yield make
+    for w in made:
+        w.close()
+
+
+def bulk(v):
+    """A RESP bulk string's bytes (str and numbers encoded)."""
+    v = v if isinstance(v, bytes) else str(v).encode()
+    return b"$%d\r\n%s\r\n" % (len(v), v)

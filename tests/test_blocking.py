@@ -12,7 +12,8 @@ import redis
 
 from conftest import IS_REDIS
 from helpers import (  # noqa: F401  (fixtures)
-    NOT_INT, SYNTAX, WRONGTYPE, Conn, arity, encode, fails, raises, rc, rc3)
+    NOT_INT, SYNTAX, WRONGTYPE, Conn, arity, blocked_clients, bulk, encode, fails, raises, rc, rc3, wait_blocked,
+    waiters)
 
 skip_72 = pytest.mark.skipif(IS_REDIS, reason="Redis 7.2 behaviour; Debian ships 7.0")
 
@@ -30,62 +31,8 @@ def blocking_keys(c):
     return None
 
 
-def blocked_clients(c):
-    info = c.execute_command("INFO", "clients").decode()
-    for line in info.split("\r\n"):
-        if line.startswith("blocked_clients:"):
-            return int(line.split(":")[1])
-    raise AssertionError(info)
-
-
-def wait_blocked(c, n, timeout=5.0):
-    """Wait until exactly `n` clients are blocked."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if blocked_clients(c) == n:
-            return
-        time.sleep(0.005)
-    raise AssertionError("blocked_clients stayed %d, wanted %d" % (blocked_clients(c), n))
-
-
-class Waiter:
-    """A raw connection that sends a blocking command and reads its reply later."""
-
-    def __init__(self, server, rc, *cmd, wait=True):
-        self.conn = Conn(server, timeout=10)
-        self.id = int(self.conn.call("CLIENT", "ID")[1:-2])
-        before = blocked_clients(rc)
-        self.conn.send(encode(*cmd))
-        if wait:
-            wait_blocked(rc, before + 1)
-
-    def reply(self):
-        return self.conn.read_reply()
-
-    def close(self):
-        self.conn.close()
-
-
-def bulk(v):
-    return b"$%d\r\n%s\r\n" % (len(v), v)
-
-
 def pair(k, v):
     return b"*2\r\n" + bulk(k) + bulk(v)
-
-
-@pytest.fixture
-def waiters(server, rc):
-    made = []
-
-    def make(*cmd, wait=True):
-        w = Waiter(server, rc, *cmd, wait=wait)
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.close()
 
 
 def test_immediate_pops(rc):

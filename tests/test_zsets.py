@@ -20,7 +20,7 @@ import redis
 from conftest import IS_REDIS
 from helpers import (  # noqa: F401  (fixtures)
     NOT_INT, SYNTAX, WRONGTYPE, Conn, arity, config_set, encode, encoding, fails, raises,
-    raw_client, require_command, rc, rc3)
+    raw_client, require_command, rc, rc3, blocked_clients, bulk, wait_blocked, waiters, Waiter)
 
 NOT_FLOAT = "value is not a valid float"
 NAN_RESULT = "resulting score is not a number (NaN)"
@@ -1503,61 +1503,6 @@ def test_large_members_in_store_commands(rc):
 
 
 # ---------------------------------------------------------------- blocking pops
-
-def blocked_clients(c):
-    info = c.execute_command("INFO", "clients").decode()
-    for line in info.split("\r\n"):
-        if line.startswith("blocked_clients:"):
-            return int(line.split(":")[1])
-    raise AssertionError(info)
-
-
-def wait_blocked(c, n, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if blocked_clients(c) == n:
-            return
-        time.sleep(0.005)
-    raise AssertionError("blocked_clients stayed %d, wanted %d" % (blocked_clients(c), n))
-
-
-class Waiter:
-    """A raw connection that sends a blocking command and reads its reply later."""
-
-    def __init__(self, server, rc, *cmd, resp3=False):
-        self.conn = Conn(server, timeout=10)
-        self.id = int(self.conn.call("CLIENT", "ID")[1:-2])
-        if resp3:
-            self.conn.call("HELLO", "3")
-        before = blocked_clients(rc)
-        self.conn.send(encode(*cmd))
-        wait_blocked(rc, before + 1)
-
-    def reply(self):
-        return self.conn.read_reply()
-
-    def close(self):
-        self.conn.close()
-
-
-@pytest.fixture
-def waiters(server, rc):
-    made = []
-
-    def make(*cmd, resp3=False):
-        w = Waiter(server, rc, *cmd, resp3=resp3)
-        made.append(w)
-        return w
-
-    yield make
-    for w in made:
-        w.close()
-
-
-def bulk(v):
-    v = v if isinstance(v, bytes) else str(v).encode()
-    return b"$%d\r\n%s\r\n" % (len(v), v)
-
 
 def bzpop_reply(key, member, score):
     return b"*3\r\n" + bulk(key) + bulk(member) + bulk(score)
