@@ -152,6 +152,25 @@ SEEDS = {
                      ("SSCAN", "s", "-1"), ("SSCAN", "s", "18446744073709551616"), ("SSCAN", "nope", "0", "COUNT", "0"),
                      ("SADD", "i", "1", "2"), ("SSCAN", "i", "0", "MATCH", "[12]"), ("SSCAN", "i", "0", "NOVALUES")),
     # --- lists
+    # --- sorted sets
+    "zsets": seq(("ZADD", "z", "1", "a", "2", "b", "1.5", "c", "-inf", "d", "+inf", "e"), ("ZADD", "z", "NX", "CH", "3", "a"),
+                 ("ZADD", "z", "XX", "GT", "INCR", "2", "a"), ("ZINCRBY", "z", "-1", "b"), ("ZSCORE", "z", "a"),
+                 ("ZMSCORE", "z", "a", "nope"), ("ZRANK", "z", "c", "WITHSCORE"), ("ZREVRANK", "z", "c"),
+                 ("ZCOUNT", "z", "(1", "+inf"), ("ZLEXCOUNT", "z", "-", "[c"), ("ZRANGE", "z", "0", "-1", "WITHSCORES"),
+                 ("ZRANGE", "z", "(1", "5", "BYSCORE", "REV", "LIMIT", "0", "2"), ("ZRANGE", "z", "[a", "+", "BYLEX"),
+                 ("ZRANGEBYSCORE", "z", "-inf", "(2", "WITHSCORES", "LIMIT", "1", "-1"),
+                 ("ZREVRANGEBYLEX", "z", "+", "-"), ("ZRANGESTORE", "d", "z", "0", "1"), ("ZSCAN", "z", "0"),
+                 ("ZRANDMEMBER", "z", "-3", "WITHSCORES"), ("ZPOPMIN", "z", "2"), ("ZPOPMAX", "z"),
+                 ("ZMPOP", "2", "nope", "z", "MAX", "COUNT", "9"), ("ZREMRANGEBYSCORE", "d", "-inf", "inf"),
+                 ("ZADD", "z", "nan", "x"), ("ZADD", "z", "1"), ("ZADD", "z", "NX", "XX", "1", "a")),
+    "zsets_algebra": seq(("ZADD", "{a}x", "1", "a", "2", "b"), ("SADD", "{a}s", "b", "c"),
+                         ("ZUNIONSTORE", "{a}u", "2", "{a}x", "{a}s", "WEIGHTS", "2", "inf", "AGGREGATE", "MIN"),
+                         ("ZINTER", "2", "{a}x", "{a}s", "WITHSCORES"), ("ZDIFF", "2", "{a}x", "{a}s"),
+                         ("ZINTERCARD", "2", "{a}x", "{a}s", "LIMIT", "1"), ("ZUNION", "0", "{a}x"),
+                         ("ZDIFFSTORE", "{a}x", "1", "{a}nope"), ("BZPOPMIN", "{a}x", "{a}u", "0.01"),
+                         ("BZMPOP", "0.01", "1", "{a}nope", "MIN"), ("ZREMRANGEBYRANK", "{a}u", "0", "-1"),
+                         ("CONFIG", "SET", "zset-max-listpack-entries", "1"), ("ZADD", "{a}y", "1", "p", "2", "q"),
+                         ("OBJECT", "ENCODING", "{a}y"), ("ZREMRANGEBYLEX", "{a}y", "[p", "(q")),
     "lists": seq(("RPUSH", "l", "a", "b", "c", "1", "2"), ("LPUSH", "l", "x", "y"), ("LPUSHX", "l", "z"),
                  ("RPUSHX", "nope", "z"), ("LLEN", "l"), ("LINDEX", "l", "0"), ("LINDEX", "l", "-1"),
                  ("LINDEX", "l", "99"), ("LSET", "l", "1", "set"), ("LSET", "l", "99", "v"), ("LRANGE", "l", "0", "-1"),
@@ -363,6 +382,11 @@ fields fnx fxx listpackex
 lpush rpush lpushx rpushx lpop rpop llen lindex lset lrange ltrim lrem linsert lpos lmove rpoplpush lmpop
 blpop brpop blmove brpoplpush blmpop left right before after rank maxlen unblock error quicklist
 list-max-listpack-size list-max-ziplist-size list-compress-depth
+zadd zincrby zrem zcard zscore zmscore zrank zrevrank zcount zlexcount zrange zrangestore zrangebyscore
+zrevrangebyscore zrangebylex zrevrangebylex zrevrange zremrangebyrank zremrangebyscore zremrangebylex zpopmin
+zpopmax zmpop bzpopmin bzpopmax bzmpop zrandmember zscan zunion zunionstore zinter zinterstore zintercard zdiff
+zdiffstore ch incr withscore withscores byscore bylex rev weights aggregate sum min max skiplist
+zset-max-listpack-entries zset-max-listpack-value inf -inf +inf
 """.split()))
 DICT_RAW = ["\r\n", "*1\r\n", "*2\r\n", "*3\r\n", "$1\r\n", "$-1\r\n", "$0\r\n\r\n",
             "9223372036854775807", "-9223372036854775808", "18446744073709551616", "4294967296",
