@@ -113,52 +113,69 @@ bool FormatLongDoubleHuman(long double v, std::string* out) {
   return true;
 }
 
-std::string FormatDouble(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (v == 0) return std::signbit(v) ? "-0" : "0";
+size_t FormatDouble(double v, char* out) {
+  auto put = [out](std::string_view s) {
+    std::memcpy(out, s.data(), s.size());
+    return s.size();
+  };
+  if (std::isnan(v)) return put("nan");
+  if (std::isinf(v)) return put(v > 0 ? "inf" : "-inf");
+  if (v == 0) return put(std::signbit(v) ? "-0" : "0");
   // Integral values within +-LLONG_MAX/2 print as integers (Redis's double2ll range).
   constexpr double kIntRange = static_cast<double>(std::numeric_limits<int64_t>::max() / 2);
-  if (v >= -kIntRange && v <= kIntRange && v == std::trunc(v))
-    return Int64ToString(static_cast<int64_t>(v));
+  if (v >= -kIntRange && v <= kIntRange && v == std::trunc(v)) return FormatInt64(static_cast<int64_t>(v), out);
   // Otherwise the shortest round-trip digits, laid out as Redis 7.2 lays them
   // out: plain decimals for moderate exponents, else d.ddde[+-]x.
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), std::fabs(v), std::chars_format::scientific);
-  std::string_view sci(buf, static_cast<size_t>(end - buf));
-  size_t e_pos = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, e_pos))
-    if (c != '.') digits.push_back(c);
-  int exp10 = std::atoi(std::string(sci.substr(e_pos + 1)).c_str());  // v = d.ddd * 10^exp10
-  const int n = static_cast<int>(digits.size());
+  char sci[32];
+  const char* end = std::to_chars(sci, sci + sizeof(sci), std::fabs(v), std::chars_format::scientific).ptr;
+  char digits[24];
+  int n = 0;
+  const char* p = sci;
+  for (; p < end && *p != 'e'; ++p)
+    if (*p != '.') digits[n++] = *p;
+  int exp10 = 0;
+  std::from_chars(p + (p[1] == '+' ? 2 : 1), end, exp10);  // v = d.ddd * 10^exp10
   const int k = exp10 - (n - 1);  // v = digits * 10^k
   const int abs_exp = std::abs(exp10);
-  std::string out = v < 0 ? "-" : "";
+  char* o = out;
+  if (v < 0) *o++ = '-';
+  auto digits_from = [&](int from, int to) {
+    std::memcpy(o, digits + from, static_cast<size_t>(to - from));
+    o += to - from;
+  };
   if (k >= 0 && abs_exp < n + 7) {
-    out += digits;
-    out.append(static_cast<size_t>(k), '0');
+    digits_from(0, n);
+    std::memset(o, '0', static_cast<size_t>(k));
+    o += k;
   } else if (k < 0 && (k > -7 || abs_exp < 4)) {
-    int point = n + k;  // digits before the decimal point
+    const int point = n + k;  // digits before the decimal point
     if (point <= 0) {
-      out += "0.";
-      out.append(static_cast<size_t>(-point), '0');
-      out += digits;
+      *o++ = '0';
+      *o++ = '.';
+      std::memset(o, '0', static_cast<size_t>(-point));
+      o += -point;
+      digits_from(0, n);
     } else {
-      out += digits.substr(0, static_cast<size_t>(point));
-      out += '.';
-      out += digits.substr(static_cast<size_t>(point));
+      digits_from(0, point);
+      *o++ = '.';
+      digits_from(point, n);
     }
   } else {
-    out += digits[0];
+    *o++ = digits[0];
     if (n > 1) {
-      out += '.';
-      out += digits.substr(1);
+      *o++ = '.';
+      digits_from(1, n);
     }
-    out += exp10 < 0 ? "e-" : "e+";
-    out += std::to_string(abs_exp);
+    *o++ = 'e';
+    *o++ = exp10 < 0 ? '-' : '+';
+    o += FormatInt64(abs_exp, o);
   }
-  return out;
+  return static_cast<size_t>(o - out);
+}
+
+std::string FormatDouble(double v) {
+  char buf[kMaxDoubleChars];
+  return std::string(buf, FormatDouble(v, buf));
 }
 
 std::optional<uint64_t> ParseMemorySize(std::string_view s) {

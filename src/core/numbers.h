@@ -38,6 +38,9 @@ bool FormatLongDoubleHuman(long double v, std::string* out);
 
 // A double as RESP prints it: shortest round-trip form, "inf"/"-inf"/"nan".
 std::string FormatDouble(double v);
+// The same into `out` (kMaxDoubleChars bytes); returns the length.
+inline constexpr size_t kMaxDoubleChars = 32;
+size_t FormatDouble(double v, char* out);
 
 // Redis's memtoull: an integer with an optional unit (k, kb, m, mb, g, gb;
 // case-insensitive; "k" = 1000, "kb" = 1024). Returns nullopt if malformed.

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <random>
+
 #include <climits>
 #include <cmath>
 #include <limits>
@@ -153,6 +156,26 @@ TEST(FormatDouble, ShortestRoundTripForm) {
     double back;
     ASSERT_TRUE(ParseDouble(FormatDouble(d), &back)) << d;
     EXPECT_EQ(back, d);
+  }
+}
+
+TEST(FormatDouble, RandomDoublesRoundTripWithinTheBuffer) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 200000; ++i) {
+    uint64_t bits = rng();
+    double d;
+    std::memcpy(&d, &bits, 8);
+    if (std::isnan(d)) continue;
+    if (i % 2) d = std::ldexp(static_cast<double>(rng() % 1000000) - 500000, static_cast<int>(rng() % 80) - 40);
+    char buf[kMaxDoubleChars];
+    const size_t n = FormatDouble(d, buf);
+    ASSERT_LE(n, kMaxDoubleChars);
+    const std::string s(buf, n);
+    ASSERT_EQ(s, FormatDouble(d));
+    if (std::isinf(d)) continue;
+    double back;
+    ASSERT_TRUE(ParseDouble(s, &back)) << s;
+    ASSERT_EQ(back, d) << s;
   }
 }
 

@@ -94,7 +94,8 @@ void ReplyWriter::SetHeader(size_t n) { AggregateHeader(resp_ >= 3 ? '~' : '*', 
 void ReplyWriter::PushHeader(size_t n) { AggregateHeader(resp_ >= 3 ? '>' : '*', n); }
 
 void ReplyWriter::Double(double v) {
-  std::string s = FormatDouble(v);
+  char buf[kMaxDoubleChars];
+  const std::string_view s(buf, FormatDouble(v, buf));
   if (resp_ >= 3) {
     out_->Append(',');
     out_->Append(s);
