@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "commands/common.h"
 #include "core/zset_object.h"
@@ -45,9 +46,18 @@ void ForEachInSpan(const ZSetObject& z, const RankSpan& span, F&& f) {
       if (--left == 0 || !z.Next(&p)) return;
     }
   }
+  // Backwards a leaf at a time: its entries' offsets gathered walking
+  // forwards (entries have no back links), then visited in reverse.
+  std::vector<uint32_t> offs;
   for (;;) {
-    f(ZSetObject::MemberAt(p, scratch), ZSetObject::ScoreAt(p));
-    if (--left == 0 || !z.Prev(&p)) return;
+    offs.clear();
+    for (uint32_t off = 0, i = 0; i <= p.index; off += p.leaf->SizeAt(off), ++i) offs.push_back(off);
+    for (size_t i = offs.size(); i-- > 0;) {
+      f(p.leaf->MemberAt(offs[i], scratch), p.leaf->ScoreAt(offs[i]));
+      if (--left == 0) return;
+    }
+    if (p.rank == p.index) return;  // the first leaf
+    p = z.AtRank(p.rank - p.index - 1);
   }
 }
 
