@@ -93,14 +93,15 @@ void ReplyWriter::SetHeader(size_t n) { AggregateHeader(resp_ >= 3 ? '~' : '*', 
 
 void ReplyWriter::PushHeader(size_t n) { AggregateHeader(resp_ >= 3 ? '>' : '*', n); }
 
-void ReplyWriter::Double(double v) {
-  std::string s = FormatDouble(v);
+void ReplyWriter::Double(double v) { DoubleText(FormatDouble(v)); }
+
+void ReplyWriter::DoubleText(std::string_view text) {
   if (resp_ >= 3) {
     out_->Append(',');
-    out_->Append(s);
+    out_->Append(text);
     out_->Append("\r\n", 2);
   } else {
-    Bulk(s);
+    Bulk(text);
   }
 }
 
