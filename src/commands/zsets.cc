@@ -207,6 +207,16 @@ void ZaddGeneric(CommandContext& ctx, int flags) {
       return;
     }
   }
+  const std::span<const double> parsed = elements > 1 ? std::span<const double>(scores) : std::span(&one_score, 1);
+  ZaddScores(ctx, key, flags, ch, parsed, at + 1, 2);
+}
+
+}  // namespace
+
+void ZaddScores(CommandContext& ctx, std::string_view key, int flags, bool ch, std::span<const double> scores,
+                size_t first_member, size_t stride) {
+  const size_t elements = scores.size();
+  const bool xx = flags & ZSetObject::kXx, incr = flags & ZSetObject::kIncr;
   Db::Entry* e;
   if (!LookupTyped(ctx, key, ValueType::kZSet, &e, /*write=*/true)) return;
   const ZSetLimits limits = ZLimits(ctx);
@@ -221,16 +231,15 @@ void ZaddGeneric(CommandContext& ctx, int flags) {
       return;
     }
     e = InsertKey(ctx, ctx.DbOf(key), key,
-                  Value(ZSetObject::Create(elements, ctx.args[at + 1].size(), limits)));
+                  Value(ZSetObject::Create(elements, ctx.args[first_member].size(), limits)));
     SignalKeyAsReady(ctx, ctx.shard, ctx.client.db, key);
   } else {
     e->value.mutable_zset().MaybeConvert(elements, limits);
   }
   ZSetObject& z = e->value.mutable_zset();
   for (size_t j = 0; j < elements; ++j) {
-    const double s = elements > 1 ? scores[j] : one_score;
-    double newscore = s;
-    const ZSetObject::AddResult r = z.Add(s, ctx.args[at + 2 * j + 1], flags, limits, &newscore);
+    double newscore = scores[j];
+    const ZSetObject::AddResult r = z.Add(scores[j], ctx.args[first_member + stride * j], flags, limits, &newscore);
     if (r == ZSetObject::AddResult::kNaN) {
       ctx.reply.Error("ERR resulting score is not a number (NaN)");
       return;
@@ -249,6 +258,8 @@ void ZaddGeneric(CommandContext& ctx, int flags) {
     ctx.reply.Integer(ch ? added + updated : added);
   }
 }
+
+namespace {
 
 void ZaddCommand(CommandContext& ctx) { ZaddGeneric(ctx, 0); }
 void ZincrbyCommand(CommandContext& ctx) { ZaddGeneric(ctx, ZSetObject::kIncr); }

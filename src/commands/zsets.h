@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -17,6 +18,15 @@ ZSetLimits ZLimits(const CommandContext& ctx);
 // The sorted set at `key` for a read: false after replying WRONGTYPE; *out
 // is nullptr if the key is missing.
 bool ZSetForRead(CommandContext& ctx, std::string_view key, const ZSetObject** out);
+
+// ZADD's work once its arguments are checked (and GEOADD's: Redis's GEOADD
+// rewrites itself into a ZADD): looks `key` up for a write (WRONGTYPE),
+// creates it unless XX, gives scores[j] to the member at
+// args[first_member + j * stride] as ZADD's `flags` (ZSetObject::AddFlags)
+// say, and replies as ZADD does (CH: changed scores count too).
+// REQUIRES: `key` is the command's first key; at least one score.
+void ZaddScores(CommandContext& ctx, std::string_view key, int flags, bool ch, std::span<const double> scores,
+                size_t first_member, size_t stride);
 
 // Redis's strtod-based parse of a score range bound (zslParseRange): the
 // whole string (up to a NUL) must be a number strtod reads, "(" first for an

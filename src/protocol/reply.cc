@@ -95,13 +95,16 @@ void ReplyWriter::PushHeader(size_t n) { AggregateHeader(resp_ >= 3 ? '>' : '*',
 
 void ReplyWriter::Double(double v) {
   char buf[kMaxDoubleChars];
-  const std::string_view s(buf, FormatDouble(v, buf));
+  DoubleText(std::string_view(buf, FormatDouble(v, buf)));
+}
+
+void ReplyWriter::DoubleText(std::string_view text) {
   if (resp_ >= 3) {
     out_->Append(',');
-    out_->Append(s);
+    out_->Append(text);
     out_->Append("\r\n", 2);
   } else {
-    Bulk(s);
+    Bulk(text);
   }
 }
 

@@ -56,6 +56,9 @@ class ReplyWriter {
   void SetHeader(size_t n);
   void PushHeader(size_t n);
   void Double(double v);
+  // A double already formatted (GEOPOS's coordinates, which Redis prints
+  // with its own precision): ',' + text in RESP3, a bulk string in RESP2.
+  void DoubleText(std::string_view text);
   void Bool(bool v);
   void BigNumber(std::string_view digits);
   // A verbatim string with a 3-letter format ("txt"); a bulk string in RESP2.

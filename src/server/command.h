@@ -199,5 +199,6 @@ void RegisterHashCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);
 void RegisterZSetCommands(CommandTable& table);
+void RegisterGeoCommands(CommandTable& table);
 
 }  // namespace peregrine
