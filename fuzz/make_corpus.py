@@ -171,6 +171,15 @@ SEEDS = {
                          ("BZMPOP", "0.01", "1", "{a}nope", "MIN"), ("ZREMRANGEBYRANK", "{a}u", "0", "-1"),
                          ("CONFIG", "SET", "zset-max-listpack-entries", "1"), ("ZADD", "{a}y", "1", "p", "2", "q"),
                          ("OBJECT", "ENCODING", "{a}y"), ("ZREMRANGEBYLEX", "{a}y", "[p", "(q")),
+    "geo": seq(("GEOADD", "g", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"),
+               ("GEOADD", "g", "NX", "CH", "200", "100", "bad"), ("GEODIST", "g", "Palermo", "Catania", "km"),
+               ("GEOHASH", "g", "Palermo", "nope"), ("GEOPOS", "g", "Catania", "nope"),
+               ("GEOSEARCH", "g", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km", "ASC", "COUNT", "1", "ANY",
+                "WITHCOORD", "WITHDIST", "WITHHASH"),
+               ("GEOSEARCH", "g", "FROMMEMBER", "Palermo", "BYBOX", "400", "400", "km", "DESC"),
+               ("GEOSEARCHSTORE", "{g}d", "g", "FROMMEMBER", "Palermo", "BYRADIUS", "1", "mi", "STOREDIST"),
+               ("GEORADIUS", "g", "15", "37", "100", "km", "STORE", "{g}e"),
+               ("GEORADIUSBYMEMBER_RO", "g", "Palermo", "1", "ft", "WITHDIST"), ("GEODIST", "g", "a", "b", "parsec")),
     "lists": seq(("RPUSH", "l", "a", "b", "c", "1", "2"), ("LPUSH", "l", "x", "y"), ("LPUSHX", "l", "z"),
                  ("RPUSHX", "nope", "z"), ("LLEN", "l"), ("LINDEX", "l", "0"), ("LINDEX", "l", "-1"),
                  ("LINDEX", "l", "99"), ("LSET", "l", "1", "set"), ("LSET", "l", "99", "v"), ("LRANGE", "l", "0", "-1"),
@@ -387,6 +396,9 @@ zrevrangebyscore zrangebylex zrevrangebylex zrevrange zremrangebyrank zremrangeb
 zpopmax zmpop bzpopmin bzpopmax bzmpop zrandmember zscan zunion zunionstore zinter zinterstore zintercard zdiff
 zdiffstore ch incr withscore withscores byscore bylex rev weights aggregate sum min max skiplist
 zset-max-listpack-entries zset-max-listpack-value inf -inf +inf
+geoadd geodist geohash geopos geosearch geosearchstore georadius georadiusbymember georadius_ro
+georadiusbymember_ro frommember fromlonlat byradius bybox asc desc any withcoord withdist withhash store storedist
+m km mi ft
 """.split()))
 DICT_RAW = ["\r\n", "*1\r\n", "*2\r\n", "*3\r\n", "$1\r\n", "$-1\r\n", "$0\r\n\r\n",
             "9223372036854775807", "-9223372036854775808", "18446744073709551616", "4294967296",
