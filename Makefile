@@ -19,7 +19,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -81,6 +81,7 @@ bench-smoke: build pydeps
 	$(VENV)/bin/python bench/run_bench.py --smoke $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/containers.py --smoke $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/lists.py --smoke $(abspath $(BUILD))/peregrine
+	$(VENV)/bin/python bench/zsets.py --smoke $(abspath $(BUILD))/peregrine
 
 # Sanitizer builds (Debug, their own build directories). ASan+UBSan runs the
 # unit tests and the black-box suite; ThreadSanitizer the unit tests and the
@@ -147,6 +148,13 @@ bench: build bench-deps
 	$(VENV)/bin/python bench/run_bench.py $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/containers.py $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/lists.py $(abspath $(BUILD))/peregrine --rounds 3
+	$(VENV)/bin/python bench/zsets.py $(abspath $(BUILD))/peregrine --rounds 3
+
+# Sorted sets against Redis alone (about 8 minutes): memory per member,
+# redis-benchmark ZADD/ZPOPMIN and ZADD/ZRANGEBYSCORE/ZRANK on a 1M-member
+# set, the stall of freeing a 10M-member set; a section in docs/benchmarks.md.
+bench-zsets: build bench-deps
+	$(VENV)/bin/python bench/zsets.py $(abspath $(BUILD))/peregrine --rounds 3
 
 # Lists and blocking pops against Redis alone (about 10 minutes): memory per
 # item, redis-benchmark list commands, a BRPOP/LPUSH queue, the stall of
