@@ -7,90 +7,93 @@
 
 namespace peregrine {
 
-ZIndex::~ZIndex() {
-  if (slots_ != nullptr) CountedFree(slots_);
-}
+namespace {
 
-ZIndex::ZIndex(ZIndex&& other) noexcept : slots_(other.slots_), cap_(other.cap_), size_(other.size_) {
-  other.slots_ = nullptr;
-  other.cap_ = other.size_ = 0;
+uint32_t Chunks(uint32_t groups, uint32_t per) { return (groups + per - 1) / per; }
+
+}  // namespace
+
+ZIndex::ZIndex(ZIndex&& other) noexcept : chunks_(other.chunks_), groups_(other.groups_), size_(other.size_) {
+  other.chunks_ = nullptr;
+  other.groups_ = other.size_ = 0;
 }
 
 ZIndex& ZIndex::operator=(ZIndex&& other) noexcept {
-  std::swap(slots_, other.slots_);
-  std::swap(cap_, other.cap_);
+  std::swap(chunks_, other.chunks_);
+  std::swap(groups_, other.groups_);
   std::swap(size_, other.size_);
   return *this;
 }
 
+void ZIndex::Release() {
+  if (chunks_ == nullptr) return;
+  for (uint32_t c = 0; c < Chunks(groups_, kChunkGroups); ++c) CountedFree(chunks_[c]);
+  CountedFree(chunks_);
+  chunks_ = nullptr;
+  groups_ = 0;
+}
+
+void ZIndex::Allocate(uint64_t groups) {
+  assert(groups * kSlots <= UINT32_MAX / 2);  // slot numbers are g * 8 + j
+  Release();
+  // Past one chunk, whole chunks (the groups they hold are all used).
+  if (groups > kChunkGroups) groups = (groups + kChunkGroups - 1) / kChunkGroups * kChunkGroups;
+  groups_ = static_cast<uint32_t>(groups);
+  const uint32_t n = Chunks(groups_, kChunkGroups);
+  chunks_ = static_cast<Group**>(CountedAlloc(sizeof(Group*) * n));
+  for (uint32_t c = 0; c < n; ++c) {
+    const uint32_t k = c + 1 < n ? kChunkGroups : groups_ - c * kChunkGroups;
+    chunks_[c] = static_cast<Group*>(CountedCallocAligned(sizeof(Group) * k, 64));
+  }
+}
+
 ZIndex ZIndex::Clone() const {
   ZIndex c;
-  if (cap_ == 0) return c;
-  c.slots_ = static_cast<Slot*>(CountedAlloc(sizeof(Slot) * cap_));
-  std::memcpy(c.slots_, slots_, sizeof(Slot) * cap_);
-  c.cap_ = cap_;
+  if (groups_ == 0) return c;
+  c.Allocate(groups_);
+  for (uint32_t g = 0; g < groups_; g += kChunkGroups) {
+    const uint32_t k = groups_ - g < kChunkGroups ? groups_ - g : kChunkGroups;
+    std::memcpy(c.chunks_[g / kChunkGroups], chunks_[g / kChunkGroups], sizeof(Group) * k);
+  }
   c.size_ = size_;
   return c;
 }
 
-size_t ZIndex::AllocatedBytes() const { return slots_ == nullptr ? 0 : CountedUsableSize(slots_); }
-
-void ZIndex::Place(uint32_t frag, double score) {
-  uint32_t i = Home(frag);
-  while (!slots_[i].empty()) i = NextSlot(i);
-  slots_[i].frag = frag;
-  slots_[i].set_score(score);
+size_t ZIndex::AllocatedBytes() const {
+  if (chunks_ == nullptr) return 0;
+  size_t total = CountedUsableSize(chunks_);
+  for (uint32_t c = 0; c < Chunks(groups_, kChunkGroups); ++c) total += CountedUsableSize(chunks_[c]);
+  return total;
 }
 
-void ZIndex::Resize(uint32_t cap) {
-  Slot* old = slots_;
-  const uint32_t old_cap = cap_;
-  slots_ = static_cast<Slot*>(CountedAlloc(sizeof(Slot) * cap));
-  cap_ = cap;
-  for (uint32_t i = 0; i < cap; ++i) slots_[i].clear();
-  for (uint32_t i = 0; i < old_cap; ++i)
-    if (!old[i].empty()) Place(old[i].frag, old[i].score());
-  if (old != nullptr) CountedFree(old);
-}
-
-void ZIndex::Insert(uint64_t hash, double score) {
-  assert(!std::isnan(score));
-  // Grow by half past 80% load (8 slots at first), up to the 32-bit count.
-  if (uint64_t{size_ + 1} * 5 > uint64_t{cap_} * 4) {
-    const uint64_t cap = cap_ < 8 ? 8 : uint64_t{cap_} + cap_ / 2;
-    assert(cap <= UINT32_MAX);
-    Resize(static_cast<uint32_t>(cap));
+void ZIndex::Place(uint64_t hash, double score) {
+  for (uint32_t g = Home(hash);; g = NextGroup(g)) {
+    Group& grp = group(g);
+    for (uint32_t j = 0; j < kSlots; ++j) {
+      if (grp.tag[j] == 0) {
+        grp.tag[j] = Tag(hash);
+        grp.score[j] = score;
+        return;
+      }
+    }
+    if (grp.overflow < 255) grp.overflow++;  // 255 stays: the count is lost until a rebuild
   }
-  Place(Frag(hash), score);
-  size_++;
 }
 
-void ZIndex::EraseSlot(uint32_t i) {
-  // Shift back each following slot that may move to the hole: one whose
-  // home is not in the cyclic range (hole, slot].
-  for (uint32_t j = NextSlot(i); !slots_[j].empty(); j = NextSlot(j)) {
-    const uint32_t h = Home(slots_[j].frag);
-    const bool stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
-    if (stays) continue;
-    slots_[i] = slots_[j];
-    i = j;
+void ZIndex::Clear(uint64_t hash, uint32_t slot) {
+  const uint32_t at = slot / 8;
+  group(at).tag[slot % 8] = 0;
+  for (uint32_t g = Home(hash); g != at; g = NextGroup(g)) {
+    Group& grp = group(g);
+    if (grp.overflow < 255) grp.overflow--;
   }
-  slots_[i].clear();
-  size_--;
-  // Halve under 20% load, down to 8 slots.
-  if (cap_ > 8 && uint64_t{size_} * 5 < cap_) Resize(cap_ / 2 < 8 ? 8 : cap_ / 2);
 }
 
-bool ZIndex::Validate() const {
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < cap_; ++i) {
-    if (slots_[i].empty()) continue;
-    n++;
-    // No empty slot between its home and it.
-    for (uint32_t k = Home(slots_[i].frag); k != i; k = NextSlot(k))
-      if (slots_[k].empty()) return false;
-  }
-  return n == size_ && (cap_ == 0 || size_ < cap_);
+uint64_t ZIndex::CountTags() const {
+  uint64_t n = 0;
+  for (uint32_t g = 0; g < groups_; ++g)
+    for (uint32_t j = 0; j < kSlots; ++j) n += group(g).tag[j] != 0;
+  return n;
 }
 
 }  // namespace peregrine

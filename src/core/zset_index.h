@@ -1,16 +1,26 @@
 // ZIndex: a large sorted set's member → score lookup that keeps no copy of
 // the member. The members live once, in the tree (core/zset_tree.h); here
-// each has a 12-byte slot: 32 bits of its hash and its score. A lookup
-// probes the slots of the member's hash and asks the caller to confirm a
-// candidate score (by finding (score, member) in the tree), so a fragment
-// shared by two members costs a second look, never a wrong answer.
+// each has a slot of its score and an 8-bit tag of its hash. A lookup
+// probes the slots of the member's tag and asks the caller to confirm a
+// candidate score (by finding (score, member) in the tree), so a tag
+// shared by two members costs a second look (1 in 256), never a wrong
+// answer.
 //
-// Open addressing with linear probing; a slot's home is the fragment scaled
-// to the table (fastrange), so the table resizes from the fragments alone
-// and to any size: it grows by half at 80% load and halves under 20%.
-// Removal shifts the following slots back (no tombstones). An empty slot
-// holds a NaN score, which no member can have. Not thread-safe, like
-// everything in core/.
+// Slots come in 64-byte groups (a cache line): 7 tags, an overflow count,
+// 7 scores — 9.1 bytes a slot. A member's home group is its hash scaled to
+// the table (fastrange); a full group passes it on to the next, and counts
+// the members that went past it, so a lookup stops at the first group that
+// passed none on, and a removal just clears its tag and counts down the
+// groups before it (no tombstones, no shifting). Groups tolerate a high
+// load: the table grows by half at 7/8 full and halves under 1/5.
+//
+// The slots keep too little of a hash to move a member to a new table, so
+// resizing rebuilds from the caller's walk of its members (each(f) calls
+// f(hash, score) for every one). The groups are in chunks of 32 KB: a
+// rebuild frees the old chunks first and the new ones take their place in
+// the allocator, so growing neither holds two tables at once nor leaves a
+// freed table's pages behind in RSS. Not thread-safe, like everything in
+// core/.
 #pragma once
 
 #include <cassert>
@@ -24,7 +34,7 @@ namespace peregrine {
 class ZIndex {
  public:
   ZIndex() = default;
-  ~ZIndex();
+  ~ZIndex() { Release(); }
   ZIndex(ZIndex&& other) noexcept;
   ZIndex& operator=(ZIndex&& other) noexcept;
   ZIndex(const ZIndex&) = delete;
@@ -32,84 +42,113 @@ class ZIndex {
   ZIndex Clone() const;
 
   size_t size() const { return size_; }
-  size_t capacity() const { return cap_; }
+  size_t capacity() const { return size_t{groups_} * kSlots; }
   size_t AllocatedBytes() const;
 
-  // The score of the member whose 64-bit hash is `hash`: is_it(score) says
-  // whether a candidate is the member. False if none is.
+  // A member's slot (kNone if absent): is_it(score) says whether a
+  // candidate is the member.
+  static constexpr uint32_t kNone = UINT32_MAX;
+  template <typename IsIt>
+  uint32_t FindSlot(uint64_t hash, IsIt&& is_it) const {
+    if (size_ == 0) return kNone;
+    const uint8_t tag = Tag(hash);
+    for (uint32_t g = Home(hash);; g = NextGroup(g)) {
+      const Group& grp = group(g);
+      for (uint64_t m = grp.Match(tag); m != 0; m &= m - 1) {
+        const uint32_t j = static_cast<uint32_t>(__builtin_ctzll(m)) / 8;
+        if (grp.tag[j] == tag && is_it(grp.score[j])) return g * 8 + j;
+      }
+      if (grp.overflow == 0) return kNone;
+    }
+  }
+  // The member's score; false if it is not here.
   template <typename IsIt>
   bool Find(uint64_t hash, IsIt&& is_it, double* score) const {
-    const uint32_t i = Probe(hash, is_it);
-    if (i == kNotFound) return false;
-    *score = slots_[i].score();
+    const uint32_t s = FindSlot(hash, is_it);
+    if (s == kNone) return false;
+    *score = ScoreAt(s);
     return true;
   }
-  // Files a member's score. REQUIRES: the member is not here; the score is
-  // not NaN.
-  void Insert(uint64_t hash, double score);
-  // Changes the member's score / removes it; false if it is not here.
-  // is_it is asked about the member's current score: call these before the
-  // tree changes.
-  template <typename IsIt>
-  bool Update(uint64_t hash, IsIt&& is_it, double score) {
+  double ScoreAt(uint32_t slot) const { return group(slot / 8).score[slot % 8]; }
+  void SetScore(uint32_t slot, double score) {
     assert(!std::isnan(score));
-    const uint32_t i = Probe(hash, is_it);
-    if (i == kNotFound) return false;
-    slots_[i].set_score(score);
-    return true;
-  }
-  template <typename IsIt>
-  bool Erase(uint64_t hash, IsIt&& is_it) {
-    const uint32_t i = Probe(hash, is_it);
-    if (i == kNotFound) return false;
-    EraseSlot(i);
-    return true;
+    group(slot / 8).score[slot % 8] = score;
   }
 
-  // Checks the structure (tests): every slot reachable from its home.
-  bool Validate() const;
+  // Files a member's score. REQUIRES: the member is not here; the score is
+  // not NaN. A resize rebuilds from each (the members here before this one).
+  template <typename Each>
+  void Insert(uint64_t hash, double score, Each&& each) {
+    assert(!std::isnan(score));
+    if (uint64_t{size_ + 1} * 8 > uint64_t{groups_} * kSlots * 7) {
+      const uint64_t groups = groups_ < 2 ? 2 : uint64_t{groups_} + groups_ / 2;
+      Rebuild(groups, each);
+    }
+    Place(hash, score);
+    size_++;
+  }
+  // Removes the member in `slot` (from FindSlot with this hash). A resize
+  // rebuilds from each (the members left: call it after the tree lost it).
+  template <typename Each>
+  void EraseSlot(uint64_t hash, uint32_t slot, Each&& each) {
+    Clear(hash, slot);
+    size_--;
+    if (groups_ > 2 && uint64_t{size_} * 5 < capacity()) Rebuild(groups_ / 2, each);
+  }
+
+  // Checks the structure (tests): the count, and every member of `each`
+  // found with its score.
+  template <typename Each>
+  bool Validate(Each&& each) const {
+    uint64_t n = 0;
+    bool ok = true;
+    each([&](uint64_t hash, double score) {
+      ok = ok && FindSlot(hash, [score](double s) { return s == score; }) != kNone;
+      n++;
+    });
+    return ok && n == size_ && CountTags() == size_ && (size_ == 0 || size_ < capacity());
+  }
 
  private:
-  static constexpr uint32_t kNotFound = UINT32_MAX;
-  struct Slot {
-    uint32_t frag;
-    uint32_t bits[2];  // the score's bits (4-byte aligned: 12-byte slots)
-    double score() const {
-      double s;
-      std::memcpy(&s, bits, 8);
-      return s;
-    }
-    void set_score(double s) { std::memcpy(bits, &s, 8); }
-    // The empty slot's score: a NaN (ZADD refuses NaN scores).
-    static constexpr uint32_t kEmptyLo = 0xE3u, kEmptyHi = 0x7FF80000u;
-    bool empty() const { return bits[0] == kEmptyLo && bits[1] == kEmptyHi; }
-    void clear() {
-      frag = 0;
-      bits[0] = kEmptyLo;
-      bits[1] = kEmptyHi;
+  static constexpr uint32_t kSlots = 7;          // per group
+  static constexpr uint32_t kChunkGroups = 512;  // 32 KB chunks
+  struct Group {
+    uint8_t tag[kSlots];  // 0: empty
+    uint8_t overflow;     // members homed before this group placed after it (255: stuck)
+    double score[kSlots];
+    // Bits 8j+7 set for slots j whose tag may be `t` (a candidate: checked).
+    uint64_t Match(uint8_t t) const {
+      uint64_t w;
+      std::memcpy(&w, tag, 8);
+      w |= 0xFF00000000000000ull;  // not the overflow byte
+      const uint64_t x = w ^ (0x0101010101010101ull * t);
+      return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
     }
   };
-  static_assert(sizeof(Slot) == 12);
+  static_assert(sizeof(Group) == 64);
 
-  static uint32_t Frag(uint64_t hash) { return static_cast<uint32_t>(hash >> 32); }
-  uint32_t Home(uint32_t frag) const { return static_cast<uint32_t>((uint64_t{frag} * cap_) >> 32); }
-  uint32_t NextSlot(uint32_t i) const { return i + 1 == cap_ ? 0 : i + 1; }
-  template <typename IsIt>
-  uint32_t Probe(uint64_t hash, IsIt& is_it) const {
-    if (size_ == 0) return kNotFound;
-    const uint32_t frag = Frag(hash);
-    for (uint32_t i = Home(frag);; i = NextSlot(i)) {
-      const Slot& s = slots_[i];
-      if (s.empty()) return kNotFound;
-      if (s.frag == frag && is_it(s.score())) return i;
-    }
+  static uint8_t Tag(uint64_t hash) {
+    const uint8_t t = static_cast<uint8_t>(hash);
+    return t == 0 ? 1 : t;
   }
-  void Place(uint32_t frag, double score);
-  void EraseSlot(uint32_t i);
-  void Resize(uint32_t cap);
+  uint32_t Home(uint64_t hash) const { return static_cast<uint32_t>(((hash >> 32) * groups_) >> 32); }
+  uint32_t NextGroup(uint32_t g) const { return g + 1 == groups_ ? 0 : g + 1; }
+  Group& group(uint32_t g) const { return chunks_[g / kChunkGroups][g % kChunkGroups]; }
 
-  Slot* slots_ = nullptr;
-  uint32_t cap_ = 0;
+  template <typename Each>
+  void Rebuild(uint64_t groups, Each& each) {
+    Allocate(groups);
+    each([this](uint64_t hash, double score) { Place(hash, score); });
+  }
+  // Frees the table and makes an empty one of `groups` groups.
+  void Allocate(uint64_t groups);
+  void Release();
+  void Place(uint64_t hash, double score);
+  void Clear(uint64_t hash, uint32_t slot);
+  uint64_t CountTags() const;
+
+  Group** chunks_ = nullptr;
+  uint32_t groups_ = 0;
   uint32_t size_ = 0;
 };
 

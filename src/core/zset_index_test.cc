@@ -1,7 +1,7 @@
 // ZIndex: a model check against std::unordered_map through inserts, score
 // changes and removals across growth and shrinking, with real hashes and
-// with hashes forced to share a few fragments (long probe runs, candidates
-// that the confirmation must turn down).
+// with hashes forced to share a few home groups and tags (long probe runs,
+// overflow counts, candidates that the confirmation must turn down).
 #include "core/zset_index.h"
 
 #include <gtest/gtest.h>
@@ -26,8 +26,12 @@ void RunModel(bool few_fragments, uint64_t seed, int steps) {
     std::unordered_map<std::string, double> m;
     auto hash = [&](const std::string& s) {
       const uint64_t h = packed::Hash(s);
-      // Few fragments, all homed at the table's last slots: runs wrap.
-      return few_fragments ? (0xFFFFFFF0u | (h % 16)) << 32 | (h & 0xFFFFFFFF) : h;
+      // Few homes, all at the table's last groups (runs wrap), few tags.
+      return few_fragments ? (uint64_t{0xFFFFFFF0u | (h % 16)} << 32) | ((h >> 8) & 0xFFFFFF00) | (h % 4) : h;
+    };
+    // The index's rebuild walks the model (the tree in a sorted set).
+    auto each = [&](auto&& f) {
+      for (const auto& [member, score] : m) f(hash(member), score);
     };
     // What the tree would answer: is (score, member) in the set?
     auto confirm = [&](const std::string& member) {
@@ -50,26 +54,31 @@ void RunModel(bool few_fragments, uint64_t seed, int steps) {
       }
       if (op < (grow ? 60 : 25)) {
         if (!present) {
-          index.Insert(hash(member), score);
+          index.Insert(hash(member), score, each);
           m[member] = score;
         } else {
           // The confirmation asks for the old score (the model changes after).
           const double old = m[member];
-          ASSERT_TRUE(index.Update(hash(member), [&](double s) { return s == old; }, score));
+          const uint32_t slot = index.FindSlot(hash(member), confirm(member));
+          ASSERT_NE(slot, ZIndex::kNone);
+          ASSERT_EQ(index.ScoreAt(slot), old);
+          index.SetScore(slot, score);
           m[member] = score;
         }
       } else if (present) {
-        ASSERT_TRUE(index.Erase(hash(member), confirm(member)));
-        m.erase(member);
-        ASSERT_FALSE(index.Erase(hash(member), confirm(member)));
+        const uint32_t slot = index.FindSlot(hash(member), confirm(member));
+        ASSERT_NE(slot, ZIndex::kNone);
+        m.erase(member);  // gone from the "tree" before the index
+        index.EraseSlot(hash(member), slot, each);
+        ASSERT_EQ(index.FindSlot(hash(member), confirm(member)), ZIndex::kNone);
       }
       ASSERT_EQ(index.size(), m.size());
       max_size = std::max(max_size, m.size());
       if (step % 4999 == 0) {
-        ASSERT_TRUE(index.Validate());
+        ASSERT_TRUE(index.Validate(each));
       }
     }
-    ASSERT_TRUE(index.Validate());
+    ASSERT_TRUE(index.Validate(each));
     EXPECT_GT(max_size, 2000u);  // grown well past the first sizes
     ZIndex copy = index.Clone();
     for (const auto& [member, score] : m) {
@@ -86,14 +95,25 @@ TEST(ZIndex, AgreesWithAModelWhenFragmentsCollide) { RunModel(true, 2, 20000); }
 
 TEST(ZIndex, LoadStaysBetweenBounds) {
   ZIndex index;
-  for (uint64_t i = 0; i < 100000; ++i) index.Insert(packed::Hash(std::to_string(i)), 1.0);
-  EXPECT_LE(index.size() * 5, index.capacity() * 4);
-  EXPECT_GE(index.size() * 2, index.capacity());  // grown by half: at least 53% full
-  for (uint64_t i = 0; i < 99000; ++i) {
-    const std::string s = std::to_string(i);
-    ASSERT_TRUE(index.Erase(packed::Hash(s), [](double) { return true; }));
+  std::vector<std::string> members;
+  auto each = [&](auto&& f) {
+    for (const std::string& m : members) f(packed::Hash(m), 1.0);
+  };
+  for (uint64_t i = 0; i < 100000; ++i) {
+    index.Insert(packed::Hash(std::to_string(i)), 1.0, each);
+    members.push_back(std::to_string(i));
   }
-  EXPECT_TRUE(index.Validate());
+  EXPECT_LE(index.size() * 8, index.capacity() * 7);
+  EXPECT_GE(index.size() * 16, index.capacity() * 9);  // grown by half: at least 58% full
+  EXPECT_TRUE(index.Validate(each));
+  while (members.size() > 1000) {
+    const std::string s = members.back();
+    const uint32_t slot = index.FindSlot(packed::Hash(s), [](double) { return true; });
+    ASSERT_NE(slot, ZIndex::kNone);
+    members.pop_back();
+    index.EraseSlot(packed::Hash(s), slot, each);
+  }
+  EXPECT_TRUE(index.Validate(each));
   EXPECT_LE(index.capacity(), index.size() * 5 * 2);
 }
 

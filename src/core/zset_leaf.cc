@@ -2,6 +2,7 @@
 #include "core/zset_leaf.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "core/memory.h"
@@ -104,13 +105,13 @@ ZLeaf* ZLeaf::Clone() const {
   return c;
 }
 
-ZLeaf* ZLeaf::Insert(ZLeaf* l, uint32_t off, double score, const packed::ItemPlan& member) {
+ZLeaf* ZLeaf::Insert(ZLeaf* l, uint32_t off, double score, const packed::ItemPlan& member, size_t min_room) {
   const size_t size = EntrySize(member);
   if (l->used + size > l->room) {
     // Grow by at least an eighth, so that a leaf filled one entry at a time
     // reallocates O(log) times.
     size_t want = l->used + size;
-    want = std::max(want, size_t{l->used} + l->used / 8);
+    want = std::max({want, size_t{l->used} + l->used / 8, min_room});
     size_t usable;
     l = static_cast<ZLeaf*>(CountedRealloc(l, BlockSize(want), BlockSize(l->room), &usable));
     SetRoom(l, usable);
@@ -134,9 +135,9 @@ void ZLeaf::Erase(uint32_t off) {
   count--;
 }
 
-ZLeaf* ZLeaf::SplitOff(uint32_t off, uint32_t k) {
+ZLeaf* ZLeaf::SplitOff(uint32_t off, uint32_t k, size_t min_room) {
   const uint32_t size = used - off;
-  ZLeaf* right = Create(size);
+  ZLeaf* right = Create(std::max(size_t{size}, min_room));
   std::memcpy(right->data(), data() + off, size);
   right->used = size;
   right->count = k;
@@ -144,6 +145,29 @@ ZLeaf* ZLeaf::SplitOff(uint32_t off, uint32_t k) {
   used = off;
   count -= k;
   return right;
+}
+
+void ZLeaf::MoveToLeft(ZLeaf* left, ZLeaf* right, uint32_t off, uint32_t k) {
+  assert(left->used + off <= left->room);
+  std::memcpy(left->data() + left->used, right->data(), off);
+  std::memmove(right->data(), right->data() + off, right->used - off);
+  left->used += off;
+  left->count += k;
+  left->external |= right->external;
+  right->used -= off;
+  right->count -= k;
+}
+
+void ZLeaf::MoveToRight(ZLeaf* left, ZLeaf* right, uint32_t off, uint32_t k) {
+  const uint32_t size = left->used - off;
+  assert(right->used + size <= right->room);
+  std::memmove(right->data() + size, right->data(), right->used);
+  std::memcpy(right->data(), left->data() + off, size);
+  right->used += size;
+  right->count += k;
+  right->external |= left->external;
+  left->used = off;
+  left->count -= k;
 }
 
 ZLeaf* ZLeaf::Absorb(ZLeaf* l, ZLeaf* right) {
@@ -157,6 +181,14 @@ ZLeaf* ZLeaf::Absorb(ZLeaf* l, ZLeaf* right) {
   l->count += right->count;
   l->external |= right->external;
   DestroyShallow(right);
+  return l;
+}
+
+ZLeaf* ZLeaf::Reserve(ZLeaf* l, size_t room) {
+  if (l->room >= room) return l;
+  size_t usable;
+  l = static_cast<ZLeaf*>(CountedRealloc(l, BlockSize(room), BlockSize(l->room), &usable));
+  SetRoom(l, usable);
   return l;
 }
 

@@ -87,18 +87,29 @@ struct ZLeaf {
   ZLeaf* Clone() const;
 
   // Inserts an entry at offset `off`. Returns the leaf, which may have
-  // moved.
-  static ZLeaf* Insert(ZLeaf* l, uint32_t off, double score, const packed::ItemPlan& member);
+  // moved: a block too small grows by an eighth at least, and to `min_room`
+  // bytes of entries at least (a tree's leaves grow to their full size at
+  // once, not through every size class on the way).
+  static ZLeaf* Insert(ZLeaf* l, uint32_t off, double score, const packed::ItemPlan& member, size_t min_room = 0);
   // Removes the entry at `off`, freeing what its member holds outside.
   void Erase(uint32_t off);
   // Replaces the score of the entry at `off` (the caller keeps the order).
   void SetScore(uint32_t off, double score) { std::memcpy(data() + off, &score, 8); }
-  // Moves the entries from `off` on (k of them) to a new leaf, which it
-  // returns.
-  ZLeaf* SplitOff(uint32_t off, uint32_t k);
+  // Moves the entries from `off` on (k of them) to a new leaf with room for
+  // `min_room` bytes of entries at least, which it returns.
+  ZLeaf* SplitOff(uint32_t off, uint32_t k, size_t min_room = 0);
+  // Moves `right`'s entries before `off` (k of them) to `left`'s end.
+  // REQUIRES: left has the room.
+  static void MoveToLeft(ZLeaf* left, ZLeaf* right, uint32_t off, uint32_t k);
+  // Moves `left`'s entries from `off` on (k of them) to `right`'s front.
+  // REQUIRES: right has the room.
+  static void MoveToRight(ZLeaf* left, ZLeaf* right, uint32_t off, uint32_t k);
   // Appends `right`'s entries to `l` and frees `right`'s block. Returns
   // the leaf, which may have moved.
   static ZLeaf* Absorb(ZLeaf* l, ZLeaf* right);
+  // Makes the block's room for entries `room` bytes at least. May move
+  // the leaf.
+  static ZLeaf* Reserve(ZLeaf* l, size_t room);
   // Gives memory back when the block is much larger than its entries. May
   // move the leaf.
   static ZLeaf* Shrink(ZLeaf* l);

@@ -82,15 +82,16 @@ size_t ZSetObject::AllocatedBytes() const {
 void ZSetObject::ToSkiplist() {
   ZLeaf* l = leaf();
   Big* b = new (CountedAlloc(sizeof(Big))) Big();
+  ptr_ = b;  // the index's rebuilds walk big()->tree
+  set_encoding(Encoding::kSkiplist);
   char scratch[packed::kScratchSize];
   for (uint32_t off = 0; off < l->used; off += l->SizeAt(off)) {
     const std::string_view m = l->MemberAt(off, scratch);
+    // The index first: a resize rebuilds it from the tree.
+    b->index.Insert(packed::Hash(m), l->ScoreAt(off), Hashed());
     b->tree.Insert(l->ScoreAt(off), m);
-    b->index.Insert(packed::Hash(m), l->ScoreAt(off));
   }
   ZLeaf::Destroy(l);
-  ptr_ = b;
-  set_encoding(Encoding::kSkiplist);
 }
 
 void ZSetObject::ToListpack() {
@@ -163,19 +164,20 @@ ZSetObject::AddResult ZSetObject::Add(double score, std::string_view member, int
   }
   Big* b = big();
   const uint64_t hash = packed::Hash(member);
-  double cur;
-  if (b->index.Find(hash, [&](double s) { return InTree(s, member); }, &cur)) {
+  const uint32_t slot = b->index.FindSlot(hash, [&](double s) { return InTree(s, member); });
+  if (slot != ZIndex::kNone) {
+    const double cur = b->index.ScoreAt(slot);
     AddResult r;
     if (!update(cur, &r)) return r;
     b->tree.Erase(cur, member);
     b->tree.Insert(score, member);
-    // Slots with one fragment and one score are alike: any of them will do.
-    b->index.Update(hash, [cur](double s) { return s == cur; }, score);
+    b->index.SetScore(slot, score);
     return AddResult::kUpdated;
   }
   if (xx) return AddResult::kNop;
+  // The index first: a resize rebuilds it from the tree.
+  b->index.Insert(hash, score, Hashed());
   b->tree.Insert(score, member);
-  b->index.Insert(hash, score);
   *newscore = score;
   return AddResult::kAdded;
 }
@@ -202,10 +204,11 @@ bool ZSetObject::Remove(std::string_view member) {
   }
   Big* b = big();
   const uint64_t hash = packed::Hash(member);
-  double cur;
-  if (!b->index.Find(hash, [&](double s) { return InTree(s, member); }, &cur)) return false;
-  b->index.Erase(hash, [cur](double s) { return s == cur; });
-  b->tree.Erase(cur, member);
+  const uint32_t slot = b->index.FindSlot(hash, [&](double s) { return InTree(s, member); });
+  if (slot == ZIndex::kNone) return false;
+  // The tree first: a resize rebuilds the index from it.
+  b->tree.Erase(b->index.ScoreAt(slot), member);
+  b->index.EraseSlot(hash, slot, Hashed());
   return true;
 }
 
@@ -299,8 +302,10 @@ void ZSetObject::EraseRanks(uint64_t start, uint64_t count) {
     const Pos p = b->tree.AtRank(start);
     const double score = ScoreAt(p);
     member.assign(MemberAt(p, scratch));
-    b->index.Erase(packed::Hash(member), [score](double s) { return s == score; });
+    const uint64_t hash = packed::Hash(member);
+    const uint32_t slot = b->index.FindSlot(hash, [&](double s) { return s == score && InTree(s, member); });
     b->tree.Erase(score, member);
+    b->index.EraseSlot(hash, slot, Hashed());
   }
 }
 
@@ -316,7 +321,7 @@ bool ZSetObject::Validate() const {
     return n == l->count;
   }
   const Big* b = big();
-  if (!b->tree.Validate() || !b->index.Validate() || b->index.size() != b->tree.size()) return false;
+  if (!b->tree.Validate() || !b->index.Validate(Hashed()) || b->index.size() != b->tree.size()) return false;
   bool ok = true;
   ForEach([&](std::string_view m, double s) {
     double got;

@@ -132,6 +132,18 @@ class ZSetObject {
   void ToListpack();
   // Confirms an index candidate: whether (score, member) is in the tree.
   bool InTree(double score, std::string_view member) const { return big()->tree.Find(score, member); }
+  // The index's walk of the members for a rebuild: each(f) calls
+  // f(hash, score) for every member in the tree.
+  auto Hashed() const {
+    return [this](auto&& f) {
+      const ZTree& t = big()->tree;
+      if (t.size() == 0) return;
+      char scratch[packed::kScratchSize];
+      ZTree::Pos p = t.AtRank(0);
+      do f(packed::Hash(t.Member(p, scratch)), t.Score(p));
+      while (t.Next(&p));
+    };
+  }
   ZSetObject() = default;
 
   void set_encoding(Encoding e) { tag_ = static_cast<uint8_t>(kValueTag | static_cast<uint8_t>(e)); }

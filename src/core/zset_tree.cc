@@ -203,50 +203,158 @@ void ZTree::Relink(const Pos& pos) {
 
 void ZTree::Insert(double score, std::string_view member) {
   assert(!std::isnan(score));  // ZADD refuses NaN; it would break the order
+  const packed::ItemPlan plan(member);
+  const size_t size = ZLeaf::EntrySize(plan);
   Pos pos;
-  Descend(score, member, &pos);
-  uint32_t index;
-  const uint32_t off = pos.leaf->LowerBound(score, member, &index);
-  pos.leaf = ZLeaf::Insert(pos.leaf, off, score, packed::ItemPlan(member));
+  uint32_t index, off;
+  // A full leaf makes room first (at most twice: an entry of many KB may
+  // still not fit, and its leaf grows instead).
+  for (int tries = 0;; ++tries) {
+    Descend(score, member, &pos);
+    off = pos.leaf->LowerBound(score, member, &index);
+    if (pos.leaf->used + size <= kLeafRoom || pos.leaf->count == 0 || tries == 2) break;
+    if (!MakeRoom(pos, index, size, score, member)) break;
+  }
+  // A tree's leaves take their full block at once; a lone root leaf (a
+  // small set with a long member) grows as it needs.
+  pos.leaf = ZLeaf::Insert(pos.leaf, off, score, plan, height_ > 0 ? kLeafRoom : 0);
   Relink(pos);
   for (uint32_t d = 0; d < height_; ++d) pos.path[d].node->count[pos.path[d].index]++;
   size_++;
-  pos.index = index;
-  if (pos.leaf->bytes() > kLeafBytes && pos.leaf->count >= 2) SplitLeaf(pos);
 }
 
-void ZTree::SplitLeaf(Pos& pos) {
+namespace {
+
+// The separator of `right` after its neighbour `left`: right's first key,
+// with its member only when the score does not tell the leaves apart.
+void SepBetween(const ZLeaf* left, const ZLeaf* right, double* score, uint8_t** member) {
+  *score = right->ScoreAt(0);
+  char scratch[packed::kScratchSize];
+  *member = left->ScoreAt(left->LastOf()) == *score ? MakeSep(right->MemberAt(0, scratch)) : nullptr;
+}
+
+// Child j of `p` (a leaf) has a new first key or a new neighbour before it.
+void ResetSep(ZNode* p, uint32_t j) {
+  FreeSep(p->sep_member[j]);
+  SepBetween(static_cast<ZLeaf*>(p->child[j - 1]), static_cast<ZLeaf*>(p->child[j]), &p->sep_score[j],
+             &p->sep_member[j]);
+}
+
+// The offset in `l` from which its entries go when about `keep` bytes stay
+// (at least `min_keep` entries, at most all but one), and in *k how many
+// stay.
+uint32_t KeepBytes(const ZLeaf* l, uint32_t keep, uint32_t min_keep, uint32_t* k) {
+  uint32_t off = 0, n = 0;
+  while (n < l->count && (n < min_keep || (off < keep && n + 1 < l->count))) off += l->SizeAt(off), ++n;
+  *k = n;
+  return off;
+}
+
+}  // namespace
+
+bool ZTree::MakeRoom(Pos& pos, uint32_t index, size_t size, double score, std::string_view member) {
   ZLeaf* l = pos.leaf;
-  // Where to cut: an append at the tree's end (rising scores: timestamps)
-  // leaves a full leaf behind and starts a new one with the last entry; a
-  // push at the tree's front the other way round; anything else (inserts
-  // into a gap between leaves too, in whatever order) cuts in half by bytes.
-  bool first = pos.index == 0, last = pos.index + 1 == l->count;
+  bool first = index == 0, last = index == l->count;
   for (uint32_t d = 0; d < height_; ++d) {
     first = first && pos.path[d].index == 0;
     last = last && pos.path[d].index + 1 == pos.path[d].node->n;
   }
-  const Cut cut = last ? Cut::kAtEnd : first ? Cut::kAtFront : Cut::kHalf;
-  uint32_t off = 0, k = 0;
-  if (cut == Cut::kAtEnd) {
-    off = l->LastOf();
-    k = l->count - 1;
-  } else if (cut == Cut::kAtFront) {
-    off = l->SizeAt(0);
-    k = 1;
-  } else {
-    while (off < l->used / 2) off += l->SizeAt(off), ++k;
-    if (k == l->count) off = l->LastOf(), --k;
+  if (last || first) {
+    ZLeaf* r;
+    double sep_score;
+    uint8_t* sep = nullptr;
+    if (last) {  // the full leaf stays; the key starts a new one
+      r = ZLeaf::Create(kLeafRoom);
+      sep_score = score;
+      if (l->ScoreAt(l->LastOf()) == score) sep = MakeSep(member);
+    } else {  // the entries move on to a new leaf; this one takes the key
+      r = l->SplitOff(0, l->count, kLeafRoom);
+      sep_score = r->ScoreAt(0);
+      char scratch[packed::kScratchSize];
+      if (score == sep_score) sep = MakeSep(r->MemberAt(0, scratch));
+    }
+    InsertChild(pos, height_, r, r->count, sep_score, sep, last ? Cut::kAtEnd : Cut::kAtFront);
+    return true;
   }
-  ZLeaf* right = l->SplitOff(off, l->count - k);
-  pos.leaf = ZLeaf::Shrink(l);
-  Relink(pos);
-  // The separator's member only when the score does not tell the leaves
-  // apart.
-  const double sep_score = right->ScoreAt(0);
-  char scratch[packed::kScratchSize];
-  uint8_t* sep = pos.leaf->ScoreAt(pos.leaf->LastOf()) == sep_score ? MakeSep(right->MemberAt(0, scratch)) : nullptr;
-  InsertChild(pos, height_, right, right->count, sep_score, sep, cut);
+  ZNode* p = height_ > 0 ? pos.path[height_ - 1].node : nullptr;
+  const uint32_t i = height_ > 0 ? pos.path[height_ - 1].index : 0;
+  ZLeaf* a = p != nullptr && i > 0 ? static_cast<ZLeaf*>(p->child[i - 1]) : nullptr;
+  ZLeaf* b = p != nullptr && i + 1 < p->n ? static_cast<ZLeaf*>(p->child[i + 1]) : nullptr;
+  // A neighbour with room: the two even out, leaving each room for the entry.
+  auto roomy = [&](const ZLeaf* x) { return x != nullptr && x->used + l->used + 2 * size <= 2 * kLeafRoom; };
+  const ZLeaf* to = roomy(a) ? a : nullptr;
+  if (roomy(b) && (to == nullptr || b->used < a->used)) to = b;
+  if (to == a && a != nullptr) {
+    // l's first entries go to a's end.
+    if (a->room < kLeafRoom) p->child[i - 1] = a = ZLeaf::Reserve(a, kLeafRoom);
+    const uint32_t half = (a->used + l->used) / 2;
+    uint32_t k = 0, off = 0;
+    while (k + 1 < l->count && a->used + off < half && a->used + off + l->SizeAt(off) <= a->room)
+      off += l->SizeAt(off), ++k;
+    if (k > 0) {
+      ZLeaf::MoveToLeft(a, l, off, k);
+      p->count[i - 1] += k;
+      p->count[i] -= k;
+      ResetSep(p, i);
+      return true;
+    }
+  } else if (to == b && b != nullptr) {
+    // l's last entries go to b's front.
+    if (b->room < kLeafRoom) p->child[i + 1] = b = ZLeaf::Reserve(b, kLeafRoom);
+    uint32_t keep;
+    const uint32_t off = KeepBytes(l, (b->used + l->used) / 2, 1, &keep);
+    const uint32_t k = l->count - keep;
+    if (k > 0 && b->used + (l->used - off) <= b->room) {
+      ZLeaf::MoveToRight(l, b, off, k);
+      p->count[i] -= k;
+      p->count[i + 1] += k;
+      ResetSep(p, i + 1);
+      return true;
+    }
+  }
+  if (a != nullptr || b != nullptr) {
+    // Both neighbours full: l and one of them (x, y in order) become three
+    // leaves of a third of their bytes each: x keeps its first third, a new
+    // leaf takes the middle, y keeps its last third.
+    const uint32_t xi = b != nullptr ? i : i - 1;
+    ZLeaf* x = static_cast<ZLeaf*>(p->child[xi]);
+    ZLeaf* y = static_cast<ZLeaf*>(p->child[xi + 1]);
+    if (x->count + y->count >= 3) {
+      const uint32_t third = (x->used + y->used) / 3;
+      uint32_t x_keep, y_moved = 0, y_off = 0;
+      const uint32_t x_off = KeepBytes(x, third, 1, &x_keep);
+      const uint32_t x_moved = x->count - x_keep;
+      uint32_t m_bytes = x->used - x_off;
+      // y gives its front until the middle holds a third (one entry at
+      // least), keeping one.
+      while (y_moved + 1 < y->count && (m_bytes + y_off < third || x_moved + y_moved == 0))
+        y_off += y->SizeAt(y_off), ++y_moved;
+      m_bytes += y_off;
+      ZLeaf* m = ZLeaf::Create(m_bytes > kLeafRoom ? m_bytes : kLeafRoom);
+      ZLeaf::MoveToRight(x, m, x_off, x_moved);
+      ZLeaf::MoveToLeft(m, y, y_off, y_moved);
+      p->count[xi] = x->count + m->count;  // InsertChild takes m's count off
+      p->count[xi + 1] = y->count;
+      FreeSep(p->sep_member[xi + 1]);
+      SepBetween(m, y, &p->sep_score[xi + 1], &p->sep_member[xi + 1]);
+      double sep_score;
+      uint8_t* sep;
+      SepBetween(x, m, &sep_score, &sep);
+      pos.path[height_ - 1].index = xi;
+      InsertChild(pos, height_, m, m->count, sep_score, sep, Cut::kHalf);
+      return true;
+    }
+  }
+  if (l->count < 2) return false;
+  // No neighbour (a root leaf, a node's only child): in half by bytes.
+  uint32_t keep;
+  const uint32_t off = KeepBytes(l, l->used / 2, 1, &keep);
+  ZLeaf* r = l->SplitOff(off, l->count - keep, kLeafRoom);
+  double sep_score;
+  uint8_t* sep;
+  SepBetween(l, r, &sep_score, &sep);
+  InsertChild(pos, height_, r, r->count, sep_score, sep, Cut::kHalf);
+  return true;
 }
 
 void ZTree::InsertChild(Pos& pos, uint32_t depth, void* right, uint64_t right_count, double sep_score,

@@ -35,9 +35,14 @@ struct ZNode;
 
 class ZTree {
  public:
-  // A leaf splits past this many bytes (header and entries), and two
-  // neighbours merge when both fit in three quarters of it.
+  // A leaf's block in a tree of more than one: kLeafBytes from the start
+  // (mimalloc's 1 KB size class, so every leaf is in one class and none is
+  // reallocated as it fills), with kLeafRoom bytes of entries. A full leaf
+  // passes entries to a neighbour with room before it splits (see
+  // MakeRoom), so random inserts keep leaves about 87% full. Two
+  // neighbours merge when both fit in three quarters of a leaf.
   static constexpr size_t kLeafBytes = 1024;
+  static constexpr size_t kLeafRoom = kLeafBytes - sizeof(ZLeaf);
   // Children per inner node (a node then fits 2 KB).
   static constexpr uint32_t kFanout = 62;
   // The deepest tree: inner nodes off the edges are a quarter full at
@@ -111,9 +116,16 @@ class ZTree {
   void Descend(double score, std::string_view member, Pos* pos) const;
   // The position of (score, member); false if it is not in the tree.
   bool Locate(double score, std::string_view member, Pos* pos) const;
-  // After the leaf of `pos` grew past kLeafBytes (pos.index: the entry
-  // inserted): splits it, and the nodes above as they fill.
-  void SplitLeaf(Pos& pos);
+  // Before an entry of `size` bytes goes at `index` in the leaf of `pos`,
+  // which has no room for it: an append at the tree's end starts a new
+  // leaf and a push at its front moves the leaf's entries to one (so
+  // rising or falling keys fill leaves); otherwise the leaf shares its
+  // entries with the emptier neighbour that has room, and when neither has,
+  // it and a neighbour become three leaves two thirds full (a B*-tree's
+  // split), or it splits in half when it has no neighbour. Splits go up the
+  // nodes as they fill. False when nothing could move (a leaf of one
+  // entry): the leaf grows instead. Invalidates `pos` beyond its leaf.
+  bool MakeRoom(Pos& pos, uint32_t index, size_t size, double score, std::string_view member);
   // Where a full leaf or node is cut: keeping the old one full after an
   // append at the tree's end or a push at its front, else in half.
   enum class Cut : uint8_t { kHalf, kAtEnd, kAtFront };
