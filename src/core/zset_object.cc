@@ -226,8 +226,10 @@ bool ZSetObject::Rank(std::string_view member, uint64_t* rank, double* score) co
     }
     return false;
   }
-  if (!Score(member, score)) return false;
-  return big()->tree.Find(*score, member, rank);
+  // The tree lookup that confirms the index's candidate gives the rank too.
+  const ZTree& tree = big()->tree;
+  return big()->index.Find(
+      packed::Hash(member), [&](double s) { return tree.Find(s, member, rank); }, score);
 }
 
 ZSetObject::Pos ZSetObject::AtRank(uint64_t r) const {
