@@ -117,12 +117,13 @@ class ZIndex {
     uint8_t overflow;     // members homed before this group placed after it (255: stuck)
     double score[kSlots];
     // Bits 8j+7 set for slots j whose tag may be `t` (a candidate: checked).
+    // Never the overflow byte (byte 7), whatever it holds: a tag of 0xFF
+    // would otherwise match an overflow count of 255.
     uint64_t Match(uint8_t t) const {
       uint64_t w;
       std::memcpy(&w, tag, 8);
-      w |= 0xFF00000000000000ull;  // not the overflow byte
       const uint64_t x = w ^ (0x0101010101010101ull * t);
-      return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+      return (x - 0x0101010101010101ull) & ~x & 0x0080808080808080ull;
     }
   };
   static_assert(sizeof(Group) == 64);

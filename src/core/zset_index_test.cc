@@ -26,8 +26,10 @@ void RunModel(bool few_fragments, uint64_t seed, int steps) {
     std::unordered_map<std::string, double> m;
     auto hash = [&](const std::string& s) {
       const uint64_t h = packed::Hash(s);
-      // Few homes, all at the table's last groups (runs wrap), few tags.
-      return few_fragments ? (uint64_t{0xFFFFFFF0u | (h % 16)} << 32) | ((h >> 8) & 0xFFFFFF00) | (h % 4) : h;
+      // Few homes, all at the table's last groups (runs wrap), few tags
+      // (0xFF among them: the byte a full overflow count holds).
+      static constexpr uint8_t kTags[] = {0xFF, 0xFE, 0x01, 0x80};
+      return few_fragments ? (uint64_t{0xFFFFFFF0u | (h % 16)} << 32) | ((h >> 8) & 0xFFFFFF00) | kTags[h % 4] : h;
     };
     // The index's rebuild walks the model (the tree in a sorted set).
     auto each = [&](auto&& f) {
