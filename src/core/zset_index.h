@@ -52,7 +52,10 @@ class ZIndex {
   uint32_t FindSlot(uint64_t hash, IsIt&& is_it) const {
     if (size_ == 0) return kNone;
     const uint8_t tag = Tag(hash);
-    for (uint32_t g = Home(hash);; g = NextGroup(g)) {
+    // At most once round the table: in a small one every group may have
+    // passed members on (round the end too), and none stops the probe.
+    uint32_t g = Home(hash);
+    for (uint32_t n = 0; n < groups_; ++n, g = NextGroup(g)) {
       const Group& grp = group(g);
       for (uint64_t m = grp.Match(tag); m != 0; m &= m - 1) {
         const uint32_t j = static_cast<uint32_t>(__builtin_ctzll(m)) / 8;
@@ -60,6 +63,7 @@ class ZIndex {
       }
       if (grp.overflow == 0) return kNone;
     }
+    return kNone;
   }
   // The member's score; false if it is not here.
   template <typename IsIt>

@@ -119,5 +119,48 @@ TEST(ZIndex, LoadStaysBetweenBounds) {
   EXPECT_LE(index.capacity(), index.size() * 5 * 2);
 }
 
+// A two-group table whose groups both passed members on (one round the
+// table's end): a lookup of an absent member still ends.
+TEST(ZIndex, AbsentLookupEndsWhenEveryGroupOverflowed) {
+  ZIndex index;
+  std::unordered_map<uint64_t, double> m;
+  auto each = [&](auto&& f) {
+    for (const auto& [h, s] : m) f(h, s);
+  };
+  auto confirm = [&](uint64_t h) { return [&m, h](double s) { return m.count(h) && m.at(h) == s; }; };
+  const uint64_t kLast = uint64_t{0xFFFFFFFF} << 32;  // homed in the last group
+  auto add = [&](uint64_t h) {  // the index first: a rebuild walks the members already in
+    const double score = static_cast<double>(m.size());
+    index.Insert(h, score, each);
+    m[h] = score;
+  };
+  // 8 homed in the last group (the 8th wraps into the first) and 4 in the
+  // first: two groups, 12 members (7/8 of 14).
+  for (uint64_t i = 0; i < 8; ++i) add(kLast | (i << 8) | 0x42);
+  for (uint64_t i = 0; i < 4; ++i) add((i << 8) | 0x43);
+  ASSERT_EQ(index.capacity(), 14u);
+  // Three of the last group's own go; the first group fills and passes one
+  // on to the last: now both groups count members passed on.
+  for (uint64_t i = 0; i < 3; ++i) {
+    const uint64_t h = kLast | (i << 8) | 0x42;
+    const uint32_t slot = index.FindSlot(h, confirm(h));
+    ASSERT_NE(slot, ZIndex::kNone);
+    m.erase(h);
+    index.EraseSlot(h, slot, each);
+  }
+  for (uint64_t i = 4; i < 7; ++i) add((i << 8) | 0x43);
+  ASSERT_EQ(index.capacity(), 14u);
+  EXPECT_EQ(index.size(), m.size());
+  ASSERT_TRUE(index.Validate(each));
+  for (const auto& [h, s] : m) {
+    double got;
+    ASSERT_TRUE(index.Find(h, confirm(h), &got));
+    EXPECT_EQ(got, s);
+  }
+  double got;
+  EXPECT_FALSE(index.Find(kLast | 0x42, confirm(kLast | 0x42), &got));
+  EXPECT_FALSE(index.Find(0x44, [](double) { return false; }, &got));
+}
+
 }  // namespace
 }  // namespace peregrine
