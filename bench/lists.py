@@ -246,11 +246,12 @@ def run_handoff(spec, workdir, hid, n, consumers=8):
         srv.shutdown()
 
 
-def run_free_stall(spec, workdir, items):
-    """DEL of a list of `items` items while another client PINGs."""
+def run_free_stall(spec, workdir, items, loader=None, key="biglist"):
+    """DEL of a container of `items` elements at `key` (a list, or what
+    loader(port, items) makes) while another client PINGs."""
     srv = bl.Server(spec, workdir)
     try:
-        load_one_list(srv.port, items)
+        (loader or load_one_list)(srv.port, items)
         lat = []
         stop = threading.Event()
         started = threading.Event()
@@ -276,7 +277,7 @@ def run_free_stall(spec, workdir, items):
         c = srv.client(timeout=120)
         try:
             t_del = time.monotonic()
-            c.call("DEL", "biglist")
+            c.call("DEL", key)
             del_ms = (time.monotonic() - t_del) * 1000
         finally:
             c.close()

@@ -30,17 +30,14 @@ import argparse
 import json
 import os
 import random
-import socket
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib as bl  # noqa: E402
 from containers import measure_benchmark, ratio, send_all  # noqa: E402
-from lists import quantile  # noqa: E402
+from lists import run_free_stall, run_memory  # noqa: E402
 
 BEGIN = "<!-- zsets:begin -->"
 END = "<!-- zsets:end -->"
@@ -99,25 +96,6 @@ SPEED_TARGET = {"p16_zadd": (1.5, 0.6), "p16_zpopmin": (1.5, 0.6), "big_zadd": (
                 "big_zrangebyscore": (None, 0.7), "big_zrank": (None, 0.7)}
 
 
-def run_memory(spec, workdir, mid, loader, arg, items, key):
-    srv = bl.Server(spec, workdir)
-    try:
-        time.sleep(0.3)
-        rss0 = srv.rss_kb()
-        loader(srv.port, arg)
-        time.sleep(1.0)
-        rss1 = srv.rss_kb()
-        c = srv.client()
-        try:
-            enc = c.call("OBJECT", "ENCODING", key)
-        finally:
-            c.close()
-        return {"server": spec.name, "id": mid, "bytes_per_element": (rss1 - rss0) * 1024 / items,
-                "encoding": enc.decode() if isinstance(enc, bytes) else enc}
-    finally:
-        srv.shutdown()
-
-
 def run_speed(spec, workdir, tid, args, n, fill, rb, big_n):
     srv = bl.Server(spec, workdir)
     try:
@@ -129,50 +107,6 @@ def run_speed(spec, workdir, tid, args, n, fill, rb, big_n):
         elif fill == "big":
             load_one_zset(srv.port, big_n)
         return measure_benchmark(srv, spec, tid, args, n, rb)
-    finally:
-        srv.shutdown()
-
-
-def run_free_stall(spec, workdir, items):
-    """DEL of a sorted set of `items` members while another client PINGs."""
-    srv = bl.Server(spec, workdir)
-    try:
-        load_one_zset(srv.port, items)
-        lat = []
-        stop = threading.Event()
-        started = threading.Event()
-
-        def pinger():
-            s = socket.create_connection((bl.HOST, srv.port), timeout=30)
-            try:
-                while not stop.is_set():
-                    t = time.monotonic()
-                    s.sendall(b"PING\r\n")
-                    buf = b""
-                    while not buf.endswith(b"\r\n"):
-                        buf += s.recv(64)
-                    lat.append((t, (time.monotonic() - t) * 1000))
-                    started.set()
-            finally:
-                s.close()
-
-        th = threading.Thread(target=pinger)
-        th.start()
-        started.wait(10)
-        time.sleep(0.2)
-        c = srv.client(timeout=120)
-        try:
-            t_del = time.monotonic()
-            c.call("DEL", "bigz")
-            del_ms = (time.monotonic() - t_del) * 1000
-        finally:
-            c.close()
-        time.sleep(0.5)
-        stop.set()
-        th.join(30)
-        window = sorted(ms for t, ms in lat if t >= t_del - 0.05)
-        return {"server": spec.name, "id": "free10m", "del_ms": del_ms, "ping_max_ms": max(window or [0]),
-                "ping_p999_ms": quantile(window, 0.999), "pings": len(window)}
     finally:
         srv.shutdown()
 
@@ -224,7 +158,8 @@ def main(argv=None) -> int:
                               f"{r['cpu_us_per_req']:.3f} us/req", flush=True)
             if want("free10m") and rnd == 0:
                 for spec in order:
-                    r = record(run_free_stall(spec, workdir, 10_000_000 // (shrink * (5 if args.quick else 1))))
+                    r = record(run_free_stall(spec, workdir, 10_000_000 // (shrink * (5 if args.quick else 1)),
+                                              load_one_zset, "bigz"))
                     print(f"{spec.label:9s} free10m DEL {r['del_ms']:.1f} ms, PING max {r['ping_max_ms']:.1f} ms "
                           f"p99.9 {r['ping_p999_ms']:.2f} ms over {r['pings']}", flush=True)
     if not args.smoke and not only:
