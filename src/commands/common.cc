@@ -76,14 +76,10 @@ bool ParseDbIndex(CommandContext& ctx, std::string_view arg, int* out) {
   return true;
 }
 
-namespace {
-// The running command's full name (the dispatcher and a worker's proxy
-// client set last_cmd before the handler runs).
 const std::string& RunningCommand(const CommandContext& ctx) {
   static const std::string none;
   return ctx.client.last_cmd != nullptr ? ctx.client.last_cmd->fullname : none;
 }
-}  // namespace
 
 void ReplyWrongArity(CommandContext& ctx) {
   ctx.reply.Error("ERR wrong number of arguments for '" + RunningCommand(ctx) + "' command");

@@ -199,6 +199,11 @@ inline auto FamilyRegistrar(CommandTable& t, uint32_t acl, std::string_view grou
   };
 }
 
+// The running command's full name, lowercase as Redis's c->cmd->fullname
+// (the dispatcher and a worker's proxy client set last_cmd before the
+// handler runs).
+const std::string& RunningCommand(const CommandContext& ctx);
+
 // "ERR wrong number of arguments for '<command>' command", for a command
 // whose arguments the table's arity cannot check (an odd count of pairs).
 void ReplyWrongArity(CommandContext& ctx);

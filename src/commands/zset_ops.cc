@@ -350,9 +350,7 @@ void ZsetOpGeneric(CommandContext& ctx, std::string_view dst, size_t at, SetOp o
   int64_t setnum;
   if (!ParseIntArg(ctx, ctx.args[at], &setnum)) return;
   if (setnum < 1) {
-    std::string name(ctx.args[0]);
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    ctx.reply.Error("ERR at least 1 input key is needed for '" + name + "' command");
+    ctx.reply.Error("ERR at least 1 input key is needed for '" + RunningCommand(ctx) + "' command");
     return;
   }
   if (setnum > static_cast<int64_t>(ctx.args.size() - at - 1)) {
