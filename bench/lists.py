@@ -246,50 +246,61 @@ def run_handoff(spec, workdir, hid, n, consumers=8):
         srv.shutdown()
 
 
+def pings_during(port: int, action):
+    """Runs action() while another client PINGs; returns its result, the
+    time it started and the PINGs as (sent at, ms) from just before it on
+    (a PING that waited behind it counts)."""
+    lat = []
+    stop = threading.Event()
+    started = threading.Event()
+
+    def pinger():
+        s = socket.create_connection((bl.HOST, port), timeout=30)
+        try:
+            while not stop.is_set():
+                t = time.monotonic()
+                s.sendall(b"PING\r\n")
+                buf = b""
+                while not buf.endswith(b"\r\n"):
+                    buf += s.recv(64)
+                lat.append((t, (time.monotonic() - t) * 1000))
+                started.set()
+        finally:
+            s.close()
+
+    th = threading.Thread(target=pinger)
+    th.start()
+    try:
+        started.wait(10)
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        result = action()
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        th.join(30)
+    return result, t0, sorted(ms for t, ms in lat if t >= t0 - 0.05)
+
+
 def run_free_stall(spec, workdir, items, loader=None, key="biglist"):
     """DEL of a container of `items` elements at `key` (a list, or what
     loader(port, items) makes) while another client PINGs."""
     srv = bl.Server(spec, workdir)
     try:
         (loader or load_one_list)(srv.port, items)
-        lat = []
-        stop = threading.Event()
-        started = threading.Event()
-
-        def pinger():
-            s = socket.create_connection((bl.HOST, srv.port), timeout=30)
-            try:
-                while not stop.is_set():
-                    t = time.monotonic()
-                    s.sendall(b"PING\r\n")
-                    buf = b""
-                    while not buf.endswith(b"\r\n"):
-                        buf += s.recv(64)
-                    lat.append((t, (time.monotonic() - t) * 1000))
-                    started.set()
-            finally:
-                s.close()
-
-        th = threading.Thread(target=pinger)
-        th.start()
-        started.wait(10)
-        time.sleep(0.2)
         c = srv.client(timeout=120)
-        try:
-            t_del = time.monotonic()
+
+        def delete():
+            t = time.monotonic()
             c.call("DEL", key)
-            del_ms = (time.monotonic() - t_del) * 1000
+            return (time.monotonic() - t) * 1000
+
+        try:
+            del_ms, _, window = pings_during(srv.port, delete)
         finally:
             c.close()
-        time.sleep(0.5)
-        stop.set()
-        th.join(30)
-        # Every PING sent from just before the DEL on (a PING that waited
-        # behind it counts).
-        window = sorted(ms for t, ms in lat if t >= t_del - 0.05)
-        p999 = quantile(window, 0.999)
         return {"server": spec.name, "id": "free10m", "del_ms": del_ms, "ping_max_ms": max(window or [0]),
-                "ping_p999_ms": p999, "pings": len(window)}
+                "ping_p999_ms": quantile(window, 0.999), "pings": len(window)}
     finally:
         srv.shutdown()
 

@@ -15,6 +15,8 @@ first) with -P 16, and on a set of 1M members (-P 16, -r 1M):
   ZRANK big m:<random>
 requests/s and server CPU per request, with the null server as this
 machine's ceiling and the work share.
+Grow stall: one sorted set grown to 4M members by ZADDs of 100, one at a
+time, while another client PINGs: the slowest ZADD and PING.
 Free stall: a sorted set of 10M members deleted while another client PINGs:
 the DEL's time and the slowest and p99.9 PING from the DEL on for 500 ms.
 
@@ -32,12 +34,13 @@ import os
 import random
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import benchlib as bl  # noqa: E402
 from containers import measure_benchmark, ratio, send_all  # noqa: E402
-from lists import run_free_stall, run_memory  # noqa: E402
+from lists import pings_during, quantile, run_free_stall, run_memory  # noqa: E402
 
 BEGIN = "<!-- zsets:begin -->"
 END = "<!-- zsets:end -->"
@@ -47,15 +50,47 @@ def member(i: int) -> bytes:
     return b"member:%06d" % i  # 13 bytes
 
 
-def load_one_zset(port: int, n: int, key: str = "bigz"):
+def zadd_commands(n: int, key: str = "bigz"):
+    """n members with random scores, 100 to a ZADD."""
     rng = random.Random(7)
-    cmds = []
     for s in range(0, n, 100):
         pairs = []
         for i in range(s, min(n, s + 100)):
             pairs += [repr(rng.random() * 1e6).encode(), member(i % 1_000_000) + (b"" if i < 1_000_000 else b"%d" % (i // 1_000_000))]
-        cmds.append(bl.encode("ZADD", key, *pairs))
-    send_all(port, cmds, 20)
+        yield bl.encode("ZADD", key, *pairs)
+
+
+def load_one_zset(port: int, n: int, key: str = "bigz"):
+    send_all(port, zadd_commands(n, key), 20)
+
+
+def run_grow_stall(spec, workdir, n):
+    """One sorted set grown to n members by ZADDs of 100, one at a time,
+    while another client PINGs: the slowest ZADD and PING (a table that
+    grows all at once stalls both)."""
+    srv = bl.Server(spec, workdir)
+    try:
+        c = bl.RespClient(srv.port, timeout=120)
+        cmds = list(zadd_commands(n))
+
+        def grow():
+            times = []
+            for cmd in cmds:
+                t = time.monotonic()
+                if c.pipeline_raw(cmd, 1):
+                    raise bl.BenchError("error reply while growing")
+                times.append((time.monotonic() - t) * 1000)
+            return sorted(times)
+
+        try:
+            times, _, window = pings_during(srv.port, grow)
+        finally:
+            c.close()
+        return {"server": spec.name, "id": "grow", "members": n, "zadd_max_ms": times[-1],
+                "zadd_p999_ms": quantile(times, 0.999), "ping_max_ms": max(window or [0]),
+                "ping_p999_ms": quantile(window, 0.999), "pings": len(window)}
+    finally:
+        srv.shutdown()
 
 
 def load_small_zsets(port: int, keys: int):
@@ -156,6 +191,12 @@ def main(argv=None) -> int:
                         r = record(run_speed(spec, workdir, tid, targs, n, fill, rb, big_n))
                         print(f"{spec.label:9s} {tid:18s} {r['rps'] or 0:>12,.0f} req/s "
                               f"{r['cpu_us_per_req']:.3f} us/req", flush=True)
+            if want("grow") and rnd == 0:
+                for spec in order:
+                    r = record(run_grow_stall(spec, workdir, 4_000_000 // (shrink * (4 if args.quick else 1))))
+                    print(f"{spec.label:9s} grow {r['members']:,} ZADD max {r['zadd_max_ms']:.1f} ms "
+                          f"p99.9 {r['zadd_p999_ms']:.2f} ms, PING max {r['ping_max_ms']:.1f} ms "
+                          f"p99.9 {r['ping_p999_ms']:.2f} ms", flush=True)
             if want("free10m") and rnd == 0:
                 for spec in order:
                     r = record(run_free_stall(spec, workdir, 10_000_000 // (shrink * (5 if args.quick else 1)),
@@ -204,6 +245,16 @@ def write_report(records, rounds: int, docs: bool):
         for s, label in (("peregrine", "Peregrine"), ("redis", "Redis")):
             r = f[s][0]
             lines.append(f"| {label} | {r['del_ms']:.1f} | {r['ping_max_ms']:.1f} | {r['ping_p999_ms']:.2f} |")
+    g = {s: [r for r in records if r["id"] == "grow" and r["server"] == s] for s in ("peregrine", "redis")}
+    if g["peregrine"] and g["redis"]:
+        lines += ["", f"Growing one sorted set to {g['peregrine'][0]['members']:,} members by ZADDs of 100, one at "
+                  "a time, while another client PINGs:", "",
+                  "| server | slowest ZADD ms | ZADD p99.9 ms | slowest PING ms | PING p99.9 ms |",
+                  "|---|---|---|---|---|"]
+        for s, label in (("peregrine", "Peregrine"), ("redis", "Redis")):
+            r = g[s][0]
+            lines.append(f"| {label} | {r['zadd_max_ms']:.1f} | {r['zadd_p999_ms']:.2f} | {r['ping_max_ms']:.1f} "
+                         f"| {r['ping_p999_ms']:.2f} |")
     lines += ["", END]
     text = "\n".join(lines)
     print(text)

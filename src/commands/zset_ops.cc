@@ -77,6 +77,7 @@ void ZpopGeneric(CommandContext& ctx, std::span<const std::string_view> keys, bo
     ctx.reply.Double(ZSetObject::ScoreAt(p));
     z.EraseRanks(rank, 1);
   }
+  NoteZSetWrite(ctx, key, z);
   DeleteIfEmpty(ctx, key, z);
 }
 

@@ -249,6 +249,7 @@ void ZaddScores(CommandContext& ctx, std::string_view key, int flags, bool ch, s
     processed += r != ZSetObject::AddResult::kNop;
     score = newscore;
   }
+  NoteZSetWrite(ctx, key, z);
   if (incr) {
     if (processed)
       ctx.reply.Double(score);
@@ -271,6 +272,7 @@ void ZremCommand(CommandContext& ctx) {
   if (e != nullptr) {
     ZSetObject& z = e->value.mutable_zset();
     for (size_t i = 2; i < ctx.args.size() && z.size() > 0; i++) removed += z.Remove(ctx.args[i]);
+    NoteZSetWrite(ctx, ctx.args[1], z);
     DeleteIfEmpty(ctx, ctx.args[1], z);
   }
   ctx.reply.Integer(removed);
@@ -486,6 +488,7 @@ void ZremrangeGeneric(CommandContext& ctx, RangeType type) {
                         : type == RangeType::kScore ? ScoreSpan(z, sr)
                                                     : LexSpan(z, lmin, lmax);
   z.EraseRanks(span.first, span.count);
+  NoteZSetWrite(ctx, ctx.args[1], z);
   DeleteIfEmpty(ctx, ctx.args[1], z);
   ctx.reply.Integer(static_cast<int64_t>(span.count));
 }

@@ -28,6 +28,12 @@ bool ZSetForRead(CommandContext& ctx, std::string_view key, const ZSetObject** o
 void ZaddScores(CommandContext& ctx, std::string_view key, int flags, bool ch, std::span<const double> scores,
                 size_t first_member, size_t stride);
 
+// After a write to the sorted set at `key`: a move of its index under way
+// goes on between events too (Db::NoteZSetMove).
+inline void NoteZSetWrite(CommandContext& ctx, std::string_view key, ZSetObject& z) {
+  if (z.moving()) ctx.DbOf(key).NoteZSetMove(key, z);
+}
+
 // Redis's strtod-based parse of a score range bound (zslParseRange): the
 // whole string (up to a NUL) must be a number strtod reads, "(" first for an
 // exclusive bound; NaN refused; "inf", "1e400" (infinite) and "" (zero) pass,

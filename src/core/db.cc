@@ -341,6 +341,8 @@ Db::Entry* Db::Insert(const CompactKey::Probe& p, Value value, int64_t expire_ms
   size_++;
   if (e->value.is_hash() && e->value.hash().min_deadline() != 0) [[unlikely]]
     NoteHashDeadline(p.bytes, e->value.hash().min_deadline());
+  if (e->value.is_zset()) [[unlikely]]
+    NoteZSetMove(p.bytes, e->value.mutable_zset());
   return e;
 }
 

@@ -218,6 +218,20 @@ class Db {
   uint64_t expired_fields() const { return expired_fields_; }
   size_t field_timers() const { return field_timers_.size(); }
 
+  // Sorted sets whose member -> score table is being resized a few members
+  // a write (core/zset_index.h), by key: the event loop goes on with the
+  // moves between events so that a set nobody writes to does not keep two
+  // tables. Whoever writes a sorted set calls NoteZSetMove after (Insert
+  // does for one that arrives moving: RENAME, MOVE). An entry whose key no
+  // longer holds a moving sorted set is dropped when its turn comes.
+  void NoteZSetMove(std::string_view key, ZSetObject& z) {
+    if (z.TakeMoveNote()) zset_moves_.emplace_back(key);
+  }
+  bool HasZSetMoves() const { return !zset_moves_.empty(); }
+  // Goes on with the moves for about `budget_us`; returns whether any are
+  // left.
+  bool StepZSetMoves(int64_t budget_us);
+
   // Deletes everything.
   void Clear();
 
@@ -398,6 +412,7 @@ class Db {
     bool operator<(const FieldTimer& o) const { return ms > o.ms; }
   };
   std::vector<FieldTimer> field_timers_;
+  std::vector<std::string> zset_moves_;
   size_t field_timers_compact_at_ = 1024;
   uint64_t expired_fields_ = 0;
 

@@ -1,7 +1,9 @@
-// Hash field expiry in the database (see db.h): the timers of the hashes
-// whose fields have deadlines, the active cycle over them, and lazy expiry
-// before a command touches a hash.
+// The database's work on containers between events (see db.h): hash field
+// expiry (the timers of the hashes whose fields have deadlines, the active
+// cycle over them, lazy expiry before a command touches a hash) and the
+// moves of sorted sets' indexes.
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -59,6 +61,23 @@ Db::Entry* Db::ExpireFieldsNow(Entry* e, std::string_view key, int64_t now_ms) {
   }
   if (h.min_deadline() != 0) NoteHashDeadline(key, h.min_deadline());
   return e;
+}
+
+bool Db::StepZSetMoves(int64_t budget_us) {
+  // Members moved between clock reads (some 100 us).
+  constexpr size_t kMembersPerCheck = 512;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + std::chrono::microseconds(budget_us);
+  while (!zset_moves_.empty()) {
+    Entry* e = FindRaw(zset_moves_.back());
+    if (e != nullptr && e->value.is_zset()) {
+      while (e->value.mutable_zset().StepMove(kMembersPerCheck)) {
+        if (Clock::now() >= deadline) return true;
+      }
+    }
+    zset_moves_.pop_back();
+  }
+  return false;
 }
 
 }  // namespace peregrine

@@ -196,6 +196,7 @@ void Db::Clear() {
   field_timers_.clear();
   field_timers_.shrink_to_fit();
   field_timers_compact_at_ = 1024;
+  zset_moves_.clear();
 }
 
 void Db::Swap(Db& other) {
@@ -215,6 +216,7 @@ void Db::Swap(Db& other) {
   std::swap(avg_ttl_, other.avg_ttl_);
   std::swap(field_timers_, other.field_timers_);
   std::swap(field_timers_compact_at_, other.field_timers_compact_at_);
+  std::swap(zset_moves_, other.zset_moves_);
 }
 
 // ---- invariants (tests) ---------------------------------------------------------------

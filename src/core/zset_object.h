@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -79,6 +80,20 @@ class ZSetObject {
   // ZADD's conversion before it adds `size_hint` members (Redis 7.2's
   // zsetTypeMaybeConvert).
   void MaybeConvert(size_t size_hint, const ZSetLimits& limits);
+  // Whether the member -> score table is being resized (core/zset_index.h:
+  // a few members move with each write); StepMove moves up to `members`
+  // more (between events: a set nobody writes to would otherwise keep
+  // both tables) and returns whether the move goes on.
+  bool moving() const { return encoding() == Encoding::kSkiplist && big()->index.moving(); }
+  bool StepMove(size_t members) { return moving() && !big()->Step(members); }
+  // Whether a move under way is yet to be handed to the database's list of
+  // moves to go on with (Db::NoteZSetMove); true once a move.
+  bool TakeMoveNote() {
+    if (!moving() || big()->noted) return false;
+    big()->noted = true;
+    return true;
+  }
+
   // A Z*STORE result small enough becomes a leaf again (Redis's
   // zsetConvertToListpackIfNeeded); `max_member` is its longest member.
   void ConvertToListpackIfNeeded(size_t max_member, const ZSetLimits& limits);
@@ -124,6 +139,25 @@ class ZSetObject {
   struct Big {
     ZTree tree;
     ZIndex index;
+    // While the index moves to a new table: the members before (cursor_score,
+    // cursor_member) in the tree's order are there too (none before the
+    // first step).
+    bool cursor_set = false;
+    double cursor_score = 0;
+    std::string cursor_member;
+    bool noted = false;  // on a database's list of moves (TakeMoveNote)
+
+    bool Moved(double score, std::string_view member) const {
+      return cursor_set && CompareZKey(score, member, cursor_score, cursor_member) < 0;
+    }
+    // Before a new member goes in: steps the move, or starts one (a set
+    // of a few thousand moves at once).
+    void BeforeInsert();
+    // After a write: steps the move, or after a removal starts a shrink.
+    void AfterWrite(bool removed);
+    void StartMove(uint64_t groups);
+    // Moves up to `members` members on; true once the move is over.
+    bool Step(size_t members);
   };
   ZLeaf* leaf() const { return static_cast<ZLeaf*>(ptr_); }
   Big* big() const { return static_cast<Big*>(ptr_); }
@@ -132,18 +166,6 @@ class ZSetObject {
   void ToListpack();
   // Confirms an index candidate: whether (score, member) is in the tree.
   bool InTree(double score, std::string_view member) const { return big()->tree.Find(score, member); }
-  // The index's walk of the members for a rebuild: each(f) calls
-  // f(hash, score) for every member in the tree.
-  auto Hashed() const {
-    return [this](auto&& f) {
-      const ZTree& t = big()->tree;
-      if (t.size() == 0) return;
-      char scratch[packed::kScratchSize];
-      ZTree::Pos p = t.AtRank(0);
-      do f(packed::Hash(t.Member(p, scratch)), t.Score(p));
-      while (t.Next(&p));
-    };
-  }
   ZSetObject() = default;
 
   void set_encoding(Encoding e) { tag_ = static_cast<uint8_t>(kValueTag | static_cast<uint8_t>(e)); }

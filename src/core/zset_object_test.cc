@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -236,6 +237,63 @@ TEST_P(ZSetObjectModelTest, MatchesModel) {
 INSTANTIATE_TEST_SUITE_P(Sizes, ZSetObjectModelTest,
                          ::testing::Values(std::make_pair(40, size_t{128}), std::make_pair(300, size_t{128}),
                                            std::make_pair(3000, size_t{16}), std::make_pair(200, size_t{0})));
+
+// The index moves to a larger or smaller table a few members a write
+// (core/zset_index.h): lookups, score changes across the walk's cursor and
+// removals stay right halfway through, and StepMove ends a move that no
+// write continues.
+TEST(ZSetObjectTest, IndexMovesWithWritesAndBetweenThem) {
+  ZSetLimits limits;
+  std::mt19937_64 rng(7);
+  ZSetObject z = ZSetObject::Create(1000, 1, limits);
+  std::unordered_map<std::string, double> m;
+  double got;
+  auto check_all = [&] {
+    ASSERT_TRUE(z.Validate());
+    for (const auto& [k, s] : m) {
+      ASSERT_TRUE(z.Score(k, &got));
+      ASSERT_EQ(got, s);
+    }
+  };
+  int checked_moving = 0;
+  for (int i = 0; i < 80000; ++i) {
+    const std::string k = "k" + std::to_string(rng() % 40000);
+    const double s = static_cast<double>(rng() % 1000);
+    if (rng() % 10 < 7) {
+      z.Add(s, k, 0, limits, &got);
+      m[k] = s;
+    } else {
+      ASSERT_EQ(z.Remove(k), m.erase(k) == 1);
+    }
+    if (z.moving() && i % 64 == 0) {
+      ASSERT_TRUE(z.Validate());
+      checked_moving++;
+    }
+  }
+  EXPECT_GT(checked_moving, 5);
+  ASSERT_NO_FATAL_FAILURE(check_all());
+  // A move left halfway: ended between events.
+  for (int i = 0; !z.moving(); ++i) {
+    const std::string k = "n" + std::to_string(i);
+    z.Add(static_cast<double>(i), k, 0, limits, &got);
+    m[k] = static_cast<double>(i);
+  }
+  ASSERT_NO_FATAL_FAILURE(check_all());
+  int steps = 0;
+  while (z.StepMove(100)) steps++;
+  EXPECT_GT(steps, 10);
+  EXPECT_FALSE(z.moving());
+  ASSERT_NO_FATAL_FAILURE(check_all());
+  // Most removed: the table shrinks, rank erasures stepping the moves.
+  z.EraseRanks(100, z.size() - 3000);
+  m.clear();
+  char scratch[packed::kScratchSize];
+  for (ZSetObject::Pos p = z.AtRank(0); p.valid(); z.Next(&p)) m[std::string(ZSetObject::MemberAt(p, scratch))] = ZSetObject::ScoreAt(p);
+  while (z.StepMove(100)) {
+  }
+  ASSERT_NO_FATAL_FAILURE(check_all());
+  EXPECT_LT(z.AllocatedBytes(), 3100 * 60);
+}
 
 TEST(ZSetObjectTest, LargeMembersAndIntegersRoundTrip) {
   ZSetLimits limits;

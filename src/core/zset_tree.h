@@ -89,6 +89,8 @@ class ZTree {
   // The first entry with score >= min (> min when exclusive); invalid if
   // none.
   Pos LowerBoundScore(double min, bool exclusive) const;
+  // The first entry at or after (score, member); invalid if none.
+  Pos LowerBound(double score, std::string_view member) const;
   // The first entry whose member is >= min (> min), comparing members only
   // (ZRANGEBYLEX's order, which assumes one score throughout).
   Pos LowerBoundLex(std::string_view min, bool exclusive) const;

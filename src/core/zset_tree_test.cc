@@ -73,13 +73,8 @@ void CheckAgainst(const ZTree& t, const Model& m, std::mt19937_64& rng) {
     ASSERT_EQ(t.Member(pos, scratch), rit->second);
   }
   ASSERT_FALSE(t.Prev(&pos));
-  // Seeks by score.
-  for (int k = 0; k < 20; ++k) {
-    const double min = RandomScore(rng);
-    const bool excl = rng() % 2;
-    auto want = m.begin();
-    while (want != m.end() && (excl ? want->first <= min : want->first < min)) ++want;
-    const ZTree::Pos p = t.LowerBoundScore(min, excl);
+  // A seek found `want` (m's end: nothing).
+  auto expect_at = [&](const ZTree::Pos& p, Model::const_iterator want) {
     if (want == m.end()) {
       ASSERT_FALSE(p.valid());
     } else {
@@ -87,6 +82,20 @@ void CheckAgainst(const ZTree& t, const Model& m, std::mt19937_64& rng) {
       ASSERT_EQ(p.rank, static_cast<uint64_t>(std::distance(m.begin(), want)));
       ASSERT_EQ(t.Member(p, scratch), want->second);
     }
+  };
+  // Seeks by score.
+  for (int k = 0; k < 20; ++k) {
+    const double min = RandomScore(rng);
+    const bool excl = rng() % 2;
+    auto want = m.begin();
+    while (want != m.end() && (excl ? want->first <= min : want->first < min)) ++want;
+    ASSERT_NO_FATAL_FAILURE(expect_at(t.LowerBoundScore(min, excl), want));
+  }
+  // Seeks by (score, member): keys present and absent.
+  for (int k = 0; k < 20; ++k) {
+    std::pair<double, std::string> key(RandomScore(rng), RandomMember(rng));
+    if (k % 2 == 0 && !m.empty()) key = *std::next(m.begin(), static_cast<long>(rng() % m.size()));
+    ASSERT_NO_FATAL_FAILURE(expect_at(t.LowerBound(key.first, key.second), m.lower_bound(key)));
   }
 }
 

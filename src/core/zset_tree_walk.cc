@@ -136,6 +136,13 @@ ZTree::Pos ZTree::LowerBoundLex(std::string_view min, bool exclusive) const {
       [&](const ZLeaf* l, uint32_t* index) { return l->LowerBoundLex(min, exclusive, index); });
 }
 
+ZTree::Pos ZTree::LowerBound(double score, std::string_view member) const {
+  // A separator without a member: the child before holds lower scores only.
+  return SeekFirst(
+      [&](double s, const uint8_t* sep) { return CompareZKey(s, SepView(sep), score, member) < 0; },
+      [&](const ZLeaf* l, uint32_t* index) { return l->LowerBound(score, member, index); });
+}
+
 namespace {
 
 // Validate's walk: the subtree's entries are in order, above `lo` (the

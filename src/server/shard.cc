@@ -30,6 +30,17 @@ bool Shard::ActiveExpire(int64_t now_ms, int64_t budget_us) {
   return false;
 }
 
+bool Shard::StepZSetMoves(int64_t budget_us) {
+  const int64_t start = MonotonicUs();
+  bool left = false;
+  for (auto& db : dbs_) {
+    const int64_t budget = budget_us - (MonotonicUs() - start);
+    if (budget <= 0) return true;
+    left = db->StepZSetMoves(budget) || left;
+  }
+  return left;
+}
+
 void Shard::MaintainTables(int64_t budget_us) {
   // Round-robin from where the last tick stopped, so that a busy database
   // cannot keep the others from being repacked.

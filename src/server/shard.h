@@ -65,6 +65,14 @@ class Shard {
   // Table housekeeping (Db::Maintain: repacking segments left sparse by
   // deletions) for at most about `budget_us` in all.
   void MaintainTables(int64_t budget_us);
+  // Sorted sets' index moves (Db::StepZSetMoves) for about `budget_us`;
+  // returns whether any are left.
+  bool HasZSetMoves() const {
+    for (const auto& db : dbs_)
+      if (db->HasZSetMoves()) return true;
+    return false;
+  }
+  bool StepZSetMoves(int64_t budget_us);
 
   // The keys' access data (OBJECT FREQ / IDLETIME).
   AccessTracker& access() { return access_; }

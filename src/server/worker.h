@@ -454,6 +454,7 @@ class Worker : public ErrorSink {
   bool expire_pressure_ = false;
   int64_t last_expire_slice_us_ = 0;
   int64_t last_lazy_free_us_ = 0;  // the last slice of lazy_free::RunSlice
+  int64_t last_zset_moves_us_ = 0;  // the last slice of Shard::StepZSetMoves
 
   // instantaneous_ops_per_sec: samples of total_commands_processed.
   static constexpr int kOpsSamples = 16;
