@@ -138,6 +138,7 @@ void HelloCommand(CommandContext& ctx) {
 
 void ResetCommand(CommandContext& ctx) {
   ctx.worker.pubsub().RemoveClient(ctx.client);  // no confirmations, as Redis
+  ctx.client.multi.reset();
   ctx.client.db = 0;
   ctx.client.resp = 2;
   ctx.client.name.clear();
@@ -398,14 +399,15 @@ void RegisterConnectionCommands(CommandTable& t) {
   const uint32_t kConn = kCmdNoscript | kCmdLoading | kCmdStale;
   t.Register(spec("ping", -1, kCmdFast | kCmdPubsubContext, PingCommand, "1.0.0", "Returns the server's liveliness response."));
   t.Register(spec("echo", 2, kCmdFast, EchoCommand, "1.0.0", "Returns the given string."));
-  t.Register(spec("quit", -1, kCmdAllowBusy | kCmdNoAuth | kConn | kCmdFast | kCmdPubsubContext, QuitCommand, "1.0.0",
+  t.Register(spec("quit", -1, kCmdAllowBusy | kCmdNoAuth | kConn | kCmdFast | kCmdPubsubContext | kCmdNotQueued, QuitCommand, "1.0.0",
                   "Closes the connection."));
   t.Register(spec("select", 2, kConn | kCmdFast, SelectCommand, "1.0.0", "Changes the selected database."));
   t.Register(spec("auth", -2, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, AuthCommand, "1.0.0",
                   "Authenticates the connection.", "O(N) where N is the number of passwords defined for the user"));
   t.Register(spec("hello", -1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, HelloCommand, "6.0.0",
                   "Handshakes with the Redis server."));
-  t.Register(spec("reset", 1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy | kCmdPubsubContext, ResetCommand, "6.2.0",
+  t.Register(spec("reset", 1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy | kCmdPubsubContext | kCmdNotQueued,
+                  ResetCommand, "6.2.0",
                   "Resets the connection."));
 
   CommandSpec client = spec("client", -2, 0, nullptr, "2.4.0", "A container for client connection commands.",

@@ -43,6 +43,22 @@ struct Client final : IoHandler {
   std::string name;
   std::string lib_name;
   std::string lib_ver;
+  // MULTI ... EXEC (docs/transactions.md): the commands queued, their
+  // arguments end to end; null outside a transaction.
+  struct Transaction {
+    struct Queued {
+      const CommandSpec* spec;
+      uint32_t argc;
+    };
+    std::vector<Queued> commands;
+    std::string bytes;
+    std::vector<uint32_t> arg_sizes;
+    // A command was refused while queuing (unknown, wrong arity, not
+    // allowed): EXEC fails with EXECABORT.
+    bool aborted = false;
+    size_t Bytes() const { return bytes.capacity() + arg_sizes.capacity() * 4 + commands.capacity() * sizeof(Queued); }
+  };
+  std::unique_ptr<Transaction> multi;
   // Its Pub/Sub subscriptions (null: none). Subscribed over RESP2, a client
   // may only run (P)SUBSCRIBE, (P)UNSUBSCRIBE, PING, QUIT and RESET.
   std::unique_ptr<ClientSubscriptions> subs;

@@ -57,6 +57,11 @@ enum CommandFlag : uint32_t {
   // show): refused before it runs, counted as rejected, unless
   // enable-debug-command allows the client.
   kCmdProtected = 1u << 28,
+  // Inside MULTI, run at once instead of queued (Redis's list: MULTI, EXEC,
+  // DISCARD, WATCH, QUIT, RESET).
+  kCmdNotQueued = 1u << 27,
+  // EXEC: runs holding the shards of the queued commands' keys.
+  kCmdExec = 1u << 26,
 };
 
 // ACL categories (without the '@').
@@ -200,5 +205,6 @@ void RegisterSetCommands(CommandTable& table);
 void RegisterListCommands(CommandTable& table);
 void RegisterZSetCommands(CommandTable& table);
 void RegisterGeoCommands(CommandTable& table);
+void RegisterTransactionCommands(CommandTable& table);
 
 }  // namespace peregrine

@@ -82,6 +82,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterListCommands(commands_);
   RegisterZSetCommands(commands_);
   RegisterGeoCommands(commands_);
+  RegisterTransactionCommands(commands_);
   if (config_.threads <= 0) {
     const unsigned cores = std::thread::hardware_concurrency();
     config_.threads = static_cast<int>(std::clamp(cores, 1u, 256u));
@@ -297,26 +298,29 @@ void Server::ResetStats() {
 
 std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   std::string cmd = c.last_cmd ? c.last_cmd->fullname : "NULL";
-  // Redis's letters, in its order (P: Pub/Sub, b: blocked; N: none).
-  char flags[4];
+  // Redis's letters, in its order (P: Pub/Sub, x: in MULTI, b: blocked; N: none).
+  char flags[8];
   char* f = flags;
   if (c.subs != nullptr) *f++ = 'P';
+  if (c.multi != nullptr) *f++ = 'x';
   if (c.blocked != nullptr) *f++ = 'b';
   if (f == flags) *f++ = 'N';
   *f = '\0';
+  const size_t multi_mem = c.multi != nullptr ? c.multi->Bytes() : 0;
   char buf[1024];
   snprintf(buf, sizeof(buf),
            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
-           "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 "
+           "ssub=0 multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=0 oll=0 "
            "omem=%zu tot-mem=%zu events=r%s cmd=%s user=default redir=-1 resp=%d lib-name=%s "
            "lib-ver=%s\n",
            static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd, c.name.c_str(),
            static_cast<long long>((now_ms - c.ctime_ms) / 1000),
            static_cast<long long>((now_ms - c.last_interaction_ms) / 1000), flags, c.db,
            c.subs != nullptr ? c.subs->channels.size() : 0, c.subs != nullptr ? c.subs->patterns.size() : 0,
+           c.multi != nullptr ? static_cast<long long>(c.multi->commands.size()) : -1LL,
            c.in.size(),
-           c.in.capacity() - c.in.size(), c.in.capacity(), c.out.capacity() + c.out.referenced_bytes(),
-           c.in.capacity() + c.out.capacity() + c.out.referenced_bytes() + sizeof(Client),
+           c.in.capacity() - c.in.size(), multi_mem, c.in.capacity(), c.out.capacity() + c.out.referenced_bytes(),
+           c.in.capacity() + c.out.capacity() + c.out.referenced_bytes() + multi_mem + sizeof(Client),
            c.writable_armed ? "w" : "",
            cmd.c_str(), c.resp, c.lib_name.c_str(), c.lib_ver.c_str());
   return buf;

@@ -199,6 +199,9 @@ class Worker : public ErrorSink {
   // ever). Nothing is replied now; a timeout replies a null array, as Redis
   // does for every wait on lists (and sorted sets and streams).
   void Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms);
+  // EXEC's work (worker_multi.cc): runs the client's queued commands, each
+  // replying into one array, holding what the dispatcher took for EXEC.
+  void RunTransaction(CommandContext& ctx);
   // A command added a value at a key of shard `shard` (held by this thread)
   // that clients wait on: they are served when the command ends.
   void NoteReady(uint32_t shard) {
@@ -304,6 +307,11 @@ class Worker : public ErrorSink {
   // Takes the shards `sorted` (increasing, this worker's own included) for a
   // command that spans them; GiveBack returns them.
   void AcquireShards(std::span<const uint32_t> sorted);
+  // MULTI (worker_multi.cc): queues a command inside a transaction; the
+  // shards EXEC must hold (sorted, this worker's included), false when
+  // this worker's own is enough.
+  void Queue(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd);
+  bool TransactionShards(const Client& c, std::vector<uint32_t>* out);
   void GiveBack(std::span<const uint32_t> sorted);
   // The event loop's hooks (threads > 1 only).
   int BeforeWait();
@@ -399,6 +407,7 @@ class Worker : public ErrorSink {
   std::set<std::pair<int64_t, uint64_t>> block_timers_;  // (deadline, client id) of this worker's clients
   size_t blocked_clients_ = 0;
   bool serving_ = false;  // a blocked client's command runs again (it may not block)
+  bool in_exec_ = false;  // EXEC runs its queue (nothing blocks; woken clients wait for the end)
 
   // A pipeline batch: commands parsed ahead of execution so that their keys'
   // cache misses can be prefetched together (reused between batches).

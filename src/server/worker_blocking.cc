@@ -28,6 +28,16 @@ void Worker::Block(CommandContext& ctx, std::span<const std::string_view> keys, 
     ctx.reply.NullArray();
     return;
   }
+  if (in_exec_) {
+    // Inside a transaction nothing blocks: answered as if the timeout had
+    // passed (BLMOVE and BRPOPLPUSH with a null bulk, as Redis).
+    const std::string_view name = ctx.client.last_cmd->name;
+    if (name == "blmove" || name == "brpoplpush")
+      ctx.reply.Null();
+    else
+      ctx.reply.NullArray();
+    return;
+  }
   Client& c = ctx.client;
   auto w = std::make_shared<BlockedClient>();
   w->home = c.home;

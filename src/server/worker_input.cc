@@ -342,6 +342,21 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // every shard it touches.
   uint32_t target = index_;
   bool span = false, remote_publish = false;
+  if ((c.multi != nullptr || (spec != nullptr && (spec->flags & kCmdExec))) && spec != nullptr) [[unlikely]] {
+    // Queued here (or MULTI, DISCARD, WATCH's refusal); EXEC holds the
+    // shards of the queued commands' keys.
+    if (waiting) return Route::kPause;
+    if (!(spec->flags & kCmdExec) || !TransactionShards(c, &shard_set_)) {
+      *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
+      return Route::kDone;
+    }
+    AcquireShards(shard_set_);
+    holding_ = true;
+    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc);
+    holding_ = false;
+    GiveBack(shard_set_);
+    return Route::kDone;
+  }
   // A command refused to a subscribed client is answered here (the ones it
   // may run have no keys), in order.
   if (spec != nullptr && !RefusedWhileSubscribed(c, *spec) && ArityOk(*spec, args.size())) {
@@ -461,6 +476,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     if (cmd == nullptr) {
       c.last_cmd = nullptr;  // CLIENT LIST: cmd=NULL, as Redis
       reply.Error(error);
+      if (c.multi != nullptr) c.multi->aborted = true;
       return start;
     }
   }
@@ -468,23 +484,37 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   // its arity, in a subscribed context or over maxmemory too.
   c.last_cmd = cmd;
   const int argc = static_cast<int>(args.size());
-  if (!ArityOk(*cmd, args.size())) {
+  // A refusal inside MULTI also dooms the transaction (Redis's
+  // flagTransaction); a refused EXEC ends it (execCommandAbort).
+  auto reject = [&](std::string_view error) {
     command_stats_[cmd->id].rejected_calls++;
-    reply.Error("ERR wrong number of arguments for '" + cmd->fullname + "' command");
+    if (cmd->flags & kCmdExec) {
+      c.multi.reset();
+      if (error.starts_with("ERR ")) error.remove_prefix(4);
+      reply.Error("EXECABORT Transaction discarded because of: " + std::string(error));
+    } else {
+      reply.Error(error);
+      if (c.multi != nullptr) c.multi->aborted = true;
+    }
     return start;
-  }
+  };
+  if (!ArityOk(*cmd, args.size())) return reject("ERR wrong number of arguments for '" + cmd->fullname + "' command");
   if ((cmd->flags & kCmdProtected) && !ProtectedAllowed(c)) [[unlikely]] {
-    command_stats_[cmd->id].rejected_calls++;
-    reply.Error(
+    return reject(
         "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
         "from a local connection, otherwise you need to set this option in the configuration file, and then "
         "restart the server.");
-    return start;
   }
   if (RefusedWhileSubscribed(c, *cmd)) {
-    command_stats_[cmd->id].rejected_calls++;
-    reply.Error("ERR Can't execute '" + cmd->fullname +
-                "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
+    return reject("ERR Can't execute '" + cmd->fullname +
+                  "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
+  }
+  if (c.multi != nullptr && !(cmd->flags & kCmdNotQueued)) [[unlikely]] {
+    if (cmd->flags & kCmdNoMulti) return reject("ERR Command not allowed inside a transaction");
+    if (server_.config().maxmemory > 0 && (cmd->flags & kCmdDenyOom) && !EnforceMaxmemory(shard_))
+      return reject("OOM command not allowed when used memory > 'maxmemory'.");
+    Queue(c, args, cmd);
+    reply.SimpleString("QUEUED");
     return start;
   }
   // The shard owning the first key (this worker's, or one the command holds).

@@ -83,7 +83,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   // Clients waiting on keys the command created are served before anything
   // else runs (docs/blocking.md); their commands count as theirs, not in
   // this one's time or errors.
-  if (!ready_shards_.empty()) [[unlikely]] {
+  if (!ready_shards_.empty() && !in_exec_) [[unlikely]] {
     ServeReadyKeys(now_ms);
     end = CycleClock::Now();
   }

@@ -1,0 +1,89 @@
+// MULTI ... EXEC on the worker (docs/transactions.md): commands queued
+// inside MULTI, the shards an EXEC holds, and the queue run as one command.
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+#include "server/worker_internal.h"
+
+namespace peregrine {
+
+namespace {
+
+// Calls f(spec, args) for each queued command.
+template <typename F>
+void ForEachQueued(const Client::Transaction& t, std::vector<std::string_view>* args, F&& f) {
+  size_t arg = 0, off = 0;
+  for (const Client::Transaction::Queued& q : t.commands) {
+    args->clear();
+    for (uint32_t i = 0; i < q.argc; ++i, ++arg) {
+      args->emplace_back(t.bytes.data() + off, t.arg_sizes[arg]);
+      off += t.arg_sizes[arg];
+    }
+    if (!f(q.spec, std::span<const std::string_view>(*args))) return;
+  }
+}
+
+}  // namespace
+
+void Worker::Queue(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd) {
+  Client::Transaction& t = *c.multi;
+  if (t.aborted) return;  // EXEC fails whatever was queued: nothing to keep (as Redis)
+  for (std::string_view a : args) {
+    t.bytes.append(a);
+    t.arg_sizes.push_back(static_cast<uint32_t>(a.size()));
+  }
+  t.commands.push_back({cmd, static_cast<uint32_t>(args.size())});
+}
+
+bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out) {
+  if (c.multi == nullptr || c.multi->aborted || nworkers_ == 1) return false;
+  out->clear();
+  out->push_back(index_);
+  std::vector<std::string_view> args;
+  ForEachQueued(*c.multi, &args, [&](const CommandSpec* spec, std::span<const std::string_view> a) {
+    if (spec->flags & (kCmdAllShards | kCmdPublishes)) {
+      // Every shard (PUBLISH: every worker's subscribers).
+      out->clear();
+      for (uint32_t s = 0; s < nworkers_; s++) out->push_back(s);
+      return false;
+    }
+    if (spec->first_key > 0 && spec->KeyPositions(a, &key_positions_))
+      for (size_t pos : key_positions_) out->push_back(static_cast<uint32_t>(server_.ShardIndexOf(a[pos])));
+    return true;
+  });
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+  return out->size() > 1;
+}
+
+void Worker::RunTransaction(CommandContext& ctx) {
+  Client& c = ctx.client;
+  if (c.multi == nullptr) {
+    ctx.reply.Error("ERR EXEC without MULTI");
+    return;
+  }
+  const std::unique_ptr<Client::Transaction> t = std::move(c.multi);
+  if (t->aborted) {
+    ctx.reply.Error("EXECABORT Transaction discarded because of previous errors.");
+    return;
+  }
+  const CommandSpec* exec = c.last_cmd;
+  Client* const running = current_client_;
+  ctx.reply.ArrayHeader(t->commands.size());
+  // Each command as if sent alone (its statistics, its errors in the
+  // array), holding what EXEC holds; none blocks, and clients waiting on
+  // keys it fills are served after the whole transaction.
+  in_exec_ = true;
+  uint64_t now = CycleClock::Now();
+  std::vector<std::string_view> args;
+  ForEachQueued(*t, &args, [&](const CommandSpec* spec, std::span<const std::string_view> a) {
+    now = ExecuteCommand(c, a, spec, nullptr, now);
+    return !c.closed && !c.close_after_reply;
+  });
+  in_exec_ = false;
+  current_client_ = running;
+  c.last_cmd = exec;
+}
+
+}  // namespace peregrine
