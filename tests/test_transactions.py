@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
-from helpers import Conn, client_fields, raw_client, rc, rc3  # noqa: F401  (fixtures)
+from helpers import Conn, client_fields, config_set, raw_client, rc, rc3  # noqa: F401  (fixtures)
 from test_atomicity import keys_on_distinct_shards, run_for, sharded  # noqa: F401  (fixture)
 
 QUEUED = b"+QUEUED\r\n"
@@ -72,6 +72,27 @@ def test_refusals_while_queuing_abort_exec(server, rc):
             assert c.call("EXEC") == EXECABORT
             assert c.call("EXEC") == b"-ERR EXEC without MULTI\r\n"  # the transaction is over
     assert rc.get("k") == b"before" and rc.exists("n") == 0
+
+
+def test_exec_over_maxmemory_aborts(server, rc, config_set):
+    """Queued under the limit, EXEC over it: the transaction's commands may
+    add memory, so EXEC is refused and the transaction discarded."""
+    with Conn(server) as c:
+        assert c.call("MULTI") == b"+OK\r\n"
+        assert c.call("SET", "k", "v") == QUEUED
+        config_set("maxmemory-policy", "noeviction")
+        rc.set("filler", "x" * 10000)
+        config_set("maxmemory", "1")
+        assert c.call("EXEC") == (b"-EXECABORT Transaction discarded because of: "
+                                  b"OOM command not allowed when used memory > 'maxmemory'.\r\n")
+        assert c.call("EXEC") == b"-ERR EXEC without MULTI\r\n"
+        # Over the limit nothing is queued, not even a read (the queue takes
+        # memory); DISCARD still works.
+        assert c.call("MULTI") == b"+OK\r\n"
+        assert c.call("GET", "k") == b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+        assert c.call("EXEC") == EXECABORT
+        assert c.call("MULTI") == b"+OK\r\n"
+        assert c.call("DISCARD") == b"+OK\r\n"
 
 
 def test_errors_at_run_time_stay_in_the_array(server, rc):

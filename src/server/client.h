@@ -56,6 +56,7 @@ struct Client final : IoHandler {
     // A command was refused while queuing (unknown, wrong arity, not
     // allowed): EXEC fails with EXECABORT.
     bool aborted = false;
+    bool denyoom = false;  // a queued command may add memory (EXEC checks maxmemory)
     size_t Bytes() const { return bytes.capacity() + arg_sizes.capacity() * 4 + commands.capacity() * sizeof(Queued); }
   };
   std::unique_ptr<Transaction> multi;

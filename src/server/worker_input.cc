@@ -509,9 +509,16 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     return reject("ERR Can't execute '" + cmd->fullname +
                   "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
   }
+  // EXEC of a transaction that may add memory: the maxmemory check of its
+  // commands (Redis 7 makes it at EXEC too, with the queue's flags).
+  if ((cmd->flags & kCmdExec) && c.multi != nullptr && c.multi->denyoom && !c.multi->aborted &&
+      server_.config().maxmemory > 0 && !EnforceMaxmemory(shard_))
+    return reject("OOM command not allowed when used memory > 'maxmemory'.");
   if (c.multi != nullptr && !(cmd->flags & kCmdNotQueued)) [[unlikely]] {
     if (cmd->flags & kCmdNoMulti) return reject("ERR Command not allowed inside a transaction");
-    if (server_.config().maxmemory > 0 && (cmd->flags & kCmdDenyOom) && !EnforceMaxmemory(shard_))
+    // Over maxmemory nothing is queued, reads included: the queue itself
+    // takes memory (Redis's bound on it).
+    if (server_.config().maxmemory > 0 && !EnforceMaxmemory(shard_))
       return reject("OOM command not allowed when used memory > 'maxmemory'.");
     Queue(c, args, cmd);
     reply.SimpleString("QUEUED");

@@ -34,6 +34,7 @@ void Worker::Queue(Client& c, std::span<const std::string_view> args, const Comm
     t.arg_sizes.push_back(static_cast<uint32_t>(a.size()));
   }
   t.commands.push_back({cmd, static_cast<uint32_t>(args.size())});
+  t.denyoom = t.denyoom || (cmd->flags & kCmdDenyOom) != 0;
 }
 
 bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out) {
