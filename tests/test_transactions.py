@@ -212,8 +212,12 @@ def test_keys_on_several_shards(sharded):
             p.set(k, k)
         p.mget(keys)
         p.execute_command("DBSIZE")
-        got = p.execute()
-        assert got[-2] == [k.encode() for k in keys] and got[-1] == 6
+        # Keys that cannot all be read (numkeys past the end): it still runs
+        # where its first key lives, and replies its error in the array.
+        p.execute_command("ZUNIONSTORE", keys[1], 9, keys[2])
+        got = p.execute(raise_on_error=False)
+        assert got[-3] == [k.encode() for k in keys] and got[-2] == 6
+        assert isinstance(got[-1], redis.ResponseError) and "syntax error" in str(got[-1])
     finally:
         c.close()
 

@@ -499,7 +499,7 @@ void BlockingMoveGeneric(CommandContext& ctx, End from, End to, std::string_view
   if (se != nullptr)
     MoveFrom(ctx, se, from, to);
   else
-    ctx.worker.Block(ctx, ctx.args.subspan(1, 1), ValueType::kList, deadline);
+    ctx.worker.Block(ctx, ctx.args.subspan(1, 1), ValueType::kList, deadline, Worker::NoWaitReply::kNull);
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout

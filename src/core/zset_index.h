@@ -26,8 +26,8 @@
 // walk has passed (the caller says which: `moved`). The table grows by half
 // from 13/16 full; a move of 16 members per write is done long before the
 // old table is 7/8 full (the most it holds). It halves under 1/5. The
-// groups are in chunks of 32 KB. Not thread-safe, like everything in
-// core/.
+// groups are in chunks of 8 KB, which a move allocates a few at a time.
+// Not thread-safe, like everything in core/.
 #pragma once
 
 #include <cassert>

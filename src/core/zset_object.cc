@@ -1,6 +1,7 @@
 // Sorted set objects (see zset_object.h).
 #include "core/zset_object.h"
 
+#include <algorithm>
 #include <cmath>
 #include <new>
 #include <string>
@@ -82,8 +83,6 @@ size_t ZSetObject::AllocatedBytes() const {
 void ZSetObject::ToSkiplist() {
   ZLeaf* l = leaf();
   Big* b = new (CountedAlloc(sizeof(Big))) Big();
-  ptr_ = b;  // the index's rebuilds walk big()->tree
-  set_encoding(Encoding::kSkiplist);
   char scratch[packed::kScratchSize];
   for (uint32_t off = 0; off < l->used; off += l->SizeAt(off)) {
     const std::string_view m = l->MemberAt(off, scratch);
@@ -92,6 +91,8 @@ void ZSetObject::ToSkiplist() {
     b->tree.Insert(l->ScoreAt(off), m);
   }
   ZLeaf::Destroy(l);
+  ptr_ = b;
+  set_encoding(Encoding::kSkiplist);
 }
 
 void ZSetObject::ToListpack() {
@@ -336,7 +337,7 @@ void ZSetObject::Big::StartMove(uint64_t groups) {
 bool ZSetObject::Big::Step(size_t members) {
   // The new table's chunks first, one per 16 members' work (a chunk
   // costs some 6 us of page faults, a member 0.1 us).
-  if (!index.PrepareMove(members == SIZE_MAX ? SIZE_MAX : members / 16)) return false;
+  if (!index.PrepareMove(members == SIZE_MAX ? SIZE_MAX : std::max<size_t>(1, members / 16))) return false;
   ZTree::Pos p;
   if (tree.size() > 0) p = cursor_set ? tree.LowerBound(cursor_score, cursor_member) : tree.AtRank(0);
   char scratch[packed::kScratchSize];

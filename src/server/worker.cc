@@ -100,13 +100,14 @@ bool Worker::Init() {
       }
       if (lazy_free::Pending() > 0) loop_.WakeWithin(2);
     }
-    // Sorted sets' index moves nobody's writes go on with: the same pace.
-    if (shard_.HasZSetMoves()) {
+    // Sorted sets' index moves nobody's writes go on with (found by the
+    // cron): the same pace.
+    if (zset_moves_) {
       if (MonotonicUs() - last_zset_moves_us_ >= 2000) {
-        shard_.StepZSetMoves(1000);
+        zset_moves_ = shard_.StepZSetMoves(1000);
         last_zset_moves_us_ = MonotonicUs();
       }
-      if (shard_.HasZSetMoves()) loop_.WakeWithin(2);
+      if (zset_moves_) loop_.WakeWithin(2);
     }
   });
   if (nworkers_ > 1) {
@@ -316,6 +317,9 @@ void Worker::Cron() {
   // Segments left sparse by deletions give their memory back (at most 1 ms
   // per tick).
   shard_.MaintainTables(1000);
+  // Sorted sets whose index moves (a look at every database: here, not on
+  // every loop iteration).
+  zset_moves_ = zset_moves_ || shard_.HasZSetMoves();
   // Access data (OBJECT FREQ / IDLETIME): at most 1% of the time.
   shard_.AccessCron(MonotonicMs(), 10'000 / server_.config().hz);
   // A worker that gets no commands still evicts its share.

@@ -197,8 +197,12 @@ class Worker : public ErrorSink {
   // (on shards this thread holds, as every key of the running command) until
   // one holds a value of `type`, or until `deadline_ms` (unix ms; 0: for
   // ever). Nothing is replied now; a timeout replies a null array, as Redis
-  // does for every wait on lists (and sorted sets and streams).
-  void Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms);
+  // does for every wait on lists (and sorted sets and streams). Where the
+  // client may not wait (inside EXEC) it is answered at once as a timeout,
+  // with `no_wait` (Redis's BLMOVE and BRPOPLPUSH reply a null bulk there).
+  enum class NoWaitReply : uint8_t { kNullArray, kNull };
+  void Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
+             NoWaitReply no_wait = NoWaitReply::kNullArray);
   // EXEC's work (worker_multi.cc): runs the client's queued commands, each
   // replying into one array, holding what the dispatcher took for EXEC.
   void RunTransaction(CommandContext& ctx);
@@ -276,6 +280,10 @@ class Worker : public ErrorSink {
   // `shard`: the first key's shard when the caller knows it (nullptr: find it).
   uint64_t ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                           const CompactKey::Probe* hint, uint64_t start, Shard* shard = nullptr);
+  // ExecuteCommand holding the shards in shard_set_ (sorted, this worker's
+  // included) from before it starts until it ends.
+  uint64_t ExecuteHolding(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                          const CompactKey::Probe* hint, uint64_t start);
   // The checks before a command runs: unknown command or subcommand, arity.
   // Returns the command to run (a subcommand resolved), or nullptr with
   // *error set to the reply.
@@ -464,6 +472,7 @@ class Worker : public ErrorSink {
   int64_t last_expire_slice_us_ = 0;
   int64_t last_lazy_free_us_ = 0;  // the last slice of lazy_free::RunSlice
   int64_t last_zset_moves_us_ = 0;  // the last slice of Shard::StepZSetMoves
+  bool zset_moves_ = false;          // the cron found some (cleared when none are left)
 
   // instantaneous_ops_per_sec: samples of total_commands_processed.
   static constexpr int kOpsSamples = 16;

@@ -20,7 +20,7 @@ namespace peregrine {
 using namespace worker_internal;
 
 void Worker::Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type,
-                   int64_t deadline_ms) {
+                   int64_t deadline_ms, NoWaitReply no_wait) {
   if (serving_) {
     // A command run again for a woken client found nothing to serve after
     // all. The list commands cannot (the key was checked first); answered as
@@ -30,9 +30,8 @@ void Worker::Block(CommandContext& ctx, std::span<const std::string_view> keys, 
   }
   if (in_exec_) {
     // Inside a transaction nothing blocks: answered as if the timeout had
-    // passed (BLMOVE and BRPOPLPUSH with a null bulk, as Redis).
-    const std::string_view name = ctx.client.last_cmd->name;
-    if (name == "blmove" || name == "brpoplpush")
+    // passed (Redis's CLIENT_DENY_BLOCKING).
+    if (no_wait == NoWaitReply::kNull)
       ctx.reply.Null();
     else
       ctx.reply.NullArray();

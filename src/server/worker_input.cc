@@ -342,19 +342,14 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // every shard it touches.
   uint32_t target = index_;
   bool span = false, remote_publish = false;
-  if ((c.multi != nullptr || (spec != nullptr && (spec->flags & kCmdExec))) && spec != nullptr) [[unlikely]] {
+  if (spec != nullptr && (c.multi != nullptr || (spec->flags & kCmdExec))) [[unlikely]] {
     // Queued here (or MULTI, DISCARD, WATCH's refusal); EXEC holds the
     // shards of the queued commands' keys.
     if (waiting) return Route::kPause;
-    if (!(spec->flags & kCmdExec) || !TransactionShards(c, &shard_set_)) {
+    if ((spec->flags & kCmdExec) && TransactionShards(c, &shard_set_))
+      *now_tsc = ExecuteHolding(c, args, cmd, hint, *now_tsc);
+    else
       *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
-      return Route::kDone;
-    }
-    AcquireShards(shard_set_);
-    holding_ = true;
-    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc);
-    holding_ = false;
-    GiveBack(shard_set_);
     return Route::kDone;
   }
   // A command refused to a subscribed client is answered here (the ones it
@@ -396,11 +391,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     shard_set_.push_back(index_);
     std::sort(shard_set_.begin(), shard_set_.end());
     shard_set_.erase(std::unique(shard_set_.begin(), shard_set_.end()), shard_set_.end());
-    AcquireShards(shard_set_);
-    holding_ = true;
-    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc);
-    holding_ = false;
-    GiveBack(shard_set_);
+    *now_tsc = ExecuteHolding(c, args, cmd, hint, *now_tsc);
     return Route::kDone;
   }
   if (target == index_) {
@@ -464,6 +455,16 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   }
   c.last_cmd = spec;
   return Route::kDone;
+}
+
+uint64_t Worker::ExecuteHolding(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                                const CompactKey::Probe* hint, uint64_t start) {
+  AcquireShards(shard_set_);
+  holding_ = true;
+  const uint64_t end = ExecuteCommand(c, args, cmd, hint, start);
+  holding_ = false;
+  GiveBack(shard_set_);
+  return end;
 }
 
 uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,

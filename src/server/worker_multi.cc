@@ -49,7 +49,11 @@ bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out) {
       for (uint32_t s = 0; s < nworkers_; s++) out->push_back(s);
       return false;
     }
-    if (spec->first_key > 0 && spec->KeyPositions(a, &key_positions_))
+    if (spec->first_key <= 0 || static_cast<size_t>(spec->first_key) >= a.size()) return true;
+    // The first key's shard even when the others cannot be read (a bad
+    // numkeys): the command runs there and replies its error.
+    out->push_back(static_cast<uint32_t>(server_.ShardIndexOf(a[static_cast<size_t>(spec->first_key)])));
+    if (spec->KeyPositions(a, &key_positions_))
       for (size_t pos : key_positions_) out->push_back(static_cast<uint32_t>(server_.ShardIndexOf(a[pos])));
     return true;
   });
