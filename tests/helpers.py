@@ -6,6 +6,7 @@
 # Note: redis-py >= 8 negotiates RESP3 by default, so `rc` pins protocol=2 explicitly.
 import re
 import socket
+import threading
 import time
 
 import pytest
@@ -324,3 +325,52 @@ def bulk(v):
     """A RESP bulk string's bytes (str and numbers encoded)."""
     v = v if isinstance(v, bytes) else str(v).encode()
     return b"$%d\r\n%s\r\n" % (len(v), v)
+
+
+def pop_everything(server, n_producers, per_producer, n_consumers, push, pop):
+    """A producer/consumer stress run: producers call push(c, p, j) for j in
+    range(per_producer) while consumers call pop(c, i) (the items it took,
+    [] when it timed out) until every item is popped or 30 s pass after the
+    producers end. Returns the items popped; any client error fails."""
+    total = n_producers * per_producer
+    got, lock, stop, errors = [], threading.Lock(), threading.Event(), []
+
+    def consumer(i):
+        c = raw_client(server)
+        try:
+            while not stop.is_set():
+                items = pop(c, i)
+                with lock:
+                    got.extend(items)
+        except Exception as e:  # noqa: BLE001 (re-raised by the test)
+            errors.append(e)
+        finally:
+            c.close()
+
+    def producer(p):
+        c = raw_client(server)
+        try:
+            for j in range(per_producer):
+                push(c, p, j)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+        finally:
+            c.close()
+
+    consumers = [threading.Thread(target=consumer, args=(i,)) for i in range(n_consumers)]
+    producers = [threading.Thread(target=producer, args=(p,)) for p in range(n_producers)]
+    for t in consumers + producers:
+        t.start()
+    for t in producers:
+        t.join(60)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with lock:
+            if len(got) >= total:
+                break
+        time.sleep(0.02)
+    stop.set()
+    for t in consumers:
+        t.join(30)
+    assert not errors, errors
+    return got

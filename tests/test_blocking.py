@@ -4,7 +4,6 @@
 # clients, CLIENT UNBLOCK, CLIENT LIST and INFO, disconnects, the pipeline behind a
 # blocked command, keys on different shards, and a stress run (every item popped once).
 import random
-import threading
 import time
 
 import pytest
@@ -12,8 +11,8 @@ import redis
 
 from conftest import IS_REDIS
 from helpers import (  # noqa: F401  (fixtures)
-    NOT_INT, SYNTAX, WRONGTYPE, Conn, arity, blocked_clients, bulk, encode, fails, raises, rc, rc3, wait_blocked,
-    waiters)
+    NOT_INT, SYNTAX, WRONGTYPE, Conn, arity, blocked_clients, bulk, encode, fails, pop_everything, raises, rc, rc3,
+    wait_blocked, waiters)
 
 skip_72 = pytest.mark.skipif(IS_REDIS, reason="Redis 7.2 behaviour; Debian ships 7.0")
 
@@ -433,60 +432,24 @@ def test_stress_every_item_popped_once(server, rc):
     queues = ["sq:%s" % k for k in SPREAD[:4]]
     n_producers, per_producer, n_consumers = 4, 300, 8
     total = n_producers * per_producer
-    got = []
-    lock = threading.Lock()
-    stop = threading.Event()
-    errors = []
 
-    def consumer(i):
-        c = server.client(protocol=2)
-        try:
-            while not stop.is_set():
-                kind = i % 3
-                if kind == 0:
-                    r = c.execute_command("BRPOP", *queues, 0.2)
-                    items = [r[1]] if r else []
-                elif kind == 1:
-                    v = c.execute_command("BLMOVE", random.choice(queues), "done:%d" % i, "LEFT", "RIGHT", 0.2)
-                    items = [v] if v is not None else []
-                    if v is not None:
-                        c.execute_command("LPOP", "done:%d" % i)
-                else:
-                    r = c.execute_command("BLMPOP", 0.2, len(queues), *queues, "LEFT", "COUNT", 3)
-                    items = r[1] if r else []
-                with lock:
-                    got.extend(items)
-        except Exception as e:  # noqa: BLE001
-            errors.append(e)
-        finally:
-            c.close()
+    def pop(c, i):
+        kind = i % 3
+        if kind == 0:
+            r = c.execute_command("BRPOP", *queues, 0.2)
+            return [r[1]] if r else []
+        if kind == 1:
+            v = c.execute_command("BLMOVE", random.choice(queues), "done:%d" % i, "LEFT", "RIGHT", 0.2)
+            if v is None:
+                return []
+            c.execute_command("LPOP", "done:%d" % i)
+            return [v]
+        r = c.execute_command("BLMPOP", 0.2, len(queues), *queues, "LEFT", "COUNT", 3)
+        return r[1] if r else []
 
-    def producer(p):
-        c = server.client(protocol=2)
-        try:
-            for j in range(per_producer):
-                c.execute_command("LPUSH", queues[(p + j) % len(queues)], "%d:%d" % (p, j))
-        except Exception as e:  # noqa: BLE001
-            errors.append(e)
-        finally:
-            c.close()
-
-    consumers = [threading.Thread(target=consumer, args=(i,)) for i in range(n_consumers)]
-    producers = [threading.Thread(target=producer, args=(p,)) for p in range(n_producers)]
-    for t in consumers + producers:
-        t.start()
-    for t in producers:
-        t.join(60)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with lock:
-            if len(got) >= total:
-                break
-        time.sleep(0.02)
-    stop.set()
-    for t in consumers:
-        t.join(30)
-    assert not errors, errors
+    got = pop_everything(server, n_producers, per_producer, n_consumers,
+                         lambda c, p, j: c.execute_command("LPUSH", queues[(p + j) % len(queues)], "%d:%d" % (p, j)),
+                         pop)
     assert len(got) == total, (len(got), total)
     assert len(set(got)) == total
     assert rc.execute_command("EXISTS", *queues) == 0

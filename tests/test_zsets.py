@@ -11,7 +11,6 @@
 # skiplist, so the same small contents exercise both encodings.
 import math
 import random
-import threading
 import time
 
 import pytest
@@ -20,7 +19,7 @@ import redis
 from conftest import IS_REDIS
 from helpers import (  # noqa: F401  (fixtures)
     NOT_INT, SYNTAX, WRONGTYPE, Conn, arity, config_set, encode, encoding, fails, raises,
-    raw_client, require_command, rc, rc3, blocked_clients, bulk, wait_blocked, waiters, Waiter)
+    raw_client, require_command, rc, rc3, blocked_clients, bulk, pop_everything, wait_blocked, waiters, Waiter)
 
 NOT_FLOAT = "value is not a valid float"
 NAN_RESULT = "resulting score is not a number (NaN)"
@@ -1728,60 +1727,26 @@ def test_stress_every_member_popped_once(server, rc):
     keys = ["sz:%s" % k for k in SPREAD[:4]]
     n_producers, per_producer, n_consumers = 3, 200, 6
     total = n_producers * per_producer
-    got, lock, stop, errors = [], threading.Lock(), threading.Event(), []
 
-    def consumer(i):
-        c = raw_client(server)
-        try:
-            while not stop.is_set():
-                kind = i % 4
-                if kind == 0:
-                    r = c.execute_command("BZPOPMIN", *keys, 0.2)
-                    items = [(r[1], r[2])] if r else []
-                elif kind == 1:
-                    r = c.execute_command("BZPOPMAX", *keys[::-1], 0.2)
-                    items = [(r[1], r[2])] if r else []
-                elif kind == 2:
-                    r = c.execute_command("BZMPOP", 0.2, len(keys), *keys, "MIN", "COUNT", 3)
-                    items = [tuple(p) for p in r[1]] if r else []
-                else:
-                    r = c.execute_command("ZMPOP", len(keys), *keys, "MAX", "COUNT", 2)
-                    items = [tuple(p) for p in r[1]] if r else []
-                    if not r:
-                        time.sleep(0.005)
-                with lock:
-                    got.extend(items)
-        except Exception as e:  # noqa: BLE001 (re-raised by the test)
-            errors.append(e)
-        finally:
-            c.close()
+    def pop(c, i):
+        kind = i % 4
+        if kind == 0:
+            r = c.execute_command("BZPOPMIN", *keys, 0.2)
+            return [(r[1], r[2])] if r else []
+        if kind == 1:
+            r = c.execute_command("BZPOPMAX", *keys[::-1], 0.2)
+            return [(r[1], r[2])] if r else []
+        if kind == 2:
+            r = c.execute_command("BZMPOP", 0.2, len(keys), *keys, "MIN", "COUNT", 3)
+            return [tuple(p) for p in r[1]] if r else []
+        r = c.execute_command("ZMPOP", len(keys), *keys, "MAX", "COUNT", 2)
+        if not r:
+            time.sleep(0.005)
+        return [tuple(p) for p in r[1]] if r else []
 
-    def producer(p):
-        c = raw_client(server)
-        try:
-            for j in range(per_producer):
-                c.execute_command("ZADD", keys[(p + j) % len(keys)], j, "%d:%d" % (p, j))
-        except Exception as e:  # noqa: BLE001
-            errors.append(e)
-        finally:
-            c.close()
-
-    consumers = [threading.Thread(target=consumer, args=(i,)) for i in range(n_consumers)]
-    producers = [threading.Thread(target=producer, args=(p,)) for p in range(n_producers)]
-    for t in consumers + producers:
-        t.start()
-    for t in producers:
-        t.join(60)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with lock:
-            if len(got) >= total:
-                break
-        time.sleep(0.02)
-    stop.set()
-    for t in consumers:
-        t.join(30)
-    assert not errors, errors
+    got = pop_everything(server, n_producers, per_producer, n_consumers,
+                         lambda c, p, j: c.execute_command("ZADD", keys[(p + j) % len(keys)], j, "%d:%d" % (p, j)),
+                         pop)
     assert len(got) == total, (len(got), total)
     assert {m for m, _ in got} == {b"%d:%d" % (p, j) for p in range(n_producers) for j in range(per_producer)}
     assert all(m.split(b":")[1] == s for m, s in got)  # each with its own score
