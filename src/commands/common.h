@@ -16,6 +16,7 @@
 #include "protocol/reply.h"
 #include "server/command.h"
 #include "server/client.h"
+#include "server/server.h"
 #include "server/shard.h"
 #include "server/worker.h"
 
@@ -105,6 +106,25 @@ inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key, bool tou
   else
     ctx.shard.stats().keyspace_misses++;
   return e;
+}
+
+// After a command changed `key` of database `db` on `shard` (held by the
+// command): clients WATCHing it see their EXEC fail (Redis's
+// signalModifiedKey; docs/transactions.md). Every write command calls it
+// for each key it changed, where it changed it, and only then (a write
+// that changes nothing leaves a watch alone, as in Redis). Costs one test
+// while no client watches any key.
+inline void SignalModifiedKey(CommandContext& ctx, Shard& shard, int db, std::string_view key) {
+  if (!ctx.server.watching()) [[likely]]
+    return;
+  shard.watches().Touch(db, key, shard.db(db), ctx.now_ms);
+}
+// The same for a key of the client's database.
+inline void SignalModifiedKey(CommandContext& ctx, std::string_view key) {
+  if (!ctx.server.watching()) [[likely]]
+    return;
+  Shard& shard = IsHinted(ctx, key) ? ctx.shard : ctx.ShardOf(key);
+  shard.watches().Touch(ctx.client.db, key, shard.db(ctx.client.db), ctx.now_ms);
 }
 
 // Replies a string value as a bulk string (an integer encoding is formatted).

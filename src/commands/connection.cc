@@ -138,7 +138,7 @@ void HelloCommand(CommandContext& ctx) {
 
 void ResetCommand(CommandContext& ctx) {
   ctx.worker.pubsub().RemoveClient(ctx.client);  // no confirmations, as Redis
-  ctx.client.multi.reset();
+  ctx.worker.DiscardTransaction(ctx.client);
   ctx.client.db = 0;
   ctx.client.resp = 2;
   ctx.client.name.clear();

@@ -265,7 +265,7 @@ void SearchGeneric(CommandContext& ctx, size_t src_index, int flags) {
   if (z == nullptr) {
     // No source: an empty result; a store deletes its destination.
     if (store) {
-      ctx.DbOf(store_key).Erase(store_key);
+      if (ctx.DbOf(store_key).Erase(store_key)) SignalModifiedKey(ctx, store_key);
       ctx.reply.Integer(0);
     } else {
       ctx.reply.ArrayHeader(0);

@@ -110,6 +110,7 @@ void HexpireGeneric(CommandContext& ctx, ExpireUnit unit) {
   HashObject& h = e->value.mutable_hash();
   h.MarkFieldExpiry();
   const int64_t min_before = h.min_deadline();
+  bool changed = false;
   ctx.reply.ArrayHeader(fields.size());
   for (std::string_view f : fields) {
     int64_t current;
@@ -129,7 +130,10 @@ void HexpireGeneric(CommandContext& ctx, ExpireUnit unit) {
     }
     if (!pass) {
       ctx.reply.Integer(0);
-    } else if (at <= ctx.now_ms) {
+      continue;
+    }
+    changed = true;
+    if (at <= ctx.now_ms) {
       h.Delete(f);
       ctx.reply.Integer(2);
     } else {
@@ -138,6 +142,7 @@ void HexpireGeneric(CommandContext& ctx, ExpireUnit unit) {
     }
   }
   Settle(ctx, key, h, min_before);
+  if (changed) SignalModifiedKey(ctx, key);
 }
 void HexpireCommand(CommandContext& ctx) { HexpireGeneric(ctx, ExpireUnit::kEx); }
 void HpexpireCommand(CommandContext& ctx) { HexpireGeneric(ctx, ExpireUnit::kPx); }
@@ -194,6 +199,7 @@ void HpersistCommand(CommandContext& ctx) {
     return;
   }
   HashObject& h = e->value.mutable_hash();
+  bool changed = false;
   ctx.reply.ArrayHeader(fields.size());
   for (std::string_view f : fields) {
     int64_t at;
@@ -203,9 +209,11 @@ void HpersistCommand(CommandContext& ctx) {
       ctx.reply.Integer(-1);
     } else {
       h.SetDeadline(f, HashObject::kNoDeadline);
+      changed = true;
       ctx.reply.Integer(1);
     }
   }
+  if (changed) SignalModifiedKey(ctx, ctx.args[1]);
 }
 
 // HGETDEL key FIELDS numfields field ...: the values (nil for a missing
@@ -221,6 +229,7 @@ void HgetdelCommand(CommandContext& ctx) {
     return;
   }
   HashObject& h = e->value.mutable_hash();
+  bool changed = false;
   ctx.reply.ArrayHeader(fields.size());
   char scratch[packed::kScratchSize];
   for (std::string_view f : fields) {
@@ -231,8 +240,10 @@ void HgetdelCommand(CommandContext& ctx) {
     }
     ctx.reply.Bulk(v);  // copied out before the field goes
     h.Delete(f);
+    changed = true;
   }
   DeleteIfEmpty(ctx, key, h);
+  if (changed) SignalModifiedKey(ctx, key);
 }
 
 // HGETEX key [EX seconds | PX ms | EXAT unix-s | PXAT unix-ms | PERSIST]
@@ -265,6 +276,7 @@ void HgetexCommand(CommandContext& ctx) {
   HashObject& h = e->value.mutable_hash();
   if (expire || persist) h.MarkFieldExpiry();
   const int64_t min_before = h.min_deadline();
+  bool changed = false;
   ctx.reply.ArrayHeader(fields.size());
   char scratch[packed::kScratchSize];
   for (std::string_view f : fields) {
@@ -274,6 +286,9 @@ void HgetexCommand(CommandContext& ctx) {
       continue;
     }
     ctx.reply.Bulk(v);
+    int64_t had = HashObject::kNoDeadline;
+    if (persist) h.GetDeadline(f, &had);
+    changed = changed || expire || had != HashObject::kNoDeadline;
     if (expire && at <= ctx.now_ms) {
       h.Delete(f);
     } else if (expire) {
@@ -283,6 +298,7 @@ void HgetexCommand(CommandContext& ctx) {
     }
   }
   Settle(ctx, key, h, min_before);
+  if (changed) SignalModifiedKey(ctx, key);
 }
 
 // HSETEX key [FNX | FXX] [EX seconds | PX ms | EXAT unix-s | PXAT unix-ms |
@@ -380,6 +396,7 @@ void HsetexCommand(CommandContext& ctx) {
     }
   }
   Settle(ctx, key, h, min_before);
+  SignalModifiedKey(ctx, key);
   ctx.reply.Integer(1);
 }
 

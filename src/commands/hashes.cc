@@ -85,6 +85,7 @@ void HsetGeneric(CommandContext& ctx, bool hmset) {
   ConvertForPairs(*h, ctx.args.subspan(2), limits);
   int64_t added = 0;
   for (size_t i = 2; i < ctx.args.size(); i += 2) added += h->Set(ctx.args[i], ctx.args[i + 1], limits);
+  SignalModifiedKey(ctx, ctx.args[1]);
   if (hmset)
     ctx.reply.Ok();
   else
@@ -103,6 +104,7 @@ void HsetnxCommand(CommandContext& ctx) {
     return;
   }
   HashOf(ctx, e, ctx.args[1]).Set(ctx.args[2], ctx.args[3], Limits(ctx));
+  SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Integer(1);
 }
 
@@ -139,6 +141,7 @@ void HdelCommand(CommandContext& ctx) {
     HashObject& h = e->value.mutable_hash();
     for (size_t i = 2; i < ctx.args.size() && h.size() > 0; i++) deleted += h.Delete(ctx.args[i]);
     DeleteIfEmpty(ctx, ctx.args[1], h);
+    if (deleted > 0) SignalModifiedKey(ctx, ctx.args[1]);
   }
   ctx.reply.Integer(deleted);
 }
@@ -204,6 +207,7 @@ void HincrbyCommand(CommandContext& ctx) {
   }
   char buf[CompactString::kIntBufferSize];
   HashOf(ctx, e, ctx.args[1]).SetKeepDeadline(ctx.args[2], std::string_view(buf, FormatInt64(result, buf)), Limits(ctx));
+  SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Integer(result);
 }
 
@@ -232,6 +236,7 @@ void HincrbyfloatCommand(CommandContext& ctx) {
     return;
   }
   HashOf(ctx, e, ctx.args[1]).SetKeepDeadline(ctx.args[2], text, Limits(ctx));
+  SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Bulk(text);
 }
 

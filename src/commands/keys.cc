@@ -22,8 +22,12 @@ namespace {
 
 void DelCommand(CommandContext& ctx) {
   int64_t deleted = 0;
-  for (size_t i = 1; i < ctx.args.size(); i++)
-    if (LookupWrite(ctx, ctx.args[i]) != nullptr && ctx.DbOf(ctx.args[i]).Erase(ctx.args[i])) deleted++;
+  for (size_t i = 1; i < ctx.args.size(); i++) {
+    if (LookupWrite(ctx, ctx.args[i]) != nullptr && ctx.DbOf(ctx.args[i]).Erase(ctx.args[i])) {
+      deleted++;
+      SignalModifiedKey(ctx, ctx.args[i]);
+    }
+  }
   ctx.reply.Integer(deleted);
 }
 
@@ -96,6 +100,7 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds) {
     ctx.db().Erase(ctx.args[1]);
   else
     ctx.db().SetExpire(e, when);
+  SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Integer(1);
 }
 
@@ -141,6 +146,7 @@ void PersistCommand(CommandContext& ctx) {
     return;
   }
   ctx.db().SetExpire(e, Db::kNoExpire);
+  SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Integer(1);
 }
 
@@ -255,6 +261,8 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
   int64_t expire = e->expire_ms();
   db.Erase(src);
   dst_db.Insert(dst, std::move(v), expire)->value.set_access(access);
+  SignalModifiedKey(ctx, ctx.shard, ctx.client.db, src);
+  SignalModifiedKey(ctx, dst_shard, ctx.client.db, dst);
   SignalKeyAsReady(ctx, dst_shard, ctx.client.db, dst);
   ReplyDone(ctx, nx);
 }
@@ -326,6 +334,7 @@ void CopyCommand(CommandContext& ctx) {
   // its own in Redis (dupStringObject), never a shared one.
   Db::Entry* copy = target.Insert(dst, e->value, e->expire_ms());
   if (copy->value.is_string() && copy->value.str().is_int()) copy->value.mutable_str().MarkUnsharedInt();
+  SignalModifiedKey(ctx, target_shard, dbid, dst);
   SignalKeyAsReady(ctx, target_shard, dbid, dst);
   ctx.reply.Integer(1);
 }
@@ -351,6 +360,8 @@ void MoveCommand(CommandContext& ctx) {
   const uint8_t access = e->value.access();
   target.Insert(key, std::move(e->value), e->expire_ms())->value.set_access(access);
   ctx.db().Erase(key);
+  SignalModifiedKey(ctx, ctx.shard, ctx.client.db, key);
+  SignalModifiedKey(ctx, ctx.shard, dbid, key);
   SignalKeyAsReady(ctx, ctx.shard, dbid, key);
   ctx.reply.Integer(1);
 }
@@ -375,6 +386,12 @@ void SwapdbCommand(CommandContext& ctx) {
   if (a != b) {
     for (size_t s = 0; s < ctx.server.num_shards(); s++) {
       Shard& shard = ctx.server.shard(s);
+      // Watchers of a key that exists on either side see a change
+      // (touchAllWatchedKeysInDb both ways, before the swap).
+      shard.watches().TouchAll(static_cast<int>(a), shard.db(static_cast<int>(a)), &shard.db(static_cast<int>(b)),
+                               ctx.now_ms);
+      shard.watches().TouchAll(static_cast<int>(b), shard.db(static_cast<int>(b)), &shard.db(static_cast<int>(a)),
+                               ctx.now_ms);
       shard.db(static_cast<int>(a)).Swap(shard.db(static_cast<int>(b)));
       // Clients wait on a database's number: those of both may find their
       // keys now (Redis's scanDatabaseForReadyKeys).
@@ -404,7 +421,11 @@ bool ParseFlushMode(CommandContext& ctx) {
 
 void FlushdbCommand(CommandContext& ctx) {
   if (!ParseFlushMode(ctx)) return;
-  for (size_t s = 0; s < ctx.server.num_shards(); s++) ctx.server.shard(s).db(ctx.client.db).Clear();
+  for (size_t s = 0; s < ctx.server.num_shards(); s++) {
+    Shard& shard = ctx.server.shard(s);
+    shard.watches().TouchAll(ctx.client.db, shard.db(ctx.client.db), nullptr, ctx.now_ms);
+    shard.db(ctx.client.db).Clear();
+  }
   ctx.reply.Ok();
 }
 
@@ -412,7 +433,10 @@ void FlushallCommand(CommandContext& ctx) {
   if (!ParseFlushMode(ctx)) return;
   for (size_t s = 0; s < ctx.server.num_shards(); s++) {
     Shard& shard = ctx.server.shard(s);
-    for (int i = 0; i < shard.num_dbs(); i++) shard.db(i).Clear();
+    for (int i = 0; i < shard.num_dbs(); i++) {
+      shard.watches().TouchAll(i, shard.db(i), nullptr, ctx.now_ms);
+      shard.db(i).Clear();
+    }
   }
   ctx.reply.Ok();
 }

@@ -72,6 +72,7 @@ void PushGeneric(CommandContext& ctx, End end, bool only_existing) {
   }
   ListObject& l = e->value.mutable_list();
   l.Push(end, ctx.args.subspan(2), Limits(ctx));
+  SignalModifiedKey(ctx, key);
   ctx.reply.Integer(static_cast<int64_t>(l.size()));
 }
 
@@ -87,6 +88,7 @@ void PopRangeReply(CommandContext& ctx, std::string_view key, ListObject& l, End
   ctx.reply.ArrayHeader(n);
   for (size_t i = 0; i < n; i++) l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
   AfterRemoval(ctx, key, l);
+  SignalModifiedKey(ctx, key);
 }
 
 // LPOP/RPOP key [count]
@@ -117,6 +119,7 @@ void PopGeneric(CommandContext& ctx, End end) {
   }
   l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
   AfterRemoval(ctx, key, l);
+  SignalModifiedKey(ctx, key);
 }
 
 void LpopCommand(CommandContext& ctx) { PopGeneric(ctx, End::kHead); }
@@ -175,6 +178,7 @@ void LsetCommand(CommandContext& ctx) {
   const ListLimits limits = Limits(ctx);
   l.Set(l.Seek(at), ctx.args[3], limits);
   l.MaybeShrinkEncoding(limits);  // and settles
+  SignalModifiedKey(ctx, key);
   ctx.reply.Ok();
 }
 
@@ -224,6 +228,7 @@ void LtrimCommand(CommandContext& ctx) {
     l.Trim(End::kHead, static_cast<size_t>(from));
     l.Trim(End::kTail, static_cast<size_t>(len - 1 - to));
     AfterRemoval(ctx, key, l);
+    SignalModifiedKey(ctx, key);
   }
   ctx.reply.Ok();
 }
@@ -260,6 +265,7 @@ void LremCommand(CommandContext& ctx) {
     }
   }
   AfterRemoval(ctx, key, l);
+  if (removed > 0) SignalModifiedKey(ctx, key);
   ctx.reply.Integer(removed);
 }
 
@@ -287,6 +293,7 @@ void LinsertCommand(CommandContext& ctx) {
     if (l.Equals(p, pivot)) {
       l.Insert(p, after, ctx.args[4], Limits(ctx));
       l.Settle();
+      SignalModifiedKey(ctx, key);
       ctx.reply.Integer(static_cast<int64_t>(l.size()));
       return;
     }
@@ -366,6 +373,7 @@ void PushMoved(CommandContext& ctx, std::string_view dst, Db::Entry* de, std::st
     SignalKeyAsReady(ctx, shard, ctx.client.db, dst);
   }
   de->value.mutable_list().Push(end, item, Limits(ctx));
+  SignalModifiedKey(ctx, dst);
   ctx.reply.Bulk(item);
 }
 
@@ -380,6 +388,7 @@ void MoveFrom(CommandContext& ctx, Db::Entry* se, End from, End to) {
   std::string item;  // the pop frees the item's bytes
   ListObject& l = se->value.mutable_list();
   l.Pop(from, [&](std::string_view v) { item.assign(v); });
+  SignalModifiedKey(ctx, src);
   if (se == de) {  // a rotation: the list never empties
     PushMoved(ctx, dst, de, item, to);
     return;
@@ -484,6 +493,7 @@ void BlockingPopGeneric(CommandContext& ctx, End end) {
   ctx.reply.Bulk(key);
   l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
   AfterRemoval(ctx, key, l);
+  SignalModifiedKey(ctx, key);
 }
 
 void BlpopCommand(CommandContext& ctx) { BlockingPopGeneric(ctx, End::kHead); }

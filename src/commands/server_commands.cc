@@ -80,9 +80,18 @@ void DebugCommand(CommandContext& ctx) {
     ctx.reply.Ok();
     return;
   }
+  if (EqualsIgnoreCase(sub, "set-active-expire") && ctx.args.size() == 3) {
+    // As Redis: atoi, so anything but a non-zero number turns it off.
+    ctx.server.set_active_expire(std::atoi(std::string(ctx.args[2]).c_str()) != 0);
+    ctx.reply.Ok();
+    return;
+  }
   if (EqualsIgnoreCase(sub, "help") && ctx.args.size() == 2) {
     const std::vector<std::string_view> lines = {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "SET-ACTIVE-EXPIRE <0|1>",
+        "    Setting it to 0 disables expiring keys in the background when they are not accessed (otherwise the "
+        "Redis behavior). Setting it to 1 reenables back the default.",
         "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
         "HELP", "    Prints this help."};
     ctx.reply.ArrayHeader(lines.size());

@@ -79,6 +79,7 @@ void SaddCommand(CommandContext& ctx) {
   SetObject& s = e->value.mutable_set();
   int64_t added = 0;
   for (size_t i = 2; i < ctx.args.size(); i++) added += s.Add(ctx.args[i], limits);
+  if (added > 0) SignalModifiedKey(ctx, key);
   ctx.reply.Integer(added);
 }
 
@@ -90,6 +91,7 @@ void SremCommand(CommandContext& ctx) {
     SetObject& s = e->value.mutable_set();
     for (size_t i = 2; i < ctx.args.size() && s.size() > 0; i++) removed += s.Remove(ctx.args[i]);
     DeleteIfEmpty(ctx, ctx.args[1], s);
+    if (removed > 0) SignalModifiedKey(ctx, ctx.args[1]);
   }
   ctx.reply.Integer(removed);
 }
@@ -192,12 +194,14 @@ void SpopCommand(CommandContext& ctx) {
     SetObject& s = e->value.mutable_set();
     s.PopRandom(rng, [&](std::string_view m) { ctx.reply.Bulk(m); });
     DeleteIfEmpty(ctx, key, s);
+    SignalModifiedKey(ctx, key);
     return;
   }
   if (e == nullptr || count == 0) {
     ctx.reply.SetHeader(0);
     return;
   }
+  SignalModifiedKey(ctx, key);  // (the watchers' check reads the key's presence only)
   SetObject& s = e->value.mutable_set();
   if (static_cast<uint64_t>(count) >= s.size()) {  // the whole set
     ReplyMembers(ctx, &s);
@@ -250,6 +254,8 @@ void SmoveCommand(CommandContext& ctx) {
   if (de == nullptr) de = InsertKey(ctx, ctx.DbOf(dst), dst, Value(SetObject(member, 1, limits)));
   de->value.mutable_set().Add(member, limits);
   if (src_emptied) ctx.DbOf(src).Erase(src);
+  SignalModifiedKey(ctx, src);
+  SignalModifiedKey(ctx, dst);
   ctx.reply.Integer(1);
 }
 
@@ -269,9 +275,10 @@ bool CollectSets(CommandContext& ctx, size_t first, size_t last, std::vector<con
 // the result is empty) and replies its size.
 void StoreResult(CommandContext& ctx, std::string_view dst, ResultSet& result) {
   Db& db = ctx.DbOf(dst);
-  db.Erase(dst);
+  const bool existed = db.Erase(dst);
   const size_t n = result.size();
   if (n > 0) InsertKey(ctx, db, dst, Value(std::move(*result.set)));
+  if (n > 0 || existed) SignalModifiedKey(ctx, dst);
   ctx.reply.Integer(static_cast<int64_t>(n));
 }
 

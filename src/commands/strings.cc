@@ -142,6 +142,7 @@ void SetCommand(CommandContext& ctx) {
     return;
   }
   StoreStringArg(ctx, e, key, ctx.args[2], o.keepttl, deadline);
+  SignalModifiedKey(ctx, key);
   if (!o.get) ctx.reply.Ok();
 }
 
@@ -151,6 +152,7 @@ void SetnxCommand(CommandContext& ctx) {
     return;
   }
   InsertKey(ctx, ctx.db(), ctx.args[1], Value(StringValueArg(ctx, ctx.args[2])));
+  SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Integer(1);
 }
 
@@ -161,8 +163,8 @@ void SetWithExpire(CommandContext& ctx, bool seconds) {
   o.expire_arg = ctx.args[2];
   int64_t deadline;
   if (!ExpireDeadline(ctx, o, &deadline)) return;
-  StoreStringArg(ctx, LookupWrite(ctx, ctx.args[1]), ctx.args[1], ctx.args[3], false,
-              deadline);
+  StoreStringArg(ctx, LookupWrite(ctx, ctx.args[1]), ctx.args[1], ctx.args[3], false, deadline);
+  SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Ok();
 }
 void SetexCommand(CommandContext& ctx) { SetWithExpire(ctx, true); }
@@ -185,6 +187,7 @@ void GetsetCommand(CommandContext& ctx) {
   else
     ReplyString(ctx, e->value.mutable_str());
   StoreStringArg(ctx, e, ctx.args[1], ctx.args[2], false);
+  SignalModifiedKey(ctx, ctx.args[1]);
 }
 
 void GetdelCommand(CommandContext& ctx) {
@@ -196,6 +199,7 @@ void GetdelCommand(CommandContext& ctx) {
   }
   ReplyString(ctx, e->value.mutable_str());
   ctx.db().Erase(ctx.args[1]);
+  SignalModifiedKey(ctx, ctx.args[1]);
 }
 
 // GETEX key [EX s|PX ms|EXAT ts|PXAT ts-ms|PERSIST]
@@ -217,8 +221,10 @@ void GetexCommand(CommandContext& ctx) {
       ctx.db().Erase(ctx.args[1]);
     else
       ctx.db().SetExpire(e, deadline);
-  } else if (o.persist) {
+    SignalModifiedKey(ctx, ctx.args[1]);
+  } else if (o.persist && e->has_expire()) {
     ctx.db().SetExpire(e, Db::kNoExpire);
+    SignalModifiedKey(ctx, ctx.args[1]);
   }
 }
 
@@ -246,8 +252,10 @@ void MsetGeneric(CommandContext& ctx, bool nx) {
       }
     }
   }
-  for (size_t i = 1; i < ctx.args.size(); i += 2)
+  for (size_t i = 1; i < ctx.args.size(); i += 2) {
     StoreStringArg(ctx, LookupWrite(ctx, ctx.args[i]), ctx.args[i], ctx.args[i + 1], false);
+    SignalModifiedKey(ctx, ctx.args[i]);
+  }
   ReplyDone(ctx, nx);
 }
 void MsetCommand(CommandContext& ctx) { MsetGeneric(ctx, false); }
@@ -273,6 +281,7 @@ void AppendCommand(CommandContext& ctx) {
     if (!CheckStringLength(ctx, e->value.str().size() + ctx.args[2].size())) return;
     e->value.mutable_str().Append(ctx.args[2]);
   }
+  SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Integer(static_cast<int64_t>(e->value.str().size()));
 }
 
@@ -307,6 +316,7 @@ void IncrBy(CommandContext& ctx, int64_t delta) {
     e->value.mutable_str() = CompactString::FromInt(result);  // keeps the TTL, allocates nothing
   else
     InsertKey(ctx, ctx.db(), ctx.args[1], Value(CompactString::FromInt(result)));
+  SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Integer(result);
 }
 
@@ -347,6 +357,7 @@ void IncrbyfloatCommand(CommandContext& ctx) {
   }
   ctx.reply.Bulk(text);
   StoreString(ctx, e, ctx.args[1], CompactString(text), true);
+  SignalModifiedKey(ctx, ctx.args[1]);
 }
 
 // GETRANGE / SUBSTR key start end (inclusive, negative from the end).
@@ -406,6 +417,7 @@ void SetrangeCommand(CommandContext& ctx) {
   CompactString& s = e->value.mutable_str();
   char* bytes = s.MutableBytes(static_cast<size_t>(offset) + value.size());
   std::memcpy(bytes + offset, value.data(), value.size());
+  SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Integer(static_cast<int64_t>(s.size()));
 }
 

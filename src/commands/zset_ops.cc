@@ -79,6 +79,7 @@ void ZpopGeneric(CommandContext& ctx, std::span<const std::string_view> keys, bo
   }
   NoteZSetWrite(ctx, key, z);
   DeleteIfEmpty(ctx, key, z);
+  SignalModifiedKey(ctx, key);
 }
 
 // ZPOPMIN / ZPOPMAX key [count]

@@ -54,12 +54,13 @@ void ReplyZRange(CommandContext& ctx, const ZSetObject* z, const RankSpan& span,
 
 void StoreZSet(CommandContext& ctx, std::string_view dst, ZSetObject z) {
   Db& db = ctx.DbOf(dst);
-  db.Erase(dst);
+  const bool existed = db.Erase(dst);
   const size_t n = z.size();
   if (n > 0) {
     InsertKey(ctx, db, dst, Value(std::move(z)));
     SignalKeyAsReady(ctx, ctx.ShardOf(dst), ctx.client.db, dst);
   }
+  if (n > 0 || existed) SignalModifiedKey(ctx, dst);
   ctx.reply.Integer(static_cast<int64_t>(n));
 }
 
@@ -242,6 +243,7 @@ void ZaddScores(CommandContext& ctx, std::string_view key, int flags, bool ch, s
     const ZSetObject::AddResult r = z.Add(scores[j], ctx.args[first_member + stride * j], flags, limits, &newscore);
     if (r == ZSetObject::AddResult::kNaN) {
       ctx.reply.Error("ERR resulting score is not a number (NaN)");
+      if (added + updated > 0) SignalModifiedKey(ctx, key);
       return;
     }
     added += r == ZSetObject::AddResult::kAdded;
@@ -250,6 +252,7 @@ void ZaddScores(CommandContext& ctx, std::string_view key, int flags, bool ch, s
     score = newscore;
   }
   NoteZSetWrite(ctx, key, z);
+  if (added + updated > 0) SignalModifiedKey(ctx, key);
   if (incr) {
     if (processed)
       ctx.reply.Double(score);
@@ -274,6 +277,7 @@ void ZremCommand(CommandContext& ctx) {
     for (size_t i = 2; i < ctx.args.size() && z.size() > 0; i++) removed += z.Remove(ctx.args[i]);
     NoteZSetWrite(ctx, ctx.args[1], z);
     DeleteIfEmpty(ctx, ctx.args[1], z);
+    if (removed > 0) SignalModifiedKey(ctx, ctx.args[1]);
   }
   ctx.reply.Integer(removed);
 }
@@ -490,6 +494,7 @@ void ZremrangeGeneric(CommandContext& ctx, RangeType type) {
   z.EraseRanks(span.first, span.count);
   NoteZSetWrite(ctx, ctx.args[1], z);
   DeleteIfEmpty(ctx, ctx.args[1], z);
+  if (span.count > 0) SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Integer(static_cast<int64_t>(span.count));
 }
 

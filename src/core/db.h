@@ -83,6 +83,19 @@ class Db {
   // without one (nullptr, the default) it is left at 0.
   void set_access_tracker(AccessTracker* t) { access_ = t; }
 
+  // Told of keys that change outside a command: evicted, or hash fields
+  // expired (the shard's WATCH table, server/watch.h). Asked active() first,
+  // told after the change.
+  class KeyObserver {
+   public:
+    virtual bool active() const = 0;
+    virtual void KeyChanged(const Db& db, std::string_view key, int64_t now_ms) = 0;
+
+   protected:
+    ~KeyObserver() = default;
+  };
+  void set_key_observer(KeyObserver* o) { observer_ = o; }
+
   // Looks `key` up. A key whose deadline is at or before now_ms is deleted
   // (lazy expiry, counted in expired_keys()) and reported missing. A key
   // found is marked visited for SIEVE and its access data is updated.
@@ -398,6 +411,8 @@ class Db {
   // A random entry of either arena, or of the TTL arenas only.
   const Entry* Random(bool ttl_only, std::mt19937_64& rng) const;
   void RemoveEntry(const Entry* e) { RemoveAt(LocateEntry(e)); }
+  // Eviction's removal: counts it and tells the observer.
+  void EvictAt(const Slot& at);
   [[gnu::noinline]] void RemoveExpired(const Entry* e);
   void FreeAll();
   void InitEmpty();
@@ -436,6 +451,7 @@ class Db {
   uint64_t sweep_pos_ = 0;
   bool sweep_active_ = false;
   AccessTracker* access_ = nullptr;
+  KeyObserver* observer_ = nullptr;
 };
 
 }  // namespace peregrine

@@ -53,13 +53,17 @@ size_t Db::ExpireHashFields(int64_t now_ms, size_t max_hashes) {
 
 Db::Entry* Db::ExpireFieldsNow(Entry* e, std::string_view key, int64_t now_ms) {
   HashObject& h = e->value.mutable_hash();
-  expired_fields_ += h.ExpireFields(now_ms);
+  const size_t gone = h.ExpireFields(now_ms);
+  expired_fields_ += gone;
   if (h.size() == 0) {
     // Redis deletes a hash whose last field expired.
     Erase(key);
-    return nullptr;
+    e = nullptr;
+  } else if (h.min_deadline() != 0) {
+    NoteHashDeadline(key, h.min_deadline());
   }
-  if (h.min_deadline() != 0) NoteHashDeadline(key, h.min_deadline());
+  if (gone > 0 && observer_ != nullptr && observer_->active()) [[unlikely]]
+    observer_->KeyChanged(*this, key, now_ms);
   return e;
 }
 

@@ -134,9 +134,8 @@ bool Db::EvictSieve(EvictFrom from) {
         ref &= static_cast<uint16_t>(~kRefVisited);
         continue;
       }
-      RemoveAt({s, sieve_group_, sieve_slot_, EntryAt(s, ref), &ref});
+      EvictAt({s, sieve_group_, sieve_slot_, EntryAt(s, ref), &ref});
       sieve_slot_++;
-      evicted_keys_++;
       return true;
     }
     sieve_slot_ = 0;
@@ -148,8 +147,7 @@ bool Db::EvictSieve(EvictFrom from) {
 bool Db::EvictRandom(EvictFrom from, std::mt19937_64& rng) {
   const Entry* victim = from == EvictFrom::kAllKeys ? RandomEntry(rng) : Random(true, rng);
   if (victim == nullptr) return false;
-  RemoveEntry(victim);
-  evicted_keys_++;
+  EvictAt(LocateEntry(victim));
   return true;
 }
 
@@ -178,9 +176,19 @@ bool Db::EvictSoonestExpiring(size_t samples, std::mt19937_64& rng) {
     return seen < samples && seen < expires_;
   });
   sample(at.seg, 0, first);  // the part of the first segment before the start
-  RemoveEntry(best);
-  evicted_keys_++;
+  EvictAt(LocateEntry(best));
   return true;
+}
+
+void Db::EvictAt(const Slot& at) {
+  evicted_keys_++;
+  if (observer_ == nullptr || !observer_->active()) [[likely]] {
+    RemoveAt(at);
+    return;
+  }
+  const std::string key = at.entry->key_string();
+  RemoveAt(at);
+  observer_->KeyChanged(*this, key, 0);
 }
 
 size_t Db::MemoryUsage(const Entry& e) {

@@ -17,6 +17,7 @@
 #include "protocol/parser.h"
 #include "server/blocking.h"
 #include "server/pubsub.h"
+#include "server/watch.h"
 
 namespace peregrine {
 
@@ -60,6 +61,9 @@ struct Client final : IoHandler {
     size_t Bytes() const { return bytes.capacity() + arg_sizes.capacity() * 4 + commands.capacity() * sizeof(Queued); }
   };
   std::unique_ptr<Transaction> multi;
+  // Its WATCH (null: none), until EXEC, DISCARD, UNWATCH or RESET
+  // (Worker::Unwatch).
+  std::shared_ptr<WatchState> watch;
   // Its Pub/Sub subscriptions (null: none). Subscribed over RESP2, a client
   // may only run (P)SUBSCRIBE, (P)UNSUBSCRIBE, PING, QUIT and RESET.
   std::unique_ptr<ClientSubscriptions> subs;

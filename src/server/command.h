@@ -62,6 +62,9 @@ enum CommandFlag : uint32_t {
   kCmdNotQueued = 1u << 27,
   // EXEC: runs holding the shards of the queued commands' keys.
   kCmdExec = 1u << 26,
+  // WATCH: runs on the client's own worker (it changes the connection's
+  // state), holding the shards of its keys.
+  kCmdLocal = 1u << 25,
 };
 
 // ACL categories (without the '@').

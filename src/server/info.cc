@@ -170,12 +170,15 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
   for (auto& w : workers_) stats.Add(w->stats());
   if (section("clients")) {
     size_t max_in = 0, max_out = 0, connected = 0, pubsub_clients = 0, blocked = 0, timed = 0, blocking_keys = 0;
+    size_t watching = 0, watched_keys = 0;
     for (auto& w : workers_) {
       connected += w->clients().size();
       blocked += w->blocked_clients();
       timed += w->timed_blocked_clients();
       blocking_keys += w->shard().blocking().keys();
+      watched_keys += w->shard().watches().keys();
       for (auto& [id, c] : w->clients()) {
+        if (c->watch != nullptr && !c->watch->keys.empty() && !c->watch->Dirty()) watching++;
         max_in = std::max(max_in, c->in.capacity());
         max_out = std::max(max_out, c->out.capacity() + c->out.referenced_bytes());
         if (c->subs != nullptr) pubsub_clients++;
@@ -189,9 +192,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "blocked_clients", static_cast<uint64_t>(blocked));
     Field(out, "tracking_clients", 0);
     Field(out, "pubsub_clients", static_cast<uint64_t>(pubsub_clients));
-    Field(out, "watching_clients", 0);
+    Field(out, "watching_clients", static_cast<uint64_t>(watching));
     Field(out, "clients_in_timeout_table", static_cast<uint64_t>(timed));
-    Field(out, "total_watched_keys", 0);
+    Field(out, "total_watched_keys", static_cast<uint64_t>(watched_keys));
     Field(out, "total_blocking_keys", static_cast<uint64_t>(blocking_keys));
     Field(out, "total_blocking_keys_on_nokey", 0);
   }

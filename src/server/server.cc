@@ -298,15 +298,19 @@ void Server::ResetStats() {
 
 std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   std::string cmd = c.last_cmd ? c.last_cmd->fullname : "NULL";
-  // Redis's letters, in its order (P: Pub/Sub, x: in MULTI, b: blocked; N: none).
+  // Redis's letters, in its order (P: Pub/Sub, x: in MULTI, b: blocked, d: watch
+  // failed; N: none).
   char flags[8];
   char* f = flags;
   if (c.subs != nullptr) *f++ = 'P';
   if (c.multi != nullptr) *f++ = 'x';
   if (c.blocked != nullptr) *f++ = 'b';
+  if (c.watch != nullptr && c.watch->Dirty()) *f++ = 'd';  // a watched key changed: EXEC will fail
   if (f == flags) *f++ = 'N';
   *f = '\0';
-  const size_t multi_mem = c.multi != nullptr ? c.multi->Bytes() : 0;
+  // The queue and the watched keys (Redis's multiStateMemOverhead).
+  const size_t multi_mem = (c.multi != nullptr ? c.multi->Bytes() : 0) +
+                           (c.watch != nullptr ? c.watch->keys.capacity() * sizeof(WatchState::Key) : 0);
   char buf[1024];
   snprintf(buf, sizeof(buf),
            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "

@@ -111,6 +111,16 @@ class Server {
   };
   MemoryOverview Memory();
 
+  // Whether any client WATCHes a key (of any shard): a command that
+  // changed a key looks its watchers up only then (SignalModifiedKey).
+  bool watching() const { return watched_keys_.load(std::memory_order_relaxed) != 0; }
+  std::atomic<int64_t>& watched_keys() { return watched_keys_; }
+
+  // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
+  // still expire them lazily).
+  bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
+  void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
+
   // --- For the workers ---
   Ring& ring(uint32_t from, uint32_t to) { return *rings_[from * workers_.size() + to]; }
   // A new connection on worker 0's listener: to the worker with the fewest.
@@ -136,6 +146,8 @@ class Server {
   std::atomic<bool> stopping_{false};
   std::atomic<uint32_t> stopped_workers_{0};
   std::atomic<uint64_t> config_epoch_{0};
+  std::atomic<int64_t> watched_keys_{0};
+  std::atomic<bool> active_expire_{true};  // keys in the shards' WatchTables
   int64_t start_time_ms_ = 0;
   std::atomic<uint64_t> used_memory_peak_{0};  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
   uint64_t used_memory_startup_ = 0;           // used_memory when Start() finished

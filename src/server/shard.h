@@ -13,6 +13,7 @@
 #include "core/db.h"
 #include "server/blocking.h"
 #include "server/config.h"
+#include "server/watch.h"
 
 namespace peregrine {
 
@@ -24,10 +25,17 @@ struct ShardStats {
 class Shard {
  public:
   Shard(int index, int databases)
-      : index_(index), dbs_(static_cast<size_t>(databases)), rng_(0x9e3779b97f4a7c15ULL + index), blocking_(databases) {
-    for (auto& db : dbs_) {
-      db = std::make_unique<Db>();
-      db->set_access_tracker(&access_);
+      : index_(index),
+        dbs_(static_cast<size_t>(databases)),
+        rng_(0x9e3779b97f4a7c15ULL + index),
+        blocking_(databases),
+        watches_(databases) {
+    observers_.reserve(dbs_.size());
+    for (size_t i = 0; i < dbs_.size(); i++) {
+      dbs_[i] = std::make_unique<Db>();
+      dbs_[i]->set_access_tracker(&access_);
+      observers_.push_back(std::make_unique<WatchObserver>(&watches_, static_cast<int>(i)));
+      dbs_[i]->set_key_observer(observers_.back().get());
     }
   }
 
@@ -45,6 +53,9 @@ class Shard {
   // The clients blocked on this shard's keys (blocking.h): touched by the
   // thread holding the shard, as the keys are.
   BlockingKeys& blocking() { return blocking_; }
+  // The clients WATCHing this shard's keys (watch.h): touched by the thread
+  // holding the shard.
+  WatchTable& watches() { return watches_; }
 
   // One slice of active expiry: walks the databases' keys with deadlines, deleting
   // expired keys, for at most `budget_us` microseconds and at most one pass
@@ -95,12 +106,29 @@ class Shard {
   }
 
  private:
+  // Tells the watch table of keys a database changes by itself (eviction,
+  // field expiry).
+  class WatchObserver final : public Db::KeyObserver {
+   public:
+    WatchObserver(WatchTable* t, int db) : table_(t), db_(db) {}
+    bool active() const override { return !table_->empty(); }
+    void KeyChanged(const Db& d, std::string_view key, int64_t now_ms) override {
+      table_->Touch(db_, key, d, now_ms);
+    }
+
+   private:
+    WatchTable* table_;
+    int db_;
+  };
+
   int index_;
   std::vector<std::unique_ptr<Db>> dbs_;
   ShardStats stats_;
   std::mt19937_64 rng_;
   AccessTracker access_;
   BlockingKeys blocking_;
+  WatchTable watches_;
+  std::vector<std::unique_ptr<WatchObserver>> observers_;
   bool sweeping_ = false;
   size_t sweep_db_ = 0;          // the database the running sweep pass is in
   int64_t sweep_started_ms_ = 0;  // when the last pass started

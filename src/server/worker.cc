@@ -60,7 +60,9 @@ Worker::Worker(Server& server, uint32_t index)
       proxy_(this, 0, -1),
       serve_proxy_(this, 0, -1),
       outbox_(nworkers_),
-      command_stats_(server.commands().num_ids()) {}
+      command_stats_(server.commands().num_ids()) {
+  shard_.watches().set_counter(&server.watched_keys());
+}
 
 Worker::~Worker() {
   for (auto& [id, c] : clients_) {
@@ -306,7 +308,7 @@ void Worker::PublishEvictable() {
 // from the loop (at most a third of the time).
 void Worker::ActiveExpireSlice() {
   constexpr int64_t kSliceUs = 1000;
-  expire_pressure_ = shard_.ActiveExpire(UnixTimeMs(), kSliceUs);
+  expire_pressure_ = server_.active_expire() && shard_.ActiveExpire(UnixTimeMs(), kSliceUs);
   last_expire_slice_us_ = MonotonicUs();
 }
 

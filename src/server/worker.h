@@ -64,6 +64,7 @@ struct Mail {
     kAdopt,     // a new connection accepted by worker 0
     kWoken,     // a blocked client's wait has its outcome (BlockMail, to its worker)
     kForget,    // a blocked client's wait is over: off this shard's wait lists (BlockMail)
+    kUnwatch,   // a client stopped watching keys of this shard (UnwatchMail)
   };
   explicit Mail(Kind k) : kind(k) {}
   virtual ~Mail() = default;
@@ -110,6 +111,17 @@ struct ExecBatch final : Mail {
     commands.clear();
     reply.Clear();
   }
+};
+
+// A client's WATCH is over: its keys of the receiving worker's shard.
+struct UnwatchMail final : Mail {
+  explicit UnwatchMail(std::shared_ptr<WatchState> w) : Mail(Kind::kUnwatch), state(std::move(w)) {}
+  std::shared_ptr<WatchState> state;
+  struct Key {
+    int db;
+    std::string key;
+  };
+  std::vector<Key> keys;
 };
 
 // A blocked client's wait: woken (to the client's worker) or to forget (to a
@@ -206,6 +218,15 @@ class Worker : public ErrorSink {
   // EXEC's work (worker_multi.cc): runs the client's queued commands, each
   // replying into one array, holding what the dispatcher took for EXEC.
   void RunTransaction(CommandContext& ctx);
+  // The end of a client's WATCH (EXEC, DISCARD, UNWATCH, RESET, its end):
+  // its keys leave the watch tables, this worker's shard's at once, the
+  // others' by mail.
+  void Unwatch(Client& c);
+  // A transaction ends without running (DISCARD, a refused EXEC, RESET).
+  void DiscardTransaction(Client& c) {
+    c.multi.reset();
+    Unwatch(c);
+  }
   // A command added a value at a key of shard `shard` (held by this thread)
   // that clients wait on: they are served when the command ends.
   void NoteReady(uint32_t shard) {

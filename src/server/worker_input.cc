@@ -365,6 +365,12 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
         for (size_t pos : key_positions_) shard_set_.push_back(static_cast<uint32_t>(server_.ShardIndexOf(args[pos])));
         span = std::any_of(shard_set_.begin(), shard_set_.end(), [&](uint32_t s) { return s != target; });
       }
+      if ((spec->flags & kCmdLocal) && (span || target != index_)) [[unlikely]] {
+        // Here, holding the keys' shards (the key positions were read:
+        // kCmdLocal commands have several keys).
+        span = true;
+        target = index_;
+      }
     } else if (spec->flags & kCmdAllShards) {
       span = true;
       shard_set_.clear();
@@ -490,7 +496,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   auto reject = [&](std::string_view error) {
     command_stats_[cmd->id].rejected_calls++;
     if (cmd->flags & kCmdExec) {
-      c.multi.reset();
+      DiscardTransaction(c);
       if (error.starts_with("ERR ")) error.remove_prefix(4);
       reply.Error("EXECABORT Transaction discarded because of: " + std::string(error));
     } else {

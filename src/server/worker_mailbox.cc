@@ -119,6 +119,12 @@ void Worker::HandleMail(Mail* m) {
       shard_.blocking().Remove(*static_cast<BlockMail*>(m)->wait, index_);
       delete m;
       break;
+    case Mail::Kind::kUnwatch: {
+      auto* u = static_cast<UnwatchMail*>(m);
+      for (const UnwatchMail::Key& k : u->keys) shard_.watches().Remove(k.db, k.key, u->state.get());
+      delete u;
+      break;
+    }
     case Mail::Kind::kAdopt: {
       auto* a = static_cast<AdoptMail*>(m);
       if (server_.stopping()) {

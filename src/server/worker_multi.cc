@@ -69,8 +69,17 @@ void Worker::RunTransaction(CommandContext& ctx) {
     return;
   }
   const std::unique_ptr<Client::Transaction> t = std::move(c.multi);
+  // A watched key changed, or its deadline passed (Redis 7), since WATCH:
+  // a null array, nothing runs. Checked holding the transaction's shards
+  // (docs/transactions.md: why the watched keys' own need not be held).
+  const bool watch_failed = c.watch != nullptr && (c.watch->Dirty() || c.watch->AnyExpired(ctx.now_ms));
+  Unwatch(c);
   if (t->aborted) {
     ctx.reply.Error("EXECABORT Transaction discarded because of previous errors.");
+    return;
+  }
+  if (watch_failed) {
+    ctx.reply.NullArray();
     return;
   }
   const CommandSpec* exec = c.last_cmd;
@@ -89,6 +98,29 @@ void Worker::RunTransaction(CommandContext& ctx) {
   in_exec_ = false;
   current_client_ = running;
   c.last_cmd = exec;
+}
+
+void Worker::Unwatch(Client& c) {
+  if (c.watch == nullptr) return;
+  const std::shared_ptr<WatchState> w = std::move(c.watch);
+  // Mail per shard, in the order of the client's keys.
+  std::vector<UnwatchMail*> mail;
+  for (WatchState::Key& k : w->keys) {
+    if (k.shard == index_ && lent_to_ < 0) {
+      shard_.watches().Remove(k.db, k.key, w.get());
+      continue;
+    }
+    if (mail.empty()) mail.resize(nworkers_, nullptr);
+    if (mail[k.shard] == nullptr) mail[k.shard] = new UnwatchMail(w);
+    mail[k.shard]->keys.push_back({k.db, std::move(k.key)});
+  }
+  for (uint32_t s = 0; s < mail.size(); s++) {
+    if (mail[s] == nullptr) continue;
+    if (s == index_)
+      deferred_.push_back(mail[s]);  // this worker's shard is lent: when it is back
+    else
+      Send(s, reinterpret_cast<uint64_t>(static_cast<Mail*>(mail[s])));
+  }
 }
 
 }  // namespace peregrine

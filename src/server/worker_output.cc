@@ -183,6 +183,7 @@ void Worker::FreeClient(Client& c) {
     c.blocked.reset();
   }
   c.rerun.reset();
+  Unwatch(c);
   pubsub_.RemoveClient(c);
   loop_.Remove(c.fd);
   close(c.fd);
