@@ -11,7 +11,8 @@ JOBS       ?= $(shell nproc)
 ARGS       ?=
 
 # What building and running need.
-BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev libmimalloc-dev liblzf-dev
+BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev libmimalloc-dev liblzf-dev \
+                  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev
 # What the tests and benchmarks need besides: the real Redis to compare with.
 TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
 # What the benchmarks need on top.

@@ -594,16 +594,16 @@ void RegisterListCommands(CommandTable& t) {
   // BLPOP, BRPOP, BLMOVE and BRPOPLPUSH are noscript in Redis (checked:
   // COMMAND INFO of 7.0); BLMPOP is not.
   constexpr uint32_t kBlockingWrite = kCmdWrite | kCmdBlocking;
-  add("blpop", -3, kBlockingWrite | kCmdNoscript, 1, -2, BlpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
+  add("blpop", -3, kBlockingWrite, 1, -2, BlpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
       "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes "
       "the list if the last element was popped.");
-  add("brpop", -3, kBlockingWrite | kCmdNoscript, 1, -2, BrpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
+  add("brpop", -3, kBlockingWrite, 1, -2, BrpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
       "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes "
       "the list if the last element was popped.");
-  add("blmove", 6, kBlockingWrite | kCmdDenyOom | kCmdNoscript, 1, 2, BlmoveCommand, "6.2.0", "O(1)",
+  add("blmove", 6, kBlockingWrite | kCmdDenyOom, 1, 2, BlmoveCommand, "6.2.0", "O(1)",
       "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is "
       "available otherwise. Deletes the list if the last element was moved.");
-  add("brpoplpush", 4, kBlockingWrite | kCmdDenyOom | kCmdNoscript, 1, 2, BrpoplpushCommand, "2.2.0", "O(1)",
+  add("brpoplpush", 4, kBlockingWrite | kCmdDenyOom, 1, 2, BrpoplpushCommand, "2.2.0", "O(1)",
       "Pops an element from a list, pushes it to another list and returns it. Block until an element is available "
       "otherwise. Deletes the list if the last element was popped.");
   add_mpop("blmpop", -5, kBlockingWrite, 2, BlmpopCommand,

@@ -122,6 +122,11 @@ struct Client final : IoHandler {
   // client's later commands wait for its replies).
   ExecBatch* open_batch = nullptr;
   bool batch_in_flight = false;
+  // A batch that came back with commands not run: a script in it stopped
+  // to run again holding every shard (docs/scripting.md). They run, from
+  // pending_next, before anything the client sent later.
+  ExecBatch* pending = nullptr;
+  size_t pending_next = 0;
 
   // Blocked by BLPOP & co. (docs/blocking.md): the wait, shared with the
   // shards of its keys; its later input waits in `in` until it is over.
@@ -134,7 +139,7 @@ struct Client final : IoHandler {
   int64_t rerun_deadline_ms = -1;
   // Whether its input waits: blocked, or woken and its command not yet run
   // again (its reply comes before any later command's).
-  bool waiting() const { return blocked != nullptr || rerun != nullptr; }
+  bool waiting() const { return blocked != nullptr || rerun != nullptr || pending != nullptr; }
 
   // The peer shut down its side while commands of it were still running
   // elsewhere: no more reading; closed once they are answered.

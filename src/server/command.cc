@@ -26,7 +26,8 @@ bool CommandSpec::KeyPositions(std::span<const std::string_view> args, std::vect
   int argc = static_cast<int>(args.size());
   if (numkeys_index > 0) {
     int64_t n;
-    if (numkeys_index >= argc || !ParseInt64(args[static_cast<size_t>(numkeys_index)], &n) || n < 1 ||
+    const int64_t least = (flags & kCmdNoMandatoryKeys) ? 0 : 1;
+    if (numkeys_index >= argc || !ParseInt64(args[static_cast<size_t>(numkeys_index)], &n) || n < least ||
         n > argc - numkeys_index - 1)
       return false;
     if (first_key < numkeys_index) out->push_back(static_cast<size_t>(first_key));  // a destination
@@ -103,7 +104,8 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {kCmdAdmin, "admin"},          {kCmdPubsub, "pubsub"},         {kCmdNoscript, "noscript"},
       {kCmdBlocking, "blocking"},    {kCmdLoading, "loading"},       {kCmdStale, "stale"},
       {kCmdSkipMonitor, "skip_monitor"}, {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},
-      {kCmdNoAuth, "no_auth"},       {kCmdMayReplicate, "may_replicate"}, {kCmdNoMulti, "no_multi"},
+      {kCmdNoAuth, "no_auth"},       {kCmdMayReplicate, "may_replicate"},
+      {kCmdNoMandatoryKeys, "no_mandatory_keys"}, {kCmdNoMulti, "no_multi"},
       {kCmdMovableKeys, "movablekeys"}, {kCmdAllowBusy, "allow_busy"}, {kCmdSentinel, "sentinel"},
   };  // Redis 7.2's order (addReplyFlagsForCommand)
   std::vector<std::string_view> out;
@@ -121,6 +123,7 @@ std::vector<std::string_view> AclCategoryNames(uint32_t categories) {
       {kAclPubsub, "@pubsub"},     {kAclAdmin, "@admin"},
       {kAclFast, "@fast"},         {kAclSlow, "@slow"},     {kAclBlocking, "@blocking"},
       {kAclDangerous, "@dangerous"}, {kAclConnection, "@connection"}, {kAclTransaction, "@transaction"},
+      {kAclScripting, "@scripting"},
   };
   std::vector<std::string_view> out;
   for (auto [bit, name] : kNames)

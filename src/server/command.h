@@ -43,6 +43,8 @@ enum CommandFlag : uint32_t {
   kCmdSentinel = 1u << 16,
   // Set by Register for a command with numkeys.
   kCmdMovableKeys = 1u << 17,
+  // EVAL, FCALL: keys may be none.
+  kCmdNoMandatoryKeys = 1u << 18,
   // Peregrine's own, not reported by COMMAND INFO: the command reads or
   // writes every shard (KEYS, FLUSHALL) or every worker's state (INFO,
   // CLIENT LIST, CONFIG SET), so it runs with all of them held
@@ -65,6 +67,10 @@ enum CommandFlag : uint32_t {
   // WATCH: runs on the client's own worker (it changes the connection's
   // state), holding the shards of its keys.
   kCmdLocal = 1u << 25,
+  // EVAL / EVALSHA (and their _RO forms): its declared keys are those after
+  // numkeys, none is mandatory; a script known to touch others runs holding
+  // every shard (docs/scripting.md).
+  kCmdScript = 1u << 24,
 };
 
 // ACL categories (without the '@').
@@ -86,6 +92,7 @@ enum AclCategory : uint32_t {
   kAclList = 1u << 14,
   kAclSortedSet = 1u << 15,
   kAclGeo = 1u << 16,
+  kAclScripting = 1u << 17,
 };
 
 // Everything a handler may touch while it runs. Lives for one command, on the
@@ -209,5 +216,6 @@ void RegisterListCommands(CommandTable& table);
 void RegisterZSetCommands(CommandTable& table);
 void RegisterGeoCommands(CommandTable& table);
 void RegisterTransactionCommands(CommandTable& table);
+void RegisterScriptingCommands(CommandTable& table);
 
 }  // namespace peregrine

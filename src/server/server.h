@@ -27,6 +27,7 @@
 #include "server/mailbox.h"
 #include "server/shard.h"
 #include "server/worker.h"
+#include "scripting/script_cache.h"
 
 namespace peregrine {
 
@@ -116,6 +117,9 @@ class Server {
   bool watching() const { return watched_keys_.load(std::memory_order_relaxed) != 0; }
   std::atomic<int64_t>& watched_keys() { return watched_keys_; }
 
+  // The scripts EVAL and SCRIPT LOAD made known (every worker's).
+  ScriptCache& scripts() { return scripts_; }
+
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
@@ -147,7 +151,8 @@ class Server {
   std::atomic<uint32_t> stopped_workers_{0};
   std::atomic<uint64_t> config_epoch_{0};
   std::atomic<int64_t> watched_keys_{0};
-  std::atomic<bool> active_expire_{true};  // keys in the shards' WatchTables
+  std::atomic<bool> active_expire_{true};
+  ScriptCache scripts_;  // keys in the shards' WatchTables
   int64_t start_time_ms_ = 0;
   std::atomic<uint64_t> used_memory_peak_{0};  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
   uint64_t used_memory_startup_ = 0;           // used_memory when Start() finished

@@ -4,6 +4,8 @@
 // worker.h and docs/transactions.md).
 #include "server/worker.h"
 
+#include "scripting/lua_engine.h"
+
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -67,6 +69,7 @@ Worker::Worker(Server& server, uint32_t index)
 Worker::~Worker() {
   for (auto& [id, c] : clients_) {
     if (c->open_batch != nullptr) delete c->open_batch;
+    if (c->pending != nullptr) delete c->pending;
     close(c->fd);
   }
   for (Mail* m : deferred_) delete m;
@@ -165,6 +168,8 @@ void Worker::CloseAllClients() {
     pubsub_.RemoveClient(*c);
     if (c->open_batch != nullptr) RecycleBatch(c->open_batch);
     c->open_batch = nullptr;
+    if (c->pending != nullptr) RecycleBatch(c->pending);
+    c->pending = nullptr;
   }
   connections_.fetch_sub(static_cast<int64_t>(clients_.size()), std::memory_order_relaxed);
   clients_.clear();

@@ -37,6 +37,7 @@
 namespace peregrine {
 
 class Server;
+class LuaEngine;
 
 struct ServerStats {
   uint64_t total_connections_received = 0;
@@ -99,12 +100,17 @@ struct ExecBatch final : Mail {
   bool sealed = false;
   // That command blocked: the wait, for the client's worker.
   std::shared_ptr<BlockedClient> blocked;
+  // A script that stopped to run again holding every shard: its index; it
+  // and the commands after it have not run.
+  static constexpr uint32_t kNoRerun = 0xFFFFFFFF;
+  uint32_t rerun_from = kNoRerun;
 
   void Clear() {
     kind = Kind::kExec;
     only_publishes = true;
     cut = false;
     sealed = false;
+    rerun_from = kNoRerun;
     blocked.reset();
     bytes.clear();
     arg_sizes.clear();
@@ -259,6 +265,43 @@ class Worker : public ErrorSink {
   // Worker 0's acceptor hands a connection to worker `to`.
   void SendAdopt(uint32_t to, AdoptMail* m) { Send(to, reinterpret_cast<uint64_t>(static_cast<Mail*>(m))); }
 
+  // --- Scripting (worker_script.cc, docs/scripting.md) ---
+  Server& server() { return server_; }
+  // This worker's interpreter, created on first use.
+  LuaEngine& lua();
+  // Whether the running command holds shard `s` (its keys may be touched).
+  bool HoldsShard(uint32_t s) const {
+    if (nworkers_ == 1) return true;
+    for (uint32_t h : held_workers())
+      if (h == s) return true;
+    return false;
+  }
+  // Over maxmemory even after evicting what the policy allows.
+  bool OverMaxmemory(Shard& shard) { return !EnforceMaxmemory(shard); }
+  // The script running stopped before it wrote, to run again holding every
+  // shard: it replied nothing and is not counted.
+  void NoteScriptRerun() { script_rerun_ = true; }
+  // A command called by a script (redis.call) of the command `caller`:
+  // runs it on `shard` (held) as the script's client, replying to `reply`,
+  // counted in the command statistics.
+  void ScriptCall(CommandContext& caller, Client& script_client, const CommandSpec* cmd,
+                  std::span<const std::string_view> args, ReplyWriter& reply, Shard& shard);
+  // Runs f() with nothing allowed to block and clients woken by its writes
+  // served after it (as inside EXEC); returns f()'s result.
+  template <typename F>
+  int RunScriptNoBlocking(F&& f) {
+    const bool was = in_exec_;
+    in_exec_ = true;
+    const int r = f();
+    in_exec_ = was;
+    return r;
+  }
+  // The checks before a command runs: unknown command or subcommand, arity.
+  // Returns the command to run (a subcommand resolved), or nullptr with
+  // *error set to the reply.
+  const CommandSpec* Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
+                             std::string* error) const;
+
  private:
   struct WakeWatcher;
 
@@ -305,11 +348,6 @@ class Worker : public ErrorSink {
   // included) from before it starts until it ends.
   uint64_t ExecuteHolding(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                           const CompactKey::Probe* hint, uint64_t start);
-  // The checks before a command runs: unknown command or subcommand, arity.
-  // Returns the command to run (a subcommand resolved), or nullptr with
-  // *error set to the reply.
-  const CommandSpec* Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
-                             std::string* error) const;
   // Runs a resolved command on `shard` (held by this thread) with the reply
   // going to `reply`: the maxmemory check, the handler, the statistics.
   // The caller has set c.last_cmd (error texts and CLIENT LIST name it).
@@ -341,6 +379,15 @@ class Worker : public ErrorSink {
   // this worker's own is enough.
   void Queue(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd);
   bool TransactionShards(const Client& c, std::vector<uint32_t>* out);
+  // Scripts (worker_script.cc): whether EVAL / EVALSHA's script is known to
+  // touch keys outside its declared keys' shards (then it runs holding
+  // every shard); whether the script that just ran stopped to run again
+  // holding every shard (clears it); the commands of a batch left to run
+  // after such a stop (Client::pending), in order.
+  bool ScriptNeedsAllShards(std::span<const std::string_view> args, const CommandSpec* spec);
+  bool TakeScriptRerun();
+  uint64_t RerunHoldingAll(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd, uint64_t start);
+  void RunPending(Client& c);
   void GiveBack(std::span<const uint32_t> sorted);
   // The event loop's hooks (threads > 1 only).
   int BeforeWait();
@@ -436,6 +483,8 @@ class Worker : public ErrorSink {
   std::set<std::pair<int64_t, uint64_t>> block_timers_;  // (deadline, client id) of this worker's clients
   size_t blocked_clients_ = 0;
   bool serving_ = false;  // a blocked client's command runs again (it may not block)
+  std::unique_ptr<LuaEngine> lua_;  // lua(): created on first use
+  bool script_rerun_ = false;       // NoteScriptRerun: the script runs again holding every shard
   bool in_exec_ = false;  // EXEC runs its queue (nothing blocks; woken clients wait for the end)
 
   // A pipeline batch: commands parsed ahead of execution so that their keys'

@@ -355,7 +355,19 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // A command refused to a subscribed client is answered here (the ones it
   // may run have no keys), in order.
   if (spec != nullptr && !RefusedWhileSubscribed(c, *spec) && ArityOk(*spec, args.size())) {
-    if (spec->first_key > 0) {
+    if (spec->flags & kCmdScript) [[unlikely]] {
+      // A script: on its declared keys' shards (here without any), or
+      // holding every shard once it is known to touch others.
+      shard_set_.clear();
+      if (ScriptNeedsAllShards(args, spec)) {
+        for (uint32_t s = 0; s < nworkers_; s++) shard_set_.push_back(s);
+        span = true;
+      } else if (spec->KeyPositions(args, &key_positions_) && !key_positions_.empty()) {
+        for (size_t pos : key_positions_) shard_set_.push_back(static_cast<uint32_t>(server_.ShardIndexOf(args[pos])));
+        target = shard_set_[0];
+        span = std::any_of(shard_set_.begin(), shard_set_.end(), [&](uint32_t s) { return s != target; });
+      }
+    } else if (spec->first_key > 0) {
       if (spec != cmd || hint == nullptr)
         first_key_shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(spec->first_key)]));
       target = first_key_shard;
@@ -398,11 +410,15 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     std::sort(shard_set_.begin(), shard_set_.end());
     shard_set_.erase(std::unique(shard_set_.begin(), shard_set_.end()), shard_set_.end());
     *now_tsc = ExecuteHolding(c, args, cmd, hint, *now_tsc);
+    if (TakeScriptRerun()) [[unlikely]]
+      *now_tsc = RerunHoldingAll(c, args, cmd, *now_tsc);
     return Route::kDone;
   }
   if (target == index_) {
     if (waiting) return Route::kPause;
-    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
+    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, (spec != nullptr && (spec->flags & kCmdScript)) ? nullptr : &shard_);
+    if (TakeScriptRerun()) [[unlikely]]
+      *now_tsc = RerunHoldingAll(c, args, cmd, *now_tsc);
     return Route::kDone;
   }
   // Another worker's shard: join the batch open for it, or open one.
@@ -534,8 +550,12 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   // The shard owning the first key (this worker's, or one the command holds).
   if (shard == nullptr) {
     shard = &shard_;
-    if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc)
-      shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
+    if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc) {
+      if (!(cmd->flags & kCmdScript))
+        shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
+      else if (cmd->KeyPositions(args, &key_positions_) && !key_positions_.empty())  // (declared keys only)
+        shard = &server_.shard(server_.ShardIndexOf(args[key_positions_[0]]));
+    }
   }
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
   if (blocked_now_ != nullptr) [[unlikely]]

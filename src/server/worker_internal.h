@@ -74,6 +74,8 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   uint64_t end = CycleClock::Now();
   if (blocked_now_ != nullptr) [[unlikely]] {
     blocked_now_->ticks = end - start;  // counted when the wait is over, as Redis does
+  } else if (script_rerun_) [[unlikely]] {
+    // Counted when it runs again.
   } else {
     st.ticks += end - start;
     st.calls++;

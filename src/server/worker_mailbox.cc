@@ -230,6 +230,13 @@ void Worker::RunExecBatch(ExecBatch* b) {
     }
     proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
     t = Run(proxy_, cmd.spec, exec_args_, reply, shard_, nullptr, now_ms, t);
+    if (TakeScriptRerun()) [[unlikely]] {
+      // A script touched a key of another shard before writing: it and the
+      // commands after it go back to the client's worker, which runs them
+      // (the script holding every shard) before anything else of the client.
+      b->rerun_from = static_cast<uint32_t>(&cmd - b->commands.data());
+      break;
+    }
     if (blocked_now_ != nullptr) [[unlikely]] {
       b->blocked = std::move(blocked_now_);  // the last command of its (sealed) batch
       break;
@@ -253,6 +260,13 @@ void Worker::FinishExecBatch(ExecBatch* b) {
     Client& c = *it->second;
     c.out.Take(b->reply);
     c.batch_in_flight = false;
+    if (b->rerun_from != ExecBatch::kNoRerun && !b->cut) [[unlikely]] {
+      c.pending = b;
+      c.pending_next = b->rerun_from;
+      resume_.push_back(c.id);
+      QueueWrite(c);
+      return;
+    }
     if (b->cut) {
       CloseOverLimit(c);
     } else if (!OverOutputLimit(c)) {
@@ -281,6 +295,12 @@ void Worker::ResumeClients() {
     if (it == clients_.end()) continue;
     Client& c = *it->second;
     if (c.closed || c.batch_in_flight || c.blocked != nullptr) continue;
+    if (c.pending != nullptr) {
+      RunPending(c);
+      SendOpenBatch(c);
+      if (!c.closed && !c.out.empty()) QueueWrite(c);
+      if (c.closed || c.pending != nullptr || c.batch_in_flight || c.blocked != nullptr) continue;
+    }
     if (c.rerun != nullptr) {
       std::shared_ptr<BlockedClient> w = std::move(c.rerun);
       RerunBlocked(c, *w);

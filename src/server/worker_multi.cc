@@ -43,8 +43,9 @@ bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out) {
   out->push_back(index_);
   std::vector<std::string_view> args;
   ForEachQueued(*c.multi, &args, [&](const CommandSpec* spec, std::span<const std::string_view> a) {
-    if (spec->flags & (kCmdAllShards | kCmdPublishes)) {
-      // Every shard (PUBLISH: every worker's subscribers).
+    if (spec->flags & (kCmdAllShards | kCmdPublishes | kCmdScript)) {
+      // Every shard (PUBLISH: every worker's subscribers; a script may touch
+      // keys it did not declare, and inside EXEC it cannot run again).
       out->clear();
       for (uint32_t s = 0; s < nworkers_; s++) out->push_back(s);
       return false;

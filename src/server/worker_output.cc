@@ -196,6 +196,10 @@ void Worker::FreeClient(Client& c) {
     RecycleBatch(c.open_batch);
     c.open_batch = nullptr;
   }
+  if (c.pending != nullptr) {
+    RecycleBatch(c.pending);
+    c.pending = nullptr;
+  }
   auto it = clients_.find(c.id);
   if (it != clients_.end()) {
     to_free_.push_back(std::move(it->second));

@@ -1,0 +1,81 @@
+// One Lua 5.1 interpreter per worker (docs/scripting.md): Redis's scripting
+// environment (the redis.* API, cjson, bit, the sandbox and its globals
+// protection), the scripts compiled into it, and a run of one script: its
+// redis.call()s executed through the worker, RESP replies turned into Lua
+// values and the script's result turned back into a reply, as Redis 7.2's
+// script_lua.c converts them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/buffer.h"
+#include "scripting/script_cache.h"
+
+struct lua_State;
+
+namespace peregrine {
+
+class Worker;
+struct CommandContext;
+struct Client;
+
+class LuaEngine {
+ public:
+  explicit LuaEngine(Worker* worker);
+  ~LuaEngine();
+  LuaEngine(const LuaEngine&) = delete;
+  LuaEngine& operator=(const LuaEngine&) = delete;
+
+  // The script with this SHA, compiled here (from the server's cache the
+  // first time), or null if the server does not know it.
+  const ScriptInfo* FindSha(std::string_view sha);
+  // The script with this body: compiled and added to the server's cache if
+  // new. Null with *err (the reply's text) if it does not compile.
+  const ScriptInfo* FindOrLoadBody(std::string_view body, std::string* err);
+
+  // EVAL / EVALSHA of a found script: checks its flags against the command
+  // (read_only: the _RO forms), runs it with `keys` and `args` and replies
+  // the result (or the error) to ctx.reply.
+  void Eval(CommandContext& ctx, const ScriptInfo& script, std::span<const std::string_view> keys,
+            std::span<const std::string_view> args, bool read_only);
+
+  // The interpreter's memory (INFO used_memory_lua).
+  size_t MemoryBytes() const;
+
+  // For the C functions of the redis.* API (lua_engine.cc).
+  struct Run;
+  Run* current_run() { return run_; }
+  Worker* worker() { return worker_; }
+  Client& script_client() { return *script_client_; }
+
+ private:
+  struct Compiled {
+    std::shared_ptr<ScriptInfo> info;
+    int ref;  // the function, in the Lua registry
+  };
+  void Setup();
+  // Drops the compiled scripts if the server's cache was flushed.
+  void SyncEpoch();
+  const Compiled* Compile(std::shared_ptr<ScriptInfo> info, std::string* err);
+
+  Worker* worker_;
+  lua_State* L_ = nullptr;
+  int globals_ref_ = 0;      // the read-only proxy that scripts see as _G
+  int real_globals_ref_ = 0;  // the table behind it (KEYS and ARGV go there)
+  int err_handler_ref_ = 0;
+  uint64_t epoch_ = 0;
+  std::unordered_map<std::string, Compiled> by_sha_;
+  // EVAL's bodies already seen: the SHA without hashing the body again.
+  std::unordered_map<std::string, std::string> sha_of_body_;
+  Run* run_ = nullptr;
+  int gc_runs_ = 0;
+  std::unique_ptr<Client> script_client_;  // the client redis.call()s run as
+};
+
+}  // namespace peregrine

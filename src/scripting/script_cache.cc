@@ -1,0 +1,125 @@
+#include "scripting/script_cache.h"
+
+#include <openssl/evp.h>
+
+#include <vector>
+
+namespace peregrine {
+
+std::string Sha1Hex(std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha1(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(40, '0');
+  for (unsigned int i = 0; i < len && i < 20; i++) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 15];
+  }
+  return out;
+}
+
+namespace {
+
+// Splits the shebang line on spaces and tabs (the flags Redis accepts have
+// no quotes; sdssplitargs's quoting is not needed for them).
+std::vector<std::string_view> Words(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) i++;
+    size_t j = i;
+    while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') j++;
+    if (j > i) out.push_back(line.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, std::string* err) {
+  *flags = kScriptEvalCompat;
+  *shebang_len = 0;
+  if (!body.starts_with("#!")) return true;
+  const size_t end = body.find('\n');
+  if (end == std::string_view::npos) {
+    *err = "Invalid script shebang";
+    return false;
+  }
+  const std::vector<std::string_view> parts = Words(body.substr(0, end));
+  if (parts.empty()) {
+    *err = "Invalid engine in script shebang";
+    return false;
+  }
+  if (parts[0] != "#!lua") {
+    *err = "Unexpected engine in script shebang: " + std::string(parts[0]);
+    return false;
+  }
+  uint32_t f = 0;
+  for (size_t i = 1; i < parts.size(); i++) {
+    if (!parts[i].starts_with("flags=")) {
+      *err = "Unknown lua shebang option: " + std::string(parts[i]);
+      return false;
+    }
+    std::string_view list = parts[i].substr(6);
+    size_t pos = 0;
+    while (true) {
+      const size_t comma = list.find(',', pos);
+      const std::string_view name = list.substr(pos, comma == std::string_view::npos ? list.npos : comma - pos);
+      if (name == "no-writes") {
+        f |= kScriptNoWrites;
+      } else if (name == "allow-oom") {
+        f |= kScriptAllowOom;
+      } else if (name == "allow-stale") {
+        f |= kScriptAllowStale;
+      } else if (name == "no-cluster") {
+        f |= kScriptNoCluster;
+      } else if (name == "allow-cross-slot-keys") {
+        f |= kScriptAllowCrossSlot;
+      } else if (!name.empty() || comma != std::string_view::npos || !list.empty()) {
+        // (Redis splits "flags=" into no flags at all; an empty name
+        // between commas is a flag it does not know.)
+        *err = "Unexpected flag in script shebang: " + std::string(name);
+        return false;
+      }
+      if (comma == std::string_view::npos) break;
+      pos = comma + 1;
+    }
+  }
+  *flags = f;
+  *shebang_len = end;
+  return true;
+}
+
+std::shared_ptr<ScriptInfo> ScriptCache::Find(std::string_view sha) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = scripts_.find(std::string(sha));
+  return it == scripts_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<ScriptInfo> ScriptCache::Add(std::shared_ptr<ScriptInfo> info) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, added] = scripts_.emplace(info->sha, info);
+  if (added) bytes_ += info->body.size() + info->sha.size();
+  return it->second;
+}
+
+void ScriptCache::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  scripts_.clear();
+  bytes_ = 0;
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+size_t ScriptCache::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return scripts_.size();
+}
+
+size_t ScriptCache::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+
+}  // namespace peregrine
