@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
-from helpers import Conn, rc  # noqa: F401  (fixtures)
+from helpers import Conn, encode, rc  # noqa: F401  (fixtures)
 from test_atomicity import keys_on_distinct_shards, run_for, sharded  # noqa: F401  (fixture)
 
 
@@ -337,3 +337,66 @@ def test_script_commands_show_in_commandstats(rc):
     stats = rc.execute_command("INFO", "commandstats").decode()
     assert "cmdstat_eval:calls=1" in stats
     assert "cmdstat_set:calls=1" in stats and "cmdstat_get:calls=1" in stats
+
+
+BUSY = b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
+
+
+@pytest.fixture
+def busy_server(start_server):
+    """busy-reply-threshold 100 ms (and several workers: every client
+    answers -BUSY, wherever it is served)."""
+    args = ["--busy-reply-threshold", "100"]
+    return start_server(*args) if IS_REDIS else start_server(*args, "--threads", "4")
+
+
+def wait_busy(conn, deadline_s=5.0):
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if conn.call("PING") == BUSY:
+            return
+        time.sleep(0.02)
+    raise AssertionError("the script never got busy")
+
+
+def test_busy_script_answers_others_and_can_be_killed(busy_server):
+    clients = [Conn(busy_server) for _ in range(4)]
+    runner, others = clients[0], clients[1:]
+    try:
+        for n, body in enumerate(("local i = 0 while true do i = i + 1 end",
+                                  # pcall cannot swallow the kill
+                                  "while true do pcall(function() while true do end end) end")):
+            runner.send(encode("EVAL", body, "0"))
+            wait_busy(others[0])
+            for c in others:
+                assert c.call("GET", "x") == BUSY
+                assert c.call("PING") == BUSY
+            # Transactions go on (pipelined MULTI ... EXEC is not cut in half),
+            # but a refused command dooms them, as in Redis.
+            assert others[1].call("MULTI") == b"+OK\r\n"
+            assert others[1].call("SET", "x", "1") == BUSY
+            assert others[1].call("DISCARD") == b"+OK\r\n"
+            assert others[2].call("SCRIPT", "KILL") == b"+OK\r\n"
+            reply = runner.read_reply()
+            assert reply.startswith(b"-ERR Script killed by user with SCRIPT KILL..."), reply
+            for c in clients:
+                assert c.call("PING") == b"+PONG\r\n"
+        assert others[0].call("SCRIPT", "KILL") == b"-NOTBUSY No scripts in execution right now.\r\n"
+    finally:
+        for c in clients:
+            c.close()
+
+
+def test_busy_script_that_wrote_cannot_be_killed_but_shutdown_nosave_works(busy_server):
+    runner, other = Conn(busy_server), Conn(busy_server)
+    try:
+        runner.send(encode("EVAL", "redis.call('set', KEYS[1], 'v') while true do end", "1", "k"))
+        wait_busy(other)
+        assert other.call("SCRIPT", "KILL").startswith(
+            b"-UNKILLABLE Sorry the script already executed write commands against the dataset.")
+        assert other.call("SHUTDOWN") == BUSY
+        other.send(encode("SHUTDOWN", "NOSAVE"))
+        busy_server.proc.wait(timeout=10)
+    finally:
+        runner.close()
+        other.close()

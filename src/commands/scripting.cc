@@ -77,11 +77,33 @@ void ScriptFlushCommand(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-void ScriptKillCommand(CommandContext& ctx) {
-  // A script never runs while another command is read (busy scripts are
-  // not interrupted yet: docs/scripting.md), so none is ever running here.
-  ctx.reply.Error("NOTBUSY No scripts in execution right now.");
+// SCRIPT KILL (FUNCTION KILL: eval false): the busy scripts of every
+// worker (docs/scripting.md); read-only ones stop, one that wrote cannot.
+void KillBusyScripts(CommandContext& ctx, bool eval) {
+  bool killed = false, wrote = false, other = false;
+  for (size_t i = 0; i < ctx.server.num_shards(); i++) {
+    switch (ctx.server.worker(i).KillBusyScript(eval)) {
+      case Worker::KillResult::kKilled: killed = true; break;
+      case Worker::KillResult::kWrote: wrote = true; break;
+      case Worker::KillResult::kOtherKind: other = true; break;
+      case Worker::KillResult::kNotBusy: break;
+    }
+  }
+  if (killed) {
+    ctx.reply.Ok();
+  } else if (wrote) {
+    ctx.reply.Error(
+        "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the "
+        "script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
+  } else if (other) {
+    ctx.reply.Error(eval ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+                         : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+  } else {
+    ctx.reply.Error("NOTBUSY No scripts in execution right now.");
+  }
 }
+
+void ScriptKillCommand(CommandContext& ctx) { KillBusyScripts(ctx, true); }
 
 void ScriptDebugCommand(CommandContext& ctx) {
   const std::string_view mode = ctx.args[2];

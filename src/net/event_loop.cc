@@ -74,6 +74,16 @@ void EventLoop::Run() {
   }
 }
 
+void EventLoop::DispatchReady(bool (*only)(IoHandler*)) {
+  constexpr int kMaxEvents = 256;
+  epoll_event events[kMaxEvents];
+  const int n = epoll_wait(epfd_, events, kMaxEvents, 0);
+  for (int i = 0; i < n; i++) {
+    auto* h = static_cast<IoHandler*>(events[i].data.ptr);
+    if (only == nullptr || only(h)) h->OnEvent(events[i].events);
+  }
+}
+
 void EventLoop::Poll(int max_wait_ms) {
   if (iter_tsc_ == 0) StartClock();
   Iterate(max_wait_ms < 0 ? 0 : max_wait_ms);

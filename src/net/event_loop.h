@@ -62,6 +62,10 @@ class EventLoop {
   // handles them, runs the tick if due and the before-sleep hook. For a
   // caller that drives the loop itself (the fuzzer's in-process connection).
   void Poll(int max_wait_ms);
+  // Only the events ready now, handled: no wait, no tick, no hooks (a
+  // worker busy with a long script answering other clients meanwhile).
+  // With `only`, just the events of handlers it accepts.
+  void DispatchReady(bool (*only)(IoHandler*) = nullptr);
 
   // Wall-clock unix ms read once when the current iteration woke up.
   int64_t iteration_ms() const { return iter_ms_; }

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/numbers.h"
+#include "net/event_loop.h"
 #include "protocol/reply.h"
 #include "scripting/lua_sandbox.h"
 #include "server/client.h"
@@ -38,6 +39,8 @@ struct LuaEngine::Run {
   std::vector<std::string_view> views;
   std::vector<size_t> key_positions;
   std::vector<uint32_t> declared;  // the shards of KEYS (several workers only)
+  int64_t start_ms = 0;            // monotonic
+  bool busy = false;               // past busy-reply-threshold
 };
 
 namespace {
@@ -418,6 +421,38 @@ bool CollectArgs(lua_State* L, LuaEngine::Run* run) {
   lua_pop(L, argc);
   run->views.assign(run->argv.begin(), run->argv.end());
   return true;
+}
+
+// A run past busy-reply-threshold (Redis's luaMaskCountHook, every 100,000
+// instructions): the worker answers other clients meanwhile, and SCRIPT
+// KILL or SHUTDOWN NOSAVE stops the script.
+void KillHook(lua_State* L, lua_Debug*) {
+  PushErrorTable(L, "Script killed by user with SCRIPT KILL...");
+  lua_error(L);
+}
+
+void CountHook(lua_State* L, lua_Debug*) {
+  LuaEngine::Run* run = tls_engine != nullptr ? tls_engine->current_run() : nullptr;
+  if (run == nullptr) return;
+  Worker& worker = *tls_engine->worker();
+  if (!run->busy) {
+    const int64_t threshold = run->ctx->server.config().busy_reply_threshold;
+    const int64_t elapsed = MonotonicMs() - run->start_ms;
+    if (threshold <= 0 || elapsed < threshold) return;
+    run->busy = true;
+    Log(LogLevel::kWarning,
+        "Slow script detected: still in execution after %lld milliseconds. You can try killing the script using "
+        "the SCRIPT KILL command. Script name is: %s.",
+        static_cast<long long>(elapsed), run->script->sha.c_str());
+    worker.EnterScriptBusy(&run->ctx->client, true);
+  }
+  worker.WhileScriptBusy(run->write_dirty);
+  if (worker.script_kill_requested()) {
+    Log(LogLevel::kNotice, "Lua script killed by user with SCRIPT KILL.");
+    // On every line from now on: the script's own pcall cannot go on.
+    lua_sethook(L, KillHook, LUA_MASKLINE, 0);
+    KillHook(L, nullptr);
+  }
 }
 
 // A hook that raises on every instruction: a run being stopped cannot be
@@ -901,8 +936,11 @@ void LuaEngine::Eval(CommandContext& ctx, const ScriptInfo& script, std::span<co
     lua_rawset(L, -3);
   }
   lua_pop(L, 1);
+  run.start_ms = MonotonicMs();
+  if (ctx.server.config().busy_reply_threshold > 0) lua_sethook(L, CountHook, LUA_MASKCOUNT, 100000);
   const int status = worker_->RunScriptNoBlocking([&] { return lua_pcall(L, 0, 1, -2); });
   lua_sethook(L, nullptr, 0, 0);
+  if (run.busy) worker_->LeaveScriptBusy();
   if (++gc_runs_ == 50) {  // a Lua GC step now and then, not a full cycle at a bad time (Redis's rhythm)
     gc_runs_ = 0;
     lua_gc(L, LUA_GCSTEP, 50);

@@ -248,6 +248,8 @@ const std::vector<Option>& Options() {
                          return "";
                        }});
     o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, INT_MAX, kMutable));
+    for (std::string_view name : {"busy-reply-threshold", "lua-time-limit"})
+      o.push_back(IntOption(name, &Config::busy_reply_threshold, 0, LLONG_MAX, kMutable));
     // Counts are integers, sizes memory values ("1kb"), as in Redis; the
     // old ziplist names are aliases that CONFIG GET lists too.
     for (std::string_view name : {"hash-max-listpack-entries", "hash-max-ziplist-entries"})

@@ -119,6 +119,9 @@ class Server {
 
   // The scripts EVAL and SCRIPT LOAD made known (every worker's).
   ScriptCache& scripts() { return scripts_; }
+  // Workers running a script past busy-reply-threshold: the others, parked
+  // while it holds their shards, answer their clients -BUSY meanwhile.
+  std::atomic<int>& busy_scripts() { return busy_scripts_; }
 
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
@@ -152,7 +155,8 @@ class Server {
   std::atomic<uint64_t> config_epoch_{0};
   std::atomic<int64_t> watched_keys_{0};
   std::atomic<bool> active_expire_{true};
-  ScriptCache scripts_;  // keys in the shards' WatchTables
+  ScriptCache scripts_;
+  std::atomic<int> busy_scripts_{0};  // keys in the shards' WatchTables
   int64_t start_time_ms_ = 0;
   std::atomic<uint64_t> used_memory_peak_{0};  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
   uint64_t used_memory_startup_ = 0;           // used_memory when Start() finished

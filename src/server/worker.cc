@@ -228,6 +228,10 @@ void Worker::Adopt(int fd, bool is_unix, uint64_t id) {
 
 void Worker::OnClientEvent(Client& c, uint32_t events) {
   if (c.closed) return;
+  if (busy_script_ || parked_busy_) [[unlikely]] {
+    BusyClientEvent(c, events);
+    return;
+  }
   if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ReadFromClient(c);
   if (!c.closed && (events & EPOLLOUT)) FlushClient(c);
 }

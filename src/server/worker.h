@@ -296,6 +296,20 @@ class Worker : public ErrorSink {
     in_exec_ = was;
     return r;
   }
+  // A script past busy-reply-threshold (docs/scripting.md): from its count
+  // hook the worker answers other clients (-BUSY, but SCRIPT KILL,
+  // SHUTDOWN NOSAVE, MULTI ...) and other workers' batches for its shard
+  // (-BUSY), until the script ends or is killed.
+  void EnterScriptBusy(const Client* caller, bool eval);
+  void WhileScriptBusy(bool wrote);
+  void LeaveScriptBusy();
+  bool script_kill_requested() const;
+  // SCRIPT KILL / FUNCTION KILL from any thread: the busy script of this
+  // worker, if any, is told to stop. kWrote: it has written (UNKILLABLE);
+  // kOtherKind: an EVAL script for FUNCTION KILL or the reverse.
+  enum class KillResult : uint8_t { kNotBusy, kKilled, kWrote, kOtherKind };
+  KillResult KillBusyScript(bool eval);
+
   // The checks before a command runs: unknown command or subcommand, arity.
   // Returns the command to run (a subcommand resolved), or nullptr with
   // *error set to the reply.
@@ -485,6 +499,25 @@ class Worker : public ErrorSink {
   bool serving_ = false;  // a blocked client's command runs again (it may not block)
   std::unique_ptr<LuaEngine> lua_;  // lua(): created on first use
   bool script_rerun_ = false;       // NoteScriptRerun: the script runs again holding every shard
+  // A busy script (EnterScriptBusy): its caller (not read meanwhile), its
+  // kind, and what other threads read: 0 none, 1 busy, 2 busy and it wrote
+  // (bit 2: a function); the kill request.
+  bool busy_script_ = false;
+  const Client* script_caller_ = nullptr;
+  std::atomic<uint8_t> script_busy_state_{0};
+  std::atomic<bool> script_kill_{false};
+  bool parked_busy_ = false;  // ServeWhileParked is answering this worker's clients
+  // Parked (its shard lent) while another worker's script is busy: answers
+  // its clients as WhileScriptBusy does, touching no shard and no client
+  // list (nothing is accepted or closed meanwhile).
+  void ServeWhileParked();
+  void BusyClientEvent(Client& c, uint32_t events);
+  void BusyCommand(Client& c, std::span<const std::string_view> args);
+  void DrainWhileBusy();
+  // Takes what the other workers sent (a bounded number each), calling
+  // handle(from, word) on each word.
+  template <typename F>
+  bool PopMail(F&& handle);
   bool in_exec_ = false;  // EXEC runs its queue (nothing blocks; woken clients wait for the end)
 
   // A pipeline batch: commands parsed ahead of execution so that their keys'

@@ -92,6 +92,24 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   return end;
 }
 
+template <typename F>
+bool Worker::PopMail(F&& handle) {
+  bool any = false;
+  uint64_t words[64];
+  for (uint32_t from = 0; from < nworkers_; from++) {
+    if (from == index_) continue;
+    Server::Ring& ring = server_.ring(from, index_);
+    // A bounded number per call: a busy sender cannot keep this worker here.
+    for (int round = 0; round < 4; round++) {
+      const size_t n = ring.PopBatch(words, 64);
+      if (n == 0) break;
+      any = true;
+      for (size_t i = 0; i < n; i++) handle(from, words[i]);
+    }
+  }
+  return any;
+}
+
 template <typename Pred>
 void Worker::WaitUntil(Pred done) {
   while (!done()) {

@@ -39,19 +39,7 @@ void Worker::FlushOutboxes() {
 }
 
 bool Worker::Drain() {
-  bool any = false;
-  uint64_t words[64];
-  for (uint32_t from = 0; from < nworkers_; from++) {
-    if (from == index_) continue;
-    Server::Ring& ring = server_.ring(from, index_);
-    // A bounded number per call: a busy sender cannot keep this worker here.
-    for (int round = 0; round < 4; round++) {
-      const size_t n = ring.PopBatch(words, 64);
-      if (n == 0) break;
-      any = true;
-      for (size_t i = 0; i < n; i++) Handle(from, words[i]);
-    }
-  }
+  const bool any = PopMail([this](uint32_t from, uint64_t word) { Handle(from, word); });
   // Workers may have asked for the shard while this one held it for a
   // command of its own (Drain runs only where lending is safe).
   TryLend();
@@ -327,10 +315,22 @@ int Worker::BeforeWait() {
   lend_paused_ = false;
   const uint64_t seen = waker_.Prepare();
   bool work = Drain();
+  // Mail that arrived while a script was busy (WhileScriptBusy), in order.
+  while (lent_to_ < 0 && !deferred_.empty()) {
+    Mail* m = deferred_.front();
+    deferred_.pop_front();
+    HandleMail(m);
+    work = true;
+  }
   if (lent_to_ >= 0) {
     // Parked: the holder may use this shard and read this worker's state
-    // until it gives the shard back.
-    WaitUntil([this] { return lent_to_ < 0; });
+    // until it gives the shard back. (A busy script there: this worker's
+    // clients are answered -BUSY meanwhile, and may kill it.)
+    WaitUntil([this] {
+      if (lent_to_ >= 0 && server_.busy_scripts().load(std::memory_order_relaxed) > 0) [[unlikely]]
+        ServeWhileParked();
+      return lent_to_ < 0;
+    });
     ApplyConfigIfChanged();  // the holder may have run CONFIG SET
     work = true;
   }

@@ -1,6 +1,12 @@
 // Scripting on the worker (docs/scripting.md): the interpreter, the
 // commands scripts call, and running a script again holding every shard
 // when it touched a key outside its declared keys' shards.
+#include <strings.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include "scripting/lua_engine.h"
 #include "server/worker_internal.h"
 
@@ -84,6 +90,174 @@ void Worker::RunPending(Client& c) {
   c.pending = nullptr;
   c.pending_next = 0;
   RecycleBatch(b);
+}
+
+}  // namespace peregrine
+
+namespace peregrine {
+
+namespace {
+
+constexpr std::string_view kBusyEval =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+constexpr std::string_view kBusyFunction =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+constexpr uint8_t kBusyFunctionBit = 4;
+
+// What a client may run while a script is busy (Redis's allow-busy
+// commands that need no shard: the transaction commands, so that a
+// pipelined transaction is not cut in half, and the connection's own).
+bool BusyAllowed(const CommandSpec& cmd, std::span<const std::string_view> args) {
+  static constexpr std::string_view kAllowed[] = {"script|kill", "function|kill", "multi", "discard", "unwatch",
+                                                  "reset", "quit", "hello", "auth"};
+  for (std::string_view n : kAllowed)
+    if (cmd.fullname == n) return true;
+  if (cmd.fullname == "shutdown") {  // SHUTDOWN NOSAVE only, as in Redis
+    for (size_t i = 1; i < args.size(); i++)
+      if (args[i].size() == 6 && strncasecmp(args[i].data(), "nosave", 6) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Worker::EnterScriptBusy(const Client* caller, bool eval) {
+  server_.busy_scripts().fetch_add(1, std::memory_order_relaxed);
+  busy_script_ = true;
+  script_caller_ = caller;
+  script_busy_state_.store(static_cast<uint8_t>(1 | (eval ? 0 : kBusyFunctionBit)), std::memory_order_release);
+}
+
+void Worker::LeaveScriptBusy() {
+  server_.busy_scripts().fetch_sub(1, std::memory_order_relaxed);
+  busy_script_ = false;
+  script_caller_ = nullptr;
+  script_busy_state_.store(0, std::memory_order_release);
+  script_kill_.store(false, std::memory_order_release);
+}
+
+bool Worker::script_kill_requested() const {
+  return script_kill_.load(std::memory_order_acquire) || server_.stopping();
+}
+
+Worker::KillResult Worker::KillBusyScript(bool eval) {
+  const uint8_t state = script_busy_state_.load(std::memory_order_acquire);
+  if (state == 0) return KillResult::kNotBusy;
+  if (((state & kBusyFunctionBit) == 0) != eval) return KillResult::kOtherKind;
+  if (state & 2) return KillResult::kWrote;
+  script_kill_.store(true, std::memory_order_release);
+  return KillResult::kKilled;
+}
+
+void Worker::WhileScriptBusy(bool wrote) {
+  if (wrote) script_busy_state_.fetch_or(2, std::memory_order_acq_rel);
+  loop_.DispatchReady();
+  DrainWhileBusy();
+  FlushPendingWrites();
+  FlushOutboxes();
+}
+
+void Worker::ServeWhileParked() {
+  parked_busy_ = true;
+  loop_.DispatchReady([](IoHandler* h) { return dynamic_cast<Client*>(h) != nullptr; });
+  parked_busy_ = false;
+  FlushPendingWrites();
+}
+
+void Worker::BusyClientEvent(Client& c, uint32_t events) {
+  // The script's caller is not touched (its input is being run up the
+  // stack); a client whose earlier commands are still out waits its turn.
+  if (&c == script_caller_) return;
+  if (events & EPOLLOUT) FlushClient(c);
+  if (c.closed || !(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
+  if (c.read_closed || c.filling_big_arg() || !c.big_args.empty()) return;
+  char* p = c.in.Reserve(worker_internal::kReadChunk);
+  const ssize_t n = read(c.fd, p, c.in.writable());
+  if (n > 0) {
+    c.in.Commit(static_cast<size_t>(n));
+  } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+    if (parked_busy_) return;  // (closed once the shard is back: the socket says so again)
+    if (c.batch_in_flight || c.open_batch != nullptr || c.waiting())
+      c.read_closed = true;
+    else
+      CloseClient(c);
+    return;
+  } else {
+    return;
+  }
+  if (c.waiting() || c.batch_in_flight || c.open_batch != nullptr) return;
+  while (!c.in.empty() && !c.closed && !c.close_after_reply) {
+    const RequestParser::Result r = c.parser.Parse(c.in.data(), c.in.size());
+    if (r == RequestParser::Result::kError) {
+      if (!parked_busy_) CloseClient(c);
+      return;
+    }
+    if (r != RequestParser::Result::kCommand) break;
+    if (!c.parser.args().empty()) BusyCommand(c, c.parser.args());
+    c.in.Consume(c.parser.consumed());
+  }
+  if (!c.closed) QueueWrite(c);
+}
+
+void Worker::BusyCommand(Client& c, std::span<const std::string_view> args) {
+  // Redis's order: unknown command, arity, then the busy refusal.
+  const CommandSpec* cmd = server_.commands().Find(args[0]);
+  std::string error;
+  const CommandSpec* spec = Resolve(args, cmd, &error);
+  ReplyWriter reply(&c.out, c.resp, this);
+  auto refuse = [&](std::string_view msg) {
+    if (spec != nullptr) command_stats_[spec->id].rejected_calls++;
+    reply.Error(msg);
+    if (c.multi != nullptr) c.multi->aborted = true;  // (Redis's rejectCommand dooms a transaction)
+  };
+  if (spec == nullptr) return refuse(error);
+  c.last_cmd = spec;
+  if (!worker_internal::ArityOk(*spec, args.size()))
+    return refuse("ERR wrong number of arguments for '" + spec->fullname + "' command");
+  if (!BusyAllowed(*spec, args))
+    return refuse((script_busy_state_.load(std::memory_order_relaxed) & kBusyFunctionBit) ? kBusyFunction : kBusyEval);
+  // Allowed: run here without the usual path (which may evict from this
+  // worker's shard, lent if it is parked); none of these touches a key.
+  if (c.multi != nullptr && !(spec->flags & kCmdNotQueued)) {
+    Queue(c, args, spec);
+    reply.SimpleString("QUEUED");
+    return;
+  }
+  CommandContext ctx{server_, *this, c, shard_, args, reply, UnixTimeMs(), nullptr};
+  const uint64_t start = CycleClock::Now();
+  spec->handler(ctx);
+  command_stats_[spec->id].calls++;
+  command_stats_[spec->id].ticks += CycleClock::Now() - start;
+}
+
+void Worker::DrainWhileBusy() {
+  PopMail([this](uint32_t from, uint64_t word) {
+    if (word & 1) {
+      // Nothing is lent while a command runs: a request waits its turn.
+      switch (static_cast<Control>((word >> 1) & 0x7f)) {
+        case Control::kLend: lend_queue_.push_back(from); break;
+        case Control::kEvict: evict_requested_ = true; break;
+        default: Handle(from, word); break;
+      }
+      return;
+    }
+    Mail* m = reinterpret_cast<Mail*>(word);
+    if (m->kind != Mail::Kind::kExec) {
+      deferred_.push_back(m);  // handled once the script is over (BeforeWait)
+      return;
+    }
+    // Another worker's commands for this shard: -BUSY each, as Redis
+    // answers every client while a script is busy.
+    auto* b = static_cast<ExecBatch*>(m);
+    ReplyWriter reply(&b->reply, b->resp, this);
+    const bool function = script_busy_state_.load(std::memory_order_relaxed) & kBusyFunctionBit;
+    for (const ExecBatch::Command& cmd : b->commands) {
+      command_stats_[cmd.spec->id].rejected_calls++;
+      reply.Error(function ? kBusyFunction : kBusyEval);
+    }
+    b->kind = Mail::Kind::kExecDone;
+    Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+  });
 }
 
 }  // namespace peregrine
