@@ -12,7 +12,7 @@ ARGS       ?=
 
 # What building and running need.
 BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev libmimalloc-dev liblzf-dev \
-                  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev
+                  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev libmsgpack-dev
 # What the tests and benchmarks need besides: the real Redis to compare with.
 TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
 # What the benchmarks need on top.

@@ -400,3 +400,27 @@ def test_busy_script_that_wrote_cannot_be_killed_but_shutdown_nosave_works(busy_
     finally:
         runner.close()
         other.close()
+
+
+def test_cmsgpack(rc):
+    # The bytes Redis's cmsgpack packs: smallest integers, float32 when exact,
+    # str8 from 32 bytes, arrays for tables keyed 1..n, maps otherwise.
+    assert ev(rc, "return cmsgpack.pack(1, -1, 128, -33, 65536, -129, 2^40)") == \
+        bytes.fromhex("01ff cc80 d0df ce00010000 d1ff7f cf0000010000000000".replace(" ", ""))
+    assert ev(rc, "return cmsgpack.pack(1.5, 0.1, true, false)") == \
+        bytes.fromhex("ca3fc00000 cb3fb999999999999a c3 c2".replace(" ", ""))
+    assert ev(rc, "return cmsgpack.pack('abc', string.rep('x', 40))") == b"\xa3abc\xd9\x28" + b"x" * 40
+    assert ev(rc, "return cmsgpack.pack({1, 2, 3}, {})") == b"\x93\x01\x02\x03\x90"
+    assert ev(rc, "return cmsgpack.pack({a = 1})") == b"\x81\xa1a\x01"
+    # Round trips, and a table that holds itself (nil past 16 levels).
+    assert ev(rc, "local t = cmsgpack.unpack(cmsgpack.pack({1, 'two', {x = 'y'}})) return {t[1], t[2], t[3].x}") == \
+        [1, b"two", b"y"]
+    assert ev(rc, "return {cmsgpack.unpack(cmsgpack.pack(1, 2, 3))}") == [1, 2, 3]
+    assert ev(rc, "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 1)}") == [2, 2]
+    assert ev(rc, "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}") == [2, 1, 2]
+    assert ev(rc, "return {cmsgpack.unpack_one(cmsgpack.pack(7))}") == [-1, 7]
+    assert ev(rc, "local t = {} t[1] = t return #cmsgpack.pack(t)") == 17
+    assert "Bad data format in input." in err(rc, "return cmsgpack.unpack('\\196')")
+    assert "Missing bytes in input." in err(rc, "return cmsgpack.unpack(string.char(0x92, 1))")
+    assert "MessagePack pack needs input." in err(rc, "return cmsgpack.pack()")
+    assert "Start offset 9 greater than input length 1." in err(rc, "return cmsgpack.unpack_one('a', 9)")

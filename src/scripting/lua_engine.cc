@@ -10,6 +10,7 @@
 #include "core/numbers.h"
 #include "net/event_loop.h"
 #include "protocol/reply.h"
+#include "scripting/lua_libs.h"
 #include "scripting/lua_sandbox.h"
 #include "server/client.h"
 #include "server/command.h"
@@ -757,13 +758,14 @@ void LuaEngine::Setup() {
   open(LUA_DBLIBNAME, luaopen_debug);
   // cjson and bit as globals whether or not the module sets one itself.
   for (auto [name, f] : {std::pair<const char*, lua_CFunction>{"cjson", luaopen_cjson},
-                         std::pair<const char*, lua_CFunction>{"bit", luaopen_bit}}) {
+                         std::pair<const char*, lua_CFunction>{"bit", luaopen_bit},
+                         std::pair<const char*, lua_CFunction>{"cmsgpack", OpenCmsgpack}}) {
     lua_pushcfunction(L, f);
     lua_pushstring(L, name);
     lua_call(L, 1, 1);
     lua_setglobal(L, name);
   }
-  // (struct and cmsgpack: docs/scripting.md, not yet.)
+  // (struct: docs/scripting.md, not yet.)
 
   // Redis's deny list: no files, no printing to the server's stdout.
   for (const char* name : {"dofile", "loadfile", "print"}) {
