@@ -708,3 +708,23 @@ def split_section(text: str, begin: str, end: str) -> tuple[str, str]:
     j = text.find(end, i)
     j = len(text) if j < 0 else j + len(end)
     return (text[:i].rstrip() + "\n" + text[j:].lstrip("\n")).rstrip() + "\n", text[i:j]
+
+
+def parse_bench_args(argv, only: bool = True):
+    """The command line the container benchmarks share: the binary, --rounds,
+    --quick, --smoke (tiny sizes, one round, no docs), [--only], --no-docs.
+    Returns (args, scale): the request counts' factor."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("peregrine", nargs="?", default=str(DEFAULT_PEREGRINE))
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="fewer requests (a check, not a measurement)")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one round, no docs: that it all runs")
+    if only:
+        ap.add_argument("--only", default="", help="comma-separated test ids")
+    ap.add_argument("--no-docs", action="store_true")
+    args = ap.parse_args(argv)
+    scale = 0.002 if args.smoke else 0.2 if args.quick else 1.0
+    if args.smoke:
+        args.rounds, args.no_docs = 1, True
+    return args, scale

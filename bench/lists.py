@@ -36,7 +36,6 @@ markers of docs/benchmarks.md.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -306,17 +305,7 @@ def run_free_stall(spec, workdir, items, loader=None, key="biglist"):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("peregrine", nargs="?", default=str(bl.DEFAULT_PEREGRINE))
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--quick", action="store_true", help="fewer requests (a check, not a measurement)")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one round, no docs: that it all runs")
-    ap.add_argument("--only", default="", help="comma-separated test ids")
-    ap.add_argument("--no-docs", action="store_true")
-    args = ap.parse_args(argv)
-    scale = 0.002 if args.smoke else 0.2 if args.quick else 1.0
-    if args.smoke:
-        args.rounds, args.no_docs = 1, True
+    args, scale = bl.parse_bench_args(argv)
     shrink = 100 if args.smoke else 1
     rb = "redis-benchmark"
     only = set(filter(None, args.only.split(",")))

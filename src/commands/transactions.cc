@@ -18,7 +18,8 @@ void MultiCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR MULTI calls can not be nested");
     return;
   }
-  ctx.client.multi = std::make_unique<Client::Transaction>();
+  Client& c = ctx.client;
+  c.multi = c.spare_multi != nullptr ? std::move(c.spare_multi) : std::make_unique<Client::Transaction>();
   ctx.reply.Ok();
 }
 

@@ -59,8 +59,23 @@ struct Client final : IoHandler {
     bool aborted = false;
     bool denyoom = false;  // a queued command may add memory (EXEC checks maxmemory)
     size_t Bytes() const { return bytes.capacity() + arg_sizes.capacity() * 4 + commands.capacity() * sizeof(Queued); }
+    void Clear() {
+      commands.clear();
+      bytes.clear();
+      arg_sizes.clear();
+      aborted = denyoom = false;
+    }
   };
   std::unique_ptr<Transaction> multi;
+  // The last transaction's, kept for the next MULTI (its buffers keep their
+  // room: a client running transactions allocates nothing per transaction).
+  std::unique_ptr<Transaction> spare_multi;
+  // Ends the transaction (EXEC, DISCARD, RESET); small buffers are kept.
+  void EndTransaction(std::unique_ptr<Transaction> t) {
+    if (t == nullptr || t->Bytes() > 64 * 1024) return;
+    t->Clear();
+    spare_multi = std::move(t);
+  }
   // Its WATCH (null: none), until EXEC, DISCARD, UNWATCH or RESET
   // (Worker::Unwatch).
   std::shared_ptr<WatchState> watch;

@@ -230,7 +230,7 @@ class Worker : public ErrorSink {
   void Unwatch(Client& c);
   // A transaction ends without running (DISCARD, a refused EXEC, RESET).
   void DiscardTransaction(Client& c) {
-    c.multi.reset();
+    c.EndTransaction(std::move(c.multi));
     Unwatch(c);
   }
   // A command added a value at a key of shard `shard` (held by this thread)

@@ -69,7 +69,12 @@ void Worker::RunTransaction(CommandContext& ctx) {
     ctx.reply.Error("ERR EXEC without MULTI");
     return;
   }
-  const std::unique_ptr<Client::Transaction> t = std::move(c.multi);
+  std::unique_ptr<Client::Transaction> t = std::move(c.multi);
+  struct Keep {  // the buffers go back to the client whatever the outcome
+    Client& c;
+    std::unique_ptr<Client::Transaction>& t;
+    ~Keep() { c.EndTransaction(std::move(t)); }
+  } keep{c, t};
   // A watched key changed, or its deadline passed (Redis 7), since WATCH:
   // a null array, nothing runs. Checked holding the transaction's shards
   // (docs/transactions.md: why the watched keys' own need not be held).
