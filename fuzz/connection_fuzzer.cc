@@ -64,6 +64,11 @@ Config FuzzConfig(int threads, uint8_t mode) {
   // real commands.
   c.proto_max_bulk_len = 1024 * 1024;
   c.client_query_buffer_limit = 1024 * 1024;
+  // A script that loops for ever stops after a few million instructions
+  // (nobody here would send SCRIPT KILL), and never goes busy.
+  c.busy_reply_threshold = 0;
+  c.script_instruction_limit = 2'000'000;
+  c.script_memory_limit = 64 << 20;
   return c;
 }
 

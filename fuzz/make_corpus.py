@@ -171,6 +171,40 @@ SEEDS = {
                          ("BZMPOP", "0.01", "1", "{a}nope", "MIN"), ("ZREMRANGEBYRANK", "{a}u", "0", "-1"),
                          ("CONFIG", "SET", "zset-max-listpack-entries", "1"), ("ZADD", "{a}y", "1", "p", "2", "q"),
                          ("OBJECT", "ENCODING", "{a}y"), ("ZREMRANGEBYLEX", "{a}y", "[p", "(q")),
+    # --- transactions
+    "multi_exec": seq(("MULTI",), ("SET", "{t}a", "1"), ("INCR", "{t}a"), ("LPUSH", "{t}l", "x"), ("BLPOP", "nope", "0"),
+                      ("EXEC",), ("MULTI",), ("MULTI",), ("SET", "a"), ("EXEC",), ("EXEC",), ("DISCARD",),
+                      ("MULTI",), ("NOSUCH",), ("DISCARD",), ("MULTI",), ("INCR", "{t}a"), ("WATCH", "a"),
+                      ("SUBSCRIBE", "c"), ("EXEC",), ("MULTI",), ("FLUSHALL",), ("PUBLISH", "c", "m"), ("EXEC", "x"),
+                      ("RESET",)),
+    "watch": seq(("WATCH", "{t}a", "b", "{t}a"), ("SET", "b", "1"), ("MULTI",), ("PING",), ("EXEC",),
+                 ("WATCH", "x"), ("UNWATCH",), ("WATCH", "y"), ("SET", "y", "1", "PX", "1"), ("MULTI",),
+                 ("GET", "y"), ("EXEC",), ("WATCH",), ("WATCH", "s"), ("SWAPDB", "0", "1"), ("FLUSHDB",),
+                 ("MULTI",), ("DISCARD",), ("WATCH", "z"), ("DEBUG", "SET-ACTIVE-EXPIRE", "0"), ("RESET",)),
+    # --- scripts
+    "eval": seq(("EVAL", "return redis.call('set', KEYS[1], ARGV[1])", "1", "{t}k", "v"),
+                ("EVAL", "return {1, 'a', {2}, redis.call('get', KEYS[1]), true, false, 3.5}", "1", "{t}k"),
+                ("EVAL", "redis.setresp(3) return redis.call('hgetall', ARGV[1])", "0", "h"),
+                ("EVAL", "return redis.pcall('incr', KEYS[1])", "1", "{t}k"),
+                ("EVAL", "return {err='E x'}", "0"), ("EVAL", "return redis.status_reply('S')", "0"),
+                ("EVAL", "return cjson.encode({a={1,2}})", "0"), ("EVAL", "return cmsgpack.unpack(ARGV[1])", "0",
+                                                                    b"\x93\x01\xa1a\xc0"),
+                ("EVAL", "return bit.bxor(5, 3)", "0"), ("EVAL", "return redis.call('get', ARGV[1])", "0", "u"),
+                ("SCRIPT", "LOAD", "return 1"), ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"),
+                ("EVALSHA_RO", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"),
+                ("EVAL_RO", "return redis.call('set', 'x', 1)", "0"), ("SCRIPT", "EXISTS", "x", "y"),
+                ("SCRIPT", "FLUSH", "ASYNC"), ("SCRIPT", "KILL"), ("SCRIPT", "HELP"), ("SCRIPT", "DEBUG", "NO")),
+    "eval_errors": seq(("EVAL", "return (", "0"), ("EVAL", "x = 1", "0"), ("EVAL", "return nope", "0"),
+                       ("EVAL", "error('e')", "0"), ("EVAL", "return redis.call()", "0"),
+                       ("EVAL", "return redis.call('nosuch')", "0"), ("EVAL", "return 1", "5"),
+                       ("EVAL", "return 1", "-1"), ("EVAL", "return 1", "x"), ("EVALSHA", "abc", "0"),
+                       ("EVAL", "#!lua flags=no-writes,bogus\nreturn 1", "0"), ("EVAL", "#!lua", "0"),
+                       ("EVAL", "local t = {} t[1] = t return t", "0"), ("EVAL", "while true do end", "0"),
+                       ("EVAL", "return string.rep('x', 2^30)", "0"), ("EVAL", "rawset(_G, 'a', 1)", "0"),
+                       ("EVAL", "return loadstring(string.dump(function() end))", "0"),
+                       ("EVAL", "local function f(n) return f(n + 1) end return f(1)", "0"),
+                       ("EVAL", "return redis.call('blpop', 'q', 0)", "0"), ("EVAL",),
+                       ("MULTI",), ("EVAL", "return redis.call('incr', ARGV[1])", "0", "n"), ("EXEC",)),
     "geo": seq(("GEOADD", "g", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"),
                ("GEOADD", "g", "NX", "CH", "200", "100", "bad"), ("GEODIST", "g", "Palermo", "Catania", "km"),
                ("GEOHASH", "g", "Palermo", "nope"), ("GEOPOS", "g", "Catania", "nope"),
@@ -371,6 +405,11 @@ SEEDS_MAXMEMORY = {"tiny_maxmemory", "containers_maxmemory"}
 # Words the fuzzer may splice in: command and subcommand names, options,
 # numbers at the edges, RESP framing.
 DICT_WORDS = sorted(set("""
+multi exec discard watch unwatch eval evalsha eval_ro evalsha_ro script load exists flush kill
+busy-reply-threshold lua-time-limit set-active-expire redis.call redis.pcall redis.setresp
+redis.error_reply redis.status_reply redis.sha1hex redis.log KEYS ARGV cjson cmsgpack bit
+return local function end while do for then if nil true false pcall error loadstring #!lua flags=
+no-writes allow-oom allow-stale no-cluster allow-cross-slot-keys
 append auth client getname help id info kill list setinfo setname command count docs getkeys config get
 resetstat set copy dbsize debug decr decrby del echo exists expire expireat expiretime flushall flushdb
 getdel getex getrange getset hello incr incrby incrbyfloat keys memory malloc-stats purge stats usage mget

@@ -6,6 +6,7 @@
 # A command is a Cmd: its arguments (bytes, or Rel placeholders for relative expiry
 # times, made concrete by render()) and how its replies are compared (`kind`).
 import dataclasses
+import hashlib
 
 from hypothesis import strategies as st
 
@@ -660,6 +661,72 @@ def focused(key):
     return key.flatmap(at)
 
 
+# Scripts whose replies are the same bytes on Redis 7.0 and 7.2 (no
+# fractional numbers passed to redis.call: 7.0 prints them with %.17g).
+SCRIPTS = [
+    b"return redis.call('get', KEYS[1])",
+    b"return redis.call('incr', KEYS[1])",
+    b"redis.call('set', KEYS[1], ARGV[1]) return redis.call('strlen', KEYS[1])",
+    b"return {redis.call('exists', KEYS[1]), redis.pcall('lpush', KEYS[1], 'x')}",
+    b"return redis.pcall('hset', KEYS[1], 'f', ARGV[1])",
+    b"local v = redis.call('get', KEYS[1]) if v then return v .. ARGV[1] end return false",
+    b"return redis.call('type', KEYS[1])['ok']",
+    b"return {1, 'two', {3, nil, 4}, true, false, redis.status_reply('ok'), 3.7}",
+    b"return redis.call('nosuch')",
+    b"return redis.error_reply('MY error')",
+    b"x = 1",
+    b"return (",
+    b"error('failed')",
+    b"return redis.call('set', KEYS[1])",
+    b"return redis.call('del', unpack(KEYS))",
+    b"#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])",
+    b"#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 'v')",
+    b"return cjson.encode({KEYS[1], ARGV[1]})",
+    b"return cmsgpack.pack(KEYS[1], 42, ARGV[1])",
+    b"return redis.sha1hex(ARGV[1])",
+]
+
+
+def script_commands(key):
+    """EVAL, EVAL_RO, EVALSHA (of scripts loaded by EVAL or SCRIPT LOAD, or not)
+    and SCRIPT's subcommands."""
+    script = st.sampled_from(SCRIPTS)
+    sha = st.one_of(script.map(lambda b: hashlib.sha1(b).hexdigest().encode()),
+                    st.sampled_from([b"ffffffffffffffffffffffffffffffffffffffff", b"abc"]))
+    keys_args = st.tuples(st.lists(key, max_size=3), st.lists(value, max_size=2)).map(
+        lambda t: [str(len(t[0])).encode(), *t[0], *t[1]])
+    bad_numkeys = st.tuples(st.one_of(ints(-1, 9), bad_int), st.lists(key, max_size=2)).map(flatten)
+    body_args = st.one_of(*weighted(4, keys_args), bad_numkeys)
+    return [
+        cmd("eval", script, body_args), cmd("eval", script, body_args),
+        cmd("eval_ro", script, body_args),
+        cmd("evalsha", sha, body_args), cmd("evalsha_ro", sha, body_args),
+        cmd("script", word("load"), script),
+        cmd("script", word("exists"), st.lists(sha, min_size=1, max_size=3)),
+        cmd("script", word("flush"), options(word("sync"), word("async"), junk, max_size=1)),
+    ]
+
+
+def transaction_commands(key):
+    """MULTI ... EXEC (or DISCARD) around commands whose replies compare
+    exactly, and WATCH / UNWATCH between them."""
+    inner = st.one_of(
+        cmd("get", key), cmd("set", key, value), cmd("incr", key), cmd("del", key), cmd("append", key, value),
+        cmd("lpush", key, value), cmd("rpop", key), cmd("sadd", key, members), cmd("hset", key, field_values),
+        cmd("zadd", key, score_pairs), cmd("exists", key), cmd("type", key), cmd("strlen", key),
+        cmd("setnx", key, value), cmd("incr"), cmd("nosuch", key), cmd("watch", key), cmd("multi"),
+        cmd("unwatch"))
+    end = st.one_of(*weighted(4, st.just(Cmd((b"EXEC",)))), st.just(Cmd((b"DISCARD",))))
+    block = st.tuples(st.just(Cmd((b"MULTI",))), st.lists(inner, max_size=4), end).map(
+        lambda t: (t[0], *t[1], t[2]))
+    return [
+        block, block,
+        cmd("watch", st.lists(key, min_size=1, max_size=3)),
+        cmd("unwatch"),
+        cmd("exec"), cmd("discard"),
+    ]
+
+
 def container_commands(key):
     """The set, hash, list and sorted set commands, over the same keys as the strings (WRONGTYPE
     both ways)."""
@@ -668,6 +735,8 @@ def container_commands(key):
         *hash_commands(key),
         *list_commands(key),
         *zset_commands(key),
+        *script_commands(key),
+        *transaction_commands(key),
         key.map(object_encoding),
         big_fill(key),
         *[focused(key) for _ in range(3)],

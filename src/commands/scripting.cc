@@ -13,6 +13,11 @@ namespace {
 constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
 
 void EvalGeneric(CommandContext& ctx, bool evalsha, bool read_only) {
+  // As Redis: a SHA of the wrong length is refused before anything else.
+  if (evalsha && ctx.args[1].size() != 40) {
+    ctx.reply.Error(kNoScript);
+    return;
+  }
   int64_t numkeys;
   if (!ParseIntArg(ctx, ctx.args[2], &numkeys)) return;
   if (numkeys > static_cast<int64_t>(ctx.args.size()) - 3) {
@@ -26,7 +31,7 @@ void EvalGeneric(CommandContext& ctx, bool evalsha, bool read_only) {
   LuaEngine& engine = ctx.worker.lua();
   const ScriptInfo* script;
   if (evalsha) {
-    script = ctx.args[1].size() == 40 ? engine.FindSha(ctx.args[1]) : nullptr;
+    script = engine.FindSha(ctx.args[1]);
     if (script == nullptr) {
       ctx.reply.Error(kNoScript);
       return;

@@ -139,8 +139,62 @@ ZSetObject::Pos LexHigh(const ZSetObject& z, const LexBound& b) {
   return z.UpperBoundLex(b.s, b.exclusive);
 }
 
+// Redis's zslLexValueGteMin / LteMax and sdscmplex over the bounds.
+bool LexGteMin(std::string_view m, const LexBound& min) {
+  if (min.kind != LexBound::kValue) return min.kind == LexBound::kMinusInf;
+  return min.exclusive ? m > min.s : m >= min.s;
+}
+bool LexLteMax(std::string_view m, const LexBound& max) {
+  if (max.kind != LexBound::kValue) return max.kind == LexBound::kPlusInf;
+  return max.exclusive ? m < max.s : m <= max.s;
+}
+int CompareBounds(const LexBound& a, const LexBound& b) {
+  auto rank = [](const LexBound& x) { return x.kind == LexBound::kMinusInf ? 0 : x.kind == LexBound::kValue ? 1 : 2; };
+  if (rank(a) != rank(b) || a.kind != LexBound::kValue) return rank(a) - rank(b);
+  return a.s.compare(b.s);
+}
+
+// Redis's zslIsInLexRange: whether the range can hold anything, judged by
+// the bounds and the set's first and last members only. With members of
+// different scores (an order lex ranges do not define) this decides as
+// Redis does.
+bool LexRangeReachable(const ZSetObject& z, const LexBound& min, const LexBound& max) {
+  const int cmp = CompareBounds(min, max);
+  if (cmp > 0 || (cmp == 0 && (min.exclusive || max.exclusive))) return false;
+  if (z.size() == 0) return false;
+  char scratch[packed::kScratchSize];
+  if (!LexGteMin(ZSetObject::MemberAt(z.AtRank(z.size() - 1), scratch), min)) return false;
+  return LexLteMax(ZSetObject::MemberAt(z.AtRank(0), scratch), max);
+}
+
 RankSpan LexSpan(const ZSetObject& z, const LexBound& min, const LexBound& max, bool reverse = false,
                  int64_t offset = 0, int64_t limit = -1) {
+  if (!LexRangeReachable(z, min, max)) return RankSpan{};
+  if (z.encoding() == ZSetObject::Encoding::kListpack) {
+    // Redis walks a listpack: from the first member inside the near bound,
+    // on while members stay inside the far one. The same as a search when
+    // every score is equal; as Redis otherwise (an order lex ranges leave
+    // unspecified).
+    char scratch[packed::kScratchSize];
+    auto at = [&](int64_t r) { return ZSetObject::MemberAt(z.AtRank(static_cast<uint64_t>(r)), scratch); };
+    const int64_t n = static_cast<int64_t>(z.size());
+    int64_t lo, hi;
+    if (reverse) {
+      hi = n - 1;
+      while (hi >= 0 && !LexLteMax(at(hi), max)) hi--;
+      if (hi < 0 || !LexGteMin(at(hi), min)) return RankSpan{};
+      lo = hi;
+      while (lo > 0 && LexGteMin(at(lo - 1), min)) lo--;
+    } else {
+      lo = 0;
+      while (lo < n && !LexGteMin(at(lo), min)) lo++;
+      if (lo == n || !LexLteMax(at(lo), max)) return RankSpan{};
+      hi = lo;
+      while (hi + 1 < n && LexLteMax(at(hi + 1), max)) hi++;
+    }
+    return SpanBetween(z.AtRank(static_cast<uint64_t>(lo)), z.AtRank(static_cast<uint64_t>(hi)), reverse, offset,
+                       limit);
+  }
   const ZSetObject::Pos lo = LexLow(z, min);
   if (!lo.valid()) return RankSpan{};
   return SpanBetween(lo, LexHigh(z, max), reverse, offset, limit);

@@ -41,6 +41,7 @@ struct LuaEngine::Run {
   std::vector<size_t> key_positions;
   std::vector<uint32_t> declared;  // the shards of KEYS (several workers only)
   int64_t start_ms = 0;            // monotonic
+  int64_t instructions = 0;        // counted by the hook, 100,000 at a time
   bool busy = false;               // past busy-reply-threshold
 };
 
@@ -427,6 +428,8 @@ bool CollectArgs(lua_State* L, LuaEngine::Run* run) {
 // A run past busy-reply-threshold (Redis's luaMaskCountHook, every 100,000
 // instructions): the worker answers other clients meanwhile, and SCRIPT
 // KILL or SHUTDOWN NOSAVE stops the script.
+constexpr int kHookInstructions = 100000;
+
 void KillHook(lua_State* L, lua_Debug*) {
   PushErrorTable(L, "Script killed by user with SCRIPT KILL...");
   lua_error(L);
@@ -436,6 +439,12 @@ void CountHook(lua_State* L, lua_Debug*) {
   LuaEngine::Run* run = tls_engine != nullptr ? tls_engine->current_run() : nullptr;
   if (run == nullptr) return;
   Worker& worker = *tls_engine->worker();
+  const int64_t limit = run->ctx->server.config().script_instruction_limit;
+  run->instructions += kHookInstructions;
+  if (limit > 0 && run->instructions > limit) {
+    lua_sethook(L, KillHook, LUA_MASKLINE, 0);
+    KillHook(L, nullptr);
+  }
   if (!run->busy) {
     const int64_t threshold = run->ctx->server.config().busy_reply_threshold;
     const int64_t elapsed = MonotonicMs() - run->start_ms;
@@ -743,8 +752,27 @@ LuaEngine::~LuaEngine() {
   if (L_ != nullptr) lua_close(L_);
 }
 
+void* LuaEngine::Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
+  auto* self = static_cast<LuaEngine*>(ud);
+  if (nsize == 0) {
+    std::free(ptr);
+    self->lua_bytes_ -= osize;
+    return nullptr;
+  }
+  if (self->lua_byte_limit_ != 0 && nsize > osize && self->lua_bytes_ + (nsize - osize) > self->lua_byte_limit_)
+    return nullptr;  // Lua raises "not enough memory"
+  void* p = std::realloc(ptr, nsize);
+  if (p != nullptr) self->lua_bytes_ = self->lua_bytes_ - osize + nsize;
+  return p;
+}
+
 void LuaEngine::Setup() {
-  L_ = luaL_newstate();
+  lua_byte_limit_ = static_cast<size_t>(worker_->server().config().script_memory_limit);
+  L_ = lua_newstate(Allocate, this);
+  lua_atpanic(L_, [](lua_State* L) -> int {
+    Log(LogLevel::kWarning, "Lua panic: %s", lua_tostring(L, -1));
+    std::abort();
+  });
   lua_State* L = L_;
   auto open = [L](const char* name, lua_CFunction f) {
     lua_pushcfunction(L, f);
@@ -863,6 +891,18 @@ const ScriptInfo* LuaEngine::FindSha(std::string_view sha) {
   return c == nullptr ? nullptr : c->info.get();
 }
 
+const ScriptInfo* LuaEngine::FindBody(std::string_view body) {
+  SyncEpoch();
+  auto known = sha_of_body_.find(std::string(body));
+  if (known != sha_of_body_.end()) {
+    auto it = by_sha_.find(known->second);
+    if (it != by_sha_.end()) return it->second.info.get();
+  }
+  const ScriptInfo* info = FindSha(Sha1Hex(body));
+  if (info != nullptr) sha_of_body_.emplace(std::string(body), info->sha);
+  return info;
+}
+
 const ScriptInfo* LuaEngine::FindOrLoadBody(std::string_view body, std::string* err) {
   SyncEpoch();
   auto known = sha_of_body_.find(std::string(body));
@@ -889,7 +929,7 @@ const ScriptInfo* LuaEngine::FindOrLoadBody(std::string_view body, std::string* 
   return it->second.info.get();
 }
 
-size_t LuaEngine::MemoryBytes() const { return static_cast<size_t>(lua_gc(L_, LUA_GCCOUNT, 0)) * 1024; }
+size_t LuaEngine::MemoryBytes() const { return lua_bytes_; }
 
 void LuaEngine::Eval(CommandContext& ctx, const ScriptInfo& script, std::span<const std::string_view> keys,
                      std::span<const std::string_view> args, bool read_only) {
@@ -939,7 +979,8 @@ void LuaEngine::Eval(CommandContext& ctx, const ScriptInfo& script, std::span<co
   }
   lua_pop(L, 1);
   run.start_ms = MonotonicMs();
-  if (ctx.server.config().busy_reply_threshold > 0) lua_sethook(L, CountHook, LUA_MASKCOUNT, 100000);
+  if (ctx.server.config().busy_reply_threshold > 0 || ctx.server.config().script_instruction_limit > 0)
+    lua_sethook(L, CountHook, LUA_MASKCOUNT, kHookInstructions);
   const int status = worker_->RunScriptNoBlocking([&] { return lua_pcall(L, 0, 1, -2); });
   lua_sethook(L, nullptr, 0, 0);
   if (run.busy) worker_->LeaveScriptBusy();

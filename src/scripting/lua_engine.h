@@ -38,6 +38,8 @@ class LuaEngine {
   // The script with this body: compiled and added to the server's cache if
   // new. Null with *err (the reply's text) if it does not compile.
   const ScriptInfo* FindOrLoadBody(std::string_view body, std::string* err);
+  // The script with this body if the server knows it (nothing is added).
+  const ScriptInfo* FindBody(std::string_view body);
 
   // EVAL / EVALSHA of a found script: checks its flags against the command
   // (read_only: the _RO forms), runs it with `keys` and `args` and replies
@@ -75,6 +77,9 @@ class LuaEngine {
   std::unordered_map<std::string, std::string> sha_of_body_;
   Run* run_ = nullptr;
   int gc_runs_ = 0;
+  size_t lua_bytes_ = 0;        // what the interpreter holds (its allocator counts)
+  size_t lua_byte_limit_ = 0;   // Config::script_memory_limit (0: none)
+  static void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize);
   std::unique_ptr<Client> script_client_;  // the client redis.call()s run as
 };
 

@@ -81,6 +81,13 @@ struct Config {
   // After this many ms a running script answers other clients -BUSY and can
   // be killed (busy-reply-threshold, alias lua-time-limit; 0: never).
   int64_t busy_reply_threshold = 5000;
+  // Not a directive: the fuzzer's bound on one script's Lua instructions
+  // (it stops as if killed; 0: none).
+  int64_t script_instruction_limit = 0;
+  // Not a directive either: the most bytes a worker's Lua interpreter may
+  // hold (the fuzzer's; 0: none, as in Redis). Past it, allocations fail
+  // and the script gets "not enough memory".
+  int64_t script_memory_limit = 0;
   // Redis's LFU counter: how slowly it grows, and the minutes per decrement.
   int lfu_log_factor = 10;
   int lfu_decay_time = 1;

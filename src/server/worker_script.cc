@@ -40,13 +40,14 @@ bool Worker::ScriptNeedsAllShards(std::span<const std::string_view> args, const 
   LuaEngine& engine = lua();
   const ScriptInfo* info;
   if (spec->name == "eval" || spec->name == "eval_ro") {
-    std::string err;
-    info = engine.FindOrLoadBody(args[1], &err);
+    // (Not loaded here: EVAL checks its arguments before it adds a script.)
+    info = engine.FindBody(args[1]);
+    if (info == nullptr) return true;  // a new script: its first run holds every shard
   } else {
     info = args[1].size() == 40 ? engine.FindSha(args[1]) : nullptr;
+    if (info == nullptr) return false;  // NOSCRIPT, here
   }
-  return info != nullptr &&
-         (!info->seen.load(std::memory_order_relaxed) || info->all_shards.load(std::memory_order_relaxed));
+  return !info->seen.load(std::memory_order_relaxed) || info->all_shards.load(std::memory_order_relaxed);
 }
 
 bool Worker::TakeScriptRerun() {
