@@ -424,3 +424,14 @@ def test_cmsgpack(rc):
     assert "Missing bytes in input." in err(rc, "return cmsgpack.unpack(string.char(0x92, 1))")
     assert "MessagePack pack needs input." in err(rc, "return cmsgpack.pack()")
     assert "Start offset 9 greater than input length 1." in err(rc, "return cmsgpack.unpack_one('a', 9)")
+
+
+def test_info_memory_counts_scripts(rc):
+    from helpers import info_dict
+    rc.execute_command("SCRIPT", "FLUSH")
+    assert info_dict(rc.execute_command("INFO", "memory"))["number_of_cached_scripts"] == "0"
+    rc.execute_command("SCRIPT", "LOAD", "return 'one'")
+    ev(rc, "return 'two'")
+    info = info_dict(rc.execute_command("INFO", "memory"))
+    assert info["number_of_cached_scripts"] == "2"
+    assert int(info["used_memory_scripts_eval"]) > 0 and int(info["used_memory_lua"]) > 0

@@ -269,6 +269,8 @@ class Worker : public ErrorSink {
   Server& server() { return server_; }
   // This worker's interpreter, created on first use.
   LuaEngine& lua();
+  // Its interpreter's memory (0 before the first script): INFO memory.
+  size_t LuaBytes() const;
   // Whether the running command holds shard `s` (its keys may be touched).
   bool HoldsShard(uint32_t s) const {
     if (nworkers_ == 1) return true;

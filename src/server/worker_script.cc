@@ -17,6 +17,8 @@ LuaEngine& Worker::lua() {
   return *lua_;
 }
 
+size_t Worker::LuaBytes() const { return lua_ == nullptr ? 0 : lua_->MemoryBytes(); }
+
 void Worker::ScriptCall(CommandContext& caller, Client& script_client, const CommandSpec* cmd,
                         std::span<const std::string_view> args, ReplyWriter& reply, Shard& shard) {
   CommandStats& st = command_stats_[cmd->id];
