@@ -189,7 +189,9 @@ SEEDS = {
                 ("EVAL", "return {err='E x'}", "0"), ("EVAL", "return redis.status_reply('S')", "0"),
                 ("EVAL", "return cjson.encode({a={1,2}})", "0"), ("EVAL", "return cmsgpack.unpack(ARGV[1])", "0",
                                                                     b"\x93\x01\xa1a\xc0"),
-                ("EVAL", "return bit.bxor(5, 3)", "0"), ("EVAL", "return redis.call('get', ARGV[1])", "0", "u"),
+                ("EVAL", "return bit.bxor(5, 3)", "0"),
+                ("EVAL", "return {struct.unpack('>I2 s c0', struct.pack('>I2 s b c0', 7, 'ab', 2, 'xy'))}", "0"),
+                ("EVAL", "return struct.pack(ARGV[1], 1, 2)", "0", "!4 b i3 x d"), ("EVAL", "return redis.call('get', ARGV[1])", "0", "u"),
                 ("SCRIPT", "LOAD", "return 1"), ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"),
                 ("EVALSHA_RO", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"),
                 ("EVAL_RO", "return redis.call('set', 'x', 1)", "0"), ("SCRIPT", "EXISTS", "x", "y"),
@@ -407,7 +409,7 @@ SEEDS_MAXMEMORY = {"tiny_maxmemory", "containers_maxmemory"}
 DICT_WORDS = sorted(set("""
 multi exec discard watch unwatch eval evalsha eval_ro evalsha_ro script load exists flush kill
 busy-reply-threshold lua-time-limit set-active-expire redis.call redis.pcall redis.setresp
-redis.error_reply redis.status_reply redis.sha1hex redis.log KEYS ARGV cjson cmsgpack bit
+redis.error_reply redis.status_reply redis.sha1hex redis.log KEYS ARGV cjson cmsgpack bit struct
 return local function end while do for then if nil true false pcall error loadstring #!lua flags=
 no-writes allow-oom allow-stale no-cluster allow-cross-slot-keys
 append auth client getname help id info kill list setinfo setname command count docs getkeys config get

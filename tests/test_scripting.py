@@ -435,3 +435,26 @@ def test_info_memory_counts_scripts(rc):
     info = info_dict(rc.execute_command("INFO", "memory"))
     assert info["number_of_cached_scripts"] == "2"
     assert int(info["used_memory_scripts_eval"]) > 0 and int(info["used_memory_lua"]) > 0
+
+
+def test_struct(rc):
+    assert ev(rc, "return struct.pack('>I2', 258)") == b"\x01\x02"
+    assert ev(rc, "return struct.pack('<i4 b B h', -2, -1, 255, -300)") == b"\xfe\xff\xff\xff\xff\xff\xd4\xfe"
+    assert ev(rc, "return struct.pack('!4 b i', 1, 2)") == b"\x01\x00\x00\x00\x02\x00\x00\x00"
+    assert ev(rc, "return struct.pack('s c3 c0', 'ab', 'xyz', 'hi')") == b"ab\x00xyzhi"
+    assert ev(rc, "return {struct.unpack('>I2 b', '\\1\\2\\255')}") == [258, -1, 4]
+    assert ev(rc, "return {struct.unpack('<i4', struct.pack('<i4', -123456))}") == [-123456, 5]
+    assert ev(rc, "return {struct.unpack('s c2', 'ab\\0xy')}") == [b"ab", b"xy", 6]
+    assert ev(rc, "return {struct.unpack('b c0', struct.pack('b c0', 3, 'abc'))}") == [b"abc", 5]
+    assert ev(rc, "return struct.size('!8 b d i')") == 20
+    assert ev(rc, "return {struct.unpack('>d', struct.pack('>d', 3.25))}")[1] == 9
+    assert "invalid format option 'q'" in err(rc, "return struct.pack('q', 1)")
+    assert "alignment 3 is not a power of 2" in err(rc, "return struct.pack('!3 b', 1)")
+    assert "data string too short" in err(rc, "return struct.unpack('i4', 'ab')")
+    assert "offset must be 1 or greater" in err(rc, "return struct.unpack('i', 'abcd', 0)")
+    assert "integral size 33 is larger than limit of 32" in err(rc, "return struct.pack('i33', 1)")
+    assert "string too short" in err(rc, "return struct.pack('c5', 'ab')")
+    assert "unfinished string in data" in err(rc, "return struct.unpack('s', 'abc')")
+    assert "format 'c0' needs a previous size" in err(rc, "return struct.unpack('c0', 'abc')")
+    assert "option 's' has no fixed size" in err(rc, "return struct.size('s')")
+    assert "Attempt to modify a readonly table" in err(rc, "struct.pack = nil")

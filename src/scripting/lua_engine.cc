@@ -787,13 +787,13 @@ void LuaEngine::Setup() {
   // cjson and bit as globals whether or not the module sets one itself.
   for (auto [name, f] : {std::pair<const char*, lua_CFunction>{"cjson", luaopen_cjson},
                          std::pair<const char*, lua_CFunction>{"bit", luaopen_bit},
-                         std::pair<const char*, lua_CFunction>{"cmsgpack", OpenCmsgpack}}) {
+                         std::pair<const char*, lua_CFunction>{"cmsgpack", OpenCmsgpack},
+                         std::pair<const char*, lua_CFunction>{"struct", OpenStruct}}) {
     lua_pushcfunction(L, f);
     lua_pushstring(L, name);
     lua_call(L, 1, 1);
     lua_setglobal(L, name);
   }
-  // (struct: docs/scripting.md, not yet.)
 
   // Redis's deny list: no files, no printing to the server's stdout.
   for (const char* name : {"dofile", "loadfile", "print"}) {

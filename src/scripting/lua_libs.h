@@ -8,5 +8,7 @@ namespace peregrine {
 
 // cmsgpack (lua_cmsgpack.cc): pushes the library's table.
 int OpenCmsgpack(lua_State* L);
+// struct (lua_struct.cc): pushes the library's table.
+int OpenStruct(lua_State* L);
 
 }  // namespace peregrine
