@@ -458,3 +458,26 @@ def test_struct(rc):
     assert "format 'c0' needs a previous size" in err(rc, "return struct.unpack('c0', 'abc')")
     assert "option 's' has no fixed size" in err(rc, "return struct.size('s')")
     assert "Attempt to modify a readonly table" in err(rc, "struct.pack = nil")
+
+
+def test_commands_over_every_shard_from_scripts(sharded):
+    """KEYS, DBSIZE, INFO, PUBLISH from a script need every shard (every
+    worker's subscribers): the script holds them all (after its first run,
+    or by running again), with any key declared or none."""
+    r = sharded.client()
+    keys = keys_on_distinct_shards("e", 4)
+    for k in keys:
+        r.set(k, "v")
+    for n, k in enumerate(keys):
+        script = "-- %d\nredis.call('get', KEYS[1]) return {redis.call('dbsize'), #redis.call('keys', 'e*')}" % n
+        for _ in range(3):
+            assert r.execute_command("EVAL", script, 1, k) == [4, 4]
+    # One that kept to its key so far, then (in a pipeline) asks for every shard.
+    script = "if ARGV[1] == 'all' then return redis.call('dbsize') end return redis.call('get', KEYS[1])"
+    assert r.execute_command("EVAL", script, 1, keys[1], "one") == b"v"
+    with r.pipeline(transaction=False) as p:
+        for k in keys:
+            p.execute_command("EVAL", script, 1, k, "all")
+            p.get(k)
+        assert p.execute() == [4, b"v"] * 4
+    assert r.execute_command("EVAL", "return redis.call('publish', 'ch', 'm')", 0) == 0

@@ -493,6 +493,24 @@ int GenericCall(lua_State* L, bool raise) {
   } else if (!run->allow_oom && run->oom && !run->write_dirty && (cmd->flags & kCmdDenyOom)) {
     PushErrorTable(L, "-OOM command not allowed when used memory > 'maxmemory'.");
   } else {
+    // A command over every shard (KEYS, DBSIZE, INFO, FLUSHALL ...) or every
+    // worker's subscribers (PUBLISH) needs them all held, as a key of
+    // another shard does.
+    if (server.num_shards() > 1 && (cmd->flags & (kCmdAllShards | kCmdPublishes))) {
+      const_cast<ScriptInfo*>(run->script)->all_shards.store(true, std::memory_order_relaxed);
+      for (uint32_t s = 0; s < server.num_shards(); s++) {
+        if (worker.HoldsShard(s)) continue;
+        if (run->write_dirty) {
+          PushErrorTable(L, "Script called '" + cmd->fullname +
+                                "', which needs every shard, after it wrote: its next runs hold every shard");
+          return raise ? RaiseTable(L) : 1;
+        }
+        run->aborted = true;
+        lua_sethook(L, StopHook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+        PushErrorTable(L, "Script stopped to run again holding every shard");
+        return RaiseTable(L);
+      }
+    }
     // Every key must live on a shard this run holds.
     Shard* shard = &run->ctx->shard;
     if (server.num_shards() > 1 && cmd->first_key > 0 && cmd->first_key < argc) {
