@@ -1,0 +1,56 @@
+// What lua_engine.cc and lua_api.cc share (private to src/scripting).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "protocol/buffer.h"
+#include "scripting/lua_engine.h"
+
+struct lua_State;
+
+namespace peregrine {
+
+struct CommandContext;
+
+// One script's run: what its redis.call()s need.
+struct LuaEngine::Run {
+  CommandContext* ctx;  // the EVAL's
+  const ScriptInfo* script;
+  bool read_only;   // write commands refused (EVAL_RO, a no-writes script)
+  bool allow_oom;   // denyoom commands allowed over maxmemory
+  bool oom;         // over maxmemory when the script started
+  bool write_dirty = false;
+  bool aborted = false;  // stopped to run again holding every shard
+  int resp = 2;          // redis.setresp()
+  Buffer reply;          // one redis.call()'s reply
+  std::vector<std::string> argv;
+  std::vector<std::string_view> views;
+  std::vector<size_t> key_positions;
+  std::vector<uint32_t> declared;  // the shards of KEYS (several workers only)
+  int64_t start_ms = 0;            // monotonic
+  int64_t instructions = 0;        // counted by the hook, 100,000 at a time
+  bool busy = false;               // past busy-reply-threshold
+};
+
+namespace lua_api {
+
+// The engine whose script this thread runs (one per worker thread): the
+// redis.* functions find their run through it.
+void SetThreadEngine(LuaEngine* engine);
+LuaEngine* ThreadEngine();
+
+// Registers the redis table, Redis's pcall and math.random / randomseed in
+// the state's globals.
+void RegisterRedisApi(lua_State* L);
+
+// Instructions between two runs of the count hook.
+inline constexpr int kHookInstructions = 100000;
+// busy-reply-threshold's and the fuzzer's bound's hook (every
+// kHookInstructions): answers other clients once busy, stops a killed run.
+void CountHook(lua_State* L, struct lua_Debug* ar);
+
+}  // namespace lua_api
+}  // namespace peregrine
