@@ -196,6 +196,16 @@ SEEDS = {
                 ("EVALSHA_RO", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"),
                 ("EVAL_RO", "return redis.call('set', 'x', 1)", "0"), ("SCRIPT", "EXISTS", "x", "y"),
                 ("SCRIPT", "FLUSH", "ASYNC"), ("SCRIPT", "KILL"), ("SCRIPT", "HELP"), ("SCRIPT", "DEBUG", "NO")),
+    "functions": seq(("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function(keys, args) "
+                                          "return redis.call('incr', keys[1]) end)\n"
+                                          "redis.register_function{function_name='g', callback=function() return 1 end, "
+                                          "flags={'no-writes'}, description='d'}"),
+                     ("FCALL", "f", "1", "k"), ("FCALL_RO", "g", "0"), ("FCALL_RO", "f", "1", "k"), ("FCALL", "x", "0"),
+                     ("FCALL", "f", "-1"), ("FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "l*"), ("FUNCTION", "STATS"),
+                     ("FUNCTION", "LOAD", "REPLACE", "#!lua name=lib\nreturn 1"), ("FUNCTION", "LOAD", "#!lua name=x"),
+                     ("FUNCTION", "LOAD", "#!lua name=y\nredis.register_function('h', function() while true do end end)"),
+                     ("FCALL", "h", "0"), ("FUNCTION", "KILL"), ("FUNCTION", "DELETE", "lib"), ("FUNCTION", "FLUSH"),
+                     ("FUNCTION", "HELP")),
     "eval_errors": seq(("EVAL", "return (", "0"), ("EVAL", "x = 1", "0"), ("EVAL", "return nope", "0"),
                        ("EVAL", "error('e')", "0"), ("EVAL", "return redis.call()", "0"),
                        ("EVAL", "return redis.call('nosuch')", "0"), ("EVAL", "return 1", "5"),
@@ -408,6 +418,7 @@ SEEDS_MAXMEMORY = {"tiny_maxmemory", "containers_maxmemory"}
 # numbers at the edges, RESP framing.
 DICT_WORDS = sorted(set("""
 multi exec discard watch unwatch eval evalsha eval_ro evalsha_ro script load exists flush kill
+function fcall fcall_ro register_function function_name callback description withcode libraryname stats
 busy-reply-threshold lua-time-limit set-active-expire redis.call redis.pcall redis.setresp
 redis.error_reply redis.status_reply redis.sha1hex redis.log KEYS ARGV cjson cmsgpack bit struct
 return local function end while do for then if nil true false pcall error loadstring #!lua flags=

@@ -687,9 +687,17 @@ SCRIPTS = [
 ]
 
 
+FUNCTION_LIBRARY = (b"#!lua name=difflib\n"
+                    b"redis.register_function('dget', function(k, a) return redis.call('get', k[1]) end)\n"
+                    b"redis.register_function('dset', function(k, a) return redis.call('set', k[1], a[1]) end)\n"
+                    b"redis.register_function{function_name='dro', callback=function(k) "
+                    b"return redis.call('exists', k[1]) end, flags={'no-writes'}}")
+
+
 def script_commands(key):
-    """EVAL, EVAL_RO, EVALSHA (of scripts loaded by EVAL or SCRIPT LOAD, or not)
-    and SCRIPT's subcommands."""
+    """EVAL, EVAL_RO, EVALSHA (of scripts loaded by EVAL or SCRIPT LOAD, or not),
+    SCRIPT's subcommands, and FCALL / FCALL_RO of a library's functions (loaded
+    or deleted in the sequence)."""
     script = st.sampled_from(SCRIPTS)
     sha = st.one_of(script.map(lambda b: hashlib.sha1(b).hexdigest().encode()),
                     st.sampled_from([b"ffffffffffffffffffffffffffffffffffffffff", b"abc"]))
@@ -697,7 +705,11 @@ def script_commands(key):
         lambda t: [str(len(t[0])).encode(), *t[0], *t[1]])
     bad_numkeys = st.tuples(st.one_of(ints(-1, 9), bad_int), st.lists(key, max_size=2)).map(flatten)
     body_args = st.one_of(*weighted(4, keys_args), bad_numkeys)
+    function = st.sampled_from([b"dget", b"dset", b"dro", b"nosuch"])
     return [
+        cmd("function", word("load"), word("replace"), st.just(FUNCTION_LIBRARY)),
+        cmd("function", word("delete"), st.sampled_from([b"difflib", b"nolib"])),
+        cmd("fcall", function, body_args), cmd("fcall", function, body_args), cmd("fcall_ro", function, body_args),
         cmd("eval", script, body_args), cmd("eval", script, body_args),
         cmd("eval_ro", script, body_args),
         cmd("evalsha", sha, body_args), cmd("evalsha_ro", sha, body_args),

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "commands/common.h"
+#include "core/numbers.h"
+#include "scripting/functions.h"
 #include "scripting/lua_engine.h"
 #include "server/server.h"
 
@@ -141,11 +143,218 @@ void ScriptHelpCommand(CommandContext& ctx) {
                   "    Print this help."});
 }
 
+// --- Functions ---
+
+// numkeys of FCALL as Redis parses it; false after replying.
+bool FcallNumkeys(CommandContext& ctx, size_t* out) {
+  int64_t numkeys;
+  if (!ParseInt64(ctx.args[2], &numkeys)) {
+    ctx.reply.Error("ERR Bad number of keys provided");
+    return false;
+  }
+  if (numkeys > static_cast<int64_t>(ctx.args.size()) - 3) {
+    ctx.reply.Error("ERR Number of keys can't be greater than number of args");
+    return false;
+  }
+  if (numkeys < 0) {
+    ctx.reply.Error("ERR Number of keys can't be negative");
+    return false;
+  }
+  *out = static_cast<size_t>(numkeys);
+  return true;
+}
+
+void FcallGeneric(CommandContext& ctx, bool read_only) {
+  const auto f = ctx.server.functions().Find(ctx.args[1]);
+  if (!f) {
+    ctx.reply.Error("ERR Function not found");
+    return;
+  }
+  size_t n;
+  if (!FcallNumkeys(ctx, &n)) return;
+  ctx.worker.lua().Fcall(ctx, *f, ctx.args.subspan(3, n), ctx.args.subspan(3 + n), read_only);
+}
+void FcallCommand(CommandContext& ctx) { FcallGeneric(ctx, false); }
+void FcallRoCommand(CommandContext& ctx) { FcallGeneric(ctx, true); }
+
+void FunctionLoadCommand(CommandContext& ctx) {
+  bool replace = false;
+  size_t at = 2;
+  while (at < ctx.args.size() - 1) {
+    const std::string_view a = ctx.args[at++];
+    if (EqualsIgnoreCase(a, "replace")) {
+      replace = true;
+      continue;
+    }
+    ctx.reply.Error("ERR Unknown option given: " + AsCString(a));
+    return;
+  }
+  if (at >= ctx.args.size()) {
+    ctx.reply.Error("ERR Function code is missing");
+    return;
+  }
+  auto lib = std::make_shared<FunctionLibrary>();
+  std::string err;
+  if (!ParseLibraryMetadata(ctx.args[at], lib.get(), &err)) {
+    ctx.reply.Error("ERR " + err);
+    return;
+  }
+  // (A library of that name without REPLACE is refused before its code runs.)
+  if (!replace && !ctx.server.functions().List(std::nullopt).empty()) {
+    for (const auto& l : ctx.server.functions().List(std::nullopt))
+      if (l->name == lib->name) {
+        ctx.reply.Error("ERR Library '" + lib->name + "' already exists");
+        return;
+      }
+  }
+  if (!ctx.worker.lua().LoadLibrary(lib.get(), &err)) {
+    ctx.reply.Error(err);
+    return;
+  }
+  if (!ctx.server.functions().Add(lib, replace, &err)) {
+    ctx.reply.Error("ERR " + err);
+    return;
+  }
+  ctx.reply.Bulk(lib->name);
+}
+
+void FunctionDeleteCommand(CommandContext& ctx) {
+  if (!ctx.server.functions().Delete(ctx.args[2])) {
+    ctx.reply.Error("ERR Library not found");
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void FunctionFlushCommand(CommandContext& ctx) {
+  if (ctx.args.size() > 3 ||
+      (ctx.args.size() == 3 && !EqualsIgnoreCase(ctx.args[2], "sync") && !EqualsIgnoreCase(ctx.args[2], "async"))) {
+    ctx.reply.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
+    return;
+  }
+  ctx.server.functions().Flush();
+  ctx.reply.Ok();
+}
+
+void FunctionListCommand(CommandContext& ctx) {
+  bool with_code = false;
+  std::optional<std::string_view> pattern;
+  for (size_t i = 2; i < ctx.args.size(); i++) {
+    const std::string_view a = ctx.args[i];
+    if (!with_code && EqualsIgnoreCase(a, "withcode")) {
+      with_code = true;
+      continue;
+    }
+    if (!pattern && EqualsIgnoreCase(a, "libraryname")) {
+      if (i >= ctx.args.size() - 1) {
+        ctx.reply.Error("ERR library name argument was not given");
+        return;
+      }
+      pattern = ctx.args[++i];
+      continue;
+    }
+    ctx.reply.Error("ERR Unknown argument " + AsCString(a));
+    return;
+  }
+  const auto libs = ctx.server.functions().List(pattern);
+  ctx.reply.ArrayHeader(libs.size());
+  for (const auto& lib : libs) {
+    ctx.reply.MapHeader(with_code ? 4 : 3);
+    ctx.reply.Bulk("library_name");
+    ctx.reply.Bulk(lib->name);
+    ctx.reply.Bulk("engine");
+    ctx.reply.Bulk("LUA");
+    ctx.reply.Bulk("functions");
+    ctx.reply.ArrayHeader(lib->functions.size());
+    for (const auto& [name, f] : lib->functions) {
+      ctx.reply.MapHeader(3);
+      ctx.reply.Bulk("name");
+      ctx.reply.Bulk(name);
+      ctx.reply.Bulk("description");
+      if (f.description)
+        ctx.reply.Bulk(*f.description);
+      else
+        ctx.reply.Null();
+      ctx.reply.Bulk("flags");
+      const auto flags = FunctionFlagNames(f.run->flags);
+      ctx.reply.SetHeader(flags.size());
+      for (std::string_view fl : flags) ctx.reply.SimpleString(fl);
+    }
+    if (with_code) {
+      ctx.reply.Bulk("library_code");
+      ctx.reply.Bulk(lib->code);
+    }
+  }
+}
+
+void FunctionStatsCommand(CommandContext& ctx) {
+  ctx.reply.MapHeader(2);
+  ctx.reply.Bulk("running_script");
+  ctx.reply.Null();  // (a busy function answers -BUSY to this: nothing is running when it runs)
+  ctx.reply.Bulk("engines");
+  ctx.reply.MapHeader(1);
+  ctx.reply.Bulk("LUA");
+  ctx.reply.MapHeader(2);
+  ctx.reply.Bulk("libraries_count");
+  ctx.reply.Integer(static_cast<int64_t>(ctx.server.functions().libraries()));
+  ctx.reply.Bulk("functions_count");
+  ctx.reply.Integer(static_cast<int64_t>(ctx.server.functions().functions()));
+}
+
+void FunctionKillCommand(CommandContext& ctx) { KillBusyScripts(ctx, false); }
+
+void FunctionHelpCommand(CommandContext& ctx) {
+  ReplyHelp(ctx, {"FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                  "LOAD [REPLACE] <FUNCTION CODE>",
+                  "    Create a new library with the given library name and code.",
+                  "DELETE <LIBRARY NAME>",
+                  "    Delete the given library.",
+                  "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+                  "    Return general information on all the libraries:",
+                  "    * Library name",
+                  "    * The engine used to run the Library",
+                  "    * Library description",
+                  "    * Functions list",
+                  "    * Library code (if WITHCODE is given)",
+                  "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+                  "STATS",
+                  "    Return information about the current function running:",
+                  "    * Function name",
+                  "    * Command used to run the function",
+                  "    * Duration in MS that the function is running",
+                  "    If no function is running, return nil",
+                  "    In addition, returns a list of available engines.",
+                  "KILL",
+                  "    Kill the current running function.",
+                  "FLUSH [ASYNC|SYNC]",
+                  "    Delete all the libraries.",
+                  "    When called without the optional mode argument, the behavior is determined by the",
+                  "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+                  "    * ASYNC: Asynchronously flush the libraries.",
+                  "    * SYNC: Synchronously flush the libraries.",
+                  "DUMP",
+                  "    Return a serialized payload representing the current libraries, can be restored using FUNCTION "
+                  "RESTORE command",
+                  "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+                  "    Restore the libraries represented by the given payload, it is possible to give a restore "
+                  "policy to",
+                  "    control how to handle existing libraries (default APPEND):",
+                  "    * FLUSH: delete all existing libraries.",
+                  "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+                  "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the "
+                  "old",
+                  "      libraries with the new libraries (notice that even on this option there is a chance of",
+                  "      failure in case of functions name collision with another library).",
+                  "HELP",
+                  "    Print this help."});
+}
+
 }  // namespace
 
 void RegisterScriptingCommands(CommandTable& t) {
-  auto eval = [&t](std::string_view name, uint32_t flags, CommandHandler h, std::string_view since,
-                   std::string_view summary) {
+  // EVAL & co. and FCALL & co.: numkeys at 2, the keys after it, none needed.
+  auto runner = [&t](std::string_view name, uint32_t flags, CommandHandler h, std::string_view since,
+                     std::string_view summary, std::string_view complexity) {
     t.Register(CommandSpec{.name = name,
                            .arity = -3,
                            .flags = flags | kCmdNoscript | kCmdSkipMonitor | kCmdNoMandatoryKeys | kCmdStale |
@@ -158,14 +367,19 @@ void RegisterScriptingCommands(CommandTable& t) {
                            .summary = summary,
                            .since = since,
                            .group = "scripting",
-                           .complexity = "Depends on the script that is executed.",
+                           .complexity = complexity,
                            .handler = h});
   };
-  eval("eval", kCmdMayReplicate, EvalCommand, "2.6.0", "Executes a server-side Lua script.");
-  eval("evalsha", kCmdMayReplicate, EvalshaCommand, "2.6.0", "Executes a server-side Lua script by SHA1 digest.");
-  eval("eval_ro", kCmdReadonly, EvalRoCommand, "7.0.0", "Executes a read-only server-side Lua script.");
-  eval("evalsha_ro", kCmdReadonly, EvalshaRoCommand, "7.0.0",
-       "Executes a read-only server-side Lua script by SHA1 digest.");
+  constexpr std::string_view kScriptCost = "Depends on the script that is executed.";
+  constexpr std::string_view kFunctionCost = "Depends on the function that is executed.";
+  runner("eval", kCmdMayReplicate, EvalCommand, "2.6.0", "Executes a server-side Lua script.", kScriptCost);
+  runner("evalsha", kCmdMayReplicate, EvalshaCommand, "2.6.0", "Executes a server-side Lua script by SHA1 digest.",
+         kScriptCost);
+  runner("eval_ro", kCmdReadonly, EvalRoCommand, "7.0.0", "Executes a read-only server-side Lua script.", kScriptCost);
+  runner("evalsha_ro", kCmdReadonly, EvalshaRoCommand, "7.0.0",
+         "Executes a read-only server-side Lua script by SHA1 digest.", kScriptCost);
+  runner("fcall", kCmdMayReplicate, FcallCommand, "7.0.0", "Invokes a function.", kFunctionCost);
+  runner("fcall_ro", kCmdReadonly, FcallRoCommand, "7.0.0", "Invokes a read-only function.", kFunctionCost);
 
   auto sub = [](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view summary,
                 std::string_view complexity) {
@@ -191,6 +405,33 @@ void RegisterScriptingCommands(CommandTable& t) {
           "Loads a server-side Lua script to the script cache.", "O(N) with N being the length in bytes of the script body."),
   };
   t.Register(std::move(script));
+
+  auto fsub = [&sub](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view summary,
+                     std::string_view complexity) {
+    CommandSpec c = sub(name, arity, flags, h, summary, complexity);
+    c.since = "7.0.0";
+    return c;
+  };
+  CommandSpec function{.name = "function", .arity = -2, .acl = kAclSlow,
+                       .summary = "A container for function commands.", .since = "7.0.0", .group = "scripting",
+                       .complexity = "Depends on subcommand."};
+  function.subcommands = {
+      fsub("delete", 3, kCmdNoscript | kCmdWrite, FunctionDeleteCommand, "Deletes a library and its functions.",
+           "O(1)"),
+      fsub("flush", -2, kCmdNoscript | kCmdWrite, FunctionFlushCommand, "Deletes all libraries and functions.",
+           "O(N) where N is the number of functions deleted"),
+      fsub("help", 2, kCmdLoading | kCmdStale, FunctionHelpCommand,
+           "Returns helpful text about the different subcommands.", "O(1)"),
+      fsub("kill", 2, kCmdNoscript | kCmdAllowBusy, FunctionKillCommand, "Terminates a function during execution.",
+           "O(1)"),
+      fsub("list", -2, kCmdNoscript, FunctionListCommand, "Returns information about all libraries.",
+           "O(N) where N is the number of functions"),
+      fsub("load", -3, kCmdNoscript | kCmdWrite | kCmdDenyOom, FunctionLoadCommand,
+           "Creates a library.", "O(1) (considering compilation time is redundant)"),
+      fsub("stats", 2, kCmdNoscript | kCmdAllowBusy, FunctionStatsCommand,
+           "Returns information about a function during execution.", "O(1)"),
+  };
+  t.Register(std::move(function));
 }
 
 }  // namespace peregrine

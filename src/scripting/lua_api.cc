@@ -96,9 +96,9 @@ void BusyHook(lua_State* L, lua_Debug*) {
     run->busy = true;
     Log(LogLevel::kWarning,
         "Slow script detected: still in execution after %lld milliseconds. You can try killing the script using "
-        "the SCRIPT KILL command. Script name is: %s.",
-        static_cast<long long>(elapsed), run->script->sha.c_str());
-    worker.EnterScriptBusy(&run->ctx->client, true);
+        "the %s command. Script name is: %s.",
+        static_cast<long long>(elapsed), run->function ? "FUNCTION KILL" : "SCRIPT KILL", run->script->sha.c_str());
+    worker.EnterScriptBusy(&run->ctx->client, !run->function);
   }
   worker.WhileScriptBusy(run->write_dirty);
   if (worker.script_kill_requested()) {
@@ -395,6 +395,15 @@ void SetThreadEngine(LuaEngine* engine) { tls_engine = engine; }
 LuaEngine* ThreadEngine() { return tls_engine; }
 
 void CountHook(lua_State* L, lua_Debug* ar) { BusyHook(L, ar); }
+
+int RegisterFunction(lua_State* L) {
+  LuaEngine* engine = tls_engine;
+  if (engine == nullptr) {
+    PushErrorTable(L, "redis.register_function can only be called on FUNCTION LOAD command");
+    return lua_error(L);
+  }
+  return engine->RegisterFunction(L);
+}
 
 void RegisterRedisApi(lua_State* L) {
   lua_pushcfunction(L, LuaPcall);

@@ -111,6 +111,7 @@ void LuaEngine::Setup() {
 
   // Globals protection (lua_sandbox.h): scripts see a read-only proxy.
   lua_sandbox::Protect(L, &globals_ref_, &real_globals_ref_);
+  SetupFunctions();
 }
 
 void LuaEngine::SyncEpoch() {
@@ -199,6 +200,17 @@ size_t LuaEngine::MemoryBytes() const { return lua_bytes_; }
 
 void LuaEngine::Eval(CommandContext& ctx, const ScriptInfo& script, std::span<const std::string_view> keys,
                      std::span<const std::string_view> args, bool read_only) {
+  auto it = by_sha_.find(script.sha);
+  if (it == by_sha_.end()) {  // (FindSha / FindOrLoadBody compiled it)
+    ctx.reply.Error("NOSCRIPT No matching script. Please use EVAL.");
+    return;
+  }
+  RunScript(ctx, script, it->second.ref, keys, args, read_only, /*function=*/false);
+}
+
+void LuaEngine::RunScript(CommandContext& ctx, const ScriptInfo& script, int ref,
+                          std::span<const std::string_view> keys, std::span<const std::string_view> args,
+                          bool read_only, bool function) {
   const bool compat = script.flags & kScriptEvalCompat;
   const bool oom = ctx.server.config().maxmemory > 0 && worker_->OverMaxmemory(ctx.shard);
   if (!compat) {
@@ -211,16 +223,12 @@ void LuaEngine::Eval(CommandContext& ctx, const ScriptInfo& script, std::span<co
       return;
     }
   }
-  auto it = by_sha_.find(script.sha);
-  if (it == by_sha_.end()) {  // (FindSha / FindOrLoadBody compiled it)
-    ctx.reply.Error("NOSCRIPT No matching script. Please use EVAL.");
-    return;
-  }
   Run run{.ctx = &ctx,
           .script = &script,
           .read_only = read_only || (!compat && (script.flags & kScriptNoWrites)),
           .allow_oom = !compat && (script.flags & kScriptAllowOom),
-          .oom = oom};
+          .oom = oom,
+          .function = function};
   if (ctx.server.num_shards() > 1)
     for (std::string_view k : keys) run.declared.push_back(static_cast<uint32_t>(ctx.server.ShardIndexOf(k)));
   script_client_->db = ctx.client.db;
@@ -231,24 +239,41 @@ void LuaEngine::Eval(CommandContext& ctx, const ScriptInfo& script, std::span<co
   lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
   lua_replace(L, LUA_GLOBALSINDEX);
   lua_rawgeti(L, LUA_REGISTRYINDEX, err_handler_ref_);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, it->second.ref);
-  // KEYS and ARGV: globals of the run (in the table behind the proxy).
-  lua_rawgeti(L, LUA_REGISTRYINDEX, real_globals_ref_);
-  for (auto [name, list] : {std::pair{"KEYS", keys}, std::pair{"ARGV", args}}) {
-    lua_pushstring(L, name);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  auto push_list = [L](std::span<const std::string_view> list) {
     lua_createtable(L, static_cast<int>(list.size()), 0);
     for (size_t i = 0; i < list.size(); i++) {
       lua_pushlstring(L, list[i].data(), list[i].size());
       lua_rawseti(L, -2, static_cast<int>(i + 1));
     }
+  };
+  if (function) {  // keys and args are the function's arguments
+    push_list(keys);
+    push_list(args);
+  } else {  // KEYS and ARGV: globals of the run (in the table behind the proxy)
+    lua_rawgeti(L, LUA_REGISTRYINDEX, real_globals_ref_);
+    lua_pushstring(L, "KEYS");
+    push_list(keys);
     lua_rawset(L, -3);
+    lua_pushstring(L, "ARGV");
+    push_list(args);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
   }
-  lua_pop(L, 1);
   run.start_ms = MonotonicMs();
   if (ctx.server.config().busy_reply_threshold > 0 || ctx.server.config().script_instruction_limit > 0)
     lua_sethook(L, lua_api::CountHook, LUA_MASKCOUNT, lua_api::kHookInstructions);
-  const int status = worker_->RunScriptNoBlocking([&] { return lua_pcall(L, 0, 1, -2); });
+  const int status = worker_->RunScriptNoBlocking(
+      [&] { return function ? lua_pcall(L, 2, 1, -4) : lua_pcall(L, 0, 1, -2); });
   lua_sethook(L, nullptr, 0, 0);
+  if (!function) {  // (functions never see an EVAL's KEYS and ARGV, as in Redis's own interpreter for them)
+    lua_rawgeti(L, LUA_REGISTRYINDEX, real_globals_ref_);
+    lua_pushnil(L);
+    lua_setfield(L, -2, "KEYS");
+    lua_pushnil(L);
+    lua_setfield(L, -2, "ARGV");
+    lua_pop(L, 1);
+  }
   if (run.busy) worker_->LeaveScriptBusy();
   if (++gc_runs_ == 50) {  // a Lua GC step now and then, not a full cycle at a bad time (Redis's rhythm)
     gc_runs_ = 0;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "protocol/buffer.h"
+#include "scripting/functions.h"
 #include "scripting/script_cache.h"
 
 struct lua_State;
@@ -47,6 +49,17 @@ class LuaEngine {
   void Eval(CommandContext& ctx, const ScriptInfo& script, std::span<const std::string_view> keys,
             std::span<const std::string_view> args, bool read_only);
 
+  // FUNCTION LOAD's check: runs the library's code here (its
+  // redis.register_function calls fill lib->functions); false with *err
+  // (the reply's text). The code is not kept here.
+  bool LoadLibrary(FunctionLibrary* lib, std::string* err);
+  // FCALL / FCALL_RO of a function of the registry (its library loaded
+  // here first if it is not yet).
+  void Fcall(CommandContext& ctx, const FunctionRegistry::Found& f, std::span<const std::string_view> keys,
+             std::span<const std::string_view> args, bool read_only);
+  // redis.register_function (lua_functions.cc).
+  int RegisterFunction(lua_State* L);
+
   // The interpreter's memory (INFO used_memory_lua).
   size_t MemoryBytes() const;
 
@@ -65,6 +78,28 @@ class LuaEngine {
   // Drops the compiled scripts if the server's cache was flushed.
   void SyncEpoch();
   const Compiled* Compile(std::shared_ptr<ScriptInfo> info, std::string* err);
+  void RunScript(CommandContext& ctx, const ScriptInfo& script, int ref, std::span<const std::string_view> keys,
+                 std::span<const std::string_view> args, bool read_only, bool function);
+  // Functions (lua_functions.cc): their environment, and the libraries
+  // loaded here (by name: the registry's id and each function's callback).
+  void SetupFunctions();
+  bool RunLibraryCode(FunctionLibrary* lib, std::map<std::string, int>* refs, std::string* err);
+  void DropLibraries();
+  struct LoadedLibrary {
+    uint64_t id;
+    std::map<std::string, int> refs;
+  };
+  std::unordered_map<std::string, LoadedLibrary> libraries_;
+  uint64_t functions_epoch_ = 0;
+  int fn_globals_ref_ = 0;  // the functions' globals: a read-only proxy
+  int fn_meta_ref_ = 0;     // its metatable (__index: the globals, or the library API while loading)
+  int lib_api_ref_ = 0;     // what library code sees while it loads
+  struct Loading {
+    FunctionLibrary* lib;
+    std::map<std::string, int>* refs;
+    int64_t start_ms;
+  };
+  Loading* loading_ = nullptr;
 
   Worker* worker_;
   lua_State* L_ = nullptr;

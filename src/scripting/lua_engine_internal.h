@@ -33,6 +33,7 @@ struct LuaEngine::Run {
   int64_t start_ms = 0;            // monotonic
   int64_t instructions = 0;        // counted by the hook, 100,000 at a time
   bool busy = false;               // past busy-reply-threshold
+  bool function = false;           // FCALL (FUNCTION KILL kills it)
 };
 
 namespace lua_api {
@@ -51,6 +52,8 @@ inline constexpr int kHookInstructions = 100000;
 // busy-reply-threshold's and the fuzzer's bound's hook (every
 // kHookInstructions): answers other clients once busy, stops a killed run.
 void CountHook(lua_State* L, struct lua_Debug* ar);
+// redis.register_function, in the library API (calls the thread's engine).
+int RegisterFunction(lua_State* L);
 
 }  // namespace lua_api
 }  // namespace peregrine

@@ -127,6 +127,15 @@ int SafeLoad(lua_State* L) {
 
 }  // namespace
 
+void MakeReadonlyProxy(lua_State* L) { MakeProxy(L); }
+
+void SetMissingGlobalError(lua_State* L) {
+  lua_newtable(L);
+  lua_pushcfunction(L, MissingGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+}
+
 bool LoadText(lua_State* L, std::string_view text, const char* chunkname) {
   if (IsBinary(text)) {
     lua_pushstring(L, "precompiled chunks are not allowed");

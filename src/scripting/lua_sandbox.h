@@ -22,6 +22,13 @@ namespace peregrine::lua_sandbox {
 // registry).
 void Protect(lua_State* L, int* globals_ref, int* real_ref);
 
+// Replaces the table at the top with a read-only proxy of it (left at the
+// top); reading through it goes to the table.
+void MakeReadonlyProxy(lua_State* L);
+// Gives the table at the top a metatable that makes reading a missing key
+// Redis's "nonexistent global variable" error.
+void SetMissingGlobalError(lua_State* L);
+
 // Compiles `text` (source only: a precompiled chunk is refused) as a
 // function pushed on the stack; false with the message pushed instead.
 bool LoadText(lua_State* L, std::string_view text, const char* chunkname);

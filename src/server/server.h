@@ -27,6 +27,7 @@
 #include "server/mailbox.h"
 #include "server/shard.h"
 #include "server/worker.h"
+#include "scripting/functions.h"
 #include "scripting/script_cache.h"
 
 namespace peregrine {
@@ -119,9 +120,14 @@ class Server {
 
   // The scripts EVAL and SCRIPT LOAD made known (every worker's).
   ScriptCache& scripts() { return scripts_; }
+  // The FUNCTION libraries (every worker's).
+  FunctionRegistry& functions() { return functions_; }
   // Workers running a script past busy-reply-threshold: the others, parked
   // while it holds their shards, answer their clients -BUSY meanwhile.
   std::atomic<int>& busy_scripts() { return busy_scripts_; }
+  // Whether the last script to get busy is a function (the -BUSY text
+  // names FUNCTION KILL then).
+  std::atomic<bool>& busy_function() { return busy_function_; }
 
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
@@ -156,7 +162,9 @@ class Server {
   std::atomic<int64_t> watched_keys_{0};
   std::atomic<bool> active_expire_{true};
   ScriptCache scripts_;
-  std::atomic<int> busy_scripts_{0};  // keys in the shards' WatchTables
+  FunctionRegistry functions_;
+  std::atomic<int> busy_scripts_{0};
+  std::atomic<bool> busy_function_{false};  // keys in the shards' WatchTables
   int64_t start_time_ms_ = 0;
   std::atomic<uint64_t> used_memory_peak_{0};  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
   uint64_t used_memory_startup_ = 0;           // used_memory when Start() finished

@@ -41,6 +41,11 @@ bool Worker::ScriptNeedsAllShards(std::span<const std::string_view> args, const 
   if (nworkers_ == 1 || args.size() < 2) return false;
   LuaEngine& engine = lua();
   const ScriptInfo* info;
+  if (spec->name == "fcall" || spec->name == "fcall_ro") {
+    const auto f = server_.functions().Find(args[1]);
+    if (!f) return false;  // "Function not found", here
+    return !f->run->seen.load(std::memory_order_relaxed) || f->run->all_shards.load(std::memory_order_relaxed);
+  }
   if (spec->name == "eval" || spec->name == "eval_ro") {
     // (Not loaded here: EVAL checks its arguments before it adds a script.)
     info = engine.FindBody(args[1]);
@@ -125,6 +130,7 @@ bool BusyAllowed(const CommandSpec& cmd, std::span<const std::string_view> args)
 }  // namespace
 
 void Worker::EnterScriptBusy(const Client* caller, bool eval) {
+  server_.busy_function().store(!eval, std::memory_order_relaxed);
   server_.busy_scripts().fetch_add(1, std::memory_order_relaxed);
   busy_script_ = true;
   script_caller_ = caller;
@@ -218,7 +224,7 @@ void Worker::BusyCommand(Client& c, std::span<const std::string_view> args) {
   if (!worker_internal::ArityOk(*spec, args.size()))
     return refuse("ERR wrong number of arguments for '" + spec->fullname + "' command");
   if (!BusyAllowed(*spec, args))
-    return refuse((script_busy_state_.load(std::memory_order_relaxed) & kBusyFunctionBit) ? kBusyFunction : kBusyEval);
+    return refuse(server_.busy_function().load(std::memory_order_relaxed) ? kBusyFunction : kBusyEval);
   // Allowed: run here without the usual path (which may evict from this
   // worker's shard, lent if it is parked); none of these touches a key.
   if (c.multi != nullptr && !(spec->flags & kCmdNotQueued)) {
@@ -253,7 +259,7 @@ void Worker::DrainWhileBusy() {
     // answers every client while a script is busy.
     auto* b = static_cast<ExecBatch*>(m);
     ReplyWriter reply(&b->reply, b->resp, this);
-    const bool function = script_busy_state_.load(std::memory_order_relaxed) & kBusyFunctionBit;
+    const bool function = server_.busy_function().load(std::memory_order_relaxed);
     for (const ExecBatch::Command& cmd : b->commands) {
       command_stats_[cmd.spec->id].rejected_calls++;
       reply.Error(function ? kBusyFunction : kBusyEval);
