@@ -104,6 +104,13 @@ struct ExecBatch final : Mail {
   // and the commands after it have not run.
   static constexpr uint32_t kNoRerun = 0xFFFFFFFF;
   uint32_t rerun_from = kNoRerun;
+  // A whole MULTI ... EXEC whose keys all live on the target's shard
+  // (Worker::SendTransaction): its commands run there as one, replying one
+  // array, unless the client's WATCH failed (its dirty flag, or the
+  // earliest watched deadline, unix ms or -1).
+  bool transaction = false;
+  std::shared_ptr<WatchState> watch;
+  int64_t watch_deadline_ms = -1;
 
   void Clear() {
     kind = Kind::kExec;
@@ -111,6 +118,9 @@ struct ExecBatch final : Mail {
     cut = false;
     sealed = false;
     rerun_from = kNoRerun;
+    transaction = false;
+    watch.reset();
+    watch_deadline_ms = -1;
     blocked.reset();
     bytes.clear();
     arg_sizes.clear();
@@ -395,6 +405,12 @@ class Worker : public ErrorSink {
   // this worker's own is enough.
   void Queue(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd);
   bool TransactionShards(const Client& c, std::vector<uint32_t>* out);
+  // EXEC of a queue whose keys all live on one other worker's shard (every
+  // command with keys, none over every shard): sent there as one batch
+  // (ExecBatch::transaction) instead of borrowing the shard. False if it
+  // does not apply (the usual path runs it).
+  bool SendTransaction(Client& c, const CommandSpec* exec);
+  void RunTransactionBatch(ExecBatch* b);
   // Scripts (worker_script.cc): whether EVAL / EVALSHA's script is known to
   // touch keys outside its declared keys' shards (then it runs holding
   // every shard); whether the script that just ran stopped to run again

@@ -346,6 +346,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     // Queued here (or MULTI, DISCARD, WATCH's refusal); EXEC holds the
     // shards of the queued commands' keys.
     if (waiting) return Route::kPause;
+    if ((spec->flags & kCmdExec) && ArityOk(*spec, args.size()) && SendTransaction(c, spec)) return Route::kDone;
     if ((spec->flags & kCmdExec) && TransactionShards(c, &shard_set_))
       *now_tsc = ExecuteHolding(c, args, cmd, hint, *now_tsc);
     else

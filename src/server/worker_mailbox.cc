@@ -201,6 +201,10 @@ void Worker::SendOpenBatch(Client& c) {
 
 void Worker::RunExecBatch(ExecBatch* b) {
   ApplyConfigIfChanged();
+  if (b->transaction) [[unlikely]] {
+    RunTransactionBatch(b);
+    return;
+  }
   proxy_.id = b->client_id;
   proxy_.home = b->from;
   proxy_.db = b->db;
@@ -248,6 +252,7 @@ void Worker::FinishExecBatch(ExecBatch* b) {
     Client& c = *it->second;
     c.out.Take(b->reply);
     c.batch_in_flight = false;
+    if (b->transaction) Unwatch(c);  // (only now: the watch was checked there)
     if (b->rerun_from != ExecBatch::kNoRerun && !b->cut) [[unlikely]] {
       c.pending = b;
       c.pending_next = b->rerun_from;
