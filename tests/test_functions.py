@@ -96,8 +96,12 @@ def test_load_errors(fc):
     for code, want in cases:
         assert err(fc, "FUNCTION", "LOAD", code) == want, code
     assert err(fc, "FUNCTION", "LOAD", "BOGUS", LIB) == "Unknown option given: BOGUS"
+    # The first line is split as Redis's sdssplitargs: quotes come off.
+    assert load(fc, "#!lua name='quoted'\nredis.register_function('q1', function() return 1 end)") == b"quoted"
+    assert err(fc, "FUNCTION", "LOAD", "#!lua \"name=z\nredis.register_function('q2', function() end)") == \
+        "Invalid library metadata"
     # Nothing of a failed load stays.
-    assert [l[1] for l in fc.execute_command("FUNCTION", "LIST")] == [b"mylib"]
+    assert sorted(l[1] for l in fc.execute_command("FUNCTION", "LIST")) == [b"mylib", b"quoted"]
     # register_function only at load time.
     load(fc, "#!lua name=late\nredis.register_function('late', function() "
              "return redis.register_function('x', function() end) end)")

@@ -179,6 +179,7 @@ def test_script_load_exists_flush(rc):
     assert rc.execute_command("EVALSHA", sha, 0) == b"loaded"
     assert rc.execute_command("EVALSHA", sha.upper(), 0) == b"loaded"  # any case
     assert rc.execute_command("SCRIPT", "EXISTS", sha, "ffffffffffffffffffffffffffffffffffffffff") == [1, 0]
+    assert rc.execute_command("SCRIPT", "EXISTS", sha.upper(), sha[:39]) == [1, 0]  # any case, as Redis
     # EVAL caches its script for EVALSHA.
     ev(rc, "return 'by eval'")
     assert rc.execute_command("EVALSHA", _sha(rc, "return 'by eval'"), 0) == b"by eval"
@@ -227,6 +228,9 @@ def test_shebang_flags_and_read_only_forms(rc):
     assert err(rc, "#!python\nreturn 1") == "Unexpected engine in script shebang: #!python"
     assert err(rc, "#!lua x=1\nreturn 1") == "Unknown lua shebang option: x=1"
     assert err(rc, "#!lua") == "Invalid script shebang"
+    # Split as Redis's sdssplitargs: quotes are taken off, unbalanced ones refused.
+    assert ev(rc, "#!lua flags='no-writes'\nreturn 1") == 1
+    assert err(rc, "#!lua \"unbalanced\nreturn 1") == "Invalid engine in script shebang"
     # Line numbers keep counting the shebang's line.
     assert err(rc, "#!lua\nerror('x')").startswith("user_script:2: x")
     assert ev(rc, "#!lua flags=allow-oom,allow-stale,no-cluster,allow-cross-slot-keys\nreturn 1") == 1

@@ -14,39 +14,39 @@ namespace {
 
 constexpr std::string_view kNoScript = "NOSCRIPT No matching script. Please use EVAL.";
 
+// numkeys of EVAL and FCALL (args[2]) as Redis checks it; a bad integer
+// replies `not_int`. False after replying.
+bool ParseNumkeys(CommandContext& ctx, std::string_view not_int, size_t* out) {
+  int64_t numkeys;
+  if (!ParseIntArg(ctx, ctx.args[2], &numkeys, not_int)) return false;
+  if (numkeys > static_cast<int64_t>(ctx.args.size()) - 3) {
+    ctx.reply.Error("ERR Number of keys can't be greater than number of args");
+    return false;
+  }
+  if (numkeys < 0) {
+    ctx.reply.Error("ERR Number of keys can't be negative");
+    return false;
+  }
+  *out = static_cast<size_t>(numkeys);
+  return true;
+}
+
 void EvalGeneric(CommandContext& ctx, bool evalsha, bool read_only) {
   // As Redis: a SHA of the wrong length is refused before anything else.
   if (evalsha && ctx.args[1].size() != 40) {
     ctx.reply.Error(kNoScript);
     return;
   }
-  int64_t numkeys;
-  if (!ParseIntArg(ctx, ctx.args[2], &numkeys)) return;
-  if (numkeys > static_cast<int64_t>(ctx.args.size()) - 3) {
-    ctx.reply.Error("ERR Number of keys can't be greater than number of args");
-    return;
-  }
-  if (numkeys < 0) {
-    ctx.reply.Error("ERR Number of keys can't be negative");
-    return;
-  }
+  size_t n;
+  if (!ParseNumkeys(ctx, kErrNotInteger, &n)) return;
   LuaEngine& engine = ctx.worker.lua();
-  const ScriptInfo* script;
-  if (evalsha) {
-    script = engine.FindSha(ctx.args[1]);
-    if (script == nullptr) {
-      ctx.reply.Error(kNoScript);
-      return;
-    }
-  } else {
-    std::string err;
-    script = engine.FindOrLoadBody(ctx.args[1], &err);
-    if (script == nullptr) {
-      ctx.reply.Error(err);
-      return;
-    }
+  std::string err;
+  const LuaEngine::Compiled* script =
+      evalsha ? engine.FindSha(ctx.args[1]) : engine.FindOrLoadBody(ctx.args[1], &err);
+  if (script == nullptr) {
+    ctx.reply.Error(evalsha ? kNoScript : std::string_view(err));
+    return;
   }
-  const size_t n = static_cast<size_t>(numkeys);
   engine.Eval(ctx, *script, ctx.args.subspan(3, n), ctx.args.subspan(3 + n), read_only);
 }
 
@@ -57,18 +57,17 @@ void EvalshaRoCommand(CommandContext& ctx) { EvalGeneric(ctx, true, true); }
 
 void ScriptLoadCommand(CommandContext& ctx) {
   std::string err;
-  const ScriptInfo* script = ctx.worker.lua().FindOrLoadBody(ctx.args[2], &err);
+  const LuaEngine::Compiled* script = ctx.worker.lua().FindOrLoadBody(ctx.args[2], &err);
   if (script == nullptr) {
     ctx.reply.Error(err);
     return;
   }
-  ctx.reply.Bulk(script->sha);
+  ctx.reply.Bulk(script->info->sha);
 }
 
 void ScriptExistsCommand(CommandContext& ctx) {
   ctx.reply.ArrayHeader(ctx.args.size() - 2);
   for (size_t i = 2; i < ctx.args.size(); i++) {
-    // (Case matters, as Redis's dict lookup: SHAs are stored lowercase.)
     ctx.reply.Integer(ctx.server.scripts().Find(ctx.args[i]) != nullptr ? 1 : 0);
   }
 }
@@ -145,25 +144,6 @@ void ScriptHelpCommand(CommandContext& ctx) {
 
 // --- Functions ---
 
-// numkeys of FCALL as Redis parses it; false after replying.
-bool FcallNumkeys(CommandContext& ctx, size_t* out) {
-  int64_t numkeys;
-  if (!ParseInt64(ctx.args[2], &numkeys)) {
-    ctx.reply.Error("ERR Bad number of keys provided");
-    return false;
-  }
-  if (numkeys > static_cast<int64_t>(ctx.args.size()) - 3) {
-    ctx.reply.Error("ERR Number of keys can't be greater than number of args");
-    return false;
-  }
-  if (numkeys < 0) {
-    ctx.reply.Error("ERR Number of keys can't be negative");
-    return false;
-  }
-  *out = static_cast<size_t>(numkeys);
-  return true;
-}
-
 void FcallGeneric(CommandContext& ctx, bool read_only) {
   const auto f = ctx.server.functions().Find(ctx.args[1]);
   if (!f) {
@@ -171,7 +151,7 @@ void FcallGeneric(CommandContext& ctx, bool read_only) {
     return;
   }
   size_t n;
-  if (!FcallNumkeys(ctx, &n)) return;
+  if (!ParseNumkeys(ctx, "ERR Bad number of keys provided", &n)) return;
   ctx.worker.lua().Fcall(ctx, *f, ctx.args.subspan(3, n), ctx.args.subspan(3 + n), read_only);
 }
 void FcallCommand(CommandContext& ctx) { FcallGeneric(ctx, false); }
@@ -200,12 +180,9 @@ void FunctionLoadCommand(CommandContext& ctx) {
     return;
   }
   // (A library of that name without REPLACE is refused before its code runs.)
-  if (!replace && !ctx.server.functions().List(std::nullopt).empty()) {
-    for (const auto& l : ctx.server.functions().List(std::nullopt))
-      if (l->name == lib->name) {
-        ctx.reply.Error("ERR Library '" + lib->name + "' already exists");
-        return;
-      }
+  if (!replace && ctx.server.functions().HasLibrary(lib->name)) {
+    ctx.reply.Error("ERR Library '" + lib->name + "' already exists");
+    return;
   }
   if (!ctx.worker.lua().LoadLibrary(lib.get(), &err)) {
     ctx.reply.Error(err);
@@ -394,14 +371,14 @@ void RegisterScriptingCommands(CommandTable& t) {
       sub("exists", -3, kCmdNoscript, ScriptExistsCommand,
           "Determines whether server-side Lua scripts exist in the script cache.",
           "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation)."),
-      sub("flush", -2, kCmdNoscript | kCmdMayReplicate, ScriptFlushCommand,
+      sub("flush", -2, kCmdNoscript, ScriptFlushCommand,
           "Removes all server-side Lua scripts from the script cache.",
           "O(N) with N being the number of scripts in cache"),
       sub("help", 2, kCmdLoading | kCmdStale, ScriptHelpCommand, "Returns helpful text about the different subcommands.",
           "O(1)"),
       sub("kill", 2, kCmdNoscript | kCmdAllowBusy, ScriptKillCommand,
           "Terminates a server-side Lua script during execution.", "O(1)"),
-      sub("load", 3, kCmdNoscript | kCmdStale | kCmdMayReplicate, ScriptLoadCommand,
+      sub("load", 3, kCmdNoscript | kCmdStale, ScriptLoadCommand,
           "Loads a server-side Lua script to the script cache.", "O(N) with N being the length in bytes of the script body."),
   };
   t.Register(std::move(script));

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "core/glob.h"
+#include "protocol/parser.h"
 
 namespace peregrine {
 
@@ -49,21 +50,13 @@ bool ParseLibraryMetadata(std::string_view code, FunctionLibrary* lib, std::stri
     *err = "Invalid library metadata";
     return false;
   }
-  // The line's words (the names Redis accepts need no quoting).
-  std::vector<std::string_view> parts;
-  const std::string_view line = code.substr(0, end);
-  for (size_t i = 0; i < line.size();) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) i++;
-    size_t j = i;
-    while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) j++;
-    if (j > i) parts.push_back(line.substr(i, j - i));
-    i = j;
-  }
-  if (parts.empty()) {
+  // Split as Redis's sdssplitargs (quotes allowed).
+  std::vector<std::string> parts;
+  if (!SplitArgs(code.substr(0, end), &parts) || parts.empty()) {
     *err = "Invalid library metadata";
     return false;
   }
-  const std::string_view engine = parts[0].substr(2);
+  const std::string_view engine = std::string_view(parts[0]).substr(2);
   std::optional<std::string_view> name;
   for (size_t i = 1; i < parts.size(); i++) {
     if (parts[i].size() >= 5 && strncasecmp(parts[i].data(), "name=", 5) == 0) {
@@ -71,7 +64,7 @@ bool ParseLibraryMetadata(std::string_view code, FunctionLibrary* lib, std::stri
         *err = "Invalid metadata value, name argument was given multiple times";
         return false;
       }
-      name = parts[i].substr(5);
+      name = std::string_view(parts[i]).substr(5);
       continue;
     }
     *err = "Invalid metadata value given: " + std::string(parts[i]);
@@ -125,6 +118,11 @@ bool FunctionRegistry::Add(std::shared_ptr<FunctionLibrary> lib, bool replace, s
   libraries_[lib->name] = std::move(lib);
   epoch_.fetch_add(1, std::memory_order_acq_rel);
   return true;
+}
+
+bool FunctionRegistry::HasLibrary(std::string_view library) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return libraries_.count(std::string(library)) > 0;
 }
 
 bool FunctionRegistry::Delete(std::string_view library) {

@@ -55,6 +55,7 @@ class FunctionRegistry {
   // the same name goes. False with *err (Redis's text, without "ERR ").
   bool Add(std::shared_ptr<FunctionLibrary> lib, bool replace, std::string* err);
   bool Delete(std::string_view library);
+  bool HasLibrary(std::string_view library) const;
   void Flush();
   // The libraries whose names match `pattern` (all without one), by name.
   std::vector<std::shared_ptr<FunctionLibrary>> List(std::optional<std::string_view> pattern) const;

@@ -116,6 +116,20 @@ void StopHook(lua_State* L, lua_Debug*) {
   lua_error(L);
 }
 
+// The call needs a shard this run does not hold: before any write the run
+// stops (and runs again holding every shard); after one, the call fails
+// with `if_wrote`.
+int NeedShard(lua_State* L, LuaEngine::Run* run, bool raise, const std::string& if_wrote) {
+  if (run->write_dirty) {
+    PushErrorTable(L, if_wrote);
+    return raise ? RaiseTable(L) : 1;
+  }
+  run->aborted = true;
+  lua_sethook(L, StopHook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+  PushErrorTable(L, "Script stopped to run again holding every shard");
+  return RaiseTable(L);
+}
+
 int GenericCall(lua_State* L, bool raise) {
   LuaEngine::Run* run = CurrentRun(L);
   LuaEngine* engine = tls_engine;
@@ -141,19 +155,12 @@ int GenericCall(lua_State* L, bool raise) {
     // worker's subscribers (PUBLISH) needs them all held, as a key of
     // another shard does.
     if (server.num_shards() > 1 && (cmd->flags & (kCmdAllShards | kCmdPublishes))) {
-      const_cast<ScriptInfo*>(run->script)->all_shards.store(true, std::memory_order_relaxed);
-      for (uint32_t s = 0; s < server.num_shards(); s++) {
-        if (worker.HoldsShard(s)) continue;
-        if (run->write_dirty) {
-          PushErrorTable(L, "Script called '" + cmd->fullname +
-                                "', which needs every shard, after it wrote: its next runs hold every shard");
-          return raise ? RaiseTable(L) : 1;
-        }
-        run->aborted = true;
-        lua_sethook(L, StopHook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
-        PushErrorTable(L, "Script stopped to run again holding every shard");
-        return RaiseTable(L);
-      }
+      run->script->MarkAllShards();
+      for (uint32_t s = 0; s < server.num_shards(); s++)
+        if (!worker.HoldsShard(s))
+          return NeedShard(L, run, raise,
+                           "Script called '" + cmd->fullname +
+                               "', which needs every shard, after it wrote: its next runs hold every shard");
     }
     // Every key must live on a shard this run holds.
     Shard* shard = &run->ctx->shard;
@@ -166,18 +173,12 @@ int GenericCall(lua_State* L, bool raise) {
         if (std::find(run->declared.begin(), run->declared.end(), s) != run->declared.end()) continue;
         // Outside the declared keys' shards: from now on the script runs
         // holding every shard; this run goes on if it holds this one.
-        const_cast<ScriptInfo*>(run->script)->all_shards.store(true, std::memory_order_relaxed);
-        if (worker.HoldsShard(s)) continue;
-        if (run->write_dirty) {
-          PushErrorTable(L, "Script attempted to access key '" + std::string(args[pos]) +
-                                "' on a shard it does not hold after it wrote: declare every key the script "
-                                "uses in KEYS (its next runs hold every shard)");
-          return raise ? RaiseTable(L) : 1;
-        }
-        run->aborted = true;
-        lua_sethook(L, StopHook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
-        PushErrorTable(L, "Script stopped to run again holding every shard");
-        return RaiseTable(L);
+        run->script->MarkAllShards();
+        if (!worker.HoldsShard(s))
+          return NeedShard(L, run, raise,
+                           "Script attempted to access key '" + std::string(args[pos]) +
+                               "' on a shard it does not hold after it wrote: declare every key the script uses "
+                               "in KEYS (its next runs hold every shard)");
       }
       shard = &server.shard(server.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
     }

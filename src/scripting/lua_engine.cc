@@ -145,67 +145,57 @@ const LuaEngine::Compiled* LuaEngine::Compile(std::shared_ptr<ScriptInfo> info, 
   return &it->second;
 }
 
-const ScriptInfo* LuaEngine::FindSha(std::string_view sha) {
+const LuaEngine::Compiled* LuaEngine::FindSha(std::string_view sha) {
   SyncEpoch();
-  std::string key(sha);
-  for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (sha.size() != 40) return nullptr;
+  char lower[40];
+  for (size_t i = 0; i < 40; i++) lower[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(sha[i])));
+  const std::string_view key(lower, 40);
   auto it = by_sha_.find(key);
-  if (it != by_sha_.end()) return it->second.info.get();
+  if (it != by_sha_.end()) return &it->second;
   std::shared_ptr<ScriptInfo> info = worker_->server().scripts().Find(key);
   if (info == nullptr) return nullptr;
   std::string err;
-  const Compiled* c = Compile(std::move(info), &err);
-  return c == nullptr ? nullptr : c->info.get();
+  return Compile(std::move(info), &err);
 }
 
-const ScriptInfo* LuaEngine::FindBody(std::string_view body) {
+const LuaEngine::Compiled* LuaEngine::KnownBody(std::string_view body) {
   SyncEpoch();
-  auto known = sha_of_body_.find(std::string(body));
-  if (known != sha_of_body_.end()) {
-    auto it = by_sha_.find(known->second);
-    if (it != by_sha_.end()) return it->second.info.get();
-  }
-  const ScriptInfo* info = FindSha(Sha1Hex(body));
-  if (info != nullptr) sha_of_body_.emplace(std::string(body), info->sha);
-  return info;
+  auto known = sha_of_body_.find(body);
+  return known != sha_of_body_.end() ? known->second : nullptr;
 }
 
-const ScriptInfo* LuaEngine::FindOrLoadBody(std::string_view body, std::string* err) {
-  SyncEpoch();
-  auto known = sha_of_body_.find(std::string(body));
-  if (known != sha_of_body_.end()) {
-    auto it = by_sha_.find(known->second);
-    if (it != by_sha_.end()) return it->second.info.get();
-  }
+const LuaEngine::Compiled* LuaEngine::FindBody(std::string_view body) {
+  if (const Compiled* c = KnownBody(body)) return c;
+  const Compiled* c = FindSha(Sha1Hex(body));
+  if (c != nullptr) sha_of_body_.emplace(std::string(body), c);
+  return c;
+}
+
+const LuaEngine::Compiled* LuaEngine::FindOrLoadBody(std::string_view body, std::string* err) {
+  if (const Compiled* c = KnownBody(body)) return c;
   const std::string sha = Sha1Hex(body);
-  auto it = by_sha_.find(sha);
-  if (it == by_sha_.end()) {
-    std::shared_ptr<ScriptInfo> info = worker_->server().scripts().Find(sha);
-    const bool fresh = info == nullptr;
-    if (fresh) {
-      info = std::make_shared<ScriptInfo>();
-      info->sha = sha;
-      info->body = std::string(body);
-    }
-    const Compiled* c = Compile(info, err);
+  const Compiled* c = FindSha(sha);
+  if (c == nullptr) {
+    auto info = std::make_shared<ScriptInfo>();
+    info->sha = sha;
+    info->body = std::string(body);
+    c = Compile(info, err);  // (a body that does not compile is not added)
     if (c == nullptr) return nullptr;
-    if (fresh) worker_->server().scripts().Add(info);
-    it = by_sha_.find(sha);
+    // Another worker may have added it meanwhile: theirs is the one kept,
+    // so that what runs learn about the script is shared.
+    std::shared_ptr<ScriptInfo> kept = worker_->server().scripts().Add(info);
+    if (kept != info) by_sha_.find(sha)->second.info = std::move(kept);
   }
-  sha_of_body_.emplace(std::string(body), sha);
-  return it->second.info.get();
+  sha_of_body_.emplace(std::string(body), c);
+  return c;
 }
 
 size_t LuaEngine::MemoryBytes() const { return lua_bytes_; }
 
-void LuaEngine::Eval(CommandContext& ctx, const ScriptInfo& script, std::span<const std::string_view> keys,
+void LuaEngine::Eval(CommandContext& ctx, const Compiled& script, std::span<const std::string_view> keys,
                      std::span<const std::string_view> args, bool read_only) {
-  auto it = by_sha_.find(script.sha);
-  if (it == by_sha_.end()) {  // (FindSha / FindOrLoadBody compiled it)
-    ctx.reply.Error("NOSCRIPT No matching script. Please use EVAL.");
-    return;
-  }
-  RunScript(ctx, script, it->second.ref, keys, args, read_only, /*function=*/false);
+  RunScript(ctx, *script.info, script.ref, keys, args, read_only, /*function=*/false);
 }
 
 void LuaEngine::RunScript(CommandContext& ctx, const ScriptInfo& script, int ref,
@@ -223,12 +213,10 @@ void LuaEngine::RunScript(CommandContext& ctx, const ScriptInfo& script, int ref
       return;
     }
   }
-  Run run{.ctx = &ctx,
-          .script = &script,
-          .read_only = read_only || (!compat && (script.flags & kScriptNoWrites)),
-          .allow_oom = !compat && (script.flags & kScriptAllowOom),
-          .oom = oom,
-          .function = function};
+  if (run_storage_ == nullptr) run_storage_ = std::make_unique<Run>();
+  Run& run = *run_storage_;
+  run.Start(&ctx, &script, read_only || (!compat && (script.flags & kScriptNoWrites)),
+            !compat && (script.flags & kScriptAllowOom), oom, function);
   if (ctx.server.num_shards() > 1)
     for (std::string_view k : keys) run.declared.push_back(static_cast<uint32_t>(ctx.server.ShardIndexOf(k)));
   script_client_->db = ctx.client.db;
@@ -287,7 +275,7 @@ void LuaEngine::RunScript(CommandContext& ctx, const ScriptInfo& script, int ref
     lua_pop(L, 2);  // the error, the handler
     return;
   }
-  const_cast<ScriptInfo&>(script).seen.store(true, std::memory_order_relaxed);
+  script.seen.store(true, std::memory_order_relaxed);
   if (status != 0) {
     if (!lua_istable(L, -1)) {
       const char* msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";

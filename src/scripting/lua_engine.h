@@ -34,19 +34,25 @@ class LuaEngine {
   LuaEngine(const LuaEngine&) = delete;
   LuaEngine& operator=(const LuaEngine&) = delete;
 
-  // The script with this SHA, compiled here (from the server's cache the
-  // first time), or null if the server does not know it.
-  const ScriptInfo* FindSha(std::string_view sha);
+  // A script compiled here: what the server knows of it, and the function
+  // in the Lua registry.
+  struct Compiled {
+    std::shared_ptr<ScriptInfo> info;
+    int ref;
+  };
+  // The script with this SHA (any case), compiled here (from the server's
+  // cache the first time), or null if the server does not know it.
+  const Compiled* FindSha(std::string_view sha);
   // The script with this body: compiled and added to the server's cache if
   // new. Null with *err (the reply's text) if it does not compile.
-  const ScriptInfo* FindOrLoadBody(std::string_view body, std::string* err);
+  const Compiled* FindOrLoadBody(std::string_view body, std::string* err);
   // The script with this body if the server knows it (nothing is added).
-  const ScriptInfo* FindBody(std::string_view body);
+  const Compiled* FindBody(std::string_view body);
 
   // EVAL / EVALSHA of a found script: checks its flags against the command
   // (read_only: the _RO forms), runs it with `keys` and `args` and replies
   // the result (or the error) to ctx.reply.
-  void Eval(CommandContext& ctx, const ScriptInfo& script, std::span<const std::string_view> keys,
+  void Eval(CommandContext& ctx, const Compiled& script, std::span<const std::string_view> keys,
             std::span<const std::string_view> args, bool read_only);
 
   // FUNCTION LOAD's check: runs the library's code here (its
@@ -70,9 +76,9 @@ class LuaEngine {
   Client& script_client() { return *script_client_; }
 
  private:
-  struct Compiled {
-    std::shared_ptr<ScriptInfo> info;
-    int ref;  // the function, in the Lua registry
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   void Setup();
   // Drops the compiled scripts if the server's cache was flushed.
@@ -107,10 +113,14 @@ class LuaEngine {
   int real_globals_ref_ = 0;  // the table behind it (KEYS and ARGV go there)
   int err_handler_ref_ = 0;
   uint64_t epoch_ = 0;
-  std::unordered_map<std::string, Compiled> by_sha_;
+  std::unordered_map<std::string, Compiled, Hash, std::equal_to<>> by_sha_;  // (nodes: pointers stay)
   // EVAL's bodies already seen: the SHA without hashing the body again.
-  std::unordered_map<std::string, std::string> sha_of_body_;
+  std::unordered_map<std::string, const Compiled*, Hash, std::equal_to<>> sha_of_body_;
+  const Compiled* KnownBody(std::string_view body);
   Run* run_ = nullptr;
+  // The run's state, kept from one run to the next (its buffers keep their
+  // room: a script run allocates nothing once warm).
+  std::unique_ptr<Run> run_storage_;
   int gc_runs_ = 0;
   size_t lua_bytes_ = 0;        // what the interpreter holds (its allocator counts)
   size_t lua_byte_limit_ = 0;   // Config::script_memory_limit (0: none)

@@ -15,25 +15,40 @@ namespace peregrine {
 
 struct CommandContext;
 
-// One script's run: what its redis.call()s need.
+// One script's run: what its redis.call()s need. The engine keeps one and
+// resets it for each run (Start); the buffers keep their room.
 struct LuaEngine::Run {
-  CommandContext* ctx;  // the EVAL's
-  const ScriptInfo* script;
-  bool read_only;   // write commands refused (EVAL_RO, a no-writes script)
-  bool allow_oom;   // denyoom commands allowed over maxmemory
-  bool oom;         // over maxmemory when the script started
+  CommandContext* ctx = nullptr;  // the EVAL's
+  const ScriptInfo* script = nullptr;
+  bool read_only = false;  // write commands refused (EVAL_RO, a no-writes script)
+  bool allow_oom = false;  // denyoom commands allowed over maxmemory
+  bool oom = false;        // over maxmemory when the script started
   bool write_dirty = false;
   bool aborted = false;  // stopped to run again holding every shard
   int resp = 2;          // redis.setresp()
-  Buffer reply;          // one redis.call()'s reply
+  int64_t start_ms = 0;        // monotonic
+  int64_t instructions = 0;    // counted by the hook, 100,000 at a time
+  bool busy = false;           // past busy-reply-threshold
+  bool function = false;       // FCALL (FUNCTION KILL kills it)
+  std::vector<uint32_t> declared;  // the shards of KEYS (several workers only)
+  // Scratch of each redis.call().
+  Buffer reply;
   std::vector<std::string> argv;
   std::vector<std::string_view> views;
   std::vector<size_t> key_positions;
-  std::vector<uint32_t> declared;  // the shards of KEYS (several workers only)
-  int64_t start_ms = 0;            // monotonic
-  int64_t instructions = 0;        // counted by the hook, 100,000 at a time
-  bool busy = false;               // past busy-reply-threshold
-  bool function = false;           // FCALL (FUNCTION KILL kills it)
+
+  void Start(CommandContext* c, const ScriptInfo* s, bool ro, bool oom_allowed, bool over, bool fn) {
+    ctx = c;
+    script = s;
+    read_only = ro;
+    allow_oom = oom_allowed;
+    oom = over;
+    function = fn;
+    write_dirty = aborted = busy = false;
+    resp = 2;
+    instructions = 0;
+    declared.clear();
+  }
 };
 
 namespace lua_api {

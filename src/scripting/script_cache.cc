@@ -2,7 +2,11 @@
 
 #include <openssl/evp.h>
 
+#include <cctype>
+
 #include <vector>
+
+#include "protocol/parser.h"
 
 namespace peregrine {
 
@@ -19,24 +23,6 @@ std::string Sha1Hex(std::string_view data) {
   return out;
 }
 
-namespace {
-
-// Splits the shebang line on spaces and tabs (the flags Redis accepts have
-// no quotes; sdssplitargs's quoting is not needed for them).
-std::vector<std::string_view> Words(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) i++;
-    size_t j = i;
-    while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') j++;
-    if (j > i) out.push_back(line.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-}  // namespace
 
 bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, std::string* err) {
   *flags = kScriptEvalCompat;
@@ -47,8 +33,9 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, s
     *err = "Invalid script shebang";
     return false;
   }
-  const std::vector<std::string_view> parts = Words(body.substr(0, end));
-  if (parts.empty()) {
+  // Split as Redis's sdssplitargs (quotes allowed).
+  std::vector<std::string> parts;
+  if (!SplitArgs(body.substr(0, end), &parts) || parts.empty()) {
     *err = "Invalid engine in script shebang";
     return false;
   }
@@ -62,7 +49,7 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, s
       *err = "Unknown lua shebang option: " + std::string(parts[i]);
       return false;
     }
-    std::string_view list = parts[i].substr(6);
+    std::string_view list = std::string_view(parts[i]).substr(6);
     size_t pos = 0;
     while (true) {
       const size_t comma = list.find(',', pos);
@@ -93,8 +80,12 @@ bool ParseShebang(std::string_view body, uint32_t* flags, size_t* shebang_len, s
 }
 
 std::shared_ptr<ScriptInfo> ScriptCache::Find(std::string_view sha) const {
+  // SHAs are kept lowercase; Redis's dict of scripts compares without case.
+  if (sha.size() != 40) return nullptr;
+  char lower[40];
+  for (size_t i = 0; i < 40; i++) lower[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(sha[i])));
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = scripts_.find(std::string(sha));
+  auto it = scripts_.find(std::string_view(lower, 40));
   return it == scripts_.end() ? nullptr : it->second;
 }
 

@@ -39,17 +39,22 @@ struct ScriptInfo {
   std::string sha;   // 40 lowercase hex digits
   std::string body;  // as sent, shebang included
   uint32_t flags = 0;
-  // A run touched a key outside its declared keys' shards: every later run
-  // holds every shard from the start (docs/scripting.md).
-  std::atomic<bool> all_shards{false};
-  // A run has completed (the first holds every shard, and learns whether
-  // the script keeps to its declared keys).
-  std::atomic<bool> seen{false};
+  // What runs learn (any worker's, hence atomic and mutable on a const
+  // script): a run touched a key outside its declared keys' shards, so
+  // every later run holds every shard (docs/scripting.md); a run completed
+  // (the first holds every shard, to learn the first).
+  mutable std::atomic<bool> all_shards{false};
+  mutable std::atomic<bool> seen{false};
+  // Whether the next run must hold every shard.
+  bool NeedsAllShards() const {
+    return !seen.load(std::memory_order_relaxed) || all_shards.load(std::memory_order_relaxed);
+  }
+  void MarkAllShards() const { all_shards.store(true, std::memory_order_relaxed); }
 };
 
 class ScriptCache {
  public:
-  // The script with this SHA (40 lowercase hex digits), or null.
+  // The script with this SHA (40 hex digits, any case), or null.
   std::shared_ptr<ScriptInfo> Find(std::string_view sha) const;
   // Adds a script (already compiled by the caller's interpreter); returns
   // the one kept (an earlier one with the same SHA wins).
@@ -64,7 +69,11 @@ class ScriptCache {
 
  private:
   mutable std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<ScriptInfo>> scripts_;
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::shared_ptr<ScriptInfo>, Hash, std::equal_to<>> scripts_;
   size_t bytes_ = 0;
   std::atomic<uint64_t> epoch_{0};
 };

@@ -39,22 +39,15 @@ void Worker::ScriptCall(CommandContext& caller, Client& script_client, const Com
 
 bool Worker::ScriptNeedsAllShards(std::span<const std::string_view> args, const CommandSpec* spec) {
   if (nworkers_ == 1 || args.size() < 2) return false;
-  LuaEngine& engine = lua();
-  const ScriptInfo* info;
   if (spec->name == "fcall" || spec->name == "fcall_ro") {
     const auto f = server_.functions().Find(args[1]);
-    if (!f) return false;  // "Function not found", here
-    return !f->run->seen.load(std::memory_order_relaxed) || f->run->all_shards.load(std::memory_order_relaxed);
+    return f && f->run->NeedsAllShards();  // (none: "Function not found", here)
   }
-  if (spec->name == "eval" || spec->name == "eval_ro") {
-    // (Not loaded here: EVAL checks its arguments before it adds a script.)
-    info = engine.FindBody(args[1]);
-    if (info == nullptr) return true;  // a new script: its first run holds every shard
-  } else {
-    info = args[1].size() == 40 ? engine.FindSha(args[1]) : nullptr;
-    if (info == nullptr) return false;  // NOSCRIPT, here
-  }
-  return !info->seen.load(std::memory_order_relaxed) || info->all_shards.load(std::memory_order_relaxed);
+  const bool eval = spec->name == "eval" || spec->name == "eval_ro";
+  // (EVAL's script is not loaded here: EVAL checks its arguments first.)
+  const LuaEngine::Compiled* c = eval ? lua().FindBody(args[1]) : lua().FindSha(args[1]);
+  if (c == nullptr) return eval;  // a new script's first run holds every shard; NOSCRIPT here
+  return c->info->NeedsAllShards();
 }
 
 bool Worker::TakeScriptRerun() {
