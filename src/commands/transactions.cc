@@ -49,14 +49,12 @@ void WatchCommand(CommandContext& ctx) {
   for (size_t i = 1; i < ctx.args.size(); i++) {
     const std::string_view key = ctx.args[i];
     Shard& shard = ctx.ShardOf(key);
-    WatchTable& table = shard.watches();
-    if (table.Watches(c.db, key, c.watch.get())) continue;
     // A key whose deadline has passed is watched as missing (Redis's
     // watchedKey.expired); it is not deleted here.
     const Db::Entry* e = shard.db(c.db).FindRaw(key);
     const bool expired = e != nullptr && Db::IsExpired(*e, ctx.now_ms);
+    if (!shard.watches().Add(c.db, key, c.watch, expired)) continue;  // (watched already)
     const int64_t deadline = e != nullptr && !expired && e->has_expire() ? e->expire_ms() : -1;
-    table.Add(c.db, key, c.watch, expired);
     c.watch->keys.push_back({static_cast<uint32_t>(shard.index()), c.db, std::string(key), deadline});
   }
   ctx.reply.Ok();

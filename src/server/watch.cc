@@ -28,15 +28,18 @@ bool WatchTable::Watches(int db, std::string_view key, const WatchState* w) cons
   return std::any_of(it->second.begin(), it->second.end(), [w](const Watcher& x) { return x.state.get() == w; });
 }
 
-void WatchTable::Add(int db, std::string_view key, const std::shared_ptr<WatchState>& w, bool expired) {
+bool WatchTable::Add(int db, std::string_view key, const std::shared_ptr<WatchState>& w, bool expired) {
   Map& m = dbs_[static_cast<size_t>(db)];
   auto it = m.find(key);
   if (it == m.end()) {
     it = m.emplace(std::string(key), std::vector<Watcher>()).first;
     keys_++;
     Count(1);
+  } else if (std::any_of(it->second.begin(), it->second.end(), [&](const Watcher& x) { return x.state == w; })) {
+    return false;
   }
   it->second.push_back({w, expired});
+  return true;
 }
 
 void WatchTable::Remove(int db, std::string_view key, const WatchState* w) {

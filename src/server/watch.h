@@ -42,11 +42,17 @@ struct WatchState {
   std::vector<Key> keys;  // the client's worker only
   bool Dirty() const { return dirty.load(std::memory_order_acquire); }
   void MarkDirty() { dirty.store(true, std::memory_order_release); }
+  // The earliest watched deadline (unix ms), or -1.
+  int64_t EarliestDeadline() const {
+    int64_t earliest = -1;
+    for (const Key& k : keys)
+      if (k.deadline_ms >= 0 && (earliest < 0 || k.deadline_ms < earliest)) earliest = k.deadline_ms;
+    return earliest;
+  }
   // Whether a watched key's deadline has passed at now_ms.
   bool AnyExpired(int64_t now_ms) const {
-    for (const Key& k : keys)
-      if (k.deadline_ms >= 0 && k.deadline_ms <= now_ms) return true;
-    return false;
+    const int64_t earliest = EarliestDeadline();
+    return earliest >= 0 && earliest <= now_ms;
   }
 };
 
@@ -65,8 +71,9 @@ class WatchTable {
   // Whether `w` watches `key` of database `db` here.
   bool Watches(int db, std::string_view key, const WatchState* w) const;
   // `w` watches `key`; `expired`: the key exists but its deadline has
-  // passed (Redis's watchedKey.expired: deleting it is no change).
-  void Add(int db, std::string_view key, const std::shared_ptr<WatchState>& w, bool expired);
+  // passed (Redis's watchedKey.expired: deleting it is no change). False
+  // (nothing added) if `w` watches it already.
+  bool Add(int db, std::string_view key, const std::shared_ptr<WatchState>& w, bool expired);
   // `w` no longer watches `key` (nothing if it did not).
   void Remove(int db, std::string_view key, const WatchState* w);
 

@@ -401,16 +401,17 @@ class Worker : public ErrorSink {
   // command that spans them; GiveBack returns them.
   void AcquireShards(std::span<const uint32_t> sorted);
   // MULTI (worker_multi.cc): queues a command inside a transaction; the
-  // shards EXEC must hold (sorted, this worker's included), false when
-  // this worker's own is enough.
+  // shards of the queued commands' keys (sorted; every shard if one is
+  // over every shard), *keyed whether every queued command has keys (and
+  // none is over every shard); false when there is nothing to hold (one
+  // worker, no transaction, a doomed one).
   void Queue(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd);
-  bool TransactionShards(const Client& c, std::vector<uint32_t>* out);
-  // EXEC of a queue whose keys all live on one other worker's shard (every
-  // command with keys, none over every shard): sent there as one batch
-  // (ExecBatch::transaction) instead of borrowing the shard. False if it
-  // does not apply (the usual path runs it).
-  bool SendTransaction(Client& c, const CommandSpec* exec);
-  void RunTransactionBatch(ExecBatch* b);
+  bool TransactionShards(const Client& c, std::vector<uint32_t>* out, bool* keyed);
+  // EXEC of a queue whose keys all live on `target`, another worker's
+  // shard (every command with keys, none over every shard): sent there as
+  // one batch (ExecBatch::transaction) instead of borrowing the shard.
+  // False if it may not (over maxmemory: the usual path refuses it).
+  bool SendTransaction(Client& c, const CommandSpec* exec, uint32_t target);
   // Scripts (worker_script.cc): whether EVAL / EVALSHA's script is known to
   // touch keys outside its declared keys' shards (then it runs holding
   // every shard); whether the script that just ran stopped to run again

@@ -346,11 +346,21 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     // Queued here (or MULTI, DISCARD, WATCH's refusal); EXEC holds the
     // shards of the queued commands' keys.
     if (waiting) return Route::kPause;
-    if ((spec->flags & kCmdExec) && ArityOk(*spec, args.size()) && SendTransaction(c, spec)) return Route::kDone;
-    if ((spec->flags & kCmdExec) && TransactionShards(c, &shard_set_))
-      *now_tsc = ExecuteHolding(c, args, cmd, hint, *now_tsc);
-    else
-      *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
+    bool keyed = false;
+    if ((spec->flags & kCmdExec) && TransactionShards(c, &shard_set_, &keyed)) {
+      // All of it on one other worker's shard: run there, as one batch.
+      if (keyed && shard_set_.size() == 1 && shard_set_[0] != index_ && ArityOk(*spec, args.size()) &&
+          SendTransaction(c, spec, shard_set_[0]))
+        return Route::kDone;
+      shard_set_.push_back(index_);
+      std::sort(shard_set_.begin(), shard_set_.end());
+      shard_set_.erase(std::unique(shard_set_.begin(), shard_set_.end()), shard_set_.end());
+      if (shard_set_.size() > 1) {
+        *now_tsc = ExecuteHolding(c, args, cmd, hint, *now_tsc);
+        return Route::kDone;
+      }
+    }
+    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
     return Route::kDone;
   }
   // A command refused to a subscribed client is answered here (the ones it

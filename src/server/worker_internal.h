@@ -45,6 +45,24 @@ inline std::string Upper(std::string_view s) {
   return out;
 }
 
+// Calls f(i, command, args) for the commands of a packed list (a batch's or
+// a transaction's queue: the arguments end to end in `bytes`, their sizes
+// in `sizes`, each command's count in its `argc`) from the `from`-th on,
+// until f returns false. `args` is the scratch the views are put in.
+template <typename Cmd, typename F>
+void ForEachPacked(std::string_view bytes, const std::vector<uint32_t>& sizes, const std::vector<Cmd>& cmds,
+                   size_t from, std::vector<std::string_view>* args, F&& f) {
+  size_t offset = 0, arg = 0;
+  for (size_t i = 0; i < cmds.size(); i++) {
+    args->clear();
+    for (uint32_t j = 0; j < cmds[i].argc; j++, arg++) {
+      if (i >= from) args->emplace_back(bytes.data() + offset, sizes[arg]);
+      offset += sizes[arg];
+    }
+    if (i >= from && !f(i, cmds[i], std::span<const std::string_view>(*args))) return;
+  }
+}
+
 inline bool ArityOk(const CommandSpec& cmd, size_t argc) {
   const int n = static_cast<int>(argc);
   return !((cmd.arity > 0 && cmd.arity != n) || n < -cmd.arity);

@@ -201,10 +201,6 @@ void Worker::SendOpenBatch(Client& c) {
 
 void Worker::RunExecBatch(ExecBatch* b) {
   ApplyConfigIfChanged();
-  if (b->transaction) [[unlikely]] {
-    RunTransactionBatch(b);
-    return;
-  }
   proxy_.id = b->client_id;
   proxy_.home = b->from;
   proxy_.db = b->db;
@@ -213,34 +209,47 @@ void Worker::RunExecBatch(ExecBatch* b) {
   const int64_t now_ms = UnixTimeMs();
   const uint64_t hard_limit = server_.config().output_buffer_limits[Config::kNormalClients].hard;
   uint64_t t = CycleClock::Now();
-  size_t offset = 0, arg = 0;
-  for (const ExecBatch::Command& cmd : b->commands) {
-    exec_args_.clear();
-    for (uint32_t i = 0; i < cmd.argc; i++, arg++) {
-      exec_args_.emplace_back(b->bytes.data() + offset, b->arg_sizes[arg]);
-      offset += b->arg_sizes[arg];
+  size_t from = 0;
+  if (b->transaction) [[unlikely]] {
+    // A whole MULTI ... EXEC (SendTransaction): one array, or a null array
+    // if the client's WATCH failed; nothing blocks, woken clients wait for
+    // its end.
+    if (b->watch != nullptr &&
+        (b->watch->Dirty() || (b->watch_deadline_ms >= 0 && b->watch_deadline_ms <= now_ms))) {
+      reply.NullArray();
+      from = b->commands.size();  // nothing runs
+    } else {
+      reply.ArrayHeader(b->commands.size());
+      in_exec_ = true;
     }
+  }
+  ForEachPacked(b->bytes, b->arg_sizes, b->commands, from, &exec_args_,
+                [&](size_t i, const ExecBatch::Command& cmd, std::span<const std::string_view> args) {
     proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
-    t = Run(proxy_, cmd.spec, exec_args_, reply, shard_, nullptr, now_ms, t);
+    t = Run(proxy_, cmd.spec, args, reply, shard_, nullptr, now_ms, t);
     if (TakeScriptRerun()) [[unlikely]] {
       // A script touched a key of another shard before writing: it and the
       // commands after it go back to the client's worker, which runs them
       // (the script holding every shard) before anything else of the client.
-      b->rerun_from = static_cast<uint32_t>(&cmd - b->commands.data());
-      break;
+      b->rerun_from = static_cast<uint32_t>(i);
+      return false;
     }
     if (blocked_now_ != nullptr) [[unlikely]] {
       b->blocked = std::move(blocked_now_);  // the last command of its (sealed) batch
-      break;
+      return false;
     }
     if (reply.cut()) {  // the client is closed when the batch returns
       b->cut = true;
-      break;
+      return false;
     }
     // Past the output buffer's hard limit the client is closed when the
     // replies reach it, without running the rest (Redis stops reading a
     // client it will close): do not build replies nobody will get.
-    if (hard_limit != 0 && b->reply.size() >= hard_limit) break;
+    return hard_limit == 0 || b->reply.size() < hard_limit;
+  });
+  if (in_exec_ && b->transaction) {
+    in_exec_ = false;
+    if (!ready_shards_.empty()) ServeReadyKeys(now_ms);
   }
   b->kind = Mail::Kind::kExecDone;
   Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));

@@ -10,18 +10,13 @@ namespace peregrine {
 
 namespace {
 
-// Calls f(spec, args) for each queued command.
+// Calls f(spec, args) for each queued command until f returns false.
 template <typename F>
 void ForEachQueued(const Client::Transaction& t, std::vector<std::string_view>* args, F&& f) {
-  size_t arg = 0, off = 0;
-  for (const Client::Transaction::Queued& q : t.commands) {
-    args->clear();
-    for (uint32_t i = 0; i < q.argc; ++i, ++arg) {
-      args->emplace_back(t.bytes.data() + off, t.arg_sizes[arg]);
-      off += t.arg_sizes[arg];
-    }
-    if (!f(q.spec, std::span<const std::string_view>(*args))) return;
-  }
+  worker_internal::ForEachPacked(t.bytes, t.arg_sizes, t.commands, 0, args,
+                [&](size_t, const Client::Transaction::Queued& q, std::span<const std::string_view> a) {
+                  return f(q.spec, a);
+                });
 }
 
 }  // namespace
@@ -37,10 +32,10 @@ void Worker::Queue(Client& c, std::span<const std::string_view> args, const Comm
   t.denyoom = t.denyoom || (cmd->flags & kCmdDenyOom) != 0;
 }
 
-bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out) {
+bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out, bool* keyed) {
   if (c.multi == nullptr || c.multi->aborted || nworkers_ == 1) return false;
   out->clear();
-  out->push_back(index_);
+  *keyed = !c.multi->commands.empty();
   std::vector<std::string_view> args;
   ForEachQueued(*c.multi, &args, [&](const CommandSpec* spec, std::span<const std::string_view> a) {
     if (spec->flags & (kCmdAllShards | kCmdPublishes | kCmdScript)) {
@@ -48,9 +43,13 @@ bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out) {
       // keys it did not declare, and inside EXEC it cannot run again).
       out->clear();
       for (uint32_t s = 0; s < nworkers_; s++) out->push_back(s);
+      *keyed = false;
       return false;
     }
-    if (spec->first_key <= 0 || static_cast<size_t>(spec->first_key) >= a.size()) return true;
+    if (spec->first_key <= 0 || static_cast<size_t>(spec->first_key) >= a.size()) {
+      *keyed = false;  // (keyless commands change the connection: SELECT, CLIENT ...)
+      return true;
+    }
     // The first key's shard even when the others cannot be read (a bad
     // numkeys): the command runs there and replies its error.
     out->push_back(static_cast<uint32_t>(server_.ShardIndexOf(a[static_cast<size_t>(spec->first_key)])));
@@ -60,55 +59,31 @@ bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out) {
   });
   std::sort(out->begin(), out->end());
   out->erase(std::unique(out->begin(), out->end()), out->end());
-  return out->size() > 1;
+  return true;
 }
 
-bool Worker::SendTransaction(Client& c, const CommandSpec* exec) {
-  if (nworkers_ == 1 || c.multi == nullptr || c.multi->aborted || c.multi->commands.empty()) return false;
-  const Client::Transaction& t = *c.multi;
-  int64_t target = -1;
-  bool fits = true;
-  std::vector<std::string_view> args;
-  ForEachQueued(t, &args, [&](const CommandSpec* spec, std::span<const std::string_view> a) {
-    if ((spec->flags & (kCmdAllShards | kCmdPublishes | kCmdScript)) || spec->first_key <= 0 ||
-        static_cast<size_t>(spec->first_key) >= a.size()) {
-      fits = false;  // (keyless commands change the connection: SELECT, CLIENT ...)
-      return false;
-    }
-    key_positions_.clear();
-    spec->KeyPositions(a, &key_positions_);
-    key_positions_.push_back(static_cast<size_t>(spec->first_key));
-    for (size_t pos : key_positions_) {
-      const auto s = static_cast<int64_t>(server_.ShardIndexOf(a[pos]));
-      if (s == index_ || (target >= 0 && s != target)) {
-        fits = false;
-        return false;
-      }
-      target = s;
-    }
-    return true;
-  });
-  if (!fits || target < 0) return false;
+bool Worker::SendTransaction(Client& c, const CommandSpec* exec, uint32_t target) {
+  Client::Transaction& t = *c.multi;
   // Over maxmemory with a command that may add memory: the usual path
   // refuses it with EXECABORT.
   if (t.denyoom && server_.config().maxmemory > 0 && !EnforceMaxmemory(shard_)) return false;
   ExecBatch* b = NewBatch();
   b->from = index_;
-  b->target = static_cast<uint32_t>(target);
+  b->target = target;
   b->client_id = c.id;
   b->db = c.db;
   b->resp = c.resp;
-  b->bytes = t.bytes;
-  b->arg_sizes = t.arg_sizes;
+  // (Swapped, not copied: the transaction ends here, and each side keeps
+  // the other's room for its next use.)
+  b->bytes.swap(t.bytes);
+  b->arg_sizes.swap(t.arg_sizes);
   for (const Client::Transaction::Queued& q : t.commands) b->commands.push_back({q.spec, q.argc});
   b->transaction = true;
   b->sealed = true;  // nothing of the client joins it
   b->only_publishes = false;
   if (c.watch != nullptr) {
     b->watch = c.watch;
-    for (const WatchState::Key& k : c.watch->keys)
-      if (k.deadline_ms >= 0 && (b->watch_deadline_ms < 0 || k.deadline_ms < b->watch_deadline_ms))
-        b->watch_deadline_ms = k.deadline_ms;
+    b->watch_deadline_ms = c.watch->EarliestDeadline();
   }
   c.last_cmd = exec;
   command_stats_[exec->id].calls++;
@@ -116,42 +91,6 @@ bool Worker::SendTransaction(Client& c, const CommandSpec* exec) {
   c.EndTransaction(std::move(c.multi));
   c.open_batch = b;
   return true;
-}
-
-void Worker::RunTransactionBatch(ExecBatch* b) {
-  proxy_.id = b->client_id;
-  proxy_.home = b->from;
-  proxy_.db = b->db;
-  proxy_.resp = b->resp;
-  ReplyWriter reply(&b->reply, b->resp, this);
-  const int64_t now_ms = UnixTimeMs();
-  const bool watch_failed = b->watch != nullptr && (b->watch->Dirty() || (b->watch_deadline_ms >= 0 &&
-                                                                          b->watch_deadline_ms <= now_ms));
-  if (watch_failed) {
-    reply.NullArray();
-  } else {
-    reply.ArrayHeader(b->commands.size());
-    in_exec_ = true;
-    uint64_t t = CycleClock::Now();
-    size_t offset = 0, arg = 0;
-    for (const ExecBatch::Command& cmd : b->commands) {
-      exec_args_.clear();
-      for (uint32_t i = 0; i < cmd.argc; i++, arg++) {
-        exec_args_.emplace_back(b->bytes.data() + offset, b->arg_sizes[arg]);
-        offset += b->arg_sizes[arg];
-      }
-      proxy_.last_cmd = cmd.spec;
-      t = Run(proxy_, cmd.spec, exec_args_, reply, shard_, nullptr, now_ms, t);
-      if (reply.cut()) {
-        b->cut = true;
-        break;
-      }
-    }
-    in_exec_ = false;
-    if (!ready_shards_.empty()) ServeReadyKeys(now_ms);
-  }
-  b->kind = Mail::Kind::kExecDone;
-  Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
 }
 
 void Worker::RunTransaction(CommandContext& ctx) {

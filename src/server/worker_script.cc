@@ -67,27 +67,24 @@ uint64_t Worker::RerunHoldingAll(Client& c, std::span<const std::string_view> ar
 
 void Worker::RunPending(Client& c) {
   ExecBatch* b = c.pending;
-  // The commands after the one that stopped, with their arguments.
-  size_t offset = 0, arg = 0;
-  for (size_t i = 0; i < b->commands.size(); i++) {
-    const ExecBatch::Command& cmd = b->commands[i];
-    if (i < c.pending_next) {
-      for (uint32_t j = 0; j < cmd.argc; j++) offset += b->arg_sizes[arg++];
-      continue;
-    }
-    std::vector<std::string_view> args;
-    for (uint32_t j = 0; j < cmd.argc; j++, arg++) {
-      args.emplace_back(b->bytes.data() + offset, b->arg_sizes[arg]);
-      offset += b->arg_sizes[arg];
-    }
+  // The commands from the one that stopped on, in order; a pause keeps the
+  // rest for when the client can go on.
+  bool paused = false;
+  std::vector<std::string_view> args;
+  worker_internal::ForEachPacked(b->bytes, b->arg_sizes, b->commands, c.pending_next, &args,
+                [&](size_t i, const ExecBatch::Command& cmd, std::span<const std::string_view> a) {
     uint64_t t = CycleClock::Now();
-    const uint32_t shard = cmd.spec->first_key > 0 && static_cast<size_t>(cmd.spec->first_key) < args.size()
-                               ? static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(cmd.spec->first_key)]))
+    const uint32_t shard = cmd.spec->first_key > 0 && static_cast<size_t>(cmd.spec->first_key) < a.size()
+                               ? static_cast<uint32_t>(server_.ShardIndexOf(a[static_cast<size_t>(cmd.spec->first_key)]))
                                : index_;
-    if (Dispatch(c, args, cmd.spec, nullptr, shard, &t) == Route::kPause) return;
+    if (Dispatch(c, a, cmd.spec, nullptr, shard, &t) == Route::kPause) {
+      paused = true;
+      return false;
+    }
     c.pending_next = i + 1;
-    if (c.closed) return;
-  }
+    return !c.closed;
+  });
+  if (paused || c.closed) return;
   c.pending = nullptr;
   c.pending_next = 0;
   RecycleBatch(b);
