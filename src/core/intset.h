@@ -41,6 +41,10 @@ struct IntSet {
   // Removes the value at `index`. May move the set.
   static IntSet* RemoveAt(IntSet* s, uint32_t index);
 
+  // The values as stored: size() * width bytes, little-endian (the layout
+  // of a Redis intset's contents, which RDB files hold).
+  const uint8_t* raw_values() const { return values(); }
+
   // Whether `v` is there; else *pos is where it would go.
   bool Search(int64_t v, uint32_t* pos) const;
 

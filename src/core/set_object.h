@@ -64,6 +64,10 @@ class SetObject {
   // Bytes allocated for the members (MEMORY USAGE); O(pages).
   size_t AllocatedBytes() const;
 
+  // The intset of an intset-encoded set (persistence writes it as one
+  // block), else nullptr.
+  const IntSet* AsIntSet() const { return encoding() == Encoding::kIntSet ? intset() : nullptr; }
+
   bool Contains(std::string_view member) const;
   // Adds `member`; returns whether it was new. Converts first when the
   // limits say so.
