@@ -73,6 +73,18 @@ void AccessTracker::RebuildSweptTable() {
 
 uint64_t AccessTracker::IdleSeconds(uint8_t a) const { return std::min(Idle(a, now_s_), kMaxIdleSeconds); }
 
+uint8_t AccessTracker::StampForIdle(uint64_t idle_s) const {
+  idle_s = std::min(idle_s, kMaxIdleSeconds);
+  const int64_t at_s = now_s_ - static_cast<int64_t>(idle_s);
+  for (int t = 0; t < kLastClock; t++) {
+    const Clock& c = kClocks[t];
+    // The stamp's age in units once placed, which must stay below the
+    // point where the sweep would move it on.
+    if (ClockNow(c, now_s_) - ClockNow(c, at_s) < c.convert_at) return StampAt(c, at_s);
+  }
+  return StampAt(kClocks[kLastClock], at_s);
+}
+
 void AccessTracker::BeginPass(int64_t now_ms) {
   pass_decay_ = 0;
   pass_resets_ = reset_pending_;

@@ -72,6 +72,11 @@ class AccessTracker {
 
   // LRU mode: seconds since the key was last accessed.
   uint64_t IdleSeconds(uint8_t a) const;
+  // LRU mode: the byte of a key last accessed `idle_s` seconds ago
+  // (RESTORE ... IDLETIME, an RDB file's idle times); the idle time read
+  // back is idle_s on the seconds clock, and at most one unit more on the
+  // coarser ones. Capped at 30 days.
+  uint8_t StampForIdle(uint64_t idle_s) const;
   // LFU mode: the counter (OBJECT FREQ).
   static uint8_t Frequency(uint8_t a) { return a; }
 

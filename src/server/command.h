@@ -217,5 +217,6 @@ void RegisterZSetCommands(CommandTable& table);
 void RegisterGeoCommands(CommandTable& table);
 void RegisterTransactionCommands(CommandTable& table);
 void RegisterScriptingCommands(CommandTable& table);
+void RegisterDumpCommands(CommandTable& table);
 
 }  // namespace peregrine

@@ -84,6 +84,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterGeoCommands(commands_);
   RegisterTransactionCommands(commands_);
   RegisterScriptingCommands(commands_);
+  RegisterDumpCommands(commands_);
   if (config_.threads <= 0) {
     const unsigned cores = std::thread::hardware_concurrency();
     config_.threads = static_cast<int>(std::clamp(cores, 1u, 256u));

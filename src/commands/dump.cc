@@ -1,0 +1,137 @@
+// DUMP and RESTORE: a value as Redis's serialized payload (its RDB form, the
+// RDB version and a CRC-64), so that values move between Peregrine and
+// Redis 7 either way (docs/persistence.md).
+#include <cstring>
+#include <string>
+
+#include "commands/common.h"
+#include "persist/crc64.h"
+#include "persist/rdb_format.h"
+#include "persist/rdb_reader.h"
+#include "persist/rdb_value.h"
+#include "persist/rdb_writer.h"
+#include "server/persistence.h"
+
+namespace peregrine {
+namespace {
+
+// DUMP key: nil for a missing key.
+void DumpCommand(CommandContext& ctx) {
+  Db::Entry* e = LookupRead(ctx, ctx.args[1]);
+  if (e == nullptr) {
+    ctx.reply.Null();
+    return;
+  }
+  RdbWriter w;
+  w.Byte(RdbWriter::TypeOf(e->value));
+  w.Object(e->value);
+  ctx.reply.Bulk(w.DumpPayload(RdbWriter::VersionFor(e->value)));
+}
+
+// Redis's verifyDumpPayload: a footer of the RDB version (no newer than
+// this server reads) and the CRC-64 of everything before the checksum.
+bool VerifyDumpPayload(std::string_view p) {
+  if (p.size() < 10) return false;
+  const auto* footer = reinterpret_cast<const uint8_t*>(p.data() + p.size() - 10);
+  const int version = footer[0] | footer[1] << 8;
+  if (version > rdb::kMaxVersion) return false;
+  uint64_t crc;
+  std::memcpy(&crc, footer + 2, 8);
+  return Crc64(0, p.data(), p.size() - 8) == crc;
+}
+
+// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
+// [FREQ frequency], checked in Redis's order.
+void RestoreCommand(CommandContext& ctx) {
+  bool replace = false, absttl = false;
+  int64_t idle = -1, freq = -1;
+  for (size_t i = 4; i < ctx.args.size(); i++) {
+    const std::string_view opt = ctx.args[i];
+    const bool more = i + 1 < ctx.args.size();
+    if (EqualsIgnoreCase(opt, "replace")) {
+      replace = true;
+    } else if (EqualsIgnoreCase(opt, "absttl")) {
+      absttl = true;
+    } else if (EqualsIgnoreCase(opt, "idletime") && more && freq == -1) {
+      if (!ParseIntArg(ctx, ctx.args[++i], &idle)) return;
+      if (idle < 0) {
+        ctx.reply.Error("ERR Invalid IDLETIME value, must be >= 0");
+        return;
+      }
+    } else if (EqualsIgnoreCase(opt, "freq") && more && idle == -1) {
+      if (!ParseIntArg(ctx, ctx.args[++i], &freq)) return;
+      if (freq < 0 || freq > 255) {
+        ctx.reply.Error("ERR Invalid FREQ value, must be >= 0 and <= 255");
+        return;
+      }
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  const std::string_view key = ctx.args[1];
+  if (!replace && LookupWrite(ctx, key) != nullptr) {
+    ctx.reply.Error("BUSYKEY Target key name already exists.");
+    return;
+  }
+  int64_t ttl;
+  if (!ParseIntArg(ctx, ctx.args[2], &ttl)) return;
+  if (ttl < 0) {
+    ctx.reply.Error("ERR Invalid TTL value, must be >= 0");
+    return;
+  }
+  const std::string_view payload = ctx.args[3];
+  if (!VerifyDumpPayload(payload)) {
+    ctx.reply.Error("ERR DUMP payload version or checksum are wrong");
+    return;
+  }
+  RdbReader reader(payload.substr(0, payload.size() - 10));
+  uint8_t type;
+  Value value;
+  if (!reader.Byte(&type) || !rdb::IsObjectType(type) ||
+      LoadRdbObject(reader, type, ContainerLimitsOf(ctx.server.config()), ctx.now_ms, &value) !=
+          RdbLoadStatus::kOk) {
+    ctx.reply.Error("ERR Bad data format");
+    return;
+  }
+  Db& db = ctx.DbOf(key);
+  bool deleted = false;
+  if (replace && LookupWrite(ctx, key) != nullptr) deleted = db.Erase(key);
+  if (ttl != 0 && !absttl) {
+    if (ttl > INT64_MAX - ctx.now_ms) ttl = INT64_MAX;  // as far as a deadline goes
+    else ttl += ctx.now_ms;
+  }
+  if (ttl != 0 && ttl <= ctx.now_ms) {
+    // Already expired: the key is gone (if it was replaced) and that is all.
+    if (deleted) SignalModifiedKey(ctx, key);
+    ctx.reply.Ok();
+    return;
+  }
+  Db::Entry* e = InsertKey(ctx, db, key, std::move(value), ttl != 0 ? ttl : Db::kNoExpire);
+  AccessTracker& access = ctx.ShardOf(key).access();
+  if (freq >= 0 && access.mode() == AccessTracker::Mode::kLfu) e->value.set_access(static_cast<uint8_t>(freq));
+  if (idle >= 0 && access.mode() == AccessTracker::Mode::kLru)
+    e->value.set_access(access.StampForIdle(static_cast<uint64_t>(idle)));
+  SignalModifiedKey(ctx, key);
+  ctx.reply.Ok();
+}
+
+}  // namespace
+
+void RegisterDumpCommands(CommandTable& t) {
+  auto add = FamilyRegistrar(t, kAclKeyspace, "generic");
+  add("dump", 2, kCmdReadonly, 1, 1, DumpCommand, "2.6.0",
+      "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects "
+      "composing the value and M their average size. For small string values the time complexity is thus "
+      "O(1)+O(1*M) where M is small, so simply O(1).",
+      "Returns a serialized representation of the value stored at a key.");
+  auto add_dangerous = FamilyRegistrar(t, kAclKeyspace | kAclDangerous, "generic");
+  add_dangerous("restore", -4, kCmdWrite | kCmdDenyOom, 1, 1, RestoreCommand, "2.6.0",
+      "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the "
+      "number of Redis objects composing the value and M their average size. For small string values the time "
+      "complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the "
+      "complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+      "Creates a key from the serialized representation of a value.");
+}
+
+}  // namespace peregrine
