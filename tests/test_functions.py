@@ -192,3 +192,79 @@ def test_function_kill(start_server):
         assert other.call("FUNCTION", "KILL") == b"+OK\r\n"
         assert runner.read_reply().startswith(b"-ERR Script killed by user with SCRIPT KILL...")
         assert other.call("FUNCTION", "KILL") == b"-NOTBUSY No scripts in execution right now.\r\n"
+
+
+OTHER = """#!lua name=other
+redis.register_function('twice', function(keys, args) return args[1] .. args[1] end)
+"""
+CLASH = """#!lua name=clash
+redis.register_function('setit', function(keys, args) return 1 end)
+"""
+
+
+def names(c):
+    return sorted(lib[1].decode() for lib in c.execute_command("FUNCTION", "LIST"))
+
+
+def test_dump_and_restore_policies(fc):
+    load(fc, LIB)
+    load(fc, OTHER)
+    payload = fc.execute_command("FUNCTION", "DUMP")
+    assert payload[-10:-8] == b"\x0a\x00"
+    fc.execute_command("FUNCTION", "FLUSH")
+    assert fc.execute_command("FUNCTION", "RESTORE", payload) == b"OK"
+    assert names(fc) == ["mylib", "other"]
+    assert fc.execute_command("FCALL", "twice", 0, "ab") == b"abab"
+    # APPEND (the default) refuses a library that exists, and changes nothing.
+    assert "Library mylib already exists" in err(fc, "FUNCTION", "RESTORE", payload)
+    assert "Library mylib already exists" in err(fc, "FUNCTION", "RESTORE", payload, "APPEND")
+    assert fc.execute_command("FUNCTION", "RESTORE", payload, "REPLACE") == b"OK"
+    assert names(fc) == ["mylib", "other"]
+    # FLUSH: the payload's libraries become the only ones.
+    fc.execute_command("FUNCTION", "DELETE", "other")
+    one = fc.execute_command("FUNCTION", "DUMP")
+    load(fc, OTHER)
+    assert fc.execute_command("FUNCTION", "RESTORE", one, "FLUSH") == b"OK"
+    assert names(fc) == ["mylib"]
+    # A function of another library with the same name: refused, all or nothing.
+    fc.execute_command("FUNCTION", "FLUSH")
+    load(fc, CLASH)
+    assert "Function setit already exists" in err(fc, "FUNCTION", "RESTORE", payload, "REPLACE")
+    assert names(fc) == ["clash"]
+    # An empty registry dumps to a payload that restores to nothing.
+    fc.execute_command("FUNCTION", "FLUSH")
+    empty = fc.execute_command("FUNCTION", "DUMP")
+    assert fc.execute_command("FUNCTION", "RESTORE", empty) == b"OK"
+    assert names(fc) == []
+
+
+def test_restore_errors(fc):
+    load(fc, LIB)
+    payload = fc.execute_command("FUNCTION", "DUMP")
+    assert "Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE." in err(
+        fc, "FUNCTION", "RESTORE", payload, "BOGUS")
+    assert "unknown subcommand or wrong number of arguments" in err(
+        fc, "FUNCTION", "RESTORE", payload, "FLUSH", "x")
+    assert "DUMP payload version or checksum are wrong" in err(fc, "FUNCTION", "RESTORE", payload[:-1] + b"\x00")
+    assert "DUMP payload version or checksum are wrong" in err(fc, "FUNCTION", "RESTORE", b"x")
+    # A key's payload is not a function.
+    fc.set("k", "v")
+    assert "given type is not a function" in err(fc, "FUNCTION", "RESTORE", fc.dump("k"))
+    assert names(fc) == ["mylib"]
+
+
+def test_payloads_move_between_redis_and_here(fc):
+    from conftest import ServerProcess
+    ref = ServerProcess(kind="redis")
+    try:
+        rr = ref.client()
+        load(rr, LIB)
+        fc.execute_command("FUNCTION", "RESTORE", rr.execute_command("FUNCTION", "DUMP"))
+        fc.set("k", "v")
+        assert fc.execute_command("FCALL", "getit", 1, "k") == b"v"
+        load(fc, OTHER)
+        rr.execute_command("FUNCTION", "RESTORE", fc.execute_command("FUNCTION", "DUMP"), "REPLACE")
+        assert rr.execute_command("FCALL", "twice", 0, "x") == b"xx"
+        rr.close()
+    finally:
+        ref.stop()

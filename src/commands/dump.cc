@@ -5,7 +5,6 @@
 #include <string>
 
 #include "commands/common.h"
-#include "persist/crc64.h"
 #include "persist/rdb_format.h"
 #include "persist/rdb_reader.h"
 #include "persist/rdb_value.h"
@@ -26,18 +25,6 @@ void DumpCommand(CommandContext& ctx) {
   w.Byte(RdbWriter::TypeOf(e->value));
   w.Object(e->value);
   ctx.reply.Bulk(w.DumpPayload(RdbWriter::VersionFor(e->value)));
-}
-
-// Redis's verifyDumpPayload: a footer of the RDB version (no newer than
-// this server reads) and the CRC-64 of everything before the checksum.
-bool VerifyDumpPayload(std::string_view p) {
-  if (p.size() < 10) return false;
-  const auto* footer = reinterpret_cast<const uint8_t*>(p.data() + p.size() - 10);
-  const int version = footer[0] | footer[1] << 8;
-  if (version > rdb::kMaxVersion) return false;
-  uint64_t crc;
-  std::memcpy(&crc, footer + 2, 8);
-  return Crc64(0, p.data(), p.size() - 8) == crc;
 }
 
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]

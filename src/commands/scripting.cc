@@ -1,10 +1,14 @@
 // EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (docs/scripting.md): the
 // script runs in the interpreter of the worker running the command
 // (scripting/lua_engine.h), holding the shards of its declared keys.
+#include <set>
 #include <string>
 
 #include "commands/common.h"
 #include "core/numbers.h"
+#include "persist/rdb_format.h"
+#include "persist/rdb_reader.h"
+#include "persist/rdb_writer.h"
 #include "scripting/functions.h"
 #include "scripting/lua_engine.h"
 #include "server/server.h"
@@ -193,6 +197,92 @@ void FunctionLoadCommand(CommandContext& ctx) {
     return;
   }
   ctx.reply.Bulk(lib->name);
+}
+
+// FUNCTION DUMP: every library's code as Redis's payload (an RDB
+// function record each, then the RDB version and CRC-64).
+void FunctionDumpCommand(CommandContext& ctx) {
+  RdbWriter w;
+  for (const auto& lib : ctx.server.functions().List(std::nullopt)) {
+    w.Byte(rdb::kOpFunction2);
+    w.String(lib->code);
+  }
+  ctx.reply.Bulk(w.DumpPayload(rdb::kVersion));
+}
+
+// FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE]: Redis's
+// functionRestoreCommand, all or nothing.
+void FunctionRestoreCommand(CommandContext& ctx) {
+  if (ctx.args.size() > 4) {
+    ReplySubcommandSyntaxError(ctx);
+    return;
+  }
+  bool replace = false, flush = false;
+  if (ctx.args.size() == 4) {
+    const std::string_view policy = ctx.args[3];
+    if (EqualsIgnoreCase(policy, "replace")) {
+      replace = true;
+    } else if (EqualsIgnoreCase(policy, "flush")) {
+      flush = true;
+    } else if (!EqualsIgnoreCase(policy, "append")) {
+      ctx.reply.Error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.");
+      return;
+    }
+  }
+  const std::string_view payload = ctx.args[2];
+  if (!VerifyDumpPayload(payload)) {
+    ctx.reply.Error("ERR DUMP payload version or checksum are wrong");
+    return;
+  }
+  RdbReader reader(payload.substr(0, payload.size() - 10));
+  std::vector<std::shared_ptr<FunctionLibrary>> libs;
+  std::set<std::string, std::less<>> names, functions;
+  std::string err, code;
+  while (reader.remaining() > 0) {
+    uint8_t type;
+    if (!reader.Byte(&type)) {
+      err = "can not read data type";
+      break;
+    }
+    if (type == rdb::kOpFunctionPreGa) {
+      err = "Pre-GA function format not supported";
+      break;
+    }
+    if (type != rdb::kOpFunction2) {
+      err = "given type is not a function";
+      break;
+    }
+    if (!reader.String(&code)) {
+      err = "Failed loading library payload";
+      break;
+    }
+    auto lib = std::make_shared<FunctionLibrary>();
+    if (!ParseLibraryMetadata(code, lib.get(), &err)) break;
+    if (!names.insert(lib->name).second) {
+      err = "Library '" + lib->name + "' already exists";
+      break;
+    }
+    if (!ctx.worker.lua().LoadLibrary(lib.get(), &err)) {
+      // LoadLibrary's texts carry their "ERR " already.
+      if (err.starts_with("ERR ")) err.erase(0, 4);
+      break;
+    }
+    bool collide = false;
+    for (const auto& [name, f] : lib->functions)
+      if (!functions.insert(name).second) {
+        err = "Function " + name + " already exists";
+        collide = true;
+      }
+    if (collide) break;
+    libs.push_back(std::move(lib));
+  }
+  if (err.empty() && !ctx.server.functions().Join(std::move(libs), replace, flush, &err) && err.empty())
+    err = "failed loading the given functions payload";
+  if (!err.empty()) {
+    ctx.reply.Error("ERR " + err);
+    return;
+  }
+  ctx.reply.Ok();
 }
 
 void FunctionDeleteCommand(CommandContext& ctx) {
@@ -395,6 +485,10 @@ void RegisterScriptingCommands(CommandTable& t) {
   function.subcommands = {
       fsub("delete", 3, kCmdNoscript | kCmdWrite, FunctionDeleteCommand, "Deletes a library and its functions.",
            "O(1)"),
+      fsub("dump", 2, kCmdNoscript, FunctionDumpCommand, "Dumps all libraries into a serialized binary payload.",
+           "O(N) where N is the number of functions"),
+      fsub("restore", -3, kCmdNoscript | kCmdWrite | kCmdDenyOom, FunctionRestoreCommand,
+           "Restores all libraries from a payload.", "O(N) where N is the number of functions on the payload"),
       fsub("flush", -2, kCmdNoscript | kCmdWrite, FunctionFlushCommand, "Deletes all libraries and functions.",
            "O(N) where N is the number of functions deleted"),
       fsub("help", 2, kCmdLoading | kCmdStale, FunctionHelpCommand,

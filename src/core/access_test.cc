@@ -89,6 +89,22 @@ TEST(AccessTrackerTest, TouchAfterLongIdleStartsOver) {
   EXPECT_EQ(t.IdleSeconds(a), 7u);
 }
 
+// RESTORE ... IDLETIME: a stamp placed for a given idle time reads back as
+// that time (within one unit of its clock), and ages as a touched key does.
+TEST(AccessTrackerTest, StampForIdleReadsBackTheIdleTime) {
+  AccessTracker t = Lru(kStart);
+  for (uint64_t idle : {0ull, 1ull, 63ull, 64ull, 3000ull, 7200ull, 90000ull, 29ull * 86400, 90ull * 86400}) {
+    const uint64_t want = std::min<uint64_t>(idle, AccessTracker::kMaxIdleSeconds);
+    const uint64_t got = t.IdleSeconds(t.StampForIdle(idle));
+    const uint64_t slack = want < 64 ? 0 : want < 48 * 60 ? 59 : want < 24 * 3600 ? 3599 : 86399;
+    EXPECT_GE(got, want) << idle;
+    EXPECT_LE(got, want + slack) << idle;
+  }
+  const uint8_t a = t.StampForIdle(10);
+  t.Advance(kStart + 5000);
+  EXPECT_EQ(t.IdleSeconds(a), 15u);
+}
+
 TEST(AccessTrackerTest, LfuCounterStartsAtFiveAndGrowsLogarithmically) {
   AccessTracker t;
   t.Configure(Mode::kLfu, 10, 1);

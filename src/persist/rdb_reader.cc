@@ -196,6 +196,16 @@ bool RdbReader::StringDouble(double* out) {
   return true;
 }
 
+bool VerifyDumpPayload(std::string_view p) {
+  if (p.size() < 10) return false;
+  const auto* footer = reinterpret_cast<const uint8_t*>(p.data() + p.size() - 10);
+  const int version = footer[0] | footer[1] << 8;
+  if (version > rdb::kMaxVersion) return false;
+  uint64_t crc;
+  std::memcpy(&crc, footer + 2, 8);
+  return Crc64(0, p.data(), p.size() - 8) == crc;
+}
+
 bool RdbReader::MillisTime(int64_t* out) {
   const char* p;
   if (!Bytes(8, &p)) return false;

@@ -64,4 +64,9 @@ class RdbReader {
   std::string error_;
 };
 
+// Redis's verifyDumpPayload: whether a DUMP payload ends in a footer of an
+// RDB version this server reads and the CRC-64 of everything before the
+// checksum. The value is then the payload less its last 10 bytes.
+bool VerifyDumpPayload(std::string_view payload);
+
 }  // namespace peregrine

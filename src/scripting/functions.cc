@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include <cctype>
+#include <set>
 
 #include "core/glob.h"
 #include "protocol/parser.h"
@@ -116,6 +117,49 @@ bool FunctionRegistry::Add(std::shared_ptr<FunctionLibrary> lib, bool replace, s
   lib->id = next_id_++;
   for (const auto& [name, f] : lib->functions) functions_[name] = Found{lib, f.run};
   libraries_[lib->name] = std::move(lib);
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
+  return true;
+}
+
+bool FunctionRegistry::Join(std::vector<std::shared_ptr<FunctionLibrary>> libs, bool replace, bool flush,
+                            std::string* err) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!flush) {
+    // The libraries that would go, and then no function may collide with
+    // one that stays.
+    std::set<const FunctionLibrary*> going;
+    for (const auto& lib : libs) {
+      auto old = libraries_.find(lib->name);
+      if (old == libraries_.end()) continue;
+      if (!replace) {
+        *err = "Library " + lib->name + " already exists";
+        return false;
+      }
+      going.insert(old->second.get());
+    }
+    for (const auto& lib : libs)
+      for (const auto& [name, f] : lib->functions) {
+        auto it = functions_.find(name);
+        if (it != functions_.end() && going.count(it->second.library.get()) == 0) {
+          *err = "Function " + name + " already exists";
+          return false;
+        }
+      }
+    for (const auto& lib : libs) {
+      auto old = libraries_.find(lib->name);
+      if (old == libraries_.end()) continue;
+      for (const auto& [name, f] : old->second->functions) functions_.erase(name);
+      libraries_.erase(old);
+    }
+  } else {
+    libraries_.clear();
+    functions_.clear();
+  }
+  for (auto& lib : libs) {
+    lib->id = next_id_++;
+    for (const auto& [name, f] : lib->functions) functions_[name] = Found{lib, f.run};
+    libraries_[lib->name] = std::move(lib);
+  }
   epoch_.fetch_add(1, std::memory_order_acq_rel);
   return true;
 }

@@ -54,6 +54,11 @@ class FunctionRegistry {
   // Adds a library (its functions registered already); with replace, one of
   // the same name goes. False with *err (Redis's text, without "ERR ").
   bool Add(std::shared_ptr<FunctionLibrary> lib, bool replace, std::string* err);
+  // FUNCTION RESTORE: adds `libs` (distinct names, functions registered)
+  // all or none: with flush, they become the only libraries; else a
+  // library of the same name stays (an error) or, with replace, goes.
+  // False with *err (Redis's libraryJoin texts).
+  bool Join(std::vector<std::shared_ptr<FunctionLibrary>> libs, bool replace, bool flush, std::string* err);
   bool Delete(std::string_view library);
   bool HasLibrary(std::string_view library) const;
   void Flush();
