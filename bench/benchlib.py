@@ -246,7 +246,7 @@ class ServerSpec:
 
     def argv(self, port: int) -> list[str]:
         a = [self.binary, "--port", str(port), "--bind", HOST]
-        if self.name == "redis":
+        if self.name in ("redis", "peregrine"):
             a += ["--save", "", "--appendonly", "no"]
         return a + self.extra
 

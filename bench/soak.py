@@ -141,7 +141,7 @@ def main(argv=None) -> int:
     port = bl.free_port()
     log_path = os.path.join(workdir, "server.log")
     log = open(log_path, "wb")
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", bl.HOST] + extra, cwd=workdir,
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", bl.HOST, "--save", ""] + extra, cwd=workdir,
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 15
     while True:

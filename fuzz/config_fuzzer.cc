@@ -31,8 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view pair[] = {name, value};
     std::string set_err;
     if (ConfigSet(&config, pair, &set_err)) continue;
-    // Only the directives CONFIG SET may not change are allowed to refuse.
-    if (set_err.find("can't set immutable config") != std::string::npos) continue;
+    // Only the directives CONFIG SET may not change (here: immutable or
+    // protected ones) are allowed to refuse.
+    if (set_err.find("can't set immutable config") != std::string::npos ||
+        set_err.find("can't set protected config") != std::string::npos)
+      continue;
     std::fprintf(stderr, "CONFIG SET %s '%s' refused what CONFIG GET printed: %s\n", name.c_str(), value.c_str(),
                  set_err.c_str());
     std::abort();

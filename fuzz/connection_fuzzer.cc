@@ -67,6 +67,10 @@ Config FuzzConfig(int threads, uint8_t mode) {
   // A script that loops for ever stops after a few million instructions
   // (nobody here would send SCRIPT KILL), and never goes busy.
   c.busy_reply_threshold = 0;
+  // No snapshots on a schedule; SAVE writes its file here, under a name of
+  // its own.
+  c.save_params.clear();
+  c.dbfilename = "peregrine-fuzz.rdb";
   c.script_instruction_limit = 2'000'000;
   c.script_memory_limit = 64 << 20;
   return c;

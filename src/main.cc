@@ -15,6 +15,7 @@
 
 #include "server/config.h"
 #include "server/log.h"
+#include "server/persistence.h"
 #include "server/server.h"
 
 #ifdef PEREGRINE_WITH_MIMALLOC
@@ -47,7 +48,8 @@ void PrintUsage() {
       "\n"
       "Supported directives: port, bind, unixsocket, unixsocketperm, databases, maxclients,\n"
       "threads, timeout, tcp-keepalive, tcp-backlog, loglevel, logfile, daemonize, pidfile,\n"
-      "proto-max-bulk-len, client-query-buffer-limit, hz, save (\"\" only), appendonly (no only).\n"
+      "proto-max-bulk-len, client-query-buffer-limit, hz, save, dir, dbfilename, rdbcompression,\n"
+      "rdbchecksum, appendonly (no only), and the rest of redis.conf's that docs/commands.md lists.\n"
       "With no arguments the server listens on 127.0.0.1:6379 (and ::1 when available).\n");
 }
 
@@ -180,6 +182,15 @@ int main(int argc, char** argv) {
   if (!server.Start(&err)) {
     LOG_WARNING("%s", err.c_str());
     std::fprintf(stderr, "%s\n", err.c_str());
+    return 1;
+  }
+  // The snapshot, before any client is served (those connecting meanwhile
+  // wait in the listen backlog).
+  bool found = false;
+  if (!LoadRdbFile(server, server.config().dbfilename, /*merge=*/false, &found, &err)) {
+    LOG_WARNING("%s", err.c_str());
+    LOG_WARNING("Fatal error loading the DB, check server logs. Exiting.");
+    std::fprintf(stderr, "Fatal error loading the DB: %s\n", err.c_str());
     return 1;
   }
   LOG_NOTICE("Ready to accept connections on port %d", config.port);

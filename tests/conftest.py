@@ -43,7 +43,9 @@ class ServerProcess:
             if tmp_path is not None:
                 cmd += ["--dir", str(tmp_path)]
         else:
-            cmd = [PEREGRINE_BIN, "--port", str(self.port), "--bind", "127.0.0.1"]
+            # No snapshots unless a test asks (as for redis-server above):
+            # the default schedule would save into the working directory.
+            cmd = [PEREGRINE_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
             cmd += shlex.split(os.environ.get("PEREGRINE_ARGS", ""))
         cmd += list(args)
         self.cmd = cmd
@@ -51,7 +53,9 @@ class ServerProcess:
         # while the tests run, and a server that filled one (64 KB of log)
         # would block in write() and stop answering.
         self.log_file = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(cmd, stdout=self.log_file, stderr=subprocess.STDOUT)
+        # A directory of its own: whatever it saves stays there.
+        self.dir = str(tmp_path) if tmp_path is not None else tempfile.mkdtemp(prefix="peregrine-test-")
+        self.proc = subprocess.Popen(cmd, stdout=self.log_file, stderr=subprocess.STDOUT, cwd=self.dir)
         self._wait_ready()
 
     def output(self):

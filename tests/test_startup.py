@@ -3,6 +3,7 @@ import os
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -18,13 +19,14 @@ RUN_TIMEOUT = 10
 def run(*args, timeout=RUN_TIMEOUT):
     """Run peregrine to completion; return (exit code, stdout+stderr as text)."""
     p = subprocess.run([PEREGRINE_BIN, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       stdin=subprocess.DEVNULL, timeout=timeout)
+                       stdin=subprocess.DEVNULL, timeout=timeout, cwd=tempfile.mkdtemp(prefix="peregrine-test-"))
     return p.returncode, p.stdout.decode(errors="replace")
 
 
 def start(*args):
-    return subprocess.Popen([PEREGRINE_BIN, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    # Its own working directory: a snapshot saved at exit stays there.
+    return subprocess.Popen([PEREGRINE_BIN, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, cwd=tempfile.mkdtemp(prefix="peregrine-test-"))
 
 
 def stop(proc):

@@ -115,12 +115,14 @@ inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key, bool tou
 // that changes nothing leaves a watch alone, as in Redis). Costs one test
 // while no client watches any key.
 inline void SignalModifiedKey(CommandContext& ctx, Shard& shard, int db, std::string_view key) {
+  shard.AddDirty();
   if (!ctx.server.watching()) [[likely]]
     return;
   shard.watches().Touch(db, key, shard.db(db), ctx.now_ms);
 }
 // The same for a key of the client's database.
 inline void SignalModifiedKey(CommandContext& ctx, std::string_view key) {
+  ctx.shard.AddDirty();  // the running command's shard: the sum is what counts
   if (!ctx.server.watching()) [[likely]]
     return;
   Shard& shard = IsHinted(ctx, key) ? ctx.shard : ctx.ShardOf(key);

@@ -11,7 +11,6 @@
 namespace peregrine {
 namespace {
 
-constexpr const char* kRedisCompatVersion = "7.2.4";
 constexpr std::string_view kErrWrongPass = "WRONGPASS invalid username-password pair or user is disabled.";
 
 void PingCommand(CommandContext& ctx) {

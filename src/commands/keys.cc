@@ -384,6 +384,7 @@ void SwapdbCommand(CommandContext& ctx) {
     return;
   }
   if (a != b) {
+    ctx.shard.AddDirty();
     for (size_t s = 0; s < ctx.server.num_shards(); s++) {
       Shard& shard = ctx.server.shard(s);
       // Watchers of a key that exists on either side see a change
@@ -424,8 +425,10 @@ void FlushdbCommand(CommandContext& ctx) {
   for (size_t s = 0; s < ctx.server.num_shards(); s++) {
     Shard& shard = ctx.server.shard(s);
     shard.watches().TouchAll(ctx.client.db, shard.db(ctx.client.db), nullptr, ctx.now_ms);
+    shard.AddDirty(shard.db(ctx.client.db).size());
     shard.db(ctx.client.db).Clear();
   }
+  ctx.shard.AddDirty();
   ctx.reply.Ok();
 }
 
@@ -435,9 +438,17 @@ void FlushallCommand(CommandContext& ctx) {
     Shard& shard = ctx.server.shard(s);
     for (int i = 0; i < shard.num_dbs(); i++) {
       shard.watches().TouchAll(i, shard.db(i), nullptr, ctx.now_ms);
+      shard.AddDirty(shard.db(i).size());
       shard.db(i).Clear();
     }
   }
+  // As Redis's flushAllDataAndResetRDB: with a save schedule, the (empty)
+  // snapshot is written at once, and the flush still counts as a change.
+  if (!ctx.server.config().save_params.empty()) {
+    std::string err;
+    SaveRdbFile(ctx.server, ctx.server.config().dbfilename, &err);
+  }
+  ctx.shard.AddDirty();
   ctx.reply.Ok();
 }
 

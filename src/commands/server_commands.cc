@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands/common.h"
+#include "commands/persistence.h"
 #include "core/glob.h"
 #include "core/memory.h"
 #include "core/numbers.h"
@@ -33,15 +34,18 @@ void TimeCommand(CommandContext& ctx) {
   ctx.reply.Bulk(std::to_string(us % 1000000));
 }
 
-// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. There is nothing to save yet,
-// so SAVE and NOSAVE both just stop the server.
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the snapshot first (unless
+// NOSAVE, or no schedule and no SAVE); a failed one keeps the server
+// running unless FORCE. NOW changes nothing here (there are no replicas to
+// wait for).
 void ShutdownCommand(CommandContext& ctx) {
-  bool save = false, nosave = false, abort = false, other = false;
+  bool save = false, nosave = false, abort = false, other = false, force = false;
   for (size_t i = 1; i < ctx.args.size(); i++) {
     std::string_view o = ctx.args[i];
     if (EqualsIgnoreCase(o, "nosave")) nosave = true;
     else if (EqualsIgnoreCase(o, "save")) save = true;
-    else if (EqualsIgnoreCase(o, "now") || EqualsIgnoreCase(o, "force")) other = true;
+    else if (EqualsIgnoreCase(o, "now")) other = true;
+    else if (EqualsIgnoreCase(o, "force")) other = force = true;
     else if (EqualsIgnoreCase(o, "abort")) abort = true;
     else {
       ctx.reply.Error(kErrSyntax);
@@ -54,6 +58,10 @@ void ShutdownCommand(CommandContext& ctx) {
   }
   if (abort) {
     ctx.reply.Error("ERR No shutdown in progress.");
+    return;
+  }
+  if (!SaveForShutdown(ctx, save, nosave) && !force) {
+    ctx.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
     return;
   }
   ctx.server.RequestShutdown();
@@ -86,9 +94,18 @@ void DebugCommand(CommandContext& ctx) {
     ctx.reply.Ok();
     return;
   }
+  if (EqualsIgnoreCase(sub, "reload")) {
+    DebugReloadCommand(ctx);
+    return;
+  }
   if (EqualsIgnoreCase(sub, "help") && ctx.args.size() == 2) {
     const std::vector<std::string_view> lines = {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "RELOAD [option ...]",
+        "    Save the RDB on disk and reload it back to memory. Available <option> values:",
+        "    * MERGE: Merge the content of the RDB instead of flushing the current data.",
+        "    * NOFLUSH: Do not flush the current data before loading the RDB.",
+        "    * NOSAVE: Do not save the current data before loading the RDB.",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    Setting it to 0 disables expiring keys in the background when they are not accessed (otherwise the "
         "Redis behavior). Setting it to 1 reenables back the default.",
@@ -336,7 +353,8 @@ void ConfigGetCommand(CommandContext& ctx) {
 
 void ConfigSetCommand(CommandContext& ctx) {
   std::string err;
-  if (!ConfigSet(&ctx.server.config(), ctx.args.subspan(2), &err)) {
+  const bool protected_ok = Worker::Allows(ctx.server.config().enable_protected_configs, ctx.client);
+  if (!ConfigSet(&ctx.server.config(), ctx.args.subspan(2), &err, protected_ok)) {
     ctx.reply.Error(err);
     return;
   }
@@ -489,7 +507,9 @@ void RegisterServerCommands(CommandTable& t) {
                   {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}));
   t.Register(Spec("time", 1, kCmdLoading | kCmdStale | kCmdFast, TimeCommand, "2.6.0", "server",
                   "Returns the server time.", "O(1)", {"nondeterministic_output"}));
-  t.Register(Spec("shutdown", -1, kAdminish | kCmdNoMulti | kCmdSentinel | kCmdAllowBusy, ShutdownCommand,
+  // Every shard held: its snapshot is one point in time (a busy script's
+  // SHUTDOWN NOSAVE runs without them: worker_script.cc).
+  t.Register(Spec("shutdown", -1, kAdminish | kCmdNoMulti | kCmdSentinel | kCmdAllowBusy | kCmdAllShards, ShutdownCommand,
                   "1.0.0", "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.",
                   "O(N) when saving, where N is the total number of keys in all databases when saving data, "
                   "otherwise O(1)"));

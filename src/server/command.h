@@ -218,5 +218,6 @@ void RegisterGeoCommands(CommandTable& table);
 void RegisterTransactionCommands(CommandTable& table);
 void RegisterScriptingCommands(CommandTable& table);
 void RegisterDumpCommands(CommandTable& table);
+void RegisterPersistenceCommands(CommandTable& table);
 
 }  // namespace peregrine

@@ -1,9 +1,14 @@
 // Configuration directives (see config.h).
 #include "server/config.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 
 #include "core/glob.h"
@@ -21,6 +26,7 @@ enum Mutability : uint8_t {
   kMutable,      // CONFIG SET applies it
   kNotYet,       // Redis can change it at run time, Peregrine not yet: the value
                  // is validated first (as Redis would), then refused
+  kProtected,    // CONFIG SET applies it if enable-protected-configs allows
 };
 
 struct Option {
@@ -82,6 +88,23 @@ Option MemoryOption(std::string_view name, uint64_t Config::*field, uint64_t min
                     return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) +
                            " inclusive";
                   c.*field = *v;
+                  return "";
+                }};
+}
+
+// enable-debug-command and enable-protected-configs: no, yes or local.
+Option ProtectedActionOption(std::string_view name, Config::ProtectedAction Config::*field) {
+  return Option{name, kImmutable, 1, 1,
+                [field](const Config& c) -> std::string {
+                  static const char* kNames[] = {"no", "yes", "local"};
+                  return kNames[static_cast<int>(c.*field)];
+                },
+                [field](Config& c, Args a) -> std::string {
+                  const std::string v = Lower(a[0]);
+                  if (v == "no") c.*field = Config::ProtectedAction::kNo;
+                  else if (v == "yes") c.*field = Config::ProtectedAction::kYes;
+                  else if (v == "local") c.*field = Config::ProtectedAction::kLocal;
+                  else return "argument(s) must be one of the following: no, yes, local";
                   return "";
                 }};
 }
@@ -234,19 +257,7 @@ const std::vector<Option>& Options() {
                                 "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
                                 "noeviction";
                        }});
-    o.push_back(Option{"enable-debug-command", kImmutable, 1, 1,
-                       [](const Config& c) -> std::string {
-                         static const char* kNames[] = {"no", "yes", "local"};
-                         return kNames[static_cast<int>(c.enable_debug_command)];
-                       },
-                       [](Config& c, Args a) -> std::string {
-                         const std::string v = Lower(a[0]);
-                         if (v == "no") c.enable_debug_command = Config::ProtectedAction::kNo;
-                         else if (v == "yes") c.enable_debug_command = Config::ProtectedAction::kYes;
-                         else if (v == "local") c.enable_debug_command = Config::ProtectedAction::kLocal;
-                         else return "argument(s) must be one of the following: no, yes, local";
-                         return "";
-                       }});
+    o.push_back(ProtectedActionOption("enable-debug-command", &Config::enable_debug_command));
     o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, INT_MAX, kMutable));
     for (std::string_view name : {"busy-reply-threshold", "lua-time-limit"})
       o.push_back(IntOption(name, &Config::busy_reply_threshold, 0, LLONG_MAX, kMutable));
@@ -268,12 +279,63 @@ const std::vector<Option>& Options() {
     o.push_back(IntOption("list-compress-depth", &Config::list_compress_depth, 0, INT_MAX, kMutable));
     o.push_back(IntOption("lfu-log-factor", &Config::lfu_log_factor, 0, INT_MAX, kMutable));
     o.push_back(IntOption("lfu-decay-time", &Config::lfu_decay_time, 0, INT_MAX, kMutable));
-    o.push_back(Option{"save", kNotYet, 1, 1, [](const Config& c) { return c.save; },
+    // "<seconds> <changes> ..." in one value or several; "" clears.
+    o.push_back(Option{"save", kMutable, 1, 64,
+                       [](const Config& c) {
+                         std::string s;
+                         for (const auto& p : c.save_params)
+                           s += (s.empty() ? "" : " ") + std::to_string(p.seconds) + " " + std::to_string(p.changes);
+                         return s;
+                       },
                        [](Config& c, Args a) -> std::string {
-                         if (!a[0].empty()) return "snapshotting is not supported yet; only save \"\" is accepted";
-                         c.save.clear();
+                         std::vector<std::string> words;
+                         for (const std::string& arg : a) {
+                           std::vector<std::string> w;
+                           if (!SplitArgs(arg, &w)) return "Invalid save parameters";
+                           words.insert(words.end(), w.begin(), w.end());
+                         }
+                         if (words.size() % 2 != 0) return "Invalid save parameters";
+                         std::vector<Config::SaveParam> params;
+                         for (size_t i = 0; i < words.size(); i += 2) {
+                           int64_t seconds, changes;
+                           if (!ParseInt64(words[i], &seconds) || !ParseInt64(words[i + 1], &changes))
+                             return "Invalid save parameters";
+                           params.push_back({seconds, changes});
+                         }
+                         if (words.empty() || c.save_reset_pending) c.save_params.clear();
+                         c.save_reset_pending = false;
+                         c.save_params.insert(c.save_params.end(), params.begin(), params.end());
                          return "";
                        }});
+    // The working directory, as Redis: CONFIG GET reads getcwd; a new
+    // value must be a directory one can enter, and the server enters it
+    // (main() at start-up, Server::ApplyRuntimeConfig after CONFIG SET).
+    o.push_back(Option{"dir", kProtected, 1, 1,
+                       [](const Config&) {
+                         char buf[4096];
+                         return std::string(getcwd(buf, sizeof(buf)) ? buf : "");
+                       },
+                       [](Config& c, Args a) -> std::string {
+                         struct stat sb;
+                         if (stat(a[0].c_str(), &sb) != 0) return std::strerror(errno);
+                         if (!S_ISDIR(sb.st_mode)) return std::strerror(ENOTDIR);
+                         if (access(a[0].c_str(), X_OK) != 0) return std::strerror(errno);
+                         c.dir = a[0];
+                         return "";
+                       }});
+    o.push_back(Option{"dbfilename", kProtected, 1, 1, [](const Config& c) { return c.dbfilename; },
+                       [](Config& c, Args a) -> std::string {
+                         // As Redis's isValidDBfilename: a file name, not a path.
+                         if (a[0].empty() || a[0].find('/') != std::string::npos || a[0] == "." || a[0] == "..")
+                           return "dbfilename can't be a path, just a filename";
+                         c.dbfilename = a[0];
+                         return "";
+                       }});
+    o.push_back(BoolOption("rdbcompression", &Config::rdbcompression, kMutable));
+    o.push_back(BoolOption("rdbchecksum", &Config::rdbchecksum, kImmutable));
+    o.push_back(BoolOption("stop-writes-on-bgsave-error", &Config::stop_writes_on_bgsave_error, kMutable));
+    o.push_back(IntOption("rdb-key-save-delay", &Config::rdb_key_save_delay, INT_MIN, INT_MAX, kMutable));
+    o.push_back(ProtectedActionOption("enable-protected-configs", &Config::enable_protected_configs));
     o.push_back(Option{"appendonly", kNotYet, 1, 1,
                        [](const Config& c) { return c.appendonly ? "yes" : "no"; },
                        [](Config& c, Args a) -> std::string {
@@ -396,7 +458,8 @@ std::vector<std::pair<std::string, std::string>> ConfigGet(const Config& config,
   return out;
 }
 
-bool ConfigSet(Config* config, std::span<const std::string_view> name_values, std::string* err) {
+bool ConfigSet(Config* config, std::span<const std::string_view> name_values, std::string* err,
+               bool protected_allowed) {
   if (name_values.empty() || name_values.size() % 2 != 0) {
     *err = "ERR syntax error";
     return false;
@@ -421,10 +484,13 @@ bool ConfigSet(Config* config, std::span<const std::string_view> name_values, st
   };
   for (size_t i = 0; i < count; i++) {
     if (options[i]->mutability == kImmutable) return fail(name_values[2 * i], "can't set immutable config");
+    if (options[i]->mutability == kProtected && !protected_allowed)
+      return fail(name_values[2 * i], "can't set protected config");
     for (size_t j = 0; j < i; j++)
       if (options[j] == options[i]) return fail(name_values[2 * i], "duplicate parameter");
   }
   Config trial = *config;
+  trial.save_reset_pending = true;  // a CONFIG SET save replaces the schedule
   for (size_t i = 0; i < count; i++) {
     std::string value(name_values[2 * i + 1]);
     std::string why = options[i]->set(trial, std::span<const std::string>(&value, 1));

@@ -105,9 +105,29 @@ struct Config {
   // compressed; a list keeps the depth it was made with: docs/lists.md).
   int64_t list_max_listpack_size = -2;
   int64_t list_compress_depth = 0;
-  // Persistence does not exist yet: these accept only the values that mean
-  // "off", so redis-style configs and tools (redis-benchmark reads both) work.
-  std::string save;
+  // RDB snapshots (docs/persistence.md): save when at least `changes`
+  // writes happened in `seconds` (Redis's default schedule; `save ""`
+  // clears it); where (dir is the working directory, as in Redis) and how.
+  struct SaveParam {
+    int64_t seconds;
+    int64_t changes;
+  };
+  std::vector<SaveParam> save_params = {{3600, 1}, {300, 100}, {60, 10000}};
+  // Not a directive: true until the first `save` directive of the start-up
+  // configuration (or of a CONFIG SET), which replaces the schedule; later
+  // ones add to it, as redis.conf's lines do.
+  bool save_reset_pending = true;
+  std::string dir;  // where to chdir to ("": stay); CONFIG GET dir says where we are
+  std::string dbfilename = "dump.rdb";
+  bool rdbcompression = true;
+  bool rdbchecksum = true;
+  bool stop_writes_on_bgsave_error = true;
+  int64_t rdb_key_save_delay = 0;  // microseconds per key written (tests)
+  // enable-protected-configs: whether CONFIG SET may change dir and
+  // dbfilename (Redis 7's protected configs; as enable-debug-command).
+  ProtectedAction enable_protected_configs = ProtectedAction::kNo;
+  // The append-only file does not exist yet: only "no" is accepted, so
+  // redis-style configs and tools (redis-benchmark reads it) work.
   bool appendonly = false;
 };
 
@@ -139,6 +159,9 @@ std::vector<std::pair<std::string, std::string>> ConfigGet(const Config& config,
 
 // CONFIG SET with name/value pairs, all or nothing. On failure returns false
 // with *err set to the whole error reply text ("ERR ...").
-bool ConfigSet(Config* config, std::span<const std::string_view> name_values, std::string* err);
+// protected_allowed: whether the client may change protected directives
+// (enable-protected-configs said so for it).
+bool ConfigSet(Config* config, std::span<const std::string_view> name_values, std::string* err,
+               bool protected_allowed = false);
 
 }  // namespace peregrine

@@ -117,7 +117,7 @@ TEST(ParseConfigText, CommentsQuotesAndBlankLines) {
   EXPECT_EQ(Apply(&config, ds), "");
   EXPECT_EQ(config.port, 7000);
   EXPECT_EQ(config.bind, (Strings{"127.0.0.1", "::1"}));
-  EXPECT_EQ(config.save, "");
+  EXPECT_TRUE(config.save_params.empty());
   EXPECT_EQ(config.logfile, "/tmp/a b.log");
   EXPECT_EQ(config.loglevel, "verbose");
   EXPECT_EQ(config.pidfile, "/tmp/A.pid");
@@ -168,7 +168,7 @@ TEST(ParseConfigArgs, DirectivesWithValues) {
   EXPECT_EQ(Apply(&config, ds), "");
   EXPECT_EQ(config.port, 7000);
   EXPECT_EQ(config.bind, (Strings{"a", "b"}));
-  EXPECT_EQ(config.save, "");
+  EXPECT_TRUE(config.save_params.empty());
 }
 
 TEST(ParseConfigArgs, ValuesAreTakenVerbatim) {
@@ -211,7 +211,7 @@ TEST(ParseConfigArgs, SaveWithoutValueMeansEmpty) {
     Config config;
     EXPECT_EQ(Apply(&config, ParseArgs(argv)), "");
     EXPECT_EQ(config.port, 7000);
-    EXPECT_EQ(config.save, "");
+    EXPECT_TRUE(config.save_params.empty());
   }
 }
 
@@ -326,15 +326,40 @@ TEST(ApplyDirectives, MemoryUnits) {
   EXPECT_EQ(config.proto_max_bulk_len, 1024ULL * 1024 * 1024) << "failed directives change nothing";
 }
 
-TEST(ApplyDirectives, PersistenceAcceptsOnlyOff) {
+TEST(ApplyDirectives, SaveSchedulesAsRedisReadsThem) {
   Config config;
+  EXPECT_EQ(GetOne(config, "save"), "3600 1 300 100 60 10000") << "Redis's default";
+  // The first save directive replaces the default, later ones add to it.
+  EXPECT_EQ(ApplyOne(&config, "save", {"900", "1"}), "");
+  EXPECT_EQ(ApplyOne(&config, "save", {"60 10000"}), "");
+  EXPECT_EQ(GetOne(config, "save"), "900 1 60 10000");
   EXPECT_EQ(ApplyOne(&config, "save", {""}), "");
-  EXPECT_EQ(config.save, "");
+  EXPECT_TRUE(config.save_params.empty());
+  EXPECT_EQ(GetOne(config, "save"), "");
+  EXPECT_EQ(ApplyOne(&config, "save", {"900"}), "Invalid save parameters");
+  EXPECT_EQ(ApplyOne(&config, "save", {"900 x"}), "Invalid save parameters");
   EXPECT_EQ(ApplyOne(&config, "appendonly", {"no"}), "");
   EXPECT_FALSE(config.appendonly);
-  EXPECT_NE(ApplyOne(&config, "save", {"900 1"}), "");
   EXPECT_NE(ApplyOne(&config, "appendonly", {"yes"}), "");
   EXPECT_FALSE(config.appendonly);
+  EXPECT_EQ(ApplyOne(&config, "dbfilename", {"a/b.rdb"}), "dbfilename can't be a path, just a filename");
+  EXPECT_EQ(ApplyOne(&config, "dbfilename", {"x.rdb"}), "");
+  EXPECT_EQ(config.dbfilename, "x.rdb");
+}
+
+TEST(ConfigSet, SaveReplacesTheScheduleAndProtectedConfigsNeedPermission) {
+  Config config;
+  std::string err;
+  std::vector<std::string_view> set_save = {"save", "100 5"};
+  ASSERT_TRUE(ConfigSet(&config, set_save, &err)) << err;
+  EXPECT_EQ(GetOne(config, "save"), "100 5");
+  ASSERT_TRUE(ConfigSet(&config, set_save, &err)) << err;
+  EXPECT_EQ(GetOne(config, "save"), "100 5");
+  std::vector<std::string_view> set_file = {"dbfilename", "y.rdb"};
+  EXPECT_FALSE(ConfigSet(&config, set_file, &err));
+  EXPECT_EQ(err, "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - can't set protected config");
+  ASSERT_TRUE(ConfigSet(&config, set_file, &err, /*protected_allowed=*/true)) << err;
+  EXPECT_EQ(config.dbfilename, "y.rdb");
 }
 
 TEST(ApplyDirectives, UnixSocketPermIsOctal) {
@@ -378,7 +403,7 @@ TEST(ConfigGet, SingleNames) {
             (std::vector<std::pair<std::string, std::string>>{{"port", "6379"}}));
   EXPECT_EQ(GetOne(config, "bind"), "127.0.0.1 -::1");
   EXPECT_EQ(GetOne(config, "databases"), "16");
-  EXPECT_EQ(GetOne(config, "save"), "");
+  EXPECT_EQ(GetOne(config, "save"), "3600 1 300 100 60 10000");
   EXPECT_EQ(GetOne(config, "appendonly"), "no");
   EXPECT_EQ(GetOne(config, "daemonize"), "no");
   EXPECT_EQ(GetOne(config, "loglevel"), "notice");

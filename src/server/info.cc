@@ -23,9 +23,6 @@ extern "C" void mi_process_info(size_t* elapsed_msecs, size_t* user_msecs, size_
 namespace peregrine {
 namespace {
 
-// The Redis version Peregrine reports: client libraries gate features on it.
-constexpr const char* kRedisCompatVersion = "7.2.4";
-
 std::string HumanBytes(uint64_t n) {
   char buf[32];
   double d = static_cast<double>(n);
@@ -252,14 +249,51 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "mem_allocator", allocator);
   }
   if (section("persistence")) {
-    Field(out, "loading", 0);
+    const PersistenceState& st = persistence_;
+    const bool loading = st.loading.load(std::memory_order_acquire);
+    Field(out, "loading", loading ? 1 : 0);
     Field(out, "async_loading", 0);
-    Field(out, "rdb_changes_since_last_save", 0);
+    Field(out, "current_cow_peak", 0);
+    Field(out, "current_cow_size", 0);
+    Field(out, "current_cow_size_age", 0);
+    Field(out, "current_fork_perc", "0.00");
+    Field(out, "current_save_keys_processed", 0);
+    Field(out, "current_save_keys_total", 0);
+    if (loading) {
+      const uint64_t total = st.loading_total_bytes, done = st.loading_loaded_bytes.load(std::memory_order_relaxed);
+      const int64_t elapsed = now_ms / 1000 - st.loading_start_s;
+      char perc[32];
+      snprintf(perc, sizeof(perc), "%.2f%%", total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0);
+      Field(out, "loading_start_time", st.loading_start_s);
+      Field(out, "loading_total_bytes", total);
+      Field(out, "loading_rdb_used_mem", 0);
+      Field(out, "loading_loaded_bytes", done);
+      Field(out, "loading_loaded_perc", perc);
+      Field(out, "loading_eta_seconds",
+            done > 0 && elapsed > 0 ? static_cast<int64_t>((total - done) * static_cast<uint64_t>(elapsed) / done) : 1);
+    }
+    Field(out, "rdb_changes_since_last_save", TotalDirty(*this) - st.dirty_at_save.load(std::memory_order_relaxed));
     Field(out, "rdb_bgsave_in_progress", 0);
-    Field(out, "rdb_last_save_time", start_time_ms_ / 1000);
-    Field(out, "rdb_last_bgsave_status", "ok");
+    Field(out, "rdb_last_save_time", st.lastsave_s.load(std::memory_order_relaxed));
+    Field(out, "rdb_last_bgsave_status", st.last_save_ok.load(std::memory_order_relaxed) ? "ok" : "err");
+    Field(out, "rdb_last_bgsave_time_sec", st.last_save_duration_s);
+    Field(out, "rdb_current_bgsave_time_sec", -1);
+    Field(out, "rdb_saves", st.saves);
+    Field(out, "rdb_last_cow_size", 0);
+    Field(out, "rdb_last_load_keys_expired", st.last_load_keys_expired);
+    Field(out, "rdb_last_load_keys_loaded", st.last_load_keys_loaded);
     Field(out, "aof_enabled", 0);
     Field(out, "aof_rewrite_in_progress", 0);
+    Field(out, "aof_rewrite_scheduled", 0);
+    Field(out, "aof_last_rewrite_time_sec", -1);
+    Field(out, "aof_current_rewrite_time_sec", -1);
+    Field(out, "aof_last_bgrewrite_status", "ok");
+    Field(out, "aof_rewrites", 0);
+    Field(out, "aof_rewrites_consecutive_failures", 0);
+    Field(out, "aof_last_write_status", "ok");
+    Field(out, "aof_last_cow_size", 0);
+    Field(out, "module_fork_in_progress", 0);
+    Field(out, "module_fork_last_cow_size", 0);
   }
   if (section("stats")) {
     uint64_t hits = 0, misses = 0, expired = 0, expired_fields = 0, evicted = 0, ops = 0;

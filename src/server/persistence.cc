@@ -1,7 +1,25 @@
-// Persistence as the server runs it (see persistence.h).
+// Persistence as the server runs it (see persistence.h): the RDB file's
+// layout around the values (header, aux fields, function libraries,
+// databases, checksum), written from and read into every shard.
 #include "server/persistence.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "core/memory.h"
+#include "net/event_loop.h"
+#include "persist/rdb_format.h"
+#include "persist/rdb_reader.h"
+#include "persist/rdb_writer.h"
+#include "scripting/lua_engine.h"
+#include "server/log.h"
+#include "server/server.h"
 
 namespace peregrine {
 
@@ -14,6 +32,376 @@ ContainerLimits ContainerLimitsOf(const Config& c) {
   l.hash = HashLimits{c.hash_max_listpack_entries, c.hash_max_listpack_value};
   l.zset = ZSetLimits{c.zset_max_listpack_entries, c.zset_max_listpack_value};
   return l;
+}
+
+uint64_t TotalDirty(Server& server) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < server.num_shards(); i++) n += server.worker(i).shard().dirty();
+  return n;
+}
+
+namespace {
+
+bool WriteAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+void Aux(RdbWriter& w, std::string_view key, std::string_view value) {
+  w.Byte(rdb::kOpAux);
+  w.String(key);
+  w.String(value);
+}
+
+// What a key's access byte is saved as: Redis writes idle times under an
+// LRU policy and LFU counters under an LFU one, nothing otherwise.
+enum class SaveAccess { kNone, kIdle, kFreq };
+SaveAccess AccessToSave(MaxmemoryPolicy p) {
+  if (p == MaxmemoryPolicy::kAllKeysLru || p == MaxmemoryPolicy::kVolatileLru) return SaveAccess::kIdle;
+  if (p == MaxmemoryPolicy::kAllKeysLfu || p == MaxmemoryPolicy::kVolatileLfu) return SaveAccess::kFreq;
+  return SaveAccess::kNone;
+}
+
+// The file's contents (everything but the trailing checksum's handling,
+// which the writer does).
+bool WriteRdb(Server& server, RdbWriter& w, int64_t now_ms, std::string* err) {
+  char header[16];
+  std::snprintf(header, sizeof(header), "REDIS%04d", rdb::kVersion);
+  const Config& config = server.config();
+  // A hash with field deadlines needs Redis 7.4's form (version 12): known
+  // from the databases' field timers before the header is written.
+  int version = rdb::kVersion;
+  for (size_t s = 0; s < server.num_shards(); s++)
+    for (int d = 0; d < server.shard(s).num_dbs(); d++)
+      if (server.shard(s).db(d).field_timers() > 0) version = rdb::kVersionFieldTtl;
+  std::snprintf(header, sizeof(header), "REDIS%04d", version);
+  w.Raw(header);
+  Aux(w, "redis-ver", kRedisCompatVersion);
+  Aux(w, "redis-bits", "64");
+  Aux(w, "ctime", std::to_string(now_ms / 1000));
+  Aux(w, "used-mem", std::to_string(std::max<int64_t>(TotalKeyspaceBytes(), 0)));
+  Aux(w, "aof-base", "0");
+  for (const auto& lib : server.functions().List(std::nullopt)) {
+    w.Byte(rdb::kOpFunction2);
+    w.String(lib->code);
+  }
+  const SaveAccess access = AccessToSave(config.maxmemory_policy);
+  const int64_t delay_us = config.rdb_key_save_delay;
+  char scratch[CompactKey::kScratchSize];
+  for (int d = 0; d < config.databases; d++) {
+    uint64_t keys = 0, expires = 0;
+    for (size_t s = 0; s < server.num_shards(); s++) {
+      keys += server.shard(s).db(d).size();
+      expires += server.shard(s).db(d).expires_count();
+    }
+    if (keys == 0) continue;
+    w.Byte(rdb::kOpSelectDb);
+    w.Len(static_cast<uint64_t>(d));
+    w.Byte(rdb::kOpResizeDb);
+    w.Len(keys);
+    w.Len(expires);
+    for (size_t s = 0; s < server.num_shards(); s++) {
+      Shard& shard = server.shard(s);
+      shard.db(d).ForEach([&](const Db::Entry& e) {
+        if (w.failed() || Db::IsExpired(e, now_ms)) return;
+        if (access == SaveAccess::kIdle) {
+          w.Byte(rdb::kOpIdle);
+          w.Len(shard.access().IdleSeconds(e.value.access()));
+        } else if (access == SaveAccess::kFreq) {
+          w.Byte(rdb::kOpFreq);
+          w.Byte(AccessTracker::Frequency(e.value.access()));
+        }
+        w.KeyValue(e.key(scratch), e.value, e.expire_ms());
+        if (e.value.is_list()) e.value.list().DropCache();
+        w.MaybeFlush();
+        if (delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+      });
+    }
+  }
+  if (!w.Finish()) {
+    *err = std::string("Write error saving DB on disk: ") + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool SaveRdbFile(Server& server, const std::string& filename, std::string* err, SaveKind kind) {
+  PersistenceState& st = server.persistence();
+  const int64_t start_ms = UnixTimeMs();
+  const uint64_t dirty = TotalDirty(server);
+  if (kind == SaveKind::kScheduled) st.last_attempt_s.store(start_ms / 1000, std::memory_order_relaxed);
+  const std::string temp = "temp-" + std::to_string(getpid()) + ".rdb";
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  auto fail = [&](const std::string& why) {
+    *err = why;
+    LOG_WARNING("%s", why.c_str());
+    if (kind == SaveKind::kScheduled) st.last_save_ok.store(false, std::memory_order_relaxed);
+    return false;
+  };
+  if (fd < 0) {
+    char cwd[4096];
+    return fail("Failed opening the temp RDB file " + temp + " (in server root dir " +
+                (getcwd(cwd, sizeof(cwd)) ? cwd : "?") + ") for saving: " + std::strerror(errno));
+  }
+  RdbWriter w(server.config().rdbcompression, server.config().rdbchecksum,
+              [fd](std::string_view bytes) { return WriteAll(fd, bytes); });
+  std::string why;
+  bool ok = WriteRdb(server, w, start_ms, &why);
+  if (ok && ::fsync(fd) != 0) {
+    ok = false;
+    why = std::string("Write error saving DB on disk (fsync): ") + std::strerror(errno);
+  }
+  ::close(fd);
+  if (ok && std::rename(temp.c_str(), filename.c_str()) != 0) {
+    ok = false;
+    why = "Error moving temp DB file " + temp + " on the final destination " + filename + ": " +
+          std::strerror(errno);
+  }
+  if (!ok) {
+    ::unlink(temp.c_str());
+    return fail(why);
+  }
+  // The rename itself is durable once the directory is.
+  if (const int dfd = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  const int64_t end_ms = UnixTimeMs();
+  st.lastsave_s.store(end_ms / 1000, std::memory_order_relaxed);
+  st.dirty_at_save.store(dirty, std::memory_order_relaxed);
+  st.last_save_ok.store(true, std::memory_order_relaxed);
+  st.last_save_duration_s = (end_ms - start_ms) / 1000;
+  st.saves++;
+  LOG_NOTICE("DB saved on disk (%llu bytes in %lld ms)", static_cast<unsigned long long>(w.bytes()),
+             static_cast<long long>(end_ms - start_ms));
+  return true;
+}
+
+namespace {
+
+// The loader's state between opcodes.
+struct Loading {
+  Server& server;
+  RdbReader& r;
+  bool merge;
+  ContainerLimits limits;
+  int64_t now_ms;
+  int db = 0;
+  int64_t expire_ms = Db::kNoExpire;
+  int64_t idle = -1, freq = -1;
+  uint64_t keys = 0, expired = 0, empty = 0;
+  std::string key;
+};
+
+bool LoadKey(Loading& l, int type) {
+  RdbReader& r = l.r;
+  if (!r.String(&l.key)) return false;
+  if (l.key.size() > CompactKey::kMaxSize) return r.Fail("Key too long");
+  Value value;
+  const RdbLoadStatus st = LoadRdbObject(r, type, l.limits, l.now_ms, &value);
+  const int64_t expire_ms = l.expire_ms;
+  const int64_t idle = l.idle, freq = l.freq;
+  l.expire_ms = Db::kNoExpire;
+  l.idle = l.freq = -1;
+  if (st == RdbLoadStatus::kError) return false;
+  if (st == RdbLoadStatus::kEmpty) {
+    l.empty++;
+    return true;
+  }
+  // A key already expired is not loaded (Redis does the same on a master).
+  if (expire_ms != Db::kNoExpire && expire_ms <= l.now_ms) {
+    l.expired++;
+    return true;
+  }
+  Shard& shard = l.server.shard(l.server.ShardIndexOf(l.key));
+  Db& db = shard.db(l.db);
+  if (db.FindRaw(l.key) != nullptr) {
+    if (!l.merge) return r.Fail("RDB has duplicated key '" + l.key + "' in DB " + std::to_string(l.db));
+    db.Erase(l.key);
+  }
+  Db::Entry* e = db.Insert(l.key, std::move(value), expire_ms);
+  AccessTracker& access = shard.access();
+  if (freq >= 0 && access.mode() == AccessTracker::Mode::kLfu) e->value.set_access(static_cast<uint8_t>(freq));
+  if (idle >= 0 && access.mode() == AccessTracker::Mode::kLru)
+    e->value.set_access(access.StampForIdle(static_cast<uint64_t>(idle)));
+  l.keys++;
+  return true;
+}
+
+bool LoadFunction(Loading& l) {
+  std::string code;
+  if (!l.r.String(&code)) return l.r.Fail("Failed loading library payload");
+  auto lib = std::make_shared<FunctionLibrary>();
+  std::string err;
+  if (!ParseLibraryMetadata(code, lib.get(), &err) || !l.server.worker(0).lua().LoadLibrary(lib.get(), &err) ||
+      !l.server.functions().Add(lib, /*replace=*/l.merge, &err))
+    return l.r.Fail("Failed loading library, " + err);
+  return true;
+}
+
+bool LoadBody(Loading& l, uint64_t file_size) {
+  RdbReader& r = l.r;
+  PersistenceState& st = l.server.persistence();
+  const char* magic;
+  if (!r.Bytes(9, &magic)) return false;
+  if (std::memcmp(magic, "REDIS", 5) != 0) return r.Fail("Wrong signature trying to load DB from file");
+  int version = 0;
+  for (int i = 5; i < 9; i++) {
+    if (magic[i] < '0' || magic[i] > '9') return r.Fail("Wrong signature trying to load DB from file");
+    version = version * 10 + (magic[i] - '0');
+  }
+  if (version < 1 || version > rdb::kMaxVersion) return r.Fail("Can't handle RDB format version " + std::to_string(version));
+  std::string a, b;
+  while (true) {
+    st.loading_loaded_bytes.store(file_size - r.remaining(), std::memory_order_relaxed);
+    uint8_t op;
+    if (!r.Byte(&op)) return false;
+    switch (op) {
+      case rdb::kOpExpireTime: {
+        int64_t s;
+        if (!r.SecondsTime(&s)) return false;
+        l.expire_ms = s * 1000;
+        continue;
+      }
+      case rdb::kOpExpireTimeMs:
+        if (!r.MillisTime(&l.expire_ms)) return false;
+        continue;
+      case rdb::kOpFreq: {
+        uint8_t f;
+        if (!r.Byte(&f)) return false;
+        l.freq = f;
+        continue;
+      }
+      case rdb::kOpIdle: {
+        uint64_t idle;
+        if (!r.Len(&idle)) return false;
+        l.idle = static_cast<int64_t>(std::min<uint64_t>(idle, INT64_MAX));
+        continue;
+      }
+      case rdb::kOpEof:
+        break;
+      case rdb::kOpSelectDb: {
+        uint64_t db;
+        if (!r.Len(&db)) return false;
+        if (db >= static_cast<uint64_t>(l.server.config().databases))
+          return r.Fail("FATAL: Data file was created with a Redis server configured to handle more than " +
+                        std::to_string(l.server.config().databases) + " databases. Exiting");
+        l.db = static_cast<int>(db);
+        continue;
+      }
+      case rdb::kOpResizeDb: {
+        uint64_t n;
+        if (!r.Len(&n) || !r.Len(&n)) return false;
+        continue;
+      }
+      case rdb::kOpSlotInfo: {
+        uint64_t n;
+        if (!r.Len(&n) || !r.Len(&n) || !r.Len(&n)) return false;
+        continue;
+      }
+      case rdb::kOpAux:
+        if (!r.String(&a) || !r.String(&b)) return false;
+        if (a == "redis-ver") LOG_NOTICE("Loading RDB produced by version %s", b.c_str());
+        continue;
+      case rdb::kOpModuleAux:
+        return r.Fail("The RDB file contains AUX module data I can't load: modules are not supported");
+      case rdb::kOpFunctionPreGa:
+        return r.Fail("Pre-release function format not supported.");
+      case rdb::kOpFunction2:
+        if (!LoadFunction(l)) return false;
+        continue;
+      default:
+        if (!rdb::IsObjectType(op)) return r.Fail("Unknown RDB encoding type " + std::to_string(op));
+        if (!LoadKey(l, op)) return false;
+        st.loading_loaded_keys.store(l.keys, std::memory_order_relaxed);
+        continue;
+    }
+    break;
+  }
+  if (version >= 5) {
+    const uint64_t computed = r.Crc();
+    const char* p;
+    if (!r.Bytes(8, &p)) return false;
+    uint64_t expected;
+    std::memcpy(&expected, p, 8);
+    if (!l.server.config().rdbchecksum) return true;
+    if (expected == 0) {
+      LOG_WARNING("RDB file was saved with checksum disabled: no check performed.");
+    } else if (expected != computed) {
+      return r.Fail("Wrong RDB checksum expected: (" + std::to_string(expected) + ") got: (" +
+                    std::to_string(computed) + "). Aborting now.");
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool LoadRdbFile(Server& server, const std::string& filename, bool merge, bool* found, std::string* err) {
+  const int fd = ::open(filename.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *found = false;
+    if (errno == ENOENT) return true;
+    *err = "Fatal error: can't open the RDB file " + filename + " for reading: " + std::strerror(errno);
+    return false;
+  }
+  *found = true;
+  struct stat sb;
+  if (::fstat(fd, &sb) != 0) {
+    *err = std::string("Fatal error: can't stat the RDB file: ") + std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
+  PersistenceState& st = server.persistence();
+  const int64_t start_ms = UnixTimeMs();
+  st.loading_start_s = start_ms / 1000;
+  st.loading_total_bytes = static_cast<uint64_t>(sb.st_size);
+  st.loading_loaded_bytes.store(0, std::memory_order_relaxed);
+  st.loading_loaded_keys.store(0, std::memory_order_relaxed);
+  st.loading.store(true, std::memory_order_release);
+  RdbReader reader(fd, static_cast<uint64_t>(sb.st_size));
+  Loading l{server, reader, merge, ContainerLimitsOf(server.config()), start_ms};
+  const bool ok = LoadBody(l, static_cast<uint64_t>(sb.st_size));
+  ::close(fd);
+  st.loading.store(false, std::memory_order_release);
+  if (!ok) {
+    *err = reader.error();
+    return false;
+  }
+  st.last_load_keys_loaded = static_cast<int64_t>(l.keys);
+  st.last_load_keys_expired = static_cast<int64_t>(l.expired);
+  LOG_NOTICE("Done loading RDB, keys loaded: %llu, keys expired: %llu.", static_cast<unsigned long long>(l.keys),
+             static_cast<unsigned long long>(l.expired));
+  LOG_NOTICE("DB loaded from disk: %.3f seconds", static_cast<double>(UnixTimeMs() - start_ms) / 1000.0);
+  return true;
+}
+
+bool WritesRefusedAfterSaveError(Server& server) {
+  const Config& c = server.config();
+  return c.stop_writes_on_bgsave_error && !c.save_params.empty() &&
+         !server.persistence().last_save_ok.load(std::memory_order_relaxed);
+}
+
+bool SaveDue(Server& server, int64_t now_s) {
+  PersistenceState& st = server.persistence();
+  const Config& c = server.config();
+  if (c.save_params.empty()) return false;
+  const uint64_t changes = TotalDirty(server) - st.dirty_at_save.load(std::memory_order_relaxed);
+  const int64_t last = st.lastsave_s.load(std::memory_order_relaxed);
+  // As Redis: after a failed save, wait 5 s before trying again.
+  const bool may_retry = st.last_save_ok.load(std::memory_order_relaxed) ||
+                         now_s - st.last_attempt_s.load(std::memory_order_relaxed) > 5;
+  if (!may_retry) return false;
+  for (const Config::SaveParam& p : c.save_params)
+    if (changes >= static_cast<uint64_t>(std::max<int64_t>(p.changes, 0)) && now_s - last > p.seconds) return true;
+  return false;
 }
 
 }  // namespace peregrine

@@ -40,7 +40,7 @@ struct Server::SignalWatcher final : IoHandler {
     while (read(fd, &info, sizeof(info)) == sizeof(info)) {
       const char* name = info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
       LOG_WARNING("Received %s scheduling shutdown...", name);
-      server->RequestShutdown();
+      server->ShutdownOnSignal();
     }
   }
   Server* server;
@@ -85,6 +85,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterTransactionCommands(commands_);
   RegisterScriptingCommands(commands_);
   RegisterDumpCommands(commands_);
+  RegisterPersistenceCommands(commands_);
   if (config_.threads <= 0) {
     const unsigned cores = std::thread::hardware_concurrency();
     config_.threads = static_cast<int>(std::clamp(cores, 1u, 256u));
@@ -177,6 +178,7 @@ bool Server::Start(std::string* err) {
   signal(SIGPIPE, SIG_IGN);
 
   start_time_ms_ = UnixTimeMs();
+  persistence_.lastsave_s.store(start_time_ms_ / 1000, std::memory_order_relaxed);
   used_memory_startup_ = UsedMemory();
   ApplyRuntimeConfig();
   return true;
@@ -188,10 +190,39 @@ int Server::Run() {
   workers_[0]->Run();
   for (auto& t : threads) t.join();
   listeners_.clear();
+  const bool saved = SaveOnShutdown();
   if (!config_.unixsocket.empty()) unlink(config_.unixsocket.c_str());
   if (!config_.pidfile.empty()) unlink(config_.pidfile.c_str());
+  if (!saved) {
+    LOG_WARNING("Errors trying to shut down the server: the snapshot was not saved. Check the logs.");
+    return 1;
+  }
   LOG_WARNING("Peregrine is now ready to exit, bye bye...");
   return 0;
+}
+
+void Server::ShutdownOnSignal() {
+  // As Redis: the snapshot first when a schedule is configured; if it
+  // fails, the server keeps running (the data would be lost otherwise).
+  if (shutdown_save_ == ShutdownSave::kDefault && !config_.save_params.empty() && !stopping()) {
+    LOG_NOTICE("Saving the final RDB snapshot before exiting.");
+    std::string err;
+    if (!workers_[0]->SaveHoldingAll(&err)) {
+      LOG_WARNING("SIGTERM received but errors trying to shut down the server, check the logs for more information");
+      return;
+    }
+    shutdown_save_ = ShutdownSave::kNoSave;
+  }
+  RequestShutdown();
+}
+
+bool Server::SaveOnShutdown() {
+  const bool save = shutdown_save_ == ShutdownSave::kSave ||
+                    (shutdown_save_ == ShutdownSave::kDefault && !config_.save_params.empty());
+  if (!save) return true;
+  LOG_NOTICE("Saving the final RDB snapshot before exiting.");
+  std::string err;
+  return SaveRdbFile(*this, config_.dbfilename, &err);
 }
 
 void Server::RequestShutdown() {
@@ -217,6 +248,13 @@ uint64_t Server::UsedMemory() {
 }
 
 void Server::ApplyRuntimeConfig() {
+  // dir: entered now (start-up, CONFIG SET dir); a failure leaves the
+  // server where it was (the directive checked that it can be entered).
+  if (!config_.dir.empty()) {
+    if (chdir(config_.dir.c_str()) != 0)
+      LOG_WARNING("Can't chdir to '%s': %s", config_.dir.c_str(), std::strerror(errno));
+    config_.dir.clear();
+  }
   const std::string& l = config_.loglevel;
   SetLogLevel(l == "debug" ? LogLevel::kDebug
               : l == "verbose" ? LogLevel::kVerbose

@@ -25,12 +25,17 @@
 #include "server/command.h"
 #include "server/config.h"
 #include "server/mailbox.h"
+#include "server/persistence.h"
 #include "server/shard.h"
 #include "server/worker.h"
 #include "scripting/functions.h"
 #include "scripting/script_cache.h"
 
 namespace peregrine {
+
+// The Redis version Peregrine behaves as (INFO's redis_version, HELLO,
+// an RDB file's redis-ver).
+inline constexpr const char* kRedisCompatVersion = "7.2.4";
 
 class Server {
  public:
@@ -129,6 +134,20 @@ class Server {
   // names FUNCTION KILL then).
   std::atomic<bool>& busy_function() { return busy_function_; }
 
+  // Snapshots: the state INFO persistence and LASTSAVE report.
+  PersistenceState& persistence() { return persistence_; }
+  // How the process saves when it stops (SHUTDOWN's SAVE / NOSAVE, else
+  // the schedule decides: a save if one is configured).
+  enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
+  void set_shutdown_save(ShutdownSave s) { shutdown_save_ = s; }
+  // After every worker stopped: the save SHUTDOWN or the schedule asks
+  // for. False (logged) if it failed.
+  bool SaveOnShutdown();
+  // SIGTERM / SIGINT (worker 0's loop): the snapshot the schedule asks for,
+  // holding every shard, then the shutdown; a failed save keeps the server
+  // running, as Redis does.
+  void ShutdownOnSignal();
+
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
@@ -163,6 +182,8 @@ class Server {
   std::atomic<bool> active_expire_{true};
   ScriptCache scripts_;
   FunctionRegistry functions_;
+  PersistenceState persistence_;
+  ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
   std::atomic<int> busy_scripts_{0};
   std::atomic<bool> busy_function_{false};  // keys in the shards' WatchTables
   int64_t start_time_ms_ = 0;

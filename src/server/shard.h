@@ -4,6 +4,7 @@
 // is only one).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -44,6 +45,11 @@ class Shard {
   // REQUIRES: 0 <= i < num_dbs().
   Db& db(int i) { return *dbs_[static_cast<size_t>(i)]; }
   ShardStats& stats() { return stats_; }
+  // Changes to this shard's keys since the start (Redis's server.dirty, per
+  // shard, for the save schedules and rdb_changes_since_last_save): bumped
+  // by whoever holds the shard, read by any thread.
+  uint64_t dirty() const { return dirty_.load(std::memory_order_relaxed); }
+  void AddDirty(uint64_t n = 1) { dirty_.store(dirty_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
   // CONFIG RESETSTAT: the shard's counters and its databases'.
   void ResetStats() {
     stats_ = ShardStats{};
@@ -124,6 +130,7 @@ class Shard {
   int index_;
   std::vector<std::unique_ptr<Db>> dbs_;
   ShardStats stats_;
+  std::atomic<uint64_t> dirty_{0};
   std::mt19937_64 rng_;
   AccessTracker access_;
   BlockingKeys blocking_;

@@ -21,6 +21,7 @@
 #include "core/memory.h"
 #include "net/socket.h"
 #include "server/log.h"
+#include "server/persistence.h"
 #include "server/server.h"
 #include "server/worker_internal.h"
 
@@ -238,8 +239,21 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
 
 // enable-debug-command: yes, no, or local (a Unix socket, or a peer at
 // 127.0.0.1 or ::1, as Redis's islocalClient; the address is "ip:port").
-bool Worker::ProtectedAllowed(const Client& c) const {
-  switch (server_.config().enable_debug_command) {
+bool Worker::SaveHoldingAll(std::string* err) {
+  std::vector<uint32_t> all(nworkers_);
+  for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
+  AcquireShards(all);
+  holding_ = true;
+  const bool ok = SaveRdbFile(server_, server_.config().dbfilename, err, SaveKind::kScheduled);
+  holding_ = false;
+  GiveBack(all);
+  return ok;
+}
+
+bool Worker::ProtectedAllowed(const Client& c) const { return Allows(server_.config().enable_debug_command, c); }
+
+bool Worker::Allows(Config::ProtectedAction action, const Client& c) {
+  switch (action) {
     case Config::ProtectedAction::kYes: return true;
     case Config::ProtectedAction::kNo: return false;
     case Config::ProtectedAction::kLocal: break;
@@ -324,6 +338,12 @@ void Worker::ActiveExpireSlice() {
 void Worker::Cron() {
   const int64_t now = UnixTimeMs();
   if (index_ == 0) CycleClock::Recalibrate();
+  // The save schedule (`save`): worker 0 takes the snapshot, holding every
+  // shard (docs/persistence.md).
+  if (index_ == 0 && !server_.stopping() && SaveDue(server_, now / 1000)) {
+    std::string err;
+    SaveHoldingAll(&err);
+  }
   ActiveExpireSlice();
   // Segments left sparse by deletions give their memory back (at most 1 ms
   // per tick).

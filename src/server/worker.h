@@ -441,6 +441,16 @@ class Worker : public ErrorSink {
   uint32_t ClientEvents(const Client& c) const;
   // Whether enable-debug-command lets `c` run a kCmdProtected command.
   bool ProtectedAllowed(const Client& c) const;
+ public:
+  // Whether `action` (an enable-*-command / enable-protected-configs
+  // setting) lets client `c` through: yes, no, or from a local connection
+  // only (a Unix socket, 127.0.0.1 or ::1).
+  static bool Allows(Config::ProtectedAction action, const Client& c);
+  // A snapshot (SaveRdbFile) taken holding every shard, from outside any
+  // command: the save schedule's, a signal's before shutting down.
+  bool SaveHoldingAll(std::string* err);
+
+ private:
   // A client subscribed over RESP2 may run only the commands flagged
   // kCmdPubsubContext (Redis's list); the others get an error, in order.
   static bool RefusedWhileSubscribed(const Client& c, const CommandSpec& cmd) {

@@ -548,6 +548,12 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   if ((cmd->flags & kCmdExec) && c.multi != nullptr && c.multi->denyoom && !c.multi->aborted &&
       server_.config().maxmemory > 0 && !EnforceMaxmemory(shard_))
     return reject("OOM command not allowed when used memory > 'maxmemory'.");
+  // The last snapshot failed and stop-writes-on-bgsave-error says so:
+  // writes (and PING, as Redis) are refused until a save succeeds.
+  if (!server_.persistence().last_save_ok.load(std::memory_order_relaxed)) [[unlikely]] {
+    if (((cmd->flags & kCmdWrite) || cmd->fullname == "ping") && WritesRefusedAfterSaveError(server_))
+      return reject(kErrMisconf);
+  }
   if (c.multi != nullptr && !(cmd->flags & kCmdNotQueued)) [[unlikely]] {
     if (cmd->flags & kCmdNoMulti) return reject("ERR Command not allowed inside a transaction");
     // Over maxmemory nothing is queued, reads included: the queue itself

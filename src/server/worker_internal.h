@@ -84,6 +84,15 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
     return start;
   }
+  // A failed snapshot with stop-writes-on-bgsave-error (also checked where
+  // a client's command is queued or routed: this is for another worker's).
+  if (!server_.persistence().last_save_ok.load(std::memory_order_relaxed)) [[unlikely]] {
+    if (((cmd->flags & kCmdWrite) || cmd->fullname == "ping") && WritesRefusedAfterSaveError(server_)) {
+      st.rejected_calls++;
+      reply.Error(kErrMisconf);
+      return start;
+    }
+  }
   CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint};
   current_client_ = &c;
   const uint64_t errors_before = stats_.total_error_replies;

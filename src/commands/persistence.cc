@@ -1,0 +1,97 @@
+// Snapshot commands: SAVE, LASTSAVE, and the saving parts of SHUTDOWN and
+// DEBUG RELOAD (docs/persistence.md). Each runs holding every shard, so
+// the file is one point in time across them.
+#include "commands/persistence.h"
+
+#include "commands/common.h"
+#include "server/log.h"
+#include "server/persistence.h"
+
+namespace peregrine {
+namespace {
+
+// SAVE: the snapshot now, every other client waiting (as Redis's SAVE).
+void SaveCommand(CommandContext& ctx) {
+  std::string err;
+  if (!SaveRdbFile(ctx.server, ctx.server.config().dbfilename, &err)) {
+    ctx.reply.Error("ERR");
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+void LastsaveCommand(CommandContext& ctx) {
+  ctx.reply.Integer(ctx.server.persistence().lastsave_s.load(std::memory_order_relaxed));
+}
+
+}  // namespace
+
+bool SaveForShutdown(CommandContext& ctx, bool save, bool nosave) {
+  const Config& config = ctx.server.config();
+  if (nosave || (!save && config.save_params.empty())) {
+    ctx.server.set_shutdown_save(Server::ShutdownSave::kNoSave);
+    return true;
+  }
+  std::string err;
+  if (!SaveRdbFile(ctx.server, config.dbfilename, &err)) {
+    LOG_WARNING("Error trying to save the DB, can't exit.");
+    return false;
+  }
+  // Saved: nothing is left to save once the workers stop.
+  ctx.server.set_shutdown_save(Server::ShutdownSave::kNoSave);
+  return true;
+}
+
+void DebugReloadCommand(CommandContext& ctx) {
+  bool flush = true, save = true, merge = false;
+  for (size_t i = 2; i < ctx.args.size(); i++) {
+    const std::string_view opt = ctx.args[i];
+    if (EqualsIgnoreCase(opt, "merge")) {
+      merge = true;
+    } else if (EqualsIgnoreCase(opt, "noflush")) {
+      flush = false;
+    } else if (EqualsIgnoreCase(opt, "nosave")) {
+      save = false;
+    } else {
+      ctx.reply.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+      return;
+    }
+  }
+  const std::string& file = ctx.server.config().dbfilename;
+  std::string err;
+  if (save && !SaveRdbFile(ctx.server, file, &err)) {
+    ctx.reply.Error("ERR");
+    return;
+  }
+  if (flush) {
+    // As Redis's emptyData: every database and the function libraries.
+    for (size_t s = 0; s < ctx.server.num_shards(); s++) {
+      Shard& shard = ctx.server.shard(s);
+      for (int d = 0; d < shard.num_dbs(); d++) {
+        shard.watches().TouchAll(d, shard.db(d), nullptr, ctx.now_ms);
+        shard.db(d).Clear();
+      }
+    }
+    ctx.server.functions().Flush();
+  }
+  bool found = false;
+  if (!LoadRdbFile(ctx.server, file, merge, &found, &err) || !found) {
+    LOG_WARNING("%s", found ? err.c_str() : "DEBUG RELOAD: no RDB file to load");
+    ctx.reply.Error("ERR Error trying to load the RDB dump, check server logs.");
+    return;
+  }
+  LOG_NOTICE("DB reloaded by DEBUG RELOAD");
+  ctx.reply.Ok();
+}
+
+void RegisterPersistenceCommands(CommandTable& t) {
+  auto add = FamilyRegistrar(t, kAclAdmin | kAclDangerous, "server");
+  add("save", 1, kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards, 0, 0, SaveCommand, "1.0.0",
+      "O(N) where N is the total number of keys in all databases",
+      "Synchronously saves the database(s) to disk.");
+  auto add_fast = FamilyRegistrar(t, kAclAdmin | kAclDangerous, "server");
+  add_fast("lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, LastsaveCommand, "1.0.0", "O(1)",
+           "Returns the Unix timestamp of the last successful save to disk.");
+}
+
+}  // namespace peregrine

@@ -1,0 +1,282 @@
+# RDB snapshots (issue #20): SAVE and the start-up load round-trip every
+# type, TTL, database and function library; files move both ways between
+# the server under test and Debian's redis-server; LASTSAVE, INFO
+# persistence, save schedules, SHUTDOWN SAVE/NOSAVE, SIGTERM, DEBUG RELOAD,
+# stop-writes-on-bgsave-error; corrupt and truncated files are refused at
+# start-up with an error, never a crash.
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+import redis
+
+from conftest import IS_REDIS, PEREGRINE_BIN, ServerProcess
+from test_dump import fill, snapshot
+
+LIB = "#!lua name=plib\nredis.register_function('hello', function() return 'hi' end)\n"
+
+
+def fill_all(c):
+    """Every type in db 0, more keys with TTLs in db 3, a function library."""
+    fill(c)
+    c.select(3) if hasattr(c, "select") else None
+    c.execute_command("SELECT", 3)
+    c.set("db3:plain", "x")
+    c.set("db3:ttl", "y", ex=1000)
+    c.hset("db3:h", mapping={"a": 1})
+    c.execute_command("SELECT", 0)
+    c.execute_command("FUNCTION", "LOAD", "REPLACE", LIB)
+
+
+def dataset(c):
+    """Everything a snapshot should keep: (db, key) -> (type, value, has ttl)."""
+    out = {}
+    for db in (0, 3):
+        c.execute_command("SELECT", db)
+        for key in c.keys("*"):
+            out[(db, key)] = snapshot(c, key) + (c.pttl(key) > 0,)
+    c.execute_command("SELECT", 0)
+    return out
+
+
+def server_in(tmp_path, *args, kind=None):
+    return ServerProcess(args, tmp_path=tmp_path, kind=kind)
+
+
+def test_save_and_load_round_trip(tmp_path):
+    s = server_in(tmp_path)
+    c = s.client(single_connection_client=True)
+    fill_all(c)
+    before = dataset(c)
+    assert c.save()
+    s.stop()
+    assert (tmp_path / "dump.rdb").exists()
+    s2 = server_in(tmp_path)
+    c2 = s2.client(single_connection_client=True)
+    assert dataset(c2) == before
+    assert c2.execute_command("FCALL", "hello", 0) == b"hi"
+    c2.execute_command("SELECT", 3)
+    assert 900_000 < c2.pttl("db3:ttl") <= 1_000_000
+    s2.stop()
+
+
+@pytest.mark.skipif(IS_REDIS, reason="compares with redis-server")
+def test_redis_files_load_here(tmp_path):
+    ref = server_in(tmp_path, kind="redis")
+    rc = ref.client(single_connection_client=True)
+    fill_all(rc)
+    before = dataset(rc)
+    rc.save()
+    ref.stop()
+    s = server_in(tmp_path)
+    c = s.client(single_connection_client=True)
+    assert dataset(c) == before
+    assert c.execute_command("FCALL", "hello", 0) == b"hi"
+    s.stop()
+
+
+@pytest.mark.skipif(IS_REDIS, reason="compares with redis-server")
+def test_files_saved_here_load_into_redis(tmp_path):
+    s = server_in(tmp_path)
+    c = s.client(single_connection_client=True)
+    fill_all(c)
+    before = dataset(c)
+    c.save()
+    s.stop()
+    ref = server_in(tmp_path, kind="redis")
+    rc = ref.client(single_connection_client=True)
+    assert dataset(rc) == before
+    assert rc.execute_command("FCALL", "hello", 0) == b"hi"
+    ref.stop()
+
+
+@pytest.mark.parametrize("options", [["--rdbcompression", "no"], ["--rdbchecksum", "no"]])
+def test_compression_and_checksum_options(tmp_path, options):
+    s = server_in(tmp_path, *options)
+    c = s.client()
+    c.set("long", "abc" * 1000)
+    c.save()
+    data = (tmp_path / "dump.rdb").read_bytes()
+    if options[1] == "no" and options[0] == "--rdbcompression":
+        assert b"abc" * 1000 in data
+    else:
+        assert data.endswith(b"\0" * 8), "no checksum: eight zero bytes"
+    s.stop()
+    s2 = server_in(tmp_path)
+    assert s2.client().get("long") == b"abc" * 1000
+    s2.stop()
+
+
+def test_lastsave_and_info_persistence(tmp_path):
+    s = server_in(tmp_path)
+    c = s.client()
+    before = c.lastsave()
+    info = c.info("persistence")
+    assert info["rdb_bgsave_in_progress"] == 0 and info["loading"] == 0
+    c.set("a", 1)
+    c.incr("a")
+    assert c.info("persistence")["rdb_changes_since_last_save"] >= 2
+    saves = c.info("persistence").get("rdb_saves", 0)
+    time.sleep(1.1)
+    c.save()
+    info = c.info("persistence")
+    assert info["rdb_changes_since_last_save"] == 0
+    assert info["rdb_last_bgsave_status"] == "ok"
+    assert info["rdb_saves"] == saves + 1
+    assert c.lastsave() > before
+    s.stop()
+
+
+def test_save_schedule_saves_by_itself(tmp_path):
+    s = server_in(tmp_path, "--save", "1 1")
+    c = s.client()
+    assert c.config_get("save")["save"] == "1 1"
+    c.set("k", "v")
+    deadline = time.time() + 10
+    while not (tmp_path / "dump.rdb").exists() and time.time() < deadline:
+        time.sleep(0.1)
+    assert (tmp_path / "dump.rdb").exists()
+    s.stop()
+
+
+def test_config_of_snapshots(tmp_path):
+    s = server_in(tmp_path)
+    c = s.client()
+    assert c.config_get("dir")["dir"] == str(tmp_path)
+    assert c.config_get("dbfilename")["dbfilename"] == "dump.rdb"
+    c.config_set("save", "100 10 20 30")
+    assert c.config_get("save")["save"] == "100 10 20 30"
+    c.config_set("save", "")
+    assert c.config_get("save")["save"] == ""
+    with pytest.raises(redis.ResponseError, match="Invalid save parameters"):
+        c.config_set("save", "100")
+    with pytest.raises(redis.ResponseError, match="can't set protected config"):
+        c.config_set("dbfilename", "other.rdb")
+    s.stop()
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine's process exit")
+def test_shutdown_saves_only_when_asked(tmp_path):
+    s = server_in(tmp_path)  # no schedule
+    c = s.client()
+    c.set("k", "v")
+    c.shutdown(nosave=True)  # (redis-py takes the closed connection for success)
+    s.proc.wait(timeout=10)
+    assert not (tmp_path / "dump.rdb").exists()
+    s = server_in(tmp_path)
+    c = s.client()
+    c.set("k", "v")
+    c.shutdown(save=True)
+    s.proc.wait(timeout=10)
+    assert (tmp_path / "dump.rdb").exists()
+    s2 = server_in(tmp_path)
+    assert s2.client().get("k") == b"v"
+    s2.stop()
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine's process exit")
+def test_sigterm_saves_when_a_schedule_exists(tmp_path):
+    s = server_in(tmp_path, "--save", "3600 1")
+    c = s.client()
+    c.set("k", "kept")
+    s.proc.send_signal(signal.SIGTERM)
+    assert s.proc.wait(timeout=10) == 0
+    s2 = server_in(tmp_path)
+    assert s2.client().get("k") == b"kept"
+    s2.stop()
+
+
+def test_debug_reload(tmp_path):
+    s = server_in(tmp_path, "--enable-debug-command", "yes")
+    c = s.client()
+    fill(c)
+    before = {k: snapshot(c, k) for k in c.keys("*")}
+    assert c.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert {k: snapshot(c, k) for k in c.keys("*")} == before
+    c.set("str:short", "changed")
+    c.execute_command("DEBUG", "RELOAD", "NOSAVE")
+    assert c.get("str:short") == b"hello"
+    with pytest.raises(redis.ResponseError, match="DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options."):
+        c.execute_command("DEBUG", "RELOAD", "BOGUS")
+    if not IS_REDIS:  # (Redis exits on the duplicate keys; Peregrine refuses)
+        with pytest.raises(redis.ResponseError, match="Error trying to load the RDB dump"):
+            c.execute_command("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH")
+    assert c.execute_command("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE") == b"OK"
+    s.stop()
+
+
+def test_failed_scheduled_save_stops_writes(tmp_path):
+    # A directory where the file should go: the rename fails (root may
+    # write anywhere, so permissions cannot make it fail).
+    (tmp_path / "blocked.rdb").mkdir()
+    s = server_in(tmp_path, "--save", "1 1", "--enable-protected-configs", "yes")
+    c = s.client()
+    c.config_set("dbfilename", "blocked.rdb")
+    # A failed SAVE is the command's error only.
+    with pytest.raises(redis.ResponseError):
+        c.save()
+    assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    c.set("k", "v")
+    deadline = time.time() + 10
+    while c.info("persistence")["rdb_last_bgsave_status"] == "ok" and time.time() < deadline:
+        time.sleep(0.1)
+    assert c.info("persistence")["rdb_last_bgsave_status"] == "err"
+    with pytest.raises(redis.ResponseError, match="MISCONF"):
+        c.set("k", "w")
+    with pytest.raises(redis.ResponseError, match="MISCONF"):
+        c.ping()
+    assert c.get("k") == b"v"
+    c.config_set("stop-writes-on-bgsave-error", "no")
+    c.set("k", "w")
+    c.config_set("stop-writes-on-bgsave-error", "yes")
+    c.config_set("dbfilename", "good.rdb")
+    assert c.save()
+    assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    c.set("k", "x")
+    s.stop()
+
+
+# ---------------------------------------------------------------- bad files
+
+def start_fails(tmp_path):
+    p = subprocess.run([PEREGRINE_BIN, "--port", "0", "--unixsocket", str(tmp_path / "s.sock"), "--save", ""],
+                       cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine's start-up")
+def test_corrupt_and_truncated_files_are_refused(tmp_path):
+    s = server_in(tmp_path)
+    c = s.client()
+    fill(c)
+    c.save()
+    s.stop()
+    good = (tmp_path / "dump.rdb").read_bytes()
+    import random
+    rng = random.Random(3)
+    cases = [good[:n] for n in (0, 5, 9, 20, len(good) // 2, len(good) - 9, len(good) - 1)]
+    for _ in range(12):
+        b = bytearray(good)
+        b[rng.randrange(9, len(b) - 8)] ^= 1 << rng.randrange(8)
+        cases.append(bytes(b))
+    cases.append(b"NOTREDIS0010" + good[12:])
+    cases.append(b"REDIS0099" + good[9:])
+    for data in cases:
+        (tmp_path / "dump.rdb").write_bytes(data)
+        code, out = start_fails(tmp_path)
+        assert code == 1, out
+        assert "Fatal error loading the DB" in out, out
+
+
+@pytest.mark.skipif(IS_REDIS, reason="compares with redis-server")
+def test_redis_file_with_a_stream_names_the_type(tmp_path):
+    ref = server_in(tmp_path, kind="redis")
+    rc = ref.client()
+    rc.xadd("s", {"f": "v"})
+    rc.save()
+    ref.stop()
+    code, out = start_fails(tmp_path)
+    assert code == 1
+    assert "stream" in out
