@@ -102,6 +102,7 @@ Db::Segment* Db::NewSegment(uint8_t depth, uint32_t ngroups) {
   Segment* s = new (CountedCallocAligned(sizeof(Segment), alignof(Segment))) Segment();
   s->depth = depth;
   s->ngroups = ngroups;
+  s->saved_epoch = snap_epoch_;  // made now: nothing in it predates a snapshot in progress
   s->groups = static_cast<Group*>(CountedCallocAligned(ngroups * sizeof(Group), alignof(Group)));
   if (reinterpret_cast<uintptr_t>(s->groups) >> 48 != 0) PointerTooWide();  // DirEntry keeps 48 bits
   return s;
@@ -259,12 +260,15 @@ void Db::SetDirectory(uint64_t pos, Segment* s) {
 }
 
 Db::Entry* Db::FindRaw(const CompactKey::Probe& p) const {
-  return Locate(p).entry;
+  const Slot at = Locate(p);
+  if (at.found()) BeforeChange(at.seg);  // the caller may change what it finds
+  return at.entry;
 }
 
 Db::Entry* Db::Find(const CompactKey::Probe& p, int64_t now_ms, bool touch) {
   const Slot at = Locate(p);
   if (!at.found()) return nullptr;
+  BeforeChange(at.seg);  // the caller may change what it finds
   uint16_t& ref = *at.ref;
   Entry* e = at.entry;
   if (IsExpired(*e, now_ms)) [[unlikely]] {
@@ -316,6 +320,7 @@ void Db::MakeRoom(uint64_t hash) {
 }
 
 Db::Entry* Db::Insert(const CompactKey::Probe& p, Value value, int64_t expire_ms) {
+  BeforeChange(SegmentOf(p.hash));  // (growth moves its entries to done segments)
   MakeRoom(p.hash);
   Segment* s = SegmentOf(p.hash);
   Entry* e;
@@ -355,6 +360,7 @@ void Db::RemoveExpired(const Entry* e) {
 
 void Db::RemoveAt(const Slot& at) {
   Segment* s = at.seg;
+  BeforeChange(s);
   Group& grp = s->groups[at.group];
   const uint16_t ref = *at.ref;
   Entry* e = at.entry;
@@ -504,7 +510,10 @@ bool Db::Maintain(int64_t budget_us) {
     const uint32_t holes = s->plain.holes + s->ttl.holes;
     const bool sparse_arena = holes > s->live / 4 + 8;
     const bool sparse_index = s->ngroups > 1 && GroupsFor(s->live) * 2 < s->ngroups;
-    if (sparse_arena || sparse_index) Rebuild(s, false, base);
+    if (sparse_arena || sparse_index) {
+      BeforeChange(s);  // its entries move to a new (done) segment
+      Rebuild(s, false, base);
+    }
     if ((i & 15) == 15 && std::chrono::steady_clock::now() - start > std::chrono::microseconds(budget_us)) return true;
   }
   return false;

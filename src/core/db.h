@@ -245,6 +245,33 @@ class Db {
   // left.
   bool StepZSetMoves(int64_t budget_us);
 
+  // Point-in-time snapshots without fork (BGSAVE; docs/persistence.md):
+  // copy-on-write at the segment level. BeginSnapshot marks every segment
+  // pending; before anything changes a pending segment (a lookup that
+  // hands out an entry, an insertion, a deletion, an expiry, an eviction,
+  // a repack, Clear, Swap), the segment's entries go to the sink as they
+  // are, and it is done; SnapshotStep walks the table and sends the
+  // pending segments it meets. Segments made after the start (splits of
+  // done ones, a cleared table's) are done. So the sink gets every key
+  // exactly once, as it was when the snapshot began, while the table
+  // keeps serving. Entries reach the sink from whichever thread holds the
+  // table. `epoch` is the snapshot's number, the same for every Db of it,
+  // above any before (Swap exchanges segments between Dbs).
+  class SnapshotSink {
+   public:
+    virtual void SaveEntry(const Entry& e) = 0;
+
+   protected:
+    ~SnapshotSink() = default;
+  };
+  void BeginSnapshot(SnapshotSink* sink, uint32_t epoch);
+  // Sends pending segments until about `max_entries` entries went; returns
+  // whether any are left (false: every key has gone to the sink).
+  bool SnapshotStep(size_t max_entries);
+  // Detaches the sink (after SnapshotStep returned false, or to abandon it).
+  void EndSnapshot() { snap_sink_ = nullptr; }
+  bool snapshot_active() const { return snap_sink_ != nullptr; }
+
   // Deletes everything.
   void Clear();
 
@@ -305,6 +332,7 @@ class Db {
     uint32_t ngroups = 0;
     uint32_t live = 0;   // keys in the segment
     uint8_t depth = 0;   // local depth
+    uint32_t saved_epoch = 0;  // the last snapshot that has this segment's keys
   };
 
   // A directory entry: the segment and a copy of what a lookup needs to find
@@ -411,6 +439,15 @@ class Db {
   // A random entry of either arena, or of the TTL arenas only.
   const Entry* Random(bool ttl_only, std::mt19937_64& rng) const;
   void RemoveEntry(const Entry* e) { RemoveAt(LocateEntry(e)); }
+  // The snapshot's copy-on-write: sends `s` to the sink if it is pending.
+  // Cheap when no snapshot runs (one test of a member).
+  void BeforeChange(const Segment* s) const {
+    if (snap_sink_ != nullptr && s->saved_epoch != snap_epoch_) [[unlikely]]
+      SaveSegment(const_cast<Segment*>(s));
+  }
+  [[gnu::noinline]] void SaveSegment(Segment* s) const;
+  // Sends every pending segment (before Clear or Swap).
+  void SaveAllPending();
   // Eviction's removal: counts it and tells the observer.
   void EvictAt(const Slot& at);
   [[gnu::noinline]] void RemoveExpired(const Entry* e);
@@ -452,6 +489,12 @@ class Db {
   bool sweep_active_ = false;
   AccessTracker* access_ = nullptr;
   KeyObserver* observer_ = nullptr;
+  // The snapshot in progress (BeginSnapshot): its sink, its epoch, and
+  // where SnapshotStep goes on (a hash position; done once it wraps).
+  SnapshotSink* snap_sink_ = nullptr;
+  uint32_t snap_epoch_ = 0;
+  uint64_t snap_pos_ = 0;
+  bool snap_walked_ = false;
 };
 
 }  // namespace peregrine

@@ -199,6 +199,7 @@ size_t Db::MemoryUsage(const Entry& e) {
 }
 
 void Db::Clear() {
+  SaveAllPending();
   FreeAll();
   InitEmpty();
   field_timers_.clear();
@@ -208,6 +209,10 @@ void Db::Clear() {
 }
 
 void Db::Swap(Db& other) {
+  // Each table's snapshot has its own contents first (the segments then
+  // change tables, done as they are: both snapshots share an epoch).
+  SaveAllPending();
+  other.SaveAllPending();
   std::swap(dir_, other.dir_);
   std::swap(depth_, other.depth_);
   std::swap(segments_, other.segments_);
@@ -225,6 +230,51 @@ void Db::Swap(Db& other) {
   std::swap(field_timers_, other.field_timers_);
   std::swap(field_timers_compact_at_, other.field_timers_compact_at_);
   std::swap(zset_moves_, other.zset_moves_);
+}
+
+// ---- snapshots ------------------------------------------------------------------------
+
+void Db::BeginSnapshot(SnapshotSink* sink, uint32_t epoch) {
+  snap_sink_ = sink;
+  snap_epoch_ = epoch;
+  snap_pos_ = 0;
+  snap_walked_ = false;
+}
+
+void Db::SaveSegment(Segment* s) const {
+  s->saved_epoch = snap_epoch_;
+  ForEachLive(s, false, [this](const Entry& e) {
+    snap_sink_->SaveEntry(e);
+    return true;
+  });
+}
+
+bool Db::SnapshotStep(size_t max_entries) {
+  if (snap_sink_ == nullptr || snap_walked_) return false;
+  size_t sent = 0;
+  while (sent < max_entries) {
+    Segment* s = SegmentOf(snap_pos_);
+    if (s->saved_epoch != snap_epoch_) {
+      sent += s->live + 1;
+      SaveSegment(s);
+    } else {
+      sent++;
+    }
+    snap_pos_ = SegmentEnd(snap_pos_, s);
+    if (snap_pos_ == 0) {
+      snap_walked_ = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+void Db::SaveAllPending() {
+  if (snap_sink_ == nullptr) return;
+  ForEachSegmentFrom(0, [this](Segment* s, uint64_t) {
+    BeforeChange(s);
+    return true;
+  });
 }
 
 // ---- invariants (tests) ---------------------------------------------------------------
