@@ -12,7 +12,7 @@ import time
 import pytest
 import redis
 
-from conftest import IS_REDIS, PEREGRINE_BIN, ServerProcess
+from conftest import IS_REDIS, PEREGRINE_BIN, ServerProcess, raw_command
 from test_dump import fill, snapshot
 
 LIB = "#!lua name=plib\nredis.register_function('hello', function() return 'hi' end)\n"
@@ -280,3 +280,103 @@ def test_redis_file_with_a_stream_names_the_type(tmp_path):
     code, out = start_fails(tmp_path)
     assert code == 1
     assert "stream" in out
+
+
+# ---------------------------------------------------------------- BGSAVE
+
+def wait_bgsave(c, timeout=60):
+    deadline = time.time() + timeout
+    while c.info("persistence")["rdb_bgsave_in_progress"] and time.time() < deadline:
+        time.sleep(0.05)
+    assert not c.info("persistence")["rdb_bgsave_in_progress"]
+
+
+def test_bgsave_round_trip(tmp_path):
+    s = server_in(tmp_path)
+    c = s.client(single_connection_client=True)
+    fill_all(c)
+    before = dataset(c)
+    saves = c.info("persistence")["rdb_saves"]
+    assert c.bgsave() is True
+    wait_bgsave(c)
+    info = c.info("persistence")
+    assert info["rdb_last_bgsave_status"] == "ok"
+    assert info["rdb_saves"] == saves + 1
+    assert info["rdb_changes_since_last_save"] == 0
+    s.stop()
+    s2 = server_in(tmp_path)
+    c2 = s2.client(single_connection_client=True)
+    assert dataset(c2) == before
+    assert c2.execute_command("FCALL", "hello", 0) == b"hi"
+    s2.stop()
+
+
+def test_bgsave_is_a_point_in_time_while_writes_go_on(tmp_path):
+    # A slow save (rdb-key-save-delay) while every key is rewritten: the
+    # file has the values of the moment BGSAVE started, every key once.
+    s = server_in(tmp_path, "--rdb-key-save-delay", "20")
+    c = s.client()
+    n = 20000
+    pipe = c.pipeline(transaction=False)
+    for i in range(n):
+        pipe.set(f"key:{i}", "old")
+    pipe.execute()
+    c.rpush("list", *range(100))
+    assert c.bgsave()
+    assert c.info("persistence")["rdb_bgsave_in_progress"] == 1
+    with pytest.raises(redis.ResponseError, match="Background save already in progress"):
+        c.bgsave()
+    with pytest.raises(redis.ResponseError, match="Background save already in progress"):
+        c.save()
+    pipe = c.pipeline(transaction=False)
+    for i in range(n):
+        pipe.set(f"key:{i}", "new")
+        if i % 3 == 0:
+            pipe.delete(f"key:{i}")
+        if i % 7 == 0:
+            pipe.set(f"extra:{i}", "x")
+    pipe.execute()
+    c.rpush("list", "later")
+    wait_bgsave(c, timeout=120)
+    assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    s.stop()
+    s2 = server_in(tmp_path)
+    c2 = s2.client()
+    assert c2.dbsize() == n + 1
+    assert set(c2.mget([f"key:{i}" for i in range(0, n, 97)])) == {b"old"}
+    assert c2.llen("list") == 100
+    s2.stop()
+
+
+def test_bgsave_schedule_and_errors(tmp_path):
+    s = server_in(tmp_path)
+    c = s.client()
+    c.set("k", "v")
+    with pytest.raises(redis.ResponseError, match="syntax error"):
+        c.execute_command("BGSAVE", "NOW")
+    out = raw_command(s, b"MULTI\r\nBGSAVE\r\nEXEC\r\n")
+    assert b"+Background saving scheduled" in out, out
+    deadline = time.time() + 10
+    while not (tmp_path / "dump.rdb").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert (tmp_path / "dump.rdb").exists()
+    s.stop()
+
+
+def test_flushall_and_shutdown_during_bgsave(tmp_path):
+    s = server_in(tmp_path, "--rdb-key-save-delay", "100")
+    c = s.client()
+    pipe = c.pipeline(transaction=False)
+    for i in range(5000):
+        pipe.set(f"k{i}", i)
+    pipe.execute()
+    assert c.bgsave()
+    c.flushall()  # (the BGSAVE's keys as they were still go to its file)
+    c.set("after", 1)
+    c.shutdown(save=True)  # stops the BGSAVE, saves in the foreground
+    s.proc.wait(timeout=30)
+    assert not any(p.name.startswith("temp-") for p in tmp_path.iterdir())
+    s2 = server_in(tmp_path)
+    c2 = s2.client()
+    assert c2.keys("*") == [b"after"]
+    s2.stop()

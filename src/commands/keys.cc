@@ -446,6 +446,7 @@ void FlushallCommand(CommandContext& ctx) {
   // snapshot is written at once, and the flush still counts as a change.
   if (!ctx.server.config().save_params.empty()) {
     std::string err;
+    ctx.server.AbortBgSave();  // (as Redis kills its child)
     SaveRdbFile(ctx.server, ctx.server.config().dbfilename, &err);
   }
   ctx.shard.AddDirty();

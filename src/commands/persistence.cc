@@ -1,4 +1,4 @@
-// Snapshot commands: SAVE, LASTSAVE, and the saving parts of SHUTDOWN and
+// Snapshot commands: SAVE, BGSAVE, LASTSAVE, and the saving parts of SHUTDOWN and
 // DEBUG RELOAD (docs/persistence.md). Each runs holding every shard, so
 // the file is one point in time across them.
 #include "commands/persistence.h"
@@ -12,12 +12,41 @@ namespace {
 
 // SAVE: the snapshot now, every other client waiting (as Redis's SAVE).
 void SaveCommand(CommandContext& ctx) {
+  if (ctx.server.bgsave() != nullptr) {
+    ctx.reply.Error("ERR Background save already in progress");
+    return;
+  }
   std::string err;
   if (!SaveRdbFile(ctx.server, ctx.server.config().dbfilename, &err)) {
     ctx.reply.Error("ERR");
     return;
   }
   ctx.reply.Ok();
+}
+
+// BGSAVE [SCHEDULE]: the snapshot without stopping anyone (bgsave.h).
+// Inside a transaction it is scheduled instead, as Redis does (the
+// snapshot then shows the whole transaction or none of it).
+void BgsaveCommand(CommandContext& ctx) {
+  if (ctx.args.size() > 1 && !(ctx.args.size() == 2 && EqualsIgnoreCase(ctx.args[1], "schedule"))) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  if (ctx.server.bgsave() != nullptr) {
+    ctx.reply.Error("ERR Background save already in progress");
+    return;
+  }
+  if (ctx.worker.in_exec()) {
+    ctx.server.ScheduleBgSave();
+    ctx.reply.SimpleString("Background saving scheduled");
+    return;
+  }
+  std::string err;
+  if (!ctx.server.StartBgSave(&err)) {
+    ctx.reply.Error("ERR");
+    return;
+  }
+  ctx.reply.SimpleString("Background saving started");
 }
 
 void LastsaveCommand(CommandContext& ctx) {
@@ -33,6 +62,7 @@ bool SaveForShutdown(CommandContext& ctx, bool save, bool nosave) {
     return true;
   }
   std::string err;
+  ctx.server.AbortBgSave();  // (Redis kills its child and saves in the foreground)
   if (!SaveRdbFile(ctx.server, config.dbfilename, &err)) {
     LOG_WARNING("Error trying to save the DB, can't exit.");
     return false;
@@ -59,6 +89,7 @@ void DebugReloadCommand(CommandContext& ctx) {
   }
   const std::string& file = ctx.server.config().dbfilename;
   std::string err;
+  ctx.server.AbortBgSave();
   if (save && !SaveRdbFile(ctx.server, file, &err)) {
     ctx.reply.Error("ERR");
     return;
@@ -89,6 +120,8 @@ void RegisterPersistenceCommands(CommandTable& t) {
   add("save", 1, kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards, 0, 0, SaveCommand, "1.0.0",
       "O(N) where N is the total number of keys in all databases",
       "Synchronously saves the database(s) to disk.");
+  add("bgsave", -1, kCmdAdmin | kCmdNoscript | kCmdAllShards, 0, 0, BgsaveCommand, "1.0.0", "O(1)",
+      "Asynchronously saves the database(s) to disk.");
   auto add_fast = FamilyRegistrar(t, kAclAdmin | kAclDangerous, "server");
   add_fast("lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, LastsaveCommand, "1.0.0", "O(1)",
            "Returns the Unix timestamp of the last successful save to disk.");

@@ -257,8 +257,8 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "current_cow_size", 0);
     Field(out, "current_cow_size_age", 0);
     Field(out, "current_fork_perc", "0.00");
-    Field(out, "current_save_keys_processed", 0);
-    Field(out, "current_save_keys_total", 0);
+    Field(out, "current_save_keys_processed", bgsave_ ? bgsave_->keys_saved() : 0);
+    Field(out, "current_save_keys_total", bgsave_ ? bgsave_->keys_total() : 0);
     if (loading) {
       const uint64_t total = st.loading_total_bytes, done = st.loading_loaded_bytes.load(std::memory_order_relaxed);
       const int64_t elapsed = now_ms / 1000 - st.loading_start_s;
@@ -273,11 +273,11 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
             done > 0 && elapsed > 0 ? static_cast<int64_t>((total - done) * static_cast<uint64_t>(elapsed) / done) : 1);
     }
     Field(out, "rdb_changes_since_last_save", TotalDirty(*this) - st.dirty_at_save.load(std::memory_order_relaxed));
-    Field(out, "rdb_bgsave_in_progress", 0);
+    Field(out, "rdb_bgsave_in_progress", bgsave_ ? 1 : 0);
     Field(out, "rdb_last_save_time", st.lastsave_s.load(std::memory_order_relaxed));
     Field(out, "rdb_last_bgsave_status", st.last_save_ok.load(std::memory_order_relaxed) ? "ok" : "err");
     Field(out, "rdb_last_bgsave_time_sec", st.last_save_duration_s);
-    Field(out, "rdb_current_bgsave_time_sec", -1);
+    Field(out, "rdb_current_bgsave_time_sec", bgsave_ ? (now_ms - bgsave_->start_ms()) / 1000 : -1);
     Field(out, "rdb_saves", st.saves);
     Field(out, "rdb_last_cow_size", 0);
     Field(out, "rdb_last_load_keys_expired", st.last_load_keys_expired);

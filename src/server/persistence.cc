@@ -58,66 +58,30 @@ void Aux(RdbWriter& w, std::string_view key, std::string_view value) {
   w.String(value);
 }
 
-// What a key's access byte is saved as: Redis writes idle times under an
-// LRU policy and LFU counters under an LFU one, nothing otherwise.
-enum class SaveAccess { kNone, kIdle, kFreq };
-SaveAccess AccessToSave(MaxmemoryPolicy p) {
-  if (p == MaxmemoryPolicy::kAllKeysLru || p == MaxmemoryPolicy::kVolatileLru) return SaveAccess::kIdle;
-  if (p == MaxmemoryPolicy::kAllKeysLfu || p == MaxmemoryPolicy::kVolatileLfu) return SaveAccess::kFreq;
-  return SaveAccess::kNone;
-}
-
 // The file's contents (everything but the trailing checksum's handling,
 // which the writer does).
 bool WriteRdb(Server& server, RdbWriter& w, int64_t now_ms, std::string* err) {
-  char header[16];
-  std::snprintf(header, sizeof(header), "REDIS%04d", rdb::kVersion);
+  WriteRdbHeader(server, w, now_ms);
   const Config& config = server.config();
-  // A hash with field deadlines needs Redis 7.4's form (version 12): known
-  // from the databases' field timers before the header is written.
-  int version = rdb::kVersion;
-  for (size_t s = 0; s < server.num_shards(); s++)
-    for (int d = 0; d < server.shard(s).num_dbs(); d++)
-      if (server.shard(s).db(d).field_timers() > 0) version = rdb::kVersionFieldTtl;
-  std::snprintf(header, sizeof(header), "REDIS%04d", version);
-  w.Raw(header);
-  Aux(w, "redis-ver", kRedisCompatVersion);
-  Aux(w, "redis-bits", "64");
-  Aux(w, "ctime", std::to_string(now_ms / 1000));
-  Aux(w, "used-mem", std::to_string(std::max<int64_t>(TotalKeyspaceBytes(), 0)));
-  Aux(w, "aof-base", "0");
-  for (const auto& lib : server.functions().List(std::nullopt)) {
-    w.Byte(rdb::kOpFunction2);
-    w.String(lib->code);
-  }
-  const SaveAccess access = AccessToSave(config.maxmemory_policy);
+  const RdbKeyWriter keys(config.maxmemory_policy, now_ms);
   const int64_t delay_us = config.rdb_key_save_delay;
-  char scratch[CompactKey::kScratchSize];
   for (int d = 0; d < config.databases; d++) {
-    uint64_t keys = 0, expires = 0;
+    uint64_t count = 0, expires = 0;
     for (size_t s = 0; s < server.num_shards(); s++) {
-      keys += server.shard(s).db(d).size();
+      count += server.shard(s).db(d).size();
       expires += server.shard(s).db(d).expires_count();
     }
-    if (keys == 0) continue;
+    if (count == 0) continue;
     w.Byte(rdb::kOpSelectDb);
     w.Len(static_cast<uint64_t>(d));
     w.Byte(rdb::kOpResizeDb);
-    w.Len(keys);
+    w.Len(count);
     w.Len(expires);
     for (size_t s = 0; s < server.num_shards(); s++) {
       Shard& shard = server.shard(s);
       shard.db(d).ForEach([&](const Db::Entry& e) {
-        if (w.failed() || Db::IsExpired(e, now_ms)) return;
-        if (access == SaveAccess::kIdle) {
-          w.Byte(rdb::kOpIdle);
-          w.Len(shard.access().IdleSeconds(e.value.access()));
-        } else if (access == SaveAccess::kFreq) {
-          w.Byte(rdb::kOpFreq);
-          w.Byte(AccessTracker::Frequency(e.value.access()));
-        }
-        w.KeyValue(e.key(scratch), e.value, e.expire_ms());
-        if (e.value.is_list()) e.value.list().DropCache();
+        if (w.failed()) return;
+        keys.Write(w, shard, e);
         w.MaybeFlush();
         if (delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
       });
@@ -131,6 +95,49 @@ bool WriteRdb(Server& server, RdbWriter& w, int64_t now_ms, std::string* err) {
 }
 
 }  // namespace
+
+void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms) {
+  // A hash with field deadlines needs Redis 7.4's form (version 12): known
+  // from the databases' field timers before the header is written.
+  int version = rdb::kVersion;
+  for (size_t s = 0; s < server.num_shards(); s++)
+    for (int d = 0; d < server.shard(s).num_dbs(); d++)
+      if (server.shard(s).db(d).field_timers() > 0) version = rdb::kVersionFieldTtl;
+  char header[16];
+  std::snprintf(header, sizeof(header), "REDIS%04d", version);
+  w.Raw(header);
+  Aux(w, "redis-ver", kRedisCompatVersion);
+  Aux(w, "redis-bits", "64");
+  Aux(w, "ctime", std::to_string(now_ms / 1000));
+  Aux(w, "used-mem", std::to_string(std::max<int64_t>(TotalKeyspaceBytes(), 0)));
+  Aux(w, "aof-base", "0");
+  for (const auto& lib : server.functions().List(std::nullopt)) {
+    w.Byte(rdb::kOpFunction2);
+    w.String(lib->code);
+  }
+}
+
+RdbKeyWriter::RdbKeyWriter(MaxmemoryPolicy policy, int64_t now_ms) : now_ms_(now_ms) {
+  // Redis writes idle times under an LRU policy and LFU counters under an
+  // LFU one, nothing otherwise.
+  if (policy == MaxmemoryPolicy::kAllKeysLru || policy == MaxmemoryPolicy::kVolatileLru) access_ = kIdle;
+  if (policy == MaxmemoryPolicy::kAllKeysLfu || policy == MaxmemoryPolicy::kVolatileLfu) access_ = kFreq;
+}
+
+bool RdbKeyWriter::Write(RdbWriter& w, Shard& shard, const Db::Entry& e) const {
+  if (Db::IsExpired(e, now_ms_)) return false;
+  if (access_ == kIdle) {
+    w.Byte(rdb::kOpIdle);
+    w.Len(shard.access().IdleSeconds(e.value.access()));
+  } else if (access_ == kFreq) {
+    w.Byte(rdb::kOpFreq);
+    w.Byte(AccessTracker::Frequency(e.value.access()));
+  }
+  char scratch[CompactKey::kScratchSize];
+  w.KeyValue(e.key(scratch), e.value, e.expire_ms());
+  if (e.value.is_list()) e.value.list().DropCache();
+  return true;
+}
 
 bool SaveRdbFile(Server& server, const std::string& filename, std::string* err, SaveKind kind) {
   PersistenceState& st = server.persistence();
@@ -383,6 +390,52 @@ bool LoadRdbFile(Server& server, const std::string& filename, bool merge, bool* 
   return true;
 }
 
+bool Server::StartBgSave(std::string* err) {
+  if (bgsave_ != nullptr) {
+    *err = "Background save already in progress";
+    return false;
+  }
+  persistence_.last_attempt_s.store(UnixTimeMs() / 1000, std::memory_order_relaxed);
+  bgsave_ = BgSave::Start(*this, err);
+  if (bgsave_ == nullptr) {
+    LOG_WARNING("Can't save in background: %s", err->c_str());
+    persistence_.last_save_ok.store(false, std::memory_order_relaxed);
+    return false;
+  }
+  LOG_NOTICE("Background saving started");
+  for (size_t i = 0; i < num_shards(); i++) worker(i).StartSnapshotWork();
+  return true;
+}
+
+void Server::AbortBgSave() {
+  if (bgsave_ == nullptr) return;
+  for (size_t i = 0; i < num_shards(); i++) worker(i).StopSnapshotWork();
+  bgsave_->Abort();
+  bgsave_.reset();  // (joins the writer, which removes the temporary file)
+  LOG_NOTICE("Background saving stopped: a save in the foreground replaces it");
+}
+
+void Server::ReapBgSave() {
+  if (bgsave_ == nullptr || !bgsave_->finished()) return;
+  const int64_t end_ms = UnixTimeMs();
+  PersistenceState& st = persistence_;
+  if (bgsave_->ok()) {
+    st.lastsave_s.store(end_ms / 1000, std::memory_order_relaxed);
+    st.dirty_at_save.store(bgsave_->dirty_at_start(), std::memory_order_relaxed);
+    st.last_save_ok.store(true, std::memory_order_relaxed);
+    st.saves++;
+    LOG_NOTICE("Background saving terminated with success (%llu keys, %llu bytes in %lld ms)",
+               static_cast<unsigned long long>(bgsave_->keys_saved()),
+               static_cast<unsigned long long>(bgsave_->bytes_written()),
+               static_cast<long long>(end_ms - bgsave_->start_ms()));
+  } else {
+    st.last_save_ok.store(false, std::memory_order_relaxed);
+    LOG_WARNING("Background saving error: %s", bgsave_->error().c_str());
+  }
+  st.last_save_duration_s = (end_ms - bgsave_->start_ms()) / 1000;
+  bgsave_.reset();
+}
+
 bool WritesRefusedAfterSaveError(Server& server) {
   const Config& c = server.config();
   return c.stop_writes_on_bgsave_error && !c.save_params.empty() &&
@@ -392,7 +445,7 @@ bool WritesRefusedAfterSaveError(Server& server) {
 bool SaveDue(Server& server, int64_t now_s) {
   PersistenceState& st = server.persistence();
   const Config& c = server.config();
-  if (c.save_params.empty()) return false;
+  if (c.save_params.empty() || server.bgsave() != nullptr) return false;
   const uint64_t changes = TotalDirty(server) - st.dirty_at_save.load(std::memory_order_relaxed);
   const int64_t last = st.lastsave_s.load(std::memory_order_relaxed);
   // As Redis: after a failed save, wait 5 s before trying again.

@@ -8,12 +8,33 @@
 #include <string>
 #include <string_view>
 
+#include "core/db.h"
 #include "persist/rdb_value.h"
+#include "persist/rdb_writer.h"
 #include "server/config.h"
 
 namespace peregrine {
 
 class Server;
+class Shard;
+
+// The start of an RDB file: "REDIS00NN", Redis's aux fields, the function
+// libraries (every shard held).
+void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms);
+
+// One key as a file holds it (with its idle time or LFU counter when the
+// policy asks, as Redis), skipping keys already expired at `now_ms`.
+class RdbKeyWriter {
+ public:
+  RdbKeyWriter(MaxmemoryPolicy policy, int64_t now_ms);
+  // Returns whether it wrote the key.
+  bool Write(RdbWriter& w, Shard& shard, const Db::Entry& e) const;
+
+ private:
+  enum Access : uint8_t { kNone, kIdle, kFreq };
+  int64_t now_ms_;
+  Access access_ = kNone;
+};
 
 // The container directives of `config`, for values read from RDB data.
 ContainerLimits ContainerLimitsOf(const Config& config);

@@ -190,6 +190,9 @@ int Server::Run() {
   workers_[0]->Run();
   for (auto& t : threads) t.join();
   listeners_.clear();
+  // A BGSAVE still going stops (its temporary file goes), as Redis kills
+  // its child; the final save, if any, is written in the foreground.
+  AbortBgSave();
   const bool saved = SaveOnShutdown();
   if (!config_.unixsocket.empty()) unlink(config_.unixsocket.c_str());
   if (!config_.pidfile.empty()) unlink(config_.pidfile.c_str());

@@ -24,6 +24,7 @@
 #include "server/client.h"
 #include "server/command.h"
 #include "server/config.h"
+#include "server/bgsave.h"
 #include "server/mailbox.h"
 #include "server/persistence.h"
 #include "server/shard.h"
@@ -136,6 +137,22 @@ class Server {
 
   // Snapshots: the state INFO persistence and LASTSAVE report.
   PersistenceState& persistence() { return persistence_; }
+  // The BGSAVE in progress, or null. Set and cleared holding every shard
+  // (or by worker 0's cron once its writer is done and no shard uses it);
+  // a worker reads it only while its own snapshot flag is set.
+  BgSave* bgsave() { return bgsave_.get(); }
+  // Every shard held: starts a BGSAVE (each worker goes on with its shard
+  // between events). False with *err.
+  bool StartBgSave(std::string* err);
+  // Every shard held: stops the BGSAVE in progress, if any (SAVE-like
+  // commands that must write the file themselves, as Redis kills its child).
+  void AbortBgSave();
+  // Worker 0's cron: once the BGSAVE's file is written (or failed), its
+  // outcome goes to the persistence state and the job goes.
+  void ReapBgSave();
+  // BGSAVE SCHEDULE / BGSAVE inside a transaction: started by the cron.
+  void ScheduleBgSave() { bgsave_scheduled_.store(true, std::memory_order_relaxed); }
+  bool TakeScheduledBgSave() { return bgsave_scheduled_.exchange(false, std::memory_order_relaxed); }
   // How the process saves when it stops (SHUTDOWN's SAVE / NOSAVE, else
   // the schedule decides: a save if one is configured).
   enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
@@ -183,6 +200,8 @@ class Server {
   ScriptCache scripts_;
   FunctionRegistry functions_;
   PersistenceState persistence_;
+  std::unique_ptr<BgSave> bgsave_;
+  std::atomic<bool> bgsave_scheduled_{false};
   ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
   std::atomic<int> busy_scripts_{0};
   std::atomic<bool> busy_function_{false};  // keys in the shards' WatchTables

@@ -106,6 +106,17 @@ bool Worker::Init() {
       }
       if (lazy_free::Pending() > 0) loop_.WakeWithin(2);
     }
+    // A BGSAVE's share of this shard: a slice between events, then at once
+    // again (an idle worker spends its time on it; a busy one serves a
+    // batch of events between slices).
+    if (snapshot_work_.load(std::memory_order_acquire)) [[unlikely]] {
+      BgSave* job = server_.bgsave();
+      if (!job->Step(index_, kSnapshotSlice)) {
+        StopSnapshotWork();
+      } else {
+        loop_.WakeWithin(job->backlogged() ? 1 : 0);
+      }
+    }
     // Sorted sets' index moves nobody's writes go on with (found by the
     // cron): the same pace.
     if (zset_moves_) {
@@ -244,7 +255,19 @@ bool Worker::SaveHoldingAll(std::string* err) {
   for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
   AcquireShards(all);
   holding_ = true;
+  server_.AbortBgSave();
   const bool ok = SaveRdbFile(server_, server_.config().dbfilename, err, SaveKind::kScheduled);
+  holding_ = false;
+  GiveBack(all);
+  return ok;
+}
+
+bool Worker::BgSaveHoldingAll(std::string* err) {
+  std::vector<uint32_t> all(nworkers_);
+  for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
+  AcquireShards(all);
+  holding_ = true;
+  const bool ok = server_.StartBgSave(err);
   holding_ = false;
   GiveBack(all);
   return ok;
@@ -338,11 +361,14 @@ void Worker::ActiveExpireSlice() {
 void Worker::Cron() {
   const int64_t now = UnixTimeMs();
   if (index_ == 0) CycleClock::Recalibrate();
-  // The save schedule (`save`): worker 0 takes the snapshot, holding every
-  // shard (docs/persistence.md).
-  if (index_ == 0 && !server_.stopping() && SaveDue(server_, now / 1000)) {
-    std::string err;
-    SaveHoldingAll(&err);
+  // Snapshots (docs/persistence.md): worker 0 collects a finished BGSAVE,
+  // and starts one when BGSAVE SCHEDULE or the save schedule asks.
+  if (index_ == 0 && !server_.stopping()) {
+    server_.ReapBgSave();
+    if (server_.bgsave() == nullptr && (server_.TakeScheduledBgSave() || SaveDue(server_, now / 1000))) {
+      std::string err;
+      BgSaveHoldingAll(&err);
+    }
   }
   ActiveExpireSlice();
   // Segments left sparse by deletions give their memory back (at most 1 ms

@@ -447,8 +447,16 @@ class Worker : public ErrorSink {
   // only (a Unix socket, 127.0.0.1 or ::1).
   static bool Allows(Config::ProtectedAction action, const Client& c);
   // A snapshot (SaveRdbFile) taken holding every shard, from outside any
-  // command: the save schedule's, a signal's before shutting down.
+  // command: a signal's before shutting down (a BGSAVE in progress stops).
   bool SaveHoldingAll(std::string* err);
+  // The save schedule's BGSAVE, started holding every shard.
+  bool BgSaveHoldingAll(std::string* err);
+  // BGSAVE (server/bgsave.h): this worker goes on with its shard's
+  // snapshot between events until it is done. Set and cleared by a command
+  // holding every shard (or by the worker itself when it is done).
+  void StartSnapshotWork() { snapshot_work_.store(true, std::memory_order_release); }
+  void StopSnapshotWork() { snapshot_work_.store(false, std::memory_order_release); }
+  bool in_exec() const { return in_exec_; }
 
  private:
   // A client subscribed over RESP2 may run only the commands flagged
@@ -580,6 +588,7 @@ class Worker : public ErrorSink {
   std::vector<std::vector<uint64_t>> outbox_;  // per target, not yet in its ring
   std::vector<uint32_t> outbox_targets_;       // targets with a non-empty outbox
   int32_t lent_to_ = -1;           // the worker holding this shard, or -1
+  std::atomic<bool> snapshot_work_{false};  // a BGSAVE waits for this shard's keys
   bool holds_own_ = false;         // a command of this worker has taken its own shard
   bool wants_own_ = false;         // ... is waiting for it to come back (it goes first)
   bool lend_paused_ = false;       // just came back: serve this worker's clients once before lending again

@@ -36,6 +36,8 @@ inline constexpr int kMaxIov = 512;
 // client has been idle for a while.
 inline constexpr size_t kIdleBufferKeep = 1024 * 1024;
 inline constexpr int64_t kIdleBufferFreeMs = 2000;
+// Keys a BGSAVE slice sends between events (about 100-200 us of small keys).
+inline constexpr size_t kSnapshotSlice = 1000;
 // Batches kept for reuse per worker (their buffers keep their capacity).
 inline constexpr size_t kFreeBatches = 64;
 

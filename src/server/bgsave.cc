@@ -1,0 +1,218 @@
+// BgSave (see bgsave.h).
+#include "server/bgsave.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "net/event_loop.h"
+#include "persist/crc64.h"
+#include "persist/rdb_format.h"
+#include "server/log.h"
+#include "server/persistence.h"
+#include "server/server.h"
+
+namespace peregrine {
+
+// One shard's side: the sinks of its databases (each names its database)
+// and the chunk being filled. Touched only by whoever holds the shard.
+struct BgSave::ShardSink {
+  struct DbSink final : Db::SnapshotSink {
+    ShardSink* owner = nullptr;
+    int db = 0;
+    void SaveEntry(const Db::Entry& e) override { owner->Save(db, e); }
+  };
+
+  ShardSink(BgSave* job, Shard* shard, const RdbKeyWriter& keys, bool compress)
+      : job(job), shard(shard), keys(keys), writer(compress, /*checksum=*/false) {}
+
+  void Save(int db, const Db::Entry& e) {
+    if (db != current_db) {
+      writer.Byte(rdb::kOpSelectDb);
+      writer.Len(static_cast<uint64_t>(db));
+      current_db = db;
+    }
+    if (keys.Write(writer, *shard, e)) chunk_keys++;
+    if (writer.buffer().size() >= kChunkBytes) Flush();
+  }
+  void Flush() {
+    if (writer.buffer().empty()) return;
+    job->Push(std::move(writer.buffer()), chunk_keys);
+    writer.buffer().clear();
+    chunk_keys = 0;
+    current_db = -1;  // the next chunk starts with its database
+  }
+
+  BgSave* job;
+  Shard* shard;
+  RdbKeyWriter keys;
+  RdbWriter writer;
+  std::vector<DbSink> dbs;
+  int current_db = -1;
+  uint64_t chunk_keys = 0;
+  int next_db = 0;  // the database Step goes on with
+};
+
+std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err) {
+  std::unique_ptr<BgSave> job(new BgSave());
+  job->server_ = &server;
+  job->start_ms_ = UnixTimeMs();
+  job->dirty_at_start_ = TotalDirty(server);
+  job->filename_ = server.config().dbfilename;
+  job->key_delay_us_ = server.config().rdb_key_save_delay;
+  job->checksum_ = server.config().rdbchecksum;
+  job->temp_ = "temp-bg-" + std::to_string(getpid()) + ".rdb";
+  job->fd_ = ::open(job->temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (job->fd_ < 0) {
+    *err = "Failed opening the temp RDB file " + job->temp_ + " for saving: " + std::strerror(errno);
+    return nullptr;
+  }
+  RdbWriter header(server.config().rdbcompression, false);
+  WriteRdbHeader(server, header, job->start_ms_);
+  job->Push(std::move(header.buffer()), 0);
+  // Every database of every shard starts its snapshot now, at one epoch
+  // above any before (Db::BeginSnapshot).
+  static std::atomic<uint32_t> epochs{0};
+  const uint32_t epoch = epochs.fetch_add(1, std::memory_order_relaxed) + 1;
+  const RdbKeyWriter keys(server.config().maxmemory_policy, job->start_ms_);
+  for (size_t s = 0; s < server.num_shards(); s++) {
+    Shard& shard = server.shard(s);
+    auto sink = std::make_unique<ShardSink>(job.get(), &shard, keys, server.config().rdbcompression);
+    sink->dbs.resize(static_cast<size_t>(shard.num_dbs()));
+    for (int d = 0; d < shard.num_dbs(); d++) {
+      sink->dbs[static_cast<size_t>(d)].owner = sink.get();
+      sink->dbs[static_cast<size_t>(d)].db = d;
+      shard.db(d).BeginSnapshot(&sink->dbs[static_cast<size_t>(d)], epoch);
+      job->keys_total_ += shard.db(d).size();
+    }
+    job->shards_.push_back(std::move(sink));
+  }
+  job->writer_ = std::thread([j = job.get()] { j->WriterMain(); });
+  return job;
+}
+
+BgSave::~BgSave() {
+  if (writer_.joinable()) writer_.join();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool BgSave::Step(size_t shard, size_t max_entries) {
+  ShardSink& sink = *shards_[shard];
+  // The disk is behind: wait (the writes' own copies still go).
+  if (queued_bytes_.load(std::memory_order_relaxed) >= kMaxQueued) return true;
+  Shard& s = *sink.shard;
+  while (sink.next_db < s.num_dbs()) {
+    if (s.db(sink.next_db).SnapshotStep(max_entries)) return true;
+    s.db(sink.next_db).EndSnapshot();
+    sink.next_db++;
+  }
+  sink.Flush();
+  // The last touch of this object by this worker: counted under the lock,
+  // so that the writer (and whoever destroys the job after it) sees it only
+  // once nothing here is used any more.
+  std::lock_guard<std::mutex> lock(mu_);
+  shards_done_++;
+  cv_.notify_one();
+  return false;
+}
+
+void BgSave::Abort() {
+  for (auto& sink : shards_) {
+    for (int d = 0; d < sink->shard->num_dbs(); d++) sink->shard->db(d).EndSnapshot();
+    sink->next_db = sink->shard->num_dbs();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  aborted_ = true;
+  cv_.notify_one();
+}
+
+void BgSave::Push(std::string&& chunk, uint64_t keys) {
+  queued_bytes_.fetch_add(chunk.size(), std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(mu_);
+  queue_.emplace_back(std::move(chunk), keys);
+  cv_.notify_one();
+}
+
+void BgSave::WriterMain() {
+  uint64_t crc = 0;
+  bool failed = false;
+  std::string why;
+  const size_t nshards = shards_.size();
+  for (;;) {
+    std::pair<std::string, uint64_t> item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(10),
+                   [&] { return !queue_.empty() || aborted_ || shards_done_ == nshards; });
+      if (aborted_) break;
+      if (queue_.empty()) {
+        if (shards_done_ == nshards) break;
+        continue;
+      }
+      item = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    const std::string& chunk = item.first;
+    if (!failed) {
+      crc = Crc64(crc, chunk);
+      const char* p = chunk.data();
+      size_t left = chunk.size();
+      while (left > 0) {
+        const ssize_t n = ::write(fd_, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          failed = true;
+          why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
+          break;
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+      }
+      bytes_written_.fetch_add(chunk.size(), std::memory_order_relaxed);
+    }
+    keys_saved_.fetch_add(item.second, std::memory_order_relaxed);
+    queued_bytes_.fetch_sub(chunk.size(), std::memory_order_relaxed);
+    // rdb-key-save-delay (tests): the writer sleeps for the chunk's keys,
+    // so that the save takes long while the workers keep serving.
+    if (key_delay_us_ > 0 && item.second > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(key_delay_us_ * static_cast<int64_t>(item.second)));
+  }
+  bool aborted;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted = aborted_;
+  }
+  if (aborted) {
+    failed = true;
+    why = "Background saving aborted";
+  }
+  if (!failed) {
+    std::string tail(1, static_cast<char>(rdb::kOpEof));
+    crc = checksum_ ? Crc64(crc, tail) : 0;
+    tail.append(reinterpret_cast<const char*>(&crc), 8);
+    if (::write(fd_, tail.data(), tail.size()) != static_cast<ssize_t>(tail.size()) || ::fsync(fd_) != 0) {
+      failed = true;
+      why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
+    }
+  }
+  ::close(fd_);
+  fd_ = -1;
+  if (!failed && std::rename(temp_.c_str(), filename_.c_str()) != 0) {
+    failed = true;
+    why = "Error moving temp DB file " + temp_ + " on the final destination " + filename_ + ": " + std::strerror(errno);
+  }
+  if (failed) {
+    ::unlink(temp_.c_str());
+  } else if (const int dfd = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  ok_ = !failed;
+  error_ = why;
+  finished_.store(true, std::memory_order_release);
+}
+
+}  // namespace peregrine

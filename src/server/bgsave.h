@@ -1,0 +1,97 @@
+// BgSave: BGSAVE without fork (docs/persistence.md). Started holding every
+// shard for an instant (the snapshot's point in time), it makes every
+// database of every shard send its keys as they were then (Db's
+// copy-on-write per segment): each worker goes on with its own shard
+// between events (Step), and a write to a segment not sent yet sends it
+// first, from whichever thread holds the shard. Each shard's keys become
+// RDB chunks (SELECTDB, then whole keys) that a writer thread appends to
+// the temporary file in the order they come (an RDB file may select a
+// database many times), checksumming as it goes; when every shard is done
+// it writes the end, fsyncs, and renames the file into place. The memory
+// it takes is the chunks waiting for the disk (at most kMaxQueued before
+// the workers' own steps wait; writes' copies go regardless).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/db.h"
+#include "persist/rdb_writer.h"
+
+namespace peregrine {
+
+class Server;
+
+class BgSave {
+ public:
+  static constexpr size_t kMaxQueued = 16 << 20;
+  static constexpr size_t kChunkBytes = 64 << 10;
+
+  // Every shard held: opens the temporary file, queues the header (aux
+  // fields, function libraries), starts the snapshot on every database.
+  // Null with *err if the file cannot be opened.
+  static std::unique_ptr<BgSave> Start(Server& server, std::string* err);
+  ~BgSave();
+  BgSave(const BgSave&) = delete;
+  BgSave& operator=(const BgSave&) = delete;
+
+  // The worker owning shard `shard`, holding it, between events: sends
+  // about `max_entries` more keys. Returns false once the shard is done
+  // (then the worker must not call it again: its last touch of this object).
+  bool Step(size_t shard, size_t max_entries);
+  // Every shard held: stops the snapshot everywhere; the writer removes the
+  // temporary file. The object may then be destroyed.
+  void Abort();
+
+  // Whether the writer has finished (the file in place, or failed).
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
+  bool ok() const { return ok_; }
+  const std::string& error() const { return error_; }
+  int64_t start_ms() const { return start_ms_; }
+  uint64_t dirty_at_start() const { return dirty_at_start_; }
+  uint64_t keys_total() const { return keys_total_; }
+  uint64_t keys_saved() const { return keys_saved_.load(std::memory_order_relaxed); }
+  uint64_t bytes_written() const { return bytes_written_.load(std::memory_order_relaxed); }
+  // Whether the chunks waiting for the disk are at their bound (Step then
+  // does nothing).
+  bool backlogged() const { return queued_bytes_.load(std::memory_order_relaxed) >= kMaxQueued; }
+
+ private:
+  struct ShardSink;
+  BgSave() = default;
+  void Push(std::string&& chunk, uint64_t keys);
+  void WriterMain();
+
+  Server* server_ = nullptr;
+  std::string temp_, filename_;
+  int fd_ = -1;
+  int64_t start_ms_ = 0;
+  uint64_t dirty_at_start_ = 0;
+  uint64_t keys_total_ = 0;
+  int64_t key_delay_us_ = 0;
+  bool checksum_ = true;
+  std::vector<std::unique_ptr<ShardSink>> shards_;
+  std::atomic<uint64_t> keys_saved_{0};
+  std::atomic<uint64_t> bytes_written_{0};
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<std::string, uint64_t>> queue_;  // chunks and their key counts
+  std::atomic<size_t> queued_bytes_{0};
+  size_t shards_done_ = 0;
+  bool aborted_ = false;
+
+  std::thread writer_;
+  std::atomic<bool> finished_{false};
+  bool ok_ = false;
+  std::string error_;
+};
+
+}  // namespace peregrine
