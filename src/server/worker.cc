@@ -106,6 +106,13 @@ bool Worker::Init() {
       }
       if (lazy_free::Pending() > 0) loop_.WakeWithin(2);
     }
+    // Worker 0 collects a finished BGSAVE soon after its writer is done.
+    if (index_ == 0 && server_.bgsave() != nullptr) [[unlikely]] {
+      if (server_.bgsave()->finished())
+        server_.ReapBgSave();
+      else
+        loop_.WakeWithin(5);
+    }
     // A BGSAVE's share of this shard: a slice between events, then at once
     // again (an idle worker spends its time on it; a busy one serves a
     // batch of events between slices).
