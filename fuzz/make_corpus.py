@@ -38,6 +38,22 @@ def inline(*args):
     return b" ".join(a if isinstance(a, bytes) else str(a).encode() for a in args) + b"\r\n"
 
 
+def crc64(data):
+    """Redis's CRC-64 (Jones, reflected), for DUMP payloads RESTORE accepts."""
+    crc = 0
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x95AC9329AC4BC9B5 if crc & 1 else crc >> 1
+    return crc
+
+
+def payload(body):
+    """A DUMP payload: the value's RDB form, version 10, the checksum."""
+    data = body + b"\x0a\x00"
+    return data + crc64(data).to_bytes(8, "little")
+
+
 def seq(*cmds):
     return b"".join(resp(*c) for c in cmds)
 
@@ -408,6 +424,17 @@ SEEDS = {
                        ("GET", "k"), ("GETDEL", "k"), ("SET", "k", "u" * 1300), ("SET", "k", "t" * 1024, "GET"),
                        ("GETSET", "k", "s"), ("SET", "k", "r" * 1500), ("GETEX", "k", "PX", "1"),
                        ("MGET", "k", "k"), ("FLUSHALL",)),
+    # --- DUMP / RESTORE and snapshots
+    "dump_restore": seq(("SET", "s", "hello"), ("DUMP", "s"), ("RPUSH", "l", "a", "1"), ("DUMP", "l"),
+                        ("RESTORE", "r1", "0", payload(b"\x00\x05hello")),
+                        ("RESTORE", "r2", "1000", payload(b"\x01\x02\x01a\xc0\x07"), "REPLACE", "IDLETIME", "5"),
+                        ("RESTORE", "r2", "0", payload(b"\x02\x01\x01m"), "REPLACE", "ABSTTL", "FREQ", "3"),
+                        ("RESTORE", "r3", "0", payload(b"\x10\x0d\x0d\x00\x00\x00\x02\x00\x81f\x02\x81v\x02\xff")),
+                        ("RESTORE", "r4", "0", payload(b"\x05\x01\x01m\x00\x00\x00\x00\x00\x00\xf0\x3f")),
+                        ("RESTORE", "bad", "0", b"\x00\x05hello\x0a\x00" + b"\x00" * 8),
+                        ("RESTORE", "bad", "-1", payload(b"\x00\x01x")), ("DUMP", "nope"),
+                        ("FUNCTION", "DUMP"), ("FUNCTION", "RESTORE", payload(b""), "FLUSH"),
+                        ("LASTSAVE",), ("BGSAVE", "SCHEDULE"), ("BGSAVE",), ("SAVE",), ("DBSIZE",)),
     "lent_pipeline": seq(("SET", "k", "p" * 1100), *[("GET", "k")] * 130, ("DEL", "k"), ("GET", "k")),
 }
 SEEDS_BYTEWISE = {"bytewise_pipeline", "big_args_bytewise"}
@@ -418,6 +445,7 @@ SEEDS_MAXMEMORY = {"tiny_maxmemory", "containers_maxmemory"}
 # numbers at the edges, RESP framing.
 DICT_WORDS = sorted(set("""
 multi exec discard watch unwatch eval evalsha eval_ro evalsha_ro script load exists flush kill
+dump restore absttl idletime freq save bgsave lastsave schedule
 function fcall fcall_ro register_function function_name callback description withcode libraryname stats
 busy-reply-threshold lua-time-limit set-active-expire redis.call redis.pcall redis.setresp
 redis.error_reply redis.status_reply redis.sha1hex redis.log KEYS ARGV cjson cmsgpack bit struct

@@ -29,13 +29,13 @@ bool RdbReader::Ensure(size_t n) {
   if (end_ - pos_ >= n) return true;
   if (n - (end_ - pos_) > source_left_) return Fail("Unexpected EOF reading RDB file");
   // Slide the unread bytes to the front of the window and refill it.
-  crc_ = Crc64(crc_, data_ + crc_pos_, pos_ - crc_pos_);
+  if (pos_ > crc_pos_) crc_ = Crc64(crc_, data_ + crc_pos_, pos_ - crc_pos_);
   const size_t keep = end_ - pos_;
   if (buf_.size() < std::max(n, kWindow)) {
     std::string bigger(std::max(n, kWindow), '\0');
-    std::memcpy(bigger.data(), data_ + pos_, keep);
+    if (keep > 0) std::memcpy(bigger.data(), data_ + pos_, keep);
     buf_.swap(bigger);
-  } else {
+  } else if (keep > 0) {
     std::memmove(buf_.data(), data_ + pos_, keep);
   }
   consumed_base_ += pos_;
@@ -56,7 +56,7 @@ bool RdbReader::Ensure(size_t n) {
 }
 
 uint64_t RdbReader::Crc() {
-  crc_ = Crc64(crc_, data_ + crc_pos_, pos_ - crc_pos_);
+  if (pos_ > crc_pos_) crc_ = Crc64(crc_, data_ + crc_pos_, pos_ - crc_pos_);
   crc_pos_ = pos_;
   return crc_;
 }

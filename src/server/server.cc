@@ -97,6 +97,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
 }
 
 Server::~Server() {
+  AbortBgSave();  // (its writer thread ends, its temporary file goes)
   // Mail still in the rings when every worker has stopped (replies nobody
   // waits for any more).
   const auto n = static_cast<uint32_t>(workers_.size());

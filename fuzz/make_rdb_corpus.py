@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Writes the RDB fuzzer's seed corpus (checked in): DUMP payloads of every
+type and encoding, and whole RDB files, as Debian's redis-server writes them
+(and, when it is built, as Peregrine does).
+
+    python3 fuzz/make_rdb_corpus.py [build/release/peregrine]
+
+A seed's first byte picks the harness's mode (fuzz/rdb_fuzzer.cc): 0 a
+DUMP payload's body (its footer cut off), 1 a whole file (3: two workers,
+5: with MERGE).
+"""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import redis
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus", "rdb")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(argv, port, cwd):
+    p = subprocess.Popen(argv + ["--port", str(port), "--save", ""], cwd=cwd, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            c = redis.Redis(port=port)
+            c.ping()
+            return p, c
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    raise RuntimeError("server did not start")
+
+
+def fill(c):
+    # Small limits: every container in its large encoding at a small size.
+    c.config_set("hash-max-listpack-entries", 4)
+    c.config_set("zset-max-listpack-entries", 4)
+    c.config_set("set-max-intset-entries", 4)
+    c.config_set("list-max-listpack-size", 4)
+    c.set("int", 12345)
+    c.set("str", "hello world")
+    c.set("lzf", "abc" * 40)
+    c.set("ttl", "v", px=10_000_000)
+    for name, n in (("small", 3), ("big", 9)):
+        c.rpush(f"list:{name}", *[f"e{i}" for i in range(n)], 7, -70000)
+        c.sadd(f"set:{name}", *[f"m{i}" for i in range(n)])
+        c.sadd(f"intset:{name}", *range(n))
+        c.zadd(f"zset:{name}", {f"m{i}": i * 1.5 for i in range(n)})
+        c.hset(f"hash:{name}", mapping={f"f{i}": f"v{i}" for i in range(n)})
+    c.execute_command("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+
+
+def seeds_from(argv, label, with_dumps):
+    out = {}
+    d = tempfile.mkdtemp()
+    port = free_port()
+    p, c = start(argv, port, d)
+    try:
+        fill(c)
+        if with_dumps:
+            for k in c.keys("*"):
+                payload = c.dump(k)
+                out[f"dump-{label}-{k.decode()}"] = b"\x00" + payload[:-10]
+        c.save()
+        data = open(os.path.join(d, "dump.rdb"), "rb").read()
+        out[f"file-{label}"] = b"\x01" + data
+        out[f"file-{label}-2workers-merge"] = b"\x07" + data
+    finally:
+        p.terminate()
+        p.wait()
+        shutil.rmtree(d, ignore_errors=True)
+    return out
+
+
+def main():
+    seeds = seeds_from(["redis-server"], "redis", True)
+    pbin = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "build", "release", "peregrine")
+    if os.path.exists(pbin):
+        seeds.update(seeds_from([pbin, "--threads", "1"], "peregrine", True))
+    shutil.rmtree(CORPUS, ignore_errors=True)
+    os.makedirs(CORPUS)
+    for name, data in sorted(seeds.items()):
+        with open(os.path.join(CORPUS, name.replace(":", "_")), "wb") as f:
+            f.write(data)
+    print(f"{len(seeds)} seeds in {CORPUS}")
+
+
+if __name__ == "__main__":
+    main()
