@@ -380,3 +380,71 @@ def test_flushall_and_shutdown_during_bgsave(tmp_path):
     c2 = s2.client()
     assert c2.keys("*") == [b"after"]
     s2.stop()
+
+
+def test_bgsave_snapshot_is_atomic_across_shards(tmp_path):
+    """Transfers between accounts on different shards (MULTI/EXEC and
+    scripts) run while BGSAVEs are taken: every file holds a total that
+    is the constant, i.e. each snapshot is one point in time across shards."""
+    import threading
+    from test_atomicity import keys_on_distinct_shards
+    args = ["--rdb-key-save-delay", "20"] + ([] if IS_REDIS else ["--threads", "4"])
+    s = server_in(tmp_path, *args)
+    c = s.client()
+    accounts = keys_on_distinct_shards("acct:", 16)
+    for a in accounts:
+        c.set(a, 1000)
+    # Enough other keys for a save to take a while.
+    pipe = c.pipeline(transaction=False)
+    for i in range(20000):
+        pipe.set(f"filler:{i}", i)
+    pipe.execute()
+    total = 1000 * len(accounts)
+    stop = threading.Event()
+    errors = []
+    script = "redis.call('DECRBY', KEYS[1], ARGV[1]) redis.call('INCRBY', KEYS[2], ARGV[1]) return 1"
+
+    def transfer(seed):
+        import random
+        rng = random.Random(seed)
+        cc = s.client()
+        try:
+            while not stop.is_set():
+                a, b = rng.sample(accounts, 2)
+                if rng.random() < 0.5:
+                    p = cc.pipeline(transaction=True)
+                    p.decrby(a, 7)
+                    p.incrby(b, 7)
+                    p.execute()
+                else:
+                    cc.eval(script, 2, a, b, 3)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=transfer, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    files = []
+    try:
+        for n in range(3):
+            time.sleep(0.2)
+            assert c.bgsave()
+            wait_bgsave(c, timeout=120)
+            assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+            dest = tmp_path / f"snap{n}"
+            dest.mkdir()
+            os.replace(tmp_path / "dump.rdb", dest / "dump.rdb")
+            files.append(dest)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=30)
+    assert not errors, errors
+    assert sum(int(v) for v in c.mget(accounts)) == total
+    s.stop()
+    for d in files:
+        s2 = server_in(d)
+        c2 = s2.client()
+        assert sum(int(v) for v in c2.mget(accounts)) == total, d
+        assert c2.dbsize() == len(accounts) + 20000
+        s2.stop()
