@@ -41,8 +41,21 @@ def dataset(c):
     return out
 
 
+_started = []
+
+
 def server_in(tmp_path, *args, kind=None):
-    return ServerProcess(args, tmp_path=tmp_path, kind=kind)
+    s = ServerProcess(args, tmp_path=tmp_path, kind=kind)
+    _started.append(s)
+    return s
+
+
+@pytest.fixture(autouse=True)
+def _stop_servers():
+    """Every server a test started stops when it ends, failed or not."""
+    yield
+    while _started:
+        _started.pop().stop()
 
 
 def test_save_and_load_round_trip(tmp_path):
