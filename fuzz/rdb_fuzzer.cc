@@ -21,6 +21,7 @@
 #include "persist/rdb_writer.h"
 #include "server/config.h"
 #include "server/persistence.h"
+#include "scripting/lua_engine.h"
 #include "server/server.h"
 
 namespace {
@@ -91,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (fd < 0 || write(fd, data, size) != static_cast<ssize_t>(size)) std::abort();
   bool found = false;
   std::string err;
-  LoadRdbFile(server, "/proc/self/fd/" + std::to_string(fd), /*merge=*/(mode & 4) != 0, &found, &err);
+  LoadRdbFile(server, server.worker(0).lua(), "/proc/self/fd/" + std::to_string(fd), /*merge=*/(mode & 4) != 0, &found, &err);
   close(fd);
   // Empty the shards (and the libraries) for the next input.
   for (size_t s = 0; s < server.num_shards(); s++)

@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
   // The snapshot, before any client is served (those connecting meanwhile
   // wait in the listen backlog).
   bool found = false;
-  if (!LoadRdbFile(server, server.config().dbfilename, /*merge=*/false, &found, &err)) {
+  if (!LoadRdbFile(server, server.worker(0).lua(), server.config().dbfilename, /*merge=*/false, &found, &err)) {
     LOG_WARNING("%s", err.c_str());
     LOG_WARNING("Fatal error loading the DB, check server logs. Exiting.");
     std::fprintf(stderr, "Fatal error loading the DB: %s\n", err.c_str());

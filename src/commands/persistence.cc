@@ -106,7 +106,7 @@ void DebugReloadCommand(CommandContext& ctx) {
     ctx.server.functions().Flush();
   }
   bool found = false;
-  if (!LoadRdbFile(ctx.server, file, merge, &found, &err) || !found) {
+  if (!LoadRdbFile(ctx.server, ctx.worker.lua(), file, merge, &found, &err) || !found) {
     LOG_WARNING("%s", found ? err.c_str() : "DEBUG RELOAD: no RDB file to load");
     ctx.reply.Error("ERR Error trying to load the RDB dump, check server logs.");
     return;

@@ -196,6 +196,7 @@ namespace {
 // The loader's state between opcodes.
 struct Loading {
   Server& server;
+  LuaEngine& lua;
   RdbReader& r;
   bool merge;
   ContainerLimits limits;
@@ -247,7 +248,7 @@ bool LoadFunction(Loading& l) {
   if (!l.r.String(&code)) return l.r.Fail("Failed loading library payload");
   auto lib = std::make_shared<FunctionLibrary>();
   std::string err;
-  if (!ParseLibraryMetadata(code, lib.get(), &err) || !l.server.worker(0).lua().LoadLibrary(lib.get(), &err) ||
+  if (!ParseLibraryMetadata(code, lib.get(), &err) || !l.lua.LoadLibrary(lib.get(), &err) ||
       !l.server.functions().Add(lib, /*replace=*/l.merge, &err))
     return l.r.Fail("Failed loading library, " + err);
   return true;
@@ -351,7 +352,8 @@ bool LoadBody(Loading& l, uint64_t file_size) {
 
 }  // namespace
 
-bool LoadRdbFile(Server& server, const std::string& filename, bool merge, bool* found, std::string* err) {
+bool LoadRdbFile(Server& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
+                 std::string* err) {
   const int fd = ::open(filename.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *found = false;
@@ -374,7 +376,7 @@ bool LoadRdbFile(Server& server, const std::string& filename, bool merge, bool* 
   st.loading_loaded_keys.store(0, std::memory_order_relaxed);
   st.loading.store(true, std::memory_order_release);
   RdbReader reader(fd, static_cast<uint64_t>(sb.st_size));
-  Loading l{server, reader, merge, ContainerLimitsOf(server.config()), start_ms};
+  Loading l{server, lua, reader, merge, ContainerLimitsOf(server.config()), start_ms};
   const bool ok = LoadBody(l, static_cast<uint64_t>(sb.st_size));
   ::close(fd);
   st.loading.store(false, std::memory_order_release);

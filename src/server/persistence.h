@@ -15,6 +15,7 @@
 
 namespace peregrine {
 
+class LuaEngine;
 class Server;
 class Shard;
 
@@ -78,8 +79,11 @@ bool SaveRdbFile(Server& server, const std::string& filename, std::string* err,
 // Loads an RDB file into the shards (keys to the shard owning them). A key
 // that exists already is an error, unless `merge` (DEBUG RELOAD MERGE),
 // which replaces it. A missing file is not an error: *found says whether
-// there was one. Every shard held, or no worker running. False with *err.
-bool LoadRdbFile(Server& server, const std::string& filename, bool merge, bool* found, std::string* err);
+// there was one. Function libraries are checked by running them in `lua`
+// (the calling thread's interpreter). Every shard held, or no worker
+// running. False with *err.
+bool LoadRdbFile(Server& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
+                 std::string* err);
 
 // Redis's writeCommandsDeniedByDiskError for RDB: the last save failed,
 // a schedule is configured and stop-writes-on-bgsave-error is on.
