@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -184,15 +185,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", err.c_str());
     return 1;
   }
-  // The snapshot, before any client is served (those connecting meanwhile
-  // wait in the listen backlog).
+  // The snapshot: worker 0 loads it between its events once the server
+  // runs, answering -LOADING meanwhile (a bad header stops us here).
   bool found = false;
-  if (!LoadRdbFile(server, server.worker(0).lua(), server.config().dbfilename, /*merge=*/false, &found, &err)) {
+  auto loader = std::make_unique<RdbLoader>(server, server.worker(0).lua(), /*merge=*/false);
+  if (!loader->Open(server.config().dbfilename, &found, &err)) {
     LOG_WARNING("%s", err.c_str());
     LOG_WARNING("Fatal error loading the DB, check server logs. Exiting.");
     std::fprintf(stderr, "Fatal error loading the DB: %s\n", err.c_str());
     return 1;
   }
+  if (found) server.SetStartupLoader(std::move(loader));
   LOG_NOTICE("Ready to accept connections on port %d", config.port);
   return server.Run();
 }

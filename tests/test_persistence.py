@@ -461,3 +461,60 @@ def test_bgsave_snapshot_is_atomic_across_shards(tmp_path):
         assert sum(int(v) for v in c2.mget(accounts)) == total, d
         assert c2.dbsize() == len(accounts) + 20000
         s2.stop()
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine's start-up (redis-server: key-load-delay works the same)")
+def test_clients_get_loading_while_the_file_loads(tmp_path):
+    import shlex
+    import socket
+    from conftest import free_port
+    s = server_in(tmp_path)
+    c = s.client()
+    pipe = c.pipeline(transaction=False)
+    for i in range(3000):
+        pipe.set(f"k{i}", i)
+    pipe.execute()
+    c.save()
+    s.stop()
+    port = free_port()
+    extra = shlex.split(os.environ.get("PEREGRINE_ARGS", ""))
+    proc = subprocess.Popen([PEREGRINE_BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--key-load-delay", "1000"] + extra, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT)
+    try:
+        sock = None
+        deadline = time.time() + 10
+        while sock is None and time.time() < deadline:
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            except OSError:
+                time.sleep(0.01)
+        # (Raw requests: redis-py retries a LOADING error as a connection error.)
+        def ask(req):
+            sock.sendall(req)
+            time.sleep(0.1)
+            return sock.recv(65536)
+        assert ask(b"GET k1\r\n") == b"-LOADING Redis is loading the dataset in memory\r\n"
+        assert ask(b"PING\r\n").startswith(b"-LOADING")
+        assert ask(b"NOSUCHCMD\r\n").startswith(b"-ERR unknown command")
+        info = ask(b"INFO persistence\r\n")
+        assert b"loading:1\r\n" in info and b"loading_loaded_perc:" in info and b"loading_total_bytes:" in info
+        # MULTI is allowed while loading; what it queues is refused, so EXEC aborts.
+        out = ask(b"MULTI\r\nSET a 1\r\nEXEC\r\n")
+        assert out.startswith(b"+OK\r\n-LOADING") and b"-EXECABORT" in out, out
+        rc = redis.Redis(port=port, socket_timeout=10)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                rc.ping()
+                break
+            except redis.BusyLoadingError:
+                time.sleep(0.05)
+        assert rc.dbsize() == 3000
+        assert rc.get("k2999") == b"2999"
+        assert rc.info("persistence")["loading"] == 0
+        rc.close()
+        sock.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -57,7 +57,9 @@ void LastsaveCommand(CommandContext& ctx) {
 
 bool SaveForShutdown(CommandContext& ctx, bool save, bool nosave) {
   const Config& config = ctx.server.config();
-  if (nosave || (!save && config.save_params.empty())) {
+  // While the start-up load goes on nothing is saved (the file would be
+  // half the data), as Redis.
+  if (nosave || (!save && config.save_params.empty()) || ctx.server.loading()) {
     ctx.server.set_shutdown_save(Server::ShutdownSave::kNoSave);
     return true;
   }
@@ -73,6 +75,10 @@ bool SaveForShutdown(CommandContext& ctx, bool save, bool nosave) {
 }
 
 void DebugReloadCommand(CommandContext& ctx) {
+  if (ctx.server.loading()) {
+    ctx.reply.Error("LOADING Redis is loading the dataset in memory");
+    return;
+  }
   bool flush = true, save = true, merge = false;
   for (size_t i = 2; i < ctx.args.size(); i++) {
     const std::string_view opt = ctx.args[i];

@@ -335,6 +335,7 @@ const std::vector<Option>& Options() {
     o.push_back(BoolOption("rdbchecksum", &Config::rdbchecksum, kImmutable));
     o.push_back(BoolOption("stop-writes-on-bgsave-error", &Config::stop_writes_on_bgsave_error, kMutable));
     o.push_back(IntOption("rdb-key-save-delay", &Config::rdb_key_save_delay, INT_MIN, INT_MAX, kMutable));
+    o.push_back(IntOption("key-load-delay", &Config::key_load_delay, INT_MIN, INT_MAX, kMutable));
     o.push_back(ProtectedActionOption("enable-protected-configs", &Config::enable_protected_configs));
     o.push_back(Option{"appendonly", kNotYet, 1, 1,
                        [](const Config& c) { return c.appendonly ? "yes" : "no"; },

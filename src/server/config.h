@@ -123,6 +123,7 @@ struct Config {
   bool rdbchecksum = true;
   bool stop_writes_on_bgsave_error = true;
   int64_t rdb_key_save_delay = 0;  // microseconds per key written (tests)
+  int64_t key_load_delay = 0;      // microseconds per key loaded (tests)
   // enable-protected-configs: whether CONFIG SET may change dir and
   // dbfilename (Redis 7's protected configs; as enable-debug-command).
   ProtectedAction enable_protected_configs = ProtectedAction::kNo;

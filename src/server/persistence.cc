@@ -191,171 +191,9 @@ bool SaveRdbFile(Server& server, const std::string& filename, std::string* err, 
   return true;
 }
 
-namespace {
-
-// The loader's state between opcodes.
-struct Loading {
-  Server& server;
-  LuaEngine& lua;
-  RdbReader& r;
-  bool merge;
-  ContainerLimits limits;
-  int64_t now_ms;
-  int db = 0;
-  int64_t expire_ms = Db::kNoExpire;
-  int64_t idle = -1, freq = -1;
-  uint64_t keys = 0, expired = 0, empty = 0;
-  std::string key;
-};
-
-bool LoadKey(Loading& l, int type) {
-  RdbReader& r = l.r;
-  if (!r.String(&l.key)) return false;
-  if (l.key.size() > CompactKey::kMaxSize) return r.Fail("Key too long");
-  Value value;
-  const RdbLoadStatus st = LoadRdbObject(r, type, l.limits, l.now_ms, &value);
-  const int64_t expire_ms = l.expire_ms;
-  const int64_t idle = l.idle, freq = l.freq;
-  l.expire_ms = Db::kNoExpire;
-  l.idle = l.freq = -1;
-  if (st == RdbLoadStatus::kError) return false;
-  if (st == RdbLoadStatus::kEmpty) {
-    l.empty++;
-    return true;
-  }
-  // A key already expired is not loaded (Redis does the same on a master).
-  if (expire_ms != Db::kNoExpire && expire_ms <= l.now_ms) {
-    l.expired++;
-    return true;
-  }
-  Shard& shard = l.server.shard(l.server.ShardIndexOf(l.key));
-  Db& db = shard.db(l.db);
-  if (db.FindRaw(l.key) != nullptr) {
-    if (!l.merge) return r.Fail("RDB has duplicated key '" + l.key + "' in DB " + std::to_string(l.db));
-    db.Erase(l.key);
-  }
-  Db::Entry* e = db.Insert(l.key, std::move(value), expire_ms);
-  AccessTracker& access = shard.access();
-  if (freq >= 0 && access.mode() == AccessTracker::Mode::kLfu) e->value.set_access(static_cast<uint8_t>(freq));
-  if (idle >= 0 && access.mode() == AccessTracker::Mode::kLru)
-    e->value.set_access(access.StampForIdle(static_cast<uint64_t>(idle)));
-  l.keys++;
-  return true;
-}
-
-bool LoadFunction(Loading& l) {
-  std::string code;
-  if (!l.r.String(&code)) return l.r.Fail("Failed loading library payload");
-  auto lib = std::make_shared<FunctionLibrary>();
-  std::string err;
-  if (!ParseLibraryMetadata(code, lib.get(), &err) || !l.lua.LoadLibrary(lib.get(), &err) ||
-      !l.server.functions().Add(lib, /*replace=*/l.merge, &err))
-    return l.r.Fail("Failed loading library, " + err);
-  return true;
-}
-
-bool LoadBody(Loading& l, uint64_t file_size) {
-  RdbReader& r = l.r;
-  PersistenceState& st = l.server.persistence();
-  const char* magic;
-  if (!r.Bytes(9, &magic)) return false;
-  if (std::memcmp(magic, "REDIS", 5) != 0) return r.Fail("Wrong signature trying to load DB from file");
-  int version = 0;
-  for (int i = 5; i < 9; i++) {
-    if (magic[i] < '0' || magic[i] > '9') return r.Fail("Wrong signature trying to load DB from file");
-    version = version * 10 + (magic[i] - '0');
-  }
-  if (version < 1 || version > rdb::kMaxVersion) return r.Fail("Can't handle RDB format version " + std::to_string(version));
-  std::string a, b;
-  while (true) {
-    st.loading_loaded_bytes.store(file_size - r.remaining(), std::memory_order_relaxed);
-    uint8_t op;
-    if (!r.Byte(&op)) return false;
-    switch (op) {
-      case rdb::kOpExpireTime: {
-        int64_t s;
-        if (!r.SecondsTime(&s)) return false;
-        l.expire_ms = s * 1000;
-        continue;
-      }
-      case rdb::kOpExpireTimeMs:
-        if (!r.MillisTime(&l.expire_ms)) return false;
-        continue;
-      case rdb::kOpFreq: {
-        uint8_t f;
-        if (!r.Byte(&f)) return false;
-        l.freq = f;
-        continue;
-      }
-      case rdb::kOpIdle: {
-        uint64_t idle;
-        if (!r.Len(&idle)) return false;
-        l.idle = static_cast<int64_t>(std::min<uint64_t>(idle, INT64_MAX));
-        continue;
-      }
-      case rdb::kOpEof:
-        break;
-      case rdb::kOpSelectDb: {
-        uint64_t db;
-        if (!r.Len(&db)) return false;
-        if (db >= static_cast<uint64_t>(l.server.config().databases))
-          return r.Fail("FATAL: Data file was created with a Redis server configured to handle more than " +
-                        std::to_string(l.server.config().databases) + " databases. Exiting");
-        l.db = static_cast<int>(db);
-        continue;
-      }
-      case rdb::kOpResizeDb: {
-        uint64_t n;
-        if (!r.Len(&n) || !r.Len(&n)) return false;
-        continue;
-      }
-      case rdb::kOpSlotInfo: {
-        uint64_t n;
-        if (!r.Len(&n) || !r.Len(&n) || !r.Len(&n)) return false;
-        continue;
-      }
-      case rdb::kOpAux:
-        if (!r.String(&a) || !r.String(&b)) return false;
-        if (a == "redis-ver") LOG_NOTICE("Loading RDB produced by version %s", b.c_str());
-        continue;
-      case rdb::kOpModuleAux:
-        return r.Fail("The RDB file contains AUX module data I can't load: modules are not supported");
-      case rdb::kOpFunctionPreGa:
-        return r.Fail("Pre-release function format not supported.");
-      case rdb::kOpFunction2:
-        if (!LoadFunction(l)) return false;
-        continue;
-      default:
-        if (!rdb::IsObjectType(op)) return r.Fail("Unknown RDB encoding type " + std::to_string(op));
-        if (!LoadKey(l, op)) return false;
-        st.loading_loaded_keys.store(l.keys, std::memory_order_relaxed);
-        continue;
-    }
-    break;
-  }
-  if (version >= 5) {
-    const uint64_t computed = r.Crc();
-    const char* p;
-    if (!r.Bytes(8, &p)) return false;
-    uint64_t expected;
-    std::memcpy(&expected, p, 8);
-    if (!l.server.config().rdbchecksum) return true;
-    if (expected == 0) {
-      LOG_WARNING("RDB file was saved with checksum disabled: no check performed.");
-    } else if (expected != computed) {
-      return r.Fail("Wrong RDB checksum expected: (" + std::to_string(expected) + ") got: (" +
-                    std::to_string(computed) + "). Aborting now.");
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
-bool LoadRdbFile(Server& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
-                 std::string* err) {
-  const int fd = ::open(filename.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+bool RdbLoader::Open(const std::string& filename, bool* found, std::string* err) {
+  fd_ = ::open(filename.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
     *found = false;
     if (errno == ENOENT) return true;
     *err = "Fatal error: can't open the RDB file " + filename + " for reading: " + std::strerror(errno);
@@ -363,33 +201,220 @@ bool LoadRdbFile(Server& server, LuaEngine& lua, const std::string& filename, bo
   }
   *found = true;
   struct stat sb;
-  if (::fstat(fd, &sb) != 0) {
+  if (::fstat(fd_, &sb) != 0) {
     *err = std::string("Fatal error: can't stat the RDB file: ") + std::strerror(errno);
-    ::close(fd);
     return false;
   }
-  PersistenceState& st = server.persistence();
-  const int64_t start_ms = UnixTimeMs();
-  st.loading_start_s = start_ms / 1000;
-  st.loading_total_bytes = static_cast<uint64_t>(sb.st_size);
+  size_ = static_cast<uint64_t>(sb.st_size);
+  reader_ = std::make_unique<RdbReader>(fd_, size_);
+  limits_ = ContainerLimitsOf(server_.config());
+  start_ms_ = now_ms_ = UnixTimeMs();
+  key_delay_us_ = server_.config().key_load_delay;
+  PersistenceState& st = server_.persistence();
+  st.loading_start_s = start_ms_ / 1000;
+  st.loading_total_bytes = size_;
   st.loading_loaded_bytes.store(0, std::memory_order_relaxed);
   st.loading_loaded_keys.store(0, std::memory_order_relaxed);
   st.loading.store(true, std::memory_order_release);
-  RdbReader reader(fd, static_cast<uint64_t>(sb.st_size));
-  Loading l{server, lua, reader, merge, ContainerLimitsOf(server.config()), start_ms};
-  const bool ok = LoadBody(l, static_cast<uint64_t>(sb.st_size));
-  ::close(fd);
-  st.loading.store(false, std::memory_order_release);
-  if (!ok) {
-    *err = reader.error();
+  if (!ReadHeader()) {
+    *err = reader_->error();
+    st.loading.store(false, std::memory_order_release);
     return false;
   }
-  st.last_load_keys_loaded = static_cast<int64_t>(l.keys);
-  st.last_load_keys_expired = static_cast<int64_t>(l.expired);
-  LOG_NOTICE("Done loading RDB, keys loaded: %llu, keys expired: %llu.", static_cast<unsigned long long>(l.keys),
-             static_cast<unsigned long long>(l.expired));
-  LOG_NOTICE("DB loaded from disk: %.3f seconds", static_cast<double>(UnixTimeMs() - start_ms) / 1000.0);
   return true;
+}
+
+RdbLoader::~RdbLoader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool RdbLoader::ReadHeader() {
+  RdbReader& r = *reader_;
+  const char* magic;
+  if (!r.Bytes(9, &magic)) return false;
+  if (std::memcmp(magic, "REDIS", 5) != 0) return r.Fail("Wrong signature trying to load DB from file");
+  version_ = 0;
+  for (int i = 5; i < 9; i++) {
+    if (magic[i] < '0' || magic[i] > '9') return r.Fail("Wrong signature trying to load DB from file");
+    version_ = version_ * 10 + (magic[i] - '0');
+  }
+  if (version_ < 1 || version_ > rdb::kMaxVersion)
+    return r.Fail("Can't handle RDB format version " + std::to_string(version_));
+  return true;
+}
+
+bool RdbLoader::LoadKey(int type) {
+  RdbReader& r = *reader_;
+  if (!r.String(&key_)) return false;
+  if (key_.size() > CompactKey::kMaxSize) return r.Fail("Key too long");
+  Value value;
+  const RdbLoadStatus st = LoadRdbObject(r, type, limits_, now_ms_, &value);
+  const int64_t expire_ms = expire_ms_;
+  const int64_t idle = idle_, freq = freq_;
+  expire_ms_ = Db::kNoExpire;
+  idle_ = freq_ = -1;
+  if (st == RdbLoadStatus::kError) return false;
+  if (st == RdbLoadStatus::kEmpty) {
+    empty_++;
+    return true;
+  }
+  // A key already expired is not loaded (Redis does the same on a master).
+  if (expire_ms != Db::kNoExpire && expire_ms <= now_ms_) {
+    expired_++;
+    return true;
+  }
+  Shard& shard = server_.shard(server_.ShardIndexOf(key_));
+  Db& db = shard.db(db_);
+  if (db.FindRaw(key_) != nullptr) {
+    if (!merge_) return r.Fail("RDB has duplicated key '" + key_ + "' in DB " + std::to_string(db_));
+    db.Erase(key_);
+  }
+  Db::Entry* e = db.Insert(key_, std::move(value), expire_ms);
+  AccessTracker& access = shard.access();
+  if (freq >= 0 && access.mode() == AccessTracker::Mode::kLfu) e->value.set_access(static_cast<uint8_t>(freq));
+  if (idle >= 0 && access.mode() == AccessTracker::Mode::kLru)
+    e->value.set_access(access.StampForIdle(static_cast<uint64_t>(idle)));
+  keys_++;
+  return true;
+}
+
+bool RdbLoader::LoadFunction() {
+  std::string code;
+  if (!reader_->String(&code)) return reader_->Fail("Failed loading library payload");
+  auto lib = std::make_shared<FunctionLibrary>();
+  std::string err;
+  if (!ParseLibraryMetadata(code, lib.get(), &err) || !lua_.LoadLibrary(lib.get(), &err) ||
+      !server_.functions().Add(lib, /*replace=*/merge_, &err))
+    return reader_->Fail("Failed loading library, " + err);
+  return true;
+}
+
+RdbLoader::Status RdbLoader::Step(size_t max_keys) {
+  RdbReader& r = *reader_;
+  PersistenceState& st = server_.persistence();
+  const uint64_t keys_at_start = keys_ + expired_ + empty_;
+  std::string a, b;
+  auto fail = [&] {
+    st.loading.store(false, std::memory_order_release);
+    return Status::kError;
+  };
+  while (keys_ + expired_ + empty_ - keys_at_start < max_keys) {
+    st.loading_loaded_bytes.store(size_ - r.remaining(), std::memory_order_relaxed);
+    uint8_t op;
+    if (!r.Byte(&op)) return fail();
+    switch (op) {
+      case rdb::kOpExpireTime: {
+        int64_t s;
+        if (!r.SecondsTime(&s)) return fail();
+        expire_ms_ = s * 1000;
+        continue;
+      }
+      case rdb::kOpExpireTimeMs:
+        if (!r.MillisTime(&expire_ms_)) return fail();
+        continue;
+      case rdb::kOpFreq: {
+        uint8_t f;
+        if (!r.Byte(&f)) return fail();
+        freq_ = f;
+        continue;
+      }
+      case rdb::kOpIdle: {
+        uint64_t idle;
+        if (!r.Len(&idle)) return fail();
+        idle_ = static_cast<int64_t>(std::min<uint64_t>(idle, INT64_MAX));
+        continue;
+      }
+      case rdb::kOpEof:
+        return Finish() ? Status::kDone : fail();
+      case rdb::kOpSelectDb: {
+        uint64_t db;
+        if (!r.Len(&db)) return fail();
+        if (db >= static_cast<uint64_t>(server_.config().databases)) {
+          r.Fail("FATAL: Data file was created with a Redis server configured to handle more than " +
+                 std::to_string(server_.config().databases) + " databases. Exiting");
+          return fail();
+        }
+        db_ = static_cast<int>(db);
+        continue;
+      }
+      case rdb::kOpResizeDb: {
+        uint64_t n;
+        if (!r.Len(&n) || !r.Len(&n)) return fail();
+        continue;
+      }
+      case rdb::kOpSlotInfo: {
+        uint64_t n;
+        if (!r.Len(&n) || !r.Len(&n) || !r.Len(&n)) return fail();
+        continue;
+      }
+      case rdb::kOpAux:
+        if (!r.String(&a) || !r.String(&b)) return fail();
+        if (a == "redis-ver") LOG_NOTICE("Loading RDB produced by version %s", b.c_str());
+        continue;
+      case rdb::kOpModuleAux:
+        r.Fail("The RDB file contains AUX module data I can't load: modules are not supported");
+        return fail();
+      case rdb::kOpFunctionPreGa:
+        r.Fail("Pre-release function format not supported.");
+        return fail();
+      case rdb::kOpFunction2:
+        if (!LoadFunction()) return fail();
+        continue;
+      default:
+        if (!rdb::IsObjectType(op)) {
+          r.Fail("Unknown RDB encoding type " + std::to_string(op));
+          return fail();
+        }
+        if (!LoadKey(op)) return fail();
+        st.loading_loaded_keys.store(keys_, std::memory_order_relaxed);
+        if (key_delay_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(key_delay_us_));
+        continue;
+    }
+  }
+  return Status::kMore;
+}
+
+bool RdbLoader::Finish() {
+  RdbReader& r = *reader_;
+  PersistenceState& st = server_.persistence();
+  if (version_ >= 5) {
+    const uint64_t computed = r.Crc();
+    const char* p;
+    if (!r.Bytes(8, &p)) return false;
+    uint64_t expected;
+    std::memcpy(&expected, p, 8);
+    if (expected == 0) {
+      LOG_WARNING("RDB file was saved with checksum disabled: no check performed.");
+    } else if (server_.config().rdbchecksum && expected != computed) {
+      return r.Fail("Wrong RDB checksum expected: (" + std::to_string(expected) + ") got: (" +
+                    std::to_string(computed) + "). Aborting now.");
+    }
+  }
+  st.loading.store(false, std::memory_order_release);
+  st.last_load_keys_loaded = static_cast<int64_t>(keys_);
+  st.last_load_keys_expired = static_cast<int64_t>(expired_);
+  LOG_NOTICE("Done loading RDB, keys loaded: %llu, keys expired: %llu.", static_cast<unsigned long long>(keys_),
+             static_cast<unsigned long long>(expired_));
+  LOG_NOTICE("DB loaded from disk: %.3f seconds", static_cast<double>(UnixTimeMs() - start_ms_) / 1000.0);
+  return true;
+}
+
+bool LoadRdbFile(Server& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
+                 std::string* err) {
+  RdbLoader loader(server, lua, merge);
+  if (!loader.Open(filename, found, err)) return false;
+  if (!*found) return true;
+  for (;;) {
+    switch (loader.Step(SIZE_MAX)) {
+      case RdbLoader::Status::kMore:
+        continue;
+      case RdbLoader::Status::kDone:
+        return true;
+      case RdbLoader::Status::kError:
+        *err = loader.error();
+        return false;
+    }
+  }
 }
 
 bool Server::StartBgSave(std::string* err) {

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "core/db.h"
+#include "persist/rdb_reader.h"
 #include "persist/rdb_value.h"
 #include "persist/rdb_writer.h"
 #include "server/config.h"
@@ -75,6 +77,51 @@ enum class SaveKind { kCommand, kScheduled };
 // or no worker running. False with *err (logged as well).
 bool SaveRdbFile(Server& server, const std::string& filename, std::string* err,
                  SaveKind kind = SaveKind::kCommand);
+
+// Loads an RDB file into the shards in steps (the start-up load goes on
+// between worker 0's events, so that clients get -LOADING meanwhile; DEBUG
+// RELOAD and LoadRdbFile run it to the end at once). Keys go to the shard
+// owning them; a key that exists already is an error unless `merge`
+// (DEBUG RELOAD MERGE), which replaces it. Function libraries are checked
+// by running them in `lua` (the calling thread's interpreter). Every shard
+// held, or no other worker running.
+class RdbLoader {
+ public:
+  enum class Status { kMore, kDone, kError };
+  RdbLoader(Server& server, LuaEngine& lua, bool merge) : server_(server), lua_(lua), merge_(merge) {}
+  ~RdbLoader();
+  RdbLoader(const RdbLoader&) = delete;
+  RdbLoader& operator=(const RdbLoader&) = delete;
+
+  // Opens the file and reads its header. A missing file is not an error:
+  // *found says whether there was one. False with *err.
+  bool Open(const std::string& filename, bool* found, std::string* err);
+  // Loads about `max_keys` more keys (and what comes between them).
+  Status Step(size_t max_keys);
+  const std::string& error() const { return reader_->error(); }
+
+ private:
+  bool ReadHeader();
+  bool LoadKey(int type);
+  bool LoadFunction();
+  bool Finish();
+
+  Server& server_;
+  LuaEngine& lua_;
+  bool merge_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  std::unique_ptr<RdbReader> reader_;
+  ContainerLimits limits_;
+  int version_ = 0;
+  int64_t start_ms_ = 0, now_ms_ = 0;
+  int64_t key_delay_us_ = 0;
+  int db_ = 0;
+  int64_t expire_ms_ = Db::kNoExpire;
+  int64_t idle_ = -1, freq_ = -1;
+  uint64_t keys_ = 0, expired_ = 0, empty_ = 0;
+  std::string key_;
+};
 
 // Loads an RDB file into the shards (keys to the shard owning them). A key
 // that exists already is an error, unless `merge` (DEBUG RELOAD MERGE),

@@ -186,10 +186,14 @@ bool Server::Start(std::string* err) {
 }
 
 int Server::Run() {
-  std::vector<std::thread> threads;
-  for (size_t i = 1; i < workers_.size(); i++) threads.emplace_back([w = workers_[i].get()] { w->Run(); });
+  if (loader_ != nullptr) {
+    // Worker 0 loads first (FinishStartupLoad starts the others).
+    loading_.store(true, std::memory_order_release);
+  } else {
+    for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
+  }
   workers_[0]->Run();
-  for (auto& t : threads) t.join();
+  for (auto& t : threads_) t.join();
   listeners_.clear();
   // A BGSAVE still going stops (its temporary file goes), as Redis kills
   // its child; the final save, if any, is written in the foreground.
@@ -205,9 +209,17 @@ int Server::Run() {
   return 0;
 }
 
+void Server::FinishStartupLoad() {
+  loader_.reset();
+  loading_.store(false, std::memory_order_release);
+  for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
+}
+
 void Server::ShutdownOnSignal() {
   // As Redis: the snapshot first when a schedule is configured; if it
   // fails, the server keeps running (the data would be lost otherwise).
+  // While loading nothing is saved (the file would be half the data).
+  if (loading()) shutdown_save_ = ShutdownSave::kNoSave;
   if (shutdown_save_ == ShutdownSave::kDefault && !config_.save_params.empty() && !stopping()) {
     LOG_NOTICE("Saving the final RDB snapshot before exiting.");
     std::string err;
@@ -300,7 +312,8 @@ void Server::Accept(int listen_fd, bool is_unix) {
     for (auto& w : workers_) {
       const int64_t n = w->connections().load(std::memory_order_relaxed);
       total += n;
-      if (n < target->connections().load(std::memory_order_relaxed)) target = w.get();
+      // (While loading only worker 0 runs: it keeps every connection.)
+      if (n < target->connections().load(std::memory_order_relaxed) && !loading()) target = w.get();
     }
     if (total >= static_cast<int64_t>(config_.maxclients)) {
       static const char kMsg[] = "-ERR max number of clients reached\r\n";

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "core/slot.h"
@@ -150,6 +151,16 @@ class Server {
   // Worker 0's cron: once the BGSAVE's file is written (or failed), its
   // outcome goes to the persistence state and the job goes.
   void ReapBgSave();
+  // The start-up load (main(), before Run): worker 0 goes on with it
+  // between its events, accepting every connection and answering
+  // -LOADING to what may not run while loading; the other workers start
+  // when it is done (FinishStartupLoad). While loading() nothing may wait
+  // for another worker.
+  void SetStartupLoader(std::unique_ptr<RdbLoader> loader) { loader_ = std::move(loader); }
+  RdbLoader* startup_loader() { return loader_.get(); }
+  bool loading() const { return loading_.load(std::memory_order_acquire); }
+  // Worker 0, once the loader is done: the other workers start.
+  void FinishStartupLoad();
   // BGSAVE SCHEDULE / BGSAVE inside a transaction: started by the cron.
   void ScheduleBgSave() { bgsave_scheduled_.store(true, std::memory_order_relaxed); }
   bool TakeScheduledBgSave() { return bgsave_scheduled_.exchange(false, std::memory_order_relaxed); }
@@ -201,6 +212,9 @@ class Server {
   FunctionRegistry functions_;
   PersistenceState persistence_;
   std::unique_ptr<BgSave> bgsave_;
+  std::unique_ptr<RdbLoader> loader_;
+  std::atomic<bool> loading_{false};
+  std::vector<std::thread> threads_;  // workers 1.. (Run)
   std::atomic<bool> bgsave_scheduled_{false};
   ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
   std::atomic<int> busy_scripts_{0};

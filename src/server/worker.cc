@@ -106,6 +106,12 @@ bool Worker::Init() {
       }
       if (lazy_free::Pending() > 0) loop_.WakeWithin(2);
     }
+    // The start-up load, a slice at a time (about 2 ms), clients answered
+    // -LOADING between slices.
+    if (index_ == 0 && server_.loading()) [[unlikely]] {
+      StepStartupLoad();
+      if (server_.loading()) loop_.WakeWithin(0);
+    }
     // Worker 0 collects a finished BGSAVE soon after its writer is done.
     if (index_ == 0 && server_.bgsave() != nullptr) [[unlikely]] {
       if (server_.bgsave()->finished())
@@ -150,6 +156,9 @@ bool Worker::Init() {
 void Worker::Run() {
   ApplyConfigIfChanged();
   loop_.Run();
+  // Stopped during the start-up load (SHUTDOWN, a signal): the other
+  // workers start now, only to stop with this one.
+  if (index_ == 0 && server_.loading()) server_.FinishStartupLoad();
   CloseAllClients();
   if (nworkers_ == 1) return;
   // Every other worker may still be running a command that needs this
@@ -257,6 +266,27 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
 
 // enable-debug-command: yes, no, or local (a Unix socket, or a peer at
 // 127.0.0.1 or ::1, as Redis's islocalClient; the address is "ip:port").
+void Worker::StepStartupLoad() {
+  RdbLoader* loader = server_.startup_loader();
+  const int64_t until = MonotonicUs() + 2000;
+  for (;;) {
+    switch (loader->Step(256)) {
+      case RdbLoader::Status::kMore:
+        if (MonotonicUs() < until) continue;
+        return;
+      case RdbLoader::Status::kDone:
+        server_.FinishStartupLoad();
+        LOG_NOTICE("Ready to accept connections");
+        return;
+      case RdbLoader::Status::kError:
+        LOG_WARNING("%s", loader->error().c_str());
+        LOG_WARNING("Fatal error loading the DB, check server logs. Exiting.");
+        std::fprintf(stderr, "Fatal error loading the DB: %s\n", loader->error().c_str());
+        std::_Exit(1);
+    }
+  }
+}
+
 bool Worker::SaveHoldingAll(std::string* err) {
   std::vector<uint32_t> all(nworkers_);
   for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
@@ -370,7 +400,7 @@ void Worker::Cron() {
   if (index_ == 0) CycleClock::Recalibrate();
   // Snapshots (docs/persistence.md): worker 0 collects a finished BGSAVE,
   // and starts one when BGSAVE SCHEDULE or the save schedule asks.
-  if (index_ == 0 && !server_.stopping()) {
+  if (index_ == 0 && !server_.stopping() && !server_.loading()) {
     server_.ReapBgSave();
     if (server_.bgsave() == nullptr && (server_.TakeScheduledBgSave() || SaveDue(server_, now / 1000))) {
       std::string err;
@@ -387,7 +417,7 @@ void Worker::Cron() {
   // Access data (OBJECT FREQ / IDLETIME): at most 1% of the time.
   shard_.AccessCron(MonotonicMs(), 10'000 / server_.config().hz);
   // A worker that gets no commands still evicts its share.
-  if (server_.config().maxmemory > 0) EvictFor(1000);
+  if (server_.config().maxmemory > 0 && !server_.loading()) EvictFor(1000);
   PublishEvictable();
 
   std::vector<Client*> idle;

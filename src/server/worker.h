@@ -361,6 +361,10 @@ class Worker : public ErrorSink {
   // Runs a command here, adds it to the client's open batch for another
   // worker, or runs it over several shards; kPause if it must wait for the
   // client's commands in flight (the caller stops and resumes later).
+  // During the start-up load (worker 0 alone): every command here
+  // (ExecuteCommand answers -LOADING to those without kCmdLoading).
+  Route DispatchWhileLoading(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
+                             const CompactKey::Probe* hint, uint64_t* now_tsc);
   Route Dispatch(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                  const CompactKey::Probe* hint, uint32_t first_key_shard, uint64_t* now_tsc);
   // `cmd` is the top-level command already looked up for args[0] (nullptr if
@@ -449,6 +453,9 @@ class Worker : public ErrorSink {
   // A snapshot (SaveRdbFile) taken holding every shard, from outside any
   // command: a signal's before shutting down (a BGSAVE in progress stops).
   bool SaveHoldingAll(std::string* err);
+  // Worker 0: a slice of the start-up load (server.h: SetStartupLoader);
+  // a corrupt file ends the process, as Redis's does.
+  void StepStartupLoad();
   // The save schedule's BGSAVE, started holding every shard.
   bool BgSaveHoldingAll(std::string* err);
   // BGSAVE (server/bgsave.h): this worker goes on with its shard's

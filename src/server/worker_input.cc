@@ -329,8 +329,18 @@ const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const
   return cmd;
 }
 
+Worker::Route Worker::DispatchWhileLoading(Client& c, std::span<const std::string_view> args,
+                                           const CommandSpec* cmd, const CompactKey::Probe* hint, uint64_t* now_tsc) {
+  // Here, without asking for other shards (no other worker runs yet);
+  // ExecuteCommand answers -LOADING to what may not run while loading.
+  *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
+  return Route::kDone;
+}
+
 Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                                const CompactKey::Probe* hint, uint32_t first_key_shard, uint64_t* now_tsc) {
+  if (server_.loading()) [[unlikely]]
+    return DispatchWhileLoading(c, args, cmd, hint, now_tsc);
   const bool waiting = c.open_batch != nullptr || c.batch_in_flight;
   const CommandSpec* spec = cmd;
   if (cmd == nullptr || !cmd->subcommands.empty()) {
@@ -548,6 +558,10 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   if ((cmd->flags & kCmdExec) && c.multi != nullptr && c.multi->denyoom && !c.multi->aborted &&
       server_.config().maxmemory > 0 && !EnforceMaxmemory(shard_))
     return reject("OOM command not allowed when used memory > 'maxmemory'.");
+  // The start-up load is still going (worker 0 alone serves): only what
+  // Redis allows while loading runs (INFO, CONFIG, SHUTDOWN ...).
+  if (server_.loading() && !(cmd->flags & kCmdLoading)) [[unlikely]]
+    return reject("LOADING Redis is loading the dataset in memory");
   // The last snapshot failed and stop-writes-on-bgsave-error says so:
   // writes (and PING, as Redis) are refused until a save succeeds.
   if (!server_.persistence().last_save_ok.load(std::memory_order_relaxed)) [[unlikely]] {
