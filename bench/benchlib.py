@@ -564,6 +564,10 @@ def parse_redis_benchmark(text: str) -> list[dict]:
             mode = None
             continue
     for t in tests:
+        # A run too short for redis-benchmark to print its throughput (it
+        # says "inf", or nothing): from the count and the time, if there is one.
+        if t.get("rps") is None and t.get("completed") and t.get("seconds"):
+            t["rps"] = t["completed"] / t["seconds"]
         p999 = None
         for pct, ms in t["pcts"]:
             if pct >= 99.9:
@@ -617,6 +621,11 @@ def run_redis_benchmark(binary: str, port: int, args: list[str], timeout: float
     cpu_s = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     text = p.stdout.decode(errors="replace") + "\n" + p.stderr.decode(errors="replace")
     return argv, text, p.returncode, cpu_s
+
+
+def num(x, spec: str) -> str:
+    """x formatted with `spec`, or a dash when a run measured nothing."""
+    return "—" if x is None else format(x, spec)
 
 
 def median(xs):

@@ -316,7 +316,7 @@ def write_report(records, rounds: int, scale: float, docs: bool):
         dp, dq = bl.median([r["del_ms"] for r in p]), bl.median([r["del_ms"] for r in q])
         pp, pq = bl.median([r["ping_ms"] for r in p]), bl.median([r["ping_ms"] for r in q])
         dels = f"{dp:.1f} / {dq:.1f} ({pp:.1f} / {pq:.1f})" if dp is not None and dq is not None else ""
-        lines.append(f"| {title} | {pm:.1f} | {qm:.1f} | {ratio(pm, qm)} | ≤ {MEMORY_TARGET[mid]} | "
+        lines.append(f"| {title} | {bl.num(pm, '.1f')} | {bl.num(qm, '.1f')} | {ratio(pm, qm)} | ≤ {MEMORY_TARGET[mid]} | "
                      f"{p[0]['encoding']} / {q[0]['encoding']} | {dels} |")
     lines += ["", "| speed | Peregrine req/s | Redis req/s | ratio | Peregrine CPU us/req | Redis CPU us/req | "
               "CPU ratio |", "|---|---:|---:|---:|---:|---:|---:|"]
@@ -326,8 +326,8 @@ def write_report(records, rounds: int, scale: float, docs: bool):
             continue
         pr, qr = bl.median([r["rps"] for r in p]), bl.median([r["rps"] for r in q])
         pc, qc = bl.median([r["cpu_us_per_req"] for r in p]), bl.median([r["cpu_us_per_req"] for r in q])
-        lines.append(f"| `{p[0]['command']}` | {pr:,.0f} | {qr:,.0f} | {ratio(pr, qr)} | {pc:.2f} | {qc:.2f} | "
-                     f"{ratio(pc, qc)} |")
+        lines.append(f"| `{p[0]['command']}` | {bl.num(pr, ',.0f')} | {bl.num(qr, ',.0f')} | {ratio(pr, qr)} | "
+                     f"{bl.num(pc, '.2f')} | {bl.num(qc, '.2f')} | {ratio(pc, qc)} |")
     if docs and make_plot(records, scale, Path(bl.REPO) / "docs" / "bench_containers.png"):
         lines += ["", "![hashes and sets: memory per element and CPU per request](bench_containers.png)"]
     lines += ["", END]

@@ -404,7 +404,7 @@ def write_report(records, rounds: int, docs: bool):
         target = f"≥ {t_rps}x" + (f", CPU ≤ {t_cpu}x" if t_cpu else "")
         share = ratio(pc - zc, rc - zc) if zc is not None and pc is not None and rc is not None else "—"
         ceiling = f"{z:,.0f}" if z is not None else "—"
-        lines.append(f"| {' '.join(targs)} | {p:,.0f} | {r:,.0f} | {ratio(p, r)} | {ceiling} | {ratio(pc, rc)} "
+        lines.append(f"| {' '.join(targs)} | {bl.num(p, ',.0f')} | {bl.num(r, ',.0f')} | {ratio(p, r)} | {ceiling} | {ratio(pc, rc)} "
                      f"| {share} | {target} |")
     lines += server_table(records, "queue", ("rps", "p50_ms", "p99_ms"), (",.0f", ".3f", ".3f"),
                           "Queue: 8 clients `BRPOP queue 30` while 4 others `LPUSH queue <18 bytes>` "

@@ -191,7 +191,13 @@ def write_report(records, nkeys, requests, shown, docs: bool):
         return r["file_bytes"] / r[key] / 1e6
 
     def ratio(a, b):
-        return f"{a / b:.2f}" if b else "—"
+        return f"{a / b:.2f}" if a is not None and b else "—"
+
+    def div(a, b):
+        return a / b if a is not None and b else None
+
+    def get(r, run, key):
+        return r[run].get(key)
 
     rows = [
         ("SAVE keys/s", f"{rate(p, 'save_s'):,.0f}", f"{rate(q, 'save_s'):,.0f}", ratio(rate(p, 'save_s'), rate(q, 'save_s'))),
@@ -208,14 +214,16 @@ def write_report(records, nkeys, requests, shown, docs: bool):
          f"{q['bgsave_peak_kb'] / q['rss_before_kb']:.3f}", "—"),
         ("peak memory during BGSAVE under SET load / before", f"{p['during_peak_kb'] / p['during_rss_before_kb']:.3f}",
          f"{q['during_peak_kb'] / q['during_rss_before_kb']:.3f}", "—"),
-        ("SET p99.9 ms, no save", f"{p['base']['p99.9']:.3f}", f"{q['base']['p99.9']:.3f}", ratio(p['base']['p99.9'], q['base']['p99.9'])),
-        ("SET p99.9 ms, during BGSAVE", f"{p['during']['p99.9']:.3f}", f"{q['during']['p99.9']:.3f}",
-         ratio(p['during']['p99.9'], q['during']['p99.9'])),
-        ("p99.9 during / without", f"{p['during']['p99.9'] / p['base']['p99.9']:.2f}",
-         f"{q['during']['p99.9'] / q['base']['p99.9']:.2f}", "—"),
-        ("SET req/s, no save", f"{p['base']['rps']:,.0f}", f"{q['base']['rps']:,.0f}", ratio(p['base']['rps'], q['base']['rps'])),
-        ("SET req/s, during BGSAVE", f"{p['during']['rps']:,.0f}", f"{q['during']['rps']:,.0f}",
-         ratio(p['during']['rps'], q['during']['rps'])),
+        ("SET p99.9 ms, no save", bl.num(get(p, 'base', 'p99.9'), '.3f'), bl.num(get(q, 'base', 'p99.9'), '.3f'),
+         ratio(get(p, 'base', 'p99.9'), get(q, 'base', 'p99.9'))),
+        ("SET p99.9 ms, during BGSAVE", bl.num(get(p, 'during', 'p99.9'), '.3f'), bl.num(get(q, 'during', 'p99.9'), '.3f'),
+         ratio(get(p, 'during', 'p99.9'), get(q, 'during', 'p99.9'))),
+        ("p99.9 during / without", bl.num(div(get(p, 'during', 'p99.9'), get(p, 'base', 'p99.9')), '.2f'),
+         bl.num(div(get(q, 'during', 'p99.9'), get(q, 'base', 'p99.9')), '.2f'), "—"),
+        ("SET req/s, no save", bl.num(get(p, 'base', 'rps'), ',.0f'), bl.num(get(q, 'base', 'rps'), ',.0f'),
+         ratio(get(p, 'base', 'rps'), get(q, 'base', 'rps'))),
+        ("SET req/s, during BGSAVE", bl.num(get(p, 'during', 'rps'), ',.0f'), bl.num(get(q, 'during', 'rps'), ',.0f'),
+         ratio(get(p, 'during', 'rps'), get(q, 'during', 'rps'))),
         ("BGSAVE seconds under SET load", f"{p['during_bgsave_s'] or 0:.2f}", f"{q['during_bgsave_s'] or 0:.2f}", "—"),
     ]
     lines = [f"`python3 bench/persistence.py --keys {nkeys}` ({nkeys:,} keys of {VALUE}-byte values; SET load: "

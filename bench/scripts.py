@@ -129,10 +129,11 @@ def write_report(records, rounds, shown, docs: bool):
         zcpu = bl.median([r["cpu_us_per_req"] for r in z]) if z else None
         prps, qrps = bl.median([r["rps"] for r in p]), bl.median([r["rps"] for r in q])
         pcpu, qcpu = bl.median([r["cpu_us_per_req"] for r in p]), bl.median([r["cpu_us_per_req"] for r in q])
-        share = ratio(pcpu - zcpu, qcpu - zcpu) if zcpu is not None and qcpu > zcpu else "—"
-        lines.append(f"| {label} | {prps:,.0f} | {qrps:,.0f} | {ratio(prps, qrps)} | {pcpu:.3f} | {qcpu:.3f} | "
+        share = (ratio(pcpu - zcpu, qcpu - zcpu) if zcpu is not None and pcpu is not None and qcpu is not None
+                 and qcpu > zcpu else "—")
+        lines.append(f"| {label} | {bl.num(prps, ',.0f')} | {bl.num(qrps, ',.0f')} | {ratio(prps, qrps)} | {bl.num(pcpu, '.3f')} | {bl.num(qcpu, '.3f')} | "
                      f"{ratio(pcpu, qcpu)} | {zcpu:.3f} | {share} |" if zcpu is not None else
-                     f"| {label} | {prps:,.0f} | {qrps:,.0f} | {ratio(prps, qrps)} | {pcpu:.3f} | {qcpu:.3f} | "
+                     f"| {label} | {bl.num(prps, ',.0f')} | {bl.num(qrps, ',.0f')} | {ratio(prps, qrps)} | {bl.num(pcpu, '.3f')} | {bl.num(qcpu, '.3f')} | "
                      f"{ratio(pcpu, qcpu)} | — | — |")
     text = "\n".join(lines)
     print(text)

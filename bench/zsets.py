@@ -225,7 +225,7 @@ def write_report(records, rounds: int, docs: bool):
         target = ", ".join(([f"≥ {t_rps}x"] if t_rps else []) + [f"CPU ≤ {t_cpu}x"])
         share = ratio(pc - zc, rc - zc) if zc is not None and pc is not None and rc is not None else "—"
         ceiling = f"{z:,.0f}" if z is not None else "—"
-        lines.append(f"| {' '.join(targs)} | {p:,.0f} | {r:,.0f} | {ratio(p, r)} | {ceiling} | {ratio(pc, rc)} "
+        lines.append(f"| {' '.join(targs)} | {bl.num(p, ',.0f')} | {bl.num(r, ',.0f')} | {ratio(p, r)} | {ceiling} | {ratio(pc, rc)} "
                      f"| {share} | {target} |")
     f = {s: [r for r in records if r["id"] == "free10m" and r["server"] == s] for s in ("peregrine", "redis")}
     if f["peregrine"] and f["redis"]:
