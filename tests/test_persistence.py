@@ -142,15 +142,19 @@ def test_lastsave_and_info_persistence(tmp_path):
     s.stop()
 
 
+def wait_for_file(path, timeout=10):
+    deadline = time.time() + timeout
+    while not path.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    assert path.exists(), path
+
+
 def test_save_schedule_saves_by_itself(tmp_path):
     s = server_in(tmp_path, "--save", "1 1")
     c = s.client()
     assert c.config_get("save")["save"] == "1 1"
     c.set("k", "v")
-    deadline = time.time() + 10
-    while not (tmp_path / "dump.rdb").exists() and time.time() < deadline:
-        time.sleep(0.1)
-    assert (tmp_path / "dump.rdb").exists()
+    wait_for_file(tmp_path / "dump.rdb")
     s.stop()
 
 
@@ -369,10 +373,7 @@ def test_bgsave_schedule_and_errors(tmp_path):
         c.execute_command("BGSAVE", "NOW")
     out = raw_command(s, b"MULTI\r\nBGSAVE\r\nEXEC\r\n")
     assert b"+Background saving scheduled" in out, out
-    deadline = time.time() + 10
-    while not (tmp_path / "dump.rdb").exists() and time.time() < deadline:
-        time.sleep(0.05)
-    assert (tmp_path / "dump.rdb").exists()
+    wait_for_file(tmp_path / "dump.rdb")
     s.stop()
 
 

@@ -121,6 +121,25 @@ bool BlobOk(RdbReader& r, bool ok, const std::string& err) {
   return ok;
 }
 
+// The value a build made, or kEmpty if it holds nothing.
+template <typename C>
+RdbLoadStatus Emit(std::optional<C>& c, Value* out) {
+  if (!c) return RdbLoadStatus::kEmpty;
+  *out = Value(std::move(*c));
+  return RdbLoadStatus::kOk;
+}
+RdbLoadStatus Emit(ListBuild& b, Value* out) {
+  if (b.list.size() == 0) return RdbLoadStatus::kEmpty;
+  *out = Value(std::move(b.list));
+  return RdbLoadStatus::kOk;
+}
+RdbLoadStatus Emit(HashBuild& b, Value* out) {
+  b.Finish();
+  if (b.hash.size() == 0) return RdbLoadStatus::kEmpty;
+  *out = Value(std::move(b.hash));
+  return RdbLoadStatus::kOk;
+}
+
 RdbLoadStatus LoadList(RdbReader& r, int type, const ContainerLimits& limits, Value* out) {
   ListBuild b{limits.list, {}};
   std::string s, err;
@@ -154,9 +173,7 @@ RdbLoadStatus LoadList(RdbReader& r, int type, const ContainerLimits& limits, Va
       if (!BlobOk(r, ok, err)) return RdbLoadStatus::kError;
     }
   }
-  if (b.list.size() == 0) return RdbLoadStatus::kEmpty;
-  *out = Value(std::move(b.list));
-  return RdbLoadStatus::kOk;
+  return Emit(b, out);
 }
 
 }  // namespace
@@ -200,9 +217,7 @@ RdbLoadStatus LoadRdbObject(RdbReader& r, int type, const ContainerLimits& limit
           },
           &err);
       if (!BlobOk(r, ok, err)) return RdbLoadStatus::kError;
-      if (b.list.size() == 0) return RdbLoadStatus::kEmpty;
-      *out = Value(std::move(b.list));
-      return RdbLoadStatus::kOk;
+      return Emit(b, out);
     }
 
     case rdb::kTypeSet: {
@@ -210,9 +225,7 @@ RdbLoadStatus LoadRdbObject(RdbReader& r, int type, const ContainerLimits& limit
       SetBuild b{limits.set, {}};
       for (uint64_t i = 0; i < len; i++)
         if (!r.String(&s) || !b.Add(r, s, Hint(r, len))) return RdbLoadStatus::kError;
-      if (!b.set) return RdbLoadStatus::kEmpty;
-      *out = Value(std::move(*b.set));
-      return RdbLoadStatus::kOk;
+      return Emit(b.set, out);
     }
 
     case rdb::kTypeSetIntset:
@@ -232,9 +245,7 @@ RdbLoadStatus LoadRdbObject(RdbReader& r, int type, const ContainerLimits& limit
                                &err);
       }
       if (!BlobOk(r, ok, err)) return RdbLoadStatus::kError;
-      if (!b.set) return RdbLoadStatus::kEmpty;
-      *out = Value(std::move(*b.set));
-      return RdbLoadStatus::kOk;
+      return Emit(b.set, out);
     }
 
     case rdb::kTypeZSet:
@@ -247,9 +258,7 @@ RdbLoadStatus LoadRdbObject(RdbReader& r, int type, const ContainerLimits& limit
         if (!(type == rdb::kTypeZSet2 ? r.BinaryDouble(&score) : r.StringDouble(&score))) return RdbLoadStatus::kError;
         if (!b.Add(r, s, score, Hint(r, len))) return RdbLoadStatus::kError;
       }
-      if (!b.zset) return RdbLoadStatus::kEmpty;
-      *out = Value(std::move(*b.zset));
-      return RdbLoadStatus::kOk;
+      return Emit(b.zset, out);
     }
 
     case rdb::kTypeZSetZiplist:
@@ -264,9 +273,7 @@ RdbLoadStatus LoadRdbObject(RdbReader& r, int type, const ContainerLimits& limit
                                    return b.Add(r, v[0], score, BlobCount(s, type == rdb::kTypeZSetZiplist) / 2);
                                  });
       if (!BlobOk(r, ok, err)) return RdbLoadStatus::kError;
-      if (!b.zset) return RdbLoadStatus::kEmpty;
-      *out = Value(std::move(*b.zset));
-      return RdbLoadStatus::kOk;
+      return Emit(b.zset, out);
     }
 
     case rdb::kTypeHash:
@@ -283,10 +290,7 @@ RdbLoadStatus LoadRdbObject(RdbReader& r, int type, const ContainerLimits& limit
         if (type == rdb::kTypeHashMetadata && ttl != 0) ttl = ttl + static_cast<uint64_t>(min) - 1;
         if (!r.String(&s) || !r.String(&t) || !b.Add(r, s, t, ttl)) return RdbLoadStatus::kError;
       }
-      b.Finish();
-      if (b.hash.size() == 0) return RdbLoadStatus::kEmpty;
-      *out = Value(std::move(b.hash));
-      return RdbLoadStatus::kOk;
+      return Emit(b, out);
     }
 
     case rdb::kTypeHashZipmap: {
@@ -295,9 +299,7 @@ RdbLoadStatus LoadRdbObject(RdbReader& r, int type, const ContainerLimits& limit
       const bool ok = rdb::WalkZipmap(
           s, [&](std::string_view f, std::string_view v) { return b.Add(r, f, v); }, &err);
       if (!BlobOk(r, ok, err)) return RdbLoadStatus::kError;
-      if (b.hash.size() == 0) return RdbLoadStatus::kEmpty;
-      *out = Value(std::move(b.hash));
-      return RdbLoadStatus::kOk;
+      return Emit(b, out);
     }
 
     case rdb::kTypeHashZiplist:
@@ -320,10 +322,7 @@ RdbLoadStatus LoadRdbObject(RdbReader& r, int type, const ContainerLimits& limit
                                    return b.Add(r, v[0], v[1], ttl);
                                  });
       if (!BlobOk(r, ok, err)) return RdbLoadStatus::kError;
-      b.Finish();
-      if (b.hash.size() == 0) return RdbLoadStatus::kEmpty;
-      *out = Value(std::move(b.hash));
-      return RdbLoadStatus::kOk;
+      return Emit(b, out);
     }
   }
   if (type == rdb::kTypeStreamListpacks || type == rdb::kTypeStreamListpacks2 ||
