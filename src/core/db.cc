@@ -86,6 +86,23 @@ void Db::InitEmpty() {
   avg_ttl_ = 0;
 }
 
+void Db::Reserve(size_t keys) {
+  if (size_ != 0 || snap_sink_ != nullptr) return;
+  // Segments about 3/4 of their largest size, as a table grown by splits
+  // holds them on average.
+  const size_t per = Capacity(kMaxGroups) * 3 / 4;
+  int d = 0;
+  while (d < kMaxDepth - 1 && (size_t{1} << d) * per < keys) d++;
+  if (d == 0) return;
+  FreeAll();
+  depth_ = d;
+  const size_t n = size_t{1} << d;
+  dir_ = static_cast<DirEntry*>(CountedAlloc(n * sizeof(DirEntry)));
+  const uint32_t groups = std::min(kMaxGroups, GroupsFor(static_cast<uint32_t>(keys / n)));
+  for (size_t i = 0; i < n; i++) dir_[i] = DirEntry::Of(NewSegment(static_cast<uint8_t>(d), groups));
+  segments_ = n;
+}
+
 void Db::FreeAll() {
   if (dir_ == nullptr) return;
   std::vector<Segment*> all;

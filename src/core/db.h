@@ -272,6 +272,11 @@ class Db {
   void EndSnapshot() { snap_sink_ = nullptr; }
   bool snapshot_active() const { return snap_sink_ != nullptr; }
 
+  // Sizes an empty table for about `keys` keys at once (a file's RESIZEDB
+  // hint): as many segments as growth would have split it into, so that
+  // loading re-indexes nothing. Does nothing to a table with keys.
+  void Reserve(size_t keys);
+
   // Deletes everything.
   void Clear();
 

@@ -55,6 +55,31 @@ std::vector<std::string> FullScan(Db& db, Between&& between) {
   return seen;
 }
 
+TEST(Db, ReserveSizesAnEmptyTableAndLoadingSplitsNothing) {
+  Db db;
+  db.Reserve(200'000);
+  const size_t segments = db.segment_count();
+  EXPECT_GT(segments, 128u);
+  EXPECT_EQ(db.CheckInvariants(), "");
+  for (int i = 0; i < 200'000; i++) db.Insert("key:" + std::to_string(i), Str("v"));
+  EXPECT_EQ(db.segment_count(), segments) << "no split while the hint holds";
+  EXPECT_EQ(db.CheckInvariants(), "");
+  for (int i = 0; i < 200'000; i += 997) EXPECT_EQ(ValueOf(db.Find("key:" + std::to_string(i), kNow)), "v");
+  // More than the hint: the table grows as usual; a table with keys is
+  // left alone.
+  for (int i = 200'000; i < 300'000; i++) db.Insert("key:" + std::to_string(i), Str("w"));
+  db.Reserve(10'000'000);
+  EXPECT_EQ(db.size(), 300'000u);
+  EXPECT_EQ(db.CheckInvariants(), "");
+  // A SCAN still sees every key once or more.
+  std::set<std::string> seen;
+  for (const auto& k : FullScan(db, [](uint64_t) {})) seen.insert(k);
+  EXPECT_EQ(seen.size(), 300'000u);
+  Db small;
+  small.Reserve(10);
+  EXPECT_EQ(small.segment_count(), 1u);
+}
+
 TEST(Db, InsertFindErase) {
   Db db;
   EXPECT_EQ(db.size(), 0u);

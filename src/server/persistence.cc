@@ -338,8 +338,13 @@ RdbLoader::Status RdbLoader::Step(size_t max_keys) {
         continue;
       }
       case rdb::kOpResizeDb: {
-        uint64_t n;
-        if (!r.Len(&n) || !r.Len(&n)) return fail();
+        // The database's size: each shard's table is sized for its share
+        // at once (capped by what the file could hold).
+        uint64_t n, expires;
+        if (!r.Len(&n) || !r.Len(&expires)) return fail();
+        n = std::min<uint64_t>(n, r.remaining() / 3);
+        for (size_t s = 0; s < server_.num_shards(); s++)
+          server_.shard(s).db(db_).Reserve(static_cast<size_t>(n / server_.num_shards()));
         continue;
       }
       case rdb::kOpSlotInfo: {
