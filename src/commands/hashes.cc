@@ -18,10 +18,7 @@
 namespace peregrine {
 namespace hash_commands {
 
-HashLimits Limits(const CommandContext& ctx) {
-  const Config& c = ctx.server.config();
-  return HashLimits{c.hash_max_listpack_entries, c.hash_max_listpack_value};
-}
+HashLimits Limits(const CommandContext& ctx) { return HashLimitsOf(ctx.server.config()); }
 
 bool LookupHash(CommandContext& ctx, std::string_view key, Db::Entry** e, bool write) {
   if (!LookupTyped(ctx, key, ValueType::kHash, e, write)) return false;

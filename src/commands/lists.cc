@@ -21,10 +21,7 @@ namespace {
 
 using End = ListObject::End;
 
-ListLimits Limits(const CommandContext& ctx) {
-  const Config& config = ctx.server.config();
-  return ListLimits{config.list_max_listpack_size, config.list_compress_depth};
-}
+ListLimits Limits(const CommandContext& ctx) { return ListLimitsOf(ctx.server.config()); }
 
 // The list at `key` for a read: false after replying WRONGTYPE; *out is
 // nullptr if the key is missing.

@@ -19,12 +19,7 @@
 namespace peregrine {
 namespace {
 
-SetLimits Limits(const CommandContext& ctx) {
-  const Config& c = ctx.server.config();
-  // Redis 7.2 caps an intset at 2^30 members whatever the directive says.
-  return SetLimits{std::min<size_t>(c.set_max_intset_entries, size_t{1} << 30), c.set_max_listpack_entries,
-                   c.set_max_listpack_value};
-}
+SetLimits Limits(const CommandContext& ctx) { return SetLimitsOf(ctx.server.config()); }
 
 // The set at `key` for a read: false after replying WRONGTYPE; *out is
 // nullptr if the key is missing.

@@ -19,10 +19,7 @@
 
 namespace peregrine {
 
-ZSetLimits ZLimits(const CommandContext& ctx) {
-  const Config& c = ctx.server.config();
-  return ZSetLimits{c.zset_max_listpack_entries, c.zset_max_listpack_value};
-}
+ZSetLimits ZLimits(const CommandContext& ctx) { return ZSetLimitsOf(ctx.server.config()); }
 
 bool ZSetForRead(CommandContext& ctx, std::string_view key, const ZSetObject** out) {
   Db::Entry* e;

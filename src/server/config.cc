@@ -359,6 +359,15 @@ const Option* FindOption(std::string_view name) {
 
 }  // namespace
 
+SetLimits SetLimitsOf(const Config& c) {
+  // Redis 7.2 caps an intset at 2^30 members whatever the directive says.
+  return SetLimits{std::min<size_t>(c.set_max_intset_entries, size_t{1} << 30), c.set_max_listpack_entries,
+                   c.set_max_listpack_value};
+}
+HashLimits HashLimitsOf(const Config& c) { return HashLimits{c.hash_max_listpack_entries, c.hash_max_listpack_value}; }
+ListLimits ListLimitsOf(const Config& c) { return ListLimits{c.list_max_listpack_size, c.list_compress_depth}; }
+ZSetLimits ZSetLimitsOf(const Config& c) { return ZSetLimits{c.zset_max_listpack_entries, c.zset_max_listpack_value}; }
+
 bool ParseConfigText(std::string_view text, std::vector<Directive>* out, std::string* err) {
   size_t line_no = 0;
   while (!text.empty()) {

@@ -11,6 +11,11 @@
 #include <string_view>
 #include <vector>
 
+#include "core/hash_object.h"
+#include "core/list_object.h"
+#include "core/set_object.h"
+#include "core/zset_object.h"
+
 namespace peregrine {
 
 // maxmemory-policy, parsed once (eviction runs per key under memory pressure).
@@ -131,6 +136,13 @@ struct Config {
   // redis-style configs and tools (redis-benchmark reads it) work.
   bool appendonly = false;
 };
+
+// The container directives of `config`, as the containers take them (one
+// place for the commands that build containers and for RDB loading).
+SetLimits SetLimitsOf(const Config& config);
+HashLimits HashLimitsOf(const Config& config);
+ListLimits ListLimitsOf(const Config& config);
+ZSetLimits ZSetLimitsOf(const Config& config);
 
 // One directive with its arguments, e.g. {"bind", {"127.0.0.1", "::1"}}.
 struct Directive {
