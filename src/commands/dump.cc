@@ -95,10 +95,7 @@ void RestoreCommand(CommandContext& ctx) {
     return;
   }
   Db::Entry* e = InsertKey(ctx, db, key, std::move(value), ttl != 0 ? ttl : Db::kNoExpire);
-  AccessTracker& access = ctx.ShardOf(key).access();
-  if (freq >= 0 && access.mode() == AccessTracker::Mode::kLfu) e->value.set_access(static_cast<uint8_t>(freq));
-  if (idle >= 0 && access.mode() == AccessTracker::Mode::kLru)
-    e->value.set_access(access.StampForIdle(static_cast<uint64_t>(idle)));
+  e->value.set_access(ctx.ShardOf(key).access().Restored(e->value.access(), idle, freq));
   SignalModifiedKey(ctx, key);
   ctx.reply.Ok();
 }

@@ -77,6 +77,15 @@ class AccessTracker {
   // back is idle_s on the seconds clock, and at most one unit more on the
   // coarser ones. Capped at 30 days.
   uint8_t StampForIdle(uint64_t idle_s) const;
+  // The byte of a key that arrives with an idle time or an LFU counter
+  // (RESTORE's IDLETIME / FREQ, an RDB file's IDLE / FREQ; -1: not given):
+  // each counts only in its own mode, as Redis's objectSetLRUOrLFU; else
+  // `current`.
+  uint8_t Restored(uint8_t current, int64_t idle_s, int64_t freq) const {
+    if (freq >= 0 && mode_ == Mode::kLfu) return static_cast<uint8_t>(freq);
+    if (idle_s >= 0 && mode_ == Mode::kLru) return StampForIdle(static_cast<uint64_t>(idle_s));
+    return current;
+  }
   // LFU mode: the counter (OBJECT FREQ).
   static uint8_t Frequency(uint8_t a) { return a; }
 

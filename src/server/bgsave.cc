@@ -158,18 +158,9 @@ void BgSave::WriterMain() {
     const std::string& chunk = item.first;
     if (!failed) {
       crc = Crc64(crc, chunk);
-      const char* p = chunk.data();
-      size_t left = chunk.size();
-      while (left > 0) {
-        const ssize_t n = ::write(fd_, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          failed = true;
-          why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
-          break;
-        }
-        p += n;
-        left -= static_cast<size_t>(n);
+      if (!WriteAll(fd_, chunk)) {
+        failed = true;
+        why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
       }
       bytes_written_.fetch_add(chunk.size(), std::memory_order_relaxed);
     }
@@ -193,24 +184,13 @@ void BgSave::WriterMain() {
     std::string tail(1, static_cast<char>(rdb::kOpEof));
     crc = checksum_ ? Crc64(crc, tail) : 0;
     tail.append(reinterpret_cast<const char*>(&crc), 8);
-    if (::write(fd_, tail.data(), tail.size()) != static_cast<ssize_t>(tail.size()) || ::fsync(fd_) != 0) {
+    if (!WriteAll(fd_, tail)) {
       failed = true;
       why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
     }
   }
-  ::close(fd_);
+  ok_ = CommitRdbFile(fd_, !failed, temp_, filename_, &why);
   fd_ = -1;
-  if (!failed && std::rename(temp_.c_str(), filename_.c_str()) != 0) {
-    failed = true;
-    why = "Error moving temp DB file " + temp_ + " on the final destination " + filename_ + ": " + std::strerror(errno);
-  }
-  if (failed) {
-    ::unlink(temp_.c_str());
-  } else if (const int dfd = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  ok_ = !failed;
   error_ = why;
   finished_.store(true, std::memory_order_release);
 }

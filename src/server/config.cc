@@ -297,8 +297,10 @@ const std::vector<Option>& Options() {
                          if (words.size() % 2 != 0) return "Invalid save parameters";
                          std::vector<Config::SaveParam> params;
                          for (size_t i = 0; i < words.size(); i += 2) {
+                           // Redis's check: seconds at least 1, changes at least 0.
                            int64_t seconds, changes;
-                           if (!ParseInt64(words[i], &seconds) || !ParseInt64(words[i + 1], &changes))
+                           if (!ParseInt64(words[i], &seconds) || !ParseInt64(words[i + 1], &changes) || seconds < 1 ||
+                               changes < 0)
                              return "Invalid save parameters";
                            params.push_back({seconds, changes});
                          }

@@ -338,6 +338,9 @@ TEST(ApplyDirectives, SaveSchedulesAsRedisReadsThem) {
   EXPECT_EQ(GetOne(config, "save"), "");
   EXPECT_EQ(ApplyOne(&config, "save", {"900"}), "Invalid save parameters");
   EXPECT_EQ(ApplyOne(&config, "save", {"900 x"}), "Invalid save parameters");
+  EXPECT_EQ(ApplyOne(&config, "save", {"0 1"}), "Invalid save parameters");
+  EXPECT_EQ(ApplyOne(&config, "save", {"60 -1"}), "Invalid save parameters");
+  EXPECT_EQ(ApplyOne(&config, "save", {"60 0"}), "");
   EXPECT_EQ(ApplyOne(&config, "appendonly", {"no"}), "");
   EXPECT_FALSE(config.appendonly);
   EXPECT_NE(ApplyOne(&config, "appendonly", {"yes"}), "");

@@ -33,8 +33,6 @@ uint64_t TotalDirty(Server& server) {
   return n;
 }
 
-namespace {
-
 bool WriteAll(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd, bytes.data(), bytes.size());
@@ -44,6 +42,30 @@ bool WriteAll(int fd, std::string_view bytes) {
   }
   return true;
 }
+
+bool CommitRdbFile(int fd, bool ok, const std::string& temp, const std::string& filename, std::string* why) {
+  if (ok && ::fsync(fd) != 0) {
+    ok = false;
+    *why = std::string("Write error saving DB on disk (fsync): ") + std::strerror(errno);
+  }
+  ::close(fd);
+  if (ok && std::rename(temp.c_str(), filename.c_str()) != 0) {
+    ok = false;
+    *why = "Error moving temp DB file " + temp + " on the final destination " + filename + ": " + std::strerror(errno);
+  }
+  if (!ok) {
+    ::unlink(temp.c_str());
+    return false;
+  }
+  // The rename itself is durable once the directory is.
+  if (const int dfd = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return true;
+}
+
+namespace {
 
 void Aux(RdbWriter& w, std::string_view key, std::string_view value) {
   w.Byte(rdb::kOpAux);
@@ -153,26 +175,7 @@ bool SaveRdbFile(Server& server, const std::string& filename, std::string* err, 
   RdbWriter w(server.config().rdbcompression, server.config().rdbchecksum,
               [fd](std::string_view bytes) { return WriteAll(fd, bytes); });
   std::string why;
-  bool ok = WriteRdb(server, w, start_ms, &why);
-  if (ok && ::fsync(fd) != 0) {
-    ok = false;
-    why = std::string("Write error saving DB on disk (fsync): ") + std::strerror(errno);
-  }
-  ::close(fd);
-  if (ok && std::rename(temp.c_str(), filename.c_str()) != 0) {
-    ok = false;
-    why = "Error moving temp DB file " + temp + " on the final destination " + filename + ": " +
-          std::strerror(errno);
-  }
-  if (!ok) {
-    ::unlink(temp.c_str());
-    return fail(why);
-  }
-  // The rename itself is durable once the directory is.
-  if (const int dfd = ::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  if (!CommitRdbFile(fd, WriteRdb(server, w, start_ms, &why), temp, filename, &why)) return fail(why);
   const int64_t end_ms = UnixTimeMs();
   st.lastsave_s.store(end_ms / 1000, std::memory_order_relaxed);
   st.dirty_at_save.store(dirty, std::memory_order_relaxed);
@@ -263,10 +266,7 @@ bool RdbLoader::LoadKey(int type) {
     db.Erase(key_);
   }
   Db::Entry* e = db.Insert(key_, std::move(value), expire_ms);
-  AccessTracker& access = shard.access();
-  if (freq >= 0 && access.mode() == AccessTracker::Mode::kLfu) e->value.set_access(static_cast<uint8_t>(freq));
-  if (idle >= 0 && access.mode() == AccessTracker::Mode::kLru)
-    e->value.set_access(access.StampForIdle(static_cast<uint64_t>(idle)));
+  e->value.set_access(shard.access().Restored(e->value.access(), idle, freq));
   keys_++;
   return true;
 }

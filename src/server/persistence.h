@@ -65,6 +65,14 @@ struct PersistenceState {
 // thread; approximate while workers write).
 uint64_t TotalDirty(Server& server);
 
+// Writes all of `bytes` to `fd`; false on an error.
+bool WriteAll(int fd, std::string_view bytes);
+// Ends a save written to the temporary file `temp` (open as `fd`, which it
+// closes): fsyncs it, renames it over `filename` and fsyncs the directory;
+// with ok false, or on any failure, removes it instead. Returns whether the
+// file is in place (*why says why not, unless it was already set).
+bool CommitRdbFile(int fd, bool ok, const std::string& temp, const std::string& filename, std::string* why);
+
 // Who asks for a snapshot: a command (SAVE, SHUTDOWN, DEBUG RELOAD,
 // FLUSHALL), whose failure is its caller's to report, or the schedule (or
 // a signal), whose failure is rdb_last_bgsave_status's (and stops writes,

@@ -453,6 +453,9 @@ class Worker : public ErrorSink {
   // A snapshot (SaveRdbFile) taken holding every shard, from outside any
   // command: a signal's before shutting down (a BGSAVE in progress stops).
   bool SaveHoldingAll(std::string* err);
+  // The last snapshot failed and stop-writes-on-bgsave-error says so:
+  // writes (and PING, as Redis) are refused until a save succeeds.
+  bool RefusedAfterSaveError(const CommandSpec& cmd) const;
   // Worker 0: a slice of the start-up load (server.h: SetStartupLoader);
   // a corrupt file ends the process, as Redis's does.
   void StepStartupLoad();

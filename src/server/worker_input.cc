@@ -562,14 +562,10 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   // Redis allows while loading runs (INFO, CONFIG, SHUTDOWN ...).
   if (server_.loading() && !(cmd->flags & kCmdLoading)) [[unlikely]]
     return reject("LOADING Redis is loading the dataset in memory");
-  // The last snapshot failed and stop-writes-on-bgsave-error says so:
-  // writes (and PING, as Redis) are refused until a save succeeds.
-  if (!server_.persistence().last_save_ok.load(std::memory_order_relaxed)) [[unlikely]] {
-    if (((cmd->flags & kCmdWrite) || cmd->fullname == "ping") && WritesRefusedAfterSaveError(server_))
-      return reject(kErrMisconf);
-  }
   if (c.multi != nullptr && !(cmd->flags & kCmdNotQueued)) [[unlikely]] {
     if (cmd->flags & kCmdNoMulti) return reject("ERR Command not allowed inside a transaction");
+    // (Run refuses what runs; a write is refused here as it is queued.)
+    if (RefusedAfterSaveError(*cmd)) return reject(kErrMisconf);
     // Over maxmemory nothing is queued, reads included: the queue itself
     // takes memory (Redis's bound on it).
     if (server_.config().maxmemory > 0 && !EnforceMaxmemory(shard_))

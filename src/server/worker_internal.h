@@ -74,6 +74,12 @@ inline bool ArityOk(const CommandSpec& cmd, size_t argc) {
 
 namespace peregrine {
 
+inline bool Worker::RefusedAfterSaveError(const CommandSpec& cmd) const {
+  if (server_.persistence().last_save_ok.load(std::memory_order_relaxed)) [[likely]]
+    return false;
+  return ((cmd.flags & kCmdWrite) || cmd.fullname == "ping") && WritesRefusedAfterSaveError(server_);
+}
+
 // Runs one command on `shard` and counts it (ExecuteCommand for a client of
 // this worker, RunExecBatch for another worker's batch).
 inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args, ReplyWriter& reply,
@@ -86,14 +92,10 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
     return start;
   }
-  // A failed snapshot with stop-writes-on-bgsave-error (also checked where
-  // a client's command is queued or routed: this is for another worker's).
-  if (!server_.persistence().last_save_ok.load(std::memory_order_relaxed)) [[unlikely]] {
-    if (((cmd->flags & kCmdWrite) || cmd->fullname == "ping") && WritesRefusedAfterSaveError(server_)) {
-      st.rejected_calls++;
-      reply.Error(kErrMisconf);
-      return start;
-    }
+  if (RefusedAfterSaveError(*cmd)) [[unlikely]] {
+    st.rejected_calls++;
+    reply.Error(kErrMisconf);
+    return start;
   }
   CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint};
   current_client_ = &c;
