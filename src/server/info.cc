@@ -259,19 +259,6 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "current_fork_perc", "0.00");
     Field(out, "current_save_keys_processed", bgsave_ ? bgsave_->keys_saved() : 0);
     Field(out, "current_save_keys_total", bgsave_ ? bgsave_->keys_total() : 0);
-    if (loading) {
-      const uint64_t total = st.loading_total_bytes, done = st.loading_loaded_bytes.load(std::memory_order_relaxed);
-      const int64_t elapsed = now_ms / 1000 - st.loading_start_s;
-      char perc[32];
-      snprintf(perc, sizeof(perc), "%.2f%%", total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0);
-      Field(out, "loading_start_time", st.loading_start_s);
-      Field(out, "loading_total_bytes", total);
-      Field(out, "loading_rdb_used_mem", 0);
-      Field(out, "loading_loaded_bytes", done);
-      Field(out, "loading_loaded_perc", perc);
-      Field(out, "loading_eta_seconds",
-            done > 0 && elapsed > 0 ? static_cast<int64_t>((total - done) * static_cast<uint64_t>(elapsed) / done) : 1);
-    }
     Field(out, "rdb_changes_since_last_save", TotalDirty(*this) - st.dirty_at_save.load(std::memory_order_relaxed));
     Field(out, "rdb_bgsave_in_progress", bgsave_ ? 1 : 0);
     Field(out, "rdb_last_save_time", st.lastsave_s.load(std::memory_order_relaxed));
@@ -294,6 +281,21 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "aof_last_cow_size", 0);
     Field(out, "module_fork_in_progress", 0);
     Field(out, "module_fork_last_cow_size", 0);
+    // (Redis lists the loading fields last.)
+    if (loading) {
+      const uint64_t total = st.loading_total_bytes, done = st.loading_loaded_bytes.load(std::memory_order_relaxed);
+      const int64_t elapsed = now_ms / 1000 - st.loading_start_s;
+      char perc[32];
+      snprintf(perc, sizeof(perc), "%.2f%%", total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0);
+      Field(out, "loading_start_time", st.loading_start_s);
+      Field(out, "loading_total_bytes", total);
+      Field(out, "loading_rdb_used_mem", 0);
+      Field(out, "loading_loaded_bytes", done);
+      Field(out, "loading_loaded_perc", perc);
+      // Redis's estimate: elapsed * remaining / (loaded + 1), 1 in the first second.
+      Field(out, "loading_eta_seconds",
+            elapsed <= 0 ? int64_t{1} : static_cast<int64_t>(static_cast<uint64_t>(elapsed) * (total - done) / (done + 1)));
+    }
   }
   if (section("stats")) {
     uint64_t hits = 0, misses = 0, expired = 0, expired_fields = 0, evicted = 0, ops = 0;
