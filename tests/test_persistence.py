@@ -21,7 +21,6 @@ LIB = "#!lua name=plib\nredis.register_function('hello', function() return 'hi' 
 def fill_all(c):
     """Every type in db 0, more keys with TTLs in db 3, a function library."""
     fill(c)
-    c.select(3) if hasattr(c, "select") else None
     c.execute_command("SELECT", 3)
     c.set("db3:plain", "x")
     c.set("db3:ttl", "y", ex=1000)
@@ -42,6 +41,16 @@ def dataset(c):
 
 
 _started = []
+
+
+def assert_loads_as(tmp_path, before, kind=None):
+    """A fresh server (of `kind`) started on tmp_path's file holds `before`
+    and the function library."""
+    s = server_in(tmp_path, kind=kind)
+    c = s.client(single_connection_client=True)
+    assert dataset(c) == before
+    assert c.execute_command("FCALL", "hello", 0) == b"hi"
+    s.stop()
 
 
 def server_in(tmp_path, *args, kind=None):
@@ -66,10 +75,9 @@ def test_save_and_load_round_trip(tmp_path):
     assert c.save()
     s.stop()
     assert (tmp_path / "dump.rdb").exists()
+    assert_loads_as(tmp_path, before)
     s2 = server_in(tmp_path)
     c2 = s2.client(single_connection_client=True)
-    assert dataset(c2) == before
-    assert c2.execute_command("FCALL", "hello", 0) == b"hi"
     c2.execute_command("SELECT", 3)
     assert 900_000 < c2.pttl("db3:ttl") <= 1_000_000
     s2.stop()
@@ -83,11 +91,7 @@ def test_redis_files_load_here(tmp_path):
     before = dataset(rc)
     rc.save()
     ref.stop()
-    s = server_in(tmp_path)
-    c = s.client(single_connection_client=True)
-    assert dataset(c) == before
-    assert c.execute_command("FCALL", "hello", 0) == b"hi"
-    s.stop()
+    assert_loads_as(tmp_path, before)
 
 
 @pytest.mark.skipif(IS_REDIS, reason="compares with redis-server")
@@ -98,11 +102,7 @@ def test_files_saved_here_load_into_redis(tmp_path):
     before = dataset(c)
     c.save()
     s.stop()
-    ref = server_in(tmp_path, kind="redis")
-    rc = ref.client(single_connection_client=True)
-    assert dataset(rc) == before
-    assert rc.execute_command("FCALL", "hello", 0) == b"hi"
-    ref.stop()
+    assert_loads_as(tmp_path, before, kind="redis")
 
 
 @pytest.mark.parametrize("options", [["--rdbcompression", "no"], ["--rdbchecksum", "no"]])
@@ -321,11 +321,7 @@ def test_bgsave_round_trip(tmp_path):
     assert info["rdb_saves"] == saves + 1
     assert info["rdb_changes_since_last_save"] == 0
     s.stop()
-    s2 = server_in(tmp_path)
-    c2 = s2.client(single_connection_client=True)
-    assert dataset(c2) == before
-    assert c2.execute_command("FCALL", "hello", 0) == b"hi"
-    s2.stop()
+    assert_loads_as(tmp_path, before)
 
 
 def test_bgsave_is_a_point_in_time_while_writes_go_on(tmp_path):
