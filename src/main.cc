@@ -185,6 +185,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", err.c_str());
     return 1;
   }
+  // With appendonly yes the append-only file is the data (as Redis, the
+  // RDB file is not read then): loaded before the workers start, then
+  // opened for appending.
+  if (server.config().appendonly) {
+    if (!LoadAppendOnlyFiles(server, server.worker(0), &err) || !server.aof().OpenOnStart(&err)) {
+      LOG_WARNING("%s", err.c_str());
+      std::fprintf(stderr, "Fatal error loading the append only file: %s\n", err.c_str());
+      return 1;
+    }
+    for (size_t i = 0; i < server.num_shards(); i++) server.shard(i).SetLogRemovals(true);
+    LOG_NOTICE("Ready to accept connections on port %d", config.port);
+    return server.Run();
+  }
   // The snapshot: worker 0 loads it between its events once the server
   // runs, answering -LOADING meanwhile (a bad header stops us here).
   bool found = false;

@@ -114,6 +114,19 @@ inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key, bool tou
 // for each key it changed, where it changed it, and only then (a write
 // that changes nothing leaves a watch alone, as in Redis). Costs one test
 // while no client watches any key.
+// Whether the append-only file logs commands (a handler that Redis
+// propagates in another form then says which, Worker::LogAs).
+inline bool Logging(const CommandContext& ctx) { return ctx.worker.logging(); }
+// A key given the deadline `when` (unix ms) is logged as Redis propagates
+// it: PEXPIREAT, or DEL when the deadline has passed (the key goes).
+inline void LogDeadline(CommandContext& ctx, std::string_view key, int64_t when) {
+  const std::string ms = std::to_string(when);
+  if (when <= ctx.now_ms)
+    ctx.worker.LogAs({"DEL", key});
+  else
+    ctx.worker.LogAs({"PEXPIREAT", key, ms});
+}
+
 inline void SignalModifiedKey(CommandContext& ctx, Shard& shard, int db, std::string_view key) {
   shard.AddDirty();
   if (!ctx.server.watching()) [[likely]]

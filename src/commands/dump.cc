@@ -90,9 +90,18 @@ void RestoreCommand(CommandContext& ctx) {
   }
   if (ttl != 0 && ttl <= ctx.now_ms) {
     // Already expired: the key is gone (if it was replaced) and that is all.
+    if (deleted && Logging(ctx)) ctx.worker.LogAs({"DEL", key});
     if (deleted) SignalModifiedKey(ctx, key);
     ctx.reply.Ok();
     return;
+  }
+  if (ttl != 0 && !absttl && Logging(ctx)) {
+    // Logged with the absolute deadline, as Redis propagates RESTORE.
+    std::vector<std::string_view> args(ctx.args.begin(), ctx.args.end());
+    const std::string abs = std::to_string(ttl);
+    args[2] = abs;
+    args.push_back("ABSTTL");
+    ctx.worker.LogAs(args);
   }
   Db::Entry* e = InsertKey(ctx, db, key, std::move(value), ttl != 0 ? ttl : Db::kNoExpire);
   e->value.set_access(ctx.ShardOf(key).access().Restored(e->value.access(), idle, freq));

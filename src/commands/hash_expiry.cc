@@ -111,6 +111,10 @@ void HexpireGeneric(CommandContext& ctx, ExpireUnit unit) {
   h.MarkFieldExpiry();
   const int64_t min_before = h.min_deadline();
   bool changed = false;
+  // Logged as Redis 7.4 propagates it: HPEXPIREAT for the fields given a
+  // deadline, HDEL for those it deleted.
+  const bool logging = Logging(ctx);
+  std::vector<std::string_view> set_fields, deleted;
   ctx.reply.ArrayHeader(fields.size());
   for (std::string_view f : fields) {
     int64_t current;
@@ -136,10 +140,23 @@ void HexpireGeneric(CommandContext& ctx, ExpireUnit unit) {
     if (at <= ctx.now_ms) {
       h.Delete(f);
       ctx.reply.Integer(2);
+      if (logging) deleted.push_back(f);
     } else {
       h.SetDeadline(f, at);
       ctx.reply.Integer(1);
+      if (logging) set_fields.push_back(f);
     }
+  }
+  if (logging && !set_fields.empty()) {
+    const std::string ms = std::to_string(at), n = std::to_string(set_fields.size());
+    std::vector<std::string_view> args = {"HPEXPIREAT", key, ms, "FIELDS", n};
+    args.insert(args.end(), set_fields.begin(), set_fields.end());
+    ctx.worker.LogAs(args);
+  }
+  if (logging && !deleted.empty()) {
+    std::vector<std::string_view> args = {"HDEL", key};
+    args.insert(args.end(), deleted.begin(), deleted.end());
+    ctx.worker.LogAs(args);
   }
   Settle(ctx, key, h, min_before);
   if (changed) SignalModifiedKey(ctx, key);

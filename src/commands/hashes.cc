@@ -232,6 +232,8 @@ void HincrbyfloatCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR increment would produce NaN or Infinity");
     return;
   }
+  if (Logging(ctx)) [[unlikely]]
+    ctx.worker.LogAs({"HSET", ctx.args[1], ctx.args[2], text});  // as Redis propagates it
   HashOf(ctx, e, ctx.args[1]).SetKeepDeadline(ctx.args[2], text, Limits(ctx));
   SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Bulk(text);

@@ -96,6 +96,8 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds) {
     ctx.reply.Integer(0);
     return;
   }
+  if (Logging(ctx)) [[unlikely]]
+    LogDeadline(ctx, ctx.args[1], when);
   if (when <= ctx.now_ms)
     ctx.db().Erase(ctx.args[1]);
   else

@@ -457,6 +457,12 @@ void MpopGeneric(CommandContext& ctx, size_t at, bool block) {
   std::string_view key;
   if (!FirstList(ctx, keys, &e, &key)) return;
   if (e != nullptr) {
+    if (Logging(ctx)) [[unlikely]] {
+      // Logged as [LR]POP key count, as Redis propagates [B]LMPOP.
+      const size_t len = e->value.list().size();
+      const std::string n = std::to_string(static_cast<uint64_t>(count) < len ? static_cast<uint64_t>(count) : len);
+      ctx.worker.LogAs({end == End::kHead ? "LPOP" : "RPOP", key, n});
+    }
     ctx.reply.ArrayHeader(2);
     ctx.reply.Bulk(key);
     PopRangeReply(ctx, key, e->value.mutable_list(), end, count);
@@ -485,6 +491,8 @@ void BlockingPopGeneric(CommandContext& ctx, End end) {
     ctx.worker.Block(ctx, keys, ValueType::kList, deadline);
     return;
   }
+  if (Logging(ctx)) [[unlikely]]
+    ctx.worker.LogAs({end == End::kHead ? "LPOP" : "RPOP", key});  // as Redis propagates B[LR]POP
   ListObject& l = e->value.mutable_list();
   ctx.reply.ArrayHeader(2);
   ctx.reply.Bulk(key);
@@ -503,10 +511,18 @@ void BlockingMoveGeneric(CommandContext& ctx, End from, End to, std::string_view
   if (!ParseTimeout(ctx, timeout, &deadline)) return;
   Db::Entry* se;
   if (!LookupTyped(ctx, ctx.args[1], ValueType::kList, &se, /*write=*/true)) return;
-  if (se != nullptr)
+  if (se != nullptr) {
+    // Logged as LMOVE / RPOPLPUSH, as Redis propagates the blocking forms.
+    if (Logging(ctx)) [[unlikely]] {
+      if (ctx.args.size() == 6)
+        ctx.worker.LogAs({"LMOVE", ctx.args[1], ctx.args[2], ctx.args[3], ctx.args[4]});
+      else
+        ctx.worker.LogAs({"RPOPLPUSH", ctx.args[1], ctx.args[2]});
+    }
     MoveFrom(ctx, se, from, to);
-  else
+  } else {
     ctx.worker.Block(ctx, ctx.args.subspan(1, 1), ValueType::kList, deadline, Worker::NoWaitReply::kNull);
+  }
 }
 
 // BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout

@@ -32,11 +32,18 @@ void BgsaveCommand(CommandContext& ctx) {
     ctx.reply.Error(kErrSyntax);
     return;
   }
-  if (ctx.server.bgsave() != nullptr) {
+  const bool schedule = ctx.args.size() == 2;
+  if (ctx.server.bgsave() != nullptr && !ctx.server.bgsave()->aof_base()) {
     ctx.reply.Error("ERR Background save already in progress");
     return;
   }
-  if (ctx.worker.in_exec()) {
+  if (ctx.server.bgsave() != nullptr && !schedule && !ctx.worker.in_exec()) {
+    ctx.reply.Error(
+        "ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to "
+        "schedule a BGSAVE whenever possible.");
+    return;
+  }
+  if (ctx.worker.in_exec() || ctx.server.bgsave() != nullptr) {
     ctx.server.ScheduleBgSave();
     ctx.reply.SimpleString("Background saving scheduled");
     return;
@@ -47,6 +54,29 @@ void BgsaveCommand(CommandContext& ctx) {
     return;
   }
   ctx.reply.SimpleString("Background saving started");
+}
+
+// BGREWRITEAOF: a new base for the append-only file (Redis's texts).
+void BgrewriteaofCommand(CommandContext& ctx) {
+  if (ctx.server.bgsave() != nullptr && ctx.server.bgsave()->aof_base()) {
+    ctx.reply.Error("ERR Background append only file rewriting already in progress");
+    return;
+  }
+  if (ctx.server.bgsave() != nullptr || ctx.worker.in_exec()) {
+    ctx.server.aof_stats().rewrite_scheduled = true;
+    ctx.server.aof_stats().consecutive_failures = 0;
+    ctx.reply.SimpleString("Background append only file rewriting scheduled");
+    return;
+  }
+  std::string err;
+  bool scheduled;
+  if (!ctx.server.StartAofRewrite(&err, &scheduled)) {
+    LOG_WARNING("%s", err.c_str());
+    ctx.reply.Error("ERR Can't execute an AOF background rewriting. Please check the server logs for more "
+                    "information.");
+    return;
+  }
+  ctx.reply.SimpleString("Background append only file rewriting started");
 }
 
 void LastsaveCommand(CommandContext& ctx) {
@@ -128,6 +158,8 @@ void RegisterPersistenceCommands(CommandTable& t) {
       "Synchronously saves the database(s) to disk.");
   add("bgsave", -1, kCmdAdmin | kCmdNoscript | kCmdAllShards, 0, 0, BgsaveCommand, "1.0.0", "O(1)",
       "Asynchronously saves the database(s) to disk.");
+  add("bgrewriteaof", 1, kCmdAdmin | kCmdNoscript | kCmdAllShards, 0, 0, BgrewriteaofCommand, "1.0.0", "O(1)",
+      "Asynchronously rewrites the append-only file to disk.");
   auto add_fast = FamilyRegistrar(t, kAclAdmin | kAclDangerous, "server");
   add_fast("lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, LastsaveCommand, "1.0.0", "O(1)",
            "Returns the Unix timestamp of the last successful save to disk.");

@@ -196,6 +196,7 @@ void FunctionLoadCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR " + err);
     return;
   }
+  ctx.shard.AddDirty();  // a change of the data set, as Redis counts it (and logs it)
   ctx.reply.Bulk(lib->name);
 }
 
@@ -282,6 +283,7 @@ void FunctionRestoreCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR " + err);
     return;
   }
+  ctx.shard.AddDirty();
   ctx.reply.Ok();
 }
 
@@ -290,6 +292,7 @@ void FunctionDeleteCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR Library not found");
     return;
   }
+  ctx.shard.AddDirty();
   ctx.reply.Ok();
 }
 
@@ -300,6 +303,7 @@ void FunctionFlushCommand(CommandContext& ctx) {
     return;
   }
   ctx.server.functions().Flush();
+  ctx.shard.AddDirty();
   ctx.reply.Ok();
 }
 

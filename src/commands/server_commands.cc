@@ -13,6 +13,7 @@
 #include "core/numbers.h"
 #include "net/event_loop.h"
 #include "server/client.h"
+#include "server/log.h"
 #include "server/server.h"
 
 // mimalloc's collection and statistics, when the binary is linked with it
@@ -354,8 +355,17 @@ void ConfigGetCommand(CommandContext& ctx) {
 void ConfigSetCommand(CommandContext& ctx) {
   std::string err;
   const bool protected_ok = Worker::Allows(ctx.server.config().enable_protected_configs, ctx.client);
+  const bool aof_was = ctx.server.config().appendonly;
   if (!ConfigSet(&ctx.server.config(), ctx.args.subspan(2), &err, protected_ok)) {
     ctx.reply.Error(err);
+    return;
+  }
+  if (!ctx.server.ApplyAofConfig(&err)) {
+    // As Redis's updateAppendonly failing: the directive goes back.
+    LOG_WARNING("%s", err.c_str());
+    ctx.server.config().appendonly = aof_was;
+    ctx.reply.Error("ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. "
+                    "Check server logs.");
     return;
   }
   ctx.server.ApplyRuntimeConfig();

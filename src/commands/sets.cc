@@ -168,6 +168,33 @@ void SrandmemberCommand(CommandContext& ctx) {
 }
 
 // SPOP key [count]
+// The members SPOP took, logged as Redis propagates them: SREM commands
+// of at most 1024 members each.
+class PoppedLog {
+ public:
+  PoppedLog(CommandContext& ctx, std::string_view key) : ctx_(ctx), key_(key), on_(Logging(ctx)) {}
+  bool on() const { return on_; }
+  void Add(std::string_view m) {
+    if (on_) [[unlikely]]
+      members_.emplace_back(m);
+  }
+  ~PoppedLog() {
+    if (!on_) return;
+    std::vector<std::string_view> args;
+    for (size_t i = 0; i < members_.size(); i += 1024) {
+      args.assign({"SREM", key_});
+      for (size_t j = i; j < members_.size() && j < i + 1024; j++) args.push_back(members_[j]);
+      ctx_.worker.LogAs(args);
+    }
+  }
+
+ private:
+  CommandContext& ctx_;
+  std::string_view key_;
+  bool on_;
+  std::vector<std::string> members_;
+};
+
 void SpopCommand(CommandContext& ctx) {
   std::string_view key = ctx.args[1];
   std::mt19937_64& rng = ctx.shard.rng();
@@ -187,7 +214,11 @@ void SpopCommand(CommandContext& ctx) {
       return;
     }
     SetObject& s = e->value.mutable_set();
-    s.PopRandom(rng, [&](std::string_view m) { ctx.reply.Bulk(m); });
+    PoppedLog log(ctx, key);
+    s.PopRandom(rng, [&](std::string_view m) {
+      ctx.reply.Bulk(m);
+      log.Add(m);
+    });
     DeleteIfEmpty(ctx, key, s);
     SignalModifiedKey(ctx, key);
     return;
@@ -199,6 +230,8 @@ void SpopCommand(CommandContext& ctx) {
   SignalModifiedKey(ctx, key);  // (the watchers' check reads the key's presence only)
   SetObject& s = e->value.mutable_set();
   if (static_cast<uint64_t>(count) >= s.size()) {  // the whole set
+    if (Logging(ctx)) [[unlikely]]
+      ctx.worker.LogAs({"DEL", key});
     ReplyMembers(ctx, &s);
     ctx.DbOf(key).Erase(key);
     return;
@@ -207,7 +240,12 @@ void SpopCommand(CommandContext& ctx) {
   if (remaining * 5 > static_cast<uint64_t>(count)) {
     // A few of many: popped one at a time (Redis's case 2).
     ctx.reply.SetHeader(static_cast<size_t>(count));
-    for (int64_t i = 0; i < count; i++) s.PopRandom(rng, [&](std::string_view m) { ctx.reply.Bulk(m); });
+    PoppedLog log(ctx, key);
+    for (int64_t i = 0; i < count; i++)
+      s.PopRandom(rng, [&](std::string_view m) {
+        ctx.reply.Bulk(m);
+        log.Add(m);
+      });
     return;
   }
   // Most of the set (case 3): the few members that stay move to a new set
@@ -217,6 +255,9 @@ void SpopCommand(CommandContext& ctx) {
   kept.start_listpack = s.encoding() != SetObject::Encoding::kIntSet;
   for (uint64_t i = 0; i < remaining; i++) s.PopRandom(rng, [&](std::string_view m) { kept.Add(m); });
   ReplyMembers(ctx, &s);
+  PoppedLog log(ctx, key);
+  if (log.on()) [[unlikely]]
+    s.ForEach([&](std::string_view m) { log.Add(m); });
   s = std::move(*kept.set);  // the popped members leave with kept.set
 }
 

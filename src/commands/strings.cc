@@ -120,6 +120,21 @@ bool ExpireDeadline(CommandContext& ctx, const StringOptions& o, int64_t* deadli
   return true;
 }
 
+// How the append-only file logs a SET (Redis's setGenericCommand): a
+// relative or seconds deadline as PXAT, without its conditions; else
+// without GET.
+[[gnu::noinline]] void LogSet(CommandContext& ctx, const StringOptions& o, int64_t deadline) {
+  if (o.unit != ExpireUnit::kNone && o.unit != ExpireUnit::kPxat) {
+    const std::string ms = std::to_string(deadline);
+    ctx.worker.LogAs({"SET", ctx.args[1], ctx.args[2], "PXAT", ms});
+  } else if (o.get) {
+    std::vector<std::string_view> args(ctx.args.begin(), ctx.args.begin() + 3);
+    for (size_t i = 3; i < ctx.args.size(); i++)
+      if (!EqualsIgnoreCase(ctx.args[i], "get")) args.push_back(ctx.args[i]);
+    ctx.worker.LogAs(args);
+  }
+}
+
 // SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ts-ms|KEEPTTL]
 void SetCommand(CommandContext& ctx) {
   StringOptions o;
@@ -141,6 +156,8 @@ void SetCommand(CommandContext& ctx) {
     if (!o.get) ctx.reply.Null();
     return;
   }
+  if (Logging(ctx)) [[unlikely]]
+    LogSet(ctx, o, deadline);
   StoreStringArg(ctx, e, key, ctx.args[2], o.keepttl, deadline);
   SignalModifiedKey(ctx, key);
   if (!o.get) ctx.reply.Ok();
@@ -163,6 +180,10 @@ void SetWithExpire(CommandContext& ctx, bool seconds) {
   o.expire_arg = ctx.args[2];
   int64_t deadline;
   if (!ExpireDeadline(ctx, o, &deadline)) return;
+  if (Logging(ctx)) [[unlikely]] {
+    const std::string ms = std::to_string(deadline);
+    ctx.worker.LogAs({"SET", ctx.args[1], ctx.args[3], "PXAT", ms});
+  }
   StoreStringArg(ctx, LookupWrite(ctx, ctx.args[1]), ctx.args[1], ctx.args[3], false, deadline);
   SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Ok();
@@ -186,6 +207,8 @@ void GetsetCommand(CommandContext& ctx) {
     ctx.reply.Null();
   else
     ReplyString(ctx, e->value.mutable_str());
+  if (Logging(ctx)) [[unlikely]]
+    ctx.worker.LogAs({"SET", ctx.args[1], ctx.args[2]});
   StoreStringArg(ctx, e, ctx.args[1], ctx.args[2], false);
   SignalModifiedKey(ctx, ctx.args[1]);
 }
@@ -198,6 +221,8 @@ void GetdelCommand(CommandContext& ctx) {
     return;
   }
   ReplyString(ctx, e->value.mutable_str());
+  if (Logging(ctx)) [[unlikely]]
+    ctx.worker.LogAs({"DEL", ctx.args[1]});
   ctx.db().Erase(ctx.args[1]);
   SignalModifiedKey(ctx, ctx.args[1]);
 }
@@ -217,12 +242,16 @@ void GetexCommand(CommandContext& ctx) {
   if (o.unit != ExpireUnit::kNone && !ExpireDeadline(ctx, o, &deadline)) return;
   ReplyString(ctx, e->value.mutable_str());
   if (deadline != Db::kNoExpire) {
+    if (Logging(ctx)) [[unlikely]]
+      LogDeadline(ctx, ctx.args[1], deadline);
     if (deadline <= ctx.now_ms)
       ctx.db().Erase(ctx.args[1]);
     else
       ctx.db().SetExpire(e, deadline);
     SignalModifiedKey(ctx, ctx.args[1]);
   } else if (o.persist && e->has_expire()) {
+    if (Logging(ctx)) [[unlikely]]
+      ctx.worker.LogAs({"PERSIST", ctx.args[1]});
     ctx.db().SetExpire(e, Db::kNoExpire);
     SignalModifiedKey(ctx, ctx.args[1]);
   }
@@ -356,6 +385,8 @@ void IncrbyfloatCommand(CommandContext& ctx) {
     return;
   }
   ctx.reply.Bulk(text);
+  if (Logging(ctx)) [[unlikely]]
+    ctx.worker.LogAs({"SET", ctx.args[1], text, "KEEPTTL"});
   StoreString(ctx, e, ctx.args[1], CompactString(text), true);
   SignalModifiedKey(ctx, ctx.args[1]);
 }

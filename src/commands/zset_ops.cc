@@ -55,9 +55,19 @@ void ZpopGeneric(CommandContext& ctx, std::span<const std::string_view> keys, bo
     ctx.reply.ArrayHeader(0);
     return;
   }
+  const bool plain = count < 0;
   if (count < 0) count = 1;
   ZSetObject& z = e->value.mutable_zset();
   const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(count), z.size());
+  if (emitkey && Logging(ctx)) [[unlikely]] {
+    // BZPOP* and [B]ZMPOP are logged as ZPOPMIN / ZPOPMAX, as Redis
+    // propagates them.
+    const std::string c = std::to_string(n);
+    if (plain)
+      ctx.worker.LogAs({max ? "ZPOPMAX" : "ZPOPMIN", key});
+    else
+      ctx.worker.LogAs({max ? "ZPOPMAX" : "ZPOPMIN", key, c});
+  }
   if (!emitkey) {
     ctx.reply.ArrayHeader(nested ? n : n * 2);
   } else if (!nested) {

@@ -371,8 +371,16 @@ Db::Entry* Db::Insert(const CompactKey::Probe& p, Value value, int64_t expire_ms
 // Out of line, and finding the slot again, so that Find keeps nothing of
 // its search for this rare path (no registers saved, no spills).
 void Db::RemoveExpired(const Entry* e) {
+  if (report_removals_) [[unlikely]]
+    ReportRemoval(*e);
   RemoveEntry(e);
   expired_keys_++;
+}
+
+void Db::ReportRemoval(const Entry& e) {
+  if (observer_ == nullptr) return;
+  const std::string key = e.key_string();
+  observer_->KeyRemoved(*this, key);
 }
 
 void Db::RemoveAt(const Slot& at) {

@@ -36,6 +36,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -90,11 +91,18 @@ class Db {
    public:
     virtual bool active() const = 0;
     virtual void KeyChanged(const Db& db, std::string_view key, int64_t now_ms) = 0;
+    // A key the table deleted by itself (expired, on access or by the
+    // active cycle, or evicted), told only with set_report_removals(true)
+    // (the append-only file logs it as a DEL).
+    virtual void KeyRemoved(const Db& db, std::string_view key) = 0;
+    // Fields of the hash at `key` removed by field expiry (the same).
+    virtual void FieldsRemoved(const Db& db, std::string_view key, std::span<const std::string> fields) = 0;
 
    protected:
     ~KeyObserver() = default;
   };
   void set_key_observer(KeyObserver* o) { observer_ = o; }
+  void set_report_removals(bool on) { report_removals_ = on; }
 
   // Looks `key` up. A key whose deadline is at or before now_ms is deleted
   // (lazy expiry, counted in expired_keys()) and reported missing. A key
@@ -456,6 +464,8 @@ class Db {
   // Eviction's removal: counts it and tells the observer.
   void EvictAt(const Slot& at);
   [[gnu::noinline]] void RemoveExpired(const Entry* e);
+  // Tells the observer of a key the table deletes by itself.
+  void ReportRemoval(const Entry& e);
   void FreeAll();
   void InitEmpty();
   [[gnu::noinline]] Entry* ExpireFieldsNow(Entry* e, std::string_view key, int64_t now_ms);
@@ -494,6 +504,7 @@ class Db {
   bool sweep_active_ = false;
   AccessTracker* access_ = nullptr;
   KeyObserver* observer_ = nullptr;
+  bool report_removals_ = false;  // the observer hears of KeyRemoved
   // The snapshot in progress (BeginSnapshot): its sink, its epoch, and
   // where SnapshotStep goes on (a hash position; done once it wraps).
   SnapshotSink* snap_sink_ = nullptr;

@@ -53,7 +53,10 @@ size_t Db::ExpireHashFields(int64_t now_ms, size_t max_hashes) {
 
 Db::Entry* Db::ExpireFieldsNow(Entry* e, std::string_view key, int64_t now_ms) {
   HashObject& h = e->value.mutable_hash();
-  const size_t gone = h.ExpireFields(now_ms);
+  std::vector<std::string> names;
+  const size_t gone = h.ExpireFields(now_ms, report_removals_ && observer_ != nullptr ? &names : nullptr);
+  if (!names.empty()) [[unlikely]]
+    observer_->FieldsRemoved(*this, key, names);
   expired_fields_ += gone;
   if (h.size() == 0) {
     // Redis deletes a hash whose last field expired.

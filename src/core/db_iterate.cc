@@ -87,6 +87,8 @@ size_t Db::ActiveExpire(int64_t now_ms, size_t max_entries) {
       checked++;
       if (!t.entry.key_.is_hole()) {
         if (t.expire_ms <= now_ms) {
+          if (report_removals_) [[unlikely]]
+            ReportRemoval(t.entry);
           RemoveEntry(&t.entry);
           deleted++;
         } else {
@@ -182,6 +184,8 @@ bool Db::EvictSoonestExpiring(size_t samples, std::mt19937_64& rng) {
 
 void Db::EvictAt(const Slot& at) {
   evicted_keys_++;
+  if (report_removals_) [[unlikely]]
+    ReportRemoval(*at.entry);
   if (observer_ == nullptr || !observer_->active()) [[likely]] {
     RemoveAt(at);
     return;

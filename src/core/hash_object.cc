@@ -137,7 +137,7 @@ bool HashObject::SetDeadline(std::string_view field, int64_t ms) {
   return true;
 }
 
-size_t HashObject::ExpireFields(int64_t now_ms) {
+size_t HashObject::ExpireFields(int64_t now_ms, std::vector<std::string>* names) {
   int64_t next = 0;
   auto keep = [&](int64_t d) {
     if (next == 0 || d < next) next = d;
@@ -148,6 +148,10 @@ size_t HashObject::ExpireFields(int64_t now_ms) {
     for (Page::Pos pos; pos.index < p->count;) {
       const int64_t d = Page::DeadlineOfEntry(p->EntryAt(pos));
       if (d != kNoDeadline && d <= now_ms) {
+        if (names != nullptr) {
+          char scratch[packed::kScratchSize];
+          names->emplace_back(packed::View(Page::ItemOf(p->EntryAt(pos), 0), scratch));
+        }
         p->Erase(pos);  // the next entry moves to `pos`
         removed++;
         continue;
@@ -166,6 +170,7 @@ size_t HashObject::ExpireFields(int64_t now_ms) {
       expired.emplace_back(packed::View(Page::ItemOf(e, 0), scratch));
     });
     for (const std::string& f : expired) removed += Delete(f);
+    if (names != nullptr) names->insert(names->end(), expired.begin(), expired.end());
     next = table()->MinDeadline();
   }
   set_min_deadline(next);

@@ -110,7 +110,8 @@ class HashObject {
   // min_deadline() exact; returns how many went. A listpack is walked
   // whole; a hashtable looks only at the pages whose own bound has passed
   // (PackedTable::VisitDue) and its pages' bounds: O(pages + due pages).
-  size_t ExpireFields(int64_t now_ms);
+  // With `names`, the removed fields are appended to it.
+  size_t ExpireFields(int64_t now_ms, std::vector<std::string>* names = nullptr);
   // Whether ExpireFields(now_ms) has work (or a stale bound to refresh).
   bool FieldsDue(int64_t now_ms) const {
     const int64_t m = min_deadline();

@@ -57,21 +57,28 @@ struct BgSave::ShardSink {
 };
 
 std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err) {
+  return Start(server, err, "temp-bg-" + std::to_string(getpid()) + ".rdb", server.config().dbfilename, false);
+}
+
+std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err, std::string temp, std::string filename,
+                                      bool aof_base) {
   std::unique_ptr<BgSave> job(new BgSave());
   job->server_ = &server;
   job->start_ms_ = UnixTimeMs();
   job->dirty_at_start_ = TotalDirty(server);
-  job->filename_ = server.config().dbfilename;
+  job->filename_ = std::move(filename);
+  job->aof_base_ = aof_base;
   job->key_delay_us_ = server.config().rdb_key_save_delay;
   job->checksum_ = server.config().rdbchecksum;
-  job->temp_ = "temp-bg-" + std::to_string(getpid()) + ".rdb";
+  job->temp_ = std::move(temp);
   job->fd_ = ::open(job->temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (job->fd_ < 0) {
-    *err = "Failed opening the temp RDB file " + job->temp_ + " for saving: " + std::strerror(errno);
+    *err = aof_base ? "Can't open the temporary file for AOF rewrite " + job->temp_ + ": " + std::strerror(errno)
+                    : "Failed opening the temp RDB file " + job->temp_ + " for saving: " + std::strerror(errno);
     return nullptr;
   }
   RdbWriter header(server.config().rdbcompression, false);
-  WriteRdbHeader(server, header, job->start_ms_);
+  WriteRdbHeader(server, header, job->start_ms_, aof_base);
   job->Push(std::move(header.buffer()), 0);
   // Every database of every shard starts its snapshot now, at one epoch
   // above any before (Db::BeginSnapshot).

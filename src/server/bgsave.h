@@ -36,8 +36,15 @@ class BgSave {
 
   // Every shard held: opens the temporary file, queues the header (aux
   // fields, function libraries), starts the snapshot on every database.
-  // Null with *err if the file cannot be opened.
+  // Null with *err if the file cannot be opened. By default the file is
+  // dbfilename (BGSAVE); an AOF rewrite names its own (`temp`, renamed to
+  // `filename` when written) and says so (`aof_base`: INFO and the
+  // reaper tell the two apart).
   static std::unique_ptr<BgSave> Start(Server& server, std::string* err);
+  static std::unique_ptr<BgSave> Start(Server& server, std::string* err, std::string temp, std::string filename,
+                                       bool aof_base);
+  bool aof_base() const { return aof_base_; }
+  const std::string& filename() const { return filename_; }
   ~BgSave();
   BgSave(const BgSave&) = delete;
   BgSave& operator=(const BgSave&) = delete;
@@ -71,6 +78,7 @@ class BgSave {
 
   Server* server_ = nullptr;
   std::string temp_, filename_;
+  bool aof_base_ = false;
   int fd_ = -1;
   int64_t start_ms_ = 0;
   uint64_t dirty_at_start_ = 0;

@@ -128,6 +128,18 @@ Option BoolOption(std::string_view name, bool Config::*field, Mutability mut) {
                 }};
 }
 
+// A file or directory name in the working directory, not a path (Redis's
+// isValidDBfilename, isValidAOFfilename, isValidAOFdirname).
+Option NameOption(std::string_view name, std::string Config::*field, Mutability mut, std::string_view error) {
+  return Option{name, mut, 1, 1, [field](const Config& c) { return c.*field; },
+                [field, error](Config& c, Args a) -> std::string {
+                  if (a[0].empty() || a[0].find('/') != std::string::npos || a[0] == "." || a[0] == "..")
+                    return std::string(error);
+                  c.*field = a[0];
+                  return "";
+                }};
+}
+
 const std::vector<Option>& Options() {
   static const std::vector<Option> options = [] {
     std::vector<Option> o;
@@ -325,28 +337,41 @@ const std::vector<Option>& Options() {
                          c.dir = a[0];
                          return "";
                        }});
-    o.push_back(Option{"dbfilename", kProtected, 1, 1, [](const Config& c) { return c.dbfilename; },
-                       [](Config& c, Args a) -> std::string {
-                         // As Redis's isValidDBfilename: a file name, not a path.
-                         if (a[0].empty() || a[0].find('/') != std::string::npos || a[0] == "." || a[0] == "..")
-                           return "dbfilename can't be a path, just a filename";
-                         c.dbfilename = a[0];
-                         return "";
-                       }});
+    o.push_back(NameOption("dbfilename", &Config::dbfilename, kProtected, "dbfilename can't be a path, just a filename"));
     o.push_back(BoolOption("rdbcompression", &Config::rdbcompression, kMutable));
     o.push_back(BoolOption("rdbchecksum", &Config::rdbchecksum, kImmutable));
     o.push_back(BoolOption("stop-writes-on-bgsave-error", &Config::stop_writes_on_bgsave_error, kMutable));
     o.push_back(IntOption("rdb-key-save-delay", &Config::rdb_key_save_delay, INT_MIN, INT_MAX, kMutable));
     o.push_back(IntOption("key-load-delay", &Config::key_load_delay, INT_MIN, INT_MAX, kMutable));
     o.push_back(ProtectedActionOption("enable-protected-configs", &Config::enable_protected_configs));
-    o.push_back(Option{"appendonly", kNotYet, 1, 1,
-                       [](const Config& c) { return c.appendonly ? "yes" : "no"; },
+    o.push_back(BoolOption("appendonly", &Config::appendonly, kMutable));
+    o.push_back(Option{"appendfsync", kMutable, 1, 1,
+                       [](const Config& c) -> std::string {
+                         switch (c.appendfsync) {
+                           case AppendFsync::kAlways: return "always";
+                           case AppendFsync::kEverysec: return "everysec";
+                           case AppendFsync::kNo: return "no";
+                         }
+                         return "everysec";
+                       },
                        [](Config& c, Args a) -> std::string {
-                         if (Lower(a[0]) != "no")
-                           return "the append-only file is not supported yet; only 'no' is accepted";
-                         c.appendonly = false;
+                         const std::string v = Lower(a[0]);
+                         if (v == "always") c.appendfsync = AppendFsync::kAlways;
+                         else if (v == "everysec") c.appendfsync = AppendFsync::kEverysec;
+                         else if (v == "no") c.appendfsync = AppendFsync::kNo;
+                         else return "argument(s) must be one of the following: always, everysec, no";
                          return "";
                        }});
+    o.push_back(NameOption("appendfilename", &Config::appendfilename, kImmutable,
+                           "appendfilename can't be a path, just a filename"));
+    o.push_back(NameOption("appenddirname", &Config::appenddirname, kImmutable,
+                           "appenddirname can't be a path, just a dirname"));
+    o.push_back(BoolOption("aof-use-rdb-preamble", &Config::aof_use_rdb_preamble, kMutable));
+    o.push_back(BoolOption("aof-load-truncated", &Config::aof_load_truncated, kMutable));
+    o.push_back(BoolOption("no-appendfsync-on-rewrite", &Config::no_appendfsync_on_rewrite, kMutable));
+    o.push_back(BoolOption("aof-rewrite-incremental-fsync", &Config::aof_rewrite_incremental_fsync, kMutable));
+    o.push_back(IntOption("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0, INT_MAX, kMutable));
+    o.push_back(MemoryOption("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0, LLONG_MAX, kMutable));
     return o;
   }();
   return options;

@@ -29,6 +29,9 @@ enum class MaxmemoryPolicy : uint8_t {
   kAllKeysRandom,
   kNoEviction,
 };
+// appendfsync: when the append-only file's writes are made durable.
+enum class AppendFsync : uint8_t { kAlways, kEverysec, kNo };
+
 // The policy's name as redis.conf spells it ("allkeys-lru", ...).
 std::string_view MaxmemoryPolicyName(MaxmemoryPolicy p);
 inline bool IsLfuPolicy(MaxmemoryPolicy p) {
@@ -132,9 +135,19 @@ struct Config {
   // enable-protected-configs: whether CONFIG SET may change dir and
   // dbfilename (Redis 7's protected configs; as enable-debug-command).
   ProtectedAction enable_protected_configs = ProtectedAction::kNo;
-  // The append-only file does not exist yet: only "no" is accepted, so
-  // redis-style configs and tools (redis-benchmark reads it) work.
+  // The append-only file (docs/persistence.md), Redis's directives and
+  // defaults: the directory (under dir) and the files' name prefix are
+  // fixed at start, as in Redis.
   bool appendonly = false;
+  AppendFsync appendfsync = AppendFsync::kEverysec;
+  std::string appendfilename = "appendonly.aof";
+  std::string appenddirname = "appendonlydir";
+  bool aof_use_rdb_preamble = true;
+  bool aof_load_truncated = true;
+  bool no_appendfsync_on_rewrite = false;
+  bool aof_rewrite_incremental_fsync = true;
+  int64_t auto_aof_rewrite_percentage = 100;
+  uint64_t auto_aof_rewrite_min_size = 64ull * 1024 * 1024;
 };
 
 // The container directives of `config`, as the containers take them (one

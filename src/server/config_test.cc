@@ -341,10 +341,21 @@ TEST(ApplyDirectives, SaveSchedulesAsRedisReadsThem) {
   EXPECT_EQ(ApplyOne(&config, "save", {"0 1"}), "Invalid save parameters");
   EXPECT_EQ(ApplyOne(&config, "save", {"60 -1"}), "Invalid save parameters");
   EXPECT_EQ(ApplyOne(&config, "save", {"60 0"}), "");
+  EXPECT_EQ(ApplyOne(&config, "appendonly", {"yes"}), "");
+  EXPECT_TRUE(config.appendonly);
+  EXPECT_EQ(ApplyOne(&config, "appendonly", {"maybe"}), "argument must be 'yes' or 'no'");
   EXPECT_EQ(ApplyOne(&config, "appendonly", {"no"}), "");
   EXPECT_FALSE(config.appendonly);
-  EXPECT_NE(ApplyOne(&config, "appendonly", {"yes"}), "");
-  EXPECT_FALSE(config.appendonly);
+  EXPECT_EQ(GetOne(config, "appendfsync"), "everysec");
+  EXPECT_EQ(ApplyOne(&config, "appendfsync", {"Always"}), "");
+  EXPECT_EQ(config.appendfsync, AppendFsync::kAlways);
+  EXPECT_EQ(ApplyOne(&config, "appendfsync", {"sometimes"}),
+            "argument(s) must be one of the following: always, everysec, no");
+  EXPECT_EQ(ApplyOne(&config, "appendfilename", {"a/b.aof"}), "appendfilename can't be a path, just a filename");
+  EXPECT_EQ(ApplyOne(&config, "appenddirname", {".."}), "appenddirname can't be a path, just a dirname");
+  EXPECT_EQ(GetOne(config, "appenddirname"), "appendonlydir");
+  EXPECT_EQ(GetOne(config, "auto-aof-rewrite-min-size"), "67108864");
+  EXPECT_EQ(GetOne(config, "aof-use-rdb-preamble"), "yes");
   EXPECT_EQ(ApplyOne(&config, "dbfilename", {"a/b.rdb"}), "dbfilename can't be a path, just a filename");
   EXPECT_EQ(ApplyOne(&config, "dbfilename", {"x.rdb"}), "");
   EXPECT_EQ(config.dbfilename, "x.rdb");

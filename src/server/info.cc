@@ -260,27 +260,39 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "current_save_keys_processed", bgsave_ ? bgsave_->keys_saved() : 0);
     Field(out, "current_save_keys_total", bgsave_ ? bgsave_->keys_total() : 0);
     Field(out, "rdb_changes_since_last_save", TotalDirty(*this) - st.dirty_at_save.load(std::memory_order_relaxed));
-    Field(out, "rdb_bgsave_in_progress", bgsave_ ? 1 : 0);
+    const bool rdb_job = bgsave_ && !bgsave_->aof_base(), aof_job = bgsave_ && bgsave_->aof_base();
+    Field(out, "rdb_bgsave_in_progress", rdb_job ? 1 : 0);
     Field(out, "rdb_last_save_time", st.lastsave_s.load(std::memory_order_relaxed));
     Field(out, "rdb_last_bgsave_status", st.last_save_ok.load(std::memory_order_relaxed) ? "ok" : "err");
     Field(out, "rdb_last_bgsave_time_sec", st.last_save_duration_s);
-    Field(out, "rdb_current_bgsave_time_sec", bgsave_ ? (now_ms - bgsave_->start_ms()) / 1000 : -1);
+    Field(out, "rdb_current_bgsave_time_sec", rdb_job ? (now_ms - bgsave_->start_ms()) / 1000 : -1);
     Field(out, "rdb_saves", st.saves);
     Field(out, "rdb_last_cow_size", 0);
     Field(out, "rdb_last_load_keys_expired", st.last_load_keys_expired);
     Field(out, "rdb_last_load_keys_loaded", st.last_load_keys_loaded);
-    Field(out, "aof_enabled", 0);
-    Field(out, "aof_rewrite_in_progress", 0);
-    Field(out, "aof_rewrite_scheduled", 0);
-    Field(out, "aof_last_rewrite_time_sec", -1);
-    Field(out, "aof_current_rewrite_time_sec", -1);
-    Field(out, "aof_last_bgrewrite_status", "ok");
-    Field(out, "aof_rewrites", 0);
-    Field(out, "aof_rewrites_consecutive_failures", 0);
-    Field(out, "aof_last_write_status", "ok");
+    const AofStats& as = aof_stats_;
+    Field(out, "aof_enabled", aof_->active() ? 1 : 0);
+    Field(out, "aof_rewrite_in_progress", aof_job ? 1 : 0);
+    Field(out, "aof_rewrite_scheduled", as.rewrite_scheduled ? 1 : 0);
+    Field(out, "aof_last_rewrite_time_sec", as.last_rewrite_time_s);
+    Field(out, "aof_current_rewrite_time_sec", aof_job ? (now_ms - bgsave_->start_ms()) / 1000 : -1);
+    Field(out, "aof_last_bgrewrite_status", as.last_rewrite_ok ? "ok" : "err");
+    Field(out, "aof_rewrites", as.rewrites);
+    Field(out, "aof_rewrites_consecutive_failures", as.consecutive_failures);
+    Field(out, "aof_last_write_status", aof_->write_failed() ? "err" : "ok");
     Field(out, "aof_last_cow_size", 0);
     Field(out, "module_fork_in_progress", 0);
     Field(out, "module_fork_last_cow_size", 0);
+    if (aof_->active()) {
+      Field(out, "aof_current_size", aof_->current_size());
+      Field(out, "aof_base_size", aof_->base_size());
+      Field(out, "aof_pending_rewrite", as.rewrite_scheduled ? 1 : 0);
+      uint64_t buffered = 0;
+      for (size_t i = 0; i < num_shards(); i++) buffered += shard(i).aof().size();
+      Field(out, "aof_buffer_length", buffered);
+      Field(out, "aof_pending_bio_fsync", 0);
+      Field(out, "aof_delayed_fsync", 0);
+    }
     // (Redis lists the loading fields last.)
     if (loading) {
       const uint64_t total = st.loading_total_bytes, done = st.loading_loaded_bytes.load(std::memory_order_relaxed);

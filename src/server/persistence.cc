@@ -111,7 +111,7 @@ bool WriteRdb(Server& server, RdbWriter& w, int64_t now_ms, std::string* err) {
 
 }  // namespace
 
-void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms) {
+void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms, bool aof_base) {
   // A hash with field deadlines needs Redis 7.4's form (version 12): known
   // from the databases' field timers before the header is written.
   int version = rdb::kVersion;
@@ -125,7 +125,7 @@ void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms) {
   Aux(w, "redis-bits", "64");
   Aux(w, "ctime", std::to_string(now_ms / 1000));
   Aux(w, "used-mem", std::to_string(std::max<int64_t>(TotalKeyspaceBytes(), 0)));
-  Aux(w, "aof-base", "0");
+  Aux(w, "aof-base", aof_base ? "1" : "0");
   for (const auto& lib : server.functions().List(std::nullopt)) {
     w.Byte(rdb::kOpFunction2);
     w.String(lib->code);
@@ -205,6 +205,7 @@ bool RdbLoader::Open(const std::string& filename, bool* found, std::string* err)
   reader_ = std::make_unique<RdbReader>(fd_, size_);
   limits_ = ContainerLimitsOf(server_.config());
   start_ms_ = now_ms_ = UnixTimeMs();
+  if (keep_expired_) now_ms_ = 0;  // nothing counts as expired
   key_delay_us_ = server_.config().key_load_delay;
   PersistenceState& st = server_.persistence();
   st.loading_start_s = start_ms_ / 1000;
@@ -443,6 +444,23 @@ void Server::AbortBgSave() {
 void Server::ReapBgSave() {
   if (bgsave_ == nullptr || !bgsave_->finished()) return;
   const int64_t end_ms = UnixTimeMs();
+  if (bgsave_->aof_base()) {
+    // A rewrite's base: the manifest takes it (server/aof.h).
+    const bool ok = bgsave_->ok() && aof_->FinishRewrite(true, aof_base_name_);
+    if (!bgsave_->ok()) LOG_WARNING("Background AOF rewrite failed: %s", bgsave_->error().c_str());
+    aof_stats_.last_rewrite_ok = ok;
+    aof_stats_.last_rewrite_time_s = (end_ms - bgsave_->start_ms()) / 1000;
+    if (ok) {
+      aof_stats_.rewrites++;
+      aof_stats_.consecutive_failures = 0;
+      aof_stats_.base_size_at_rewrite = aof_->current_size();
+      LOG_NOTICE("Background AOF rewrite finished successfully");
+    } else {
+      aof_stats_.consecutive_failures++;
+    }
+    bgsave_.reset();
+    return;
+  }
   PersistenceState& st = persistence_;
   if (bgsave_->ok()) {
     st.lastsave_s.store(end_ms / 1000, std::memory_order_relaxed);

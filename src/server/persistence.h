@@ -23,7 +23,8 @@ class Shard;
 
 // The start of an RDB file: "REDIS00NN", Redis's aux fields, the function
 // libraries (every shard held).
-void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms);
+// `aof_base`: the file is an append-only file's base (aux aof-base 1).
+void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms, bool aof_base = false);
 
 // One key as a file holds it (with its idle time or LFU counter when the
 // policy asks, as Redis), skipping keys already expired at `now_ms`.
@@ -101,6 +102,10 @@ class RdbLoader {
   RdbLoader(const RdbLoader&) = delete;
   RdbLoader& operator=(const RdbLoader&) = delete;
 
+  // An append-only file's base: keys already expired are loaded too (the
+  // file's commands after it may still touch them, as Redis loads a
+  // base). Before Open.
+  void set_keep_expired() { keep_expired_ = true; }
   // Opens the file and reads its header. A missing file is not an error:
   // *found says whether there was one. False with *err.
   bool Open(const std::string& filename, bool* found, std::string* err);
@@ -117,6 +122,7 @@ class RdbLoader {
   Server& server_;
   LuaEngine& lua_;
   bool merge_;
+  bool keep_expired_ = false;
   int fd_ = -1;
   uint64_t size_ = 0;
   std::unique_ptr<RdbReader> reader_;

@@ -71,7 +71,8 @@ Server::Server(Config config, std::string config_file, std::string executable)
     : config_(std::move(config)),
       config_file_(std::move(config_file)),
       executable_(std::move(executable)),
-      run_id_(RandomHex(40)) {
+      run_id_(RandomHex(40)),
+      aof_(std::make_unique<AppendOnlyFile>(*this)) {
   RegisterConnectionCommands(commands_);
   RegisterStringCommands(commands_);
   RegisterKeyCommands(commands_);
@@ -195,6 +196,16 @@ int Server::Run() {
   workers_[0]->Run();
   for (auto& t : threads_) t.join();
   listeners_.clear();
+  // What the shards logged and did not write yet goes to the append-only
+  // file, made durable (Redis's flushAppendOnlyFile(1) on shutdown).
+  if (aof_->active()) {
+    for (size_t i = 0; i < workers_.size(); i++) {
+      AofChunk& chunk = shard(i).aof();
+      if (!chunk.empty()) aof_->Write(chunk);
+      chunk.Clear();
+    }
+    aof_->Close();
+  }
   // A BGSAVE still going stops (its temporary file goes), as Redis kills
   // its child; the final save, if any, is written in the foreground.
   AbortBgSave();

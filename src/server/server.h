@@ -25,6 +25,7 @@
 #include "server/client.h"
 #include "server/command.h"
 #include "server/config.h"
+#include "server/aof.h"
 #include "server/bgsave.h"
 #include "server/mailbox.h"
 #include "server/persistence.h"
@@ -176,6 +177,29 @@ class Server {
   // running, as Redis does.
   void ShutdownOnSignal();
 
+  // The append-only file (server/aof.h).
+  AppendOnlyFile& aof() { return *aof_; }
+  // BGREWRITEAOF (every shard held): the shards' logged commands go to the
+  // current file, a new incremental file takes the writes from now on, and
+  // a snapshot (a BgSave) writes the new base. While a BGSAVE runs the
+  // rewrite waits for it (*scheduled). False with *err.
+  bool StartAofRewrite(std::string* err, bool* scheduled);
+  // CONFIG SET (every shard held): appendonly and appendfsync as the
+  // configuration says now (turning the file on starts its first rewrite).
+  // False with *err (appendonly is then set back).
+  bool ApplyAofConfig(std::string* err);
+  // The cron (worker 0): whether a rewrite waits for a BGSAVE to end, or
+  // auto-aof-rewrite-* asks for one.
+  bool AofRewriteDue();
+  struct AofStats {
+    bool rewrite_scheduled = false;
+    bool last_rewrite_ok = true;
+    int64_t last_rewrite_time_s = -1;
+    uint64_t rewrites = 0, consecutive_failures = 0;
+    uint64_t base_size_at_rewrite = 0;  // aof_base_size: the file size after the last rewrite
+  };
+  AofStats& aof_stats() { return aof_stats_; }
+
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
@@ -212,6 +236,9 @@ class Server {
   FunctionRegistry functions_;
   PersistenceState persistence_;
   std::unique_ptr<BgSave> bgsave_;
+  std::unique_ptr<AppendOnlyFile> aof_;
+  AofStats aof_stats_;
+  std::string aof_base_name_;  // the base the running rewrite writes
   std::unique_ptr<RdbLoader> loader_;
   std::atomic<bool> loading_{false};
   std::vector<std::thread> threads_;  // workers 1.. (Run)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/db.h"
+#include "persist/aof_format.h"
 #include "server/blocking.h"
 #include "server/config.h"
 #include "server/watch.h"
@@ -35,7 +36,7 @@ class Shard {
     for (size_t i = 0; i < dbs_.size(); i++) {
       dbs_[i] = std::make_unique<Db>();
       dbs_[i]->set_access_tracker(&access_);
-      observers_.push_back(std::make_unique<WatchObserver>(&watches_, static_cast<int>(i)));
+      observers_.push_back(std::make_unique<WatchObserver>(&watches_, &aof_, static_cast<int>(i)));
       dbs_[i]->set_key_observer(observers_.back().get());
     }
   }
@@ -91,6 +92,16 @@ class Shard {
   }
   bool StepZSetMoves(int64_t budget_us);
 
+  // The commands this shard's holders logged for the append-only file and
+  // not yet written to it (worker_aof.cc): touched by the thread holding
+  // the shard.
+  AofChunk& aof() { return aof_; }
+  // Whether keys the databases delete by themselves (expiry, eviction) are
+  // logged as DEL (the append-only file is on). Holding the shard.
+  void SetLogRemovals(bool on) {
+    for (auto& db : dbs_) db->set_report_removals(on);
+  }
+
   // The keys' access data (OBJECT FREQ / IDLETIME).
   AccessTracker& access() { return access_; }
   // maxmemory-policy, lfu-log-factor and lfu-decay-time as they are now.
@@ -113,17 +124,25 @@ class Shard {
 
  private:
   // Tells the watch table of keys a database changes by itself (eviction,
-  // field expiry).
+  // field expiry), and logs the keys it deletes by itself for the
+  // append-only file (as Redis propagates an expired or evicted key's DEL).
   class WatchObserver final : public Db::KeyObserver {
    public:
-    WatchObserver(WatchTable* t, int db) : table_(t), db_(db) {}
+    WatchObserver(WatchTable* t, AofChunk* aof, int db) : table_(t), aof_(aof), db_(db) {}
     bool active() const override { return !table_->empty(); }
     void KeyChanged(const Db& d, std::string_view key, int64_t now_ms) override {
       table_->Touch(db_, key, d, now_ms);
     }
+    void KeyRemoved(const Db&, std::string_view key) override { aof_->Add(db_, {"DEL", key}); }
+    void FieldsRemoved(const Db&, std::string_view key, std::span<const std::string> fields) override {
+      std::vector<std::string_view> args = {"HDEL", key};
+      args.insert(args.end(), fields.begin(), fields.end());
+      aof_->Add(db_, args);
+    }
 
    private:
     WatchTable* table_;
+    AofChunk* aof_;
     int db_;
   };
 
@@ -131,6 +150,7 @@ class Shard {
   std::vector<std::unique_ptr<Db>> dbs_;
   ShardStats stats_;
   std::atomic<uint64_t> dirty_{0};
+  AofChunk aof_;
   std::mt19937_64 rng_;
   AccessTracker access_;
   BlockingKeys blocking_;

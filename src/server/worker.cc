@@ -261,7 +261,10 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
     return;
   }
   if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ReadFromClient(c);
-  if (!c.closed && (events & EPOLLOUT)) FlushClient(c);
+  if (!c.closed && (events & EPOLLOUT)) {
+    FlushAof();  // its output may hold replies to writes just logged
+    FlushClient(c);
+  }
 }
 
 // enable-debug-command: yes, no, or local (a Unix socket, or a peer at
@@ -297,6 +300,18 @@ bool Worker::SaveHoldingAll(std::string* err) {
   holding_ = false;
   GiveBack(all);
   return ok;
+}
+
+void Worker::AofRewriteHoldingAll() {
+  std::vector<uint32_t> all(nworkers_);
+  for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
+  AcquireShards(all);
+  holding_ = true;
+  std::string err;
+  bool scheduled;
+  if (!server_.StartAofRewrite(&err, &scheduled)) LOG_WARNING("Can't rewrite the append only file: %s", err.c_str());
+  holding_ = false;
+  GiveBack(all);
 }
 
 bool Worker::BgSaveHoldingAll(std::string* err) {
@@ -406,8 +421,19 @@ void Worker::Cron() {
       std::string err;
       BgSaveHoldingAll(&err);
     }
+    // The append-only file: a rewrite that waited for a BGSAVE, or one
+    // auto-aof-rewrite-* asks for; a write that failed is tried again.
+    if (server_.aof().active() || server_.aof_stats().rewrite_scheduled) {
+      if (server_.AofRewriteDue()) AofRewriteHoldingAll();
+      if (server_.aof().write_failed()) server_.aof().RetryFailedWrite();
+    }
   }
   ActiveExpireSlice();
+  // Keys the cron expired or evicted are logged as DEL: written now.
+  if (!shard_.aof().empty() && lent_to_ < 0) [[unlikely]] {
+    aof_unflushed_ = true;
+    FlushAof();
+  }
   // Segments left sparse by deletions give their memory back (at most 1 ms
   // per tick).
   shard_.MaintainTables(1000);

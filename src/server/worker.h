@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <set>
@@ -461,6 +462,9 @@ class Worker : public ErrorSink {
   void StepStartupLoad();
   // The save schedule's BGSAVE, started holding every shard.
   bool BgSaveHoldingAll(std::string* err);
+  // An AOF rewrite the cron starts (auto-aof-rewrite-*, or one that waited
+  // for a BGSAVE), holding every shard.
+  void AofRewriteHoldingAll();
   // BGSAVE (server/bgsave.h): this worker goes on with its shard's
   // snapshot between events until it is done. Set and cleared by a command
   // holding every shard (or by the worker itself when it is done).
@@ -468,7 +472,61 @@ class Worker : public ErrorSink {
   void StopSnapshotWork() { snapshot_work_.store(false, std::memory_order_release); }
   bool in_exec() const { return in_exec_; }
 
+  // --- The append-only file (worker_aof.cc, docs/persistence.md) ---
+  // Runs a command's handler, logging it for the append-only file when it
+  // changed something (the shard's dirty counter moved) or asked to be:
+  // as sent, or in the form it gave (LogAs). EXEC and scripts log their
+  // commands' effects, wrapped in MULTI/EXEC when there are several.
+  void CallHandler(CommandContext& ctx, const CommandSpec* cmd);
+  // For a handler: the command, if it changes something, is logged as
+  // `args` instead of as sent (Redis's rewriteClientCommandVector: SET ...
+  // PXAT, PEXPIREAT, SREM for SPOP, LPOP for a served BLPOP ...); several
+  // calls log several commands.
+  void LogAs(std::span<const std::string_view> args);
+  void LogAs(std::initializer_list<std::string_view> args) {
+    LogAs(std::span<const std::string_view>(args.begin(), args.size()));
+  }
+  // For a handler: the command is logged although no key changed
+  // (FUNCTION LOAD, FUNCTION DELETE ...), or not logged although one did.
+  void LogAnyway() { log_.force = true; }
+  void LogNothing() { log_.suppress = true; }
+  // Whether commands are being logged (the append-only file is on).
+  bool logging() const;
+  // The worker's logged commands go to the file (and, with appendfsync
+  // always, are durable) before any reply leaves: called where replies
+  // are sent to clients or to other workers.
+  void FlushAof() {
+    if (aof_unflushed_) [[unlikely]]
+      WriteAof();
+  }
+  // Start-up replay of the append-only file (worker 0, no other running):
+  // every shard counts as held.
+  void HoldAllForReplay(bool on);
+
  private:
+  void WriteAof();
+  uint64_t HeldDirty();
+  // A transaction's (or script's) commands gather from here, and are
+  // logged as one at the matching EndGather.
+  void BeginGather() { txn_depth_++; }
+  void EndGather();
+  // Logs one command of database `db`, or a whole chunk (a transaction).
+  void Log(int db, std::span<const std::string_view> args);
+  void LogChunk(const AofChunk& chunk);
+  // The chunk of shard `s` (held) goes to the file now.
+  void WriteShardAof(Shard& s);
+  // What a running handler asked of its logging (LogAs, LogAnyway ...).
+  struct LogRequest {
+    bool force = false, suppress = false;
+    std::vector<std::vector<std::string>> as;
+  };
+  LogRequest log_;
+  int txn_depth_ = 0;      // EXEC or scripts running (their commands gather in txn_)
+  AofChunk txn_;           // a transaction's or script's commands so far
+  AofChunk direct_;        // scratch: a command over several shards
+  bool aof_unflushed_ = false;  // this shard's chunk has commands, or a write awaits its fsync
+  uint64_t aof_sync_to_ = 0;    // the file position this worker's replies wait for (always)
+
   // A client subscribed over RESP2 may run only the commands flagged
   // kCmdPubsubContext (Redis's list); the others get an error, in order.
   static bool RefusedWhileSubscribed(const Client& c, const CommandSpec& cmd) {

@@ -132,7 +132,7 @@ void Worker::Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms) {
     Shard& first = server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(w->spec->first_key)]));
     CommandContext ctx{server_, *this, p, first, args, reply, now_ms, nullptr};
     serving_ = true;
-    w->spec->handler(ctx);
+    CallHandler(ctx, w->spec);
     serving_ = false;
   } else {
     // It needs shards this thread cannot take now (taking one below a shard

@@ -75,9 +75,17 @@ inline bool ArityOk(const CommandSpec& cmd, size_t argc) {
 namespace peregrine {
 
 inline bool Worker::RefusedAfterSaveError(const CommandSpec& cmd) const {
-  if (server_.persistence().last_save_ok.load(std::memory_order_relaxed)) [[likely]]
+  if (server_.persistence().last_save_ok.load(std::memory_order_relaxed) && !server_.aof().write_failed()) [[likely]]
     return false;
-  return ((cmd.flags & kCmdWrite) || cmd.fullname == "ping") && WritesRefusedAfterSaveError(server_);
+  return ((cmd.flags & kCmdWrite) || cmd.fullname == "ping") &&
+         (WritesRefusedAfterSaveError(server_) || server_.aof().write_failed());
+}
+
+// The MISCONF error for the failure RefusedAfterSaveError found (Redis's
+// writeCommandsDeniedByDiskError: the snapshot's first, then the AOF's).
+inline std::string MisconfError(Server& server) {
+  if (WritesRefusedAfterSaveError(server)) return std::string(kErrMisconf);
+  return "MISCONF Errors writing to the AOF file: " + server.aof().last_write_error();
 }
 
 // Runs one command on `shard` and counts it (ExecuteCommand for a client of
@@ -94,13 +102,13 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   }
   if (RefusedAfterSaveError(*cmd)) [[unlikely]] {
     st.rejected_calls++;
-    reply.Error(kErrMisconf);
+    reply.Error(MisconfError(server_));
     return start;
   }
   CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint};
   current_client_ = &c;
   const uint64_t errors_before = stats_.total_error_replies;
-  cmd->handler(ctx);
+  CallHandler(ctx, cmd);
   current_client_ = nullptr;
   uint64_t end = CycleClock::Now();
   if (blocked_now_ != nullptr) [[unlikely]] {

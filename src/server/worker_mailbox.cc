@@ -21,6 +21,7 @@ void Worker::Send(uint32_t to, uint64_t word) {
 }
 
 void Worker::FlushOutboxes() {
+  FlushAof();  // replies to other workers' clients acknowledge what it logged
   size_t keep = 0;
   for (uint32_t to : outbox_targets_) {
     std::vector<uint64_t>& box = outbox_[to];
@@ -221,6 +222,7 @@ void Worker::RunExecBatch(ExecBatch* b) {
     } else {
       reply.ArrayHeader(b->commands.size());
       in_exec_ = true;
+      BeginGather();  // its writes are one transaction in the append-only file
     }
   }
   ForEachPacked(b->bytes, b->arg_sizes, b->commands, from, &exec_args_,
@@ -249,6 +251,7 @@ void Worker::RunExecBatch(ExecBatch* b) {
   });
   if (in_exec_ && b->transaction) {
     in_exec_ = false;
+    EndGather();
     if (!ready_shards_.empty()) ServeReadyKeys(now_ms);
   }
   b->kind = Mail::Kind::kExecDone;

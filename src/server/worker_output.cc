@@ -51,6 +51,8 @@ void Worker::FlushPendingWrites() {
   // sent it after its input is done, so the first hears first, as in Redis.
   // FlushClient may free clients; the vectors hold only live ones because a
   // freed client is removed from them in FreeClient. Both keep their room.
+  // What the replies acknowledge goes to the append-only file first.
+  FlushAof();
   flushing_.swap(pending_writes_);
   for (Client* c : flushing_) {
     if (c == nullptr) continue;

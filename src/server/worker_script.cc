@@ -29,7 +29,7 @@ void Worker::ScriptCall(CommandContext& caller, Client& script_client, const Com
   current_client_ = &script_client;
   const uint64_t start = CycleClock::Now();
   const uint64_t errors_before = stats_.total_error_replies;
-  cmd->handler(ctx);
+  CallHandler(ctx, cmd);
   current_client_ = running;
   st.ticks += CycleClock::Now() - start;
   st.calls++;
@@ -167,7 +167,10 @@ void Worker::BusyClientEvent(Client& c, uint32_t events) {
   // The script's caller is not touched (its input is being run up the
   // stack); a client whose earlier commands are still out waits its turn.
   if (&c == script_caller_) return;
-  if (events & EPOLLOUT) FlushClient(c);
+  if (events & EPOLLOUT) {
+    FlushAof();
+    FlushClient(c);
+  }
   if (c.closed || !(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
   if (c.read_closed || c.filling_big_arg() || !c.big_args.empty()) return;
   char* p = c.in.Reserve(worker_internal::kReadChunk);

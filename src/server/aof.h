@@ -1,0 +1,136 @@
+// The append-only file as the server runs it (docs/persistence.md): Redis 7's
+// multi-part directory (appenddirname: a manifest, one base file, the
+// incremental files of commands), written by every worker, made durable as
+// appendfsync asks, rewritten without fork (a BgSave into a new base while
+// writes go to a new incremental file), and loaded at start.
+//
+// Threads: the workers append chunks (their shard's commands, AofChunk) under
+// one mutex, each at its own flush points (before replies leave); fsync is
+// grouped: a worker asks for the file to be durable up to the end of its
+// last write, and one fdatasync covers every write before it. With
+// everysec a thread of this class syncs once a second. What changes the
+// files (start, rewrite, switching it on or off) runs holding every shard,
+// or before the workers start.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "persist/aof_format.h"
+#include "server/config.h"
+
+namespace peregrine {
+
+class Server;
+class Worker;
+
+// The start-up load with appendonly yes (no worker running; `worker` is
+// worker 0, whose interpreter checks function libraries): the manifest's
+// base (an RDB file, or commands) and incremental files, as Redis's
+// loadAppendOnlyFiles. No manifest is no data. False with *err.
+bool LoadAppendOnlyFiles(Server& server, Worker& worker, std::string* err);
+
+class AppendOnlyFile {
+ public:
+  explicit AppendOnlyFile(Server& server) : server_(server) {}
+  ~AppendOnlyFile();
+  AppendOnlyFile(const AppendOnlyFile&) = delete;
+  AppendOnlyFile& operator=(const AppendOnlyFile&) = delete;
+
+  // --- Start-up (no worker running) ---
+  // Reads appenddirname's manifest; *found false if there is none (no
+  // directory, or no manifest in it). False with *err on a bad manifest.
+  bool ReadManifest(bool* found, std::string* err);
+  const AofManifest& manifest() const { return manifest_; }
+  std::string PathOf(const std::string& name) const { return dir_ + "/" + name; }
+  // After loading, with appendonly yes (Redis's aofOpenIfNeededOnServerStart):
+  // creates the directory, writes a base file if there is neither base nor
+  // incremental file (the dataset as loaded), opens the last incremental
+  // file (or a new one) for appending and persists the manifest.
+  bool OpenOnStart(std::string* err);
+
+  // --- Writing (a worker, holding the shard the chunk comes from) ---
+  bool active() const { return active_.load(std::memory_order_relaxed); }
+  // Appends the chunk (after a SELECT if the file is in another database)
+  // and returns the position after it (bytes ever written, across files),
+  // for SyncTo.
+  uint64_t Write(const AofChunk& chunk);
+  // appendfsync always: makes everything up to `pos` durable before the
+  // caller's replies leave (one fdatasync for every write before it).
+  void SyncTo(uint64_t pos);
+  bool always() const { return fsync_.load(std::memory_order_relaxed) == AppendFsync::kAlways; }
+  // Whether a write failed and has not been retried successfully (writes
+  // are then refused: Redis's "-MISCONF Errors writing to the AOF file").
+  bool write_failed() const { return write_failed_.load(std::memory_order_relaxed); }
+  std::string last_write_error() const;
+  // Retries what failed to reach the file (the cron).
+  void RetryFailedWrite();
+
+  // --- Switching and rewriting (every shard held) ---
+  // CONFIG SET appendfsync.
+  void SetFsync(AppendFsync f) { fsync_.store(f, std::memory_order_relaxed); }
+  // Starts a rewrite: everything logged so far goes to the current file,
+  // which is synced; a new incremental file takes the writes from now on
+  // (a temporary one, not in the manifest, when the AOF is being turned on).
+  // *base_temp is where the snapshot writes the new base. False with *err.
+  bool BeginRewrite(std::string* base_temp, std::string* base_name, std::string* err);
+  // The snapshot is done (worker 0's cron; ok: the base is in place as
+  // `base_name`): the new base and the incremental files since the
+  // rewrite began make the manifest, the older files go. False (logged)
+  // if it failed.
+  bool FinishRewrite(bool ok, const std::string& base_name);
+  // CONFIG SET appendonly yes: writes go to a temporary incremental file
+  // until the first rewrite, started by the caller, finishes.
+  bool TurnOn(std::string* err);
+  // CONFIG SET appendonly no: flushes and closes the file.
+  void TurnOff();
+  // Shutdown: syncs what was written (every worker stopped).
+  void Close();
+  // Whether the AOF is waiting for its first base (turned on at run time).
+  bool waiting_for_base() const { return waiting_; }
+
+  // --- INFO ---
+  uint64_t current_size() const { return current_size_.load(std::memory_order_relaxed); }
+  uint64_t base_size() const { return base_size_.load(std::memory_order_relaxed); }
+  uint64_t delayed_fsync() const { return 0; }
+
+ private:
+  bool PersistManifest(const AofManifest& m, std::string* err);
+  bool OpenIncr(const std::string& name, std::string* err);
+  void WriteLocked(std::string_view bytes);
+  void SyncAllLocked();
+  void StartSyncThread();
+  void StopSyncThread();
+  void SyncThreadMain();
+  void DeleteHistory();
+
+  Server& server_;
+  std::string dir_, prefix_;
+  AofManifest manifest_;
+  bool waiting_ = false;  // on, writing the temporary incremental file, no base yet
+  std::atomic<bool> active_{false};
+  std::atomic<AppendFsync> fsync_{AppendFsync::kEverysec};
+
+  std::mutex mu_;  // the file: fd_, file_db_, pending_, written_
+  int fd_ = -1;
+  int file_db_ = -1;     // the database the file's last command is in (-1: none yet)
+  std::string pending_;  // bytes a failed write left (written first next time)
+  std::string last_error_;
+  std::atomic<bool> write_failed_{false};
+  std::atomic<uint64_t> written_{0};  // bytes ever written, across files
+  std::atomic<uint64_t> current_size_{0}, base_size_{0};
+
+  std::mutex sync_mu_;  // one fdatasync at a time; fd_ changes under both
+  std::atomic<uint64_t> synced_{0};
+
+  std::mutex thread_mu_;
+  std::condition_variable thread_cv_;
+  bool thread_stop_ = false;
+  std::thread sync_thread_;
+};
+
+}  // namespace peregrine
