@@ -20,7 +20,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -85,6 +85,7 @@ bench-smoke: build pydeps
 	$(VENV)/bin/python bench/zsets.py --smoke $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/scripts.py --smoke $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/persistence.py --smoke $(abspath $(BUILD))/peregrine
+	$(VENV)/bin/python bench/aof.py --smoke $(abspath $(BUILD))/peregrine
 
 # Sanitizer builds (Debug, their own build directories). ASan+UBSan runs the
 # unit tests and the black-box suite; ThreadSanitizer the unit tests and the
@@ -158,12 +159,19 @@ bench: build bench-deps
 	$(VENV)/bin/python bench/zsets.py $(abspath $(BUILD))/peregrine --rounds 3
 	$(VENV)/bin/python bench/scripts.py $(abspath $(BUILD))/peregrine --rounds 2
 	$(VENV)/bin/python bench/persistence.py $(abspath $(BUILD))/peregrine --keys 10000000 --requests 5000000
+	$(VENV)/bin/python bench/aof.py $(abspath $(BUILD))/peregrine --rounds 3
 
 # Persistence against Redis alone (about 10 minutes, 10M keys): SAVE, load,
 # BGSAVE idle and under SET load (p99.9, peak memory with the fork's pages
 # counted for Redis); a section in docs/benchmarks.md.
 bench-persistence: build bench-deps
 	$(VENV)/bin/python bench/persistence.py $(abspath $(BUILD))/peregrine --keys 10000000 --requests 5000000
+
+# The append-only file against Redis alone (about 3 minutes): SET at P1
+# and P16 without persistence, with everysec and with always (req/s, CPU
+# per request); a section in docs/benchmarks.md.
+bench-aof: build bench-deps
+	$(VENV)/bin/python bench/aof.py $(abspath $(BUILD))/peregrine --rounds 3
 
 # Transactions and scripts against Redis alone (about 4 minutes): EVALSHA
 # at P1 and P16, MULTI/INCR/INCR/EXEC at P16, with the null server's

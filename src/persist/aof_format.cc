@@ -1,6 +1,7 @@
 // The append-only file's formats (see aof_format.h).
 #include "persist/aof_format.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -80,12 +81,22 @@ bool HeaderNumber(std::string_view line, char prefix, int64_t* out) {
   return ec == std::errc() && p == e;
 }
 
-void AppendDecimal(std::string* out, char prefix, size_t n) {
-  char buf[24];
-  buf[0] = prefix;
-  auto [end, ec] = std::to_chars(buf + 1, buf + sizeof(buf), n);
-  out->append(buf, static_cast<size_t>(end - buf));
-  out->append("\r\n", 2);
+size_t Digits(size_t n) {
+  size_t d = 1;
+  while (n >= 10) {
+    n /= 10;
+    d++;
+  }
+  return d;
+}
+
+// "<prefix><n>\r\n" at p; returns the end.
+char* PutHeader(char* p, char prefix, size_t n) {
+  *p++ = prefix;
+  p = std::to_chars(p, p + 20, n).ptr;
+  *p++ = '\r';
+  *p++ = '\n';
+  return p;
 }
 
 }  // namespace
@@ -185,14 +196,21 @@ std::string AofManifest::IncrName(std::string_view prefix, int64_t seq) {
 }
 
 void AppendRespCommand(std::string* out, std::span<const std::string_view> args) {
-  size_t total = 16;
-  for (std::string_view a : args) total += a.size() + 16;
-  out->reserve(out->size() + total);
-  AppendDecimal(out, '*', args.size());
+  // The exact size first, then one resize (growing geometrically) and
+  // plain stores: this runs for every logged command.
+  size_t total = 3 + Digits(args.size());
+  for (std::string_view a : args) total += 5 + Digits(a.size()) + a.size();
+  const size_t old = out->size();
+  if (out->capacity() < old + total) out->reserve(std::max(out->capacity() * 2, old + total));
+  out->resize(old + total);
+  char* p = out->data() + old;
+  p = PutHeader(p, '*', args.size());
   for (std::string_view a : args) {
-    AppendDecimal(out, '$', a.size());
-    out->append(a);
-    out->append("\r\n", 2);
+    p = PutHeader(p, '$', a.size());
+    std::memcpy(p, a.data(), a.size());
+    p += a.size();
+    *p++ = '\r';
+    *p++ = '\n';
   }
 }
 

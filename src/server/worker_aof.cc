@@ -7,6 +7,7 @@
 // they ran. Transactions and scripts gather their commands' effects and
 // log them as one MULTI/EXEC.
 #include <algorithm>
+#include <utility>
 
 #include "server/aof.h"
 #include "server/server.h"
@@ -31,6 +32,7 @@ void Worker::LogAs(std::span<const std::string_view> args) {
 // over several may count its changes on any of them: COPY on the
 // destination's).
 uint64_t Worker::HeldDirty() {
+  if (!holding_) return shard_.dirty();
   uint64_t sum = 0;
   for (uint32_t s : held_workers()) sum += server_.shard(s).dirty();
   return sum;
@@ -42,11 +44,13 @@ void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
     return;
   }
   // (A script's or EXEC's commands come here again, nested: their requests
-  // are their own.)
-  LogRequest outer = std::move(log_);
-  log_ = LogRequest{};
-  const bool gathers =
-      (cmd->flags & (kCmdExec | kCmdScript)) || cmd->fullname == "fcall" || cmd->fullname == "fcall_ro";
+  // are their own; what the outer one asked before is kept aside.)
+  LogRequest outer;
+  const bool nested = log_.force || log_.suppress || !log_.as.empty();
+  if (nested) [[unlikely]]
+    outer = std::exchange(log_, LogRequest{});
+  // (EVAL, EVALSHA, FCALL and their _RO forms are kCmdScript.)
+  const bool gathers = cmd->flags & (kCmdExec | kCmdScript);
   const uint64_t dirty = HeldDirty();
   if (gathers) BeginGather();
   cmd->handler(ctx);
@@ -63,7 +67,12 @@ void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
       }
     }
   }
-  log_ = std::move(outer);
+  if (nested) [[unlikely]] {
+    log_ = std::move(outer);
+  } else {
+    log_.force = log_.suppress = false;
+    log_.as.clear();
+  }
 }
 
 void Worker::EndGather() {
