@@ -98,15 +98,18 @@ def test_round_trip_after_kill9(tmp_path):
 
 
 @pytest.mark.skipif(IS_REDIS, reason="compares with redis-server")
+@pytest.mark.parametrize("preamble", ["yes", "no"])
 @pytest.mark.parametrize("writer,reader", [("redis", "peregrine"), ("peregrine", "redis")])
-def test_directories_move_between_servers(tmp_path, writer, reader):
-    # A base (after a rewrite), then incremental commands: the other server
-    # loads the directory equal, and goes on appending to it.
-    s = server_in(tmp_path, *AOF, kind=writer)
+def test_directories_move_between_servers(tmp_path, writer, reader, preamble):
+    # A base (after a rewrite: RDB, or commands), then incremental commands:
+    # the other server loads the directory equal, and goes on appending to it.
+    s = server_in(tmp_path, *AOF, "--aof-use-rdb-preamble", preamble, kind=writer)
     c = s.client(single_connection_client=True)
     fill_all(c)
     c.bgrewriteaof()
     wait_rewrite(c)
+    base = manifest(tmp_path)[0][0]
+    assert base.endswith(".base.rdb" if preamble == "yes" else ".base.aof")
     c.set("after", "rewrite")
     c.rpush("list2", "a", "b")
     c.eval("redis.call('set', KEYS[1], 'x'); redis.call('incr', KEYS[2]); return 1", 2, "{t}e1", "{t}e2")
@@ -123,7 +126,7 @@ def test_directories_move_between_servers(tmp_path, writer, reader):
     oc.set("from-reader", "1")
     before = dataset(oc)
     other.stop()
-    back = server_in(tmp_path, *AOF, kind=writer)
+    back = server_in(tmp_path, *AOF, "--aof-use-rdb-preamble", preamble, kind=writer)
     assert dataset(back.client(single_connection_client=True)) == before
 
 
@@ -447,3 +450,54 @@ def test_shutdown_flushes_and_no_manifest_means_no_data(tmp_path):
     s.proc.wait(timeout=10)
     s2 = server_in(tmp_path, *AOF)
     assert s2.client().get("a") == b"1"
+
+
+def test_base_as_commands(tmp_path):
+    s = server_in(tmp_path, *AOF, "--aof-use-rdb-preamble", "no")
+    c = s.client(single_connection_client=True)
+    fill_all(c)
+    c.hset("fields", mapping={"a": 1, "b": 2})
+    c.execute_command("HPEXPIRE", "fields", 100_000, "FIELDS", 1, "a")
+    c.rpush("long", *range(200))
+    before = dataset(c)
+    c.bgrewriteaof()
+    wait_rewrite(c)
+    base = manifest(tmp_path)[0][0]
+    assert base == "appendonly.aof.2.base.aof"
+    cmds = parse_commands((aof_dir(tmp_path) / base).read_bytes())
+    names = {x[0] for x in cmds}
+    assert {b"FUNCTION", b"SELECT", b"SET", b"RPUSH", b"SADD", b"ZADD", b"HMSET", b"PEXPIREAT",
+            b"HPEXPIREAT"} <= names, names
+    assert max(len(x) for x in cmds if x[0] == b"RPUSH") == 2 + 64  # 64 items a command, as Redis
+    kill9(s)
+    s2 = server_in(tmp_path, *AOF)
+    c2 = s2.client(single_connection_client=True)
+    assert dataset(c2) == before
+    assert 0 < c2.execute_command("HPTTL", "fields", "FIELDS", 1, "a")[0] <= 100_000
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine's start-up")
+def test_old_style_aof_is_moved_into_the_directory(tmp_path):
+    # Redis 4-6's appendonly.aof: an RDB preamble, then commands.
+    s = server_in(tmp_path)
+    c = s.client()
+    c.set("from-rdb", "1")
+    c.rpush("list", "a")
+    c.save()
+    s.stop()
+    data = (tmp_path / "dump.rdb").read_bytes()
+    data += b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$9\r\nfrom-tail\r\n$1\r\n2\r\n"
+    data += b"*3\r\n$5\r\nRPUSH\r\n$4\r\nlist\r\n$1\r\nb\r\n"
+    (tmp_path / "appendonly.aof").write_bytes(data)
+    (tmp_path / "dump.rdb").unlink()
+    s2 = server_in(tmp_path, *AOF)
+    c2 = s2.client()
+    assert c2.get("from-rdb") == b"1" and c2.get("from-tail") == b"2"
+    assert c2.lrange("list", 0, -1) == [b"a", b"b"]
+    assert not (tmp_path / "appendonly.aof").exists()
+    assert [m[2] for m in manifest(tmp_path)] == ["b", "i"]
+    assert manifest(tmp_path)[0][0] == "appendonly.aof"
+    c2.set("more", "3")
+    s2.stop()
+    s3 = server_in(tmp_path, *AOF)
+    assert s3.client().mget("from-tail", "more") == [b"2", b"3"]

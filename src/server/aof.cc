@@ -71,6 +71,32 @@ bool AppendOnlyFile::ReadManifest(bool* found, std::string* err) {
   return true;
 }
 
+bool AppendOnlyFile::UpgradeOldStyle(bool* found, std::string* err) {
+  *found = false;
+  struct stat sb;
+  if (stat(prefix_.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return true;
+  if (mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) {
+    *err = "Can't open or create append-only dir " + dir_ + ": " + std::strerror(errno);
+    return false;
+  }
+  AofManifest m;
+  m.base_seq = 1;
+  m.base = AofManifest::File{prefix_, 1, 'b'};
+  // The manifest first, then the move (Redis's order: a crash between the
+  // two leaves a manifest naming a file still outside, which the next
+  // start moves again).
+  if (!PersistManifest(m, err)) return false;
+  if (rename(prefix_.c_str(), PathOf(prefix_).c_str()) != 0) {
+    *err = "Error trying to rename the old AOF file " + prefix_ + " into " + dir_ + ": " + std::strerror(errno);
+    return false;
+  }
+  FsyncDir(".");
+  manifest_ = std::move(m);
+  LOG_NOTICE("Successfully migrated an old-style AOF into the AOF directory");
+  *found = true;
+  return true;
+}
+
 bool AppendOnlyFile::PersistManifest(const AofManifest& m, std::string* err) {
   // As Redis's persistAofManifest: a temporary file, fsynced, renamed over
   // the manifest, the directory fsynced.
@@ -116,8 +142,10 @@ bool AppendOnlyFile::OpenOnStart(std::string* err) {
     // An empty start (or a dataset from an RDB file): a base file now, so
     // that the directory alone holds the data from here on.
     m.base_seq++;
-    const std::string name = AofManifest::BaseName(prefix_, m.base_seq, true);
-    if (!SaveRdbFile(server_, PathOf(name), err)) return false;
+    const bool rdb = server_.config().aof_use_rdb_preamble;
+    const std::string name = AofManifest::BaseName(prefix_, m.base_seq, rdb);
+    if (!(rdb ? SaveRdbFile(server_, PathOf(name), err) : SaveAofCommandsFile(server_, PathOf(name), err)))
+      return false;
     m.base = AofManifest::File{name, m.base_seq, 'b'};
     LOG_NOTICE("Creating AOF base file %s on server start", name.c_str());
   }
@@ -273,7 +301,7 @@ bool AppendOnlyFile::BeginRewrite(std::string* base_temp, std::string* base_name
     manifest_ = std::move(m);
     LOG_NOTICE("Creating AOF incr file %s on background rewrite", manifest_.incr.back().name.c_str());
   }
-  *base_name = AofManifest::BaseName(prefix_, manifest_.base_seq + 1, true);
+  *base_name = AofManifest::BaseName(prefix_, manifest_.base_seq + 1, server_.config().aof_use_rdb_preamble);
   *base_temp = PathOf("temp-rewriteaof-bg-" + std::to_string(getpid()) + ".aof");
   return true;
 }

@@ -33,6 +33,10 @@ class Worker;
 // base (an RDB file, or commands) and incremental files, as Redis's
 // loadAppendOnlyFiles. No manifest is no data. False with *err.
 bool LoadAppendOnlyFiles(Server& server, Worker& worker, std::string* err);
+// Writes the dataset as commands (an AOF base with aof-use-rdb-preamble
+// no) into `path` (a temporary file, fsynced, renamed). Every shard held,
+// or no worker running. False with *err.
+bool SaveAofCommandsFile(Server& server, const std::string& path, std::string* err);
 
 class AppendOnlyFile {
  public:
@@ -45,6 +49,11 @@ class AppendOnlyFile {
   // Reads appenddirname's manifest; *found false if there is none (no
   // directory, or no manifest in it). False with *err on a bad manifest.
   bool ReadManifest(bool* found, std::string* err);
+  // No manifest, but an appendfilename file in the working directory
+  // (Redis 4-6's single AOF): it moves into the directory as the base of a
+  // new manifest, as Redis 7's aofUpgradePrepare does. *found says whether
+  // there was one.
+  bool UpgradeOldStyle(bool* found, std::string* err);
   const AofManifest& manifest() const { return manifest_; }
   std::string PathOf(const std::string& name) const { return dir_ + "/" + name; }
   // After loading, with appendonly yes (Redis's aofOpenIfNeededOnServerStart):

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "persist/aof_rewrite.h"
 #include "server/aof.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -44,7 +45,8 @@ bool Server::StartAofRewrite(std::string* err, bool* scheduled) {
   }
   std::string temp;
   if (!aof.BeginRewrite(&temp, &aof_base_name_, err)) return false;
-  bgsave_ = BgSave::Start(*this, err, temp, aof.PathOf(aof_base_name_), /*aof_base=*/true);
+  bgsave_ = BgSave::Start(*this, err, temp, aof.PathOf(aof_base_name_), /*aof_base=*/true,
+                          /*commands=*/!config_.aof_use_rdb_preamble);
   if (bgsave_ == nullptr) {
     aof_stats_.last_rewrite_ok = false;
     aof_stats_.consecutive_failures++;
@@ -143,10 +145,10 @@ class Replayer {
   Buffer out_;
 };
 
-// Loads one file of commands; `last`: the manifest's last file, whose cut
-// off tail aof-load-truncated lets go.
+// Loads one file of commands from byte `from`; `last`: the manifest's last
+// file, whose cut off tail aof-load-truncated lets go.
 bool ReplayFile(Server& server, Replayer& replayer, const std::string& path, const std::string& name, bool last,
-                std::string* err) {
+                uint64_t from, std::string* err) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT && last) {
@@ -156,11 +158,16 @@ bool ReplayFile(Server& server, Replayer& replayer, const std::string& path, con
     *err = "Fatal error: can't open the append log file " + name + " for reading: " + std::strerror(errno);
     return false;
   }
+  if (from > 0 && lseek(fd, static_cast<off_t>(from), SEEK_SET) < 0) {
+    *err = "Unrecoverable error reading the append only file " + name + ": " + std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
   AofReader reader;
   std::string buf;
   size_t pos = 0;        // the next command's start in buf
-  uint64_t base = 0;     // buf[0]'s offset in the file
-  uint64_t valid = 0;    // the end of the last command run (before an open MULTI)
+  uint64_t base = from;  // buf[0]'s offset in the file
+  uint64_t valid = from;  // the end of the last command run (before an open MULTI)
   bool eof = false, in_multi = false;
   uint64_t before_multi = 0;
   std::vector<std::vector<std::string>> queued;  // MULTI ... EXEC, run at EXEC as Redis does
@@ -261,10 +268,49 @@ bool StartsWithRdb(const std::string& path) {
 
 }  // namespace
 
+bool SaveAofCommandsFile(Server& server, const std::string& path, std::string* err) {
+  const std::string temp = path + ".temp-" + std::to_string(getpid());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *err = "Opening the temp file for AOF rewrite in rewriteAppendOnlyFile(): " + std::string(std::strerror(errno));
+    return false;
+  }
+  const int64_t now_ms = UnixTimeMs();
+  std::string out = FunctionLoadCommands(server);
+  bool ok = true;
+  for (int d = 0; d < server.config().databases && ok; d++) {
+    bool selected = false;
+    for (size_t s = 0; s < server.num_shards() && ok; s++) {
+      server.shard(s).db(d).ForEach([&](const Db::Entry& e) {
+        if (!ok || Db::IsExpired(e, now_ms)) return;
+        if (!selected) {
+          const std::string n = std::to_string(d);
+          AppendRespCommand(&out, {"SELECT", n});
+          selected = true;
+        }
+        char scratch[CompactKey::kScratchSize];
+        AppendKeyCommands(&out, e.key(scratch), e.value, e.expire_ms());
+        if (out.size() >= (1 << 20)) {
+          ok = WriteAll(fd, out);
+          out.clear();
+        }
+      });
+    }
+  }
+  if (ok) ok = WriteAll(fd, out);
+  std::string why = ok ? "" : std::string("Write error writing append only file on disk: ") + std::strerror(errno);
+  if (!CommitRdbFile(fd, ok, temp, path, &why)) {
+    *err = why;
+    return false;
+  }
+  return true;
+}
+
 bool LoadAppendOnlyFiles(Server& server, Worker& worker, std::string* err) {
   AppendOnlyFile& aof = server.aof();
   bool found = false;
   if (!aof.ReadManifest(&found, err)) return false;
+  if (!found && !aof.UpgradeOldStyle(&found, err)) return false;
   if (found) {
     const AofManifest& m = aof.manifest();
     const int64_t start_ms = UnixTimeMs();
@@ -284,9 +330,11 @@ bool LoadAppendOnlyFiles(Server& server, Worker& worker, std::string* err) {
     for (size_t i = 0; i < files.size(); i++) {
       const std::string path = aof.PathOf(files[i]->name);
       const bool last = i + 1 == files.size();
+      uint64_t from = 0;
       if (StartsWithRdb(path)) {
         // An RDB base (aof-use-rdb-preamble): the snapshot's keys, expired
-        // ones too (the commands after it may touch them).
+        // ones too (the commands after it may touch them). An old-style
+        // AOF (Redis 4-6's appendonly.aof) goes on with commands after it.
         LOG_NOTICE("Reading RDB base file on AOF loading...");
         RdbLoader loader(server, worker.lua(), /*merge=*/false);
         loader.set_keep_expired();
@@ -303,9 +351,9 @@ bool LoadAppendOnlyFiles(Server& server, Worker& worker, std::string* err) {
           *err = "Error reading the RDB base file " + files[i]->name + ", AOF loading aborted: " + loader.error();
           return false;
         }
-        continue;
+        from = loader.consumed();
       }
-      if (!ReplayFile(server, replayer, path, files[i]->name, last, err)) return false;
+      if (!ReplayFile(server, replayer, path, files[i]->name, last, from, err)) return false;
     }
     LOG_NOTICE("DB loaded from append only file: %.3f seconds",
                static_cast<double>(UnixTimeMs() - start_ms) / 1000.0);

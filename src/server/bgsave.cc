@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "net/event_loop.h"
+#include "persist/aof_format.h"
+#include "persist/aof_rewrite.h"
 #include "persist/crc64.h"
 #include "persist/rdb_format.h"
 #include "server/log.h"
@@ -30,6 +32,20 @@ struct BgSave::ShardSink {
       : job(job), shard(shard), keys(keys), writer(compress, /*checksum=*/false) {}
 
   void Save(int db, const Db::Entry& e) {
+    if (job->commands_) {
+      // An AOF base without the RDB preamble: the commands that rebuild it.
+      if (Db::IsExpired(e, job->start_ms_)) return;
+      if (db != current_db) {
+        const std::string n = std::to_string(db);
+        AppendRespCommand(&writer.buffer(), {"SELECT", n});
+        current_db = db;
+      }
+      char scratch[CompactKey::kScratchSize];
+      AppendKeyCommands(&writer.buffer(), e.key(scratch), e.value, e.expire_ms());
+      chunk_keys++;
+      if (writer.buffer().size() >= kChunkBytes) Flush();
+      return;
+    }
     if (db != current_db) {
       writer.Byte(rdb::kOpSelectDb);
       writer.Len(static_cast<uint64_t>(db));
@@ -57,17 +73,19 @@ struct BgSave::ShardSink {
 };
 
 std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err) {
-  return Start(server, err, "temp-bg-" + std::to_string(getpid()) + ".rdb", server.config().dbfilename, false);
+  return Start(server, err, "temp-bg-" + std::to_string(getpid()) + ".rdb", server.config().dbfilename, false,
+               false);
 }
 
 std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err, std::string temp, std::string filename,
-                                      bool aof_base) {
+                                      bool aof_base, bool commands) {
   std::unique_ptr<BgSave> job(new BgSave());
   job->server_ = &server;
   job->start_ms_ = UnixTimeMs();
   job->dirty_at_start_ = TotalDirty(server);
   job->filename_ = std::move(filename);
   job->aof_base_ = aof_base;
+  job->commands_ = commands;
   job->key_delay_us_ = server.config().rdb_key_save_delay;
   job->checksum_ = server.config().rdbchecksum;
   job->temp_ = std::move(temp);
@@ -77,9 +95,14 @@ std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err, std::str
                     : "Failed opening the temp RDB file " + job->temp_ + " for saving: " + std::strerror(errno);
     return nullptr;
   }
-  RdbWriter header(server.config().rdbcompression, false);
-  WriteRdbHeader(server, header, job->start_ms_, aof_base);
-  job->Push(std::move(header.buffer()), 0);
+  if (commands) {
+    std::string header = FunctionLoadCommands(server);
+    if (!header.empty()) job->Push(std::move(header), 0);
+  } else {
+    RdbWriter header(server.config().rdbcompression, false);
+    WriteRdbHeader(server, header, job->start_ms_, aof_base);
+    job->Push(std::move(header.buffer()), 0);
+  }
   // Every database of every shard starts its snapshot now, at one epoch
   // above any before (Db::BeginSnapshot).
   static std::atomic<uint32_t> epochs{0};
@@ -187,7 +210,7 @@ void BgSave::WriterMain() {
     failed = true;
     why = "Background saving aborted";
   }
-  if (!failed) {
+  if (!failed && !commands_) {
     std::string tail(1, static_cast<char>(rdb::kOpEof));
     crc = checksum_ ? Crc64(crc, tail) : 0;
     tail.append(reinterpret_cast<const char*>(&crc), 8);

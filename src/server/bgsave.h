@@ -41,8 +41,9 @@ class BgSave {
   // `filename` when written) and says so (`aof_base`: INFO and the
   // reaper tell the two apart).
   static std::unique_ptr<BgSave> Start(Server& server, std::string* err);
+  // `commands`: the file is an AOF base of commands, not RDB.
   static std::unique_ptr<BgSave> Start(Server& server, std::string* err, std::string temp, std::string filename,
-                                       bool aof_base);
+                                       bool aof_base, bool commands);
   bool aof_base() const { return aof_base_; }
   const std::string& filename() const { return filename_; }
   ~BgSave();
@@ -79,6 +80,7 @@ class BgSave {
   Server* server_ = nullptr;
   std::string temp_, filename_;
   bool aof_base_ = false;
+  bool commands_ = false;
   int fd_ = -1;
   int64_t start_ms_ = 0;
   uint64_t dirty_at_start_ = 0;

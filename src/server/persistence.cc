@@ -14,6 +14,7 @@
 
 #include "core/memory.h"
 #include "net/event_loop.h"
+#include "persist/aof_format.h"
 #include "persist/rdb_format.h"
 #include "persist/rdb_reader.h"
 #include "persist/rdb_writer.h"
@@ -130,6 +131,12 @@ void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms, bool aof_base)
     w.Byte(rdb::kOpFunction2);
     w.String(lib->code);
   }
+}
+
+std::string FunctionLoadCommands(Server& server) {
+  std::string out;
+  for (const auto& lib : server.functions().List(std::nullopt)) AppendRespCommand(&out, {"FUNCTION", "LOAD", lib->code});
+  return out;
 }
 
 RdbKeyWriter::RdbKeyWriter(MaxmemoryPolicy policy, int64_t now_ms) : now_ms_(now_ms) {

@@ -26,6 +26,10 @@ class Shard;
 // `aof_base`: the file is an append-only file's base (aux aof-base 1).
 void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms, bool aof_base = false);
 
+// The function libraries as FUNCTION LOAD commands (an AOF base without
+// the RDB preamble starts with them, as Redis's rewrite writes them).
+std::string FunctionLoadCommands(Server& server);
+
 // One key as a file holds it (with its idle time or LFU counter when the
 // policy asks, as Redis), skipping keys already expired at `now_ms`.
 class RdbKeyWriter {
@@ -112,6 +116,9 @@ class RdbLoader {
   // Loads about `max_keys` more keys (and what comes between them).
   Status Step(size_t max_keys);
   const std::string& error() const { return reader_->error(); }
+  // The bytes of the file read so far (after kDone: where the RDB data
+  // ends; an old-style AOF goes on with commands there).
+  uint64_t consumed() const { return size_ - reader_->remaining(); }
 
  private:
   bool ReadHeader();

@@ -1,0 +1,22 @@
+// A key as the commands that rebuild it (an append-only file's base written
+// without the RDB preamble, aof-use-rdb-preamble no): Redis's
+// rewriteAppendOnlyFileRio forms, so that Redis loads it as its own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/value.h"
+
+namespace peregrine {
+
+// Items per command for containers (Redis's AOF_REWRITE_ITEMS_PER_CMD).
+inline constexpr size_t kAofItemsPerCommand = 64;
+
+// Appends to `out` the commands that make `key` hold `v`: SET, RPUSH, SADD,
+// ZADD or HMSET (64 items each), then PEXPIREAT for a deadline
+// (`expire_ms` >= 0) and HPEXPIREAT for hash fields with their own.
+void AppendKeyCommands(std::string* out, std::string_view key, const Value& v, int64_t expire_ms);
+
+}  // namespace peregrine
