@@ -334,7 +334,9 @@ def test_auto_rewrite(tmp_path):
         time.sleep(0.05)
     i = wait_rewrite(c)
     assert i["aof_rewrites"] >= 1
-    assert i["aof_base_size"] < 64 * 1024  # 50 keys, not 3000 commands
+    # Compacted: less than the 3000 commands' bytes (Peregrine: the 50 keys;
+    # Redis 7.0 counts what came during the rewrite too).
+    assert i["aof_base_size"] < 3000 * 40
 
 
 def test_config_set_appendonly(tmp_path):
@@ -457,7 +459,8 @@ def test_base_as_commands(tmp_path):
     c = s.client(single_connection_client=True)
     fill_all(c)
     c.hset("fields", mapping={"a": 1, "b": 2})
-    c.execute_command("HPEXPIRE", "fields", 100_000, "FIELDS", 1, "a")
+    if not IS_REDIS:  # (a Redis 7.4 command)
+        c.execute_command("HPEXPIRE", "fields", 100_000, "FIELDS", 1, "a")
     c.rpush("long", *range(200))
     before = dataset(c)
     c.bgrewriteaof()
@@ -466,14 +469,15 @@ def test_base_as_commands(tmp_path):
     assert base == "appendonly.aof.2.base.aof"
     cmds = parse_commands((aof_dir(tmp_path) / base).read_bytes())
     names = {x[0] for x in cmds}
-    assert {b"FUNCTION", b"SELECT", b"SET", b"RPUSH", b"SADD", b"ZADD", b"HMSET", b"PEXPIREAT",
-            b"HPEXPIREAT"} <= names, names
+    assert {b"FUNCTION", b"SELECT", b"SET", b"RPUSH", b"SADD", b"ZADD", b"HMSET", b"PEXPIREAT"} <= names, names
+    assert IS_REDIS or b"HPEXPIREAT" in names
     assert max(len(x) for x in cmds if x[0] == b"RPUSH") == 2 + 64  # 64 items a command, as Redis
     kill9(s)
     s2 = server_in(tmp_path, *AOF)
     c2 = s2.client(single_connection_client=True)
     assert dataset(c2) == before
-    assert 0 < c2.execute_command("HPTTL", "fields", "FIELDS", 1, "a")[0] <= 100_000
+    if not IS_REDIS:
+        assert 0 < c2.execute_command("HPTTL", "fields", "FIELDS", 1, "a")[0] <= 100_000
 
 
 @pytest.mark.skipif(IS_REDIS, reason="Peregrine's start-up")
@@ -501,3 +505,19 @@ def test_old_style_aof_is_moved_into_the_directory(tmp_path):
     s2.stop()
     s3 = server_in(tmp_path, *AOF)
     assert s3.client().mget("from-tail", "more") == [b"2", b"3"]
+
+
+def test_bgrewriteaof_with_the_aof_off_writes_a_base(tmp_path):
+    # As Redis: the directory gets a base and a manifest naming only it;
+    # a server started on it with appendonly yes loads it.
+    s = server_in(tmp_path)
+    c = s.client(single_connection_client=True)
+    fill_all(c)
+    before = dataset(c)
+    c.bgrewriteaof()
+    wait_rewrite(c)
+    assert [m[2] for m in manifest(tmp_path)] == ["b"]
+    assert c.info("persistence")["aof_enabled"] == 0
+    s.stop()
+    s2 = server_in(tmp_path, *AOF)
+    assert dataset(s2.client(single_connection_client=True)) == before

@@ -286,7 +286,7 @@ bool AppendOnlyFile::BeginRewrite(std::string* base_temp, std::string* base_name
     std::scoped_lock lock(mu_, sync_mu_);
     SyncAllLocked();
   }
-  if (!waiting_) {
+  if (!waiting_ && active()) {
     AofManifest m = manifest_;
     m.incr_seq++;
     m.incr.push_back(AofManifest::File{AofManifest::IncrName(prefix_, m.incr_seq), m.incr_seq, 'i'});
@@ -325,13 +325,14 @@ bool AppendOnlyFile::FinishRewrite(bool ok, const std::string& base_name) {
     m.incr.push_back(AofManifest::File{AofManifest::IncrName(prefix_, m.incr_seq), m.incr_seq, 'i'});
     incr_temp_path = PathOf("temp-" + prefix_ + ".incr");
   } else {
-    // Every incremental file but the one being written holds what the new
-    // base has already.
-    for (size_t i = 0; i + 1 < m.incr.size(); i++) {
+    // Every incremental file but the one being written (none with the AOF
+    // off) holds what the new base has already.
+    const size_t keep = active() && !m.incr.empty() ? 1 : 0;
+    for (size_t i = 0; i + keep < m.incr.size(); i++) {
       m.incr[i].type = 'h';
       m.history.push_back(m.incr[i]);
     }
-    m.incr.erase(m.incr.begin(), m.incr.end() - 1);
+    m.incr.erase(m.incr.begin(), m.incr.end() - static_cast<ptrdiff_t>(keep));
   }
   if (!incr_temp_path.empty() && rename(incr_temp_path.c_str(), PathOf(m.incr.back().name).c_str()) != 0) {
     LOG_WARNING("Error trying to rename the temporary AOF incr file: %s", std::strerror(errno));
@@ -347,7 +348,8 @@ bool AppendOnlyFile::FinishRewrite(bool ok, const std::string& base_name) {
   manifest_ = std::move(m);
   waiting_ = false;
   base_size_.store(FileSize(PathOf(base_name)), std::memory_order_relaxed);
-  current_size_.store(base_size_.load(std::memory_order_relaxed) + FileSize(PathOf(manifest_.incr.back().name)),
+  current_size_.store(base_size_.load(std::memory_order_relaxed) +
+                          (manifest_.incr.empty() ? 0 : FileSize(PathOf(manifest_.incr.back().name))),
                       std::memory_order_relaxed);
   DeleteHistory();
   return true;
@@ -362,6 +364,17 @@ void AppendOnlyFile::DeleteHistory() {
   manifest_.history.clear();
   std::string err;
   if (!PersistManifest(manifest_, &err)) LOG_WARNING("%s", err.c_str());
+}
+
+bool AppendOnlyFile::PrepareOffRewrite(std::string* err) {
+  bool found = false;
+  if (!ReadManifest(&found, err)) return false;  // (sets the directory and prefix)
+  if (mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) {
+    *err = "Can't open or create append-only dir " + dir_ + ": " + std::strerror(errno);
+    return false;
+  }
+  waiting_ = false;
+  return true;
 }
 
 bool AppendOnlyFile::TurnOn(std::string* err) {

@@ -92,6 +92,9 @@ class AppendOnlyFile {
   // rewrite began make the manifest, the older files go. False (logged)
   // if it failed.
   bool FinishRewrite(bool ok, const std::string& base_name);
+  // BGREWRITEAOF with the AOF off (Redis writes a base into the directory
+  // all the same): the directory and its manifest, if any, as configured.
+  bool PrepareOffRewrite(std::string* err);
   // CONFIG SET appendonly yes: writes go to a temporary incremental file
   // until the first rewrite, started by the caller, finishes.
   bool TurnOn(std::string* err);

@@ -30,12 +30,7 @@ bool Server::StartAofRewrite(std::string* err, bool* scheduled) {
   }
   aof_stats_.rewrite_scheduled = false;
   AppendOnlyFile& aof = *aof_;
-  if (!aof.active()) {
-    // Redis's BGREWRITEAOF with the AOF off: a directory of its own is
-    // written (base only), as rewriteAppendOnlyFileBackground does.
-    if (!aof.TurnOn(err)) return false;
-    aof.TurnOff();
-  }
+  if (!aof.active() && !aof.PrepareOffRewrite(err)) return false;
   // Every shard is held: what they logged so far belongs before the new
   // incremental file.
   for (size_t i = 0; i < num_shards(); i++) {
