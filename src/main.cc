@@ -189,12 +189,14 @@ int main(int argc, char** argv) {
   // RDB file is not read then): loaded before the workers start, then
   // opened for appending.
   if (server.config().appendonly) {
-    if (!LoadAppendOnlyFiles(server, server.worker(0), &err) || !server.aof().OpenOnStart(&err)) {
+    auto aof = std::make_unique<AofLoader>(server, server.worker(0));
+    bool found = false;
+    if (!aof->Open(&found, &err) || (!found && !OpenForAppending(server, &err))) {
       LOG_WARNING("%s", err.c_str());
       std::fprintf(stderr, "Fatal error loading the append only file: %s\n", err.c_str());
       return 1;
     }
-    for (size_t i = 0; i < server.num_shards(); i++) server.shard(i).SetLogRemovals(true);
+    if (found) server.SetStartupLoader(std::move(aof));
     LOG_NOTICE("Ready to accept connections on port %d", config.port);
     return server.Run();
   }

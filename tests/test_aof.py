@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS, PEREGRINE_BIN
-from test_persistence import _stop_servers, dataset, fill_all, server_in  # noqa: F401 (the fixture)
+from test_persistence import _stop_servers, dataset, fill_all, server_in, start_slow_load  # noqa: F401
 
 AOF = ["--appendonly", "yes"]
 
@@ -521,3 +521,36 @@ def test_bgrewriteaof_with_the_aof_off_writes_a_base(tmp_path):
     s.stop()
     s2 = server_in(tmp_path, *AOF)
     assert dataset(s2.client(single_connection_client=True)) == before
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine's start-up")
+def test_clients_get_loading_while_the_aof_loads(tmp_path):
+    s = server_in(tmp_path, *AOF)
+    c = s.client()
+    pipe = c.pipeline(transaction=False)
+    for i in range(2000):
+        pipe.set(f"k{i}", i)
+    pipe.execute()
+    s.stop()
+    proc, port, ask = start_slow_load(tmp_path, *AOF)
+    try:
+        assert ask(b"GET k1\r\n") == b"-LOADING Redis is loading the dataset in memory\r\n"
+        assert b"loading:1\r\n" in ask(b"INFO persistence\r\n")
+        # (Redis's DENY_LOADING_CONFIG)
+        assert ask(b"CONFIG SET appendonly no\r\n") == b"-LOADING Redis is loading the dataset in memory\r\n"
+        rc = redis.Redis(port=port, socket_timeout=10)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if rc.get("k1999") == b"1999":
+                    break
+            except (redis.BusyLoadingError, redis.ConnectionError):
+                pass
+            time.sleep(0.05)
+        assert rc.dbsize() == 2000
+        assert rc.info("persistence")["aof_enabled"] == 1
+        rc.set("after-load", "1")
+        assert [b"SET", b"after-load", b"1"] in incr_commands(tmp_path)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -460,11 +460,35 @@ def test_bgsave_snapshot_is_atomic_across_shards(tmp_path):
         s2.stop()
 
 
-@pytest.mark.skipif(IS_REDIS, reason="Peregrine's start-up (redis-server: key-load-delay works the same)")
-def test_clients_get_loading_while_the_file_loads(tmp_path):
+def start_slow_load(tmp_path, *args):
+    """A server started on tmp_path's data with key-load-delay 1 ms (and
+    `args`), and ask(request) -> the bytes it answers on one connection,
+    raw (redis-py retries a LOADING error as a connection error)."""
     import shlex
     import socket
     from conftest import free_port
+    port = free_port()
+    extra = shlex.split(os.environ.get("PEREGRINE_ARGS", ""))
+    proc = subprocess.Popen([PEREGRINE_BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                             "--key-load-delay", "1000", *args] + extra, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.STDOUT)
+    sock = None
+    deadline = time.time() + 10
+    while sock is None and time.time() < deadline:
+        try:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        except OSError:
+            time.sleep(0.01)
+
+    def ask(req):
+        sock.sendall(req)
+        time.sleep(0.1)
+        return sock.recv(65536)
+    return proc, port, ask
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine's start-up (redis-server: key-load-delay works the same)")
+def test_clients_get_loading_while_the_file_loads(tmp_path):
     s = server_in(tmp_path)
     c = s.client()
     pipe = c.pipeline(transaction=False)
@@ -473,24 +497,8 @@ def test_clients_get_loading_while_the_file_loads(tmp_path):
     pipe.execute()
     c.save()
     s.stop()
-    port = free_port()
-    extra = shlex.split(os.environ.get("PEREGRINE_ARGS", ""))
-    proc = subprocess.Popen([PEREGRINE_BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--key-load-delay", "1000"] + extra, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.STDOUT)
+    proc, port, ask = start_slow_load(tmp_path)
     try:
-        sock = None
-        deadline = time.time() + 10
-        while sock is None and time.time() < deadline:
-            try:
-                sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-            except OSError:
-                time.sleep(0.01)
-        # (Raw requests: redis-py retries a LOADING error as a connection error.)
-        def ask(req):
-            sock.sendall(req)
-            time.sleep(0.1)
-            return sock.recv(65536)
         assert ask(b"GET k1\r\n") == b"-LOADING Redis is loading the dataset in memory\r\n"
         assert ask(b"PING\r\n").startswith(b"-LOADING")
         assert ask(b"NOSUCHCMD\r\n").startswith(b"-ERR unknown command")
@@ -511,7 +519,6 @@ def test_clients_get_loading_while_the_file_loads(tmp_path):
         assert rc.get("k2999") == b"2999"
         assert rc.info("persistence")["loading"] == 0
         rc.close()
-        sock.close()
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -355,6 +355,15 @@ void ConfigGetCommand(CommandContext& ctx) {
 void ConfigSetCommand(CommandContext& ctx) {
   std::string err;
   const bool protected_ok = Worker::Allows(ctx.server.config().enable_protected_configs, ctx.client);
+  // Redis's DENY_LOADING_CONFIG directives: refused while a load runs.
+  if (ctx.server.loading()) {
+    for (size_t i = 2; i < ctx.args.size(); i += 2) {
+      if (EqualsIgnoreCase(ctx.args[i], "appendonly") || EqualsIgnoreCase(ctx.args[i], "dir")) {
+        ctx.reply.Error("LOADING Redis is loading the dataset in memory");
+        return;
+      }
+    }
+  }
   const bool aof_was = ctx.server.config().appendonly;
   if (!ConfigSet(&ctx.server.config(), ctx.args.subspan(2), &err, protected_ok)) {
     ctx.reply.Error(err);

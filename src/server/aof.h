@@ -20,19 +20,53 @@
 #include <string>
 #include <thread>
 
+#include <memory>
+#include <vector>
+
 #include "persist/aof_format.h"
 #include "server/config.h"
+#include "server/persistence.h"
 
 namespace peregrine {
 
 class Server;
 class Worker;
+class AofReplayer;    // (aof_control.cc)
+class AofFileReplay;  // (aof_control.cc)
 
-// The start-up load with appendonly yes (no worker running; `worker` is
-// worker 0, whose interpreter checks function libraries): the manifest's
-// base (an RDB file, or commands) and incremental files, as Redis's
-// loadAppendOnlyFiles. No manifest is no data. False with *err.
-bool LoadAppendOnlyFiles(Server& server, Worker& worker, std::string* err);
+// The start-up load with appendonly yes, as Redis's loadAppendOnlyFiles:
+// the manifest's base (an RDB file, or commands) and incremental files, a
+// step at a time on worker 0 (no other worker running; its interpreter
+// checks function libraries) while clients get -LOADING; then the file
+// is opened for appending (OpenForAppending).
+class AofLoader final : public StartupLoader {
+ public:
+  AofLoader(Server& server, Worker& worker);
+  ~AofLoader() override;
+  // Reads the manifest (moving an old-style AOF in first). *found false:
+  // no AOF, no data (the caller opens the file for appending at once).
+  bool Open(bool* found, std::string* err);
+  Status Step(size_t max_keys) override;
+  const std::string& error() const override { return error_; }
+
+ private:
+  bool StartReplay(size_t file, uint64_t from);
+
+  Server& server_;
+  Worker& worker_;
+  std::vector<AofManifest::File> files_;
+  size_t next_ = 0;  // the next file to open
+  std::unique_ptr<AofReplayer> replayer_;
+  std::unique_ptr<RdbLoader> rdb_;
+  std::unique_ptr<AofFileReplay> replay_;
+  std::string error_;
+  int64_t start_ms_ = 0;
+};
+
+// After the load (or with no AOF to load): the file opened for appending
+// (AppendOnlyFile::OpenOnStart) and the databases' own deletions logged.
+// No worker but the caller running. False with *err.
+bool OpenForAppending(Server& server, std::string* err);
 // Writes the dataset as commands (an AOF base with aof-use-rdb-preamble
 // no) into `path` (a temporary file, fsynced, renamed). Every shard held,
 // or no worker running. False with *err.

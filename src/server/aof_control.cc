@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "persist/aof_rewrite.h"
@@ -97,13 +99,11 @@ bool Server::AofRewriteDue() {
   return growth >= static_cast<uint64_t>(config_.auto_aof_rewrite_percentage);
 }
 
-namespace {
-
 // Runs one command of the file as Redis's AOF client does (no reply kept,
 // nothing blocks, nothing expires: the file says when keys went).
-class Replayer {
+class AofReplayer {
  public:
-  Replayer(Server& server, Worker& worker) : server_(server), worker_(worker), client_(&worker, UINT64_MAX, -1) {}
+  AofReplayer(Server& server, Worker& worker) : server_(server), worker_(worker), client_(&worker, UINT64_MAX, -1) {}
 
   // False with *err for a command the server does not know.
   bool Run(std::span<const std::string_view> args, std::string* err) {
@@ -140,117 +140,160 @@ class Replayer {
   Buffer out_;
 };
 
-// Loads one file of commands from byte `from`; `last`: the manifest's last
-// file, whose cut off tail aof-load-truncated lets go.
-bool ReplayFile(Server& server, Replayer& replayer, const std::string& path, const std::string& name, bool last,
-                uint64_t from, std::string* err) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT && last) {
-      LOG_WARNING("The append log file %s doesn't exist: %s", name.c_str(), std::strerror(errno));
-      return true;
-    }
-    *err = "Fatal error: can't open the append log file " + name + " for reading: " + std::strerror(errno);
-    return false;
+// One file of commands replayed from byte `from`, a step at a time; `last`:
+// the manifest's last file, whose cut-off tail aof-load-truncated lets go
+// (Redis's loadSingleAppendOnlyFile).
+class AofFileReplay {
+ public:
+  AofFileReplay(Server& server, AofReplayer& replayer, std::string path, std::string name, bool last, uint64_t from)
+      : server_(server), replayer_(replayer), path_(std::move(path)), name_(std::move(name)), last_(last),
+        base_(from), valid_(from) {}
+  ~AofFileReplay() {
+    if (fd_ >= 0) ::close(fd_);
   }
-  if (from > 0 && lseek(fd, static_cast<off_t>(from), SEEK_SET) < 0) {
-    *err = "Unrecoverable error reading the append only file " + name + ": " + std::strerror(errno);
-    ::close(fd);
-    return false;
-  }
-  AofReader reader;
-  std::string buf;
-  size_t pos = 0;        // the next command's start in buf
-  uint64_t base = from;  // buf[0]'s offset in the file
-  uint64_t valid = from;  // the end of the last command run (before an open MULTI)
-  bool eof = false, in_multi = false;
-  uint64_t before_multi = 0;
-  std::vector<std::vector<std::string>> queued;  // MULTI ... EXEC, run at EXEC as Redis does
-  std::vector<std::string_view> views;
-  bool truncated = false;
-  for (;;) {
-    const auto r = reader.Next(buf.data() + pos, buf.size() - pos);
-    if (r == AofReader::Result::kCommand) {
-      const auto args = reader.args();
-      pos += reader.consumed();
-      if (args.size() == 1 && strncasecmp(args[0].data(), "multi", 5) == 0 && args[0].size() == 5) {
-        in_multi = true;
-        before_multi = valid;
-        queued.clear();
-      } else if (args.size() == 1 && strncasecmp(args[0].data(), "exec", 4) == 0 && args[0].size() == 4 &&
-                 in_multi) {
-        for (const auto& q : queued) {
-          views.assign(q.begin(), q.end());
-          if (!replayer.Run(views, err)) break;
-        }
-        if (!err->empty()) break;
-        in_multi = false;
-        queued.clear();
-        valid = base + pos;
-      } else if (in_multi) {
-        queued.emplace_back(args.begin(), args.end());
-      } else {
-        if (!replayer.Run(args, err)) break;
-        valid = base + pos;
+
+  // False with *err if the file cannot be read; *missing for a last file
+  // that does not exist (Redis carries on).
+  bool Open(std::string* err) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      if (errno == ENOENT && last_) {
+        LOG_WARNING("The append log file %s doesn't exist: %s", name_.c_str(), std::strerror(errno));
+        done_ = true;
+        return true;
       }
-      continue;
-    }
-    if (r == AofReader::Result::kFormatError) {
-      *err = "Bad file format reading the append only file " + name +
-             ": make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>";
-      break;
-    }
-    // More bytes, or the end.
-    if (eof) {
-      if (pos < buf.size()) truncated = true;
-      break;
-    }
-    buf.erase(0, pos);
-    base += pos;
-    pos = 0;
-    const size_t want = std::max<size_t>(reader.needed() > buf.size() ? reader.needed() - buf.size() : 0, 1 << 20);
-    const size_t old = buf.size();
-    buf.resize(old + want);
-    ssize_t n;
-    do {
-      n = ::read(fd, buf.data() + old, want);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-      *err = "Unrecoverable error reading the append only file " + name + ": " + std::strerror(errno);
-      break;
-    }
-    buf.resize(old + static_cast<size_t>(n));
-    if (n == 0) eof = true;
-  }
-  ::close(fd);
-  if (!err->empty()) return false;
-  if (in_multi && !truncated) {
-    LOG_WARNING("Revert incomplete MULTI/EXEC transaction in AOF file %s", name.c_str());
-    truncated = true;
-    valid = before_multi;
-  } else if (in_multi) {
-    valid = before_multi;
-  }
-  if (!truncated) return true;
-  if (last && server.config().aof_load_truncated) {
-    LOG_WARNING("!!! Warning: short read while loading the AOF file %s!!!", name.c_str());
-    LOG_WARNING("!!! Truncating the AOF %s at offset %llu !!!", name.c_str(), static_cast<unsigned long long>(valid));
-    if (truncate(path.c_str(), static_cast<off_t>(valid)) != 0) {
-      *err = "Error truncating the AOF file " + name + ": " + std::strerror(errno);
+      *err = "Fatal error: can't open the append log file " + name_ + " for reading: " + std::strerror(errno);
       return false;
     }
-    LOG_WARNING("AOF %s loaded anyway because aof-load-truncated is enabled", name.c_str());
+    if (base_ > 0 && lseek(fd_, static_cast<off_t>(base_), SEEK_SET) < 0) {
+      *err = "Unrecoverable error reading the append only file " + name_ + ": " + std::strerror(errno);
+      return false;
+    }
     return true;
   }
-  if (!last) {
-    *err = "Fatal error: the truncated file is not the last file";
+
+  // Runs up to about `max` commands; kDone at the end of the file.
+  StartupLoader::Status Step(size_t max, std::string* err) {
+    using Status = StartupLoader::Status;
+    if (done_) return Status::kDone;
+    for (size_t n = 0; n < max;) {
+      const auto r = reader_.Next(buf_.data() + pos_, buf_.size() - pos_);
+      if (r == AofReader::Result::kCommand) {
+        n++;
+        if (!Command(reader_.args(), err)) return Status::kError;
+        continue;
+      }
+      if (r == AofReader::Result::kFormatError) {
+        *err = "Bad file format reading the append only file " + name_ +
+               ": make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>";
+        return Status::kError;
+      }
+      if (eof_) return Finish(pos_ < buf_.size(), err) ? Status::kDone : Status::kError;
+      if (!Read(err)) return Status::kError;
+    }
+    return Status::kMore;
+  }
+
+ private:
+  bool Command(std::span<const std::string_view> args, std::string* err) {
+    pos_ += reader_.consumed();
+    auto is = [&](std::string_view name) {
+      return args.size() == 1 && args[0].size() == name.size() &&
+             strncasecmp(args[0].data(), name.data(), name.size()) == 0;
+    };
+    if (is("multi")) {
+      // Redis queues a transaction's commands and runs them at its EXEC.
+      in_multi_ = true;
+      before_multi_ = valid_;
+      queued_.clear();
+    } else if (is("exec") && in_multi_) {
+      std::vector<std::string_view> views;
+      for (const auto& q : queued_) {
+        views.assign(q.begin(), q.end());
+        if (!replayer_.Run(views, err)) return false;
+      }
+      in_multi_ = false;
+      queued_.clear();
+      valid_ = base_ + pos_;
+    } else if (in_multi_) {
+      queued_.emplace_back(args.begin(), args.end());
+    } else {
+      if (!replayer_.Run(args, err)) return false;
+      valid_ = base_ + pos_;
+    }
+    // key-load-delay (tests): a pause per command, as Redis's AOF load.
+    if (const int64_t us = server_.config().key_load_delay; us > 0) [[unlikely]]
+      std::this_thread::sleep_for(std::chrono::microseconds(us));
+    return true;
+  }
+
+  bool Read(std::string* err) {
+    buf_.erase(0, pos_);
+    base_ += pos_;
+    pos_ = 0;
+    const size_t want = std::max<size_t>(reader_.needed() > buf_.size() ? reader_.needed() - buf_.size() : 0, 1 << 20);
+    const size_t old = buf_.size();
+    buf_.resize(old + want);
+    ssize_t n;
+    do {
+      n = ::read(fd_, buf_.data() + old, want);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      *err = "Unrecoverable error reading the append only file " + name_ + ": " + std::strerror(errno);
+      return false;
+    }
+    buf_.resize(old + static_cast<size_t>(n));
+    if (n == 0) eof_ = true;
+    return true;
+  }
+
+  // The end of the file: a cut-off command, or an open MULTI, is handled
+  // as Redis does.
+  bool Finish(bool truncated, std::string* err) {
+    done_ = true;
+    if (in_multi_) {
+      if (!truncated) LOG_WARNING("Revert incomplete MULTI/EXEC transaction in AOF file %s", name_.c_str());
+      truncated = true;
+      valid_ = before_multi_;
+    }
+    if (!truncated) return true;
+    if (last_ && server_.config().aof_load_truncated) {
+      LOG_WARNING("!!! Warning: short read while loading the AOF file %s!!!", name_.c_str());
+      LOG_WARNING("!!! Truncating the AOF %s at offset %llu !!!", name_.c_str(),
+                  static_cast<unsigned long long>(valid_));
+      if (truncate(path_.c_str(), static_cast<off_t>(valid_)) != 0) {
+        *err = "Error truncating the AOF file " + name_ + ": " + std::strerror(errno);
+        return false;
+      }
+      LOG_WARNING("AOF %s loaded anyway because aof-load-truncated is enabled", name_.c_str());
+      return true;
+    }
+    if (!last_) {
+      *err = "Fatal error: the truncated file is not the last file";
+      return false;
+    }
+    *err = "Unexpected end of file reading the append only file " + name_ +
+           ". You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) "
+           "Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.";
     return false;
   }
-  *err = "Unexpected end of file reading the append only file " + name +
-         ". You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) "
-         "Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server.";
-  return false;
-}
+
+  Server& server_;
+  AofReplayer& replayer_;
+  std::string path_, name_;
+  bool last_;
+  int fd_ = -1;
+  AofReader reader_;
+  std::string buf_;
+  size_t pos_ = 0;     // the next command's start in buf_
+  uint64_t base_;      // buf_[0]'s offset in the file
+  uint64_t valid_;     // the end of the last command run (before an open MULTI)
+  bool eof_ = false, done_ = false, in_multi_ = false;
+  uint64_t before_multi_ = 0;
+  std::vector<std::vector<std::string>> queued_;
+};
+
+namespace {
 
 bool StartsWithRdb(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -301,58 +344,93 @@ bool SaveAofCommandsFile(Server& server, const std::string& path, std::string* e
   return true;
 }
 
-bool LoadAppendOnlyFiles(Server& server, Worker& worker, std::string* err) {
-  AppendOnlyFile& aof = server.aof();
-  bool found = false;
-  if (!aof.ReadManifest(&found, err)) return false;
-  if (!found && !aof.UpgradeOldStyle(&found, err)) return false;
-  if (found) {
-    const AofManifest& m = aof.manifest();
-    const int64_t start_ms = UnixTimeMs();
-    Replayer replayer(server, worker);
-    worker.HoldAllForReplay(true);
-    struct Release {
-      Worker& w;
-      ~Release() { w.HoldAllForReplay(false); }
-    } release{worker};
-    std::vector<const AofManifest::File*> files;
-    if (m.base) files.push_back(&*m.base);
-    for (const auto& f : m.incr) files.push_back(&f);
-    if (files.empty()) {
-      *err = "Found an empty AOF manifest";
-      return false;
-    }
-    for (size_t i = 0; i < files.size(); i++) {
-      const std::string path = aof.PathOf(files[i]->name);
-      const bool last = i + 1 == files.size();
-      uint64_t from = 0;
-      if (StartsWithRdb(path)) {
-        // An RDB base (aof-use-rdb-preamble): the snapshot's keys, expired
-        // ones too (the commands after it may touch them). An old-style
-        // AOF (Redis 4-6's appendonly.aof) goes on with commands after it.
-        LOG_NOTICE("Reading RDB base file on AOF loading...");
-        RdbLoader loader(server, worker.lua(), /*merge=*/false);
-        loader.set_keep_expired();
-        bool exists = false;
-        if (!loader.Open(path, &exists, err)) return false;
-        if (!exists) {
-          *err = "The AOF base file " + files[i]->name + " doesn't exist";
-          return false;
-        }
-        RdbLoader::Status st;
-        while ((st = loader.Step(4096)) == RdbLoader::Status::kMore) {
-        }
-        if (st == RdbLoader::Status::kError) {
-          *err = "Error reading the RDB base file " + files[i]->name + ", AOF loading aborted: " + loader.error();
-          return false;
-        }
-        from = loader.consumed();
-      }
-      if (!ReplayFile(server, replayer, path, files[i]->name, last, from, err)) return false;
-    }
-    LOG_NOTICE("DB loaded from append only file: %.3f seconds",
-               static_cast<double>(UnixTimeMs() - start_ms) / 1000.0);
+AofLoader::AofLoader(Server& server, Worker& worker)
+    : server_(server), worker_(worker), replayer_(std::make_unique<AofReplayer>(server, worker)) {}
+
+AofLoader::~AofLoader() = default;
+
+bool AofLoader::Open(bool* found, std::string* err) {
+  AppendOnlyFile& aof = server_.aof();
+  if (!aof.ReadManifest(found, err)) return false;
+  if (!*found && !aof.UpgradeOldStyle(found, err)) return false;
+  if (!*found) return true;
+  const AofManifest& m = aof.manifest();
+  if (m.base) files_.push_back(*m.base);
+  files_.insert(files_.end(), m.incr.begin(), m.incr.end());
+  if (files_.empty()) {
+    *err = "Found an empty AOF manifest";
+    return false;
   }
+  start_ms_ = UnixTimeMs();
+  return true;
+}
+
+StartupLoader::Status AofLoader::Step(size_t max_keys) {
+  // Every shard is this thread's while the file loads (no other worker
+  // runs yet); the replayed commands may touch any.
+  worker_.HoldAllForReplay(true);
+  struct Release {
+    Worker& w;
+    ~Release() { w.HoldAllForReplay(false); }
+  } release{worker_};
+  PersistenceState& st = server_.persistence();
+  st.loading.store(true, std::memory_order_release);
+  for (;;) {
+    if (rdb_ != nullptr) {
+      const Status s = rdb_->Step(max_keys);
+      if (s == Status::kError) {
+        error_ = "Error reading the RDB base file " + files_[next_ - 1].name + ", AOF loading aborted: " +
+                 rdb_->error();
+        return Status::kError;
+      }
+      if (s == Status::kMore) return Status::kMore;
+      // The RDB data is done; an old-style AOF goes on with commands.
+      st.loading.store(true, std::memory_order_release);
+      const uint64_t from = rdb_->consumed();
+      rdb_.reset();
+      if (!StartReplay(next_ - 1, from)) return Status::kError;
+      continue;
+    }
+    if (replay_ != nullptr) {
+      const Status s = replay_->Step(max_keys, &error_);
+      if (s != Status::kDone) return s;
+      replay_.reset();
+      continue;
+    }
+    if (next_ == files_.size()) break;
+    const size_t i = next_++;
+    const std::string path = server_.aof().PathOf(files_[i].name);
+    if (StartsWithRdb(path)) {
+      // An RDB base (aof-use-rdb-preamble): the snapshot's keys, expired
+      // ones too (the commands after it may touch them).
+      LOG_NOTICE("Reading RDB base file on AOF loading...");
+      rdb_ = std::make_unique<RdbLoader>(server_, worker_.lua(), /*merge=*/false);
+      rdb_->set_keep_expired();
+      bool exists = false;
+      std::string err;
+      if (!rdb_->Open(path, &exists, &err) || !exists) {
+        error_ = "Error reading the RDB base file " + files_[i].name + ", AOF loading aborted: " +
+                 (exists ? err : "the file does not exist");
+        return Status::kError;
+      }
+      continue;
+    }
+    if (!StartReplay(i, 0)) return Status::kError;
+  }
+  st.loading.store(false, std::memory_order_release);
+  LOG_NOTICE("DB loaded from append only file: %.3f seconds", static_cast<double>(UnixTimeMs() - start_ms_) / 1000.0);
+  return OpenForAppending(server_, &error_) ? Status::kDone : Status::kError;
+}
+
+bool AofLoader::StartReplay(size_t i, uint64_t from) {
+  replay_ = std::make_unique<AofFileReplay>(server_, *replayer_, server_.aof().PathOf(files_[i].name), files_[i].name,
+                                         i + 1 == files_.size(), from);
+  return replay_->Open(&error_);
+}
+
+bool OpenForAppending(Server& server, std::string* err) {
+  if (!server.aof().OpenOnStart(err)) return false;
+  for (size_t i = 0; i < server.num_shards(); i++) server.shard(i).SetLogRemovals(true);
   return true;
 }
 

@@ -91,6 +91,17 @@ enum class SaveKind { kCommand, kScheduled };
 bool SaveRdbFile(Server& server, const std::string& filename, std::string* err,
                  SaveKind kind = SaveKind::kCommand);
 
+// What the start-up load is (an RDB file, or the append-only file): worker
+// 0 runs Step between its events until it is done (Server::SetStartupLoader).
+class StartupLoader {
+ public:
+  enum class Status { kMore, kDone, kError };
+  virtual ~StartupLoader() = default;
+  // Loads about `max_keys` more keys (or commands).
+  virtual Status Step(size_t max_keys) = 0;
+  virtual const std::string& error() const = 0;
+};
+
 // Loads an RDB file into the shards in steps (the start-up load goes on
 // between worker 0's events, so that clients get -LOADING meanwhile; DEBUG
 // RELOAD and LoadRdbFile run it to the end at once). Keys go to the shard
@@ -98,11 +109,10 @@ bool SaveRdbFile(Server& server, const std::string& filename, std::string* err,
 // (DEBUG RELOAD MERGE), which replaces it. Function libraries are checked
 // by running them in `lua` (the calling thread's interpreter). Every shard
 // held, or no other worker running.
-class RdbLoader {
+class RdbLoader final : public StartupLoader {
  public:
-  enum class Status { kMore, kDone, kError };
   RdbLoader(Server& server, LuaEngine& lua, bool merge) : server_(server), lua_(lua), merge_(merge) {}
-  ~RdbLoader();
+  ~RdbLoader() override;
   RdbLoader(const RdbLoader&) = delete;
   RdbLoader& operator=(const RdbLoader&) = delete;
 
@@ -114,8 +124,8 @@ class RdbLoader {
   // *found says whether there was one. False with *err.
   bool Open(const std::string& filename, bool* found, std::string* err);
   // Loads about `max_keys` more keys (and what comes between them).
-  Status Step(size_t max_keys);
-  const std::string& error() const { return reader_->error(); }
+  Status Step(size_t max_keys) override;
+  const std::string& error() const override { return reader_->error(); }
   // The bytes of the file read so far (after kDone: where the RDB data
   // ends; an old-style AOF goes on with commands there).
   uint64_t consumed() const { return size_ - reader_->remaining(); }

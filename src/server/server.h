@@ -157,8 +157,8 @@ class Server {
   // -LOADING to what may not run while loading; the other workers start
   // when it is done (FinishStartupLoad). While loading() nothing may wait
   // for another worker.
-  void SetStartupLoader(std::unique_ptr<RdbLoader> loader) { loader_ = std::move(loader); }
-  RdbLoader* startup_loader() { return loader_.get(); }
+  void SetStartupLoader(std::unique_ptr<StartupLoader> loader) { loader_ = std::move(loader); }
+  StartupLoader* startup_loader() { return loader_.get(); }
   bool loading() const { return loading_.load(std::memory_order_acquire); }
   // Worker 0, once the loader is done: the other workers start.
   void FinishStartupLoad();
@@ -239,7 +239,7 @@ class Server {
   std::unique_ptr<AppendOnlyFile> aof_;
   AofStats aof_stats_;
   std::string aof_base_name_;  // the base the running rewrite writes
-  std::unique_ptr<RdbLoader> loader_;
+  std::unique_ptr<StartupLoader> loader_;
   std::atomic<bool> loading_{false};
   std::vector<std::thread> threads_;  // workers 1.. (Run)
   std::atomic<bool> bgsave_scheduled_{false};

@@ -270,18 +270,18 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
 // enable-debug-command: yes, no, or local (a Unix socket, or a peer at
 // 127.0.0.1 or ::1, as Redis's islocalClient; the address is "ip:port").
 void Worker::StepStartupLoad() {
-  RdbLoader* loader = server_.startup_loader();
+  StartupLoader* loader = server_.startup_loader();
   const int64_t until = MonotonicUs() + 2000;
   for (;;) {
     switch (loader->Step(256)) {
-      case RdbLoader::Status::kMore:
+      case StartupLoader::Status::kMore:
         if (MonotonicUs() < until) continue;
         return;
-      case RdbLoader::Status::kDone:
+      case StartupLoader::Status::kDone:
         server_.FinishStartupLoad();
         LOG_NOTICE("Ready to accept connections");
         return;
-      case RdbLoader::Status::kError:
+      case StartupLoader::Status::kError:
         LOG_WARNING("%s", loader->error().c_str());
         LOG_WARNING("Fatal error loading the DB, check server logs. Exiting.");
         std::fprintf(stderr, "Fatal error loading the DB: %s\n", loader->error().c_str());
