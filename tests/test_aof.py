@@ -554,3 +554,25 @@ def test_clients_get_loading_while_the_aof_loads(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_save_and_flushall_leave_a_rewrite_running(tmp_path):
+    # As Redis, whose SAVE and FLUSHALL stop an RDB child but not the AOF's.
+    s = server_in(tmp_path, *AOF, "--rdb-key-save-delay", "3000", "--save", "3600 1")
+    c = s.client(single_connection_client=True)
+    for i in range(1000):
+        c.set(f"k{i}", i)
+    c.bgrewriteaof()
+    assert c.info("persistence")["aof_rewrite_in_progress"] == 1
+    c.config_set("rdb-key-save-delay", "0")  # (the rewrite keeps the delay it started with)
+    assert c.save()
+    assert c.info("persistence")["aof_rewrite_in_progress"] == 1
+    c.flushall()
+    c.set("after", "flush")
+    assert c.info("persistence")["aof_rewrite_in_progress"] == 1
+    i = wait_rewrite(c)
+    assert i["aof_rewrites"] == 1 and i["aof_last_bgrewrite_status"] == "ok"
+    kill9(s)
+    s2 = server_in(tmp_path, *AOF)
+    c2 = s2.client()
+    assert c2.dbsize() == 1 and c2.get("after") == b"flush"

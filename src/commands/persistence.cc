@@ -12,7 +12,8 @@ namespace {
 
 // SAVE: the snapshot now, every other client waiting (as Redis's SAVE).
 void SaveCommand(CommandContext& ctx) {
-  if (ctx.server.bgsave() != nullptr) {
+  // (An AOF rewrite's snapshot goes on beside it, as Redis's AOF child.)
+  if (ctx.server.bgsave() != nullptr && !ctx.server.bgsave()->aof_base()) {
     ctx.reply.Error("ERR Background save already in progress");
     return;
   }
@@ -94,7 +95,7 @@ bool SaveForShutdown(CommandContext& ctx, bool save, bool nosave) {
     return true;
   }
   std::string err;
-  ctx.server.AbortBgSave();  // (Redis kills its child and saves in the foreground)
+  ctx.server.AbortBgSave(/*aof_rewrite_too=*/true);  // (Redis kills its children and saves in the foreground)
   if (!SaveRdbFile(ctx.server, config.dbfilename, &err)) {
     LOG_WARNING("Error trying to save the DB, can't exit.");
     return false;

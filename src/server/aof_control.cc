@@ -60,7 +60,7 @@ bool Server::ApplyAofConfig(std::string* err) {
   if (config_.appendonly == aof.active()) return true;
   if (!config_.appendonly) {
     // A rewrite in progress stops (its base would belong to nothing).
-    if (bgsave_ != nullptr && bgsave_->aof_base()) AbortBgSave();
+    if (bgsave_ != nullptr && bgsave_->aof_base()) AbortBgSave(true);
     for (size_t i = 0; i < num_shards(); i++) {
       shard(i).aof().Clear();
       shard(i).SetLogRemovals(false);
@@ -72,7 +72,7 @@ bool Server::ApplyAofConfig(std::string* err) {
   // On: writes go to a temporary incremental file at once; the first
   // rewrite's base makes the manifest (Redis's startAppendOnly). A BGSAVE
   // in progress is stopped for it, as Redis kills an RDB child.
-  if (bgsave_ != nullptr) AbortBgSave();
+  if (bgsave_ != nullptr) AbortBgSave(true);
   if (!aof.TurnOn(err)) return false;
   for (size_t i = 0; i < num_shards(); i++) {
     shard(i).aof().Clear();
@@ -89,6 +89,7 @@ bool Server::ApplyAofConfig(std::string* err) {
 
 bool Server::AofRewriteDue() {
   if (bgsave_ != nullptr) return false;
+  if (aof_stats_.consecutive_failures > 0 && UnixTimeMs() - aof_stats_.last_failure_ms < 5000) return false;
   if (aof_stats_.rewrite_scheduled) return true;
   if (!aof_->active() || config_.auto_aof_rewrite_percentage == 0) return false;
   // A failed rewrite is retried after a pause (Redis waits a minute).

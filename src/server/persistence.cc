@@ -440,8 +440,8 @@ bool Server::StartBgSave(std::string* err) {
   return true;
 }
 
-void Server::AbortBgSave() {
-  if (bgsave_ == nullptr) return;
+void Server::AbortBgSave(bool aof_rewrite_too) {
+  if (bgsave_ == nullptr || (bgsave_->aof_base() && !aof_rewrite_too)) return;
   for (size_t i = 0; i < num_shards(); i++) worker(i).StopSnapshotWork();
   bgsave_->Abort();
   bgsave_.reset();  // (joins the writer, which removes the temporary file)
@@ -464,6 +464,10 @@ void Server::ReapBgSave() {
       LOG_NOTICE("Background AOF rewrite finished successfully");
     } else {
       aof_stats_.consecutive_failures++;
+      aof_stats_.last_failure_ms = end_ms;
+      // Turned on at run time and still without a base: tried again (the
+      // cron, after a pause), as Redis retries in AOF_WAIT_REWRITE.
+      if (aof_->waiting_for_base()) aof_stats_.rewrite_scheduled = true;
     }
     bgsave_.reset();
     return;

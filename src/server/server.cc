@@ -98,7 +98,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
 }
 
 Server::~Server() {
-  AbortBgSave();  // (its writer thread ends, its temporary file goes)
+  AbortBgSave(true);  // (its writer thread ends, its temporary file goes)
   // Mail still in the rings when every worker has stopped (replies nobody
   // waits for any more).
   const auto n = static_cast<uint32_t>(workers_.size());
@@ -208,7 +208,7 @@ int Server::Run() {
   }
   // A BGSAVE still going stops (its temporary file goes), as Redis kills
   // its child; the final save, if any, is written in the foreground.
-  AbortBgSave();
+  AbortBgSave(true);
   const bool saved = SaveOnShutdown();
   if (!config_.unixsocket.empty()) unlink(config_.unixsocket.c_str());
   if (!config_.pidfile.empty()) unlink(config_.pidfile.c_str());

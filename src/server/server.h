@@ -147,8 +147,10 @@ class Server {
   // between events). False with *err.
   bool StartBgSave(std::string* err);
   // Every shard held: stops the BGSAVE in progress, if any (SAVE-like
-  // commands that must write the file themselves, as Redis kills its child).
-  void AbortBgSave();
+  // commands that must write the file themselves, as Redis kills its RDB
+  // child). An AOF rewrite goes on (as Redis's AOF child does) unless
+  // `aof_rewrite_too` (shutdown, the AOF turned off).
+  void AbortBgSave(bool aof_rewrite_too = false);
   // Worker 0's cron: once the BGSAVE's file is written (or failed), its
   // outcome goes to the persistence state and the job goes.
   void ReapBgSave();
@@ -197,6 +199,7 @@ class Server {
     int64_t last_rewrite_time_s = -1;
     uint64_t rewrites = 0, consecutive_failures = 0;
     uint64_t base_size_at_rewrite = 0;  // aof_base_size: the file size after the last rewrite
+    int64_t last_failure_ms = 0;        // a failed rewrite is retried 5 s later at the earliest
   };
   AofStats& aof_stats() { return aof_stats_; }
 

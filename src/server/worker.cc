@@ -295,7 +295,7 @@ bool Worker::SaveHoldingAll(std::string* err) {
   for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
   AcquireShards(all);
   holding_ = true;
-  server_.AbortBgSave();
+  server_.AbortBgSave(/*aof_rewrite_too=*/true);  // (before a shutdown)
   const bool ok = SaveRdbFile(server_, server_.config().dbfilename, err, SaveKind::kScheduled);
   holding_ = false;
   GiveBack(all);
