@@ -576,3 +576,24 @@ def test_save_and_flushall_leave_a_rewrite_running(tmp_path):
     s2 = server_in(tmp_path, *AOF)
     c2 = s2.client()
     assert c2.dbsize() == 1 and c2.get("after") == b"flush"
+
+
+def test_timestamp_annotations(tmp_path):
+    s = server_in(tmp_path, *AOF, "--aof-timestamp-enabled", "yes", "--aof-use-rdb-preamble", "no")
+    c = s.client()
+    c.set("a", "1")
+    time.sleep(1.1)
+    before_b = int(time.time())
+    c.set("b", "2")
+    data = b"".join((aof_dir(tmp_path) / m[0]).read_bytes() for m in manifest(tmp_path) if m[2] == "i")
+    # A new second's first command comes after its annotation.
+    stamps = [line for line in data.split(b"\r\n") if line.startswith(b"#TS:")]
+    assert stamps and before_b <= int(stamps[-1][4:]) <= time.time() + 1
+    assert data.index(stamps[-1]) < data.index(b"$1\r\nb\r\n")
+    c.bgrewriteaof()
+    wait_rewrite(c)
+    base = (aof_dir(tmp_path) / manifest(tmp_path)[0][0]).read_bytes()
+    assert base.startswith(b"#TS:")
+    kill9(s)
+    s2 = server_in(tmp_path, *AOF)
+    assert s2.client().mget("a", "b") == [b"1", b"2"]

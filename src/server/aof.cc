@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "net/event_loop.h"
 #include "server/log.h"
 #include "server/persistence.h"
 #include "server/server.h"
@@ -128,6 +129,7 @@ bool AppendOnlyFile::OpenIncr(const std::string& name, std::string* err) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
   file_db_ = -1;  // a new file starts by selecting its database
+  last_ts_s_ = 0;  // (and with its time, when annotated)
   synced_.store(written_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   return true;
 }
@@ -204,6 +206,15 @@ void AppendOnlyFile::WriteLocked(std::string_view bytes) {
 
 uint64_t AppendOnlyFile::Write(const AofChunk& chunk) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (server_.config().aof_timestamp_enabled) [[unlikely]] {
+    // Redis's genAofTimestampAnnotationIfNeeded: one annotation when the
+    // second changes, before what follows it.
+    const int64_t now_s = UnixTimeMs() / 1000;
+    if (now_s > last_ts_s_) {
+      last_ts_s_ = now_s;
+      WriteLocked("#TS:" + std::to_string(now_s) + "\r\n");
+    }
+  }
   if (chunk.first_db() != file_db_) {
     // The chunk's commands are in its first database: the file goes there.
     std::string select;

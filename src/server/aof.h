@@ -164,6 +164,7 @@ class AppendOnlyFile {
   std::mutex mu_;  // the file: fd_, file_db_, pending_, written_
   int fd_ = -1;
   int file_db_ = -1;     // the database the file's last command is in (-1: none yet)
+  int64_t last_ts_s_ = 0;  // the last #TS annotation's second (aof-timestamp-enabled)
   std::string pending_;  // bytes a failed write left (written first next time)
   std::string last_error_;
   std::atomic<bool> write_failed_{false};

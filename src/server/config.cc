@@ -370,6 +370,7 @@ const std::vector<Option>& Options() {
     o.push_back(BoolOption("aof-load-truncated", &Config::aof_load_truncated, kMutable));
     o.push_back(BoolOption("no-appendfsync-on-rewrite", &Config::no_appendfsync_on_rewrite, kMutable));
     o.push_back(BoolOption("aof-rewrite-incremental-fsync", &Config::aof_rewrite_incremental_fsync, kMutable));
+    o.push_back(BoolOption("aof-timestamp-enabled", &Config::aof_timestamp_enabled, kMutable));
     o.push_back(IntOption("auto-aof-rewrite-percentage", &Config::auto_aof_rewrite_percentage, 0, INT_MAX, kMutable));
     o.push_back(MemoryOption("auto-aof-rewrite-min-size", &Config::auto_aof_rewrite_min_size, 0, LLONG_MAX, kMutable));
     return o;

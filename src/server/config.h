@@ -146,6 +146,9 @@ struct Config {
   bool aof_load_truncated = true;
   bool no_appendfsync_on_rewrite = false;
   bool aof_rewrite_incremental_fsync = true;
+  // "#TS:<unix seconds>" annotations in the AOF when the second changes
+  // (redis-check-aof --truncate-to-timestamp reads them).
+  bool aof_timestamp_enabled = false;
   int64_t auto_aof_rewrite_percentage = 100;
   uint64_t auto_aof_rewrite_min_size = 64ull * 1024 * 1024;
 };

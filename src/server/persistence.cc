@@ -135,6 +135,8 @@ void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms, bool aof_base)
 
 std::string FunctionLoadCommands(Server& server) {
   std::string out;
+  // (With aof-timestamp-enabled the file starts with its time, as Redis's.)
+  if (server.config().aof_timestamp_enabled) out = "#TS:" + std::to_string(UnixTimeMs() / 1000) + "\r\n";
   for (const auto& lib : server.functions().List(std::nullopt)) AppendRespCommand(&out, {"FUNCTION", "LOAD", lib->code});
   return out;
 }

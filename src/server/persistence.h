@@ -27,7 +27,8 @@ class Shard;
 void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms, bool aof_base = false);
 
 // The function libraries as FUNCTION LOAD commands (an AOF base without
-// the RDB preamble starts with them, as Redis's rewrite writes them).
+// the RDB preamble starts with them, as Redis's rewrite writes them; after
+// a #TS annotation with aof-timestamp-enabled).
 std::string FunctionLoadCommands(Server& server);
 
 // One key as a file holds it (with its idle time or LFU counter when the
