@@ -7,7 +7,8 @@ type and encoding, and whole RDB files, as Debian's redis-server writes them
 
 A seed's first byte picks the harness's mode (fuzz/rdb_fuzzer.cc): 0 a
 DUMP payload's body (its footer cut off), 1 a whole file (3: two workers,
-5: with MERGE).
+5: with MERGE), 9 an AOF incremental file (11: two workers), 25 an AOF
+manifest.
 """
 import os
 import shutil
@@ -65,9 +66,31 @@ def seeds_from(argv, label, with_dumps):
     out = {}
     d = tempfile.mkdtemp()
     port = free_port()
-    p, c = start(argv, port, d)
+    p, c = start(argv + ["--appendonly", "yes"], port, d)
     try:
         fill(c)
+        # What the AOF logged for it, and a transaction, a script's effects,
+        # an expiry, a pop (the forms the server writes).
+        c.execute_command("MULTI")
+        c.execute_command("INCR", "n")
+        c.execute_command("SELECT", "2")
+        c.execute_command("SET", "x", "y")
+        c.execute_command("EXEC")
+        c.execute_command("SELECT", "0")
+        c.eval("redis.call('set', KEYS[1], '1'); redis.call('lpush', KEYS[2], 'a'); return 1", 2, "s1", "s2")
+        c.set("short", "v", px=1)
+        time.sleep(0.01)
+        c.get("short")
+        c.spop("set:big")
+        c.incrbyfloat("float", "1.25")
+        c.set("ex", "v", ex=100)
+        aofdir = os.path.join(d, "appendonlydir")
+        manifest = open(os.path.join(aofdir, "appendonly.aof.manifest"), "rb").read()
+        incr = [line.split()[1].decode() for line in manifest.splitlines() if line.endswith(b" i")][-1]
+        aof = open(os.path.join(aofdir, incr), "rb").read()
+        out[f"aof-{label}"] = b"\x09" + aof
+        out[f"aof-{label}-2workers"] = b"\x0b" + aof
+        out[f"aof-{label}-manifest"] = b"\x19" + manifest
         if with_dumps:
             for k in c.keys("*"):
                 payload = c.dump(k)
@@ -76,6 +99,8 @@ def seeds_from(argv, label, with_dumps):
         data = open(os.path.join(d, "dump.rdb"), "rb").read()
         out[f"file-{label}"] = b"\x01" + data
         out[f"file-{label}-2workers-merge"] = b"\x07" + data
+        # An old-style AOF: an RDB preamble, then commands.
+        out[f"aof-{label}-preamble"] = b"\x09" + data + aof
     finally:
         p.terminate()
         p.wait()

@@ -1,9 +1,12 @@
-// libFuzzer target for everything that reads RDB data from outside:
-// RESTORE's payloads and the RDB file loaded at start-up (and by DEBUG
-// RELOAD). The first input byte picks which: even, the rest is a DUMP
-// payload's body (a type byte, then the value, as RESTORE hands it to
-// LoadRdbObject after checking the footer); odd, the rest is a whole RDB
-// file, loaded into an in-process server's shards (one worker, or two).
+// libFuzzer target for everything that reads persisted data from outside:
+// RESTORE's payloads, the RDB file loaded at start-up (and by DEBUG
+// RELOAD), and the append-only file. The first input byte picks which:
+// even, the rest is a DUMP payload's body (a type byte, then the value, as
+// RESTORE hands it to LoadRdbObject after checking the footer); odd, the
+// rest is a whole RDB file, loaded into an in-process server's shards (one
+// worker, or two); odd with bit 3 (8) set, the rest is an AOF directory's
+// incremental file (bit 4, 16: its manifest instead), loaded by AofLoader
+// as at start-up (its writes replayed, scripts skipped).
 // A finding is a crash, a sanitizer report or a leak: whatever the bytes,
 // the loaders must refuse or load them, and a loaded value must be sound
 // (its container's own checks pass).
@@ -16,9 +19,11 @@
 #include <memory>
 #include <string>
 
+#include "persist/aof_format.h"
 #include "persist/rdb_reader.h"
 #include "persist/rdb_value.h"
 #include "persist/rdb_writer.h"
+#include "server/aof.h"
 #include "server/config.h"
 #include "server/persistence.h"
 #include "scripting/lua_engine.h"
@@ -74,6 +79,49 @@ Server& FuzzServer(int threads) {
   return *s;
 }
 
+// Empties the shards (and the libraries) for the next input.
+void Reset(Server& server) {
+  for (size_t s = 0; s < server.num_shards(); s++)
+    for (int d = 0; d < server.shard(s).num_dbs(); d++) server.shard(s).db(d).Clear();
+  server.functions().Flush();
+}
+
+// An AOF directory of its own (absolute: the harness does not chdir).
+const std::string& AofDir() {
+  static const std::string dir = [] {
+    char tmpl[] = "/tmp/peregrine-aof-fuzz-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) std::abort();
+    return std::string(tmpl);
+  }();
+  return dir;
+}
+
+void WriteFile(const std::string& path, const uint8_t* data, size_t size) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr || std::fwrite(data, 1, size, f) != size) std::abort();
+  std::fclose(f);
+}
+
+void LoadAof(Server& server, const uint8_t* data, size_t size, bool manifest) {
+  server.config().appenddirname = AofDir();
+  const std::string incr = AofDir() + "/appendonly.aof.1.incr.aof";
+  const std::string mf = AofDir() + "/appendonly.aof.manifest";
+  if (manifest) {
+    WriteFile(mf, data, size);
+    WriteFile(incr, reinterpret_cast<const uint8_t*>("*1\r\n$4\r\nPING\r\n"), 14);
+  } else {
+    static const char kManifest[] = "file appendonly.aof.1.incr.aof seq 1 type i\n";
+    WriteFile(mf, reinterpret_cast<const uint8_t*>(kManifest), sizeof(kManifest) - 1);
+    WriteFile(incr, data, size);
+  }
+  AofLoader loader(server, server.worker(0), AofLoader::Options{.open_for_appending = false, .scripts = false});
+  bool found = false;
+  std::string err;
+  if (loader.Open(&found, &err) && found)
+    while (loader.Step(1000) == StartupLoader::Status::kMore) {
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -88,15 +136,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   Server& server = FuzzServer((mode & 2) ? 2 : 1);
+  if (mode & 8) {
+    LoadAof(server, data, size, (mode & 16) != 0);
+    Reset(server);
+    return 0;
+  }
   const int fd = memfd_create("rdb", MFD_CLOEXEC);
   if (fd < 0 || write(fd, data, size) != static_cast<ssize_t>(size)) std::abort();
   bool found = false;
   std::string err;
   LoadRdbFile(server, server.worker(0).lua(), "/proc/self/fd/" + std::to_string(fd), /*merge=*/(mode & 4) != 0, &found, &err);
   close(fd);
-  // Empty the shards (and the libraries) for the next input.
-  for (size_t s = 0; s < server.num_shards(); s++)
-    for (int d = 0; d < server.shard(s).num_dbs(); d++) server.shard(s).db(d).Clear();
-  server.functions().Flush();
+  Reset(server);
   return 0;
 }

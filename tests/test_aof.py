@@ -395,6 +395,14 @@ def test_truncated_tail_loads_or_fails_as_configured(tmp_path):
     assert "Truncating the AOF" in s.output()
     s.stop()
     assert len(incr.read_bytes()) < len(cut)  # cut back to the last whole command
+    # A length past the end of the file is a cut too (nothing that large is
+    # allocated).
+    whole = incr.read_bytes()
+    incr.write_bytes(whole + b"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$99999999999\r\nab")
+    s = server_in(tmp_path, *AOF)
+    assert s.client().get("k18") == b"18" and "Truncating the AOF" in s.output()
+    s.stop()
+    assert incr.read_bytes() == whole
 
 
 @pytest.mark.skipif(IS_REDIS, reason="Peregrine's start-up")

@@ -41,7 +41,12 @@ class AofFileReplay;  // (aof_control.cc)
 // is opened for appending (OpenForAppending).
 class AofLoader final : public StartupLoader {
  public:
-  AofLoader(Server& server, Worker& worker);
+  struct Options {
+    bool open_for_appending = true;  // when done (the fuzzer only loads)
+    bool scripts = true;             // EVAL / FCALL in the file run (the fuzzer skips them)
+  };
+  AofLoader(Server& server, Worker& worker) : AofLoader(server, worker, Options{}) {}
+  AofLoader(Server& server, Worker& worker, Options options);
   ~AofLoader() override;
   // Reads the manifest (moving an old-style AOF in first). *found false:
   // no AOF, no data (the caller opens the file for appending at once).
@@ -54,6 +59,7 @@ class AofLoader final : public StartupLoader {
 
   Server& server_;
   Worker& worker_;
+  Options options_;
   std::vector<AofManifest::File> files_;
   size_t next_ = 0;  // the next file to open
   std::unique_ptr<AofReplayer> replayer_;

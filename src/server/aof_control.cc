@@ -3,6 +3,7 @@
 // CONFIG SET, and loading it at start (the manifest's base, then each
 // incremental file's commands, run as Redis's AOF client runs them).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -104,7 +105,8 @@ bool Server::AofRewriteDue() {
 // nothing blocks, nothing expires: the file says when keys went).
 class AofReplayer {
  public:
-  AofReplayer(Server& server, Worker& worker) : server_(server), worker_(worker), client_(&worker, UINT64_MAX, -1) {}
+  AofReplayer(Server& server, Worker& worker, bool scripts)
+      : server_(server), worker_(worker), client_(&worker, UINT64_MAX, -1), scripts_(scripts) {}
 
   // False with *err for a command the server does not know.
   bool Run(std::span<const std::string_view> args, std::string* err) {
@@ -118,6 +120,13 @@ class AofReplayer {
     const int n = static_cast<int>(args.size());
     if ((cmd->arity > 0 && cmd->arity != n) || n < -cmd->arity) return true;  // (Redis runs it; it errs)
     if (cmd->handler == nullptr) return true;
+    // Only what can change the data runs: writes, SELECT, and the scripts
+    // of old files (Redis before 5 logged EVAL itself, and SCRIPT LOAD).
+    // Anything else a file holds (PING, CONFIG, DEBUG, SHUTDOWN, SAVE ...)
+    // would change nothing of the data, or the server around it: skipped.
+    const bool runs = (cmd->flags & kCmdWrite) || (scripts_ && (cmd->flags & kCmdScript)) ||
+                      cmd->fullname == "select" || (scripts_ && cmd->fullname == "script|load");
+    if (!runs) return true;
     Shard* shard = &server_.shard(0);
     std::vector<size_t> keys;
     if (cmd->first_key > 0 && cmd->KeyPositions(args, &keys) && !keys.empty())
@@ -138,6 +147,7 @@ class AofReplayer {
   Server& server_;
   Worker& worker_;
   Client client_;
+  bool scripts_;
   Buffer out_;
 };
 
@@ -166,6 +176,12 @@ class AofFileReplay {
       *err = "Fatal error: can't open the append log file " + name_ + " for reading: " + std::strerror(errno);
       return false;
     }
+    struct stat sb;
+    if (fstat(fd_, &sb) != 0) {
+      *err = "Unrecoverable error reading the append only file " + name_ + ": " + std::strerror(errno);
+      return false;
+    }
+    size_ = static_cast<uint64_t>(sb.st_size);
     if (base_ > 0 && lseek(fd_, static_cast<off_t>(base_), SEEK_SET) < 0) {
       *err = "Unrecoverable error reading the append only file " + name_ + ": " + std::strerror(errno);
       return false;
@@ -232,7 +248,16 @@ class AofFileReplay {
     buf_.erase(0, pos_);
     base_ += pos_;
     pos_ = 0;
-    const size_t want = std::max<size_t>(reader_.needed() > buf_.size() ? reader_.needed() - buf_.size() : 0, 1 << 20);
+    // What the command needs, or 1 MB, but never more than the file has
+    // left: a corrupt length cannot make the buffer larger than the file
+    // (it reads as a cut-off command).
+    const uint64_t left = size_ > base_ + buf_.size() ? size_ - base_ - buf_.size() : 0;
+    if (left == 0) {
+      eof_ = true;
+      return true;
+    }
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(
+        left, std::max<size_t>(reader_.needed() > buf_.size() ? reader_.needed() - buf_.size() : 0, 1 << 20)));
     const size_t old = buf_.size();
     buf_.resize(old + want);
     ssize_t n;
@@ -284,6 +309,7 @@ class AofFileReplay {
   std::string path_, name_;
   bool last_;
   int fd_ = -1;
+  uint64_t size_ = 0;  // the file's size when opened
   AofReader reader_;
   std::string buf_;
   size_t pos_ = 0;     // the next command's start in buf_
@@ -345,8 +371,9 @@ bool SaveAofCommandsFile(Server& server, const std::string& path, std::string* e
   return true;
 }
 
-AofLoader::AofLoader(Server& server, Worker& worker)
-    : server_(server), worker_(worker), replayer_(std::make_unique<AofReplayer>(server, worker)) {}
+AofLoader::AofLoader(Server& server, Worker& worker, Options options)
+    : server_(server), worker_(worker), options_(options),
+      replayer_(std::make_unique<AofReplayer>(server, worker, options.scripts)) {}
 
 AofLoader::~AofLoader() = default;
 
@@ -420,6 +447,7 @@ StartupLoader::Status AofLoader::Step(size_t max_keys) {
   }
   st.loading.store(false, std::memory_order_release);
   LOG_NOTICE("DB loaded from append only file: %.3f seconds", static_cast<double>(UnixTimeMs() - start_ms_) / 1000.0);
+  if (!options_.open_for_appending) return Status::kDone;
   return OpenForAppending(server_, &error_) ? Status::kDone : Status::kError;
 }
 
