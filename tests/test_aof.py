@@ -605,3 +605,61 @@ def test_timestamp_annotations(tmp_path):
     kill9(s)
     s2 = server_in(tmp_path, *AOF)
     assert s2.client().mget("a", "b") == [b"1", b"2"]
+
+
+def logged_forms(s, tmp_path, script):
+    """Runs `script` (a list of commands) on server `s`, then returns what
+    its incremental file holds, deadlines and restore payloads masked."""
+    c = s.client()
+    for cmd in script:
+        try:
+            c.execute_command(*cmd)
+        except redis.ResponseError:
+            pass
+    out = []
+    for x in incr_commands(tmp_path):
+        out.append([b"<T>" if a.isdigit() and int(a) > 10**12 else a for a in x])
+    return out
+
+
+@pytest.mark.skipif(IS_REDIS, reason="compares with redis-server")
+def test_logged_forms_match_redis(tmp_path):
+    # The same commands on both servers; their files must say the same.
+    (tmp_path / "src").mkdir()
+    payload_src = server_in(tmp_path / "src", kind="redis")
+    src = payload_src.client()
+    src.rpush("l", "a", "b")
+    payload = src.dump("l")
+    payload_src.stop()
+    script = [
+        ("SET", "a", "1"), ("SET", "b", "2", "EX", "100"), ("SET", "c", "3", "PX", "100000", "NX"),
+        ("SET", "a", "9", "GET"), ("SET", "d", "4", "EXAT", "4000000000"), ("SETEX", "e", "100", "5"),
+        ("PSETEX", "f", "100000", "6"), ("EXPIRE", "a", "1000"), ("PEXPIRE", "a", "1000000", "XX"),
+        ("EXPIREAT", "a", "4000000000"), ("EXPIRE", "a", "10", "GT"), ("PERSIST", "a"),
+        ("PEXPIREAT", "f", "1"), ("GETEX", "a", "EX", "100"), ("GETEX", "a", "PERSIST"), ("GETDEL", "e"),
+        ("GETSET", "a", "7"), ("INCRBYFLOAT", "fl", "1.5"), ("INCR", "n"), ("APPEND", "n", "0"),
+        ("HSET", "h", "x", "1"), ("HINCRBYFLOAT", "h", "x", "0.5"), ("HDEL", "h", "nope"),
+        ("RPUSH", "l", "a", "b", "c", "d"), ("BLPOP", "l", "nosuch", "1"), ("BRPOPLPUSH", "l", "l2", "1"),
+        ("BLMOVE", "l", "l2", "LEFT", "RIGHT", "1"), ("LMPOP", "1", "l", "LEFT", "COUNT", "5"),
+        ("ZADD", "z", "1", "a", "2", "b", "3", "c"), ("BZPOPMIN", "z", "1"), ("ZMPOP", "1", "z", "MAX", "COUNT", "9"),
+        ("SADD", "s", "m"), ("SPOP", "s"), ("SADD", "s2", "x", "y"), ("SPOP", "s2", "5"),
+        ("RESTORE", "r", "100000", payload), ("RESTORE", "r2", "0", payload),
+        ("MULTI",), ("SET", "t1", "1"), ("INCR", "t2"), ("GET", "t1"), ("EXEC",),
+        ("EVAL", "redis.call('set', KEYS[1], '1'); redis.call('del', KEYS[2]); return 1", "2", "{e}1", "{e}2"),
+        ("EVAL", "redis.call('set', KEYS[1], '1'); redis.call('incr', KEYS[2]); return 1", "2", "{e}1", "{e}2"),
+        ("SELECT", "5"), ("SET", "db5", "x"), ("SELECT", "0"), ("DEL", "nosuch"), ("SWAPDB", "0", "5"),
+        ("MOVE", "db5", "1"), ("RENAME", "n", "n2"), ("COPY", "n2", "n3"), ("FLUSHDB",), ("FLUSHALL",),
+    ]
+    forms = {}
+    for kind in ("peregrine", "redis"):
+        d = tmp_path / kind
+        d.mkdir()
+        s = server_in(d, *AOF, kind=kind)
+        forms[kind] = logged_forms(s, d, script)
+        s.stop()
+    p, r = forms["peregrine"], forms["redis"]
+    # Command for command, options, databases and transactions included.
+    # (Not here: a counted SPOP that leaves members, which Debian's Redis
+    # 7.0 logs as one SREM per member inside MULTI and 7.2, like
+    # Peregrine, as one SREM of them all.)
+    assert p == r, "\n".join(f"{a!r:70} {b!r}" for a, b in zip(p, r) if a != b)

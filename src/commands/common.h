@@ -118,13 +118,18 @@ inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key, bool tou
 // propagates in another form then says which, Worker::LogAs).
 inline bool Logging(const CommandContext& ctx) { return ctx.worker.logging(); }
 // A key given the deadline `when` (unix ms) is logged as Redis propagates
-// it: PEXPIREAT, or DEL when the deadline has passed (the key goes).
-inline void LogDeadline(CommandContext& ctx, std::string_view key, int64_t when) {
+// it: PEXPIREAT (with `options` after it: EXPIRE's NX/XX/GT/LT, which
+// Redis keeps), or DEL when the deadline has passed (the key goes).
+inline void LogDeadline(CommandContext& ctx, std::string_view key, int64_t when,
+                        std::span<const std::string_view> options = {}) {
   const std::string ms = std::to_string(when);
-  if (when <= ctx.now_ms)
+  if (when <= ctx.now_ms) {
     ctx.worker.LogAs({"DEL", key});
-  else
-    ctx.worker.LogAs({"PEXPIREAT", key, ms});
+    return;
+  }
+  std::vector<std::string_view> args = {"PEXPIREAT", key, ms};
+  args.insert(args.end(), options.begin(), options.end());
+  ctx.worker.LogAs(args);
 }
 
 inline void SignalModifiedKey(CommandContext& ctx, Shard& shard, int db, std::string_view key) {

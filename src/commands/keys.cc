@@ -97,7 +97,7 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds) {
     return;
   }
   if (Logging(ctx)) [[unlikely]]
-    LogDeadline(ctx, ctx.args[1], when);
+    LogDeadline(ctx, ctx.args[1], when, ctx.args.subspan(3));
   if (when <= ctx.now_ms)
     ctx.db().Erase(ctx.args[1]);
   else
