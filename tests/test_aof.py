@@ -663,3 +663,26 @@ def test_logged_forms_match_redis(tmp_path):
     # 7.0 logs as one SREM per member inside MULTI and 7.2, like
     # Peregrine, as one SREM of them all.)
     assert p == r, "\n".join(f"{a!r:70} {b!r}" for a, b in zip(p, r) if a != b)
+
+
+def test_switching_inside_a_transaction(tmp_path):
+    s = server_in(tmp_path, *AOF, "--appendfsync", "always")
+    c = s.client(single_connection_client=True)
+    c.set("x", 10)
+    p = c.pipeline(transaction=True)
+    p.incr("x")
+    p.config_set("appendonly", "no")
+    p.incr("x")
+    p.execute()
+    c.incr("x")  # not logged: the AOF is off
+    p = c.pipeline(transaction=True)
+    p.incr("x")
+    p.config_set("appendonly", "yes")  # the new base holds x as it is here
+    p.incr("x")
+    p.execute()
+    wait_rewrite(c)
+    c.incr("x")
+    assert c.get("x") == b"16"
+    kill9(s)
+    s2 = server_in(tmp_path, *AOF)
+    assert s2.client().get("x") == b"16"

@@ -206,6 +206,9 @@ void AppendOnlyFile::WriteLocked(std::string_view bytes) {
 
 uint64_t AppendOnlyFile::Write(const AofChunk& chunk) {
   std::lock_guard<std::mutex> lock(mu_);
+  // Turned off meanwhile (a transaction that ran CONFIG SET appendonly no
+  // ends): nothing goes anywhere.
+  if (!active()) return written_.load(std::memory_order_relaxed);
   if (server_.config().aof_timestamp_enabled) [[unlikely]] {
     // Redis's genAofTimestampAnnotationIfNeeded: one annotation when the
     // second changes, before what follows it.
@@ -405,6 +408,11 @@ bool AppendOnlyFile::TurnOn(std::string* err) {
   if (!ReadManifest(&found, &ignored)) manifest_ = AofManifest{};
   const std::string temp = PathOf("temp-" + prefix_ + ".incr");
   unlink(temp.c_str());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.clear();
+    write_failed_.store(false, std::memory_order_relaxed);
+  }
   if (!OpenIncr("temp-" + prefix_ + ".incr", err)) return false;
   // What the manifest listed is history now: only the new base counts.
   if (manifest_.base) {

@@ -77,6 +77,10 @@ void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
 
 void Worker::EndGather() {
   if (--txn_depth_ > 0 || txn_.empty()) return;
+  if (!server_.aof().active()) {  // (turned off inside the transaction)
+    txn_.Clear();
+    return;
+  }
   // Several commands are one transaction in the file, as Redis propagates
   // a script's or EXEC's effects.
   if (txn_.commands() > 1) {
