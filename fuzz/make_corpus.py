@@ -86,6 +86,13 @@ SEEDS = {
                   ("GETRANGE", "k", SMALL, BIG), ("SUBSTR", "k", "1", "3"), ("SETRANGE", "k", "6", "Redis"),
                   ("SETRANGE", "k", "-1", "x"), ("SETRANGE", "new", "20", "x"), ("SETRANGE", "k", "536870912", "x"),
                   ("STRLEN", "k"), ("APPEND", "k", "!"), ("APPEND", "fresh", "x")),
+    "bitmaps": seq(("SETBIT", "b", "7", "1"), ("SETBIT", "b", "100", "1"), ("GETBIT", "b", "100"),
+                   ("SETBIT", "b", "4294967296", "1"), ("BITCOUNT", "b"), ("BITCOUNT", "b", "1", "-1", "BIT"),
+                   ("BITPOS", "b", "0"), ("BITPOS", "b", "1", "2", "-1", "BYTE"), ("SET", "c", "foobar"),
+                   ("BITOP", "AND", "d", "b", "c"), ("BITOP", "NOT", "d", "c"), ("BITOP", "XOR", "d", "b", "c", "x"),
+                   ("BITFIELD", "f", "SET", "u8", "0", "200", "INCRBY", "i5", "#3", "-9", "OVERFLOW", "FAIL",
+                    "INCRBY", "u8", "0", "100", "GET", "i64", "8"),
+                   ("BITFIELD_RO", "f", "GET", "u63", "#2"), ("BITFIELD", "f", "OVERFLOW", "SAT", "INCRBY", "i64", "0", BIG)),
     "integers_encoding": seq(("SET", "i", "12345"), ("OBJECT", "ENCODING", "i"), ("APPEND", "i", "6"),
                              ("OBJECT", "ENCODING", "i"), ("SET", "e", "x" * 40), ("OBJECT", "ENCODING", "e"),
                              ("SET", "neg", "-0"), ("INCR", "neg"), ("SET", "lead", "007"), ("INCR", "lead")),
@@ -479,6 +486,8 @@ zset-max-listpack-entries zset-max-listpack-value inf -inf +inf
 geoadd geodist geohash geopos geosearch geosearchstore georadius georadiusbymember georadius_ro
 georadiusbymember_ro frommember fromlonlat byradius bybox asc desc any withcoord withdist withhash store storedist
 m km mi ft
+setbit getbit bitcount bitpos bitop bitfield bitfield_ro and or xor not bit byte overflow wrap sat fail
+u8 i8 u63 i64 #0
 """.split()))
 DICT_RAW = ["\r\n", "*1\r\n", "*2\r\n", "*3\r\n", "$1\r\n", "$-1\r\n", "$0\r\n\r\n",
             "9223372036854775807", "-9223372036854775808", "18446744073709551616", "4294967296",

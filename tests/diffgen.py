@@ -212,6 +212,26 @@ offset = st.one_of(*weighted(3, small_offset),
                    ints(536870912, 2**31, 2**32, LLONG_MAX, LLONG_MAX - 1, LLONG_MIN, -1), bad_int)
 setrange_value = st.one_of(st.just(b""), value)
 
+# Bitmaps: bit offsets small, or past the 512 MB limit (never one that would
+# allocate near it); BITCOUNT / BITPOS ranges and units; BITFIELD's types,
+# offsets (#n included) and operations.
+bit_offset = st.one_of(*weighted(3, st.integers(min_value=0, max_value=200).map(lambda i: str(i).encode())),
+                       ints(-1, 4294967296, 2**40, LLONG_MAX, LLONG_MIN), bad_int)
+bit_value = st.one_of(*weighted(3, ints(0, 1)), ints(2, -1, 10), bad_int)
+bit_unit = st.sampled_from([b"BIT", b"byte", b"bits", b""])
+bit_range = st.one_of(st.just([]), seq(small_index), seq(small_index, small_index),
+                      seq(small_index, small_index, bit_unit), seq(small_index, small_index, bit_unit, bit_unit))
+bitop_name = st.sampled_from([b"AND", b"or", b"Xor", b"NOT", b"nand"])
+field_type = st.sampled_from([b"u8", b"i8", b"u1", b"i1", b"i64", b"u63", b"u64", b"i65", b"i5", b"u0", b"x8"])
+field_offset = st.one_of(*weighted(3, st.integers(min_value=0, max_value=100).map(lambda i: str(i).encode())),
+                         st.sampled_from([b"#0", b"#3", b"-1", b"#-1", b"#536870912", b"#"]))
+bitfield_op = st.one_of(
+    st.tuples(word("get"), field_type, field_offset).map(list),
+    st.tuples(word("set"), field_type, field_offset, delta).map(list),
+    st.tuples(word("incrby"), field_type, field_offset, delta).map(list),
+    st.tuples(word("overflow"), st.sampled_from([b"WRAP", b"sat", b"Fail", b"nope"])).map(list),
+)
+
 # Expiry times. Absolute ones are long past (the key is deleted at once, or
 # lingers until touched) or far in the future; relative ones are Rel (>= 200 s, so
 # nothing expires during an example). Everything that would expire within an
@@ -275,6 +295,7 @@ ARITY = {
     "get": 2, "set": -3, "setnx": 3, "setex": 4, "psetex": 4, "getset": 3, "getdel": 2, "getex": -2,
     "mget": -2, "mset": -3, "msetnx": -3, "append": 3, "strlen": 2, "incr": 2, "decr": 2, "incrby": 3,
     "decrby": 3, "incrbyfloat": 3, "getrange": 4, "substr": 4, "setrange": 4, "del": -2, "unlink": -2,
+    "setbit": 4, "getbit": 3, "bitcount": -2, "bitpos": -3, "bitop": -4, "bitfield": -2, "bitfield_ro": -2,
     "exists": -2, "type": 2, "touch": -2, "expire": -3, "pexpire": -3, "expireat": -3, "pexpireat": -3,
     "expiretime": 2, "pexpiretime": 2, "ttl": 2, "pttl": 2, "persist": 2, "keys": 2, "scan": -2,
     "rename": 3, "renamenx": 3, "randomkey": 1, "copy": -3, "move": 3, "swapdb": 3, "dbsize": 1,
@@ -789,6 +810,14 @@ def commands(allowed, key):
         cmd("getrange", key, index, index),
         cmd("substr", key, index, index),
         cmd("setrange", key, offset, setrange_value),
+        # bitmaps
+        cmd("setbit", key, bit_offset, bit_value),
+        cmd("getbit", key, bit_offset),
+        cmd("bitcount", key, bit_range),
+        cmd("bitpos", key, bit_value, bit_range),
+        cmd("bitop", bitop_name, key, keys),
+        cmd("bitfield", key, options(bitfield_op, max_size=3)),
+        cmd("bitfield_ro", key, options(bitfield_op, max_size=2)),
         # keys
         cmd("del", keys), cmd("unlink", keys), cmd("exists", keys), cmd("touch", keys),
         cmd("type", key),

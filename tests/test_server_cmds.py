@@ -247,6 +247,8 @@ def test_command_list_errors(rc):
     ("del", -2, [b"write"], 1, -1, 1, [b"@keyspace", b"@write", b"@slow"]),
     ("ping", -1, [b"fast"], 0, 0, 0, [b"@fast", b"@connection"]),
     ("GET", 2, [b"readonly", b"fast"], 1, 1, 1, [b"@read", b"@string", b"@fast"]),
+    ("setbit", 4, [b"write", b"denyoom"], 1, 1, 1, [b"@write", b"@bitmap", b"@slow"]),
+    ("bitop", -4, [b"write", b"denyoom"], 2, -1, 1, [b"@write", b"@bitmap", b"@slow"]),
 ])
 def test_command_info(rc, name, arity_, flags, first, last, step, cats):
     (entry,) = rc.execute_command("COMMAND", "INFO", name)

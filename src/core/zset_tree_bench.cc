@@ -151,11 +151,18 @@ void BM_ZTreeWithIndex1M(benchmark::State& state) {
   const auto& keys = TheKeys().v;
   const ZTree& t = TheTree();
   ZIndex index;
-  size_t n = 0;  // a resize rebuilds from the members indexed so far
-  auto each = [&](auto&& f) {
-    for (size_t k = 0; k < n; ++k) f(packed::Hash(keys[k].second), keys[k].first);
-  };
-  for (; n < keys.size(); ++n) index.Insert(packed::Hash(keys[n].second), keys[n].first, each);
+  // Filled as a set grows, each resize's move done at once (the members
+  // indexed so far go to the new table).
+  for (size_t n = 0; n < keys.size(); ++n) {
+    if (const uint64_t groups = index.GrowTarget(); groups != 0 || index.MustGrow()) {
+      index.StartMove(groups != 0 ? groups : 2);
+      while (!index.PrepareMove(64)) {
+      }
+      for (size_t k = 0; k < n; ++k) index.Move(packed::Hash(keys[k].second), keys[k].first);
+      index.FinishMove();
+    }
+    index.Insert(packed::Hash(keys[n].second), keys[n].first, /*moved=*/false);
+  }
   size_t i = 0;
   for (auto _ : state) {
     const std::string& m = keys[(i++ * 7919) % kMembers].second;

@@ -93,6 +93,7 @@ enum AclCategory : uint32_t {
   kAclSortedSet = 1u << 15,
   kAclGeo = 1u << 16,
   kAclScripting = 1u << 17,
+  kAclBitmap = 1u << 18,
 };
 
 // Everything a handler may touch while it runs. Lives for one command, on the
@@ -207,6 +208,7 @@ std::vector<std::string_view> AclCategoryNames(uint32_t categories);
 // Registration functions, one per commands/<family>.cc.
 void RegisterConnectionCommands(CommandTable& table);
 void RegisterStringCommands(CommandTable& table);
+void RegisterBitmapCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);

@@ -75,6 +75,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
       aof_(std::make_unique<AppendOnlyFile>(*this)) {
   RegisterConnectionCommands(commands_);
   RegisterStringCommands(commands_);
+  RegisterBitmapCommands(commands_);
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
   RegisterPubSubCommands(commands_);
