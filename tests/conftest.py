@@ -100,6 +100,14 @@ def server():
     s.stop()
 
 
+@pytest.fixture(scope="module")
+def reference():
+    """Debian's redis-server beside the server under test (cross-checks)."""
+    ref = ServerProcess(kind="redis")
+    yield ref
+    ref.stop()
+
+
 @pytest.fixture
 def r(server):
     c = server.client(protocol=2)  # redis-py 8 would otherwise speak RESP3

@@ -295,7 +295,7 @@ ARITY = {
     "get": 2, "set": -3, "setnx": 3, "setex": 4, "psetex": 4, "getset": 3, "getdel": 2, "getex": -2,
     "mget": -2, "mset": -3, "msetnx": -3, "append": 3, "strlen": 2, "incr": 2, "decr": 2, "incrby": 3,
     "decrby": 3, "incrbyfloat": 3, "getrange": 4, "substr": 4, "setrange": 4, "del": -2, "unlink": -2,
-    "setbit": 4, "getbit": 3, "bitcount": -2, "bitpos": -3, "bitop": -4, "bitfield": -2, "bitfield_ro": -2,
+    "lcs": -3, "setbit": 4, "getbit": 3, "bitcount": -2, "bitpos": -3, "bitop": -4, "bitfield": -2, "bitfield_ro": -2,
     "exists": -2, "type": 2, "touch": -2, "expire": -3, "pexpire": -3, "expireat": -3, "pexpireat": -3,
     "expiretime": 2, "pexpiretime": 2, "ttl": 2, "pttl": 2, "persist": 2, "keys": 2, "scan": -2,
     "rename": 3, "renamenx": 3, "randomkey": 1, "copy": -3, "move": 3, "swapdb": 3, "dbsize": 1,
@@ -818,6 +818,8 @@ def commands(allowed, key):
         cmd("bitop", bitop_name, key, keys),
         cmd("bitfield", key, options(bitfield_op, max_size=3)),
         cmd("bitfield_ro", key, options(bitfield_op, max_size=2)),
+        cmd("lcs", key, key, options(word("len"), word("idx"), word("withmatchlen"),
+                                     seq(word("minmatchlen"), st.one_of(small_index, bad_int)), max_size=3)),
         # keys
         cmd("del", keys), cmd("unlink", keys), cmd("exists", keys), cmd("touch", keys),
         cmd("type", key),

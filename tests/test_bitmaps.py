@@ -6,7 +6,7 @@ import random
 import pytest
 import redis
 
-from conftest import IS_REDIS, ServerProcess
+from conftest import IS_REDIS
 from helpers import raises
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
@@ -109,6 +109,7 @@ def test_bitop(r):
     # Keys on any shard; missing ones are empty; the destination loses its TTL.
     r.set("x", "ab", ex=100)
     assert r.bitop("or", "x", "x", "missing") == 2 and r.ttl("x") == -1
+    assert r.bitop("or", "{b}d", "{b}missing", "{b}2") == 1 and r.get("{b}d") == b"\xf0"  # a missing first key
     r.rpush("dst", "a")
     assert r.bitop("or", "dst", "{b}1") == 2 and r.type("dst") == b"string"
     assert r.bitop("and", "dst", "missing", "missing2") == 0 and not r.exists("dst")
@@ -157,13 +158,6 @@ def test_bitfield(r):
         r.execute_command("BITFIELD", "l", "GET", "u8", 0)
     with raises(WRONGTYPE):
         r.execute_command("BITFIELD_RO", "l", "GET", "u8", 0)
-
-
-@pytest.fixture(scope="module")
-def reference():
-    ref = ServerProcess(kind="redis")
-    yield ref
-    ref.stop()
 
 
 @pytest.mark.skipif(IS_REDIS, reason="compares with redis-server")

@@ -1,9 +1,11 @@
 // String commands: GET, SET and its variants, MGET/MSET, APPEND, STRLEN, the
-// INCR family, INCRBYFLOAT, GETRANGE/SETRANGE. Each handler parses its
+// INCR family, INCRBYFLOAT, GETRANGE/SETRANGE, LCS. Each handler parses its
 // arguments, operates on the owning shard's database and writes the reply.
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "commands/common.h"
 #include "core/numbers.h"
@@ -452,6 +454,126 @@ void SetrangeCommand(CommandContext& ctx) {
   ctx.reply.Integer(static_cast<int64_t>(s.size()));
 }
 
+// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]: the longest
+// common subsequence of two strings (Redis 7's lcsCommand: the same
+// dynamic-programming table, the same walk back, so that the matches and
+// their order are Redis's). The keys may live on different shards.
+void LcsCommand(CommandContext& ctx) {
+  Db::Entry* ea = LookupRead(ctx, ctx.args[1]);
+  Db::Entry* eb = LookupRead(ctx, ctx.args[2]);
+  if ((ea != nullptr && !ea->value.is_string()) || (eb != nullptr && !eb->value.is_string())) {
+    ctx.reply.Error("ERR The specified keys must contain string values");
+    return;
+  }
+  char sa[CompactString::kIntBufferSize], sb[CompactString::kIntBufferSize];
+  // (Copied: the two views must stay valid while the table is built.)
+  const std::string a(ea != nullptr ? ea->value.str().View(sa) : std::string_view());
+  const std::string b(eb != nullptr ? eb->value.str().View(sb) : std::string_view());
+  bool getlen = false, getidx = false, withmatchlen = false;
+  int64_t minmatchlen = 0;
+  for (size_t j = 3; j < ctx.args.size(); j++) {
+    const std::string_view opt = ctx.args[j];
+    const bool more = j + 1 < ctx.args.size();
+    if (EqualsIgnoreCase(opt, "idx")) {
+      getidx = true;
+    } else if (EqualsIgnoreCase(opt, "len")) {
+      getlen = true;
+    } else if (EqualsIgnoreCase(opt, "withmatchlen")) {
+      withmatchlen = true;
+    } else if (EqualsIgnoreCase(opt, "minmatchlen") && more) {
+      if (!ParseIntArg(ctx, ctx.args[j + 1], &minmatchlen)) return;
+      if (minmatchlen < 0) minmatchlen = 0;
+      j++;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  if (getlen && getidx) {
+    ctx.reply.Error("ERR If you want both the length and indexes, please just use IDX.");
+    return;
+  }
+  if (a.size() >= UINT32_MAX - 1 || b.size() >= UINT32_MAX - 1) {
+    ctx.reply.Error("ERR String too long for LCS");
+    return;
+  }
+  const uint64_t alen = a.size(), blen = b.size();
+  const uint64_t cells = (alen + 1) * (blen + 1);
+  if (cells * sizeof(uint32_t) > ctx.server.config().proto_max_bulk_len) {
+    ctx.reply.Error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+    return;
+  }
+  // lcs[i][j]: the LCS length of a[0..i) and b[0..j).
+  std::vector<uint32_t> lcs(cells);
+  auto at = [&](uint64_t i, uint64_t j) -> uint32_t& { return lcs[j + i * (blen + 1)]; };
+  for (uint64_t i = 1; i <= alen; i++)
+    for (uint64_t j = 1; j <= blen; j++)
+      at(i, j) = a[i - 1] == b[j - 1] ? at(i - 1, j - 1) + 1 : std::max(at(i - 1, j), at(i, j - 1));
+  const uint32_t total = at(alen, blen);
+  if (getlen) {
+    ctx.reply.Integer(total);
+    return;
+  }
+  // The walk back from the end: the string, and the matching ranges
+  // (from the last to the first, as Redis emits them).
+  std::string result(total, '\0');
+  struct Range {
+    uint64_t a0, a1, b0, b1;
+  };
+  std::vector<Range> ranges;
+  uint64_t idx = total, i = alen, j = blen;
+  bool open = false;
+  Range cur{};
+  while (i > 0 && j > 0) {
+    bool emit = false;
+    if (a[i - 1] == b[j - 1]) {
+      result[--idx] = a[i - 1];
+      if (!open) {
+        cur = Range{i - 1, i - 1, j - 1, j - 1};
+        open = true;
+      } else if (cur.a0 == i && cur.b0 == j) {
+        cur.a0--;  // contiguous: the range grows backwards
+        cur.b0--;
+      } else {
+        emit = true;
+      }
+      if (cur.a0 == 0 || cur.b0 == 0) emit = true;
+      i--;
+      j--;
+    } else {
+      if (at(i - 1, j) > at(i, j - 1))
+        i--;
+      else
+        j--;
+      if (open) emit = true;
+    }
+    if (emit) {
+      const uint64_t len = cur.a1 - cur.a0 + 1;
+      if (minmatchlen == 0 || len >= static_cast<uint64_t>(minmatchlen)) ranges.push_back(cur);
+      open = false;
+    }
+  }
+  if (!getidx) {
+    ctx.reply.Bulk(result);
+    return;
+  }
+  ctx.reply.MapHeader(2);
+  ctx.reply.Bulk("matches");
+  ctx.reply.ArrayHeader(ranges.size());
+  for (const Range& r : ranges) {
+    ctx.reply.ArrayHeader(withmatchlen ? 3 : 2);
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Integer(static_cast<int64_t>(r.a0));
+    ctx.reply.Integer(static_cast<int64_t>(r.a1));
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Integer(static_cast<int64_t>(r.b0));
+    ctx.reply.Integer(static_cast<int64_t>(r.b1));
+    if (withmatchlen) ctx.reply.Integer(static_cast<int64_t>(r.a1 - r.a0 + 1));
+  }
+  ctx.reply.Bulk("len");
+  ctx.reply.Integer(total);
+}
+
 constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 
 }  // namespace
@@ -510,6 +632,8 @@ void RegisterStringCommands(CommandTable& t) {
       "O(N) where N is the length of the returned string.", "Returns a substring of the string stored at a key.");
   add("substr", 4, kCmdReadonly, 1, 1, 1, GetrangeCommand, "1.0.0",
       "O(N) where N is the length of the returned string.", "Returns a substring from a string value.");
+  add("lcs", -3, kCmdReadonly, 1, 2, 1, LcsCommand, "7.0.0",
+      "O(N*M) where N and M are the lengths of s1 and s2, respectively", "Finds the longest common substring.");
   add("setrange", 4, kWriteFlags, 1, 1, 1, SetrangeCommand, "2.2.0",
       "O(1), not counting the time taken to copy the new string in place.",
       "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.");

@@ -70,7 +70,7 @@ std::string Combine(Op op, std::span<const std::string_view> sources) {
   if (len == 0) return out;
   uint8_t* o = reinterpret_cast<uint8_t*>(out.data());
   const std::string_view first = sources[0];
-  std::memcpy(o, first.data(), first.size());  // (the rest is zeros)
+  if (!first.empty()) std::memcpy(o, first.data(), first.size());  // (the rest is zeros; a missing key has no bytes)
   if (op == Op::kNot) {
     for (size_t i = 0; i < len; i++) o[i] = static_cast<uint8_t>(~o[i]);
     return out;

@@ -88,6 +88,16 @@ TEST(Bits, CombineMatchesTheModel) {
   }
 }
 
+// A missing key is an empty view with no bytes at all (a null pointer).
+TEST(Bits, CombineWithEmptySources) {
+  const std::string_view none;
+  const std::string b = "\x0f";
+  const std::string_view views[] = {none, b, none};
+  EXPECT_EQ(Combine(Op::kOr, views), "\x0f");
+  EXPECT_EQ(Combine(Op::kAnd, views), std::string(1, '\0'));
+  EXPECT_EQ(Combine(Op::kNot, std::span<const std::string_view>(views, 1)), "");
+}
+
 TEST(Bits, FieldsRoundTrip) {
   std::mt19937_64 rng(11);
   std::string buf(32, '\0');
