@@ -22,8 +22,10 @@ uint64_t Load64(const uint8_t* p) {
 
 // Built twice, the loader picking the POPCNT instruction where the CPU has
 // it (the build targets baseline x86-64, whose popcount is a sequence of
-// shifts and adds: 4x slower): BITCOUNT at memory speed.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// shifts and adds: 4x slower): BITCOUNT at memory speed. Not under
+// ThreadSanitizer, whose runtime is not up yet when the loader resolves
+// the choice (the process crashes at start).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 [[gnu::target_clones("popcnt", "default")]]
 #endif
 uint64_t Count(const uint8_t* p, uint64_t first, uint64_t last) {
