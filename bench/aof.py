@@ -89,8 +89,7 @@ def write_report(results, cases, args, shown):
     def med(name, mode, p, key):
         return bl.median([r[key] for r in results.get(f"{name} {mode} P{p}", [])])
 
-    def ratio(a, b):
-        return f"{a / b:.2f}" if a is not None and b else "—"
+    ratio = bl.ratio
 
     lines = [f"`python3 bench/aof.py --rounds {args.rounds}` (redis-benchmark -c 50 -n {args.requests:,} "
              f"(always: a tenth) -r 1000000 -d 16 -t set; Peregrine `--threads 1`; Debian's redis-server 7.0; "

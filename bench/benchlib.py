@@ -628,6 +628,11 @@ def num(x, spec: str) -> str:
     return "—" if x is None else format(x, spec)
 
 
+def ratio(a, b) -> str:
+    """a / b to two places, or a dash when either is missing (a run too short to measure)."""
+    return f"{a / b:.2f}" if a is not None and b else "—"
+
+
 def median(xs):
     xs = sorted(x for x in xs if x is not None)
     if not xs:

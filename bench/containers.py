@@ -184,9 +184,7 @@ def measure_benchmark(srv, spec, tid, args, n, rb):
             "command": "redis-benchmark " + " ".join(["-c", "50", "-n", str(n)] + args)}
 
 
-def ratio(a, b) -> str:
-    """a / b to two places, or a dash when b is nothing (a run too short to see CPU ticks)."""
-    return f"{a / b:.2f}" if a is not None and b else "—"
+ratio = bl.ratio
 
 
 def sides(records, rid):

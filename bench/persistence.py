@@ -190,8 +190,7 @@ def write_report(records, nkeys, requests, shown, docs: bool):
     def mb(r, key):
         return r["file_bytes"] / r[key] / 1e6
 
-    def ratio(a, b):
-        return f"{a / b:.2f}" if a is not None and b else "—"
+    ratio = bl.ratio
 
     def div(a, b):
         return a / b if a is not None and b else None

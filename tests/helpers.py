@@ -37,6 +37,17 @@ def raises(text, exc=redis.ResponseError):
     return pytest.raises(exc, match=errmatch(text))
 
 
+def replies(clients, *cmd):
+    """What each client gets for `cmd`: its reply, or ("error", text)."""
+    out = []
+    for c in clients:
+        try:
+            out.append(c.execute_command(*cmd))
+        except redis.ResponseError as e:
+            out.append(("error", str(e)))
+    return out
+
+
 def make_list(c, key, *values):
     """Create a non-string key for WRONGTYPE / other-type checks: a list (RPUSH), or,
     on a server without lists yet, a set (SADD) with the same members.

@@ -4,10 +4,9 @@
 import random
 
 import pytest
-import redis
 
 from conftest import IS_REDIS
-from helpers import raises
+from helpers import raises, replies
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
@@ -211,12 +210,7 @@ def test_random_operations_match_redis(server, reference):
                                                                            rng.randrange(-2**63, 2**63)])]
                 else:
                     cmd += ["OVERFLOW", rng.choice(["WRAP", "SAT", "FAIL"])]
-        got, want = [], []
-        for c, out in ((sub, got), (ref, want)):
-            try:
-                out.append(c.execute_command(*cmd))
-            except redis.ResponseError as e:
-                out.append(("error", str(e)))
+        got, want = replies((sub, ref), *cmd)
         assert got == want, (i, cmd)
     for k in keys:
         assert sub.get(k) == ref.get(k), k

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from conftest import IS_REDIS
-from helpers import raises
+from helpers import raises, replies
 
 
 def test_lcs_forms(r):
@@ -66,9 +66,8 @@ def test_lcs_matches_redis(server, reference):
         b = "".join(rng.choice("abcd") for _ in range(rng.randrange(0, 40)))
         opts = rng.choice([[], ["LEN"], ["IDX"], ["IDX", "WITHMATCHLEN"],
                            ["IDX", "MINMATCHLEN", str(rng.randrange(0, 4)), "WITHMATCHLEN"]])
-        replies = []
         for c in (sub, ref):
             c.set("{k}a", a)
             c.set("{k}b", b)
-            replies.append(c.execute_command("LCS", "{k}a", "{k}b", *opts))
-        assert replies[0] == replies[1], (a, b, opts)
+        got, want = replies((sub, ref), "LCS", "{k}a", "{k}b", *opts)
+        assert got == want, (a, b, opts)

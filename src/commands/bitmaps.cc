@@ -101,24 +101,23 @@ void GetbitCommand(CommandContext& ctx) {
   ctx.reply.Integer((offset >> 3) < b.size() && bits::Get(b.data(), offset) ? 1 : 0);
 }
 
-// BITCOUNT / BITPOS's range: [start, end] in bytes or bits (`unit` at
-// args[unit_at] if given), negative from the end, clamped to a string of
-// `len` bytes, as bits [*first, *last]. False with the range empty.
-// Replies a syntax error (and sets *failed) for a bad unit.
-bool BitRange(CommandContext& ctx, int64_t start, int64_t end, size_t unit_at, uint64_t len, uint64_t* first,
-              uint64_t* last, bool* failed, bool* isbit_out = nullptr) {
-  bool isbit = false;
-  *failed = false;
-  if (unit_at < ctx.args.size()) {
-    if (EqualsIgnoreCase(ctx.args[unit_at], "bit")) {
-      isbit = true;
-    } else if (!EqualsIgnoreCase(ctx.args[unit_at], "byte")) {
-      ctx.reply.Error(kErrSyntax);
-      *failed = true;
-      return false;
-    }
+// BITCOUNT / BITPOS's unit at args[at], if given: BIT, or BYTE (the
+// default). False after replying a syntax error.
+bool ParseBitUnit(CommandContext& ctx, size_t at, bool* isbit) {
+  *isbit = false;
+  if (at >= ctx.args.size() || EqualsIgnoreCase(ctx.args[at], "byte")) return true;
+  if (EqualsIgnoreCase(ctx.args[at], "bit")) {
+    *isbit = true;
+    return true;
   }
-  if (isbit_out != nullptr) *isbit_out = isbit;
+  ctx.reply.Error(kErrSyntax);
+  return false;
+}
+
+// BITCOUNT / BITPOS's range: [start, end] in bytes or bits, negative from
+// the end, clamped to a string of `len` bytes (Redis's rules), as bits
+// [*first, *last]. False if the range is empty.
+bool BitRange(int64_t start, int64_t end, bool isbit, uint64_t len, uint64_t* first, uint64_t* last) {
   const int64_t total = static_cast<int64_t>(isbit ? len * 8 : len);
   if (start < 0) start += total;
   if (end < 0) end += total;
@@ -145,9 +144,10 @@ void BitcountCommand(CommandContext& ctx) {
       ctx.reply.Integer(0);
       return;
     }
-    bool failed;
-    if (!BitRange(ctx, start, end, 4, b.size(), &first, &last, &failed)) {
-      if (!failed) ctx.reply.Integer(0);
+    bool isbit;
+    if (!ParseBitUnit(ctx, 4, &isbit)) return;
+    if (!BitRange(start, end, isbit, b.size(), &first, &last)) {
+      ctx.reply.Integer(0);
       return;
     }
   } else if (argc == 2) {
@@ -181,19 +181,16 @@ void BitposCommand(CommandContext& ctx) {
     int64_t start, end = 0;
     if (!ParseIntArg(ctx, ctx.args[3], &start)) return;
     // (The unit is looked at before the end, as Redis does.)
-    if (argc == 6 && !EqualsIgnoreCase(ctx.args[5], "bit") && !EqualsIgnoreCase(ctx.args[5], "byte")) {
-      ctx.reply.Error(kErrSyntax);
-      return;
-    }
+    bool isbit;
+    if (!ParseBitUnit(ctx, 5, &isbit)) return;
     if (argc >= 5) {
       if (!ParseIntArg(ctx, ctx.args[4], &end)) return;
       end_given = true;
     } else {
       end = static_cast<int64_t>(b.size()) - 1;
     }
-    bool failed;
-    if (!BitRange(ctx, start, end, 5, b.size(), &first, &last, &failed)) {
-      if (!failed) ctx.reply.Integer(-1);  // an empty range holds neither bit
+    if (!BitRange(start, end, isbit, b.size(), &first, &last)) {
+      ctx.reply.Integer(-1);  // an empty range holds neither bit
       return;
     }
   } else if (argc == 3) {

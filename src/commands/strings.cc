@@ -465,10 +465,10 @@ void LcsCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR The specified keys must contain string values");
     return;
   }
+  // (Views of the values: nothing changes them while the command runs.)
   char sa[CompactString::kIntBufferSize], sb[CompactString::kIntBufferSize];
-  // (Copied: the two views must stay valid while the table is built.)
-  const std::string a(ea != nullptr ? ea->value.str().View(sa) : std::string_view());
-  const std::string b(eb != nullptr ? eb->value.str().View(sb) : std::string_view());
+  const std::string_view a = ea != nullptr ? ea->value.str().View(sa) : std::string_view();
+  const std::string_view b = eb != nullptr ? eb->value.str().View(sb) : std::string_view();
   bool getlen = false, getidx = false, withmatchlen = false;
   int64_t minmatchlen = 0;
   for (size_t j = 3; j < ctx.args.size(); j++) {

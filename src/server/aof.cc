@@ -238,7 +238,7 @@ void AppendOnlyFile::RetryFailedWrite() {
 }
 
 std::string AppendOnlyFile::last_write_error() const {
-  std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(mu_));
+  std::lock_guard<std::mutex> lock(mu_);
   return last_error_;
 }
 

@@ -148,7 +148,6 @@ class AppendOnlyFile {
   // --- INFO ---
   uint64_t current_size() const { return current_size_.load(std::memory_order_relaxed); }
   uint64_t base_size() const { return base_size_.load(std::memory_order_relaxed); }
-  uint64_t delayed_fsync() const { return 0; }
 
  private:
   bool PersistManifest(const AofManifest& m, std::string* err);
@@ -167,7 +166,7 @@ class AppendOnlyFile {
   std::atomic<bool> active_{false};
   std::atomic<AppendFsync> fsync_{AppendFsync::kEverysec};
 
-  std::mutex mu_;  // the file: fd_, file_db_, pending_, written_
+  mutable std::mutex mu_;  // the file: fd_, file_db_, pending_, last_error_, written_
   int fd_ = -1;
   int file_db_ = -1;     // the database the file's last command is in (-1: none yet)
   int64_t last_ts_s_ = 0;  // the last #TS annotation's second (aof-timestamp-enabled)

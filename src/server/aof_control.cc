@@ -128,9 +128,8 @@ class AofReplayer {
                       cmd->fullname == "select" || (scripts_ && cmd->fullname == "script|load");
     if (!runs) return true;
     Shard* shard = &server_.shard(0);
-    std::vector<size_t> keys;
-    if (cmd->first_key > 0 && cmd->KeyPositions(args, &keys) && !keys.empty())
-      shard = &server_.shard(server_.ShardIndexOf(args[keys[0]]));
+    if (cmd->first_key > 0 && cmd->KeyPositions(args, &keys_) && !keys_.empty())
+      shard = &server_.shard(server_.ShardIndexOf(args[keys_[0]]));
     out_.Clear();
     ReplyWriter reply(&out_, 2, nullptr);
     // now_ms 0: no key counts as expired while the file is replayed.
@@ -149,6 +148,7 @@ class AofReplayer {
   Client client_;
   bool scripts_;
   Buffer out_;
+  std::vector<size_t> keys_;  // scratch: the running command's key positions
 };
 
 // One file of commands replayed from byte `from`, a step at a time; `last`:

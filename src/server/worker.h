@@ -486,10 +486,6 @@ class Worker : public ErrorSink {
   void LogAs(std::initializer_list<std::string_view> args) {
     LogAs(std::span<const std::string_view>(args.begin(), args.size()));
   }
-  // For a handler: the command is logged although no key changed
-  // (FUNCTION LOAD, FUNCTION DELETE ...), or not logged although one did.
-  void LogAnyway() { log_.force = true; }
-  void LogNothing() { log_.suppress = true; }
   // Whether commands are being logged (the append-only file is on).
   bool logging() const;
   // The worker's logged commands go to the file (and, with appendfsync
@@ -515,12 +511,8 @@ class Worker : public ErrorSink {
   void LogChunk(const AofChunk& chunk);
   // The chunk of shard `s` (held) goes to the file now.
   void WriteShardAof(Shard& s);
-  // What a running handler asked of its logging (LogAs, LogAnyway ...).
-  struct LogRequest {
-    bool force = false, suppress = false;
-    std::vector<std::vector<std::string>> as;
-  };
-  LogRequest log_;
+  // The forms the running handler asked its command to be logged in (LogAs).
+  std::vector<std::vector<std::string>> log_as_;
   int txn_depth_ = 0;      // EXEC or scripts running (their commands gather in txn_)
   AofChunk txn_;           // a transaction's or script's commands so far
   AofChunk direct_;        // scratch: a command over several shards

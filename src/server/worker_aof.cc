@@ -25,7 +25,7 @@ void Worker::HoldAllForReplay(bool on) {
 }
 
 void Worker::LogAs(std::span<const std::string_view> args) {
-  log_.as.emplace_back(args.begin(), args.end());
+  log_as_.emplace_back(args.begin(), args.end());
 }
 
 // The writes counted on the shards the running command holds (a command
@@ -43,12 +43,12 @@ void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
     cmd->handler(ctx);
     return;
   }
-  // (A script's or EXEC's commands come here again, nested: their requests
+  // (A script's or EXEC's commands come here again, nested: their forms
   // are their own; what the outer one asked before is kept aside.)
-  LogRequest outer;
-  const bool nested = log_.force || log_.suppress || !log_.as.empty();
+  std::vector<std::vector<std::string>> outer;
+  const bool nested = !log_as_.empty();
   if (nested) [[unlikely]]
-    outer = std::exchange(log_, LogRequest{});
+    outer = std::exchange(log_as_, {});
   // (EVAL, EVALSHA, FCALL and their _RO forms are kCmdScript.)
   const bool gathers = cmd->flags & (kCmdExec | kCmdScript);
   const uint64_t dirty = HeldDirty();
@@ -56,23 +56,21 @@ void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
   cmd->handler(ctx);
   if (gathers) {
     EndGather();
-  } else if (!log_.suppress && (log_.force || HeldDirty() != dirty)) {
-    if (log_.as.empty()) {
+  } else if (HeldDirty() != dirty) {
+    if (log_as_.empty()) {
       Log(ctx.client.db, ctx.args);
     } else {
       std::vector<std::string_view> views;
-      for (const auto& command : log_.as) {
+      for (const auto& command : log_as_) {
         views.assign(command.begin(), command.end());
         Log(ctx.client.db, views);
       }
     }
   }
-  if (nested) [[unlikely]] {
-    log_ = std::move(outer);
-  } else {
-    log_.force = log_.suppress = false;
-    log_.as.clear();
-  }
+  if (nested) [[unlikely]]
+    log_as_ = std::move(outer);
+  else
+    log_as_.clear();
 }
 
 void Worker::EndGather() {
