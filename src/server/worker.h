@@ -477,6 +477,7 @@ class Worker : public ErrorSink {
   // changed something (the shard's dirty counter moved) or asked to be:
   // as sent, or in the form it gave (LogAs). EXEC and scripts log their
   // commands' effects, wrapped in MULTI/EXEC when there are several.
+  // (Inline in worker_internal.h: every command comes this way.)
   void CallHandler(CommandContext& ctx, const CommandSpec* cmd);
   // For a handler: the command, if it changes something, is logged as
   // `args` instead of as sent (Redis's rewriteClientCommandVector: SET ...
@@ -501,6 +502,8 @@ class Worker : public ErrorSink {
 
  private:
   void WriteAof();
+  // CallHandler with the append-only file on.
+  void CallLogged(CommandContext& ctx, const CommandSpec* cmd);
   uint64_t HeldDirty();
   // A transaction's (or script's) commands gather from here, and are
   // logged as one at the matching EndGather.

@@ -38,11 +38,7 @@ uint64_t Worker::HeldDirty() {
   return sum;
 }
 
-void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
-  if (!server_.aof().active()) [[likely]] {
-    cmd->handler(ctx);
-    return;
-  }
+void Worker::CallLogged(CommandContext& ctx, const CommandSpec* cmd) {
   // (A script's or EXEC's commands come here again, nested: their forms
   // are their own; what the outer one asked before is kept aside.)
   std::vector<std::vector<std::string>> outer;

@@ -88,6 +88,14 @@ inline std::string MisconfError(Server& server) {
   return "MISCONF Errors writing to the AOF file: " + server.aof().last_write_error();
 }
 
+inline void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
+  if (!server_.aof().active()) [[likely]] {
+    cmd->handler(ctx);
+    return;
+  }
+  CallLogged(ctx, cmd);
+}
+
 // Runs one command on `shard` and counts it (ExecuteCommand for a client of
 // this worker, RunExecBatch for another worker's batch).
 inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args, ReplyWriter& reply,
