@@ -83,6 +83,10 @@ class ServerProcess:
         return redis.Redis(host=self.host, port=self.port, socket_timeout=10, **kw)
 
     def stop(self):
+        if self.proc.poll() not in (None, 0):
+            # It died on its own (a crash, a sanitizer's report): what it
+            # wrote is the evidence, shown with the failing test's output.
+            print(f"server {self.cmd} exited with {self.proc.returncode}:\n{self.output()}")
         if self.proc.poll() is None:
             self.proc.terminate()
             try:

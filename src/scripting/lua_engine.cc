@@ -44,6 +44,7 @@ constexpr char kErrorHandler[] =
 
 
 LuaEngine::LuaEngine(Worker* worker) : worker_(worker), script_client_(std::make_unique<Client>(worker, 0, -1)) {
+  script_client_->is_script = true;
   Setup();
 }
 
@@ -124,7 +125,7 @@ void LuaEngine::SyncEpoch() {
   lua_gc(L_, LUA_GCCOLLECT, 0);
 }
 
-const LuaEngine::Compiled* LuaEngine::Compile(std::shared_ptr<ScriptInfo> info, std::string* err) {
+const LuaEngine::Compiled* LuaEngine::Compile(std::shared_ptr<ScriptInfo> info, bool fresh, std::string* err) {
   uint32_t flags;
   size_t shebang = 0;
   std::string shebang_err;
@@ -139,7 +140,9 @@ const LuaEngine::Compiled* LuaEngine::Compile(std::shared_ptr<ScriptInfo> info, 
     lua_pop(L_, 1);
     return nullptr;
   }
-  info->flags = flags;
+  // A script from the shared cache has its flags (set before it was added
+  // there, from the same body) and other workers read them: not written.
+  if (fresh) info->flags = flags;
   const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
   auto [it, added] = by_sha_.emplace(info->sha, Compiled{info, ref});
   return &it->second;
@@ -156,7 +159,7 @@ const LuaEngine::Compiled* LuaEngine::FindSha(std::string_view sha) {
   std::shared_ptr<ScriptInfo> info = worker_->server().scripts().Find(key);
   if (info == nullptr) return nullptr;
   std::string err;
-  return Compile(std::move(info), &err);
+  return Compile(std::move(info), /*fresh=*/false, &err);
 }
 
 const LuaEngine::Compiled* LuaEngine::KnownBody(std::string_view body) {
@@ -180,7 +183,7 @@ const LuaEngine::Compiled* LuaEngine::FindOrLoadBody(std::string_view body, std:
     auto info = std::make_shared<ScriptInfo>();
     info->sha = sha;
     info->body = std::string(body);
-    c = Compile(info, err);  // (a body that does not compile is not added)
+    c = Compile(info, /*fresh=*/true, err);  // (a body that does not compile is not added)
     if (c == nullptr) return nullptr;
     // Another worker may have added it meanwhile: theirs is the one kept,
     // so that what runs learn about the script is shared.

@@ -83,7 +83,9 @@ class LuaEngine {
   void Setup();
   // Drops the compiled scripts if the server's cache was flushed.
   void SyncEpoch();
-  const Compiled* Compile(std::shared_ptr<ScriptInfo> info, std::string* err);
+  // Compiles `info` into this interpreter; `fresh`: a script no other
+  // worker can see yet, whose flags this sets.
+  const Compiled* Compile(std::shared_ptr<ScriptInfo> info, bool fresh, std::string* err);
   void RunScript(CommandContext& ctx, const ScriptInfo& script, int ref, std::span<const std::string_view> keys,
                  std::span<const std::string_view> args, bool read_only, bool function);
   // Functions (lua_functions.cc): their environment, and the libraries
