@@ -1149,6 +1149,12 @@ def test_store_destination_rules(rc, keys):
     assert rc.execute_command("EXISTS", k2) == 0
     assert rc.execute_command("ZINTERSTORE", k1, 1, k1, "WEIGHTS", 2) == 3
     assert zall(rc, k1) == [(b"a", b"2"), (b"c", b"8"), (b"b", b"10")]
+    # The empty name is a key like any other (it was once taken for "no
+    # destination": a ZUNION reply).
+    assert rc.execute_command("ZUNIONSTORE", "", 1, k1) == 3
+    assert rc.execute_command("ZCARD", "") == 3
+    assert rc.execute_command("ZINTERSTORE", "", 1, missing) == 0
+    assert rc.execute_command("EXISTS", "") == 0
 
 
 def test_store_result_encodings(rc, config_set):

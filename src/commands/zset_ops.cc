@@ -356,9 +356,9 @@ struct Source {
 using Result = std::vector<std::pair<std::string, double>>;
 
 // Redis's zunionInterDiffGenericCommand: numkeys at args[at]; the result is
-// stored at `dst` (non-empty), replied (WITHSCORES allowed), or only
-// counted (ZINTERCARD, `card_only`).
-void ZsetOpGeneric(CommandContext& ctx, std::string_view dst, size_t at, SetOp op, bool card_only) {
+// stored at *dst (an empty name is a key too), replied when dst is null
+// (WITHSCORES allowed), or only counted (ZINTERCARD, `card_only`).
+void ZsetOpGeneric(CommandContext& ctx, const std::string_view* dst, size_t at, SetOp op, bool card_only) {
   int64_t setnum;
   if (!ParseIntArg(ctx, ctx.args[at], &setnum)) return;
   if (setnum < 1) {
@@ -411,7 +411,7 @@ void ZsetOpGeneric(CommandContext& ctx, std::string_view dst, size_t at, SetOp o
         return;
       }
       j += 2;
-    } else if (dst.empty() && !card_only && EqualsIgnoreCase(o, "withscores")) {
+    } else if (dst == nullptr && !card_only && EqualsIgnoreCase(o, "withscores")) {
       ++j;
       withscores = true;
     } else if (card_only && remaining >= 2 && EqualsIgnoreCase(o, "limit")) {
@@ -480,7 +480,7 @@ void ZsetOpGeneric(CommandContext& ctx, std::string_view dst, size_t at, SetOp o
   std::sort(result.begin(), result.end(), [](const auto& a, const auto& b) {
     return CompareZKey(a.second, a.first, b.second, b.first) < 0;
   });
-  if (dst.empty()) {
+  if (dst == nullptr) {
     const bool pairs = withscores && ctx.reply.resp() >= 3;
     ctx.reply.ArrayHeader(withscores && !pairs ? result.size() * 2 : result.size());
     for (const auto& [m, s] : result) {
@@ -500,16 +500,16 @@ void ZsetOpGeneric(CommandContext& ctx, std::string_view dst, size_t at, SetOp o
     max_member = std::max(max_member, m.size());
   }
   z.ConvertToListpackIfNeeded(max_member, limits);
-  StoreZSet(ctx, dst, std::move(z));
+  StoreZSet(ctx, *dst, std::move(z));
 }
 
-void ZunionCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, {}, 1, SetOp::kUnion, false); }
-void ZinterCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, {}, 1, SetOp::kInter, false); }
-void ZdiffCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, {}, 1, SetOp::kDiff, false); }
-void ZintercardCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, {}, 1, SetOp::kInter, true); }
-void ZunionstoreCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, ctx.args[1], 2, SetOp::kUnion, false); }
-void ZinterstoreCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, ctx.args[1], 2, SetOp::kInter, false); }
-void ZdiffstoreCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, ctx.args[1], 2, SetOp::kDiff, false); }
+void ZunionCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, nullptr, 1, SetOp::kUnion, false); }
+void ZinterCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, nullptr, 1, SetOp::kInter, false); }
+void ZdiffCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, nullptr, 1, SetOp::kDiff, false); }
+void ZintercardCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, nullptr, 1, SetOp::kInter, true); }
+void ZunionstoreCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, &ctx.args[1], 2, SetOp::kUnion, false); }
+void ZinterstoreCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, &ctx.args[1], 2, SetOp::kInter, false); }
+void ZdiffstoreCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, &ctx.args[1], 2, SetOp::kDiff, false); }
 
 }  // namespace
 
