@@ -252,4 +252,12 @@ char* CompactString::MutableBytes(size_t min_size) {
   return heap_ptr();
 }
 
+char* CompactString::Resize(size_t size) {
+  if (size >= this->size()) return MutableBytes(size);
+  Unlend();
+  MakeRaw(size);
+  SetRawSize(size);
+  return heap_ptr();
+}
+
 }  // namespace peregrine

@@ -156,6 +156,9 @@ class CompactString {
   // SETRANGE: makes the string at least `min_size` bytes (zero-padded),
   // "raw", and returns its bytes for writing.
   char* MutableBytes(size_t min_size);
+  // Makes the string exactly `size` bytes (zero-padded or cut), "raw",
+  // and returns its bytes for writing; the block is kept when it fits.
+  char* Resize(size_t size);
 
  private:
   static constexpr size_t kSpare = 14;

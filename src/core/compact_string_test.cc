@@ -607,6 +607,25 @@ TEST(CompactStringTest, EncodingRawAfterMutableBytes) {
   }
 }
 
+TEST(CompactStringTest, ResizeGrowsAndCuts) {
+  for (const Sample& sample : Samples()) {
+    SCOPED_TRACE(sample.name);
+    for (size_t n : {size_t{0}, sample.text.size() / 2, sample.text.size(), sample.text.size() + 3}) {
+      CompactString c = sample.Make();
+      char* p = c.Resize(n);
+      EXPECT_EQ(c.size(), n);
+      EXPECT_EQ(c.encoding(), Encoding::kRaw);
+      std::string want = sample.text.substr(0, n);
+      want.resize(n, '\0');
+      EXPECT_EQ(StrOf(c), want);
+      if (n > 0) {
+        p[n - 1] = 'z';
+        EXPECT_EQ(StrOf(c).back(), 'z');
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Equals()
 
