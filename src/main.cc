@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <clocale>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -100,6 +101,9 @@ void TuneAllocator() {
 int main(int argc, char** argv) {
   using namespace peregrine;
   TuneAllocator();
+  // SORT ... ALPHA compares with strcoll in the environment's collation,
+  // as Redis (which sets LC_COLLATE from the environment at start).
+  std::setlocale(LC_COLLATE, "");
   std::vector<char*> args(argv + 1, argv + argc);
   if (!args.empty()) {
     std::string first = args[0];

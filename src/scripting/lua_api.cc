@@ -154,7 +154,7 @@ int GenericCall(lua_State* L, bool raise) {
     // A command over every shard (KEYS, DBSIZE, INFO, FLUSHALL ...) or every
     // worker's subscribers (PUBLISH) needs them all held, as a key of
     // another shard does.
-    if (server.num_shards() > 1 && (cmd->flags & (kCmdAllShards | kCmdPublishes))) {
+    if (server.num_shards() > 1 && ((cmd->flags & kCmdPublishes) || cmd->NeedsAllShards(run->views))) {
       run->script->MarkAllShards();
       for (uint32_t s = 0; s < server.num_shards(); s++)
         if (!worker.HoldsShard(s))

@@ -125,7 +125,8 @@ class AofReplayer {
     // Anything else a file holds (PING, CONFIG, DEBUG, SHUTDOWN, SAVE ...)
     // would change nothing of the data, or the server around it: skipped.
     const bool runs = (cmd->flags & kCmdWrite) || (scripts_ && (cmd->flags & kCmdScript)) ||
-                      cmd->fullname == "select" || (scripts_ && cmd->fullname == "script|load");
+                      cmd->fullname == "select" || (scripts_ && cmd->fullname == "script|load") ||
+                      cmd->fullname == "pfcount";  // (its cached cardinality is part of the value)
     if (!runs) return true;
     Shard* shard = &server_.shard(0);
     if (cmd->first_key > 0 && cmd->KeyPositions(args, &keys_) && !keys_.empty())

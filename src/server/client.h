@@ -35,6 +35,7 @@ struct Client final : IoHandler {
   uint32_t home = 0;  // its worker's index (a proxy client: the worker of the client it stands for)
   int fd;
   bool is_unix = false;
+  bool is_script = false;  // the client scripts' redis.call()s run as
   std::string addr;   // "ip:port"
   std::string laddr;  // local "ip:port"
 

@@ -94,6 +94,7 @@ enum AclCategory : uint32_t {
   kAclGeo = 1u << 16,
   kAclScripting = 1u << 17,
   kAclBitmap = 1u << 18,
+  kAclHyperLogLog = 1u << 19,
 };
 
 // Everything a handler may touch while it runs. Lives for one command, on the
@@ -149,6 +150,10 @@ struct CommandSpec {
   // Keys found by reading the arguments (GEORADIUS ... STORE key): when
   // set, KeyPositions asks it (first_key is still the first key).
   bool (*find_keys)(std::span<const std::string_view> args, std::vector<size_t>* out) = nullptr;
+  // Arguments that can name keys no key position gives (SORT's BY and GET
+  // patterns): when this says so, the command holds every shard (as one
+  // flagged kCmdAllShards does), here, in a transaction and in a script.
+  bool (*all_shards_when)(std::span<const std::string_view> args) = nullptr;
   std::string_view summary;
   std::string_view since;
   std::string_view group;
@@ -167,6 +172,11 @@ struct CommandSpec {
   // Positions of the key arguments in `args` (empty if none or malformed).
   // Returns false if the arguments are too few for the key spec.
   bool KeyPositions(std::span<const std::string_view> args, std::vector<size_t>* out) const;
+  // Whether these arguments need every shard held (kCmdAllShards, or
+  // all_shards_when).
+  bool NeedsAllShards(std::span<const std::string_view> args) const {
+    return (flags & kCmdAllShards) || (all_shards_when != nullptr && all_shards_when(args));
+  }
 };
 
 class CommandTable {
@@ -209,6 +219,8 @@ std::vector<std::string_view> AclCategoryNames(uint32_t categories);
 void RegisterConnectionCommands(CommandTable& table);
 void RegisterStringCommands(CommandTable& table);
 void RegisterBitmapCommands(CommandTable& table);
+void RegisterHyperLogLogCommands(CommandTable& table);
+void RegisterSortCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);

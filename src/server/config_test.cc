@@ -479,7 +479,7 @@ TEST(ConfigGet, GlobPatternsReturnEachNameOnce) {
   for (const auto& [name, value] : classes) cnames.insert(name);
   EXPECT_EQ(cnames, (std::set<std::string>{"hz", "port", "pidfile", "proto-max-bulk-len", "hash-max-listpack-entries",
                                            "hash-max-listpack-value", "hash-max-ziplist-entries",
-                                           "hash-max-ziplist-value"}));
+                                           "hash-max-ziplist-value", "hll-sparse-max-bytes"}));
 }
 
 TEST(ConfigSet, SetsMutableOptions) {

@@ -76,6 +76,8 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterConnectionCommands(commands_);
   RegisterStringCommands(commands_);
   RegisterBitmapCommands(commands_);
+  RegisterHyperLogLogCommands(commands_);
+  RegisterSortCommands(commands_);
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
   RegisterPubSubCommands(commands_);

@@ -398,6 +398,11 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
         for (size_t pos : key_positions_) shard_set_.push_back(static_cast<uint32_t>(server_.ShardIndexOf(args[pos])));
         span = std::any_of(shard_set_.begin(), shard_set_.end(), [&](uint32_t s) { return s != target; });
       }
+      if (spec->all_shards_when != nullptr && nworkers_ > 1 && spec->all_shards_when(args)) [[unlikely]] {
+        shard_set_.clear();
+        for (uint32_t s = 0; s < nworkers_; s++) shard_set_.push_back(s);
+        span = true;
+      }
       if ((spec->flags & kCmdLocal) && (span || target != index_)) [[unlikely]] {
         // Here, holding the keys' shards (the key positions were read:
         // kCmdLocal commands have several keys).

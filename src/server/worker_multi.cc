@@ -38,7 +38,7 @@ bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out, bool
   *keyed = !c.multi->commands.empty();
   std::vector<std::string_view> args;
   ForEachQueued(*c.multi, &args, [&](const CommandSpec* spec, std::span<const std::string_view> a) {
-    if (spec->flags & (kCmdAllShards | kCmdPublishes | kCmdScript)) {
+    if ((spec->flags & (kCmdPublishes | kCmdScript)) || spec->NeedsAllShards(a)) {
       // Every shard (PUBLISH: every worker's subscribers; a script may touch
       // keys it did not declare, and inside EXEC it cannot run again).
       out->clear();
