@@ -702,6 +702,30 @@ def split_instr_section(text: str) -> tuple[str, str]:
     return split_section(text, INSTR_BEGIN, INSTR_END)
 
 
+def speed_table(records, rows) -> list[str]:
+    """The markdown table of speed tests against Redis and the null server:
+    for each (id, label) of `rows`, the medians of requests/s and server CPU
+    per request of Peregrine and Redis, their ratios, the null server's CPU
+    per request and the work share (MEASURING.md)."""
+    lines = ["| test | Peregrine req/s | Redis req/s | ratio | Peregrine CPU µs/req | Redis CPU µs/req | CPU ratio "
+             "| null server CPU µs/req | work share |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for tid, label in rows:
+        p = [r for r in records if r["id"] == tid and r["server"] == "peregrine"]
+        q = [r for r in records if r["id"] == tid and r["server"] == "redis"]
+        z = [r for r in records if r["id"] == tid and r["server"] == "null"]
+        if not p or not q:
+            continue
+        zcpu = median([r["cpu_us_per_req"] for r in z]) if z else None
+        prps, qrps = median([r["rps"] for r in p]), median([r["rps"] for r in q])
+        pcpu, qcpu = median([r["cpu_us_per_req"] for r in p]), median([r["cpu_us_per_req"] for r in q])
+        share = (ratio(pcpu - zcpu, qcpu - zcpu) if None not in (zcpu, pcpu, qcpu) and qcpu > zcpu else "—")
+        lines.append(f"| {label} | {num(prps, ',.0f')} | {num(qrps, ',.0f')} | {ratio(prps, qrps)} | "
+                     f"{num(pcpu, '.3f')} | {num(qcpu, '.3f')} | {ratio(pcpu, qcpu)} | "
+                     f"{num(zcpu, '.3f')} | {share} |")
+    return lines
+
+
 def put_docs_section(begin: str, end: str, section: str):
     """Puts `section` (markers included) in docs/benchmarks.md in place of the
     one between the same markers, or at the end."""

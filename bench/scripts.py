@@ -115,26 +115,10 @@ def main(argv=None) -> int:
 
 def write_report(records, rounds, shown, docs: bool):
     lines = [f"`python3 bench/scripts.py` ({rounds} rounds, medians; Redis is Debian's redis-server 7.0; "
-             f"Peregrine `--threads 1`; server on CPU 0, load on CPU 1).", "",
-             "| test | Peregrine req/s | Redis req/s | ratio | Peregrine CPU µs/req | Redis CPU µs/req | CPU ratio "
-             "| null server CPU µs/req | work share |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for tid, label in (("evalsha_p1", "EVALSHA (GET+INCR script) P1"), ("evalsha_p16", "EVALSHA (GET+INCR script) P16"),
-                       ("multi_p16", "MULTI/INCR/INCR/EXEC, 16 in flight")):
-        p = [r for r in records if r["id"] == tid and r["server"] == "peregrine"]
-        q = [r for r in records if r["id"] == tid and r["server"] == "redis"]
-        z = [r for r in records if r["id"] == tid and r["server"] == "null"]
-        if not p or not q:
-            continue
-        zcpu = bl.median([r["cpu_us_per_req"] for r in z]) if z else None
-        prps, qrps = bl.median([r["rps"] for r in p]), bl.median([r["rps"] for r in q])
-        pcpu, qcpu = bl.median([r["cpu_us_per_req"] for r in p]), bl.median([r["cpu_us_per_req"] for r in q])
-        share = (ratio(pcpu - zcpu, qcpu - zcpu) if zcpu is not None and pcpu is not None and qcpu is not None
-                 and qcpu > zcpu else "—")
-        lines.append(f"| {label} | {bl.num(prps, ',.0f')} | {bl.num(qrps, ',.0f')} | {ratio(prps, qrps)} | {bl.num(pcpu, '.3f')} | {bl.num(qcpu, '.3f')} | "
-                     f"{ratio(pcpu, qcpu)} | {zcpu:.3f} | {share} |" if zcpu is not None else
-                     f"| {label} | {bl.num(prps, ',.0f')} | {bl.num(qrps, ',.0f')} | {ratio(prps, qrps)} | {bl.num(pcpu, '.3f')} | {bl.num(qcpu, '.3f')} | "
-                     f"{ratio(pcpu, qcpu)} | — | — |")
+             f"Peregrine `--threads 1`; server on CPU 0, load on CPU 1).", ""]
+    lines += bl.speed_table(records, [("evalsha_p1", "EVALSHA (GET+INCR script) P1"),
+                                      ("evalsha_p16", "EVALSHA (GET+INCR script) P16"),
+                                      ("multi_p16", "MULTI/INCR/INCR/EXEC, 16 in flight")])
     text = "\n".join(lines)
     print(text)
     if docs:  # (a smoke run writes nothing)

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""The rest of the data model (#21): Peregrine against Debian's redis-server
+in one run (MEASURING.md: a fresh server per measurement, rounds
+interleaved, server on CPU 0, load generator on CPU 1, medians, ratios).
+
+  pfadd_dense_p16    redis-benchmark -c 50 -P 16 -r 1000000
+                     PFADD hll e:__rand_int__ (one HLL, dense after the
+                     first thousands of elements)
+  pfadd_sparse_p16   redis-benchmark -c 50 -P 16 -r 100000
+                     PFADD hll:__rand_int__ e:__rand_int__ (100,000 small
+                     HLLs, sparse)
+  pfadd_p1           the dense test unpipelined
+
+requests/s and server CPU per request, with the null server (which answers
+every command at once) as this machine's ceiling and the work share.
+
+    python3 bench/datamodel.py [build/release/peregrine] [--rounds 2] [--quick | --smoke]
+
+Writes bench/results/datamodel.json and the section between the "datamodel"
+markers of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import benchlib as bl  # noqa: E402
+from containers import measure_benchmark, ratio  # noqa: E402
+
+BEGIN = "<!-- datamodel:begin -->"
+END = "<!-- datamodel:end -->"
+
+TESTS = [
+    # id, label, pipeline, requests, redis-benchmark arguments
+    ("pfadd_dense_p16", "PFADD one HLL (dense) P16", 16, 2_000_000, ["-r", "1000000", "PFADD", "hll", "e:__rand_int__"]),
+    ("pfadd_sparse_p16", "PFADD 100K HLLs (sparse) P16", 16, 2_000_000,
+     ["-r", "100000", "PFADD", "hll:__rand_int__", "e:__rand_int__"]),
+    ("pfadd_p1", "PFADD one HLL (dense) P1", 1, 300_000, ["-r", "1000000", "PFADD", "hll", "e:__rand_int__"]),
+]
+
+
+def run_one(spec, workdir, tid, pipeline, n, args, rb):
+    srv = bl.Server(spec, workdir)
+    try:
+        return measure_benchmark(srv, spec, tid, (["-P", str(pipeline)] if pipeline > 1 else []) + args, n, rb)
+    finally:
+        srv.shutdown()
+
+
+def main(argv=None) -> int:
+    args, scale = bl.parse_bench_args(argv, only=False)
+    rb = "redis-benchmark"
+    binary, _ = bl.find_binaries(args.peregrine, [rb], "redis-tools")
+    records = []
+    with tempfile.TemporaryDirectory(prefix="bench-datamodel-") as workdir:
+        binary, shown = bl.snapshot_binary(binary, workdir)
+        specs = [bl.peregrine_spec(binary), bl.redis_spec()]
+        null = bl.null_spec(bl.build_null_server())
+        for rnd in range(args.rounds):
+            order = (specs if rnd % 2 == 0 else specs[::-1]) + [null]
+            for tid, _, p, n, rbargs in TESTS:
+                for spec in order:
+                    r = run_one(spec, workdir, tid, p, max(1000, int(n * scale)), rbargs, rb)
+                    records.append(r)
+                    print(f"{spec.label:9s} {tid:18s} {r['rps'] or 0:>12,.0f} req/s "
+                          f"{r['cpu_us_per_req']:.3f} us CPU/req", flush=True)
+    write_report(records, args.rounds, shown, docs=not args.no_docs)
+    return 0
+
+
+def write_report(records, rounds, shown, docs: bool):
+    lines = [f"`python3 bench/datamodel.py` ({rounds} rounds, medians; Redis is Debian's redis-server 7.0; "
+             f"Peregrine `--threads 1`; server on CPU 0, load on CPU 1).", ""]
+    lines += bl.speed_table(records, [(tid, label) for tid, label, *_ in TESTS])
+    text = "\n".join(lines)
+    print(text)
+    if docs:  # (a smoke run writes nothing)
+        out = bl.REPO / "bench" / "results" / "datamodel.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"machine": bl.machine_info(), "binary": shown, "records": records}, indent=1))
+        bl.put_docs_section(BEGIN, END, f"{BEGIN}\n{text}\n{END}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
