@@ -93,6 +93,20 @@ SEEDS = {
                    ("BITFIELD", "f", "SET", "u8", "0", "200", "INCRBY", "i5", "#3", "-9", "OVERFLOW", "FAIL",
                     "INCRBY", "u8", "0", "100", "GET", "i64", "8"),
                    ("BITFIELD_RO", "f", "GET", "u63", "#2"), ("BITFIELD", "f", "OVERFLOW", "SAT", "INCRBY", "i64", "0", BIG)),
+    "hyperloglog": seq(("PFADD", "h", "a", "b", "c"), ("PFCOUNT", "h"), ("PFADD", "h2", "x"), ("PFCOUNT", "h", "h2"),
+                       ("PFMERGE", "h3", "h", "h2", "nokey"), ("PFDEBUG", "ENCODING", "h3"),
+                       ("PFDEBUG", "DECODE", "h"), ("PFDEBUG", "TODENSE", "h"), ("PFDEBUG", "GETREG", "h2"),
+                       ("APPEND", "h2", "\x83\x7f"), ("PFCOUNT", "h2"), ("PFADD", "h2", "z"),
+                       ("SETRANGE", "h3", "20", "\xff\x01"), ("PFCOUNT", "h3"), ("PFMERGE", "h4", "h3"),
+                       ("SET", "bad", "HYLL\x01" + "\x00" * 11), ("PFADD", "bad", "x"),
+                       ("SET", "s", "plain"), ("PFADD", "s", "x"), ("PFCOUNT", "s", "h")),
+    "sort": seq(("RPUSH", "l", "3", "1", "2", "x"), ("MSET", "w_1", "5", "w_2", "1", "w_3", "2"),
+                ("HSET", "o_1", "f", "c"), ("SORT", "l"), ("SORT", "l", "ALPHA", "DESC", "LIMIT", "1", "2"),
+                ("SORT", "l", "BY", "w_*", "GET", "#", "GET", "o_*->f", "GET", "nope"),
+                ("SORT", "l", "BY", "o_*->f", "ALPHA", "STORE", "dst"), ("SORT", "l", "BY", "nosort", "DESC"),
+                ("SORT_RO", "l", "LIMIT", SMALL, BIG), ("SORT", "l", "LIMIT", "x", "1"),
+                ("SADD", "s", "b", "a"), ("SORT", "s", "BY", "k", "STORE", "dst"), ("SORT_RO", "s", "STORE", "d"),
+                ("ZADD", "z", "1", "a", "2", "b"), ("SORT", "z", "BY", "nosort", "LIMIT", "1", "5")),
     "integers_encoding": seq(("SET", "i", "12345"), ("OBJECT", "ENCODING", "i"), ("APPEND", "i", "6"),
                              ("OBJECT", "ENCODING", "i"), ("SET", "e", "x" * 40), ("OBJECT", "ENCODING", "e"),
                              ("SET", "neg", "-0"), ("INCR", "neg"), ("SET", "lead", "007"), ("INCR", "lead")),
@@ -451,6 +465,8 @@ SEEDS_MAXMEMORY = {"tiny_maxmemory", "containers_maxmemory"}
 # Words the fuzzer may splice in: command and subcommand names, options,
 # numbers at the edges, RESP framing.
 DICT_WORDS = sorted(set("""
+pfadd pfcount pfmerge pfdebug pfselftest getreg decode todense hll-sparse-max-bytes HYLL
+sort sort_ro by get store alpha desc asc limit nosort # ->
 multi exec discard watch unwatch eval evalsha eval_ro evalsha_ro script load exists flush kill
 dump restore absttl idletime freq save bgsave lastsave schedule
 function fcall fcall_ro register_function function_name callback description withcode libraryname stats

@@ -820,6 +820,18 @@ def commands(allowed, key):
         cmd("bitfield_ro", key, options(bitfield_op, max_size=2)),
         cmd("lcs", key, key, options(word("len"), word("idx"), word("withmatchlen"),
                                      seq(word("minmatchlen"), st.one_of(small_index, bad_int)), max_size=3)),
+        # HyperLogLog (strings in Redis's HLL bytes: compared byte for byte)
+        cmd("pfadd", key, st.lists(value, max_size=6)),
+        cmd("pfadd", key, st.lists(value, max_size=6)),
+        cmd("pfcount", keys),
+        cmd("pfmerge", key, st.lists(key, max_size=3)),
+        cmd("pfdebug", st.sampled_from([b"encoding", b"decode", b"todense", b"nope"]), key),
+        # SORT (no BY: a set's own order BY a constant is not Redis's, and
+        # Redis leaves the order of ALPHA BY ties unspecified)
+        cmd("sort", key, options(seq(word("limit"), small_index, small_index), word("desc"), word("asc"),
+                                 word("alpha"), seq(word("get"), st.sampled_from([b"#", b"*", b"x*->f", b"nope"])),
+                                 seq(word("store"), key), word("limit"), junk, max_size=4)),
+        cmd("sort_ro", key, options(word("desc"), word("alpha"), seq(word("store"), key), max_size=2)),
         # keys
         cmd("del", keys), cmd("unlink", keys), cmd("exists", keys), cmd("touch", keys),
         cmd("type", key),
