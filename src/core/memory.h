@@ -42,4 +42,20 @@ void CountAdopted(void* p);
 // reply still sends, core/lent_blocks.h); then freed with plain free.
 void ForgetCounted(void* p);
 
+// An allocator for standard containers whose memory is keyspace data (a
+// stream's node index): their blocks are counted like the rest.
+template <typename T>
+struct CountedAllocator {
+  using value_type = T;
+  CountedAllocator() = default;
+  template <typename U>
+  CountedAllocator(const CountedAllocator<U>&) noexcept {}  // NOLINT: converting, as std::allocator
+  T* allocate(size_t n) { return static_cast<T*>(CountedAlloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t) noexcept { CountedFree(p); }
+  template <typename U>
+  bool operator==(const CountedAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
 }  // namespace peregrine
