@@ -23,6 +23,7 @@ Value::Value(const Value& other) {
     case ValueType::kHash: new (&hash_) HashObject(other.hash_.Clone()); break;
     case ValueType::kList: new (&list_) ListObject(other.list_.Clone()); break;
     case ValueType::kZSet: new (&zset_) ZSetObject(other.zset_.Clone()); break;
+    case ValueType::kStream: new (&stream_) StreamValue(other.stream_.Clone()); break;
     default: new (&str_) CompactString(other.str_); break;
   }
   raw()[kSpare] = other.raw()[kSpare];
@@ -34,6 +35,7 @@ void Value::DestroyContainer() {
     case ValueType::kHash: hash_.~HashObject(); break;
     case ValueType::kList: list_.~ListObject(); break;
     case ValueType::kZSet: zset_.~ZSetObject(); break;
+    case ValueType::kStream: stream_.~StreamValue(); break;
     default: break;
   }
 }
@@ -44,6 +46,7 @@ std::string_view Value::EncodingName() const {
     case ValueType::kHash: return hash_.EncodingName();
     case ValueType::kList: return list_.EncodingName();
     case ValueType::kZSet: return zset_.EncodingName();
+    case ValueType::kStream: return "stream";
     default: break;
   }
   switch (str_.encoding()) {
@@ -60,6 +63,7 @@ size_t Value::HeapBytes() const {
     case ValueType::kHash: return hash_.AllocatedBytes();
     case ValueType::kList: return list_.AllocatedBytes();
     case ValueType::kZSet: return zset_.AllocatedBytes();
+    case ValueType::kStream: return stream_.AllocatedBytes();
     default: return str_.HeapBytes();
   }
 }

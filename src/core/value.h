@@ -22,6 +22,7 @@
 #include "core/hash_object.h"
 #include "core/list_object.h"
 #include "core/set_object.h"
+#include "core/stream_object.h"
 #include "core/zset_object.h"
 
 namespace peregrine {
@@ -39,6 +40,7 @@ class Value {
   explicit Value(HashObject h) noexcept : hash_(std::move(h)) {}
   explicit Value(ListObject l) noexcept : list_(std::move(l)) {}
   explicit Value(ZSetObject z) noexcept : zset_(std::move(z)) {}
+  explicit Value(StreamValue s) noexcept : stream_(std::move(s)) {}
   // A string value as SET stores it (canonical integers integer-encoded).
   static Value String(std::string_view s) { return Value(CompactString::FromValue(s)); }
 
@@ -80,6 +82,7 @@ class Value {
   bool is_hash() const { return (raw()[kTag] & kTypeMask) == HashObject::kValueTag; }
   bool is_list() const { return (raw()[kTag] & kTypeMask) == ListObject::kValueTag; }
   bool is_zset() const { return (raw()[kTag] & kTypeMask) == ZSetObject::kValueTag; }
+  bool is_stream() const { return (raw()[kTag] & kTypeMask) == StreamValue::kValueTag; }
 
   // REQUIRES: is_string().
   const CompactString& str() const { return str_; }
@@ -93,6 +96,8 @@ class Value {
   ListObject& mutable_list() { return list_; }
   const ZSetObject& zset() const { return zset_; }
   ZSetObject& mutable_zset() { return zset_; }
+  const StreamObject& stream() const { return stream_.get(); }
+  StreamObject& mutable_stream() { return stream_.get(); }
 
   // The key's access data (see above).
   uint8_t access() const { return raw()[kSpare]; }
@@ -119,6 +124,7 @@ class Value {
     HashObject hash_;
     ListObject list_;
     ZSetObject zset_;
+    StreamValue stream_;
   };
 };
 
@@ -127,5 +133,6 @@ static_assert((SetObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueTyp
 static_assert((HashObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kHash));
 static_assert((ListObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kList));
 static_assert((ZSetObject::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kZSet));
+static_assert((StreamValue::kValueTag >> 3 & 0xF) == static_cast<uint8_t>(ValueType::kStream));
 
 }  // namespace peregrine

@@ -5,6 +5,7 @@
 
 #include "core/numbers.h"
 #include "core/packed_page.h"
+#include "core/stream_groups.h"
 #include "persist/aof_format.h"
 
 namespace peregrine {
@@ -48,6 +49,57 @@ class Batch {
   std::vector<std::string> owned_;  // reserved: views into it stay valid
   size_t items_ = 0;
 };
+
+}  // namespace
+
+namespace {
+
+// Redis's rewriteStreamObject: XADD for each entry (an empty stream as
+// XADD MAXLEN 0 of a dummy entry), XSETID for the metadata, then each
+// group (XGROUP CREATE ... ENTRIESREAD), its pending entries (XCLAIM ...
+// JUSTID FORCE, with their delivery time and count) and its consumers
+// without any (XGROUP CREATECONSUMER).
+void AppendStreamCommands(std::string* out, std::string_view key, const StreamObject& s) {
+  if (s.size() > 0) {
+    std::vector<std::string_view> args;
+    s.Range({}, StreamID::Max(), false, [&](const StreamObject::EntryView& e) {
+      const std::string id = e.id().ToString();
+      args.assign({"XADD", key, id});
+      std::vector<std::string> owned;  // the views ForEach gives live for its call only
+      owned.reserve(e.pairs() * 2);
+      e.ForEach([&](std::string_view f, std::string_view v) {
+        owned.emplace_back(f);
+        owned.emplace_back(v);
+      });
+      for (const std::string& x : owned) args.push_back(x);
+      AppendRespCommand(out, args);
+      return true;
+    });
+  } else {
+    AppendRespCommand(out, {"XADD", key, "MAXLEN", "0", "0-1", "x", "y"});
+  }
+  const std::string last = s.last_id().ToString(), added = std::to_string(s.entries_added()),
+                    maxdel = s.max_deleted_id().ToString();
+  AppendRespCommand(out, {"XSETID", key, last, "ENTRIESADDED", added, "MAXDELETEDID", maxdel});
+  if (s.groups() == nullptr) return;
+  for (const auto& [name, g] : s.groups()->all()) {
+    const std::string gid = g->last_id.ToString(), read = std::to_string(g->entries_read);
+    AppendRespCommand(out, {"XGROUP", "CREATE", key, name, gid, "ENTRIESREAD", read});
+    for (const auto& [cname, c] : g->consumers) {
+      if (c->pending.empty()) {
+        AppendRespCommand(out, {"XGROUP", "CREATECONSUMER", key, name, cname});
+        continue;
+      }
+      for (const StreamID& id : c->pending) {
+        const StreamNack& nack = g->pel.at(id);
+        const std::string sid = id.ToString(), time = std::to_string(nack.delivery_time),
+                          count = std::to_string(nack.delivery_count);
+        AppendRespCommand(out, {"XCLAIM", key, name, cname, "0", sid, "TIME", time, "RETRYCOUNT", count, "JUSTID",
+                                "FORCE"});
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -111,6 +163,7 @@ void AppendKeyCommands(std::string* out, std::string_view key, const Value& v, i
       break;
     }
     case ValueType::kStream:
+      AppendStreamCommands(out, key, v.stream());
       break;
   }
   if (expire_ms >= 0) {

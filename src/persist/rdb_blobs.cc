@@ -276,4 +276,79 @@ bool WalkZipmap(std::string_view blob, const std::function<bool(std::string_view
   return true;
 }
 
+void ListpackWriter::Element(const uint8_t* enc, size_t enc_len, std::string_view data) {
+  buf_.append(reinterpret_cast<const char*>(enc), enc_len);
+  buf_.append(data);
+  uint8_t back[5];
+  buf_.append(reinterpret_cast<const char*>(back), EncodeBacklen(back, enc_len + data.size()));
+  count_++;
+}
+
+void ListpackWriter::AppendInt(int64_t v) {
+  uint8_t e[9];
+  size_t n;
+  if (v >= 0 && v <= 127) {
+    e[0] = static_cast<uint8_t>(v);
+    n = 1;
+  } else if (v >= -4096 && v <= 4095) {
+    const uint64_t u = v < 0 ? (uint64_t{1} << 13) + static_cast<uint64_t>(v + 0) : static_cast<uint64_t>(v);
+    e[0] = static_cast<uint8_t>((u >> 8) | 0xC0);
+    e[1] = static_cast<uint8_t>(u & 0xff);
+    n = 2;
+  } else {
+    int bytes;
+    if (v >= -32768 && v <= 32767) {
+      e[0] = 0xF1;
+      bytes = 2;
+    } else if (v >= -8388608 && v <= 8388607) {
+      e[0] = 0xF2;
+      bytes = 3;
+    } else if (v >= INT32_MIN && v <= INT32_MAX) {
+      e[0] = 0xF3;
+      bytes = 4;
+    } else {
+      e[0] = 0xF4;
+      bytes = 8;
+    }
+    const uint64_t u = static_cast<uint64_t>(v);  // two's complement, cut to `bytes`
+    for (int i = 0; i < bytes; i++) e[1 + i] = static_cast<uint8_t>(u >> (8 * i));
+    n = 1 + static_cast<size_t>(bytes);
+  }
+  Element(e, n, {});
+}
+
+void ListpackWriter::AppendString(std::string_view s) {
+  int64_t v;
+  if (s.size() <= 20 && ParseInt64(s, &v)) {
+    AppendInt(v);
+    return;
+  }
+  uint8_t e[5];
+  size_t n;
+  if (s.size() < 64) {
+    e[0] = static_cast<uint8_t>(0x80 | s.size());
+    n = 1;
+  } else if (s.size() < 4096) {
+    e[0] = static_cast<uint8_t>(0xE0 | (s.size() >> 8));
+    e[1] = static_cast<uint8_t>(s.size() & 0xff);
+    n = 2;
+  } else {
+    e[0] = 0xF0;
+    const uint32_t len = static_cast<uint32_t>(s.size());
+    for (int i = 0; i < 4; i++) e[1 + i] = static_cast<uint8_t>(len >> (8 * i));
+    n = 5;
+  }
+  Element(e, n, s);
+}
+
+std::string ListpackWriter::Finish() {
+  buf_.push_back(static_cast<char>(0xFF));
+  const uint32_t total = static_cast<uint32_t>(buf_.size());
+  const uint16_t count = count_ < 65535 ? static_cast<uint16_t>(count_) : 65535;
+  for (int i = 0; i < 4; i++) buf_[static_cast<size_t>(i)] = static_cast<char>(total >> (8 * i));
+  buf_[4] = static_cast<char>(count & 0xff);
+  buf_[5] = static_cast<char>(count >> 8);
+  return std::move(buf_);
+}
+
 }  // namespace peregrine::rdb

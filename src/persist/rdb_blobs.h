@@ -33,6 +33,23 @@ bool WalkIntset(std::string_view blob, const std::function<bool(int64_t)>& f, st
 bool WalkZipmap(std::string_view blob, const std::function<bool(std::string_view, std::string_view)>& f,
                 std::string* err);
 
+// Builds a listpack as Redis's listpack.c writes one (a stream node in an
+// RDB file): a string that is a canonical integer is stored as an integer,
+// as lpAppend does.
+class ListpackWriter {
+ public:
+  ListpackWriter() : buf_(6, '\0') {}
+  void AppendInt(int64_t v);
+  void AppendString(std::string_view s);
+  // The blob (header filled in, end byte added); the writer is then spent.
+  std::string Finish();
+
+ private:
+  void Element(const uint8_t* enc, size_t enc_len, std::string_view data);
+  std::string buf_;
+  size_t count_ = 0;
+};
+
 // Redis's lpEncodeBacklen: the bytes that follow a listpack entry of `len`
 // bytes to let it be walked backwards; returns how many (1..5).
 size_t EncodeBacklen(uint8_t* out, uint64_t len);

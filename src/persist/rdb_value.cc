@@ -11,6 +11,7 @@
 #include "core/numbers.h"
 #include "persist/rdb_blobs.h"
 #include "persist/rdb_format.h"
+#include "persist/rdb_stream.h"
 
 namespace peregrine {
 namespace {
@@ -325,8 +326,9 @@ RdbLoadStatus LoadRdbObject(RdbReader& r, int type, const ContainerLimits& limit
       return Emit(b, out);
     }
   }
-  if (type == rdb::kTypeStreamListpacks || type == rdb::kTypeStreamListpacks2 ||
-      type == rdb::kTypeStreamListpacks3 || type == rdb::kTypeModulePreGa || type == rdb::kTypeModule2)
+  if (type == rdb::kTypeStreamListpacks || type == rdb::kTypeStreamListpacks2 || type == rdb::kTypeStreamListpacks3)
+    return LoadStream(r, type, out);
+  if (type == rdb::kTypeModulePreGa || type == rdb::kTypeModule2)
     r.Fail("The RDB file holds a " + RdbTypeName(type) + " value, a type Peregrine does not support yet");
   else
     r.Fail("Unknown RDB encoding type " + std::to_string(type));

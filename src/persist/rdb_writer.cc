@@ -13,6 +13,7 @@
 #include "core/packed_page.h"
 #include "persist/crc64.h"
 #include "persist/rdb_format.h"
+#include "persist/rdb_stream.h"
 
 namespace peregrine {
 
@@ -125,9 +126,9 @@ uint8_t RdbWriter::TypeOf(const Value& v) {
     case ValueType::kHash:
       return HasFieldDeadlines(v.hash()) ? rdb::kTypeHashMetadata : rdb::kTypeHash;
     case ValueType::kStream:
-      break;
+      return rdb::kTypeStreamListpacks2;
   }
-  return rdb::kTypeString;  // not reached: streams do not exist yet
+  return rdb::kTypeString;
 }
 
 int RdbWriter::VersionFor(const Value& v) {
@@ -211,6 +212,7 @@ void RdbWriter::Object(const Value& v) {
       return;
     }
     case ValueType::kStream:
+      WriteStream(*this, v.stream());
       return;
   }
 }

@@ -106,7 +106,9 @@ bool Server::AofRewriteDue() {
 class AofReplayer {
  public:
   AofReplayer(Server& server, Worker& worker, bool scripts)
-      : server_(server), worker_(worker), client_(&worker, UINT64_MAX, -1), scripts_(scripts) {}
+      : server_(server), worker_(worker), client_(&worker, UINT64_MAX, -1), scripts_(scripts) {
+    client_.obeyed = true;
+  }
 
   // False with *err for a command the server does not know.
   bool Run(std::span<const std::string_view> args, std::string* err) {

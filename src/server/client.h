@@ -36,6 +36,7 @@ struct Client final : IoHandler {
   int fd;
   bool is_unix = false;
   bool is_script = false;  // the client scripts' redis.call()s run as
+  bool obeyed = false;     // the AOF replayer's: what the file says is done (Redis's mustObeyClient)
   std::string addr;   // "ip:port"
   std::string laddr;  // local "ip:port"
 

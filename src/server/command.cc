@@ -119,7 +119,7 @@ std::vector<std::string_view> AclCategoryNames(uint32_t categories) {
       // Redis's order (its ACL_CATEGORY_* bits), as COMMAND INFO lists them.
       {kAclKeyspace, "@keyspace"}, {kAclRead, "@read"},     {kAclWrite, "@write"},
       {kAclSet, "@set"},           {kAclSortedSet, "@sortedset"}, {kAclList, "@list"},
-      {kAclHash, "@hash"},         {kAclString, "@string"}, {kAclBitmap, "@bitmap"},   {kAclHyperLogLog, "@hyperloglog"}, {kAclGeo, "@geo"},
+      {kAclHash, "@hash"},         {kAclString, "@string"}, {kAclBitmap, "@bitmap"},   {kAclHyperLogLog, "@hyperloglog"}, {kAclGeo, "@geo"}, {kAclStream, "@stream"},
       {kAclPubsub, "@pubsub"},     {kAclAdmin, "@admin"},
       {kAclFast, "@fast"},         {kAclSlow, "@slow"},     {kAclBlocking, "@blocking"},
       {kAclDangerous, "@dangerous"}, {kAclConnection, "@connection"}, {kAclTransaction, "@transaction"},

@@ -95,6 +95,7 @@ enum AclCategory : uint32_t {
   kAclScripting = 1u << 17,
   kAclBitmap = 1u << 18,
   kAclHyperLogLog = 1u << 19,
+  kAclStream = 1u << 20,
 };
 
 // Everything a handler may touch while it runs. Lives for one command, on the
@@ -221,6 +222,7 @@ void RegisterStringCommands(CommandTable& table);
 void RegisterBitmapCommands(CommandTable& table);
 void RegisterHyperLogLogCommands(CommandTable& table);
 void RegisterSortCommands(CommandTable& table);
+void RegisterStreamCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);

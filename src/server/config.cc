@@ -289,6 +289,8 @@ const std::vector<Option>& Options() {
     for (std::string_view name : {"list-max-listpack-size", "list-max-ziplist-size"})
       o.push_back(IntOption(name, &Config::list_max_listpack_size, INT_MIN, INT_MAX, kMutable));
     o.push_back(MemoryOption("hll-sparse-max-bytes", &Config::hll_sparse_max_bytes, 0, LLONG_MAX, kMutable));
+    o.push_back(MemoryOption("stream-node-max-bytes", &Config::stream_node_max_bytes, 0, LLONG_MAX, kMutable));
+    o.push_back(IntOption("stream-node-max-entries", &Config::stream_node_max_entries, 0, LLONG_MAX, kMutable));
     o.push_back(IntOption("list-compress-depth", &Config::list_compress_depth, 0, INT_MAX, kMutable));
     o.push_back(IntOption("lfu-log-factor", &Config::lfu_log_factor, 0, INT_MAX, kMutable));
     o.push_back(IntOption("lfu-decay-time", &Config::lfu_decay_time, 0, INT_MAX, kMutable));

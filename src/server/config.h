@@ -108,6 +108,8 @@ struct Config {
   uint64_t set_max_listpack_value = 64;
   uint64_t zset_max_listpack_entries = 128;
   uint64_t hll_sparse_max_bytes = 3000;
+  uint64_t stream_node_max_bytes = 4096;
+  int64_t stream_node_max_entries = 100;
   uint64_t zset_max_listpack_value = 64;
   // A list node's limit (Redis's fill: entries if positive, -1..-5 for 4 to
   // 64 KB) and how many nodes at each end stay uncompressed (0: none are

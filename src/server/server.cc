@@ -78,6 +78,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterBitmapCommands(commands_);
   RegisterHyperLogLogCommands(commands_);
   RegisterSortCommands(commands_);
+  RegisterStreamCommands(commands_);
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
   RegisterPubSubCommands(commands_);
