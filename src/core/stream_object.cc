@@ -290,11 +290,14 @@ void StreamObject::Append(StreamID id, std::span<const std::string_view> pairs, 
     const size_t cap = master_bytes + entry_bytes * (limits.node_max_entries == 1 ? 1 : 4);
     n = NewNode(std::min<size_t>(cap, std::max<size_t>(master_bytes + entry_bytes, 256)));
     if (!nodes_.empty()) {
-      // The previous node is complete: shrink it to fit.
+      // The previous node is complete: moved to a block of its size (a
+      // realloc would keep a block up to twice too big in place).
       Node* prev = nodes_.back();
-      if (prev->cap > prev->used + 16) {
-        Node* fit = static_cast<Node*>(CountedRealloc(prev, sizeof(Node) + prev->used));
+      if (CountedUsableSize(prev) > sizeof(Node) + prev->used + 16) {
+        Node* fit = static_cast<Node*>(CountedAlloc(sizeof(Node) + prev->used));
+        std::memcpy(static_cast<void*>(fit), prev, sizeof(Node) + prev->used);
         fit->cap = fit->used;
+        CountedFree(prev);
         nodes_.back() = fit;
       }
     }
@@ -317,7 +320,7 @@ void StreamObject::Append(StreamID id, std::span<const std::string_view> pairs, 
   for (size_t i = 0; i < plans.size(); i++)
     if (!(same && plans.size() == pairs.size() && i % 2 == 0)) need += plans[i].size;
   if (n->used + need > n->cap) {
-    size_t cap = std::max<size_t>(n->used + need, size_t{n->cap} * 2);
+    size_t cap = std::max<size_t>(n->used + need, size_t{n->cap} + n->cap / 2);
     n = static_cast<Node*>(CountedRealloc(n, sizeof(Node) + cap));
     n->cap = static_cast<uint32_t>(cap);
     nodes_.back() = n;

@@ -223,6 +223,8 @@ void RegisterBitmapCommands(CommandTable& table);
 void RegisterHyperLogLogCommands(CommandTable& table);
 void RegisterSortCommands(CommandTable& table);
 void RegisterStreamCommands(CommandTable& table);
+void RegisterStreamGroupCommands(CommandTable& table);
+void RegisterStreamReadCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);

@@ -79,6 +79,8 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterHyperLogLogCommands(commands_);
   RegisterSortCommands(commands_);
   RegisterStreamCommands(commands_);
+  RegisterStreamGroupCommands(commands_);
+  RegisterStreamReadCommands(commands_);
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
   RegisterPubSubCommands(commands_);

@@ -483,6 +483,10 @@ class Worker : public ErrorSink {
   // `args` instead of as sent (Redis's rewriteClientCommandVector: SET ...
   // PXAT, PEXPIREAT, SREM for SPOP, LPOP for a served BLPOP ...); several
   // calls log several commands.
+  // The running command is logged only in the forms it gave with LogAs,
+  // none if it gave none (Redis's preventCommandPropagation: XREADGROUP
+  // logs what it delivered, never itself).
+  void LogOnlyForms() { log_forms_only_ = true; }
   void LogAs(std::span<const std::string_view> args);
   void LogAs(std::initializer_list<std::string_view> args) {
     LogAs(std::span<const std::string_view>(args.begin(), args.size()));
@@ -516,6 +520,7 @@ class Worker : public ErrorSink {
   void WriteShardAof(Shard& s);
   // The forms the running handler asked its command to be logged in (LogAs).
   std::vector<std::vector<std::string>> log_as_;
+  bool log_forms_only_ = false;
   int txn_depth_ = 0;      // EXEC or scripts running (their commands gather in txn_)
   AofChunk txn_;           // a transaction's or script's commands so far
   AofChunk direct_;        // scratch: a command over several shards

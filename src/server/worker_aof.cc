@@ -43,6 +43,7 @@ void Worker::CallLogged(CommandContext& ctx, const CommandSpec* cmd) {
   // are their own; what the outer one asked before is kept aside.)
   std::vector<std::vector<std::string>> outer;
   const bool nested = !log_as_.empty();
+  const bool outer_forms_only = std::exchange(log_forms_only_, false);
   if (nested) [[unlikely]]
     outer = std::exchange(log_as_, {});
   // (EVAL, EVALSHA, FCALL and their _RO forms are kCmdScript.)
@@ -54,7 +55,7 @@ void Worker::CallLogged(CommandContext& ctx, const CommandSpec* cmd) {
     EndGather();
   } else if (HeldDirty() != dirty) {
     if (log_as_.empty()) {
-      Log(ctx.client.db, ctx.args);
+      if (!log_forms_only_) Log(ctx.client.db, ctx.args);
     } else {
       std::vector<std::string_view> views;
       for (const auto& command : log_as_) {
@@ -67,6 +68,7 @@ void Worker::CallLogged(CommandContext& ctx, const CommandSpec* cmd) {
     log_as_ = std::move(outer);
   else
     log_as_.clear();
+  log_forms_only_ = outer_forms_only;
 }
 
 void Worker::EndGather() {
