@@ -160,7 +160,7 @@ def test_empty_stream_stays(r):
 
 @pytest.mark.skipif(IS_REDIS, reason="compares with redis-server")
 def test_same_replies_as_redis(r, reference):
-    ref = reference.client()
+    ref = reference.client(protocol=2)
     ref.flushall()
     clients = [r, ref]
     rng = random.Random(21)
@@ -206,6 +206,10 @@ def test_same_replies_as_redis(r, reference):
                 ["XPENDING", key, g],
                 ["XGROUP", "DELCONSUMER", key, g, rng.choice(["c0", "c1"])],
                 ["XGROUP", "SETID", key, g, rng.choice(["0", "$"])],
+                ["XREADGROUP", "GROUP", g, rng.choice(["c0", "c1"]), "COUNT", rng.randrange(1, 5)]
+                + (["NOACK"] if rng.random() < 0.2 else []) + ["STREAMS", key, rng.choice([">", ">", "0"])],
+                ["XAUTOCLAIM", key, g, rng.choice(["c0", "c2"]), 0, rng.choice(["0", "-", f"{rng.randrange(next_ms + 1)}"]),
+                 "COUNT", rng.randrange(1, 6)] + (["JUSTID"] if rng.random() < 0.5 else []),
             ])
         elif op < 0.95:
             # (At or above every ID used: below a deleted one, Redis 7.2
@@ -230,6 +234,17 @@ def test_same_replies_as_redis(r, reference):
         if step % 100 == 0:
             for k in ("s1", "s2"):
                 assert r.xrange(k) == ref.xrange(k), (step, k)
+                a, b = replies(clients, "XINFO", "GROUPS", k)
+                if isinstance(a, list):
+                    # (The consumer count aside: Redis 7.2's XCLAIM / XAUTOCLAIM
+                    # make their consumer at once, Debian's 7.0 only when an
+                    # entry is claimed.)
+                    a, b = ([[x for i, x in enumerate(g) if i != 3] for g in v] for v in (a, b))
+                assert a == b, (step, k)  # last IDs, read counts and lags too
+                a, b = replies(clients, "XINFO", "STREAM", k)
+                if isinstance(a, list):  # (radix-tree-nodes is Redis's rax's own count)
+                    a, b = ([x for i, x in enumerate(v) if i not in (4, 5)] for v in (a, b))
+                assert a == b, (step, k)
     for c in clients:
         c.config_set("stream-node-max-entries", 100)
     # Streams move between the servers with DUMP / RESTORE both ways.
@@ -501,3 +516,43 @@ def test_xreadgroup_blocks_and_each_entry_goes_to_one_consumer(server):
     assert sorted(got) == sorted(sent)
     assert c.xpending("jobs", "workers")["pending"] == 0
     c.close()
+
+
+def test_xautoclaim_and_xinfo(r):
+    for i in range(1, 11):
+        r.xadd("s", {"f": i}, id=f"{i}-0")
+    r.xgroup_create("s", "g", id="0")
+    r.xreadgroup("g", "alice", {"s": ">"}, count=6)
+    r.xdel("s", "2-0")
+    got = r.xautoclaim("s", "g", "bob", 0, "0", count=3)
+    assert got[0] == b"4-0"  # the cursor: the next pending entry
+    assert [e[0] for e in got[1]] == [b"1-0", b"3-0"] and got[2] == [b"2-0"]
+    # (redis-py gives JUSTID's claimed IDs alone)
+    assert r.xautoclaim("s", "g", "bob", 0, got[0], count=10, justid=True) == [b"4-0", b"5-0", b"6-0"]
+    assert r.execute_command("XAUTOCLAIM", "s", "g", "bob", 0, "0", "COUNT", 10)[0] == b"0-0"
+    assert r.xautoclaim("s", "g", "bob", 3600000, "0", justid=True) == []
+    with raises("COUNT must be > 0"):
+        r.execute_command("XAUTOCLAIM", "s", "g", "bob", 0, "0", "COUNT", 0)
+    with raises("Invalid min-idle-time argument for XAUTOCLAIM"):
+        r.execute_command("XAUTOCLAIM", "s", "g", "bob", "x", "0")
+    with raises("NOGROUP No such key 's' or consumer group 'nope'"):
+        r.execute_command("XAUTOCLAIM", "s", "nope", "bob", 0, "0")
+    info = r.xinfo_stream("s")
+    assert info["length"] == 9 and info["last-generated-id"] == b"10-0" and info["groups"] == 1
+    assert info["first-entry"][0] == b"1-0" and info["last-entry"][0] == b"10-0"
+    assert info["max-deleted-entry-id"] == b"2-0" and info["entries-added"] == 10
+    groups = r.xinfo_groups("s")
+    assert groups[0]["name"] == b"g" and groups[0]["pending"] == 5 and groups[0]["last-delivered-id"] == b"6-0"
+    assert groups[0]["entries-read"] == 6 and groups[0]["lag"] == 4
+    assert groups[0]["consumers"] == 2
+    consumers = {c["name"]: c for c in r.xinfo_consumers("s", "g")}
+    assert consumers[b"bob"]["pending"] == 5 and consumers[b"alice"]["pending"] == 0
+    full = r.xinfo_stream("s", full=True)
+    assert len(full["entries"]) == 9 and full["groups"][0]["pel-count"] == 5
+    with raises("no such key"):
+        r.xinfo_stream("missing")
+    with raises("NOGROUP No such consumer group 'nope' for key name 's'"):
+        r.xinfo_consumers("s", "nope")
+    with raises("unknown subcommand or wrong number of arguments for 'STREAM'. Try XINFO HELP."):
+        r.execute_command("XINFO", "STREAM", "s", "FULL", "COUNTX", 1)
+    assert len(r.execute_command("XINFO", "HELP")) > 3

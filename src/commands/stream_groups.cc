@@ -458,6 +458,97 @@ void XclaimCommand(CommandContext& ctx) {
   }
 }
 
+// XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]
+void XautoclaimCommand(CommandContext& ctx) {
+  int64_t min_idle;
+  if (!ParseIntArg(ctx, ctx.args[4], &min_idle, "ERR Invalid min-idle-time argument for XAUTOCLAIM")) return;
+  if (min_idle < 0) min_idle = 0;
+  StreamID start;
+  if (!ParseBound(ctx, ctx.args[5], &start, 0, true)) return;
+  int64_t count = 100;
+  bool justid = false;
+  for (size_t j = 6; j < ctx.args.size(); j++) {
+    if (EqualsIgnoreCase(ctx.args[j], "count") && j + 1 < ctx.args.size()) {
+      // (at most LONG_MAX / 16: the attempts, ten times the count, fit)
+      if (!ParseIntArg(ctx, ctx.args[j + 1], &count, "ERR COUNT must be > 0") || count < 1 ||
+          count > INT64_MAX / 16) {
+        if (count < 1 || count > INT64_MAX / 16) ctx.reply.Error("ERR COUNT must be > 0");
+        return;
+      }
+      j++;
+    } else if (EqualsIgnoreCase(ctx.args[j], "justid")) {
+      justid = true;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  StreamObject* s;
+  StreamGroup* g;
+  if (!ReadStreamGroup(ctx, &s, &g)) return;
+  if (g == nullptr) {
+    ctx.reply.Error(NoKeyOrGroup(ctx.args[1], ctx.args[2]));
+    return;
+  }
+  if (Logging(ctx)) ctx.worker.LogOnlyForms();
+  const int64_t now = ctx.now_ms;
+  StreamConsumer* consumer = g->FindConsumer(ctx.args[3]);
+  const bool created = consumer == nullptr;
+  if (created) {
+    consumer = g->AddConsumer(ctx.args[3], now);
+    GroupChanged(ctx);
+  }
+  consumer->seen_time = now;
+  int64_t attempts = count * 10;
+  std::vector<StreamID> claimed, deleted;
+  auto it = g->pel.lower_bound(start);
+  while (attempts-- > 0 && count > 0 && it != g->pel.end()) {
+    const StreamID id = it->first;
+    StreamNack& nack = it->second;
+    if (!s->Contains(id)) {
+      // Gone from the stream: its pending entry goes, and is reported.
+      LogClaim(ctx, *g, id, nack);
+      if (nack.consumer != nullptr) nack.consumer->pending.erase(id);
+      it = g->pel.erase(it);
+      deleted.push_back(id);
+      count--;
+      GroupChanged(ctx);
+      continue;
+    }
+    if (min_idle != 0 && now - nack.delivery_time < min_idle) {
+      ++it;
+      continue;
+    }
+    nack.delivery_time = now;
+    if (!justid) nack.delivery_count++;
+    g->MoveNack(id, nack, consumer);
+    consumer->active_time = now;
+    claimed.push_back(id);
+    LogClaim(ctx, *g, id, nack);
+    GroupChanged(ctx);
+    count--;
+    ++it;
+  }
+  if (created && claimed.empty() && deleted.empty() && Logging(ctx))
+    ctx.worker.LogAs({"XGROUP", "CREATECONSUMER", ctx.args[1], ctx.args[2], ctx.args[3]});
+  // The cursor: the next pending entry not looked at, or 0-0.
+  ctx.reply.ArrayHeader(3);
+  ReplyStreamId(ctx, it != g->pel.end() ? it->first : StreamID{});
+  ctx.reply.ArrayHeader(claimed.size());
+  for (const StreamID& id : claimed) {
+    if (justid) {
+      ReplyStreamId(ctx, id);
+      continue;
+    }
+    s->Range(id, id, false, [&](const StreamObject::EntryView& e) {
+      ReplyStreamEntry(ctx, e);
+      return false;
+    });
+  }
+  ctx.reply.ArrayHeader(deleted.size());
+  for (const StreamID& id : deleted) ReplyStreamId(ctx, id);
+}
+
 }  // namespace
 
 void RegisterStreamGroupCommands(CommandTable& t) {
@@ -471,6 +562,10 @@ void RegisterStreamGroupCommands(CommandTable& t) {
       "command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an "
       "additional O(N) time for iterating every consumer.",
       "Returns the information and entries from a stream consumer group's pending entries list.");
+  add("xautoclaim", -6, kCmdWrite | kCmdFast, 1, 1, XautoclaimCommand, "6.2.0",
+      "O(1) if COUNT is small.",
+      "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as "
+      "consumer group member.");
   add("xclaim", -6, kCmdWrite | kCmdFast, 1, 1, XclaimCommand, "5.0.0", "O(log N) with N being the number of messages in the PEL of the consumer group.",
       "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer "
       "group member.");

@@ -101,21 +101,6 @@ bool ParseXread(CommandContext& ctx, bool group_read, XreadArgs* a) {
   return true;
 }
 
-// Redis's streamEstimateDistanceFromFirstEverEntry: how many entries were
-// added up to `id`, when that can be known.
-int64_t EstimateEntriesRead(const StreamObject& s, StreamID id) {
-  if (s.entries_added() == 0) return 0;
-  if (s.size() == 0 && id <= s.last_id()) return static_cast<int64_t>(s.entries_added());
-  if (id == s.last_id()) return static_cast<int64_t>(s.entries_added());
-  if (id > s.last_id()) return kStreamEntriesReadInvalid;
-  const StreamID maxdel = s.max_deleted_id();
-  if (maxdel == StreamID{} || maxdel < s.first_id()) {
-    if (id < s.first_id()) return static_cast<int64_t>(s.entries_added() - s.size());
-    if (id == s.first_id()) return static_cast<int64_t>(s.entries_added() - s.size() + 1);
-  }
-  return kStreamEntriesReadInvalid;
-}
-
 void LogClaimed(CommandContext& ctx, std::string_view key, std::string_view group_name, const StreamGroup& g,
                 StreamID id, const StreamNack& nack) {
   const std::string sid = id.ToString(), time = std::to_string(nack.delivery_time),
@@ -141,7 +126,7 @@ void ServeGroupNew(CommandContext& ctx, std::string_view key, const XreadArgs& a
       if (g.entries_read != kStreamEntriesReadInvalid && !s.RangeHasTombstones(id, StreamID::Max()))
         g.entries_read++;
       else if (s.entries_added() != 0)
-        g.entries_read = EstimateEntriesRead(s, id);
+        g.entries_read = s.EntriesReadAt(id);
       g.last_id = id;
       moved = true;
     }

@@ -524,6 +524,19 @@ bool StreamObject::RangeHasTombstones(StreamID start, StreamID end) const {
   return lo <= max_deleted_id_ && max_deleted_id_ <= hi;
 }
 
+int64_t StreamObject::EntriesReadAt(StreamID id) const {
+  if (entries_added_ == 0) return 0;
+  const auto added = static_cast<int64_t>(entries_added_);
+  if (length_ == 0 && id <= last_id_) return added;
+  if (id == last_id_) return added;
+  if (id > last_id_) return -1;
+  if (max_deleted_id_ == StreamID{} || max_deleted_id_ < first_id_) {
+    if (id < first_id_) return added - static_cast<int64_t>(length_);
+    if (id == first_id_) return added - static_cast<int64_t>(length_) + 1;
+  }
+  return -1;
+}
+
 size_t StreamObject::AllocatedBytes() const {
   // The node index: the deque's 512-byte chunks and its map.
   size_t total = (nodes_.size() / 64 + 1) * 512 + 64;

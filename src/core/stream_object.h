@@ -151,6 +151,11 @@ class StreamObject {
   // streamRangeHasTombstones).
   bool RangeHasTombstones(StreamID start, StreamID end) const;
 
+  // Redis's streamEstimateDistanceFromFirstEverEntry: how many entries had
+  // been added up to `id`, or -1 when that cannot be known (a consumer
+  // group's read count and lag).
+  int64_t EntriesReadAt(StreamID id) const;
+
   size_t nodes() const { return nodes_.size(); }
   // Heap bytes: nodes (usable sizes), external items, the node index and
   // the groups.

@@ -225,6 +225,7 @@ void RegisterSortCommands(CommandTable& table);
 void RegisterStreamCommands(CommandTable& table);
 void RegisterStreamGroupCommands(CommandTable& table);
 void RegisterStreamReadCommands(CommandTable& table);
+void RegisterStreamInfoCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);

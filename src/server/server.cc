@@ -81,6 +81,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterStreamCommands(commands_);
   RegisterStreamGroupCommands(commands_);
   RegisterStreamReadCommands(commands_);
+  RegisterStreamInfoCommands(commands_);
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
   RegisterPubSubCommands(commands_);
