@@ -20,7 +20,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -86,6 +86,7 @@ bench-smoke: build pydeps
 	$(VENV)/bin/python bench/scripts.py --smoke $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/persistence.py --smoke $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/aof.py --smoke $(abspath $(BUILD))/peregrine
+	$(VENV)/bin/python bench/datamodel.py --smoke $(abspath $(BUILD))/peregrine
 
 # Sanitizer builds (Debug, their own build directories). ASan+UBSan runs the
 # unit tests and the black-box suite; ThreadSanitizer the unit tests and the
@@ -170,6 +171,11 @@ bench-persistence: build bench-deps
 # The append-only file against Redis alone (about 3 minutes): SET at P1
 # and P16 without persistence, with everysec and with always (req/s, CPU
 # per request); a section in docs/benchmarks.md.
+# Streams and HyperLogLog against Redis alone (about 6 minutes): XADD and
+# PFADD at P16 and P1, memory per stream entry; a section in docs/benchmarks.md.
+bench-datamodel: build bench-deps
+	$(VENV)/bin/python bench/datamodel.py $(abspath $(BUILD))/peregrine --rounds 2
+
 bench-aof: build bench-deps
 	$(VENV)/bin/python bench/aof.py $(abspath $(BUILD))/peregrine --rounds 3
 

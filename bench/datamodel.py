@@ -10,6 +10,12 @@ interleaved, server on CPU 0, load generator on CPU 1, medians, ratios).
                      PFADD hll:__rand_int__ e:__rand_int__ (100,000 small
                      HLLs, sparse)
   pfadd_p1           the dense test unpipelined
+  xadd_p16           redis-benchmark -c 50 -P 16 XADD stream * sensor
+                     __rand_int__ temp 21 (one stream, IDs made by the
+                     server)
+  xadd_p1            the same unpipelined
+  m_stream1m         RSS per entry after 1,000,000 XADDs of two small
+                     fields (sensor <n>, temp <n>) to one stream
 
 requests/s and server CPU per request, with the null server (which answers
 every command at once) as this machine's ceiling and the work share.
@@ -25,6 +31,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,7 +47,37 @@ TESTS = [
     ("pfadd_sparse_p16", "PFADD 100K HLLs (sparse) P16", 16, 2_000_000,
      ["-r", "100000", "PFADD", "hll:__rand_int__", "e:__rand_int__"]),
     ("pfadd_p1", "PFADD one HLL (dense) P1", 1, 300_000, ["-r", "1000000", "PFADD", "hll", "e:__rand_int__"]),
+    ("xadd_p16", "XADD * (two fields) P16", 16, 2_000_000,
+     ["-r", "100000", "XADD", "stream", "*", "sensor", "__rand_int__", "temp", "21"]),
+    ("xadd_p1", "XADD * (two fields) P1", 1, 300_000,
+     ["-r", "100000", "XADD", "stream", "*", "sensor", "__rand_int__", "temp", "21"]),
 ]
+
+
+def load_stream(port: int, n: int):
+    """n XADDs of two small fields to one stream, pipelined."""
+    c = bl.RespClient(port, timeout=120)
+    try:
+        batch = 1000
+        for start in range(0, n, batch):
+            payload = b"".join(bl.encode("XADD", "stream", "*", "sensor", str(i), "temp", str(i % 40))
+                               for i in range(start, min(n, start + batch)))
+            c.pipeline_raw(payload, min(n, start + batch) - start)
+    finally:
+        c.close()
+
+
+def run_memory(spec, workdir, n):
+    srv = bl.Server(spec, workdir)
+    try:
+        time.sleep(0.3)
+        rss0 = srv.rss_kb()
+        load_stream(srv.port, n)
+        time.sleep(1.0)
+        rss1 = srv.rss_kb()
+        return {"server": spec.name, "id": "m_stream1m", "bytes_per_element": (rss1 - rss0) * 1024 / n}
+    finally:
+        srv.shutdown()
 
 
 def run_one(spec, workdir, tid, pipeline, n, args, rb):
@@ -62,6 +99,10 @@ def main(argv=None) -> int:
         null = bl.null_spec(bl.build_null_server())
         for rnd in range(args.rounds):
             order = (specs if rnd % 2 == 0 else specs[::-1]) + [null]
+            for spec in specs if rnd % 2 == 0 else specs[::-1]:
+                r = run_memory(spec, workdir, max(1000, int(1_000_000 * scale)))
+                records.append(r)
+                print(f"{spec.label:9s} m_stream1m {r['bytes_per_element']:.1f} bytes/entry", flush=True)
             for tid, _, p, n, rbargs in TESTS:
                 for spec in order:
                     r = run_one(spec, workdir, tid, p, max(1000, int(n * scale)), rbargs, rb)
@@ -76,6 +117,11 @@ def write_report(records, rounds, shown, docs: bool):
     lines = [f"`python3 bench/datamodel.py` ({rounds} rounds, medians; Redis is Debian's redis-server 7.0; "
              f"Peregrine `--threads 1`; server on CPU 0, load on CPU 1).", ""]
     lines += bl.speed_table(records, [(tid, label) for tid, label, *_ in TESTS])
+    p = bl.median([r["bytes_per_element"] for r in records if r["id"] == "m_stream1m" and r["server"] == "peregrine"])
+    q = bl.median([r["bytes_per_element"] for r in records if r["id"] == "m_stream1m" and r["server"] == "redis"])
+    lines += ["", "| memory | Peregrine bytes/entry | Redis bytes/entry | ratio |", "|---|---|---|---|",
+              f"| 1M stream entries of two small fields (RSS) | {bl.num(p, '.1f')} | {bl.num(q, '.1f')} | "
+              f"{bl.ratio(p, q)} |"]
     text = "\n".join(lines)
     print(text)
     if docs:  # (a smoke run writes nothing)

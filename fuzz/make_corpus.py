@@ -100,6 +100,19 @@ SEEDS = {
                        ("SETRANGE", "h3", "20", "\xff\x01"), ("PFCOUNT", "h3"), ("PFMERGE", "h4", "h3"),
                        ("SET", "bad", "HYLL\x01" + "\x00" * 11), ("PFADD", "bad", "x"),
                        ("SET", "s", "plain"), ("PFADD", "s", "x"), ("PFCOUNT", "s", "h")),
+    "streams": seq(("XADD", "s", "*", "f", "v"), ("XADD", "s", "MAXLEN", "~", "2", "5-*", "a", "1", "b", "2"),
+                   ("XADD", "s", "NOMKSTREAM", "MINID", "=", "0", "99-1", "f", "v"), ("XADD", "s", "0-0", "f", "v"),
+                   ("XRANGE", "s", "-", "+", "COUNT", "2"), ("XREVRANGE", "s", "+", "(5-0"), ("XLEN", "s"),
+                   ("XDEL", "s", "5-0", "bad"), ("XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "10"),
+                   ("XSETID", "s", "100-0", "ENTRIESADDED", "9", "MAXDELETEDID", "5-0"),
+                   ("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM", "ENTRIESREAD", "3"),
+                   ("XREADGROUP", "GROUP", "g", "c", "COUNT", "5", "NOACK", "STREAMS", "s", ">"),
+                   ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"), ("XREAD", "COUNT", BIG, "STREAMS", "s", "$"),
+                   ("XACK", "s", "g", "1-0", "2-0"), ("XPENDING", "s", "g", "IDLE", "0", "-", "+", "10", "c"),
+                   ("XCLAIM", "s", "g", "d", "0", "1-0", "TIME", BIG, "RETRYCOUNT", SMALL, "FORCE", "JUSTID", "LASTID", "9-9"),
+                   ("XAUTOCLAIM", "s", "g", "d", "0", "0", "COUNT", "3", "JUSTID"), ("XINFO", "STREAM", "s", "FULL", "COUNT", "2"),
+                   ("XINFO", "GROUPS", "s"), ("XINFO", "CONSUMERS", "s", "g"), ("XGROUP", "DELCONSUMER", "s", "g", "d"),
+                   ("XGROUP", "SETID", "s", "g", "0", "ENTRIESREAD", "-1"), ("XGROUP", "DESTROY", "s", "g")),
     "sort": seq(("RPUSH", "l", "3", "1", "2", "x"), ("MSET", "w_1", "5", "w_2", "1", "w_3", "2"),
                 ("HSET", "o_1", "f", "c"), ("SORT", "l"), ("SORT", "l", "ALPHA", "DESC", "LIMIT", "1", "2"),
                 ("SORT", "l", "BY", "w_*", "GET", "#", "GET", "o_*->f", "GET", "nope"),
@@ -467,6 +480,9 @@ SEEDS_MAXMEMORY = {"tiny_maxmemory", "containers_maxmemory"}
 DICT_WORDS = sorted(set("""
 pfadd pfcount pfmerge pfdebug pfselftest getreg decode todense hll-sparse-max-bytes HYLL
 sort sort_ro by get store alpha desc asc limit nosort # ->
+xadd xlen xrange xrevrange xdel xtrim xsetid xgroup xreadgroup xread xack xpending xclaim xautoclaim xinfo
+nomkstream maxlen minid entriesadded maxdeletedid mkstream entriesread createconsumer delconsumer destroy setid
+streams group noack block idle time retrycount force justid lastid full consumers groups stream ~ $ > 0-0 *
 multi exec discard watch unwatch eval evalsha eval_ro evalsha_ro script load exists flush kill
 dump restore absttl idletime freq save bgsave lastsave schedule
 function fcall fcall_ro register_function function_name callback description withcode libraryname stats

@@ -60,6 +60,16 @@ def fill(c):
         c.zadd(f"zset:{name}", {f"m{i}": i * 1.5 for i in range(n)})
         c.hset(f"hash:{name}", mapping={f"f{i}": f"v{i}" for i in range(n)})
     c.execute_command("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+    # A stream of three nodes (4 entries each at most), a tombstone, fields
+    # differing from the master's, a group with pending entries and an
+    # idle consumer.
+    c.config_set("stream-node-max-entries", 4)
+    for i in range(1, 11):
+        c.xadd("stream", {"f": i, "g": "x" * i} if i % 3 else {"other": i}, id=f"{i}-{i % 2}")
+    c.xdel("stream", "3-1")
+    c.xgroup_create("stream", "grp", id="0")
+    c.xreadgroup("grp", "alice", {"stream": ">"}, count=3)
+    c.xgroup_createconsumer("stream", "grp", "idle")
 
 
 def seeds_from(argv, label, with_dumps):

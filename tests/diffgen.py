@@ -90,7 +90,7 @@ def snapshot(example):
         out += [Cmd((b"SELECT", db)), Cmd((b"DBSIZE",))]
         for k in keys:
             out += [Cmd((b"GET", k)), Cmd((b"PTTL", k), TTL), *hash_read(b"HGETALL", k),
-                    Cmd((b"OBJECT", b"REFCOUNT", k))]
+                    Cmd((b"OBJECT", b"REFCOUNT", k)), Cmd((b"XRANGE", k, b"-", b"+"))]
     out.append(Cmd((b"CLIENT", b"GETNAME")))
     return out
 
@@ -231,6 +231,12 @@ bitfield_op = st.one_of(
     st.tuples(word("incrby"), field_type, field_offset, delta).map(list),
     st.tuples(word("overflow"), st.sampled_from([b"WRAP", b"sat", b"Fail", b"nope"])).map(list),
 )
+
+# Stream IDs: small, partial, with `*` sequences, the edges, junk.
+stream_id = st.one_of(*weighted(3, st.tuples(st.integers(0, 30), st.integers(0, 3)).map(
+    lambda t: f"{t[0]}-{t[1]}".encode())), st.integers(0, 30).map(lambda i: str(i).encode()),
+    st.sampled_from([b"5-*", b"0-0", b"18446744073709551615-18446744073709551615", b"x", b"-1", b"1-x"]))
+stream_bound = st.one_of(stream_id, st.sampled_from([b"-", b"+", b"(3-0", b"(-"]))
 
 # Expiry times. Absolute ones are long past (the key is deleted at once, or
 # lingers until touched) or far in the future; relative ones are Rel (>= 200 s, so
@@ -832,6 +838,34 @@ def commands(allowed, key):
                                  word("alpha"), seq(word("get"), st.sampled_from([b"#", b"*", b"x*->f", b"nope"])),
                                  seq(word("store"), key), word("limit"), junk, max_size=4)),
         cmd("sort_ro", key, options(word("desc"), word("alpha"), seq(word("store"), key), max_size=2)),
+        # streams (explicit IDs: `*` would be each server's clock)
+        cmd("xadd", key, options(word("nomkstream"), seq(word("maxlen"), st.sampled_from([b"~", b"="]), small_index),
+                                 seq(word("minid"), stream_id), max_size=1), stream_id,
+            st.lists(seq(value, value), min_size=1, max_size=3)),
+        cmd("xadd", key, stream_id, st.lists(value, min_size=1, max_size=3)),  # odd: arity errors
+        cmd("xrange", key, stream_bound, stream_bound, options(seq(word("count"), small_index), max_size=1)),
+        cmd("xrevrange", key, stream_bound, stream_bound, options(seq(word("count"), small_index), max_size=1)),
+        cmd("xlen", key), cmd("xdel", key, st.lists(stream_id, min_size=1, max_size=3)),
+        cmd("xtrim", key, st.sampled_from([b"MAXLEN", b"minid", b"LIMIT"]), st.sampled_from([b"~", b"=", b""]),
+            st.one_of(small_index, stream_id)),
+        # (above every ID used: below a deleted one Redis 7.2 refuses where 7.0 takes it)
+        cmd("xsetid", key, st.sampled_from([b"31-0", b"40-5"])),
+        cmd("xgroup", word("create"), key, st.sampled_from([b"g", b"h"]), st.one_of(stream_id, st.just(b"$")),
+            options(word("mkstream"), seq(word("entriesread"), small_index), max_size=2)),
+        # (consumers e, f: XCLAIM makes c and d at once in 7.2, in 7.0 only
+        # when it claims, which CREATECONSUMER's reply would show)
+        cmd("xgroup", st.sampled_from([b"destroy", b"createconsumer", b"delconsumer", b"setid", b"nope"]), key,
+            st.sampled_from([b"g", b"h"]), options(st.sampled_from([b"e", b"f", b"0", b"$"]), max_size=1)),
+        cmd("xreadgroup", word("group"), st.sampled_from([b"g", b"h"]), st.sampled_from([b"c", b"d"]),
+            options(seq(word("count"), small_index), word("noack"), max_size=2), word("streams"), key,
+            st.sampled_from([b">", b"0", b"$", b"1-1"])),
+        cmd("xread", options(seq(word("count"), small_index), max_size=1), word("streams"), key,
+            st.one_of(stream_id, st.just(b"$"))),
+        cmd("xack", key, st.sampled_from([b"g", b"h"]), st.lists(stream_id, min_size=1, max_size=3)),
+        cmd("xpending", key, st.sampled_from([b"g", b"h"])),
+        cmd("xclaim", key, st.sampled_from([b"g", b"h"]), st.sampled_from([b"c", b"d"]), ints(0),
+            st.lists(stream_id, min_size=1, max_size=2), word("time"), ints(1000), word("force"),
+            options(word("justid"), seq(word("retrycount"), small_index), max_size=1)),
         # keys
         cmd("del", keys), cmd("unlink", keys), cmd("exists", keys), cmd("touch", keys),
         cmd("type", key),
