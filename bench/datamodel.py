@@ -16,6 +16,11 @@ interleaved, server on CPU 0, load generator on CPU 1, medians, ratios).
   xadd_p1            the same unpipelined
   m_stream1m         RSS per entry after 1,000,000 XADDs of two small
                      fields (sensor <n>, temp <n>) to one stream
+  consume            a producer (redis-benchmark XADD *, unpipelined, 50
+                     connections) while two consumers of one group
+                     XREADGROUP COUNT 500 BLOCK 100 and XACK what they got:
+                     the entries still pending or unread when the producer
+                     stops, and how long the consumers take to drain them
 
 requests/s and server CPU per request, with the null server (which answers
 every command at once) as this machine's ceiling and the work share.
@@ -67,6 +72,57 @@ def load_stream(port: int, n: int):
         c.close()
 
 
+def consumer(port: int, name: str, stop, counts: dict):
+    """XREADGROUP + XACK until `stop` is set and nothing more comes."""
+    c = bl.RespClient(port, timeout=60)
+    got = 0
+    try:
+        while True:
+            reply = c.call("XREADGROUP", "GROUP", "workers", name, "COUNT", "500", "BLOCK", "100",
+                           "STREAMS", "jobs", ">")
+            entries = reply[0][1] if reply else []
+            if entries:
+                c.call("XACK", "jobs", "workers", *[e[0] for e in entries])
+                got += len(entries)
+            elif stop.is_set():
+                break
+    finally:
+        c.close()
+        counts[name] = got
+
+
+def run_consume(spec, workdir, n, rb):
+    """A producer and two consumers: what is left when the producer stops,
+    and the time to drain it."""
+    import threading
+    srv = bl.Server(spec, workdir)
+    try:
+        c = srv.client()
+        c.call("XGROUP", "CREATE", "jobs", "workers", "$", "MKSTREAM")
+        stop = threading.Event()
+        counts: dict = {}
+        threads = [threading.Thread(target=consumer, args=(srv.port, f"w{i}", stop, counts)) for i in range(2)]
+        for t in threads:
+            t.start()
+        start = time.monotonic()
+        _, text, rc, _ = bl.run_redis_benchmark(rb, srv.port, ["-c", "50", "-n", str(n), "XADD", "jobs", "*", "f",
+                                                                "__rand_int__"], 600)
+        produced_s = time.monotonic() - start
+        info = c.call("XINFO", "GROUPS", "jobs")
+        fields = dict(zip(info[0][::2], info[0][1::2]))
+        behind = int(fields[b"lag"] or 0) + int(fields[b"pending"])
+        stop.set()
+        t0 = time.monotonic()
+        for t in threads:
+            t.join(120)
+        drain_s = time.monotonic() - t0
+        c.close()
+        return {"server": spec.name, "id": "consume", "produced": n, "produce_s": round(produced_s, 2),
+                "behind_at_end": behind, "drain_s": round(drain_s, 2), "consumed": sum(counts.values())}
+    finally:
+        srv.shutdown()
+
+
 def run_memory(spec, workdir, n):
     srv = bl.Server(spec, workdir)
     try:
@@ -103,6 +159,11 @@ def main(argv=None) -> int:
                 r = run_memory(spec, workdir, max(1000, int(1_000_000 * scale)))
                 records.append(r)
                 print(f"{spec.label:9s} m_stream1m {r['bytes_per_element']:.1f} bytes/entry", flush=True)
+            for spec in specs if rnd % 2 == 0 else specs[::-1]:
+                r = run_consume(spec, workdir, max(1000, int(200_000 * scale)), rb)
+                records.append(r)
+                print(f"{spec.label:9s} consume   {r['consumed']:,} of {r['produced']:,} in {r['produce_s']} s, "
+                      f"{r['behind_at_end']} behind at the end, drained in {r['drain_s']} s", flush=True)
             for tid, _, p, n, rbargs in TESTS:
                 for spec in order:
                     r = run_one(spec, workdir, tid, p, max(1000, int(n * scale)), rbargs, rb)
@@ -119,6 +180,13 @@ def write_report(records, rounds, shown, docs: bool):
     lines += bl.speed_table(records, [(tid, label) for tid, label, *_ in TESTS])
     p = bl.median([r["bytes_per_element"] for r in records if r["id"] == "m_stream1m" and r["server"] == "peregrine"])
     q = bl.median([r["bytes_per_element"] for r in records if r["id"] == "m_stream1m" and r["server"] == "redis"])
+    cons = {s: [r for r in records if r["id"] == "consume" and r["server"] == s] for s in ("peregrine", "redis")}
+    if cons["peregrine"] and cons["redis"]:
+        lines += ["", "| consumers (2, XREADGROUP COUNT 500 + XACK) vs a producer (XADD P1, 50 connections) "
+                      "| entries | producer s | behind when it stops | drained in s |", "|---|---|---|---|---|"]
+        for s, label in (("peregrine", "Peregrine"), ("redis", "Redis")):
+            r = cons[s][-1]
+            lines.append(f"| {label} | {r['produced']:,} | {r['produce_s']} | {r['behind_at_end']} | {r['drain_s']} |")
     lines += ["", "| memory | Peregrine bytes/entry | Redis bytes/entry | ratio |", "|---|---|---|---|",
               f"| 1M stream entries of two small fields (RSS) | {bl.num(p, '.1f')} | {bl.num(q, '.1f')} | "
               f"{bl.ratio(p, q)} |"]
