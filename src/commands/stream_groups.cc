@@ -151,6 +151,8 @@ void XgroupDestroyCommand(CommandContext& ctx) {
   }
   s->mutable_groups().Remove(ctx.args[3]);
   GroupChanged(ctx);
+  // Readers blocked on the group run again, and get NOGROUP (as Redis).
+  SignalKeyAsReady(ctx, ctx.ShardOf(ctx.args[2]), ctx.client.db, ctx.args[2]);
   ctx.reply.Integer(1);
 }
 
