@@ -245,7 +245,7 @@ class StreamValue {
   StreamObject* ptr_ = nullptr;
   [[maybe_unused]] uint8_t unused_[6] = {};
   [[maybe_unused]] uint8_t spare_ = 0;  // the owner's byte: Value reads and writes it
-  uint8_t tag_ = kValueTag;
+  [[maybe_unused]] uint8_t tag_ = kValueTag;  // read through the Value's bytes
 };
 
 static_assert(sizeof(StreamValue) == 16);
