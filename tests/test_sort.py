@@ -197,3 +197,13 @@ def test_same_replies_as_redis(r, reference):
         if "STORE" in cmd and "ALPHA" not in cmd:
             assert r.lrange("dst", 0, -1) == ref.lrange("dst", 0, -1), (step, cmd)
     ref.close()
+
+
+def test_sort_converts_a_listpack_sorted_set(r):
+    """Redis's SORT reads a sorted set through its skiplist, converting a
+    listpack one first (for good): OBJECT ENCODING shows it."""
+    r.zadd("z", {"a": 1, "b": 2})
+    assert r.object("encoding", "z") == b"listpack"
+    assert r.execute_command("SORT_RO", "z", "ALPHA") == [b"a", b"b"]
+    assert r.object("encoding", "z") == b"skiplist"
+    assert r.zrange("z", 0, -1, withscores=True) == [(b"a", 1.0), (b"b", 2.0)]

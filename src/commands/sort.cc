@@ -187,6 +187,9 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
     return;
   }
   const ValueType type = e != nullptr ? e->value.type() : ValueType::kList;
+  // As Redis, which reads a sorted set through its skiplist and converts a
+  // listpack one first, for good (SORT_RO too).
+  if (type == ValueType::kZSet) e->value.mutable_zset().ConvertToSkiplist();
   // A set's order is its own: unsorted output would differ between
   // servers, so a set stored or read by a script is sorted ALPHA (Redis).
   if (o.dontsort && type == ValueType::kSet && (o.store || ctx.client.is_script)) {

@@ -97,6 +97,11 @@ class ZSetObject {
   // A Z*STORE result small enough becomes a leaf again (Redis's
   // zsetConvertToListpackIfNeeded); `max_member` is its longest member.
   void ConvertToListpackIfNeeded(size_t max_member, const ZSetLimits& limits);
+  // SORT's zsetConvert: a listpack becomes a skiplist (Redis's SORT and
+  // SORT_RO do it to any sorted set they read, which OBJECT ENCODING shows).
+  void ConvertToSkiplist() {
+    if (encoding() == Encoding::kListpack) ToSkiplist();
+  }
 
   // Positions (see the top). Any write invalidates them.
   using Pos = ZTree::Pos;
