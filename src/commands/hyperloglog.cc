@@ -4,7 +4,6 @@
 // any shard (the command holds them all).
 #include <cmath>
 #include <cstring>
-#include <memory>
 #include <random>
 #include <string>
 
@@ -90,18 +89,19 @@ void PfaddCommand(CommandContext& ctx) {
 // PFCOUNT key [key ...]
 void PfcountCommand(CommandContext& ctx) {
   if (ctx.args.size() > 2) {
-    // The union's cardinality: the registers' maxima, one byte each.
-    auto max = std::make_unique<uint8_t[]>(hll::kRegisters);
+    // The union's cardinality: the registers' maxima, one byte each (16 KB
+    // on the stack, as Redis).
+    uint8_t max[hll::kRegisters] = {};
     for (size_t j = 1; j < ctx.args.size(); j++) {
       Db::Entry* e;
       if (!LookupHll(ctx, ctx.args[j], &e, false)) return;
       if (e == nullptr) continue;
-      if (!hll::MergeInto(max.get(), BytesOf(e))) {
+      if (!hll::MergeInto(max, BytesOf(e))) {
         ctx.reply.Error(kErrCorrupt);
         return;
       }
     }
-    ctx.reply.Integer(static_cast<int64_t>(hll::CountRaw(max.get())));
+    ctx.reply.Integer(static_cast<int64_t>(hll::CountRaw(max)));
     return;
   }
   Db::Entry* e;
@@ -130,7 +130,7 @@ void PfcountCommand(CommandContext& ctx) {
 
 // PFMERGE destkey [sourcekey ...]
 void PfmergeCommand(CommandContext& ctx) {
-  auto max = std::make_unique<uint8_t[]>(hll::kRegisters);
+  uint8_t max[hll::kRegisters] = {};
   bool dense = false;
   // The destination counts as a source (Redis reads argv[1..]).
   for (size_t j = 1; j < ctx.args.size(); j++) {
@@ -139,7 +139,7 @@ void PfmergeCommand(CommandContext& ctx) {
     if (e == nullptr) continue;
     const std::string_view bytes = BytesOf(e);
     if (hll::Encoding(reinterpret_cast<const uint8_t*>(bytes.data())) == hll::kDense) dense = true;
-    if (!hll::MergeInto(max.get(), bytes)) {
+    if (!hll::MergeInto(max, bytes)) {
       ctx.reply.Error(kErrCorrupt);
       return;
     }

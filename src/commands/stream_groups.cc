@@ -82,7 +82,7 @@ void XgroupCreateCommand(CommandContext& ctx) {
     return;
   }
   StreamID id;
-  if (ctx.args[4] == "$") {
+  if (IsStreamSpecial(ctx.args[4], '$')) {
     id = s != nullptr ? s->last_id() : StreamID{};
   } else if (!ParseStreamIdOrReply(ctx, ctx.args[4], &id, 0, true, nullptr)) {
     return;
@@ -129,7 +129,7 @@ void XgroupSetidCommand(CommandContext& ctx) {
     return;
   }
   StreamID id;
-  if (ctx.args[4] == "$") {
+  if (IsStreamSpecial(ctx.args[4], '$')) {
     id = s->last_id();
   } else if (!ParseStreamIdOrReply(ctx, ctx.args[4], &id, 0, false, nullptr)) {
     return;
@@ -227,17 +227,6 @@ void XackCommand(CommandContext& ctx) {
   ctx.reply.Integer(acked);
 }
 
-// An interval bound of XPENDING: "(" excludes it.
-bool ParseBound(CommandContext& ctx, std::string_view arg, StreamID* id, uint64_t missing_seq, bool start) {
-  const bool ex = arg.size() > 1 && arg[0] == '(';
-  if (!ParseStreamIdOrReply(ctx, ex ? arg.substr(1) : arg, id, missing_seq, ex, nullptr)) return false;
-  if (ex && !(start ? IncrStreamID(id) : DecrStreamID(id))) {
-    ctx.reply.Error(start ? "ERR invalid start ID for the interval" : "ERR invalid end ID for the interval");
-    return false;
-  }
-  return true;
-}
-
 // XPENDING key group [[IDLE min-idle-time] start end count [consumer]]
 void XpendingCommand(CommandContext& ctx) {
   const size_t argc = ctx.args.size();
@@ -262,8 +251,8 @@ void XpendingCommand(CommandContext& ctx) {
     }
     if (!ParseIntArg(ctx, ctx.args[at + 2], &count)) return;
     if (count < 0) count = 0;
-    if (!ParseBound(ctx, ctx.args[at], &start, 0, true)) return;
-    if (!ParseBound(ctx, ctx.args[at + 1], &end, UINT64_MAX, false)) return;
+    if (!ParseStreamBound(ctx, ctx.args[at], true, &start) || !ParseStreamBound(ctx, ctx.args[at + 1], false, &end))
+      return;
     if (at + 3 < argc) {
       with_consumer = true;
       consumer_name = ctx.args[at + 3];
@@ -332,15 +321,6 @@ void XpendingCommand(CommandContext& ctx) {
     ctx.reply.Integer(std::max<int64_t>(ctx.now_ms - nack->delivery_time, 0));
     ctx.reply.Integer(static_cast<int64_t>(nack->delivery_count));
   }
-}
-
-// The form Redis propagates for a claimed (or dropped) pending entry.
-void LogClaim(CommandContext& ctx, const StreamGroup& g, StreamID id, const StreamNack& nack) {
-  if (!Logging(ctx)) return;
-  const std::string sid = id.ToString(), time = std::to_string(nack.delivery_time),
-                    count = std::to_string(nack.delivery_count), last = g.last_id.ToString();
-  ctx.worker.LogAs({"XCLAIM", ctx.args[1], ctx.args[2], nack.consumer->name, "0", sid, "TIME", time, "RETRYCOUNT",
-                    count, "FORCE", "JUSTID", "LASTID", last});
 }
 
 void LogGroupId(CommandContext& ctx, const StreamGroup& g) {
@@ -412,7 +392,7 @@ void XclaimCommand(CommandContext& ctx) {
     if (!s->Contains(id)) {
       // The entry is gone: its pending entry goes too.
       if (it != g->pel.end()) {
-        LogClaim(ctx, *g, id, it->second);
+        LogStreamClaim(ctx, ctx.args[1], ctx.args[2], *g, id, it->second);
         log_group_id = false;
         changed = true;
         g->Ack(id);
@@ -434,7 +414,7 @@ void XclaimCommand(CommandContext& ctx) {
     g->MoveNack(id, nack, consumer);
     consumer->active_time = now;
     claimed.push_back(id);
-    LogClaim(ctx, *g, id, nack);
+    LogStreamClaim(ctx, ctx.args[1], ctx.args[2], *g, id, nack);
     log_group_id = false;
     changed = true;
   }
@@ -466,17 +446,13 @@ void XautoclaimCommand(CommandContext& ctx) {
   if (!ParseIntArg(ctx, ctx.args[4], &min_idle, "ERR Invalid min-idle-time argument for XAUTOCLAIM")) return;
   if (min_idle < 0) min_idle = 0;
   StreamID start;
-  if (!ParseBound(ctx, ctx.args[5], &start, 0, true)) return;
+  if (!ParseStreamBound(ctx, ctx.args[5], true, &start)) return;
   int64_t count = 100;
   bool justid = false;
   for (size_t j = 6; j < ctx.args.size(); j++) {
     if (EqualsIgnoreCase(ctx.args[j], "count") && j + 1 < ctx.args.size()) {
-      // (at most LONG_MAX / 16: the attempts, ten times the count, fit)
-      if (!ParseIntArg(ctx, ctx.args[j + 1], &count, "ERR COUNT must be > 0") || count < 1 ||
-          count > INT64_MAX / 16) {
-        if (count < 1 || count > INT64_MAX / 16) ctx.reply.Error("ERR COUNT must be > 0");
-        return;
-      }
+      // (at most LONG_MAX / 16, as Redis: the attempts, ten times the count, fit)
+      if (!ParseIntInRange(ctx, ctx.args[j + 1], 1, INT64_MAX / 16, &count, "ERR COUNT must be > 0")) return;
       j++;
     } else if (EqualsIgnoreCase(ctx.args[j], "justid")) {
       justid = true;
@@ -509,7 +485,7 @@ void XautoclaimCommand(CommandContext& ctx) {
     StreamNack& nack = it->second;
     if (!s->Contains(id)) {
       // Gone from the stream: its pending entry goes, and is reported.
-      LogClaim(ctx, *g, id, nack);
+      LogStreamClaim(ctx, ctx.args[1], ctx.args[2], *g, id, nack);
       if (nack.consumer != nullptr) nack.consumer->pending.erase(id);
       it = g->pel.erase(it);
       deleted.push_back(id);
@@ -526,7 +502,7 @@ void XautoclaimCommand(CommandContext& ctx) {
     g->MoveNack(id, nack, consumer);
     consumer->active_time = now;
     claimed.push_back(id);
-    LogClaim(ctx, *g, id, nack);
+    LogStreamClaim(ctx, ctx.args[1], ctx.args[2], *g, id, nack);
     GroupChanged(ctx);
     count--;
     ++it;

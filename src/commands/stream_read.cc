@@ -101,27 +101,23 @@ bool ParseXread(CommandContext& ctx, bool group_read, XreadArgs* a) {
   return true;
 }
 
-void LogClaimed(CommandContext& ctx, std::string_view key, std::string_view group_name, const StreamGroup& g,
-                StreamID id, const StreamNack& nack) {
-  const std::string sid = id.ToString(), time = std::to_string(nack.delivery_time),
-                    count = std::to_string(nack.delivery_count), last = g.last_id.ToString();
-  ctx.worker.LogAs({"XCLAIM", key, group_name, nack.consumer->name, "0", sid, "TIME", time, "RETRYCOUNT", count,
-                    "FORCE", "JUSTID", "LASTID", last});
-}
-
 // New entries for a group (Redis's streamReplyWithRange with a group): each
 // moves the group's last ID and read count, and (without NOACK) becomes
 // pending for the consumer.
 void ServeGroupNew(CommandContext& ctx, std::string_view key, const XreadArgs& a, StreamObject& s, StreamGroup& g,
                    StreamConsumer* consumer, StreamID start) {
-  std::vector<StreamID> ids;
-  s.Range(start, StreamID::Max(), false, [&](const StreamObject::EntryView& e) {
-    ids.push_back(e.id());
-    return a.count == 0 || static_cast<int64_t>(ids.size()) < a.count;
+  // Counted first (the reply's length comes before the entries), then
+  // delivered in one more pass.
+  size_t n = 0;
+  s.Range(start, StreamID::Max(), false, [&](const StreamObject::EntryView&) {
+    ++n;
+    return a.count == 0 || static_cast<int64_t>(n) < a.count;
   });
   bool moved = false;
-  ctx.reply.ArrayHeader(ids.size());
-  for (const StreamID& id : ids) {
+  size_t sent = 0;
+  ctx.reply.ArrayHeader(n);
+  if (n > 0) s.Range(start, StreamID::Max(), false, [&](const StreamObject::EntryView& e) {
+    const StreamID id = e.id();
     if (id > g.last_id) {
       if (g.entries_read != kStreamEntriesReadInvalid && !s.RangeHasTombstones(id, StreamID::Max()))
         g.entries_read++;
@@ -130,20 +126,19 @@ void ServeGroupNew(CommandContext& ctx, std::string_view key, const XreadArgs& a
       g.last_id = id;
       moved = true;
     }
-    s.Range(id, id, false, [&](const StreamObject::EntryView& e) {
-      ReplyStreamEntry(ctx, e);
-      return false;
-    });
-    if (a.noack) continue;
-    auto [it, added] = g.pel.try_emplace(id, StreamNack{ctx.now_ms, 1, nullptr});
-    if (!added) {
-      it->second.delivery_time = ctx.now_ms;
-      it->second.delivery_count = 1;
+    ReplyStreamEntry(ctx, e);
+    if (!a.noack) {
+      auto [it, added] = g.pel.try_emplace(id, StreamNack{ctx.now_ms, 1, nullptr});
+      if (!added) {
+        it->second.delivery_time = ctx.now_ms;
+        it->second.delivery_count = 1;
+      }
+      g.MoveNack(id, it->second, consumer);
+      consumer->active_time = ctx.now_ms;
+      LogStreamClaim(ctx, key, a.group, g, id, it->second);
     }
-    g.MoveNack(id, it->second, consumer);
-    consumer->active_time = ctx.now_ms;
-    if (Logging(ctx)) LogClaimed(ctx, key, a.group, g, id, it->second);
-  }
+    return ++sent < n;
+  });
   if (a.noack && moved && Logging(ctx)) {
     const std::string last = g.last_id.ToString(), read = std::to_string(g.entries_read);
     ctx.worker.LogAs({"XGROUP", "SETID", key, a.group, last, "ENTRIESREAD", read});
@@ -200,7 +195,7 @@ void XreadGeneric(CommandContext& ctx, bool group_read) {
         return;
       }
     }
-    if (UpToNul(idarg) == "$" && idarg.size() == 1) {
+    if (IsStreamSpecial(idarg, '$')) {
       if (group_read) {
         ctx.reply.Error(
             "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer "
@@ -209,7 +204,7 @@ void XreadGeneric(CommandContext& ctx, bool group_read) {
         return;
       }
       ids[i] = streams[i] != nullptr ? streams[i]->last_id() : StreamID{};
-    } else if (idarg == ">") {
+    } else if (IsStreamSpecial(idarg, '>')) {
       if (!group_read) {
         ctx.reply.Error(
             "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.");
@@ -285,7 +280,7 @@ void XreadGeneric(CommandContext& ctx, bool group_read) {
   std::vector<std::string> owned(ctx.args.begin(), ctx.args.end());
   for (size_t i = 0; i < a.nkeys; i++) {
     std::string& idarg = owned[a.streams + a.nkeys + i];
-    if (idarg == "$") idarg = ids[i].ToString();
+    if (IsStreamSpecial(idarg, '$')) idarg = ids[i].ToString();
   }
   std::vector<std::string_view> views(owned.begin(), owned.end());
   CommandContext blocked = ctx;

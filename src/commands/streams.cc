@@ -10,6 +10,7 @@
 
 #include "commands/common.h"
 #include "commands/streams.h"
+#include "core/stream_groups.h"
 #include "core/numbers.h"
 #include "server/client.h"
 #include "server/config.h"
@@ -75,6 +76,25 @@ bool ParseStreamIdOrReply(CommandContext& ctx, std::string_view arg, StreamID* i
   if (ParseStreamId(arg, id, missing_seq, strict, seq_given)) return true;
   ctx.reply.Error(kErrInvalidId);
   return false;
+}
+
+bool ParseStreamBound(CommandContext& ctx, std::string_view arg, bool start, StreamID* id) {
+  const bool ex = arg.size() > 1 && arg[0] == '(';
+  if (!ParseStreamIdOrReply(ctx, ex ? arg.substr(1) : arg, id, start ? 0 : UINT64_MAX, ex, nullptr)) return false;
+  if (ex && !(start ? IncrStreamID(id) : DecrStreamID(id))) {
+    ctx.reply.Error(start ? "ERR invalid start ID for the interval" : "ERR invalid end ID for the interval");
+    return false;
+  }
+  return true;
+}
+
+void LogStreamClaim(CommandContext& ctx, std::string_view key, std::string_view group_name, const StreamGroup& g,
+                    StreamID id, const StreamNack& nack) {
+  if (!Logging(ctx)) return;
+  const std::string sid = id.ToString(), time = std::to_string(nack.delivery_time),
+                    count = std::to_string(nack.delivery_count), last = g.last_id.ToString();
+  ctx.worker.LogAs({"XCLAIM", key, group_name, nack.consumer->name, "0", sid, "TIME", time, "RETRYCOUNT", count,
+                    "FORCE", "JUSTID", "LASTID", last});
 }
 
 void ReplyStreamId(CommandContext& ctx, StreamID id) { ctx.reply.Bulk(id.ToString()); }
@@ -300,28 +320,11 @@ void XlenCommand(CommandContext& ctx) {
   ctx.reply.Integer(s == nullptr ? 0 : static_cast<int64_t>(s->size()));
 }
 
-// An interval bound: "(" for exclusive (Redis's streamParseIntervalIDOrReply).
-bool ParseIntervalId(CommandContext& ctx, std::string_view arg, StreamID* id, bool* exclusive, uint64_t missing_seq) {
-  *exclusive = arg.size() > 1 && arg[0] == '(';
-  if (*exclusive) return ParseStreamIdOrReply(ctx, arg.substr(1), id, missing_seq, true, nullptr);
-  return ParseStreamIdOrReply(ctx, arg, id, missing_seq, false, nullptr);
-}
-
 void XrangeGeneric(CommandContext& ctx, bool rev) {
   const std::string_view start_arg = rev ? ctx.args[3] : ctx.args[2];
   const std::string_view end_arg = rev ? ctx.args[2] : ctx.args[3];
   StreamID start, end;
-  bool start_ex, end_ex;
-  if (!ParseIntervalId(ctx, start_arg, &start, &start_ex, 0)) return;
-  if (start_ex && !IncrStreamID(&start)) {
-    ctx.reply.Error("ERR invalid start ID for the interval");
-    return;
-  }
-  if (!ParseIntervalId(ctx, end_arg, &end, &end_ex, UINT64_MAX)) return;
-  if (end_ex && !DecrStreamID(&end)) {
-    ctx.reply.Error("ERR invalid end ID for the interval");
-    return;
-  }
+  if (!ParseStreamBound(ctx, start_arg, true, &start) || !ParseStreamBound(ctx, end_arg, false, &end)) return;
   int64_t count = -1;
   for (size_t j = 4; j < ctx.args.size(); j++) {
     if (EqualsIgnoreCase(ctx.args[j], "count") && j + 1 < ctx.args.size()) {

@@ -4,9 +4,13 @@
 #include <string_view>
 
 #include "core/stream_object.h"
+#include "commands/common.h"
 #include "server/command.h"
 
 namespace peregrine {
+
+struct StreamGroup;
+struct StreamNack;
 
 // Redis's streamGenericParseIDOrReply without the reply: "-", "+" (unless
 // strict), "<ms>", "<ms>-<seq>", and "<ms>-*" when seq_given is asked for
@@ -15,6 +19,23 @@ bool ParseStreamId(std::string_view arg, StreamID* id, uint64_t missing_seq, boo
 // The same, replying "Invalid stream ID ..." on failure.
 bool ParseStreamIdOrReply(CommandContext& ctx, std::string_view arg, StreamID* id, uint64_t missing_seq,
                           bool strict, bool* seq_given);
+
+// A range bound of XRANGE / XREVRANGE / XPENDING / XAUTOCLAIM (Redis's
+// streamParseIntervalIDOrReply, then the step past an exclusive "(" bound):
+// a start's missing sequence is 0, an end's the largest. False after replying.
+bool ParseStreamBound(CommandContext& ctx, std::string_view arg, bool start, StreamID* id);
+
+// Logs the form Redis propagates for a pending entry claimed, delivered or
+// dropped: XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE JUSTID
+// LASTID group-last-id.
+void LogStreamClaim(CommandContext& ctx, std::string_view key, std::string_view group_name, const StreamGroup& g,
+                    StreamID id, const StreamNack& nack);
+
+// Redis compares "$" and ">" with strcmp: the argument up to a NUL.
+inline bool IsStreamSpecial(std::string_view arg, char c) {
+  const std::string_view a = UpToNul(arg);
+  return a.size() == 1 && a[0] == c;
+}
 
 void ReplyStreamId(CommandContext& ctx, StreamID id);
 // An entry as [id, [field, value, ...]].

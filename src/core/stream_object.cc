@@ -200,10 +200,6 @@ StreamGroups& StreamObject::mutable_groups() {
   return *groups_;
 }
 
-StreamID StreamObject::NodeMaster(const Node* n) { return n->master; }
-
-uint32_t StreamObject::EntriesBegin(const Node* n) { return n->entries; }
-
 uint32_t StreamObject::ReadEntry(const Node* n, uint32_t off, EntryView* view, uint8_t* flags) {
   const uint8_t* d = n->data();
   const uint8_t* p = d + off;

@@ -199,8 +199,6 @@ class StreamObject {
   // Decodes the entry at offset `off` of node `n`: its view, flags, and the
   // offset after it.
   static uint32_t ReadEntry(const Node* n, uint32_t off, EntryView* view, uint8_t* flags);
-  static uint32_t EntriesBegin(const Node* n);
-  static StreamID NodeMaster(const Node* n);
   static StreamID NodeLastId(const Node* n);
   // Appends to the last node, or false if it is full (Redis's rule, on the
   // bytes Redis's listpack would take).
