@@ -45,22 +45,26 @@ void SelectCommand(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
-// There are no ACL users yet: "default" has no password, so any password
-// authenticates it, exactly as Redis with no requirepass.
-bool CheckCredentials(std::string_view user) { return user == "default"; }
-
+// AUTH <password> (the default user) | AUTH <username> <password>.
 void AuthCommand(CommandContext& ctx) {
   if (ctx.args.size() > 3) {
     ctx.reply.Error(kErrSyntax);
     return;
   }
+  std::string_view user = "default", password;
   if (ctx.args.size() == 2) {
-    ctx.reply.Error(
-        "ERR AUTH <password> called without any password configured for the default user. Are you sure "
-        "your configuration is correct?");
-    return;
+    if (ctx.server.acl().default_user()->nopass) {
+      ctx.reply.Error(
+          "ERR AUTH <password> called without any password configured for the default user. Are you sure "
+          "your configuration is correct?");
+      return;
+    }
+    password = ctx.args[1];
+  } else {
+    user = ctx.args[1];
+    password = ctx.args[2];
   }
-  if (!CheckCredentials(ctx.args[1])) {
+  if (!ctx.worker.Authenticate(ctx.client, user, password, ctx.args[0])) {
     ctx.reply.Error(kErrWrongPass);
     return;
   }
@@ -90,29 +94,37 @@ void HelloCommand(CommandContext& ctx) {
     }
     i = 2;
   }
-  std::string_view user, name;
+  std::string_view user, password, name;
   bool auth = false, setname = false;
   for (; i < a.size(); i++) {
     size_t more = a.size() - i - 1;
     if (EqualsIgnoreCase(a[i], "auth") && more >= 2) {
       auth = true;
       user = a[i + 1];
+      password = a[i + 2];
       i += 2;
     } else if (EqualsIgnoreCase(a[i], "setname") && more >= 1) {
       setname = true;
       name = a[i + 1];
+      if (!ValidClientAttribute(name)) {
+        ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+        return;
+      }
       i += 1;
     } else {
       ctx.reply.Error("ERR Syntax error in HELLO option '" + AsCString(a[i]) + "'");
       return;
     }
   }
-  if (auth && !CheckCredentials(user)) {
+  if (auth && !ctx.worker.Authenticate(ctx.client, user, password, ctx.args[0])) {
     ctx.reply.Error(kErrWrongPass);
     return;
   }
-  if (setname && !ValidClientAttribute(name)) {
-    ctx.reply.Error("ERR Client names cannot contain spaces, newlines or special characters.");
+  if (!ctx.client.authenticated) {
+    ctx.reply.Error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH "
+        "<user> <pass> option can be used to authenticate the client and select the RESP protocol version at the "
+        "same time");
     return;
   }
   if (setname) ctx.client.name = std::string(name);
@@ -141,6 +153,7 @@ void ResetCommand(CommandContext& ctx) {
   ctx.client.db = 0;
   ctx.client.resp = 2;
   ctx.client.name.clear();
+  ctx.worker.SetDefaultAuth(ctx.client);
   ctx.reply.set_resp(2);
   ctx.reply.SimpleString("RESET");
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "commands/common.h"
+#include "server/server.h"
 #include "commands/zsets.h"
 #include "core/list_object.h"
 #include "server/config.h"
@@ -38,9 +39,19 @@ struct SortOptions {
 
 bool HasStar(std::string_view p) { return UpToNul(p).find('*') != std::string_view::npos; }
 
+// Whether the client's ACL user may read every key with this command (BY
+// and GET patterns name keys the key specs do not: Redis's
+// ACLUserCheckCmdWithUnrestrictedKeyAccess).
+bool FullKeyAccess(const CommandContext& ctx) {
+  const AclUser* u = ctx.client.user;
+  if (u == nullptr || u->unrestricted || ctx.client.last_cmd == nullptr) return true;
+  return ctx.server.acl().CheckWithAllKeys(*u, *ctx.client.last_cmd, ctx.args, kKeyRead);
+}
+
 // Parses args[2..]; false after replying the error.
 bool ParseSort(CommandContext& ctx, bool readonly, SortOptions* o) {
   const size_t argc = ctx.args.size();
+  const bool full_access = FullKeyAccess(ctx);
   for (size_t j = 2; j < argc; j++) {
     const size_t left = argc - j - 1;
     const std::string_view a = ctx.args[j];
@@ -62,7 +73,15 @@ bool ParseSort(CommandContext& ctx, bool readonly, SortOptions* o) {
       o->by_pattern = ctx.args[++j];
       // A pattern without '*' is a constant: nothing to sort by.
       o->dontsort = !HasStar(o->by_pattern);
+      if (!o->dontsort && !full_access) {
+        ctx.reply.Error("ERR BY option of SORT denied due to insufficient ACL permissions.");
+        return false;
+      }
     } else if (EqualsIgnoreCase(a, "get") && left >= 1) {
+      if (!full_access) {
+        ctx.reply.Error("ERR GET option of SORT denied due to insufficient ACL permissions.");
+        return false;
+      }
       o->gets.push_back(ctx.args[++j]);
     } else {
       ctx.reply.Error(kErrSyntax);

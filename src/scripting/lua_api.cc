@@ -146,6 +146,8 @@ int GenericCall(lua_State* L, bool raise) {
     PushErrorTable(L, "Wrong number of args calling Redis command from script");
   } else if (cmd->flags & kCmdNoscript) {
     PushErrorTable(L, "This Redis command is not allowed from script");
+  } else if (std::string denied = worker.ScriptAccessError(run->ctx->client, *cmd, run->views); !denied.empty()) {
+    PushErrorTable(L, denied);
   } else if (run->read_only && (cmd->flags & (kCmdWrite | kCmdMayReplicate))) {
     PushErrorTable(L, "Write commands are not allowed from read-only scripts.");
   } else if (!run->allow_oom && run->oom && !run->write_dirty && (cmd->flags & kCmdDenyOom)) {

@@ -22,6 +22,7 @@
 namespace peregrine {
 
 class Worker;
+struct AclUser;
 struct CommandSpec;
 struct ExecBatch;
 
@@ -41,6 +42,14 @@ struct Client final : IoHandler {
   std::string laddr;  // local "ip:port"
 
   // Connection state changed by commands.
+  // The ACL user it runs as (docs/security.md): the default user until AUTH
+  // or HELLO ... AUTH; `authenticated` once it has (or from the start while
+  // the default user needs no password). The users are the server's; a
+  // user other than the default one is held by user_ref (a deleted user's
+  // clients are closed, but its batches may still be running elsewhere).
+  AclUser* user = nullptr;
+  std::shared_ptr<AclUser> user_ref;
+  bool authenticated = false;
   int db = 0;
   int resp = 2;
   std::string name;

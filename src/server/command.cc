@@ -10,7 +10,7 @@ namespace peregrine {
 uint32_t CommandSpec::AclCategories() const {
   uint32_t c = acl;
   if (flags & kCmdWrite) c |= kAclWrite;
-  if (flags & kCmdReadonly) c |= kAclRead;
+  if ((flags & kCmdReadonly) && !(c & kAclScripting)) c |= kAclRead;  // (Redis: EVAL_RO is not @read)
   if (flags & kCmdAdmin) c |= kAclAdmin | kAclDangerous;
   if (flags & kCmdPubsub) c |= kAclPubsub;
   if (flags & kCmdFast) c |= kAclFast;
@@ -114,20 +114,37 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
   return out;
 }
 
-std::vector<std::string_view> AclCategoryNames(uint32_t categories) {
+std::span<const std::pair<uint32_t, std::string_view>> AclCategoryTable() {
+  // Redis's order (its ACL_CATEGORY_* bits), as COMMAND INFO and ACL CAT
+  // list them.
   static constexpr std::pair<uint32_t, std::string_view> kNames[] = {
-      // Redis's order (its ACL_CATEGORY_* bits), as COMMAND INFO lists them.
-      {kAclKeyspace, "@keyspace"}, {kAclRead, "@read"},     {kAclWrite, "@write"},
-      {kAclSet, "@set"},           {kAclSortedSet, "@sortedset"}, {kAclList, "@list"},
-      {kAclHash, "@hash"},         {kAclString, "@string"}, {kAclBitmap, "@bitmap"},   {kAclHyperLogLog, "@hyperloglog"}, {kAclGeo, "@geo"}, {kAclStream, "@stream"},
-      {kAclPubsub, "@pubsub"},     {kAclAdmin, "@admin"},
-      {kAclFast, "@fast"},         {kAclSlow, "@slow"},     {kAclBlocking, "@blocking"},
-      {kAclDangerous, "@dangerous"}, {kAclConnection, "@connection"}, {kAclTransaction, "@transaction"},
-      {kAclScripting, "@scripting"},
+      {kAclKeyspace, "keyspace"},   {kAclRead, "read"},
+      {kAclWrite, "write"},         {kAclSet, "set"},
+      {kAclSortedSet, "sortedset"}, {kAclList, "list"},
+      {kAclHash, "hash"},           {kAclString, "string"},
+      {kAclBitmap, "bitmap"},       {kAclHyperLogLog, "hyperloglog"},
+      {kAclGeo, "geo"},             {kAclStream, "stream"},
+      {kAclPubsub, "pubsub"},       {kAclAdmin, "admin"},
+      {kAclFast, "fast"},           {kAclSlow, "slow"},
+      {kAclBlocking, "blocking"},   {kAclDangerous, "dangerous"},
+      {kAclConnection, "connection"}, {kAclTransaction, "transaction"},
+      {kAclScripting, "scripting"},
   };
+  return kNames;
+}
+
+std::vector<std::string_view> AclCategoryNames(uint32_t categories) {
+  static const std::vector<std::string> kWithAt = [] {
+    std::vector<std::string> v;
+    for (auto [bit, name] : AclCategoryTable()) v.push_back("@" + std::string(name));
+    return v;
+  }();
   std::vector<std::string_view> out;
-  for (auto [bit, name] : kNames)
-    if (categories & bit) out.push_back(name);
+  size_t i = 0;
+  for (auto [bit, name] : AclCategoryTable()) {
+    if (categories & bit) out.push_back(kWithAt[i]);
+    i++;
+  }
   return out;
 }
 

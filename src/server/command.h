@@ -214,7 +214,9 @@ inline std::string_view UpToNul(std::string_view arg) { return arg.substr(0, arg
 
 // Names of flags and categories as COMMAND INFO prints them.
 std::vector<std::string_view> FlagNames(uint32_t flags);
-std::vector<std::string_view> AclCategoryNames(uint32_t categories);
+std::vector<std::string_view> AclCategoryNames(uint32_t categories);  // "@read" ...
+// Every ACL category (its bit, its name without '@'), in Redis's order.
+std::span<const std::pair<uint32_t, std::string_view>> AclCategoryTable();
 
 // Registration functions, one per commands/<family>.cc.
 void RegisterConnectionCommands(CommandTable& table);
@@ -238,5 +240,6 @@ void RegisterTransactionCommands(CommandTable& table);
 void RegisterScriptingCommands(CommandTable& table);
 void RegisterDumpCommands(CommandTable& table);
 void RegisterPersistenceCommands(CommandTable& table);
+void RegisterAclCommands(CommandTable& table);
 
 }  // namespace peregrine

@@ -347,6 +347,19 @@ const std::vector<Option>& Options() {
     o.push_back(IntOption("rdb-key-save-delay", &Config::rdb_key_save_delay, INT_MIN, INT_MAX, kMutable));
     o.push_back(IntOption("key-load-delay", &Config::key_load_delay, INT_MIN, INT_MAX, kMutable));
     o.push_back(ProtectedActionOption("enable-protected-configs", &Config::enable_protected_configs));
+    o.push_back(StringOption("requirepass", &Config::requirepass, kMutable));
+    o.push_back(BoolOption("protected-mode", &Config::protected_mode, kMutable));
+    o.push_back(StringOption("aclfile", &Config::aclfile, kImmutable));
+    o.push_back(IntOption("acllog-max-len", &Config::acllog_max_len, 0, LONG_MAX, kMutable));
+    o.push_back(Option{"acl-pubsub-default", kMutable, 1, 1,
+                       [](const Config& c) -> std::string { return c.acl_pubsub_default_all ? "allchannels" : "resetchannels"; },
+                       [](Config& c, Args a) -> std::string {
+                         const std::string v = Lower(a[0]);
+                         if (v == "allchannels") c.acl_pubsub_default_all = true;
+                         else if (v == "resetchannels") c.acl_pubsub_default_all = false;
+                         else return "argument(s) must be one of the following: allchannels, resetchannels";
+                         return "";
+                       }});
     o.push_back(BoolOption("appendonly", &Config::appendonly, kMutable));
     o.push_back(Option{"appendfsync", kMutable, 1, 1,
                        [](const Config& c) -> std::string {
@@ -460,6 +473,16 @@ void ParseConfigArgs(std::span<char* const> args, std::vector<Directive>* out) {
 bool ApplyDirectives(Config* config, const std::vector<Directive>& directives, std::string* err,
                      const Directive** failed) {
   for (const Directive& d : directives) {
+    if (Lower(d.name) == "user") {
+      // Checked when the server loads its users (Server::Start).
+      if (d.args.empty()) {
+        *err = "Bad directive or wrong number of arguments";
+        *failed = &d;
+        return false;
+      }
+      config->users.push_back(d.args);
+      continue;
+    }
     const Option* o = FindOption(d.name);
     int n = static_cast<int>(d.args.size());
     // A bare "--save" (as the last argument or before another option) means

@@ -152,6 +152,19 @@ struct Config {
   // "#TS:<unix seconds>" annotations in the AOF when the second changes
   // (redis-check-aof --truncate-to-timestamp reads them).
   bool aof_timestamp_enabled = false;
+  // Security (docs/security.md): the default user's password (empty: none,
+  // nopass); whether connections from other than loopback are refused
+  // while the default user has no password; the ACL file (ACL SAVE/LOAD);
+  // the ACL log's length; whether new users start with every channel
+  // (acl-pubsub-default allchannels) or none (resetchannels).
+  std::string requirepass;
+  bool protected_mode = true;
+  std::string aclfile;
+  int64_t acllog_max_len = 128;
+  bool acl_pubsub_default_all = false;
+  // `user <name> <rules...>` directives, in order (not CONFIG GET-able, as
+  // in Redis): loaded at start.
+  std::vector<std::vector<std::string>> users;
   int64_t auto_aof_rewrite_percentage = 100;
   uint64_t auto_aof_rewrite_min_size = 64ull * 1024 * 1024;
 };

@@ -344,6 +344,10 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "total_writes_processed", stats.total_writes_processed);
     Field(out, "client_query_buffer_limit_disconnections", stats.client_query_buffer_limit_disconnections);
     Field(out, "client_output_buffer_limit_disconnections", stats.client_output_buffer_limit_disconnections);
+    Field(out, "acl_access_denied_auth", acl_->denied(AclResult::kDeniedAuth));
+    Field(out, "acl_access_denied_cmd", acl_->denied(AclResult::kDeniedCmd));
+    Field(out, "acl_access_denied_key", acl_->denied(AclResult::kDeniedKey));
+    Field(out, "acl_access_denied_channel", acl_->denied(AclResult::kDeniedChannel));
   }
   if (section("replication")) {
     Field(out, "role", "master");

@@ -94,6 +94,11 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterScriptingCommands(commands_);
   RegisterDumpCommands(commands_);
   RegisterPersistenceCommands(commands_);
+  RegisterAclCommands(commands_);
+  acl_ = std::make_unique<Acl>(commands_);
+  acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
+  if (!config_.requirepass.empty()) acl_->SetRequirePass(config_.requirepass);
+  applied_requirepass_ = config_.requirepass;
   if (config_.threads <= 0) {
     const unsigned cores = std::thread::hardware_concurrency();
     config_.threads = static_cast<int>(std::clamp(cores, 1u, 256u));
@@ -133,6 +138,7 @@ bool Server::InitWorkers(std::string* err) {
 }
 
 bool Server::Start(std::string* err) {
+  if (!LoadUsers(err)) return false;
   if (!InitWorkers(err)) return false;
   EventLoop& loop0 = workers_[0]->loop();
   if (config_.port != 0) {
@@ -282,6 +288,13 @@ uint64_t Server::UsedMemory() {
 }
 
 void Server::ApplyRuntimeConfig() {
+  // requirepass: the default user's password, when it changed (ACL SETUSER
+  // default may have changed the user since).
+  if (config_.requirepass != applied_requirepass_) {
+    acl_->SetRequirePass(config_.requirepass);
+    applied_requirepass_ = config_.requirepass;
+  }
+  acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
   // dir: entered now (start-up, CONFIG SET dir); a failure leaves the
   // server where it was (the directive checked that it can be entered).
   if (!config_.dir.empty()) {
@@ -341,6 +354,14 @@ void Server::Accept(int listen_fd, bool is_unix) {
       w0.stats().rejected_connections++;
       continue;
     }
+    if (ProtectedModeRefuses(config_.protected_mode, acl_->default_user()->nopass, is_unix,
+                             is_unix ? std::string() : PeerAddress(fd))) [[unlikely]] {
+      ssize_t ignored = write(fd, kProtectedModeDenied.data(), kProtectedModeDenied.size());
+      (void)ignored;
+      close(fd);
+      w0.stats().rejected_connections++;
+      continue;
+    }
     target->connections().fetch_add(1, std::memory_order_relaxed);
     const uint64_t id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
     if (target == &w0) {
@@ -368,6 +389,7 @@ std::vector<Client*> Server::AllClients() const {
 
 void Server::ResetStats() {
   for (auto& w : workers_) w->ResetStats();
+  acl_->ResetDenied();
   used_memory_peak_.store(0, std::memory_order_relaxed);
 }
 
@@ -390,8 +412,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   snprintf(buf, sizeof(buf),
            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
            "ssub=0 multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=0 oll=0 "
-           "omem=%zu tot-mem=%zu events=r%s cmd=%s user=default redir=-1 resp=%d lib-name=%s "
-           "lib-ver=%s\n",
+           "omem=%zu tot-mem=%zu events=r%s cmd=%s user=",
            static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd, c.name.c_str(),
            static_cast<long long>((now_ms - c.ctime_ms) / 1000),
            static_cast<long long>((now_ms - c.last_interaction_ms) / 1000), flags, c.db,
@@ -401,8 +422,12 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
            c.in.capacity() - c.in.size(), multi_mem, c.in.capacity(), c.out.capacity() + c.out.referenced_bytes(),
            c.in.capacity() + c.out.capacity() + c.out.referenced_bytes() + multi_mem + sizeof(Client),
            c.writable_armed ? "w" : "",
-           cmd.c_str(), c.resp, c.lib_name.c_str(), c.lib_ver.c_str());
-  return buf;
+           cmd.c_str());
+  // The rest after the user's name (of any length).
+  std::string line = buf;
+  line += c.user != nullptr ? c.user->name : "default";
+  line += " redir=-1 resp=" + std::to_string(c.resp) + " lib-name=" + c.lib_name + " lib-ver=" + c.lib_ver + "\n";
+  return line;
 }
 
 }  // namespace peregrine

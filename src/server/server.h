@@ -22,6 +22,7 @@
 
 #include "core/slot.h"
 #include "protocol/reply.h"
+#include "server/acl.h"
 #include "server/client.h"
 #include "server/command.h"
 #include "server/config.h"
@@ -61,6 +62,11 @@ class Server {
   // --- For command handlers ---
   Config& config() { return config_; }
   const CommandTable& commands() const { return commands_; }
+  // The ACL users (docs/security.md): changed only holding every shard.
+  Acl& acl() { return *acl_; }
+  // Loads the users of the `user` directives and the ACL file (Start; a
+  // failure stops the server, as Redis). False with *err.
+  bool LoadUsers(std::string* err);
   size_t num_shards() const { return workers_.size(); }
   // The shard owning `key`: its Redis Cluster slot, in contiguous ranges of
   // slots per shard.
@@ -225,6 +231,8 @@ class Server {
   std::string executable_;
   std::string run_id_;
   CommandTable commands_;
+  std::unique_ptr<Acl> acl_;
+  std::string applied_requirepass_;  // the requirepass last given to the default user
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<Ring>> rings_;
   std::vector<std::unique_ptr<Listener>> listeners_;

@@ -242,6 +242,7 @@ void Worker::Adopt(int fd, bool is_unix, uint64_t id) {
     c->laddr = LocalAddress(fd);
   }
   c->ctime_ms = c->last_interaction_ms = UnixTimeMs();
+  SetDefaultAuth(*c);
   RequestParser::Limits limits;
   limits.max_bulk_len = config.proto_max_bulk_len;
   c->parser.set_limits(limits);

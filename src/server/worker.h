@@ -29,6 +29,7 @@
 #include "net/event_loop.h"
 #include "protocol/buffer.h"
 #include "protocol/reply.h"
+#include "server/acl.h"
 #include "server/client.h"
 #include "server/command.h"
 #include "server/mailbox.h"
@@ -83,6 +84,10 @@ struct ExecBatch final : Mail {
   uint64_t client_id = 0;
   int db = 0;
   int resp = 2;
+  // The client's ACL user (its scripts' calls and its transaction are
+  // checked as that user here).
+  AclUser* user = nullptr;
+  std::shared_ptr<AclUser> user_ref;
   std::string bytes;                // the arguments, back to back
   std::vector<uint32_t> arg_sizes;  // of every argument of every command
   struct Command {
@@ -123,6 +128,7 @@ struct ExecBatch final : Mail {
     watch.reset();
     watch_deadline_ms = -1;
     blocked.reset();
+    user_ref.reset();
     bytes.clear();
     arg_sizes.clear();
     commands.clear();
@@ -471,6 +477,30 @@ class Worker : public ErrorSink {
   void StartSnapshotWork() { snapshot_work_.store(true, std::memory_order_release); }
   void StopSnapshotWork() { snapshot_work_.store(false, std::memory_order_release); }
   bool in_exec() const { return in_exec_; }
+
+  // --- Access control (worker_acl.cc, docs/security.md) ---
+  // A new connection (or RESET): the default user, authenticated if it
+  // needs no password.
+  void SetDefaultAuth(Client& c) const;
+  // AUTH / HELLO ... AUTH: the client runs as `u` from now on.
+  static void SetUser(Client& c, const std::shared_ptr<AclUser>& u, bool default_user);
+  // Checks the credentials; on success the client runs as that user, on
+  // failure the attempt is logged (ACL LOG, acl_access_denied_auth).
+  // `command` names the command for the log (as sent: "AUTH", "hello").
+  bool Authenticate(Client& c, std::string_view username, std::string_view password, std::string_view command);
+  // Whether `c` may run `cmd` with `args` without any side effect (the
+  // dispatcher's routing: a refused command is answered here).
+  bool Permitted(const Client& c, const CommandSpec& cmd, std::span<const std::string_view> args) const;
+  // The refusal of a command `c` may not run (-NOAUTH, or -NOPERM logged
+  // in the ACL log), or "" if it may. Inside EXEC, Redis's text for a
+  // permission lost since the command was queued.
+  std::string AccessError(Client& c, const CommandSpec& cmd, std::span<const std::string_view> args);
+  // A script's redis.call() of `cmd` as `caller`: "" or its error ("ACL
+  // failure in script: ...", logged with the lua context).
+  std::string ScriptAccessError(Client& caller, const CommandSpec& cmd, std::span<const std::string_view> args);
+  // Adds a denial to the ACL log with this client's CLIENT INFO.
+  void LogAclDenial(const Client& c, AclResult reason, Acl::LogContext context, std::string object,
+                    std::string username);
 
   // --- The append-only file (worker_aof.cc, docs/persistence.md) ---
   // Runs a command's handler, logging it for the append-only file when it

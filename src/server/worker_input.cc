@@ -359,8 +359,10 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     bool keyed = false;
     if ((spec->flags & kCmdExec) && TransactionShards(c, &shard_set_, &keyed)) {
       // All of it on one other worker's shard: run there, as one batch.
+      // (A user with restricted permissions runs it here, where EXEC and
+      // each queued command are checked.)
       if (keyed && shard_set_.size() == 1 && shard_set_[0] != index_ && ArityOk(*spec, args.size()) &&
-          SendTransaction(c, spec, shard_set_[0]))
+          c.authenticated && c.user->unrestricted && SendTransaction(c, spec, shard_set_[0]))
         return Route::kDone;
       shard_set_.push_back(index_);
       std::sort(shard_set_.begin(), shard_set_.end());
@@ -375,7 +377,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   }
   // A command refused to a subscribed client is answered here (the ones it
   // may run have no keys), in order.
-  if (spec != nullptr && !RefusedWhileSubscribed(c, *spec) && ArityOk(*spec, args.size())) {
+  if (spec != nullptr && !RefusedWhileSubscribed(c, *spec) && ArityOk(*spec, args.size()) &&
+      ((c.authenticated && c.user->unrestricted) || Permitted(c, *spec, args))) {
     if (spec->flags & kCmdScript) [[unlikely]] {
       // A script: on its declared keys' shards (here without any), or
       // holding every shard once it is known to touch others.
@@ -476,6 +479,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     b->client_id = c.id;
     b->db = c.db;
     b->resp = c.resp;
+    b->user = c.user;
+    b->user_ref = c.user_ref;  // (null for the default user: no reference counting)
     if (!detached) c.open_batch = b;
   }
   uint32_t argc = static_cast<uint32_t>(args.size());
@@ -553,6 +558,12 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
         "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
         "from a local connection, otherwise you need to set this option in the configuration file, and then "
         "restart the server.");
+  }
+  // Authentication and the ACL user's permissions (one branch for a user
+  // with every permission).
+  if (!c.authenticated || !c.user->unrestricted) [[unlikely]] {
+    const std::string error = AccessError(c, *cmd, args);
+    if (!error.empty()) return reject(error);
   }
   if (RefusedWhileSubscribed(c, *cmd)) {
     return reject("ERR Can't execute '" + cmd->fullname +

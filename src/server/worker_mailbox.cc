@@ -206,6 +206,8 @@ void Worker::RunExecBatch(ExecBatch* b) {
   proxy_.home = b->from;
   proxy_.db = b->db;
   proxy_.resp = b->resp;
+  proxy_.user = b->user;
+  proxy_.authenticated = true;
   ReplyWriter reply(&b->reply, b->resp, this);
   const int64_t now_ms = UnixTimeMs();
   const uint64_t hard_limit = server_.config().output_buffer_limits[Config::kNormalClients].hard;

@@ -216,6 +216,10 @@ void Worker::BusyCommand(Client& c, std::span<const std::string_view> args) {
   c.last_cmd = spec;
   if (!worker_internal::ArityOk(*spec, args.size()))
     return refuse("ERR wrong number of arguments for '" + spec->fullname + "' command");
+  if (!c.authenticated || !c.user->unrestricted) {
+    const std::string denied = AccessError(c, *spec, args);
+    if (!denied.empty()) return refuse(denied);
+  }
   if (!BusyAllowed(*spec, args))
     return refuse(server_.busy_function().load(std::memory_order_relaxed) ? kBusyFunction : kBusyEval);
   // Allowed: run here without the usual path (which may evict from this
