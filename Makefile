@@ -14,13 +14,13 @@ ARGS       ?=
 BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev libmimalloc-dev liblzf-dev \
                   liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev libmsgpack-dev
 # What the tests and benchmarks need besides: the real Redis to compare with.
-TEST_PACKAGES  := python3 python3-venv redis-server redis-tools
+TEST_PACKAGES  := python3 python3-venv redis-server redis-tools openssl
 # What the benchmarks need on top.
 BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -87,6 +87,7 @@ bench-smoke: build pydeps
 	$(VENV)/bin/python bench/persistence.py --smoke $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/aof.py --smoke $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/datamodel.py --smoke $(abspath $(BUILD))/peregrine
+	$(VENV)/bin/python bench/tls.py --smoke $(abspath $(BUILD))/peregrine
 
 # Sanitizer builds (Debug, their own build directories). ASan+UBSan runs the
 # unit tests and the black-box suite; ThreadSanitizer the unit tests and the
@@ -204,6 +205,16 @@ bench-containers: build bench-deps
 	$(VENV)/bin/python bench/containers.py $(abspath $(BUILD))/peregrine
 
 # Instructions per GET and per SET for both servers under callgrind.
+# TLS requests/s against redis-server with TLS, P1 and P16 (~4 min).
+bench-tls: build bench-deps
+	$(VENV)/bin/python bench/tls.py $(abspath $(BUILD))/peregrine --rounds 3
+
+# What the permission check costs per request (callgrind): the default user,
+# a restricted one, Redis's same two (BASELINE=an older peregrine binary adds
+# the cost before ACL users existed).
+bench-acl: build bench-deps
+	$(VENV)/bin/python bench/acl_cost.py $(abspath $(BUILD))/peregrine $(if $(BASELINE),--baseline $(BASELINE))
+
 bench-instr: build bench-deps
 	$(VENV)/bin/python bench/instr.py $(abspath $(BUILD))/peregrine
 

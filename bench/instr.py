@@ -82,6 +82,12 @@ def one_run(spec: bl.ServerSpec, kind: str, args, stream, workdir: str) -> dict:
     try:
         c = srv.client(timeout=300)
         try:
+            auth = getattr(args, "auth", None)
+            if auth:  # run as this ACL user (bench/acl_cost.py)
+                c.sock.sendall(bl.encode(b"AUTH", auth[0].encode(), auth[1].encode()))
+                r = c.read_reply()
+                if r != "OK":
+                    raise bl.BenchError(f"{spec.label}: AUTH {auth[0]} replied {r}")
             t0 = time.monotonic()
             if kind == "idle":
                 time.sleep(args.idle)

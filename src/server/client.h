@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "net/event_loop.h"
+#include "net/tls.h"
 #include "protocol/buffer.h"
 #include "protocol/output_buffer.h"
 #include "protocol/parser.h"
@@ -36,6 +37,7 @@ struct Client final : IoHandler {
   uint32_t home = 0;  // its worker's index (a proxy client: the worker of the client it stands for)
   int fd;
   bool is_unix = false;
+  std::unique_ptr<TlsSession> tls;  // connected on tls-port
   bool is_script = false;  // the client scripts' redis.call()s run as
   bool obeyed = false;     // the AOF replayer's: what the file says is done (Redis's mustObeyClient)
   std::string addr;   // "ip:port"

@@ -140,6 +140,38 @@ Option NameOption(std::string_view name, std::string Config::*field, Mutability 
                 }};
 }
 
+// A tls-* directive of TlsSettings (Redis can change them at run time;
+// Peregrine makes its contexts at start).
+Option TlsString(std::string_view name, std::string TlsSettings::*field) {
+  return Option{name, kNotYet, 1, 1, [field](const Config& c) { return c.tls.*field; },
+                [field](Config& c, Args a) -> std::string {
+                  c.tls.*field = a[0];
+                  return "";
+                }};
+}
+
+Option TlsBool(std::string_view name, bool TlsSettings::*field) {
+  return Option{name, kNotYet, 1, 1, [field](const Config& c) { return c.tls.*field ? "yes" : "no"; },
+                [field](Config& c, Args a) -> std::string {
+                  const std::string v = Lower(a[0]);
+                  if (v == "yes") c.tls.*field = true;
+                  else if (v == "no") c.tls.*field = false;
+                  else return "argument must be 'yes' or 'no'";
+                  return "";
+                }};
+}
+
+Option TlsInt(std::string_view name, int TlsSettings::*field) {
+  return Option{name, kNotYet, 1, 1, [field](const Config& c) { return std::to_string(c.tls.*field); },
+                [field](Config& c, Args a) -> std::string {
+                  int64_t v;
+                  if (!ParseInt64(a[0], &v)) return "argument couldn't be parsed into an integer";
+                  if (v < 0 || v > INT_MAX) return "argument must be between 0 and " + std::to_string(INT_MAX) + " inclusive";
+                  c.tls.*field = static_cast<int>(v);
+                  return "";
+                }};
+}
+
 const std::vector<Option>& Options() {
   static const std::vector<Option> options = [] {
     std::vector<Option> o;
@@ -348,6 +380,36 @@ const std::vector<Option>& Options() {
     o.push_back(IntOption("key-load-delay", &Config::key_load_delay, INT_MIN, INT_MAX, kMutable));
     o.push_back(ProtectedActionOption("enable-protected-configs", &Config::enable_protected_configs));
     o.push_back(StringOption("requirepass", &Config::requirepass, kMutable));
+    o.push_back(IntOption("tls-port", &Config::tls_port, 0, 65535, kNotYet));
+    o.push_back(TlsString("tls-cert-file", &TlsSettings::cert_file));
+    o.push_back(TlsString("tls-key-file", &TlsSettings::key_file));
+    o.push_back(TlsString("tls-key-file-pass", &TlsSettings::key_file_pass));
+    o.push_back(TlsString("tls-ca-cert-file", &TlsSettings::ca_cert_file));
+    o.push_back(TlsString("tls-ca-cert-dir", &TlsSettings::ca_cert_dir));
+    o.push_back(TlsString("tls-dh-params-file", &TlsSettings::dh_params_file));
+    o.push_back(TlsString("tls-protocols", &TlsSettings::protocols));
+    o.push_back(TlsString("tls-ciphers", &TlsSettings::ciphers));
+    o.push_back(TlsString("tls-ciphersuites", &TlsSettings::ciphersuites));
+    o.push_back(TlsBool("tls-prefer-server-ciphers", &TlsSettings::prefer_server_ciphers));
+    o.push_back(TlsBool("tls-session-caching", &TlsSettings::session_caching));
+    o.push_back(TlsInt("tls-session-cache-size", &TlsSettings::session_cache_size));
+    o.push_back(TlsInt("tls-session-cache-timeout", &TlsSettings::session_cache_timeout));
+    o.push_back(Option{"tls-auth-clients", kNotYet, 1, 1,
+                       [](const Config& c) -> std::string {
+                         return c.tls.auth_clients == TlsSettings::AuthClients::kYes  ? "yes"
+                                : c.tls.auth_clients == TlsSettings::AuthClients::kNo ? "no"
+                                                                                      : "optional";
+                       },
+                       [](Config& c, Args a) -> std::string {
+                         const std::string v = Lower(a[0]);
+                         if (v == "yes") c.tls.auth_clients = TlsSettings::AuthClients::kYes;
+                         else if (v == "no") c.tls.auth_clients = TlsSettings::AuthClients::kNo;
+                         else if (v == "optional") c.tls.auth_clients = TlsSettings::AuthClients::kOptional;
+                         else return "argument(s) must be one of the following: no, yes, optional";
+                         return "";
+                       }});
+    o.push_back(BoolOption("tls-replication", &Config::tls_replication, kNotYet));
+    o.push_back(BoolOption("tls-cluster", &Config::tls_cluster, kNotYet));
     o.push_back(BoolOption("protected-mode", &Config::protected_mode, kMutable));
     o.push_back(StringOption("aclfile", &Config::aclfile, kImmutable));
     o.push_back(IntOption("acllog-max-len", &Config::acllog_max_len, 0, LONG_MAX, kMutable));

@@ -15,6 +15,7 @@
 #include "core/list_object.h"
 #include "core/set_object.h"
 #include "core/zset_object.h"
+#include "net/tls.h"
 
 namespace peregrine {
 
@@ -165,6 +166,12 @@ struct Config {
   // `user <name> <rules...>` directives, in order (not CONFIG GET-able, as
   // in Redis): loaded at start.
   std::vector<std::vector<std::string>> users;
+  // TLS (docs/security.md): the port TLS clients connect to (0: none) and
+  // the tls-* directives that make each worker's context. Set at start.
+  int tls_port = 0;
+  TlsSettings tls;
+  bool tls_replication = false;  // accepted for replication to come
+  bool tls_cluster = false;
   int64_t auto_aof_rewrite_percentage = 100;
   uint64_t auto_aof_rewrite_min_size = 64ull * 1024 * 1024;
 };

@@ -23,12 +23,13 @@ namespace peregrine {
 
 // A listening socket (on worker 0's loop): accepts connections when readable.
 struct Server::Listener final : IoHandler {
-  Listener(Server* s, int fd, bool is_unix) : server(s), fd(fd), is_unix(is_unix) {}
+  Listener(Server* s, int fd, bool is_unix, bool tls = false) : server(s), fd(fd), is_unix(is_unix), tls(tls) {}
   ~Listener() override { close(fd); }
-  void OnEvent(uint32_t) override { server->Accept(fd, is_unix); }
+  void OnEvent(uint32_t) override { server->Accept(fd, is_unix, tls); }
   Server* server;
   int fd;
   bool is_unix;
+  bool tls;  // tls-port
 };
 
 // SIGTERM / SIGINT through a signalfd on worker 0's loop: a clean shutdown.
@@ -141,27 +142,42 @@ bool Server::Start(std::string* err) {
   if (!LoadUsers(err)) return false;
   if (!InitWorkers(err)) return false;
   EventLoop& loop0 = workers_[0]->loop();
-  if (config_.port != 0) {
+  // Every bind address on `port` (an address marked '-' may fail).
+  auto listen_all = [&](int port, bool tls) {
+    const char* kind = tls ? "tls" : "tcp";
+    size_t listening = 0;
     for (const std::string& b : config_.bind) {
-      bool optional = !b.empty() && b[0] == '-';
-      std::string host = optional ? b.substr(1) : b;
+      const bool optional = !b.empty() && b[0] == '-';
+      const std::string host = optional ? b.substr(1) : b;
       std::string why;
-      int fd = ListenTcp(host, config_.port, config_.tcp_backlog, &why);
+      const int fd = ListenTcp(host, port, config_.tcp_backlog, &why);
       if (fd < 0) {
         if (optional) {
-          LOG_VERBOSE("Could not listen on optional address %s:%d: %s", host.c_str(), config_.port, why.c_str());
+          LOG_VERBOSE("Could not listen on optional address %s:%d: %s", host.c_str(), port, why.c_str());
           continue;
         }
-        *err = "Failed listening on port " + std::to_string(config_.port) + " (tcp), aborting: " +
-               host + ": " + why;
+        *err = "Failed listening on port " + std::to_string(port) + " (" + kind + "), aborting: " + host + ": " + why;
         return false;
       }
-      listeners_.push_back(std::make_unique<Listener>(this, fd, false));
+      listeners_.push_back(std::make_unique<Listener>(this, fd, false, tls));
+      listening++;
     }
-    if (listeners_.empty()) {
-      *err = "Failed listening on port " + std::to_string(config_.port) + ": no usable bind address";
+    if (listening == 0) {
+      *err = "Failed listening on port " + std::to_string(port) + ": no usable bind address";
       return false;
     }
+    return true;
+  };
+  if (config_.port != 0 && !listen_all(config_.port, false)) return false;
+  if (config_.tls_port != 0) {
+    // The settings are checked now: a bad certificate stops the start, as
+    // in Redis (each worker makes its own context from them later).
+    std::string why;
+    if (TlsContext::Create(config_.tls, &why) == nullptr) {
+      *err = "Failed to configure TLS: " + why;
+      return false;
+    }
+    if (!listen_all(config_.tls_port, true)) return false;
   }
   if (!config_.unixsocket.empty()) {
     std::string why;
@@ -324,7 +340,7 @@ void Server::ApplyRuntimeConfig() {
   config_epoch_.fetch_add(1, std::memory_order_acq_rel);
 }
 
-void Server::Accept(int listen_fd, bool is_unix) {
+void Server::Accept(int listen_fd, bool is_unix, bool tls) {
   Worker& w0 = *workers_[0];
   // Accept a bounded number per event so that a connection storm cannot
   // starve the clients already connected.
@@ -365,9 +381,9 @@ void Server::Accept(int listen_fd, bool is_unix) {
     target->connections().fetch_add(1, std::memory_order_relaxed);
     const uint64_t id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
     if (target == &w0) {
-      w0.Adopt(fd, is_unix, id);
+      w0.Adopt(fd, is_unix, id, tls);
     } else {
-      w0.SendAdopt(target->index(), new AdoptMail(fd, is_unix, id));
+      w0.SendAdopt(target->index(), new AdoptMail(fd, is_unix, id, tls));
     }
   }
 }

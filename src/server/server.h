@@ -217,7 +217,7 @@ class Server {
   // --- For the workers ---
   Ring& ring(uint32_t from, uint32_t to) { return *rings_[from * workers_.size() + to]; }
   // A new connection on worker 0's listener: to the worker with the fewest.
-  void Accept(int listen_fd, bool is_unix);
+  void Accept(int listen_fd, bool is_unix, bool tls);
   std::atomic<uint32_t>& stopped_workers() { return stopped_workers_; }
   // Raises the recorded peak to `used` if higher.
   void NotePeak(uint64_t used);

@@ -229,10 +229,23 @@ uint64_t Worker::ClientBufferBytes() const {
   return bytes;
 }
 
-void Worker::Adopt(int fd, bool is_unix, uint64_t id) {
+void Worker::Adopt(int fd, bool is_unix, uint64_t id, bool tls) {
   const Config& config = server_.config();
   if (!is_unix) ConfigureTcpConnection(fd, config.tcp_keepalive);
+  if (tls && tls_ctx_ == nullptr) {
+    // This thread's own context (OpenSSL's contexts are not shared between
+    // workers); the settings were checked at start.
+    std::string err;
+    tls_ctx_ = TlsContext::Create(config.tls, &err);
+    if (tls_ctx_ == nullptr) {
+      LOG_WARNING("Failed to configure TLS: %s", err.c_str());
+      close(fd);
+      connections_.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+  }
   auto c = std::make_unique<Client>(this, id, fd);
+  if (tls) c->tls = std::make_unique<TlsSession>(*tls_ctx_, fd);
   c->is_unix = is_unix;
   c->home = index_;
   if (is_unix) {
@@ -261,7 +274,12 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
     BusyClientEvent(c, events);
     return;
   }
-  if (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ReadFromClient(c);
+  if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ||
+      (c.tls != nullptr && c.tls->wants_write() && (events & EPOLLOUT))) [[likely]] {
+    ReadFromClient(c);
+    // TLS: bytes decrypted but not yet read (epoll will not tell again).
+    while (c.tls != nullptr && !c.closed && c.tls->HasPending()) ReadFromClient(c);
+  }
   if (!c.closed && (events & EPOLLOUT)) {
     FlushAof();  // its output may hold replies to writes just logged
     FlushClient(c);

@@ -155,10 +155,12 @@ struct BlockMail final : Mail {
 };
 
 struct AdoptMail final : Mail {
-  AdoptMail(int fd, bool is_unix, uint64_t id) : Mail(Kind::kAdopt), fd(fd), is_unix(is_unix), id(id) {}
+  AdoptMail(int fd, bool is_unix, uint64_t id, bool tls)
+      : Mail(Kind::kAdopt), fd(fd), is_unix(is_unix), id(id), tls(tls) {}
   int fd;
   bool is_unix;
   uint64_t id;
+  bool tls;
 };
 
 class Worker : public ErrorSink {
@@ -278,7 +280,8 @@ class Worker : public ErrorSink {
   // --- For the I/O layer ---
   void OnClientEvent(Client& c, uint32_t events);
   // A connection accepted on worker 0: served here from now on.
-  void Adopt(int fd, bool is_unix, uint64_t id);
+  // `tls`: accepted on tls-port (a TLS session over it, this worker's context).
+  void Adopt(int fd, bool is_unix, uint64_t id, bool tls = false);
   // Worker 0's acceptor hands a connection to worker `to`.
   void SendAdopt(uint32_t to, AdoptMail* m) { Send(to, reinterpret_cast<uint64_t>(static_cast<Mail*>(m))); }
 
@@ -350,6 +353,10 @@ class Worker : public ErrorSink {
   enum class Route : uint8_t { kDone, kPause };
 
   void ReadFromClient(Client& c);
+  // read(2) / write(2) on the client's connection, through its TLS session
+  // if it has one.
+  ssize_t ReadSocket(Client& c, char* p, size_t n);
+  ssize_t WriteSocket(Client& c, const char* p, size_t n);
   // Parses and runs the complete commands at the front of `in` (the
   // client's buffer, or the worker's scratch one holding what was read).
   void ProcessInput(Client& c, Buffer& in);
@@ -624,6 +631,7 @@ class Worker : public ErrorSink {
   Client* current_client_ = nullptr;  // the client whose command is running
   Client* busy_client_ = nullptr;     // the client whose input is being processed
   Client proxy_;                      // stands for a remote client while its batch runs here
+  std::unique_ptr<TlsContext> tls_ctx_;  // this thread's, made at its first TLS connection
   Client serve_proxy_;                // stands for a blocked client served here
 
   // Blocking.

@@ -31,7 +31,12 @@ void Worker::ReadFromClient(Client& c) {
   // kept by the client); a large partial command grows in c.in.
   Buffer* in = &c.in;
   ssize_t n;
-  if (c.filling_big_arg()) {
+  if (c.filling_big_arg() && c.tls != nullptr) {
+    // (TLS: the large argument's bytes alone, decrypted into its block.)
+    Client::BigArg& a = c.big_args.back();
+    n = ReadSocket(c, a.block + a.have, a.len - a.have);
+    if (n > 0) a.have += static_cast<size_t>(n);
+  } else if (c.filling_big_arg()) {
     Client::BigArg& a = c.big_args.back();
     iovec iov[2] = {{a.block + a.have, a.len - a.have}, {c.in.Reserve(kReadChunk), c.in.writable()}};
     n = readv(c.fd, iov, 2);
@@ -54,7 +59,7 @@ void Worker::ReadFromClient(Client& c) {
       if (needed > c.in.size()) c.in.Reserve(std::min(needed - c.in.size(), c.in.size()));
     }
     char* p = in->Reserve(kReadChunk);
-    n = read(c.fd, p, in->writable());
+    n = ReadSocket(c, p, in->writable());
     if (n > 0) in->Commit(static_cast<size_t>(n));
   }
   if (n == 0) {
@@ -71,8 +76,16 @@ void Worker::ReadFromClient(Client& c) {
     return;
   }
   if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-    LOG_VERBOSE("Reading from client: %s", strerror(errno));
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      // A TLS handshake or record that must write first: wait for writable.
+      if (c.tls != nullptr && c.tls->wants_write() && !c.writable_armed) {
+        c.writable_armed = true;
+        loop_.Modify(c.fd, ClientEvents(c), &c);
+      }
+      return;
+    }
+    LOG_VERBOSE("Reading from client: %s", c.tls != nullptr && !c.tls->error().empty() ? c.tls->error().c_str()
+                                                                                         : strerror(errno));
     FreeClient(c);
     return;
   }
@@ -106,6 +119,12 @@ void Worker::ReadFromClient(Client& c) {
   }
 }
 
+ssize_t Worker::ReadSocket(Client& c, char* p, size_t n) {
+  if (c.tls != nullptr) [[unlikely]]
+    return c.tls->Read(p, n);
+  return read(c.fd, p, n);
+}
+
 void Worker::StartBigArg(Client& c, Buffer& in) {
   size_t offset, len;
   if (c.close_after_reply || c.batch_in_flight || !c.parser.PendingBulk(&offset, &len) || len < big_arg_min_)
@@ -126,8 +145,9 @@ void Worker::StartBigArg(Client& c, Buffer& in) {
 
 void Worker::SetLowWater(Client& c, size_t bytes) {
   // TCP only (a Unix socket's poll ignores it). The kernel caps it at half
-  // of tcp_rmem's maximum and grows the receive buffer to hold it.
-  if (c.is_unix) return;
+  // of tcp_rmem's maximum and grows the receive buffer to hold it. Not under
+  // TLS: the records' bytes are not the argument's.
+  if (c.is_unix || c.tls != nullptr) return;
   const int want = static_cast<int>(std::min<size_t>(std::max<size_t>(bytes, 1), kMaxLowWater));
   if (want == c.rcvlowat) return;
   if (setsockopt(c.fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0) c.rcvlowat = want;

@@ -120,7 +120,7 @@ void Worker::HandleMail(Mail* m) {
         close(a->fd);
         connections_.fetch_sub(1, std::memory_order_relaxed);
       } else {
-        Adopt(a->fd, a->is_unix, a->id);
+        Adopt(a->fd, a->is_unix, a->id, a->tls);
       }
       delete a;
       break;

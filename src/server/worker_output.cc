@@ -66,7 +66,21 @@ void Worker::FlushClient(Client& c) {
   while (!c.out.empty()) {
     // Replies and the large values they refer to, in one system call.
     ssize_t n;
-    if (!c.out.has_refs()) {
+    if (c.tls != nullptr) [[unlikely]] {
+      // TLS: one record write per piece, until one is short.
+      iovec iov[kMaxIov];
+      const int k = c.out.Gather(iov, kMaxIov);
+      n = 0;
+      for (int i = 0; i < k; i++) {
+        const ssize_t w = WriteSocket(c, static_cast<const char*>(iov[i].iov_base), iov[i].iov_len);
+        if (w < 0) {
+          if (n == 0) n = -1;
+          break;
+        }
+        n += w;
+        if (static_cast<size_t>(w) < iov[i].iov_len) break;
+      }
+    } else if (!c.out.has_refs()) {
       n = write(c.fd, c.out.bytes().data(), c.out.bytes().size());
     } else {
       iovec iov[kMaxIov];
@@ -172,8 +186,14 @@ size_t Worker::Publish(std::string_view channel, std::string_view message, bool 
   });
 }
 
+ssize_t Worker::WriteSocket(Client& c, const char* p, size_t n) {
+  if (c.tls != nullptr) return c.tls->Write(p, n);
+  return write(c.fd, p, n);
+}
+
 uint32_t Worker::ClientEvents(const Client& c) const {
-  return (c.read_closed ? 0u : static_cast<uint32_t>(EPOLLIN)) | (c.writable_armed ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+  const bool out = c.writable_armed || (c.tls != nullptr && c.tls->wants_write());
+  return (c.read_closed ? 0u : static_cast<uint32_t>(EPOLLIN)) | (out ? static_cast<uint32_t>(EPOLLOUT) : 0u);
 }
 
 void Worker::FreeClient(Client& c) {

@@ -1,0 +1,181 @@
+# TLS (docs/security.md): tls-port with a CA, server and client certificates
+# the test makes with the openssl tool; redis-py over SSL and redis-cli --tls;
+# client certificates required, optional and not asked for; tls-protocols;
+# a bad certificate stops the start. Runs against TEST_SERVER=redis too
+# (Debian's redis-server is built with TLS).
+import os
+import socket
+import ssl
+import subprocess
+
+import pytest
+import redis
+
+from conftest import IS_REDIS, ServerProcess, free_port
+
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tls")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
+            "-subj", "/CN=Peregrine test CA", cwd=d)
+    for name in ("server", "client"):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr",
+                "-subj", "/CN=" + name, cwd=d)
+        openssl("x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+                "-out", name + ".crt", "-days", "2", cwd=d)
+    # A client certificate from another CA: refused.
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "rogue.key", "-out", "rogue.crt",
+            "-days", "2", "-subj", "/CN=rogue", cwd=d)
+    return d
+
+
+def tls_server(certs, tmp_path, *extra):
+    port = free_port()
+    s = ServerProcess(["--tls-port", str(port), "--tls-cert-file", str(certs / "server.crt"),
+                       "--tls-key-file", str(certs / "server.key"), "--tls-ca-cert-file", str(certs / "ca.crt"),
+                       *extra], tmp_path=tmp_path)
+    s.tls_port = port
+    return s
+
+
+def tls_client(s, certs, cert="client", **kw):
+    args = dict(host="127.0.0.1", port=s.tls_port, ssl=True, ssl_ca_certs=str(certs / "ca.crt"),
+                ssl_cert_reqs="required", ssl_check_hostname=False, socket_timeout=10, decode_responses=True)
+    if cert:
+        args.update(ssl_certfile=str(certs / (cert + ".crt")), ssl_keyfile=str(certs / (cert + ".key")))
+    args.update(kw)
+    return redis.Redis(**args)
+
+
+@pytest.fixture(scope="module")
+def srv(certs, tmp_path_factory):
+    s = tls_server(certs, tmp_path_factory.mktemp("srv"))
+    yield s
+    s.stop()
+
+
+def test_commands_over_tls(srv, certs):
+    c = tls_client(srv, certs)
+    assert c.ping()
+    assert c.set("k", "v")
+    assert c.get("k") == "v"
+    # A pipeline, values larger than a TLS record, RESP3.
+    p = c.pipeline(transaction=False)
+    for i in range(500):
+        p.set("p%d" % i, str(i) * 50)
+    assert all(p.execute())
+    big = os.urandom(3 * 1024 * 1024).hex()
+    assert c.set("big", big)
+    assert c.get("big") == big
+    assert c.strlen("big") == len(big)
+    c3 = tls_client(srv, certs, protocol=3)
+    assert c3.hgetall("nothing") == {}
+    assert c3.get("p7") == "7" * 50
+    # The plain port still serves.
+    assert srv.client().get("k") == b"v"
+    c.close()
+    c3.close()
+
+
+def test_many_clients(srv, certs):
+    clients = [tls_client(srv, certs) for _ in range(20)]
+    for i, c in enumerate(clients):
+        c.set("c%d" % i, i)
+    for i, c in enumerate(clients):
+        assert c.get("c%d" % i) == str(i)
+        c.close()
+
+
+def test_client_certificate_required(srv, certs):
+    for cert in (None, "rogue"):
+        with pytest.raises(redis.ConnectionError):
+            tls_client(srv, certs, cert=cert).ping()
+    # Plain text on the TLS port: no reply, the connection closes.
+    with socket.create_connection(("127.0.0.1", srv.tls_port), timeout=5) as s:
+        s.sendall(b"PING\r\n")
+        try:
+            data = s.recv(100)
+        except (ConnectionResetError, socket.timeout):
+            data = b""
+        assert b"PONG" not in data
+    assert tls_client(srv, certs).ping()  # the server goes on
+
+
+@pytest.mark.parametrize("mode", ["no", "optional"])
+def test_client_certificate_not_required(certs, tmp_path, mode):
+    s = tls_server(certs, tmp_path, "--tls-auth-clients", mode)
+    try:
+        assert tls_client(s, certs, cert=None).ping()
+        assert tls_client(s, certs).ping()
+        if mode == "optional":
+            # One that is offered must still be valid.
+            with pytest.raises(redis.ConnectionError):
+                tls_client(s, certs, cert="rogue").ping()
+        assert s.client(decode_responses=True).config_get("tls-auth-clients") == {"tls-auth-clients": mode}
+    finally:
+        s.stop()
+
+
+def test_redis_cli_tls(srv, certs):
+    out = subprocess.run(["redis-cli", "-p", str(srv.tls_port), "--tls", "--cacert", str(certs / "ca.crt"),
+                          "--cert", str(certs / "client.crt"), "--key", str(certs / "client.key"), "SET", "cli", "x"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == "OK", out
+    out = subprocess.run(["redis-cli", "-p", str(srv.tls_port), "--tls", "--cacert", str(certs / "ca.crt"),
+                          "--cert", str(certs / "client.crt"), "--key", str(certs / "client.key"), "GET", "cli"],
+                         capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == "x"
+
+
+def test_tls_protocols(certs, tmp_path):
+    s = tls_server(certs, tmp_path, "--tls-protocols", "TLSv1.3")
+    try:
+        assert tls_client(s, certs, ssl_min_version=ssl.TLSVersion.TLSv1_3).ping()
+        # A client that speaks at most TLS 1.2 cannot connect.
+        ctx = ssl.create_default_context(cafile=str(certs / "ca.crt"))
+        ctx.check_hostname = False
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(str(certs / "client.crt"), str(certs / "client.key"))
+        with socket.create_connection(("127.0.0.1", s.tls_port), timeout=5) as raw:
+            with pytest.raises((ssl.SSLError, ConnectionResetError)):
+                with ctx.wrap_socket(raw) as t:
+                    t.sendall(b"PING\r\n")
+                    t.recv(10)
+        assert s.client(decode_responses=True).config_get("tls-protocols") == {"tls-protocols": "TLSv1.3"}
+    finally:
+        s.stop()
+
+
+def test_tls_ciphersuites(certs, tmp_path):
+    s = tls_server(certs, tmp_path, "--tls-ciphersuites", "TLS_CHACHA20_POLY1305_SHA256")
+    try:
+        c = tls_client(s, certs)
+        assert c.ping()
+        sock = c.connection_pool.get_connection()._sock
+        assert sock.cipher()[0] == "TLS_CHACHA20_POLY1305_SHA256"
+    finally:
+        s.stop()
+
+
+def test_bad_tls_settings_stop_the_start(certs, tmp_path):
+    port = free_port()
+    base = ["--tls-port", str(port), "--tls-ca-cert-file", str(certs / "ca.crt")]
+    for extra in (["--tls-cert-file", str(certs / "nosuch.crt"), "--tls-key-file", str(certs / "server.key")],
+                  ["--tls-cert-file", str(certs / "server.crt"), "--tls-key-file", str(certs / "client.key")],
+                  ["--tls-cert-file", str(certs / "server.crt"), "--tls-key-file", str(certs / "server.key"),
+                   "--tls-protocols", "TLSv9"]):
+        with pytest.raises(RuntimeError, match="server exited early"):
+            ServerProcess(base + extra, tmp_path=tmp_path)
+
+
+def test_tls_config_is_reported(srv):
+    c = srv.client(decode_responses=True)
+    assert c.config_get("tls-port") == {"tls-port": str(srv.tls_port)}
+    assert c.config_get("tls-auth-clients") == {"tls-auth-clients": "yes"}
+    assert c.config_get("tls-replication") == {"tls-replication": "no"}
+    assert c.config_get("tls-cert-file")["tls-cert-file"].endswith("server.crt")
