@@ -106,6 +106,9 @@ def one_run(spec: bl.ServerSpec, kind: str, args, stream, workdir: str) -> dict:
                         if r != VALUE:
                             misses += 1
             phase = time.monotonic() - t0
+            if auth:  # (back to the default user, who may shut down)
+                c.sock.sendall(bl.encode(b"AUTH", b"default", b"any"))
+                c.read_reply()
             bl.send_shutdown_nosave(c)
         finally:
             c.close()

@@ -469,6 +469,18 @@ SEEDS = {
                         ("RESTORE", "bad", "-1", payload(b"\x00\x01x")), ("DUMP", "nope"),
                         ("FUNCTION", "DUMP"), ("FUNCTION", "RESTORE", payload(b""), "FLUSH"),
                         ("LASTSAVE",), ("BGSAVE", "SCHEDULE"), ("BGSAVE",), ("SAVE",), ("DBSIZE",)),
+    "acl": seq(("ACL", "SETUSER", "u", "on", ">p", "#" + "a" * 64, "<p", "~k*", "%R~r*", "%W~w*", "&c*",
+                "+@string", "-incr", "+client|id", "+select|0", "(+get ~s*)", "(", "+set", "~t*", ")"),
+               ("ACL", "SETUSER", "v", "on", "nopass", "allkeys", "allcommands", "-@dangerous", "resetchannels"),
+               ("ACL", "GETUSER", "u"), ("ACL", "LIST"), ("ACL", "USERS"), ("ACL", "CAT", "string"),
+               ("ACL", "DRYRUN", "u", "GET", "zz"), ("ACL", "GENPASS", "17"), ("ACL", "SETUSER", "u", "bogus"),
+               ("ACL", "SETUSER", "u", "(~x"), ("AUTH", "u", "p"), ("AUTH", "v", "x"), ("GET", "k1"),
+               ("SET", "r1", "x"), ("INCR", "k1"), ("SELECT", "1"), ("MULTI",), ("SET", "k2", "v"), ("INCR", "k2"),
+               ("EXEC",), ("EVAL", "return redis.call('get', KEYS[1])", "1", "k3"), ("SORT", "k1", "BY", "w*"),
+               ("PUBLISH", "x", "m"), ("ACL", "LOG", "5"), ("ACL", "WHOAMI"), ("RESET",),
+               ("CONFIG", "SET", "requirepass", "pw"), ("AUTH", "bad"), ("PING",), ("AUTH", "pw"),
+               ("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "n"), ("ACL", "DELUSER", "u", "v"),
+               ("ACL", "LOG", "RESET"), ("ACL", "SAVE"), ("CONFIG", "SET", "requirepass", "")),
     "lent_pipeline": seq(("SET", "k", "p" * 1100), *[("GET", "k")] * 130, ("DEL", "k"), ("GET", "k")),
 }
 SEEDS_BYTEWISE = {"bytewise_pipeline", "big_args_bytewise"}
@@ -478,6 +490,9 @@ SEEDS_MAXMEMORY = {"tiny_maxmemory", "containers_maxmemory"}
 # Words the fuzzer may splice in: command and subcommand names, options,
 # numbers at the edges, RESP framing.
 DICT_WORDS = sorted(set("""
+acl setuser getuser deluser users whoami cat genpass dryrun log nopass resetpass allkeys resetkeys
+allchannels resetchannels allcommands nocommands clearselectors sanitize-payload skip-sanitize-payload
+on off ~* &* %R~ %W~ %RW~ +@all -@all +@read -@write +@dangerous requirepass protected-mode acllog-max-len
 pfadd pfcount pfmerge pfdebug pfselftest getreg decode todense hll-sparse-max-bytes HYLL
 sort sort_ro by get store alpha desc asc limit nosort # ->
 xadd xlen xrange xrevrange xdel xtrim xsetid xgroup xreadgroup xread xack xpending xclaim xautoclaim xinfo

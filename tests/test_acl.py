@@ -10,6 +10,8 @@ import time
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from conftest import IS_REDIS, ServerProcess
 from helpers import Conn, client_fields
@@ -62,13 +64,14 @@ def admin(srv):
 
 def as_user(srv, user, password, protocol=2):
     # (No CLIENT SETINFO on connecting: the users here may not run it.)
+    # (No retries: a refused AUTH fails at once instead of after backoffs.)
     return srv.client(protocol=protocol, username=user, password=password, decode_responses=True,
-                      driver_info=None)
+                      driver_info=None, retry=Retry(NoBackoff(), 0))
 
 
 def plain(srv):
     """A client that sends nothing on connecting."""
-    return srv.client(protocol=2, decode_responses=True, driver_info=None)
+    return srv.client(protocol=2, decode_responses=True, driver_info=None, retry=Retry(NoBackoff(), 0))
 
 
 def acl_list(c, user):
@@ -625,7 +628,7 @@ def test_users_from_config(tmp_path):
                       tmp_path=tmp_path)
     try:
         with pytest.raises(redis.AuthenticationError):
-            s.client(protocol=2).ping()
+            s.client(protocol=2, retry=Retry(NoBackoff(), 0)).ping()
         assert s.client(protocol=2, password="dpw").ping()
         assert as_user(s, "alice", "pw").execute_command("ACL", "WHOAMI") == "alice"
     finally:

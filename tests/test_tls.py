@@ -10,6 +10,8 @@ import subprocess
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from conftest import IS_REDIS, ServerProcess, free_port
 
@@ -45,7 +47,8 @@ def tls_server(certs, tmp_path, *extra):
 
 def tls_client(s, certs, cert="client", **kw):
     args = dict(host="127.0.0.1", port=s.tls_port, ssl=True, ssl_ca_certs=str(certs / "ca.crt"),
-                ssl_cert_reqs="required", ssl_check_hostname=False, socket_timeout=10, decode_responses=True)
+                ssl_cert_reqs="required", ssl_check_hostname=False, socket_timeout=10, decode_responses=True,
+                retry=Retry(NoBackoff(), 0))  # (a refused handshake fails at once)
     if cert:
         args.update(ssl_certfile=str(certs / (cert + ".crt")), ssl_keyfile=str(certs / (cert + ".key")))
     args.update(kw)

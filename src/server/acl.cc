@@ -573,8 +573,11 @@ AclResult Acl::CheckSelector(const AclSelector& s, const CommandSpec& cmd, std::
 
 AclResult Acl::Check(const AclUser& u, const CommandSpec& cmd, std::span<const std::string_view> args,
                      size_t* arg_index) const {
-  std::vector<size_t> keys;
-  std::vector<uint8_t> access;
+  // (Per thread: no allocation per command once they have grown.)
+  thread_local std::vector<size_t> keys;
+  thread_local std::vector<uint8_t> access;
+  keys.clear();
+  access.clear();
   bool keys_known = false;
   AclResult relevant = AclResult::kDeniedCmd;
   size_t last_idx = 0;

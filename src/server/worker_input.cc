@@ -397,8 +397,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   }
   // A command refused to a subscribed client is answered here (the ones it
   // may run have no keys), in order.
-  if (spec != nullptr && !RefusedWhileSubscribed(c, *spec) && ArityOk(*spec, args.size()) &&
-      ((c.authenticated && c.user->unrestricted) || Permitted(c, *spec, args))) {
+  if (spec != nullptr && !RefusedWhileSubscribed(c, *spec) && ArityOk(*spec, args.size())) {
     if (spec->flags & kCmdScript) [[unlikely]] {
       // A script: on its declared keys' shards (here without any), or
       // holding every shard once it is known to touch others.
@@ -468,6 +467,13 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, (spec != nullptr && (spec->flags & kCmdScript)) ? nullptr : &shard_);
     if (TakeScriptRerun()) [[unlikely]]
       *now_tsc = RerunHoldingAll(c, args, cmd, *now_tsc);
+    return Route::kDone;
+  }
+  // Not authenticated, or a permission denied: answered here (in order),
+  // where ExecuteCommand refuses it before it runs.
+  if (!(c.authenticated && c.user->unrestricted) && !Permitted(c, *spec, args)) [[unlikely]] {
+    if (waiting) return Route::kPause;
+    *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
     return Route::kDone;
   }
   // Another worker's shard: join the batch open for it, or open one.
