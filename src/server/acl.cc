@@ -111,6 +111,11 @@ std::string AclHashPassword(std::string_view password) {
 
 Acl::Acl(const CommandTable& commands) : commands_(commands) {
   words_ = (commands.num_ids() + 64) / 64;
+  key_specs_.resize(commands.num_ids());
+  for (const auto& cmd : commands.all()) {
+    key_specs_[cmd->id] = AclKeySpecOf(*cmd);
+    for (const CommandSpec& sub : cmd->subcommands) key_specs_[sub.id] = AclKeySpecOf(sub);
+  }
   default_ = std::make_shared<AclUser>();
   default_->name = "default";
   default_->selectors.push_back(NewSelector(true));
@@ -220,10 +225,20 @@ std::string Acl::ApplySelectorRule(AclSelector& s, std::string_view op) const {
     if (HasSpaces(pattern)) return std::string(kErrSyntax);
     auto it = std::find_if(s.patterns.begin(), s.patterns.end(),
                            [&](const AclSelector::KeyPattern& p) { return p.pattern == pattern; });
-    if (it == s.patterns.end())
-      s.patterns.push_back({std::string(pattern), access});
-    else
+    if (it == s.patterns.end()) {
+      // A literal, or a literal prefix and one '*' at its end, needs no glob.
+      AclSelector::KeyPattern::Kind kind = AclSelector::KeyPattern::kLiteral;
+      for (size_t i = 0; i < pattern.size(); i++) {
+        const char c = pattern[i];
+        if (c == '*' && i + 1 == pattern.size() && kind == AclSelector::KeyPattern::kLiteral)
+          kind = AclSelector::KeyPattern::kPrefix;
+        else if (c == '*' || c == '?' || c == '[' || c == '\\')
+          kind = AclSelector::KeyPattern::kGlob;
+      }
+      s.patterns.push_back({std::string(pattern), access, kind});
+    } else {
       it->access |= access;
+    }
     s.all_keys = false;
   } else if (op[0] == '&') {
     if (s.all_channels) return std::string(kErrChannelAfterAll);
@@ -517,6 +532,24 @@ std::string Acl::Describe(const AclUser& u) const {
 
 // --- Checks ---
 
+bool Acl::KeyMatches(const AclSelector::KeyPattern& p, std::string_view key) {
+  switch (p.kind) {
+    case AclSelector::KeyPattern::kLiteral:
+      return key == p.pattern;
+    case AclSelector::KeyPattern::kPrefix:
+      return key.starts_with(std::string_view(p.pattern).substr(0, p.pattern.size() - 1));
+    case AclSelector::KeyPattern::kGlob:
+      break;
+  }
+  return GlobMatch(p.pattern, key);
+}
+
+bool Acl::CommandKeys(const CommandSpec& cmd, std::span<const std::string_view> args, std::vector<size_t>* keys,
+                      std::vector<uint8_t>* access) const {
+  if (cmd.id < key_specs_.size()) return AclCommandKeys(cmd, key_specs_[cmd.id], args, keys, access);
+  return AclCommandKeys(cmd, AclKeySpecOf(cmd), args, keys, access);
+}
+
 AclResult Acl::CheckSelector(const AclSelector& s, const CommandSpec& cmd, std::span<const std::string_view> args,
                              const std::vector<size_t>& keys, const std::vector<uint8_t>& key_access,
                              size_t* arg_index) const {
@@ -535,7 +568,7 @@ AclResult Acl::CheckSelector(const AclSelector& s, const CommandSpec& cmd, std::
       bool ok = false;
       for (const auto& p : s.patterns) {
         if ((p.access & need) != need) continue;
-        if (GlobMatch(p.pattern, key)) {
+        if (KeyMatches(p, key)) {
           ok = true;
           break;
         }
@@ -583,7 +616,7 @@ AclResult Acl::Check(const AclUser& u, const CommandSpec& cmd, std::span<const s
   size_t last_idx = 0;
   for (const AclSelector& s : u.selectors) {
     if (!s.all_keys && !keys_known && cmd.first_key > 0) {
-      if (!AclCommandKeys(cmd, args, &keys, &access)) keys.clear(), access.clear();
+      if (!CommandKeys(cmd, args, &keys, &access)) keys.clear(), access.clear();
       keys_known = true;
     }
     size_t idx = 0;
@@ -603,7 +636,7 @@ bool Acl::CheckWithAllKeys(const AclUser& u, const CommandSpec& cmd, std::span<c
                            uint8_t need) const {
   std::vector<size_t> keys;
   std::vector<uint8_t> access;
-  if (cmd.first_key > 0 && !AclCommandKeys(cmd, args, &keys, &access)) keys.clear(), access.clear();
+  if (cmd.first_key > 0 && !CommandKeys(cmd, args, &keys, &access)) keys.clear(), access.clear();
   for (const AclSelector& s : u.selectors) {
     size_t idx;
     if (CheckSelector(s, cmd, args, keys, access, &idx) != AclResult::kOk) continue;

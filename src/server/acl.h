@@ -23,10 +23,9 @@
 #include <string_view>
 #include <vector>
 
-namespace peregrine {
+#include "server/command.h"
 
-class CommandTable;
-struct CommandSpec;
+namespace peregrine {
 
 // Why a command or an authentication was refused (Redis's ACL_DENIED_*
 // values: a higher one is the more relevant error among several selectors).
@@ -41,6 +40,9 @@ struct AclSelector {
   struct KeyPattern {
     std::string pattern;
     uint8_t access;  // AclKeyAccess
+    // "prefix*" and literal patterns (most of them) match without the glob
+    // matcher: `kind` says which (Acl::KeyMatches).
+    enum Kind : uint8_t { kGlob, kPrefix, kLiteral } kind = kGlob;
   };
   bool root = false;
   bool all_keys = false;
@@ -87,6 +89,17 @@ struct AclCommandView {
 
 // SHA-256 of `password` as 64 lowercase hex digits (Redis's ACLHashPassword).
 std::string AclHashPassword(std::string_view password);
+
+// The access a command needs to its keys (Redis's key specs: read for
+// ACCESS, write for INSERT/DELETE/UPDATE): its first key's, its other
+// keys', and whether its arguments change it (SET ... GET, BITFIELD).
+struct AclKeySpec {
+  uint8_t first = kKeyReadWrite;
+  uint8_t others = kKeyReadWrite;
+  enum Variable : uint8_t { kFixed, kSet, kBitfield } variable = kFixed;
+  bool known = false;  // in the table (every keyed command is: a unit test checks)
+};
+AclKeySpec AclKeySpecOf(const CommandSpec& cmd);
 
 // The registry of users (see the threading note above).
 class Acl {
@@ -186,9 +199,13 @@ class Acl {
                           const std::vector<size_t>& keys, const std::vector<uint8_t>& key_access,
                           size_t* arg_index) const;
   static void Refresh(AclUser& u);
+  static bool KeyMatches(const AclSelector::KeyPattern& p, std::string_view key);
+  bool CommandKeys(const CommandSpec& cmd, std::span<const std::string_view> args, std::vector<size_t>* keys,
+                   std::vector<uint8_t>* access) const;
 
   const CommandTable& commands_;
   size_t words_;  // of a selector's command bits
+  std::vector<AclKeySpec> key_specs_;  // by CommandSpec::id
   std::map<std::string, std::shared_ptr<AclUser>, std::less<>> users_;
   std::shared_ptr<AclUser> default_;
   bool pubsub_default_all_ = false;
@@ -213,13 +230,12 @@ std::string LoadAclFile(Acl& acl, const std::string& path, std::vector<std::shar
 // ACL SAVE: every user, as ACL LIST shows them. False on an I/O error (logged).
 bool SaveAclFile(const Acl& acl, const std::string& path);
 
-// The keys a command names and the access each needs (Redis's key specs:
-// read for ACCESS, write for INSERT/DELETE/UPDATE), for the ACL check.
-// False if the arguments are too few for the key spec.
-bool AclCommandKeys(const CommandSpec& cmd, std::span<const std::string_view> args, std::vector<size_t>* keys,
-                    std::vector<uint8_t>* access);
-// Every keyed command has an entry (a unit test checks): false if `cmd` has
-// keys but no access is known for them.
-bool AclKeyAccessKnown(const CommandSpec& cmd);
+// The keys `args` name and the access each needs. False if the arguments
+// are too few for the key spec.
+bool AclCommandKeys(const CommandSpec& cmd, const AclKeySpec& spec, std::span<const std::string_view> args,
+                    std::vector<size_t>* keys, std::vector<uint8_t>* access);
+// Every keyed command has an entry: false if `cmd` has keys but no access
+// is known for them.
+inline bool AclKeyAccessKnown(const CommandSpec& cmd) { return cmd.first_key <= 0 || AclKeySpecOf(cmd).known; }
 
 }  // namespace peregrine

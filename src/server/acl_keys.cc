@@ -76,45 +76,55 @@ bool IEqual(std::string_view a, std::string_view b) {
   return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
+}  // namespace
+
+AclKeySpec AclKeySpecOf(const CommandSpec& cmd) {
+  AclKeySpec spec;
+  auto it = AccessByName().find(cmd.fullname);
+  if (it == AccessByName().end()) return spec;
+  spec.first = it->second.first;
+  spec.others = it->second.others;
+  spec.known = true;
+  if (cmd.fullname == "set") spec.variable = AclKeySpec::kSet;
+  if (cmd.fullname == "bitfield") spec.variable = AclKeySpec::kBitfield;
+  return spec;
+}
+
+namespace {
+
 // SET reads its key only with GET; BITFIELD writes only with SET or INCRBY
 // (or anything it cannot parse), as Redis's setGetKeys / bitfieldGetKeys.
-uint8_t VariableAccess(const CommandSpec& cmd, std::span<const std::string_view> args, uint8_t access) {
-  if (cmd.fullname == "set") {
+uint8_t VariableAccess(const AclKeySpec& spec, std::span<const std::string_view> args) {
+  if (spec.variable == AclKeySpec::kSet) {
     for (size_t i = 3; i < args.size(); i++)
       if (IEqual(args[i], "get")) return kKeyReadWrite;
     return kKeyWrite;
   }
-  if (cmd.fullname == "bitfield") {
-    for (size_t i = 2; i < args.size(); i++) {
-      const size_t more = args.size() - i - 1;
-      if (IEqual(args[i], "get") && more >= 2) {
-        i += 2;
-      } else if (IEqual(args[i], "overflow") && more >= 1) {
-        i += 1;
-      } else {
-        return kKeyReadWrite;
-      }
+  for (size_t i = 2; i < args.size(); i++) {
+    const size_t more = args.size() - i - 1;
+    if (IEqual(args[i], "get") && more >= 2) {
+      i += 2;
+    } else if (IEqual(args[i], "overflow") && more >= 1) {
+      i += 1;
+    } else {
+      return kKeyReadWrite;
     }
-    return kKeyRead;
   }
-  return access;
+  return kKeyRead;
 }
 
 }  // namespace
 
-bool AclKeyAccessKnown(const CommandSpec& cmd) {
-  return cmd.first_key <= 0 || AccessByName().contains(cmd.fullname);
-}
-
-bool AclCommandKeys(const CommandSpec& cmd, std::span<const std::string_view> args, std::vector<size_t>* keys,
-                    std::vector<uint8_t>* access) {
+bool AclCommandKeys(const CommandSpec& cmd, const AclKeySpec& spec, std::span<const std::string_view> args,
+                    std::vector<size_t>* keys, std::vector<uint8_t>* access) {
   access->clear();
   if (!cmd.KeyPositions(args, keys)) return false;
-  auto it = AccessByName().find(cmd.fullname);
-  // (A keyed command missing from the table would need both: the unit test
-  // keeps the table whole.)
-  const Access a = it == AccessByName().end() ? Access{kKeyReadWrite, kKeyReadWrite} : it->second;
-  for (size_t j = 0; j < keys->size(); j++) access->push_back(j == 0 ? VariableAccess(cmd, args, a.first) : a.others);
+  for (size_t j = 0; j < keys->size(); j++) {
+    if (j > 0)
+      access->push_back(spec.others);
+    else
+      access->push_back(spec.variable == AclKeySpec::kFixed ? spec.first : VariableAccess(spec, args));
+  }
   return true;
 }
 

@@ -156,6 +156,15 @@ TEST(Acl, KeysByAccess) {
   EXPECT_EQ(r({"zunionstore", "w1", "x", "zz"}).first, AclResult::kOk);
 }
 
+TEST(Acl, LiteralPrefixAndGlobPatterns) {
+  Acl acl(Table());
+  ASSERT_EQ(Set(acl, "u", {"on", "+@all", "~lit", "~pre*", "~g?b", "~x\\*", "~[ab]*"}), "");
+  for (std::string_view k : {"lit", "pre", "prefix", "gab", "x*", "a1", "b"})
+    EXPECT_EQ(Check(acl, "u", {"get", k}).first, AclResult::kOk) << k;
+  for (std::string_view k : {"lit2", "li", "pr", "gb", "x1", "c1", ""})
+    EXPECT_EQ(Check(acl, "u", {"get", k}).first, AclResult::kDeniedKey) << k;
+}
+
 TEST(Acl, Channels) {
   Acl acl(Table());
   ASSERT_EQ(Set(acl, "u", {"on", "+@all", "~*", "&news.*"}), "");
