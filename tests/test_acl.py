@@ -515,6 +515,14 @@ def test_deluser_closes_clients(admin, srv):
     assert b.call("PING") == b"+PONG\r\n"
     names = [client_fields(l)[1]["user"] for l in admin.execute_command("CLIENT", "LIST").splitlines()]
     assert "alice" not in names
+    # CLIENT KILL USER.
+    others = [authed(srv, "bob", "pw") for _ in range(2)]
+    assert admin.execute_command("CLIENT", "KILL", "USER", "bob") == 3
+    for c in others + [b]:
+        c.read_until_closed()
+        c.close()
+    b = authed(srv, "bob", "pw")
+    assert err(admin, "CLIENT", "KILL", "USER", "nobody") == "No such user 'nobody'"
     # A user deleting itself gets its reply, then the connection closes.
     assert b.call("ACL", "DELUSER", "bob") == b":1\r\n"
     b.read_until_closed()

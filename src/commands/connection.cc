@@ -288,6 +288,7 @@ void ClientKillCommand(CommandContext& ctx) {
   bool skipme = true, have_max_age = false;
   ClientType type = ClientType::kAny;
   int64_t max_age = 0;
+  const AclUser* user = nullptr;  // USER: the clients running as that user
   for (size_t i = 2; i + 1 < a.size(); i += 2) {
     std::string_view opt = a[i], val = a[i + 1];
     if (EqualsIgnoreCase(opt, "id")) {
@@ -304,7 +305,8 @@ void ClientKillCommand(CommandContext& ctx) {
     } else if (EqualsIgnoreCase(opt, "laddr")) {
       laddr = val;
     } else if (EqualsIgnoreCase(opt, "user")) {
-      if (val != "default") {
+      user = ctx.server.acl().Find(val).get();
+      if (user == nullptr) {
         ctx.reply.Error("ERR No such user '" + AsCString(val) + "'");
         return;
       }
@@ -333,6 +335,7 @@ void ClientKillCommand(CommandContext& ctx) {
     if (id != 0 && c->id != id) continue;
     if (!addr.empty() && c->addr != addr) continue;
     if (!laddr.empty() && c->laddr != laddr) continue;
+    if (user != nullptr && c->user != user) continue;
     if (skipme && c == &ctx.client) continue;
     if (have_max_age && (ctx.now_ms - c->ctime_ms) / 1000 < max_age) continue;
     victims.push_back(c);

@@ -467,7 +467,7 @@ TEST(ConfigGet, GlobPatternsReturnEachNameOnce) {
   std::set<std::string> pnames;
   for (const auto& [name, value] : ps)
     EXPECT_TRUE(pnames.insert(name).second) << "duplicate " << name;
-  EXPECT_EQ(pnames, (std::set<std::string>{"port", "pidfile", "proto-max-bulk-len"}));
+  EXPECT_EQ(pnames, (std::set<std::string>{"port", "pidfile", "proto-max-bulk-len", "protected-mode", "tls-port"}));
 
   auto unix = Get(config, {"unixsocket*"});
   EXPECT_EQ(unix.size(), 2u);
@@ -477,9 +477,35 @@ TEST(ConfigGet, GlobPatternsReturnEachNameOnce) {
   auto classes = Get(config, {"[hp]*"});
   std::set<std::string> cnames;
   for (const auto& [name, value] : classes) cnames.insert(name);
-  EXPECT_EQ(cnames, (std::set<std::string>{"hz", "port", "pidfile", "proto-max-bulk-len", "hash-max-listpack-entries",
+  EXPECT_EQ(cnames, (std::set<std::string>{"hz", "port", "pidfile", "proto-max-bulk-len", "protected-mode",
+                                           "hash-max-listpack-entries",
                                            "hash-max-listpack-value", "hash-max-ziplist-entries",
                                            "hash-max-ziplist-value", "hll-sparse-max-bytes"}));
+}
+
+TEST(Config, SecurityDirectives) {
+  Config config;
+  EXPECT_EQ(GetOne(config, "protected-mode"), "yes");
+  EXPECT_EQ(GetOne(config, "acl-pubsub-default"), "resetchannels");
+  EXPECT_EQ(GetOne(config, "tls-auth-clients"), "yes");
+  EXPECT_EQ(ApplyOne(&config, "acl-pubsub-default", {"allchannels"}), "");
+  EXPECT_TRUE(config.acl_pubsub_default_all);
+  EXPECT_EQ(ApplyOne(&config, "acl-pubsub-default", {"x"}),
+            "argument(s) must be one of the following: allchannels, resetchannels");
+  EXPECT_EQ(ApplyOne(&config, "tls-auth-clients", {"optional"}), "");
+  EXPECT_EQ(config.tls.auth_clients, TlsSettings::AuthClients::kOptional);
+  EXPECT_EQ(ApplyOne(&config, "tls-port", {"70000"}), "argument must be between 0 and 65535 inclusive");
+  // `user` lines add up, in order; they need a name.
+  EXPECT_EQ(ApplyOne(&config, "user", {"alice", "on", ">pw"}), "");
+  EXPECT_EQ(ApplyOne(&config, "user", {"bob"}), "");
+  ASSERT_EQ(config.users.size(), 2u);
+  EXPECT_EQ(config.users[0], (std::vector<std::string>{"alice", "on", ">pw"}));
+  EXPECT_EQ(ApplyOne(&config, "user", {}), "Bad directive or wrong number of arguments");
+  // Set at start only, as documented.
+  EXPECT_EQ(Set(&config, {"tls-cert-file", "x.crt"}),
+            "ERR CONFIG SET failed (possibly related to argument 'tls-cert-file') - can't set immutable config");
+  EXPECT_EQ(Set(&config, {"requirepass", "pw", "protected-mode", "no"}), "");
+  EXPECT_EQ(config.requirepass, "pw");
 }
 
 TEST(ConfigSet, SetsMutableOptions) {
