@@ -648,6 +648,8 @@ def test_bad_user_directive_stops_start(tmp_path):
         ServerProcess(["--user", "alice", "on", "+nosuch"], tmp_path=tmp_path)
     with pytest.raises(RuntimeError, match="server exited early"):
         ServerProcess(["--user", "alice", "bogus"], tmp_path=tmp_path)
+    with pytest.raises(RuntimeError, match="Duplicate user found"):
+        ServerProcess(["--user", "alice", "on", "--user", "alice", "off"], tmp_path=tmp_path)
 
 
 def test_protected_mode_config(admin):

@@ -176,6 +176,33 @@ def test_bad_tls_settings_stop_the_start(certs, tmp_path):
             ServerProcess(base + extra, tmp_path=tmp_path)
 
 
+def test_config_set_rotates_the_certificate(certs, tmp_path):
+    # A second server certificate from the same CA.
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server2.key", "-out", "server2.csr",
+            "-subj", "/CN=server2", cwd=certs)
+    openssl("x509", "-req", "-in", "server2.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "server2.crt", "-days", "2", cwd=certs)
+    s = tls_server(certs, tmp_path)
+    try:
+        plain = s.client(decode_responses=True)
+        before = tls_client(s, certs)
+        assert before.ping()
+        with pytest.raises(redis.ResponseError, match="Unable to update TLS configuration"):
+            plain.config_set("tls-cert-file", str(certs / "nosuch.crt"))
+        assert plain.config_get("tls-cert-file")["tls-cert-file"] == str(certs / "server.crt")
+        plain.execute_command("CONFIG", "SET", "tls-cert-file", str(certs / "server2.crt"),
+                              "tls-key-file", str(certs / "server2.key"))
+        after = tls_client(s, certs)
+        assert after.ping()
+        sock = after.connection_pool.get_connection()._sock
+        assert dict(x[0] for x in sock.getpeercert()["subject"])["commonName"] == "server2"
+        assert before.ping()  # made before: still served
+        plain.config_set("tls-auth-clients", "no")
+        assert tls_client(s, certs, cert=None).ping()
+    finally:
+        s.stop()
+
+
 def test_tls_config_is_reported(srv):
     c = srv.client(decode_responses=True)
     assert c.config_get("tls-port") == {"tls-port": str(srv.tls_port)}

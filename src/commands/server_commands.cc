@@ -365,9 +365,26 @@ void ConfigSetCommand(CommandContext& ctx) {
     }
   }
   const bool aof_was = ctx.server.config().appendonly;
+  const TlsSettings tls_was = ctx.server.config().tls;
   if (!ConfigSet(&ctx.server.config(), ctx.args.subspan(2), &err, protected_ok)) {
     ctx.reply.Error(err);
     return;
+  }
+  if (!(ctx.server.config().tls == tls_was)) {
+    // As Redis's applyTlsCfg: the new settings must make a context (where
+    // TLS is on), or everything goes back.
+    std::string why;
+    if (ctx.server.config().tls_port != 0 && TlsContext::Create(ctx.server.config().tls, &why) == nullptr) {
+      LOG_WARNING("Failed to configure TLS: %s", why.c_str());
+      ctx.server.config().tls = tls_was;
+      std::string_view name = "tls";
+      for (size_t i = 2; i < ctx.args.size(); i += 2)
+        if (ctx.args[i].size() > 4 && EqualsIgnoreCase(ctx.args[i].substr(0, 4), "tls-")) name = ctx.args[i];
+      ctx.reply.Error("ERR CONFIG SET failed (possibly related to argument '" + std::string(name) +
+                      "') - Unable to update TLS configuration. Check server logs.");
+      return;
+    }
+    ctx.server.NoteTlsChanged();
   }
   if (!ctx.server.ApplyAofConfig(&err)) {
     // As Redis's updateAppendonly failing: the directive goes back.

@@ -30,6 +30,7 @@ struct TlsSettings {
   bool session_caching = true;
   int session_cache_size = 20480;
   int session_cache_timeout = 300;
+  bool operator==(const TlsSettings&) const = default;
 };
 
 // One context: built from the settings at start (and again by a worker

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "server/acl.h"
@@ -129,14 +130,19 @@ bool Server::LoadUsers(std::string* err) {
         "ACL file or declare users directly in your redis.conf, but not both.";
     return false;
   }
+  std::set<std::string, std::less<>> declared;
   for (const std::vector<std::string>& d : config_.users) {
     if (HasSpaces(d[0])) {
       *err = "Spaces not allowed in ACL usernames";
       return false;
     }
+    if (!declared.insert(d[0]).second) {
+      *err = "Error in user declaration '" + d[0] +
+             "': Duplicate user found. A user can only be defined once in config files";
+      return false;
+    }
     std::vector<std::string_view> rules(d.begin() + 1, d.end());
-    // A user declared again replaces the earlier one ("default" starts
-    // from reset, as Redis).
+    // From a fresh user ("default" too: reset first, as Redis).
     std::vector<std::string_view> with_reset = {"reset"};
     with_reset.insert(with_reset.end(), rules.begin(), rules.end());
     std::string why = acl_->SetUser(d[0], with_reset);

@@ -140,10 +140,10 @@ Option NameOption(std::string_view name, std::string Config::*field, Mutability 
                 }};
 }
 
-// A tls-* directive of TlsSettings (Redis can change them at run time;
-// Peregrine makes its contexts at start).
+// A tls-* directive of TlsSettings: CONFIG SET checks the new settings make
+// a context (ConfigSetCommand) and the workers make theirs again.
 Option TlsString(std::string_view name, std::string TlsSettings::*field) {
-  return Option{name, kNotYet, 1, 1, [field](const Config& c) { return c.tls.*field; },
+  return Option{name, kMutable, 1, 1, [field](const Config& c) { return c.tls.*field; },
                 [field](Config& c, Args a) -> std::string {
                   c.tls.*field = a[0];
                   return "";
@@ -151,7 +151,7 @@ Option TlsString(std::string_view name, std::string TlsSettings::*field) {
 }
 
 Option TlsBool(std::string_view name, bool TlsSettings::*field) {
-  return Option{name, kNotYet, 1, 1, [field](const Config& c) { return c.tls.*field ? "yes" : "no"; },
+  return Option{name, kMutable, 1, 1, [field](const Config& c) { return c.tls.*field ? "yes" : "no"; },
                 [field](Config& c, Args a) -> std::string {
                   const std::string v = Lower(a[0]);
                   if (v == "yes") c.tls.*field = true;
@@ -162,7 +162,7 @@ Option TlsBool(std::string_view name, bool TlsSettings::*field) {
 }
 
 Option TlsInt(std::string_view name, int TlsSettings::*field) {
-  return Option{name, kNotYet, 1, 1, [field](const Config& c) { return std::to_string(c.tls.*field); },
+  return Option{name, kMutable, 1, 1, [field](const Config& c) { return std::to_string(c.tls.*field); },
                 [field](Config& c, Args a) -> std::string {
                   int64_t v;
                   if (!ParseInt64(a[0], &v)) return "argument couldn't be parsed into an integer";
@@ -394,7 +394,7 @@ const std::vector<Option>& Options() {
     o.push_back(TlsBool("tls-session-caching", &TlsSettings::session_caching));
     o.push_back(TlsInt("tls-session-cache-size", &TlsSettings::session_cache_size));
     o.push_back(TlsInt("tls-session-cache-timeout", &TlsSettings::session_cache_timeout));
-    o.push_back(Option{"tls-auth-clients", kNotYet, 1, 1,
+    o.push_back(Option{"tls-auth-clients", kMutable, 1, 1,
                        [](const Config& c) -> std::string {
                          return c.tls.auth_clients == TlsSettings::AuthClients::kYes  ? "yes"
                                 : c.tls.auth_clients == TlsSettings::AuthClients::kNo ? "no"

@@ -501,9 +501,11 @@ TEST(Config, SecurityDirectives) {
   ASSERT_EQ(config.users.size(), 2u);
   EXPECT_EQ(config.users[0], (std::vector<std::string>{"alice", "on", ">pw"}));
   EXPECT_EQ(ApplyOne(&config, "user", {}), "Bad directive or wrong number of arguments");
-  // Set at start only, as documented.
-  EXPECT_EQ(Set(&config, {"tls-cert-file", "x.crt"}),
-            "ERR CONFIG SET failed (possibly related to argument 'tls-cert-file') - can't set immutable config");
+  // (CONFIG SET's command checks that they make a context.)
+  EXPECT_EQ(Set(&config, {"tls-cert-file", "x.crt"}), "");
+  EXPECT_EQ(config.tls.cert_file, "x.crt");
+  EXPECT_EQ(Set(&config, {"tls-port", "7000"}),
+            "ERR CONFIG SET failed (possibly related to argument 'tls-port') - can't set immutable config");
   EXPECT_EQ(Set(&config, {"requirepass", "pw", "protected-mode", "no"}), "");
   EXPECT_EQ(config.requirepass, "pw");
 }

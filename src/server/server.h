@@ -91,6 +91,10 @@ class Server {
   // the others when they get their shard back).
   void ApplyRuntimeConfig();
   uint64_t config_epoch() const { return config_epoch_.load(std::memory_order_acquire); }
+  // Changes when CONFIG SET changes the tls-* settings: each worker makes
+  // its TLS context again (its connections keep the one they started with).
+  uint64_t tls_generation() const { return tls_generation_; }
+  void NoteTlsChanged() { tls_generation_++; }
   // Stops every worker after its current batch; the process exits with code 0.
   void RequestShutdown();
   bool stopping() const { return stopping_.load(std::memory_order_acquire); }
@@ -233,6 +237,7 @@ class Server {
   CommandTable commands_;
   std::unique_ptr<Acl> acl_;
   std::string applied_requirepass_;  // the requirepass last given to the default user
+  uint64_t tls_generation_ = 0;      // (written holding every shard)
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<Ring>> rings_;
   std::vector<std::unique_ptr<Listener>> listeners_;

@@ -232,7 +232,8 @@ uint64_t Worker::ClientBufferBytes() const {
 void Worker::Adopt(int fd, bool is_unix, uint64_t id, bool tls) {
   const Config& config = server_.config();
   if (!is_unix) ConfigureTcpConnection(fd, config.tcp_keepalive);
-  if (tls && tls_ctx_ == nullptr) {
+  if (tls && (tls_ctx_ == nullptr || tls_generation_ != server_.tls_generation())) {
+    tls_generation_ = server_.tls_generation();
     // This thread's own context (OpenSSL's contexts are not shared between
     // workers); the settings were checked at start.
     std::string err;

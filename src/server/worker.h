@@ -632,6 +632,7 @@ class Worker : public ErrorSink {
   Client* busy_client_ = nullptr;     // the client whose input is being processed
   Client proxy_;                      // stands for a remote client while its batch runs here
   std::unique_ptr<TlsContext> tls_ctx_;  // this thread's, made at its first TLS connection
+  uint64_t tls_generation_ = 0;          // of the settings tls_ctx_ was made from
   Client serve_proxy_;                // stands for a blocked client served here
 
   // Blocking.
