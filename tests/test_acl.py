@@ -14,7 +14,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from conftest import IS_REDIS, ServerProcess
-from helpers import Conn, client_fields
+from helpers import Conn, client_fields, encode
 
 # Texts Redis 7.2 changed from 7.0 (Debian's redis-server, TEST_SERVER=redis):
 def v72(text, text70):
@@ -401,6 +401,29 @@ def test_requirepass(admin, srv):
     assert "nopass" in acl_list(admin, "default")
     with Conn(srv) as c:
         assert c.call("PING") == b"+PONG\r\n"
+
+
+def test_busy_script_still_asks_for_auth(tmp_path):
+    # A script past busy-reply-threshold: other clients are answered, and
+    # authentication comes before -BUSY (Redis's order). One thread: with
+    # several, a new script holds every shard and connections accepted
+    # meanwhile wait for its end (docs/scripting.md).
+    s = ServerProcess(["--busy-reply-threshold", "50", "--requirepass", "pw"] + ([] if IS_REDIS else ["--threads", "1"]),
+                      tmp_path=tmp_path)
+    runner = Conn(s)
+    try:
+        assert runner.call("AUTH", "pw") == b"+OK\r\n"
+        runner.send(encode("EVAL", "while true do end", "0"))
+        time.sleep(0.3)
+        with Conn(s) as c:
+            assert c.call("PING") == b"-NOAUTH Authentication required.\r\n"
+            assert c.call("AUTH", "pw") == b"+OK\r\n"
+            assert c.call("PING").startswith(b"-BUSY")
+            assert c.call("SCRIPT", "KILL") == b"+OK\r\n"
+        assert runner.read_reply().startswith(b"-ERR Script killed by user with SCRIPT KILL")
+    finally:
+        runner.close()
+        s.stop()
 
 
 def test_acl_log(admin, srv):

@@ -663,6 +663,10 @@ class Worker : public ErrorSink {
   template <typename F>
   bool PopMail(F&& handle);
   bool in_exec_ = false;  // EXEC runs its queue (nothing blocks; woken clients wait for the end)
+  // The client whose EXEC runs its queue here: its commands' permission
+  // check is EXEC's (in_exec_ alone also covers scripts, whose busy hook
+  // answers other clients).
+  const Client* exec_client_ = nullptr;
 
   // A pipeline batch: commands parsed ahead of execution so that their keys'
   // cache misses can be prefetched together (reused between batches).

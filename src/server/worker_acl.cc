@@ -66,7 +66,8 @@ void Worker::LogAclDenial(const Client& c, AclResult reason, Acl::LogContext con
 
 std::string Worker::AccessError(Client& c, const CommandSpec& cmd, std::span<const std::string_view> args) {
   Acl& acl = server_.acl();
-  if (!in_exec_ && AuthRequired(acl, c) && !(cmd.flags & kCmdNoAuth)) return "NOAUTH Authentication required.";
+  const bool at_exec = &c == exec_client_;  // a queued command, as EXEC runs it
+  if (!at_exec && AuthRequired(acl, c) && !(cmd.flags & kCmdNoAuth)) return "NOAUTH Authentication required.";
   if (c.user->unrestricted) return "";
   // A command refused inside MULTI anyway is refused for that (Redis
   // checks no-multi before the permissions).
@@ -75,7 +76,7 @@ std::string Worker::AccessError(Client& c, const CommandSpec& cmd, std::span<con
   const AclResult r = acl.Check(*c.user, cmd, args, &idx);
   if (r == AclResult::kOk) return "";
   const std::string object = r == AclResult::kDeniedCmd ? cmd.fullname : std::string(args[idx]);
-  if (in_exec_) {
+  if (at_exec) {
     // A queued command whose permission went away before EXEC.
     LogAclDenial(c, r, Acl::LogContext::kMulti, object, c.user->name);
     const char* reason = r == AclResult::kDeniedCmd ? "no permission to execute the command or subcommand"

@@ -125,12 +125,14 @@ void Worker::RunTransaction(CommandContext& ctx) {
   // array), holding what EXEC holds; none blocks, and clients waiting on
   // keys it fills are served after the whole transaction.
   in_exec_ = true;
+  exec_client_ = &c;
   uint64_t now = CycleClock::Now();
   std::vector<std::string_view> args;
   ForEachQueued(*t, &args, [&](const CommandSpec* spec, std::span<const std::string_view> a) {
     now = ExecuteCommand(c, a, spec, nullptr, now);
     return !c.closed && !c.close_after_reply;
   });
+  exec_client_ = nullptr;
   in_exec_ = false;
   current_client_ = running;
   c.last_cmd = exec;
