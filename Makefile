@@ -118,7 +118,7 @@ FUZZ_BUILD  := build/fuzz
 FUZZ_TARGET ?= connection
 FUZZ_FLAGS   = -max_len=4096 -artifact_prefix=$(FUZZ_BUILD)/artifacts/ -print_final_stats=1 \
                $(if $(wildcard fuzz/$(1).dict),-dict=fuzz/$(1).dict)
-FUZZ_SMOKE_SECONDS ?= 40
+FUZZ_SMOKE_SECONDS ?= 30
 
 fuzz-build: deps
 	$(call install_packages,$(FUZZ_PACKAGES))
