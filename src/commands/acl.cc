@@ -16,12 +16,6 @@
 namespace peregrine {
 namespace {
 
-bool HasSpaceOrNul(std::string_view s) {
-  for (char c : s)
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '\0') return true;
-  return false;
-}
-
 // CR and LF in an error reply become spaces (Redis's addReplyErrorSdsSafe).
 std::string OneLine(std::string s) {
   for (char& c : s)
@@ -58,7 +52,7 @@ void ClosePubsubClientsDenied(CommandContext& ctx, const AclUser& u) {
 
 void AclSetuserCommand(CommandContext& ctx) {
   const std::string_view name = ctx.args[2];
-  if (HasSpaceOrNul(name)) {
+  if (AclHasSpaces(name)) {
     ctx.reply.Error("ERR Usernames can't contain spaces or null characters");
     return;
   }

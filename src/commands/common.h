@@ -32,14 +32,6 @@ inline constexpr std::string_view kErrDbIndex = "ERR DB index is out of range";
 inline constexpr std::string_view kErrSameObject = "ERR source and destination objects are the same";
 inline constexpr std::string_view kErrOverflow = "ERR increment or decrement would overflow";
 
-inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); i++)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
 // UpToNul (server/command.h) as a string, for building error texts.
 inline std::string AsCString(std::string_view arg) { return std::string(UpToNul(arg)); }
 

@@ -5,7 +5,6 @@
 #include "server/acl.h"
 
 #include <openssl/evp.h>
-#include <strings.h>
 
 #include <algorithm>
 #include <cctype>
@@ -17,22 +16,10 @@
 namespace peregrine {
 namespace {
 
-bool IEq(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
 std::string LowerCopy(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-// Usernames, key and channel patterns may hold no spaces or NUL bytes
-// (Redis's ACLStringHasSpaces).
-bool HasSpaces(std::string_view s) {
-  for (char c : s)
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '\0') return true;
-  return false;
 }
 
 bool ValidHash(std::string_view h) {
@@ -70,7 +57,7 @@ const CommandSpec* LookupAclCommand(const CommandTable& t, std::string_view name
 
 uint32_t CategoryByName(std::string_view name) {
   for (auto [bit, n] : AclCategoryTable())
-    if (IEq(n, name)) return bit;
+    if (EqualsIgnoreCase(n, name)) return bit;
   return 0;
 }
 
@@ -96,6 +83,12 @@ bool ProtectedModeRefuses(bool protected_mode, bool default_nopass, bool is_unix
   return !(ip.starts_with("127.") || ip == "::1");
 }
 
+bool AclHasSpaces(std::string_view s) {
+  for (char c : s)
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '\0') return true;
+  return false;
+}
+
 std::string AclHashPassword(std::string_view password) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
@@ -116,11 +109,7 @@ Acl::Acl(const CommandTable& commands) : commands_(commands) {
     key_specs_[cmd->id] = AclKeySpecOf(*cmd);
     for (const CommandSpec& sub : cmd->subcommands) key_specs_[sub.id] = AclKeySpecOf(sub);
   }
-  default_ = std::make_shared<AclUser>();
-  default_->name = "default";
-  default_->selectors.push_back(NewSelector(true));
-  for (std::string_view r : {"+@all", "~*", "&*", "on", "nopass"}) ApplyRule(*default_, r);
-  Refresh(*default_);
+  default_ = std::make_shared<AclUser>(RedisDefaultUser());
   users_.emplace("default", default_);
 }
 
@@ -176,24 +165,24 @@ void Acl::UpdateCommandRules(AclSelector& s, std::string_view rule, bool allow) 
 
 std::string Acl::ApplySelectorRule(AclSelector& s, std::string_view op) const {
   if (op.empty()) return std::string(kErrSyntax);
-  if (IEq(op, "allkeys") || IEq(op, "~*")) {
+  if (EqualsIgnoreCase(op, "allkeys") || EqualsIgnoreCase(op, "~*")) {
     s.all_keys = true;
     s.patterns.clear();
-  } else if (IEq(op, "resetkeys")) {
+  } else if (EqualsIgnoreCase(op, "resetkeys")) {
     s.all_keys = false;
     s.patterns.clear();
-  } else if (IEq(op, "allchannels") || IEq(op, "&*")) {
+  } else if (EqualsIgnoreCase(op, "allchannels") || EqualsIgnoreCase(op, "&*")) {
     s.all_channels = true;
     s.channels.clear();
-  } else if (IEq(op, "resetchannels")) {
+  } else if (EqualsIgnoreCase(op, "resetchannels")) {
     s.all_channels = false;
     s.channels.clear();
-  } else if (IEq(op, "allcommands") || IEq(op, "+@all")) {
+  } else if (EqualsIgnoreCase(op, "allcommands") || EqualsIgnoreCase(op, "+@all")) {
     s.allowed.assign(words_, ~uint64_t{0});
     s.all_commands = s.future = true;
     s.command_rules.clear();
     s.first_args.clear();
-  } else if (IEq(op, "nocommands") || IEq(op, "-@all")) {
+  } else if (EqualsIgnoreCase(op, "nocommands") || EqualsIgnoreCase(op, "-@all")) {
     s.allowed.assign(words_, 0);
     s.all_commands = s.future = false;
     s.command_rules.clear();
@@ -222,7 +211,7 @@ std::string Acl::ApplySelectorRule(AclSelector& s, std::string_view op) const {
       access = kKeyReadWrite;
     }
     const std::string_view pattern = op.substr(offset);
-    if (HasSpaces(pattern)) return std::string(kErrSyntax);
+    if (AclHasSpaces(pattern)) return std::string(kErrSyntax);
     auto it = std::find_if(s.patterns.begin(), s.patterns.end(),
                            [&](const AclSelector::KeyPattern& p) { return p.pattern == pattern; });
     if (it == s.patterns.end()) {
@@ -243,7 +232,7 @@ std::string Acl::ApplySelectorRule(AclSelector& s, std::string_view op) const {
   } else if (op[0] == '&') {
     if (s.all_channels) return std::string(kErrChannelAfterAll);
     const std::string_view pattern = op.substr(1);
-    if (HasSpaces(pattern)) return std::string(kErrSyntax);
+    if (AclHasSpaces(pattern)) return std::string(kErrSyntax);
     if (std::find(s.channels.begin(), s.channels.end(), pattern) == s.channels.end())
       s.channels.emplace_back(pattern);
     s.all_channels = false;
@@ -268,7 +257,7 @@ std::string Acl::ApplySelectorRule(AclSelector& s, std::string_view op) const {
       } else {
         // A first argument of a command otherwise denied ("+select|0").
         std::vector<std::string>& args = s.first_args[cmd->id];
-        if (std::none_of(args.begin(), args.end(), [&](const std::string& a) { return IEq(a, sub); }))
+        if (std::none_of(args.begin(), args.end(), [&](const std::string& a) { return EqualsIgnoreCase(a, sub); }))
           args.emplace_back(sub);
       }
       UpdateCommandRules(s, name, true);
@@ -296,18 +285,18 @@ std::string Acl::ApplySelectorRule(AclSelector& s, std::string_view op) const {
 
 std::string Acl::ApplyRule(AclUser& u, std::string_view op) const {
   if (op.empty()) return "";
-  if (IEq(op, "on")) {
+  if (EqualsIgnoreCase(op, "on")) {
     u.enabled = true;
-  } else if (IEq(op, "off")) {
+  } else if (EqualsIgnoreCase(op, "off")) {
     u.enabled = false;
-  } else if (IEq(op, "skip-sanitize-payload")) {
+  } else if (EqualsIgnoreCase(op, "skip-sanitize-payload")) {
     u.skip_sanitize_payload = true;
-  } else if (IEq(op, "sanitize-payload")) {
+  } else if (EqualsIgnoreCase(op, "sanitize-payload")) {
     u.skip_sanitize_payload = false;
-  } else if (IEq(op, "nopass")) {
+  } else if (EqualsIgnoreCase(op, "nopass")) {
     u.nopass = true;
     u.passwords.clear();
-  } else if (IEq(op, "resetpass")) {
+  } else if (EqualsIgnoreCase(op, "resetpass")) {
     u.nopass = false;
     u.passwords.clear();
   } else if (op[0] == '>' || op[0] == '#' || op[0] == '<' || op[0] == '!') {
@@ -334,9 +323,9 @@ std::string Acl::ApplyRule(AclUser& u, std::string_view op) const {
       if (!err.empty()) return err;
     }
     u.selectors.push_back(std::move(s));
-  } else if (IEq(op, "clearselectors")) {
+  } else if (EqualsIgnoreCase(op, "clearselectors")) {
     u.selectors.resize(1);
-  } else if (IEq(op, "reset")) {
+  } else if (EqualsIgnoreCase(op, "reset")) {
     for (std::string_view r : {"resetpass", "resetkeys", "resetchannels"}) ApplyRule(u, r);
     if (pubsub_default_all_) ApplyRule(u, "allchannels");
     for (std::string_view r : {"off", "sanitize-payload", "clearselectors", "-@all"}) ApplyRule(u, r);
@@ -380,45 +369,42 @@ bool MergeSelectorArguments(std::span<const std::string_view> in, std::vector<st
 
 }  // namespace
 
-std::string Acl::MakeUser(std::string_view name, std::span<const std::string_view> rules,
-                          std::shared_ptr<AclUser>* out, bool skip_unknown_commands) const {
+AclUser Acl::NewUser(std::string_view name) const {
+  AclUser u;
+  u.name = std::string(name);
+  u.selectors.push_back(NewSelector(true));
+  return u;
+}
+
+AclUser Acl::RedisDefaultUser() const {
+  AclUser u = NewUser("default");
+  for (std::string_view r : {"+@all", "~*", "&*", "on", "nopass"}) ApplyRule(u, r);
+  return u;
+}
+
+std::string Acl::ApplyRules(AclUser& u, std::span<const std::string_view> rules, const RuleFailure& each) const {
   std::vector<std::string> merged;
   size_t open = 0;
   if (!MergeSelectorArguments(rules, &merged, &open))
     return "Unmatched parenthesis in acl selector starting at '" + std::string(rules[open]) + "'.";
-  auto u = std::make_shared<AclUser>();
-  u->name = std::string(name);
-  u->selectors.push_back(NewSelector(true));
+  std::string first;
   for (const std::string& r : merged) {
-    std::string err = ApplyRule(*u, r);
-    if (!err.empty() && !(skip_unknown_commands && err == kErrUnknown))
-      return "Error in ACL SETUSER modifier '" + r + "': " + err;
+    const std::string err = ApplyRule(u, r);
+    if (err.empty()) continue;
+    if (first.empty()) first = "Error in ACL SETUSER modifier '" + r + "': " + err;
+    if (!each) break;
+    each(r, err, err == kErrUnknown);
   }
-  Refresh(*u);
-  *out = std::move(u);
-  return "";
+  return first;
 }
 
 std::string Acl::SetUser(std::string_view name, std::span<const std::string_view> rules,
                          std::shared_ptr<AclUser>* changed) {
-  std::vector<std::string> merged;
-  size_t open = 0;
-  if (!MergeSelectorArguments(rules, &merged, &open))
-    return "Unmatched parenthesis in acl selector starting at '" + std::string(rules[open]) + "'.";
   std::shared_ptr<AclUser> existing = Find(name);
   // Every rule is applied to a copy first: all of them take effect, or none.
-  AclUser staged;
-  if (existing != nullptr) {
-    staged = *existing;
-  } else {
-    staged.name = std::string(name);
-    staged.selectors.push_back(NewSelector(true));
-  }
-  for (const std::string& r : merged) {
-    std::string err = ApplyRule(staged, r);
-    if (!err.empty()) return "Error in ACL SETUSER modifier '" + r + "': " + err;
-  }
-  Refresh(staged);
+  AclUser staged = existing != nullptr ? *existing : NewUser(name);
+  std::string err = ApplyRules(staged, rules);
+  if (!err.empty()) return err;
   if (existing == nullptr) {
     existing = std::make_shared<AclUser>(std::move(staged));
     users_.emplace(std::string(name), existing);
@@ -442,20 +428,11 @@ std::vector<std::shared_ptr<AclUser>> Acl::ReplaceAll(std::map<std::string, std:
   std::vector<std::shared_ptr<AclUser>> gone;
   for (auto& [name, u] : users_)
     if (u != default_) gone.push_back(u);
+  // The default user stays the same object (every client holding it sees
+  // the change); with none in the file, Redis's default one.
   auto d = users.find("default");
-  if (d != users.end()) {
-    *default_ = std::move(*d->second);  // the same object: every client holding it sees the change
-    d->second = default_;
-  } else {
-    // No default user in the file: Redis's default one.
-    AclUser fresh;
-    fresh.name = "default";
-    fresh.selectors.push_back(NewSelector(true));
-    for (std::string_view r : {"+@all", "~*", "&*", "on", "nopass"}) ApplyRule(fresh, r);
-    *default_ = std::move(fresh);
-    users.emplace("default", default_);
-  }
-  Refresh(*default_);
+  *default_ = d != users.end() ? std::move(*d->second) : RedisDefaultUser();
+  users["default"] = default_;
   users_ = std::move(users);
   return gone;
 }
@@ -544,10 +521,14 @@ bool Acl::KeyMatches(const AclSelector::KeyPattern& p, std::string_view key) {
   return GlobMatch(p.pattern, key);
 }
 
+const AclKeySpec& Acl::SpecOf(const CommandSpec& cmd) const {
+  static const AclKeySpec kUnknown;  // (a command registered after the registry was made: none is)
+  return cmd.id < key_specs_.size() ? key_specs_[cmd.id] : kUnknown;
+}
+
 bool Acl::CommandKeys(const CommandSpec& cmd, std::span<const std::string_view> args, std::vector<size_t>* keys,
                       std::vector<uint8_t>* access) const {
-  if (cmd.id < key_specs_.size()) return AclCommandKeys(cmd, key_specs_[cmd.id], args, keys, access);
-  return AclCommandKeys(cmd, AclKeySpecOf(cmd), args, keys, access);
+  return AclCommandKeys(cmd, SpecOf(cmd), args, keys, access);
 }
 
 AclResult Acl::CheckSelector(const AclSelector& s, const CommandSpec& cmd, std::span<const std::string_view> args,
@@ -558,7 +539,7 @@ AclResult Acl::CheckSelector(const AclSelector& s, const CommandSpec& cmd, std::
     auto it = s.first_args.find(cmd.id);
     const size_t idx = cmd.parent != nullptr ? 2 : 1;
     if (it == s.first_args.end() || args.size() <= idx) return AclResult::kDeniedCmd;
-    if (std::none_of(it->second.begin(), it->second.end(), [&](const std::string& a) { return IEq(a, args[idx]); }))
+    if (std::none_of(it->second.begin(), it->second.end(), [&](const std::string& a) { return EqualsIgnoreCase(a, args[idx]); }))
       return AclResult::kDeniedCmd;
   }
   if (!s.all_keys) {
@@ -579,25 +560,13 @@ AclResult Acl::CheckSelector(const AclSelector& s, const CommandSpec& cmd, std::
       }
     }
   }
-  if (!s.all_channels && (cmd.flags & kCmdPubsub)) {
-    // The channels PUBLISH and (P)SUBSCRIBE name (unsubscribing needs none).
-    const bool publish = cmd.fullname == "publish" || cmd.fullname == "spublish";
-    const bool subscribe = cmd.fullname == "subscribe" || cmd.fullname == "ssubscribe";
-    const bool psubscribe = cmd.fullname == "psubscribe";
-    if (publish || subscribe || psubscribe) {
-      const size_t end = publish ? std::min<size_t>(2, args.size()) : args.size();
-      for (size_t j = 1; j < end; j++) {
-        bool ok = false;
-        for (const std::string& p : s.channels) {
-          if (psubscribe ? p == args[j] : GlobMatch(p, args[j])) {
-            ok = true;
-            break;
-          }
-        }
-        if (!ok) {
-          *arg_index = j;
-          return AclResult::kDeniedChannel;
-        }
+  const AclKeySpec::Channels channels = SpecOf(cmd).channels;
+  if (!s.all_channels && channels != AclKeySpec::kNoChannels) {
+    const size_t end = channels == AclKeySpec::kPublish ? std::min<size_t>(2, args.size()) : args.size();
+    for (size_t j = 1; j < end; j++) {
+      if (!SelectorAllowsChannel(s, args[j], channels == AclKeySpec::kPSubscribe)) {
+        *arg_index = j;
+        return AclResult::kDeniedChannel;
       }
     }
   }
@@ -647,12 +616,16 @@ bool Acl::CheckWithAllKeys(const AclUser& u, const CommandSpec& cmd, std::span<c
   return false;
 }
 
+bool Acl::SelectorAllowsChannel(const AclSelector& s, std::string_view channel, bool is_pattern) {
+  if (s.all_channels) return true;
+  for (const std::string& p : s.channels)
+    if (is_pattern ? p == channel : GlobMatch(p, channel)) return true;
+  return false;
+}
+
 bool Acl::ChannelAllowed(const AclUser& u, std::string_view channel, bool is_pattern) const {
-  for (const AclSelector& s : u.selectors) {
-    if (s.all_channels) return true;
-    for (const std::string& p : s.channels)
-      if (is_pattern ? p == channel : GlobMatch(p, channel)) return true;
-  }
+  for (const AclSelector& s : u.selectors)
+    if (SelectorAllowsChannel(s, channel, is_pattern)) return true;
   return false;
 }
 

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -87,6 +88,10 @@ struct AclCommandView {
   std::span<const std::string_view> args;
 };
 
+// Usernames, key and channel patterns may hold no spaces or NUL bytes
+// (Redis's ACLStringHasSpaces).
+bool AclHasSpaces(std::string_view s);
+
 // SHA-256 of `password` as 64 lowercase hex digits (Redis's ACLHashPassword).
 std::string AclHashPassword(std::string_view password);
 
@@ -98,6 +103,9 @@ struct AclKeySpec {
   uint8_t others = kKeyReadWrite;
   enum Variable : uint8_t { kFixed, kSet, kBitfield } variable = kFixed;
   bool known = false;  // in the table (every keyed command is: a unit test checks)
+  // The channels it names: PUBLISH's (its first argument), SUBSCRIBE's
+  // (every argument), PSUBSCRIBE's patterns (matched literally).
+  enum Channels : uint8_t { kNoChannels, kPublish, kSubscribe, kPSubscribe } channels = kNoChannels;
 };
 AclKeySpec AclKeySpecOf(const CommandSpec& cmd);
 
@@ -133,10 +141,15 @@ class Acl {
   // existing one, as Redis does): ACL LOAD. Returns the users removed or
   // replaced (their clients are disconnected).
   std::vector<std::shared_ptr<AclUser>> ReplaceAll(std::map<std::string, std::shared_ptr<AclUser>, std::less<>> users);
-  // A user made from rules without adding it (ACL LOAD, the `user`
-  // directive): "" or the error.
-  std::string MakeUser(std::string_view name, std::span<const std::string_view> rules,
-                       std::shared_ptr<AclUser>* out, bool skip_unknown_commands = false) const;
+  // A user with no permission, not yet added (ACL LOAD builds them).
+  AclUser NewUser(std::string_view name) const;
+  // The rules of one SETUSER (a selector spread over several arguments
+  // merged), applied in order to `u`. Returns "" or the first failure's
+  // text ("Error in ACL SETUSER modifier '<rule>': <why>"); it stops there
+  // unless `each` is given, which hears every failing rule (ACL LOAD
+  // reports them all) with whether it names an unknown command.
+  using RuleFailure = std::function<void(std::string_view rule, std::string_view why, bool unknown)>;
+  std::string ApplyRules(AclUser& u, std::span<const std::string_view> rules, const RuleFailure& each = {}) const;
   // requirepass: the default user's only password (empty: nopass).
   void SetRequirePass(std::string_view password);
 
@@ -193,6 +206,7 @@ class Acl {
  private:
   std::string ApplySelectorRule(AclSelector& s, std::string_view op) const;
   AclSelector NewSelector(bool root) const;
+  AclUser RedisDefaultUser() const;  // on nopass ~* &* +@all
   void ChangeCommand(AclSelector& s, const CommandSpec& cmd, bool allow) const;
   void UpdateCommandRules(AclSelector& s, std::string_view rule, bool allow) const;
   AclResult CheckSelector(const AclSelector& s, const CommandSpec& cmd, std::span<const std::string_view> args,
@@ -200,6 +214,8 @@ class Acl {
                           size_t* arg_index) const;
   static void Refresh(AclUser& u);
   static bool KeyMatches(const AclSelector::KeyPattern& p, std::string_view key);
+  static bool SelectorAllowsChannel(const AclSelector& s, std::string_view channel, bool is_pattern);
+  const AclKeySpec& SpecOf(const CommandSpec& cmd) const;
   bool CommandKeys(const CommandSpec& cmd, std::span<const std::string_view> args, std::vector<size_t>* keys,
                    std::vector<uint8_t>* access) const;
 

@@ -26,12 +26,6 @@ std::string Trim(std::string_view s, std::string_view chars) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-bool HasSpaces(std::string_view s) {
-  for (char c : s)
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '\0') return true;
-  return false;
-}
-
 }  // namespace
 
 std::string LoadAclFile(Acl& acl, const std::string& path, std::vector<std::shared_ptr<AclUser>>* gone) {
@@ -65,7 +59,7 @@ std::string LoadAclFile(Acl& acl, const std::string& path, std::vector<std::shar
       errors += where + " should start with user keyword followed by the username. ";
       continue;
     }
-    if (HasSpaces(argv[1])) {
+    if (AclHasSpaces(argv[1])) {
       errors += "'" + where + ": username '" + argv[1] + "' contains invalid characters. ";
       continue;
     }
@@ -73,28 +67,22 @@ std::string LoadAclFile(Acl& acl, const std::string& path, std::vector<std::shar
       errors += "WARNING: Duplicate user '" + argv[1] + "' found on line " + std::to_string(linenum) + ". ";
       continue;
     }
-    std::vector<std::string_view> rules;
-    for (size_t j = 2; j < argv.size(); j++) rules.push_back(argv[j]);
-    // Each rule alone, to report every unknown command as Redis does (the
-    // user is then made from all of them).
-    std::shared_ptr<AclUser> u;
-    std::string err = acl.MakeUser(argv[1], rules, &u);
-    if (!err.empty()) {
-      if (err.starts_with("Unmatched parenthesis")) {
-        errors += where + ": Unmatched parenthesis in selector definition.";
-        continue;
+    for (size_t j = 2; j < argv.size(); j++) argv[j] = Trim(argv[j], "\t\r\n");
+    const std::vector<std::string_view> rules(argv.begin() + 2, argv.end());
+    // Every unknown command is reported, other errors only the line's first
+    // (Redis's ACLLoadFromFile).
+    auto u = std::make_shared<AclUser>(acl.NewUser(argv[1]));
+    bool syntax_reported = false;
+    const std::string err = acl.ApplyRules(*u, rules, [&](std::string_view rule, std::string_view why, bool unknown) {
+      if (unknown) {
+        errors += where + ": Error in applying operation '" + std::string(rule) + "': " + std::string(why) + ". ";
+      } else if (!syntax_reported) {
+        errors += where + ": " + std::string(why) + ". ";
+        syntax_reported = true;
       }
-      // "Error in ACL SETUSER modifier '<rule>': <why>"
-      const size_t q = err.find("': ");
-      const std::string rule = err.substr(std::strlen("Error in ACL SETUSER modifier '"),
-                                          q - std::strlen("Error in ACL SETUSER modifier '"));
-      const std::string why = err.substr(q + 3);
-      if (why == "Unknown command or category name in ACL")
-        errors += where + ": Error in applying operation '" + rule + "': " + why + ". ";
-      else
-        errors += where + ": " + why + ". ";
-      continue;
-    }
+    });
+    if (err.starts_with("Unmatched parenthesis")) errors += where + ": Unmatched parenthesis in selector definition.";
+    if (!err.empty()) continue;
     users.emplace(argv[1], std::move(u));
   }
   if (!errors.empty())
@@ -132,7 +120,7 @@ bool Server::LoadUsers(std::string* err) {
   }
   std::set<std::string, std::less<>> declared;
   for (const std::vector<std::string>& d : config_.users) {
-    if (HasSpaces(d[0])) {
+    if (AclHasSpaces(d[0])) {
       *err = "Spaces not allowed in ACL usernames";
       return false;
     }

@@ -4,8 +4,6 @@
 // existence or metadata). A command's first key and its other keys (a
 // destination and its sources, SORT's and GEORADIUS's STORE keys) may
 // differ. SET and BITFIELD depend on their arguments (Redis's VARIABLE_FLAGS).
-#include <strings.h>
-
 #include <unordered_map>
 
 #include "server/acl.h"
@@ -72,14 +70,14 @@ const std::unordered_map<std::string_view, Access>& AccessByName() {
   return map;
 }
 
-bool IEqual(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
 }  // namespace
 
 AclKeySpec AclKeySpecOf(const CommandSpec& cmd) {
   AclKeySpec spec;
+  const std::string_view n = cmd.fullname;
+  if (n == "publish" || n == "spublish") spec.channels = AclKeySpec::kPublish;
+  if (n == "subscribe" || n == "ssubscribe") spec.channels = AclKeySpec::kSubscribe;
+  if (n == "psubscribe") spec.channels = AclKeySpec::kPSubscribe;
   auto it = AccessByName().find(cmd.fullname);
   if (it == AccessByName().end()) return spec;
   spec.first = it->second.first;
@@ -97,14 +95,14 @@ namespace {
 uint8_t VariableAccess(const AclKeySpec& spec, std::span<const std::string_view> args) {
   if (spec.variable == AclKeySpec::kSet) {
     for (size_t i = 3; i < args.size(); i++)
-      if (IEqual(args[i], "get")) return kKeyReadWrite;
+      if (EqualsIgnoreCase(args[i], "get")) return kKeyReadWrite;
     return kKeyWrite;
   }
   for (size_t i = 2; i < args.size(); i++) {
     const size_t more = args.size() - i - 1;
-    if (IEqual(args[i], "get") && more >= 2) {
+    if (EqualsIgnoreCase(args[i], "get") && more >= 2) {
       i += 2;
-    } else if (IEqual(args[i], "overflow") && more >= 1) {
+    } else if (EqualsIgnoreCase(args[i], "overflow") && more >= 1) {
       i += 1;
     } else {
       return kKeyReadWrite;

@@ -207,10 +207,11 @@ TEST(Acl, ReplaceAllKeepsTheDefaultObject) {
   ASSERT_EQ(Set(acl, "a", {"on"}), "");
   AclUser* d = acl.default_user();
   std::map<std::string, std::shared_ptr<AclUser>, std::less<>> users;
-  std::shared_ptr<AclUser> u;
-  ASSERT_EQ(acl.MakeUser("default", std::vector<std::string_view>{"on", ">x", "+@all", "~*"}, &u), "");
+  auto u = std::make_shared<AclUser>(acl.NewUser("default"));
+  ASSERT_EQ(acl.ApplyRules(*u, std::vector<std::string_view>{"on", ">x", "+@all", "~*"}), "");
   users.emplace("default", u);
-  ASSERT_EQ(acl.MakeUser("b", std::vector<std::string_view>{"on"}, &u), "");
+  u = std::make_shared<AclUser>(acl.NewUser("b"));
+  ASSERT_EQ(acl.ApplyRules(*u, std::vector<std::string_view>{"on"}), "");
   users.emplace("b", u);
   const auto gone = acl.ReplaceAll(std::move(users));
   ASSERT_EQ(gone.size(), 1u);

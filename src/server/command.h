@@ -4,6 +4,7 @@
 // keys to shards. Each commands/<family>.cc registers its commands here.
 #pragma once
 
+#include <cctype>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -211,6 +212,15 @@ class CommandTable {
 // An argument as Redis's error texts print it (C's %s): up to its first NUL
 // byte. For every error that quotes what the client sent.
 inline std::string_view UpToNul(std::string_view arg) { return arg.substr(0, arg.find('\0')); }
+
+// ASCII case-insensitive equality (option and command names, as strcasecmp).
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
 
 // Names of flags and categories as COMMAND INFO prints them.
 std::vector<std::string_view> FlagNames(uint32_t flags);
