@@ -62,17 +62,28 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+// Where a directive's value lives: a member of Config, or of its tls-*
+// settings.
 template <typename T>
-Option IntOption(std::string_view name, T Config::*field, int64_t min, int64_t max, Mutability mut) {
+T& At(Config& c, T Config::*f) { return c.*f; }
+template <typename T>
+const T& At(const Config& c, T Config::*f) { return c.*f; }
+template <typename T>
+T& At(Config& c, T TlsSettings::*f) { return c.tls.*f; }
+template <typename T>
+const T& At(const Config& c, T TlsSettings::*f) { return c.tls.*f; }
+
+template <typename T, typename Owner>
+Option IntOption(std::string_view name, T Owner::*field, int64_t min, int64_t max, Mutability mut) {
   return Option{
-      name, mut, 1, 1, [field](const Config& c) { return std::to_string(c.*field); },
+      name, mut, 1, 1, [field](const Config& c) { return std::to_string(At(c, field)); },
       [field, min, max](Config& c, Args a) -> std::string {
         int64_t v;
         if (!ParseInt64(a[0], &v)) return "argument couldn't be parsed into an integer";
         if (v < min || v > max)
           return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) +
                  " inclusive";
-        c.*field = static_cast<T>(v);
+        At(c, field) = static_cast<T>(v);
         return "";
       }};
 }
@@ -109,20 +120,22 @@ Option ProtectedActionOption(std::string_view name, Config::ProtectedAction Conf
                 }};
 }
 
-Option StringOption(std::string_view name, std::string Config::*field, Mutability mut) {
-  return Option{name, mut, 1, 1, [field](const Config& c) { return c.*field; },
+template <typename Owner>
+Option StringOption(std::string_view name, std::string Owner::*field, Mutability mut) {
+  return Option{name, mut, 1, 1, [field](const Config& c) { return At(c, field); },
                 [field](Config& c, Args a) -> std::string {
-                  c.*field = a[0];
+                  At(c, field) = a[0];
                   return "";
                 }};
 }
 
-Option BoolOption(std::string_view name, bool Config::*field, Mutability mut) {
-  return Option{name, mut, 1, 1, [field](const Config& c) { return c.*field ? "yes" : "no"; },
+template <typename Owner>
+Option BoolOption(std::string_view name, bool Owner::*field, Mutability mut) {
+  return Option{name, mut, 1, 1, [field](const Config& c) { return At(c, field) ? "yes" : "no"; },
                 [field](Config& c, Args a) -> std::string {
                   std::string v = Lower(a[0]);
-                  if (v == "yes") c.*field = true;
-                  else if (v == "no") c.*field = false;
+                  if (v == "yes") At(c, field) = true;
+                  else if (v == "no") At(c, field) = false;
                   else return "argument must be 'yes' or 'no'";
                   return "";
                 }};
@@ -136,38 +149,6 @@ Option NameOption(std::string_view name, std::string Config::*field, Mutability 
                   if (a[0].empty() || a[0].find('/') != std::string::npos || a[0] == "." || a[0] == "..")
                     return std::string(error);
                   c.*field = a[0];
-                  return "";
-                }};
-}
-
-// A tls-* directive of TlsSettings: CONFIG SET checks the new settings make
-// a context (ConfigSetCommand) and the workers make theirs again.
-Option TlsString(std::string_view name, std::string TlsSettings::*field) {
-  return Option{name, kMutable, 1, 1, [field](const Config& c) { return c.tls.*field; },
-                [field](Config& c, Args a) -> std::string {
-                  c.tls.*field = a[0];
-                  return "";
-                }};
-}
-
-Option TlsBool(std::string_view name, bool TlsSettings::*field) {
-  return Option{name, kMutable, 1, 1, [field](const Config& c) { return c.tls.*field ? "yes" : "no"; },
-                [field](Config& c, Args a) -> std::string {
-                  const std::string v = Lower(a[0]);
-                  if (v == "yes") c.tls.*field = true;
-                  else if (v == "no") c.tls.*field = false;
-                  else return "argument must be 'yes' or 'no'";
-                  return "";
-                }};
-}
-
-Option TlsInt(std::string_view name, int TlsSettings::*field) {
-  return Option{name, kMutable, 1, 1, [field](const Config& c) { return std::to_string(c.tls.*field); },
-                [field](Config& c, Args a) -> std::string {
-                  int64_t v;
-                  if (!ParseInt64(a[0], &v)) return "argument couldn't be parsed into an integer";
-                  if (v < 0 || v > INT_MAX) return "argument must be between 0 and " + std::to_string(INT_MAX) + " inclusive";
-                  c.tls.*field = static_cast<int>(v);
                   return "";
                 }};
 }
@@ -381,19 +362,21 @@ const std::vector<Option>& Options() {
     o.push_back(ProtectedActionOption("enable-protected-configs", &Config::enable_protected_configs));
     o.push_back(StringOption("requirepass", &Config::requirepass, kMutable));
     o.push_back(IntOption("tls-port", &Config::tls_port, 0, 65535, kNotYet));
-    o.push_back(TlsString("tls-cert-file", &TlsSettings::cert_file));
-    o.push_back(TlsString("tls-key-file", &TlsSettings::key_file));
-    o.push_back(TlsString("tls-key-file-pass", &TlsSettings::key_file_pass));
-    o.push_back(TlsString("tls-ca-cert-file", &TlsSettings::ca_cert_file));
-    o.push_back(TlsString("tls-ca-cert-dir", &TlsSettings::ca_cert_dir));
-    o.push_back(TlsString("tls-dh-params-file", &TlsSettings::dh_params_file));
-    o.push_back(TlsString("tls-protocols", &TlsSettings::protocols));
-    o.push_back(TlsString("tls-ciphers", &TlsSettings::ciphers));
-    o.push_back(TlsString("tls-ciphersuites", &TlsSettings::ciphersuites));
-    o.push_back(TlsBool("tls-prefer-server-ciphers", &TlsSettings::prefer_server_ciphers));
-    o.push_back(TlsBool("tls-session-caching", &TlsSettings::session_caching));
-    o.push_back(TlsInt("tls-session-cache-size", &TlsSettings::session_cache_size));
-    o.push_back(TlsInt("tls-session-cache-timeout", &TlsSettings::session_cache_timeout));
+    // The tls-* settings: CONFIG SET checks that new ones make a context
+    // (ConfigSetCommand), and the workers make theirs again.
+    o.push_back(StringOption("tls-cert-file", &TlsSettings::cert_file, kMutable));
+    o.push_back(StringOption("tls-key-file", &TlsSettings::key_file, kMutable));
+    o.push_back(StringOption("tls-key-file-pass", &TlsSettings::key_file_pass, kMutable));
+    o.push_back(StringOption("tls-ca-cert-file", &TlsSettings::ca_cert_file, kMutable));
+    o.push_back(StringOption("tls-ca-cert-dir", &TlsSettings::ca_cert_dir, kMutable));
+    o.push_back(StringOption("tls-dh-params-file", &TlsSettings::dh_params_file, kMutable));
+    o.push_back(StringOption("tls-protocols", &TlsSettings::protocols, kMutable));
+    o.push_back(StringOption("tls-ciphers", &TlsSettings::ciphers, kMutable));
+    o.push_back(StringOption("tls-ciphersuites", &TlsSettings::ciphersuites, kMutable));
+    o.push_back(BoolOption("tls-prefer-server-ciphers", &TlsSettings::prefer_server_ciphers, kMutable));
+    o.push_back(BoolOption("tls-session-caching", &TlsSettings::session_caching, kMutable));
+    o.push_back(IntOption("tls-session-cache-size", &TlsSettings::session_cache_size, 0, INT_MAX, kMutable));
+    o.push_back(IntOption("tls-session-cache-timeout", &TlsSettings::session_cache_timeout, 0, INT_MAX, kMutable));
     o.push_back(Option{"tls-auth-clients", kMutable, 1, 1,
                        [](const Config& c) -> std::string {
                          return c.tls.auth_clients == TlsSettings::AuthClients::kYes  ? "yes"

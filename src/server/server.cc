@@ -370,8 +370,9 @@ void Server::Accept(int listen_fd, bool is_unix, bool tls) {
       w0.stats().rejected_connections++;
       continue;
     }
-    if (ProtectedModeRefuses(config_.protected_mode, acl_->default_user()->nopass, is_unix,
-                             is_unix ? std::string() : PeerAddress(fd))) [[unlikely]] {
+    // (The peer's address is asked for only when protected mode applies.)
+    if (config_.protected_mode && !is_unix && acl_->default_user()->nopass &&
+        ProtectedModeRefuses(true, true, false, PeerAddress(fd))) [[unlikely]] {
       ssize_t ignored = write(fd, kProtectedModeDenied.data(), kProtectedModeDenied.size());
       (void)ignored;
       close(fd);
