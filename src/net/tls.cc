@@ -3,6 +3,7 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <strings.h>
 
 #include <cerrno>
 #include <cstring>
