@@ -12,7 +12,7 @@ ARGS       ?=
 
 # What building and running need.
 BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev libmimalloc-dev liblzf-dev \
-                  liblua5.1-0-dev lua-cjson-dev lua-bitop-dev libssl-dev libmsgpack-dev
+                  lua-cjson-dev lua-bitop-dev libssl-dev libmsgpack-dev dpkg-dev
 # What the tests and benchmarks need besides: the real Redis to compare with.
 TEST_PACKAGES  := python3 python3-venv redis-server redis-tools openssl
 # What the benchmarks need on top.
@@ -20,7 +20,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps lua-src test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -43,6 +43,16 @@ endef
 
 deps:
 	$(call install_packages,$(BUILD_PACKAGES))
+	@$(MAKE) --no-print-directory lua-src
+
+# Lua 5.1 from Debian's source package with the project's own patches
+# (patches/lua5.1/, docs/scripting.md), unpacked once for every build
+# directory; again when a patch changes.
+DEPS_SRC := build/deps-src
+lua-src: $(DEPS_SRC)/.ready
+$(DEPS_SRC)/.ready: tools/fetch_sources.sh $(wildcard patches/lua5.1/*.patch)
+	tools/fetch_sources.sh $(DEPS_SRC)
+	@touch $@
 
 test-deps:
 	$(call install_packages,$(TEST_PACKAGES))
