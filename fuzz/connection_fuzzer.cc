@@ -72,7 +72,7 @@ Config FuzzConfig(int threads, uint8_t mode) {
   c.save_params.clear();
   c.dbfilename = "peregrine-fuzz.rdb";
   c.script_instruction_limit = 2'000'000;
-  c.script_memory_limit = 64 << 20;
+  c.lua_maxmemory = 64 << 20;
   return c;
 }
 

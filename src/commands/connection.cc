@@ -416,7 +416,10 @@ void RegisterConnectionCommands(CommandTable& t) {
   t.Register(spec("echo", 2, kCmdFast, EchoCommand, "1.0.0", "Returns the given string."));
   t.Register(spec("quit", -1, kCmdAllowBusy | kCmdNoAuth | kConn | kCmdFast | kCmdPubsubContext | kCmdNotQueued, QuitCommand, "1.0.0",
                   "Closes the connection."));
-  t.Register(spec("select", 2, kConn | kCmdFast, SelectCommand, "1.0.0", "Changes the selected database."));
+  // (Allowed in scripts, as in Redis 7: it selects the script's database,
+  // never its caller's.)
+  t.Register(spec("select", 2, kCmdLoading | kCmdStale | kCmdFast, SelectCommand, "1.0.0",
+                  "Changes the selected database."));
   t.Register(spec("auth", -2, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, AuthCommand, "1.0.0",
                   "Authenticates the connection.", "O(N) where N is the number of passwords defined for the user"));
   t.Register(spec("hello", -1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, HelloCommand, "6.0.0",

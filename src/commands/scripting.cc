@@ -82,8 +82,11 @@ void ScriptFlushCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     return;
   }
-  // Every worker drops its compiled scripts when it next runs one.
+  // Every worker's scripts' interpreter goes now (SCRIPT FLUSH holds every
+  // shard, so the others are parked), and a new one is made at its next
+  // script, as Redis makes a new one.
   ctx.server.scripts().Flush();
+  for (uint32_t i = 0; i < ctx.server.num_shards(); i++) ctx.server.worker(i).SyncScripts();
   ctx.reply.Ok();
 }
 
@@ -465,7 +468,7 @@ void RegisterScriptingCommands(CommandTable& t) {
       sub("exists", -3, kCmdNoscript, ScriptExistsCommand,
           "Determines whether server-side Lua scripts exist in the script cache.",
           "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation)."),
-      sub("flush", -2, kCmdNoscript, ScriptFlushCommand,
+      sub("flush", -2, kCmdNoscript | kCmdAllShards, ScriptFlushCommand,
           "Removes all server-side Lua scripts from the script cache.",
           "O(N) with N being the number of scripts in cache"),
       sub("help", 2, kCmdLoading | kCmdStale, ScriptHelpCommand, "Returns helpful text about the different subcommands.",

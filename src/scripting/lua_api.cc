@@ -15,6 +15,7 @@
 #include "protocol/reply.h"
 #include "scripting/lua_convert.h"
 #include "scripting/lua_engine_internal.h"
+#include "server/acl.h"
 #include "server/client.h"
 #include "server/command.h"
 #include "server/log.h"
@@ -293,7 +294,15 @@ int RedisAclCheckCmd(lua_State* L) {
     PushErrorTable(L, "Invalid command passed to redis.acl_check_cmd()");
     return RaiseTable(L);
   }
-  lua_pushboolean(L, 1);  // one user, allowed everything (ACL users are issue #22)
+  // Whether the script's user may run it (nothing is logged: a question,
+  // not a refusal).
+  const Client& caller = run->ctx->client;
+  bool allowed = true;
+  if (caller.user != nullptr && !caller.user->unrestricted) {
+    size_t idx = 0;
+    allowed = run->ctx->server.acl().Check(*caller.user, *cmd, run->views, &idx) == AclResult::kOk;
+  }
+  lua_pushboolean(L, allowed);
   return 1;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "net/event_loop.h"
 #include "protocol/reply.h"
@@ -40,41 +41,70 @@ constexpr char kErrorHandler[] =
     "  return err\n"
     "end\n";
 
+// The memory error's hook: once a run met lua-maxmemory it raises on every
+// instruction, so that the script's own pcall cannot carry on.
+void MemoryHook(lua_State* L, lua_Debug*) {
+  lua_convert::PushErrorTable(L, "Script exceeded lua-maxmemory");
+  lua_error(L);
+}
+
+// os with os.clock only (the processor time the server has used).
+int OsClock(lua_State* L) {
+  lua_pushnumber(L, static_cast<lua_Number>(std::clock()) / static_cast<lua_Number>(CLOCKS_PER_SEC));
+  return 1;
+}
+
+int OpenOs(lua_State* L) {
+  lua_newtable(L);
+  lua_pushcfunction(L, OsClock);
+  lua_setfield(L, -2, "clock");
+  return 1;
+}
+
 }  // namespace
 
 
 LuaEngine::LuaEngine(Worker* worker) : worker_(worker), script_client_(std::make_unique<Client>(worker, 0, -1)) {
   script_client_->is_script = true;
-  Setup();
 }
 
 LuaEngine::~LuaEngine() {
   if (lua_api::ThreadEngine() == this) lua_api::SetThreadEngine(nullptr);
-  if (L_ != nullptr) lua_close(L_);
+  CloseState(&eval_);
+  CloseState(&fn_);
 }
 
 void* LuaEngine::Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
-  auto* self = static_cast<LuaEngine*>(ud);
+  auto* heap = static_cast<Heap*>(ud);
   if (nsize == 0) {
     std::free(ptr);
-    self->lua_bytes_ -= osize;
+    heap->bytes -= osize;
     return nullptr;
   }
-  if (self->lua_byte_limit_ != 0 && nsize > osize && self->lua_bytes_ + (nsize - osize) > self->lua_byte_limit_)
+  // (Only growth can fail: Lua counts on shrinking never failing.)
+  if (heap->limit != 0 && nsize > osize && heap->bytes + (nsize - osize) > heap->limit) {
+    if (!heap->exceeded && heap->L != nullptr) {
+      heap->exceeded = true;
+      lua_sethook(heap->L, MemoryHook, LUA_MASKCOUNT | LUA_MASKLINE, 1);
+    }
     return nullptr;  // Lua raises "not enough memory"
+  }
   void* p = std::realloc(ptr, nsize);
-  if (p != nullptr) self->lua_bytes_ = self->lua_bytes_ - osize + nsize;
+  if (p != nullptr) heap->bytes = heap->bytes - osize + nsize;
   return p;
 }
 
-void LuaEngine::Setup() {
-  lua_byte_limit_ = static_cast<size_t>(worker_->server().config().script_memory_limit);
-  L_ = lua_newstate(Allocate, this);
-  lua_atpanic(L_, [](lua_State* L) -> int {
+void LuaEngine::NewState(Vm* vm) {
+  lua_State* L = lua_newstate(Allocate, &vm->heap);
+  if (L == nullptr) {
+    Log(LogLevel::kWarning, "Lua: out of memory making an interpreter");
+    std::abort();
+  }
+  vm->L = vm->heap.L = L;
+  lua_atpanic(L, [](lua_State* L) -> int {
     Log(LogLevel::kWarning, "Lua panic: %s", lua_tostring(L, -1));
     std::abort();
   });
-  lua_State* L = L_;
   auto open = [L](const char* name, lua_CFunction f) {
     lua_pushcfunction(L, f);
     lua_pushstring(L, name);
@@ -85,44 +115,68 @@ void LuaEngine::Setup() {
   open(LUA_STRLIBNAME, luaopen_string);
   open(LUA_MATHLIBNAME, luaopen_math);
   open(LUA_DBLIBNAME, luaopen_debug);
-  // cjson and bit as globals whether or not the module sets one itself.
+  // The other libraries as globals whether or not a module sets one itself.
   for (auto [name, f] : {std::pair<const char*, lua_CFunction>{"cjson", luaopen_cjson},
                          std::pair<const char*, lua_CFunction>{"bit", luaopen_bit},
                          std::pair<const char*, lua_CFunction>{"cmsgpack", OpenCmsgpack},
-                         std::pair<const char*, lua_CFunction>{"struct", OpenStruct}}) {
+                         std::pair<const char*, lua_CFunction>{"struct", OpenStruct},
+                         std::pair<const char*, lua_CFunction>{"os", OpenOs}}) {
     lua_pushcfunction(L, f);
     lua_pushstring(L, name);
     lua_call(L, 1, 1);
     lua_setglobal(L, name);
   }
-
-  // Redis's deny list: no files, no printing to the server's stdout.
-  for (const char* name : {"dofile", "loadfile", "print"}) {
-    lua_pushnil(L);
-    lua_setglobal(L, name);
-  }
+  lua_sandbox::RemoveDenied(L, worker_->server().config().lua_enable_deprecated_api);
   lua_api::RegisterRedisApi(L);
-
   // The error handler keeps the debug library; scripts do not get it.
   luaL_loadbuffer(L, kErrorHandler, sizeof(kErrorHandler) - 1, "@err_handler_def");
   lua_call(L, 0, 1);
-  err_handler_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  vm->err_handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushnil(L);
   lua_setglobal(L, "debug");
+}
 
-  // Globals protection (lua_sandbox.h): scripts see a read-only proxy.
-  lua_sandbox::Protect(L, &globals_ref_, &real_globals_ref_);
-  SetupFunctions();
+void LuaEngine::CloseState(Vm* vm) {
+  if (vm->L == nullptr) return;
+  // A full collection first, as Redis does since CVE-2024-46981: finalizers
+  // run while everything they may reach is still there.
+  lua_gc(vm->L, LUA_GCCOLLECT, 0);
+  lua_close(vm->L);
+  vm->L = vm->heap.L = nullptr;
+  vm->heap.bytes = 0;
+}
+
+LuaEngine::Vm& LuaEngine::EvalVm() {
+  if (eval_.L != nullptr) return eval_;
+  NewState(&eval_);
+  lua_State* L = eval_.L;
+  // Redis's globals protection: the globals and every table they reach
+  // read-only, a missing global an error.
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_sandbox::SetMissingGlobalError(L);
+  lua_sandbox::ProtectRecursively(L);
+  lua_pop(L, 1);
+  lua_sandbox::ProtectBasicTypes(L);
+  return eval_;
+}
+
+int LuaEngine::CallLimited(Vm& vm, int nargs, int nresults) {
+  vm.heap.limit = static_cast<size_t>(worker_->server().config().lua_maxmemory);
+  vm.heap.exceeded = false;
+  const int status = lua_pcall(vm.L, nargs, nresults, -(nargs + 2));
+  vm.heap.limit = 0;
+  return status;
 }
 
 void LuaEngine::SyncEpoch() {
   const uint64_t e = worker_->server().scripts().epoch();
   if (e == epoch_) return;
   epoch_ = e;
-  for (auto& [sha, c] : by_sha_) luaL_unref(L_, LUA_REGISTRYINDEX, c.ref);
+  // SCRIPT FLUSH: a new interpreter, as Redis makes one (whatever scripts
+  // left in the old one, globals they could not set aside, goes with it).
   by_sha_.clear();
   sha_of_body_.clear();
-  lua_gc(L_, LUA_GCCOLLECT, 0);
+  CloseState(&eval_);
 }
 
 const LuaEngine::Compiled* LuaEngine::Compile(std::shared_ptr<ScriptInfo> info, bool fresh, std::string* err) {
@@ -133,17 +187,17 @@ const LuaEngine::Compiled* LuaEngine::Compile(std::shared_ptr<ScriptInfo> info, 
     *err = "ERR " + shebang_err;
     return nullptr;
   }
-  lua_rawgeti(L_, LUA_REGISTRYINDEX, globals_ref_);
-  lua_replace(L_, LUA_GLOBALSINDEX);
-  if (!lua_sandbox::LoadText(L_, std::string_view(info->body).substr(shebang), "@user_script")) {
-    *err = std::string("ERR Error compiling script (new function): ") + lua_tostring(L_, -1);
-    lua_pop(L_, 1);
+  lua_State* L = EvalVm().L;
+  const std::string_view text = std::string_view(info->body).substr(shebang);
+  if (luaL_loadbuffer(L, text.data(), text.size(), "@user_script") != 0) {
+    *err = std::string("ERR Error compiling script (new function): ") + lua_tostring(L, -1);
+    lua_pop(L, 1);
     return nullptr;
   }
   // A script from the shared cache has its flags (set before it was added
   // there, from the same body) and other workers read them: not written.
   if (fresh) info->flags = flags;
-  const int ref = luaL_ref(L_, LUA_REGISTRYINDEX);
+  const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
   auto [it, added] = by_sha_.emplace(info->sha, Compiled{info, ref});
   return &it->second;
 }
@@ -194,14 +248,12 @@ const LuaEngine::Compiled* LuaEngine::FindOrLoadBody(std::string_view body, std:
   return c;
 }
 
-size_t LuaEngine::MemoryBytes() const { return lua_bytes_; }
-
 void LuaEngine::Eval(CommandContext& ctx, const Compiled& script, std::span<const std::string_view> keys,
                      std::span<const std::string_view> args, bool read_only) {
-  RunScript(ctx, *script.info, script.ref, keys, args, read_only, /*function=*/false);
+  RunScript(ctx, EvalVm(), *script.info, script.ref, keys, args, read_only, /*function=*/false);
 }
 
-void LuaEngine::RunScript(CommandContext& ctx, const ScriptInfo& script, int ref,
+void LuaEngine::RunScript(CommandContext& ctx, Vm& vm, const ScriptInfo& script, int ref,
                           std::span<const std::string_view> keys, std::span<const std::string_view> args,
                           bool read_only, bool function) {
   const bool compat = script.flags & kScriptEvalCompat;
@@ -224,12 +276,10 @@ void LuaEngine::RunScript(CommandContext& ctx, const ScriptInfo& script, int ref
     for (std::string_view k : keys) run.declared.push_back(static_cast<uint32_t>(ctx.server.ShardIndexOf(k)));
   script_client_->db = ctx.client.db;
   script_client_->id = ctx.client.id;
-  lua_State* L = L_;
+  lua_State* L = vm.L;
   lua_api::SetThreadEngine(this);
   run_ = &run;
-  lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
-  lua_replace(L, LUA_GLOBALSINDEX);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, err_handler_ref_);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, vm.err_handler_ref);
   lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
   auto push_list = [L](std::span<const std::string_view> list) {
     lua_createtable(L, static_cast<int>(list.size()), 0);
@@ -238,39 +288,55 @@ void LuaEngine::RunScript(CommandContext& ctx, const ScriptInfo& script, int ref
       lua_rawseti(L, -2, static_cast<int>(i + 1));
     }
   };
-  if (function) {  // keys and args are the function's arguments
+  // KEYS and ARGV: globals of the run (set in the read-only globals, as
+  // Redis's luaSetGlobalArray does), or a function's two arguments.
+  auto set_globals = [L](auto&& set) {
+    lua_enablereadonlytable(L, LUA_GLOBALSINDEX, 0);
+    set();
+    lua_enablereadonlytable(L, LUA_GLOBALSINDEX, 1);
+  };
+  if (function) {
     push_list(keys);
     push_list(args);
-  } else {  // KEYS and ARGV: globals of the run (in the table behind the proxy)
-    lua_rawgeti(L, LUA_REGISTRYINDEX, real_globals_ref_);
-    lua_pushstring(L, "KEYS");
-    push_list(keys);
-    lua_rawset(L, -3);
-    lua_pushstring(L, "ARGV");
-    push_list(args);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
+  } else {
+    set_globals([&] {
+      push_list(keys);
+      lua_setfield(L, LUA_GLOBALSINDEX, "KEYS");
+      push_list(args);
+      lua_setfield(L, LUA_GLOBALSINDEX, "ARGV");
+    });
   }
   run.start_ms = MonotonicMs();
   if (ctx.server.config().busy_reply_threshold > 0 || ctx.server.config().script_instruction_limit > 0)
     lua_sethook(L, lua_api::CountHook, LUA_MASKCOUNT, lua_api::kHookInstructions);
-  const int status = worker_->RunScriptNoBlocking(
-      [&] { return function ? lua_pcall(L, 2, 1, -4) : lua_pcall(L, 0, 1, -2); });
+  const int nargs = function ? 2 : 0;
+  const int status = worker_->RunScriptNoBlocking([&] { return CallLimited(vm, nargs, 1); });
   lua_sethook(L, nullptr, 0, 0);
-  if (!function) {  // (functions never see an EVAL's KEYS and ARGV, as in Redis's own interpreter for them)
-    lua_rawgeti(L, LUA_REGISTRYINDEX, real_globals_ref_);
-    lua_pushnil(L);
-    lua_setfield(L, -2, "KEYS");
-    lua_pushnil(L);
-    lua_setfield(L, -2, "ARGV");
-    lua_pop(L, 1);
+  if (!function) {  // (functions never see an EVAL's KEYS and ARGV)
+    set_globals([&] {
+      lua_pushnil(L);
+      lua_setfield(L, LUA_GLOBALSINDEX, "KEYS");
+      lua_pushnil(L);
+      lua_setfield(L, LUA_GLOBALSINDEX, "ARGV");
+    });
   }
   if (run.busy) worker_->LeaveScriptBusy();
+  run_ = nullptr;
+  if (vm.heap.exceeded) {
+    // lua-maxmemory: the run is over whatever it did meanwhile; what it
+    // held is collected now.
+    lua_pop(L, 2);  // the error (or the result), the handler
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    vm.heap.exceeded = false;
+    if (run.aborted) worker_->NoteScriptRerun();  // (to run again, where it will meet the limit again)
+    ctx.reply.Error("ERR Script exceeded lua-maxmemory (" +
+                    std::to_string(ctx.server.config().lua_maxmemory) + " bytes) script: " + script.sha);
+    return;
+  }
   if (++gc_runs_ == 50) {  // a Lua GC step now and then, not a full cycle at a bad time (Redis's rhythm)
     gc_runs_ = 0;
     lua_gc(L, LUA_GCSTEP, 50);
   }
-  run_ = nullptr;
   if (run.aborted) {
     // It touched a key of a shard it does not hold before writing: nothing
     // is replied, and it runs again holding every shard (docs/scripting.md).
@@ -280,35 +346,39 @@ void LuaEngine::RunScript(CommandContext& ctx, const ScriptInfo& script, int ref
   }
   script.seen.store(true, std::memory_order_relaxed);
   if (status != 0) {
-    if (!lua_istable(L, -1)) {
-      const char* msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
-      ctx.reply.Error("ERR Error running script " + script.sha + ", " + std::string(msg).substr(0, 100));
-    } else {
-      std::string msg, source, line;
-      bool counted = false;
-      lua_getfield(L, -1, "err");
-      if (lua_isstring(L, -1)) msg = lua_tostring(L, -1);
-      lua_pop(L, 1);
-      lua_getfield(L, -1, "source");
-      if (lua_isstring(L, -1)) source = lua_tostring(L, -1);
-      lua_pop(L, 1);
-      lua_getfield(L, -1, "line");
-      if (lua_isstring(L, -1)) line = lua_tostring(L, -1);
-      lua_pop(L, 1);
-      lua_getfield(L, -1, "ignore_error_stats_update");
-      counted = lua_isboolean(L, -1) && lua_toboolean(L, -1);
-      lua_pop(L, 1);
-      if (!source.empty() && !line.empty()) msg += " script: " + script.sha + ", on " + source + ":" + line + ".";
-      if (counted)
-        ctx.reply.Raw("-" + lua_convert::NoNewlines(msg) + "\r\n");
-      else
-        ctx.reply.Error(msg);
-    }
+    ReplyError(ctx, vm, script);
     lua_pop(L, 2);  // the error, the handler
     return;
   }
   lua_convert::ReplyValue(L, ctx.reply, run.resp, 0);
   lua_pop(L, 1);  // the handler
+}
+
+void LuaEngine::ReplyError(CommandContext& ctx, Vm& vm, const ScriptInfo& script) {
+  lua_State* L = vm.L;
+  if (!lua_istable(L, -1)) {
+    const char* msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
+    ctx.reply.Error("ERR Error running script " + script.sha + ", " + std::string(msg).substr(0, 100));
+    return;
+  }
+  std::string msg, source, line;
+  lua_getfield(L, -1, "err");
+  if (lua_isstring(L, -1)) msg = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "source");
+  if (lua_isstring(L, -1)) source = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "line");
+  if (lua_isstring(L, -1)) line = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  lua_getfield(L, -1, "ignore_error_stats_update");
+  const bool counted = lua_isboolean(L, -1) && lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (!source.empty() && !line.empty()) msg += " script: " + script.sha + ", on " + source + ":" + line + ".";
+  if (counted)
+    ctx.reply.Raw("-" + lua_convert::NoNewlines(msg) + "\r\n");
+  else
+    ctx.reply.Error(msg);
 }
 
 }  // namespace peregrine

@@ -66,8 +66,14 @@ class LuaEngine {
   // redis.register_function (lua_functions.cc).
   int RegisterFunction(lua_State* L);
 
-  // The interpreter's memory (INFO used_memory_lua).
-  size_t MemoryBytes() const;
+  // The interpreters' memory: the scripts' (INFO used_memory_vm_eval) and
+  // the functions' (used_memory_vm_functions); 0 for one not made yet.
+  size_t EvalMemoryBytes() const { return eval_.heap.bytes; }
+  size_t FunctionMemoryBytes() const { return fn_.heap.bytes; }
+
+  // Drops the compiled scripts, and the interpreter, if the server's cache
+  // was flushed (SCRIPT FLUSH).
+  void SyncEpoch();
 
   // For the C functions of the redis.* API (lua_engine.cc).
   struct Run;
@@ -80,16 +86,43 @@ class LuaEngine {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  void Setup();
-  // Drops the compiled scripts if the server's cache was flushed.
-  void SyncEpoch();
+  // One interpreter: scripts (EVAL & co.) have one, functions another, as
+  // in Redis; each made at its first use. Its heap counts every block its
+  // allocator holds; while a script or library code runs on it, `limit` is
+  // lua-maxmemory (0: none) and an allocation that would pass it fails
+  // (Lua raises "not enough memory") and stops the run (lua_engine.cc).
+  struct Heap {
+    size_t bytes = 0;
+    size_t limit = 0;
+    bool exceeded = false;  // the run met the limit
+    lua_State* L = nullptr;
+  };
+  struct Vm {
+    lua_State* L = nullptr;
+    Heap heap;
+    int err_handler_ref = 0;  // Redis's error handler (the error as a table with source and line)
+  };
+  static void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize);
+  // Makes `vm` an interpreter with Redis's libraries, the redis.* API and
+  // the error handler (its globals not protected yet).
+  void NewState(Vm* vm);
+  static void CloseState(Vm* vm);
+  Vm& EvalVm();
+  Vm& FnVm();
+  // Runs a prepared call (the function and its arguments above the error
+  // handler, `nargs` of them) with lua-maxmemory armed; Lua's status.
+  int CallLimited(Vm& vm, int nargs, int nresults);
   // Compiles `info` into this interpreter; `fresh`: a script no other
   // worker can see yet, whose flags this sets.
   const Compiled* Compile(std::shared_ptr<ScriptInfo> info, bool fresh, std::string* err);
-  void RunScript(CommandContext& ctx, const ScriptInfo& script, int ref, std::span<const std::string_view> keys,
-                 std::span<const std::string_view> args, bool read_only, bool function);
-  // Functions (lua_functions.cc): their environment, and the libraries
-  // loaded here (by name: the registry's id and each function's callback).
+  void RunScript(CommandContext& ctx, Vm& vm, const ScriptInfo& script, int ref,
+                 std::span<const std::string_view> keys, std::span<const std::string_view> args, bool read_only,
+                 bool function);
+  // The reply of a run that failed (the error at the top).
+  void ReplyError(CommandContext& ctx, Vm& vm, const ScriptInfo& script);
+  // Functions (lua_functions.cc): their interpreter's environment, and the
+  // libraries loaded here (by name: the registry's id and each function's
+  // callback).
   void SetupFunctions();
   bool RunLibraryCode(FunctionLibrary* lib, std::map<std::string, int>* refs, std::string* err);
   void DropLibraries();
@@ -99,9 +132,9 @@ class LuaEngine {
   };
   std::unordered_map<std::string, LoadedLibrary> libraries_;
   uint64_t functions_epoch_ = 0;
-  int fn_globals_ref_ = 0;  // the functions' globals: a read-only proxy
-  int fn_meta_ref_ = 0;     // its metatable (__index: the globals, or the library API while loading)
-  int lib_api_ref_ = 0;     // what library code sees while it loads
+  int fn_meta_ref_ = 0;       // the metatable of the functions' globals (__index: the real globals, or the library API while a library loads)
+  int fn_real_globals_ref_ = 0;
+  int lib_api_ref_ = 0;       // what library code sees while it loads
   struct Loading {
     FunctionLibrary* lib;
     std::map<std::string, int>* refs;
@@ -110,10 +143,8 @@ class LuaEngine {
   Loading* loading_ = nullptr;
 
   Worker* worker_;
-  lua_State* L_ = nullptr;
-  int globals_ref_ = 0;      // the read-only proxy that scripts see as _G
-  int real_globals_ref_ = 0;  // the table behind it (KEYS and ARGV go there)
-  int err_handler_ref_ = 0;
+  Vm eval_;
+  Vm fn_;
   uint64_t epoch_ = 0;
   std::unordered_map<std::string, Compiled, Hash, std::equal_to<>> by_sha_;  // (nodes: pointers stay)
   // EVAL's bodies already seen: the SHA without hashing the body again.
@@ -124,9 +155,6 @@ class LuaEngine {
   // room: a script run allocates nothing once warm).
   std::unique_ptr<Run> run_storage_;
   int gc_runs_ = 0;
-  size_t lua_bytes_ = 0;        // what the interpreter holds (its allocator counts)
-  size_t lua_byte_limit_ = 0;   // Config::script_memory_limit (0: none)
-  static void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize);
   std::unique_ptr<Client> script_client_;  // the client redis.call()s run as
 };
 

@@ -29,73 +29,83 @@ void LoadTimeoutRaise(lua_State* L, lua_Debug*) {
   lua_error(L);
 }
 
-int RedisLogAtLoad(lua_State* L) {
-  // redis.log as scripts have it: the scripts' redis table's function.
-  lua_getglobal(L, "redis");
-  lua_getfield(L, -1, "log");
-  lua_insert(L, 1);
-  lua_pop(L, 1);
-  lua_call(L, lua_gettop(L) - 1, 0);
-  return 0;
-}
-
 }  // namespace
 
+LuaEngine::Vm& LuaEngine::FnVm() {
+  if (fn_.L == nullptr) SetupFunctions();
+  return fn_;
+}
+
 void LuaEngine::SetupFunctions() {
-  lua_State* L = L_;
-  // What library code sees while it loads: redis.register_function, log
-  // and the version; any other global is "nonexistent".
+  NewState(&fn_);
+  lua_State* L = fn_.L;
+  // What library code sees while it loads (Redis's library API): only
+  // redis.register_function, redis.log with its levels and the version;
+  // any other global is "nonexistent".
   lua_newtable(L);  // the library API
   lua_newtable(L);  // its redis table
   lua_pushcfunction(L, lua_api::RegisterFunction);
   lua_setfield(L, -2, "register_function");
-  lua_pushcfunction(L, RedisLogAtLoad);
-  lua_setfield(L, -2, "log");
-  static constexpr std::pair<const char*, double> kNumbers[] = {
-      {"LOG_DEBUG", 0}, {"LOG_VERBOSE", 1}, {"LOG_NOTICE", 2}, {"LOG_WARNING", 3}, {"REDIS_VERSION_NUM", 0x070204}};
-  for (auto [name, v] : kNumbers) {
-    lua_pushnumber(L, v);
-    lua_setfield(L, -2, name);
+  lua_getglobal(L, "redis");
+  for (const char* name : {"log", "LOG_DEBUG", "LOG_VERBOSE", "LOG_NOTICE", "LOG_WARNING", "REDIS_VERSION_NUM",
+                           "REDIS_VERSION"}) {
+    lua_getfield(L, -1, name);
+    lua_setfield(L, -3, name);
   }
-  lua_pushstring(L, "7.2.4");
-  lua_setfield(L, -2, "REDIS_VERSION");
+  lua_pop(L, 1);
   lua_sandbox::SetMissingGlobalError(L);
-  lua_sandbox::MakeReadonlyProxy(L);
   lua_setfield(L, -2, "redis");
   lua_sandbox::SetMissingGlobalError(L);
-  lua_sandbox::MakeReadonlyProxy(L);
+  lua_sandbox::ProtectRecursively(L);
   lib_api_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
-  // The functions' globals: a read-only proxy reading the scripts' globals
-  // (or, while a library loads, the library API).
-  lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
-  lua_sandbox::MakeReadonlyProxy(L);
-  lua_getmetatable(L, -1);
+  // The real globals, protected as the scripts' are.
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_sandbox::SetMissingGlobalError(L);
+  lua_sandbox::ProtectRecursively(L);
+  fn_real_globals_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_sandbox::ProtectBasicTypes(L);
+  // The globals functions and library code get: an empty read-only table
+  // whose read-only metatable reads the real globals (or, while a library
+  // loads, the library API), as Redis's function engine has it.
+  lua_newtable(L);
+  lua_newtable(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, fn_real_globals_ref_);
+  lua_setfield(L, -2, "__index");
+  lua_enablereadonlytable(L, -1, 1);
+  lua_pushvalue(L, -1);
   fn_meta_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
-  fn_globals_ref_ = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_setmetatable(L, -2);
+  lua_enablereadonlytable(L, -1, 1);
+  lua_replace(L, LUA_GLOBALSINDEX);
 }
 
 void LuaEngine::DropLibraries() {
+  if (fn_.L == nullptr) return;
   for (auto& [name, lib] : libraries_)
-    for (auto& [fn, ref] : lib.refs) luaL_unref(L_, LUA_REGISTRYINDEX, ref);
+    for (auto& [fn, ref] : lib.refs) luaL_unref(fn_.L, LUA_REGISTRYINDEX, ref);
   libraries_.clear();
+  lua_gc(fn_.L, LUA_GCCOLLECT, 0);
 }
 
 bool LuaEngine::RunLibraryCode(FunctionLibrary* lib, std::map<std::string, int>* refs, std::string* err) {
-  lua_State* L = L_;
+  Vm& vm = FnVm();
+  lua_State* L = vm.L;
   auto set_index = [&](int ref) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, fn_meta_ref_);
+    lua_enablereadonlytable(L, -1, 0);
     lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
     lua_setfield(L, -2, "__index");
+    lua_enablereadonlytable(L, -1, 1);
     lua_pop(L, 1);
   };
   const std::string_view body = std::string_view(lib->code).substr(lib->body_at);
-  if (!lua_sandbox::LoadText(L, body, "@user_function")) {
+  if (luaL_loadbuffer(L, body.data(), body.size(), "@user_function") != 0) {
     *err = std::string("ERR Error compiling function: ") + lua_tostring(L, -1);
     lua_pop(L, 1);
     return false;
   }
-  lua_rawgeti(L, LUA_REGISTRYINDEX, fn_globals_ref_);
-  lua_setfenv(L, -2);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, vm.err_handler_ref);
+  lua_insert(L, -2);
   set_index(lib_api_ref_);
   Loading loading{lib, refs, MonotonicMs()};
   loading_ = &loading;
@@ -110,32 +120,39 @@ bool LuaEngine::RunLibraryCode(FunctionLibrary* lib, std::map<std::string, int>*
         }
       },
       LUA_MASKCOUNT, lua_api::kHookInstructions);
-  const int status = lua_pcall(L, 0, 0, 0);
+  const int status = CallLimited(vm, 0, 0);
   lua_sethook(L, nullptr, 0, 0);
   loading_ = nullptr;
-  set_index(globals_ref_);
-  if (status != 0) {
+  set_index(fn_real_globals_ref_);
+  if (status != 0 || vm.heap.exceeded) {
     std::string msg;
-    if (lua_isstring(L, -1)) {
+    if (vm.heap.exceeded) {
+      msg = "Script exceeded lua-maxmemory";
+    } else if (lua_isstring(L, -1)) {
       msg = std::string("ERR ") + lua_tostring(L, -1);
     } else if (lua_istable(L, -1)) {
       lua_getfield(L, -1, "err");
       if (lua_isstring(L, -1)) msg = lua_tostring(L, -1);
       lua_pop(L, 1);
     }
-    lua_pop(L, 1);
+    lua_pop(L, 2);  // the error, the handler
     for (auto& [fn, ref] : *refs) luaL_unref(L, LUA_REGISTRYINDEX, ref);
     refs->clear();
+    if (vm.heap.exceeded) {
+      vm.heap.exceeded = false;
+      lua_gc(L, LUA_GCCOLLECT, 0);
+    }
     *err = "ERR Error registering functions: " + msg;
     return false;
   }
+  lua_pop(L, 1);  // the handler
   return true;
 }
 
 bool LuaEngine::LoadLibrary(FunctionLibrary* lib, std::string* err) {
   std::map<std::string, int> refs;
   if (!RunLibraryCode(lib, &refs, err)) return false;
-  for (auto& [fn, ref] : refs) luaL_unref(L_, LUA_REGISTRYINDEX, ref);  // (loaded again on first use)
+  for (auto& [fn, ref] : refs) luaL_unref(fn_.L, LUA_REGISTRYINDEX, ref);  // (loaded again on first use)
   if (lib->functions.empty()) {
     *err = "ERR No functions registered";
     return false;
@@ -231,7 +248,7 @@ void LuaEngine::Fcall(CommandContext& ctx, const FunctionRegistry::Found& f, std
   auto it = libraries_.find(f.library->name);
   if (it == libraries_.end() || it->second.id != f.library->id) {
     if (it != libraries_.end()) {
-      for (auto& [fn, ref] : it->second.refs) luaL_unref(L_, LUA_REGISTRYINDEX, ref);
+      for (auto& [fn, ref] : it->second.refs) luaL_unref(fn_.L, LUA_REGISTRYINDEX, ref);
       libraries_.erase(it);
     }
     // Loaded here from its code (its functions' descriptions and flags are
@@ -253,7 +270,7 @@ void LuaEngine::Fcall(CommandContext& ctx, const FunctionRegistry::Found& f, std
     ctx.reply.Error("ERR Function not found");
     return;
   }
-  RunScript(ctx, *f.run, ref->second, keys, args, read_only, /*function=*/true);
+  RunScript(ctx, FnVm(), *f.run, ref->second, keys, args, read_only, /*function=*/true);
 }
 
 }  // namespace peregrine

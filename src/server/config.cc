@@ -286,6 +286,8 @@ const std::vector<Option>& Options() {
     o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, INT_MAX, kMutable));
     for (std::string_view name : {"busy-reply-threshold", "lua-time-limit"})
       o.push_back(IntOption(name, &Config::busy_reply_threshold, 0, LLONG_MAX, kMutable));
+    o.push_back(MemoryOption("lua-maxmemory", &Config::lua_maxmemory, 0, LLONG_MAX, kMutable));
+    o.push_back(BoolOption("lua-enable-deprecated-api", &Config::lua_enable_deprecated_api, kImmutable));
     // Counts are integers, sizes memory values ("1kb"), as in Redis; the
     // old ziplist names are aliases that CONFIG GET lists too.
     for (std::string_view name : {"hash-max-listpack-entries", "hash-max-ziplist-entries"})

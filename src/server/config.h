@@ -93,10 +93,14 @@ struct Config {
   // Not a directive: the fuzzer's bound on one script's Lua instructions
   // (it stops as if killed; 0: none).
   int64_t script_instruction_limit = 0;
-  // Not a directive either: the most bytes a worker's Lua interpreter may
-  // hold (the fuzzer's; 0: none, as in Redis). Past it, allocations fail
-  // and the script gets "not enough memory".
-  int64_t script_memory_limit = 0;
+  // lua-maxmemory (beyond Redis): the most bytes one Lua interpreter may
+  // hold while a script or library code runs on it (0: none, as in
+  // Redis). A script that passes it is stopped with an error
+  // (docs/scripting.md).
+  uint64_t lua_maxmemory = 0;
+  // lua-enable-deprecated-api (Redis 7.2.11's): whether scripts get
+  // newproxy, setfenv and getfenv. Fixed at start-up.
+  bool lua_enable_deprecated_api = false;
   // Redis's LFU counter: how slowly it grows, and the minutes per decrement.
   int lfu_log_factor = 10;
   int lfu_decay_time = 1;

@@ -221,10 +221,14 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "allocator_allocated", m.allocator_allocated);
     Field(out, "allocator_active", m.allocator_active);
     Field(out, "allocator_resident", m.allocator_resident);
-    // Scripting: every worker's interpreter (an empty one is ~30 KB, made
-    // at a worker's first script) and the cached scripts' bodies.
-    uint64_t lua = 0;
-    for (auto& w : workers_) lua += w->LuaBytes();
+    // Scripting: every worker's interpreters (one for scripts, one for
+    // functions, each made at its first use) and the cached scripts' and
+    // libraries' code.
+    uint64_t lua = 0, lua_functions = 0;
+    for (auto& w : workers_) {
+      lua += w->LuaEvalBytes();
+      lua_functions += w->LuaFunctionBytes();
+    }
     const uint64_t scripts = scripts_.bytes();
     Field(out, "used_memory_lua", lua);
     Field(out, "used_memory_vm_eval", lua);
@@ -233,9 +237,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "number_of_cached_scripts", static_cast<uint64_t>(scripts_.size()));
     Field(out, "number_of_functions", static_cast<uint64_t>(functions_.functions()));
     Field(out, "number_of_libraries", static_cast<uint64_t>(functions_.libraries()));
-    Field(out, "used_memory_vm_functions", 0);
-    Field(out, "used_memory_vm_total", lua);
-    Field(out, "used_memory_vm_total_human", HumanBytes(lua));
+    Field(out, "used_memory_vm_functions", lua_functions);
+    Field(out, "used_memory_vm_total", lua + lua_functions);
+    Field(out, "used_memory_vm_total_human", HumanBytes(lua + lua_functions));
     Field(out, "used_memory_functions", static_cast<uint64_t>(functions_.code_bytes()));
     Field(out, "used_memory_scripts", scripts + functions_.code_bytes());
     Field(out, "used_memory_scripts_human", HumanBytes(scripts + functions_.code_bytes()));

@@ -290,7 +290,12 @@ class Worker : public ErrorSink {
   // This worker's interpreter, created on first use.
   LuaEngine& lua();
   // Its interpreter's memory (0 before the first script): INFO memory.
-  size_t LuaBytes() const;
+  // What this worker's Lua interpreters hold: the scripts', the functions'.
+  size_t LuaEvalBytes() const;
+  // After SCRIPT FLUSH: drops this worker's scripts' interpreter. Its own
+  // thread, or one holding every shard.
+  void SyncScripts();
+  size_t LuaFunctionBytes() const;
   // Whether the running command holds shard `s` (its keys may be touched).
   bool HoldsShard(uint32_t s) const {
     if (nworkers_ == 1) return true;

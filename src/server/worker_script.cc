@@ -17,7 +17,12 @@ LuaEngine& Worker::lua() {
   return *lua_;
 }
 
-size_t Worker::LuaBytes() const { return lua_ == nullptr ? 0 : lua_->MemoryBytes(); }
+size_t Worker::LuaEvalBytes() const { return lua_ == nullptr ? 0 : lua_->EvalMemoryBytes(); }
+void Worker::SyncScripts() {
+  if (lua_ != nullptr) lua_->SyncEpoch();
+}
+
+size_t Worker::LuaFunctionBytes() const { return lua_ == nullptr ? 0 : lua_->FunctionMemoryBytes(); }
 
 void Worker::ScriptCall(CommandContext& caller, Client& script_client, const CommandSpec* cmd,
                         std::span<const std::string_view> args, ReplyWriter& reply, Shard& shard) {
