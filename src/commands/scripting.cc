@@ -6,6 +6,7 @@
 
 #include "commands/common.h"
 #include "core/numbers.h"
+#include "net/event_loop.h"
 #include "persist/rdb_format.h"
 #include "persist/rdb_reader.h"
 #include "persist/rdb_writer.h"
@@ -362,9 +363,27 @@ void FunctionListCommand(CommandContext& ctx) {
 }
 
 void FunctionStatsCommand(CommandContext& ctx) {
+  // (Only a script past busy-reply-threshold can be seen running: until
+  // then nothing else is served. A busy EVAL is refused, as Redis does.)
+  const std::optional<Server::RunningScript> running = ctx.server.running_script();
+  if (running && running->eval) {
+    ctx.reply.Error("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
+    return;
+  }
   ctx.reply.MapHeader(2);
   ctx.reply.Bulk("running_script");
-  ctx.reply.Null();  // (a busy function answers -BUSY to this: nothing is running when it runs)
+  if (running) {
+    ctx.reply.MapHeader(3);
+    ctx.reply.Bulk("name");
+    ctx.reply.Bulk(running->name);
+    ctx.reply.Bulk("command");
+    ctx.reply.ArrayHeader(running->command.size());
+    for (const std::string& a : running->command) ctx.reply.Bulk(a);
+    ctx.reply.Bulk("duration_ms");
+    ctx.reply.Integer(MonotonicMs() - running->start_ms);
+  } else {
+    ctx.reply.Null();
+  }
   ctx.reply.Bulk("engines");
   ctx.reply.MapHeader(1);
   ctx.reply.Bulk("LUA");

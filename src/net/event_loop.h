@@ -20,6 +20,9 @@ class IoHandler {
   virtual ~IoHandler() = default;
   // `events` is a mask of EPOLLIN / EPOLLOUT / EPOLLERR / EPOLLHUP.
   virtual void OnEvent(uint32_t events) = 0;
+  // Whether the handler runs while its worker is parked during a busy
+  // script (clients and listeners: they are answered -BUSY meanwhile).
+  virtual bool ServedWhileParked() const { return false; }
 };
 
 class EventLoop {

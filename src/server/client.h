@@ -31,6 +31,7 @@ struct Client final : IoHandler {
   Client(Worker* worker, uint64_t id, int fd) : worker(worker), id(id), fd(fd) {}
   ~Client() override { DropBigArgs(); }
   void OnEvent(uint32_t events) override;
+  bool ServedWhileParked() const override { return true; }
 
   Worker* worker;
   uint64_t id;  // (a worker's proxy client takes the id of the client it stands for)

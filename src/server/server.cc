@@ -26,6 +26,7 @@ struct Server::Listener final : IoHandler {
   Listener(Server* s, int fd, bool is_unix, bool tls = false) : server(s), fd(fd), is_unix(is_unix), tls(tls) {}
   ~Listener() override { close(fd); }
   void OnEvent(uint32_t) override { server->Accept(fd, is_unix, tls); }
+  bool ServedWhileParked() const override { return true; }
   Server* server;
   int fd;
   bool is_unix;
@@ -379,6 +380,11 @@ void Server::Accept(int listen_fd, bool is_unix, bool tls) {
       w0.stats().rejected_connections++;
       continue;
     }
+    // While a script is busy, worker 0 keeps the connection: another may be
+    // parked, and would not adopt it (nor answer it -BUSY) until the script
+    // is over.
+    if (busy_scripts_.load(std::memory_order_relaxed) > 0) [[unlikely]]
+      target = &w0;
     target->connections().fetch_add(1, std::memory_order_relaxed);
     const uint64_t id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
     if (target == &w0) {

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -146,6 +148,22 @@ class Server {
   // Whether the last script to get busy is a function (the -BUSY text
   // names FUNCTION KILL then).
   std::atomic<bool>& busy_function() { return busy_function_; }
+  // The script that last got busy, for FUNCTION STATS' running_script (any
+  // worker; set and cleared by the busy script's worker).
+  struct RunningScript {
+    std::string name;  // the function's, or f_<sha> for a script
+    bool eval = false;  // a script (EVAL & co.), not a function
+    std::vector<std::string> command;
+    int64_t start_ms = 0;  // monotonic
+  };
+  void SetRunningScript(std::optional<RunningScript> s) {
+    std::lock_guard<std::mutex> lock(running_script_mu_);
+    running_script_ = std::move(s);
+  }
+  std::optional<RunningScript> running_script() const {
+    std::lock_guard<std::mutex> lock(running_script_mu_);
+    return running_script_;
+  }
 
   // Snapshots: the state INFO persistence and LASTSAVE report.
   PersistenceState& persistence() { return persistence_; }
@@ -262,6 +280,8 @@ class Server {
   ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
   std::atomic<int> busy_scripts_{0};
   std::atomic<bool> busy_function_{false};  // keys in the shards' WatchTables
+  mutable std::mutex running_script_mu_;
+  std::optional<RunningScript> running_script_;
   int64_t start_time_ms_ = 0;
   std::atomic<uint64_t> used_memory_peak_{0};  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
   uint64_t used_memory_startup_ = 0;           // used_memory when Start() finished

@@ -327,7 +327,8 @@ class Worker : public ErrorSink {
   // hook the worker answers other clients (-BUSY, but SCRIPT KILL,
   // SHUTDOWN NOSAVE, MULTI ...) and other workers' batches for its shard
   // (-BUSY), until the script ends or is killed.
-  void EnterScriptBusy(const Client* caller, bool eval);
+  void EnterScriptBusy(const Client* caller, bool eval, std::string name, std::span<const std::string_view> command,
+                       int64_t start_ms);
   void WhileScriptBusy(bool wrote);
   void LeaveScriptBusy();
   bool script_kill_requested() const;
@@ -656,6 +657,10 @@ class Worker : public ErrorSink {
   std::atomic<uint8_t> script_busy_state_{0};
   std::atomic<bool> script_kill_{false};
   bool parked_busy_ = false;  // ServeWhileParked is answering this worker's clients
+  // Connections adopted while parked (worker 0 accepts while a script is
+  // busy): out of clients_ until the shard is back (AdoptParked).
+  std::vector<std::unique_ptr<Client>> adopted_while_parked_;
+  void AdoptParked();
   // Parked (its shard lent) while another worker's script is busy: answers
   // its clients as WhileScriptBusy does, touching no shard and no client
   // list (nothing is accepted or closed meanwhile).

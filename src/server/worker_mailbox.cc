@@ -350,6 +350,7 @@ int Worker::BeforeWait() {
         ServeWhileParked();
       return lent_to_ < 0;
     });
+    AdoptParked();
     ApplyConfigIfChanged();  // the holder may have run CONFIG SET
     work = true;
   }

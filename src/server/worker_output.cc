@@ -227,6 +227,14 @@ void Worker::FreeClient(Client& c) {
     to_free_.push_back(std::move(it->second));
     clients_.erase(it);
     connections_.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
+  for (auto p = adopted_while_parked_.begin(); p != adopted_while_parked_.end(); ++p) {
+    if (p->get() != &c) continue;
+    to_free_.push_back(std::move(*p));
+    adopted_while_parked_.erase(p);
+    connections_.fetch_sub(1, std::memory_order_relaxed);
+    return;
   }
 }
 

@@ -111,8 +111,8 @@ constexpr uint8_t kBusyFunctionBit = 4;
 // commands that need no shard: the transaction commands, so that a
 // pipelined transaction is not cut in half, and the connection's own).
 bool BusyAllowed(const CommandSpec& cmd, std::span<const std::string_view> args) {
-  static constexpr std::string_view kAllowed[] = {"script|kill", "function|kill", "multi", "discard", "unwatch",
-                                                  "reset", "quit", "hello", "auth"};
+  static constexpr std::string_view kAllowed[] = {"script|kill", "function|kill", "function|stats", "multi",
+                                                  "discard", "unwatch", "reset", "quit", "hello", "auth"};
   for (std::string_view n : kAllowed)
     if (cmd.fullname == n) return true;
   if (cmd.fullname == "shutdown") {  // SHUTDOWN NOSAVE only, as in Redis
@@ -124,7 +124,10 @@ bool BusyAllowed(const CommandSpec& cmd, std::span<const std::string_view> args)
 
 }  // namespace
 
-void Worker::EnterScriptBusy(const Client* caller, bool eval) {
+void Worker::EnterScriptBusy(const Client* caller, bool eval, std::string name,
+                             std::span<const std::string_view> command, int64_t start_ms) {
+  server_.SetRunningScript(
+      Server::RunningScript{std::move(name), eval, std::vector<std::string>(command.begin(), command.end()), start_ms});
   server_.busy_function().store(!eval, std::memory_order_relaxed);
   server_.busy_scripts().fetch_add(1, std::memory_order_relaxed);
   busy_script_ = true;
@@ -133,6 +136,7 @@ void Worker::EnterScriptBusy(const Client* caller, bool eval) {
 }
 
 void Worker::LeaveScriptBusy() {
+  server_.SetRunningScript(std::nullopt);
   server_.busy_scripts().fetch_sub(1, std::memory_order_relaxed);
   busy_script_ = false;
   script_caller_ = nullptr;
@@ -163,9 +167,19 @@ void Worker::WhileScriptBusy(bool wrote) {
 
 void Worker::ServeWhileParked() {
   parked_busy_ = true;
-  loop_.DispatchReady([](IoHandler* h) { return dynamic_cast<Client*>(h) != nullptr; });
+  // Its clients, and (worker 0) the listeners: a new connection is answered
+  // -BUSY too, and may send SCRIPT KILL.
+  loop_.DispatchReady([](IoHandler* h) { return h->ServedWhileParked(); });
   parked_busy_ = false;
   FlushPendingWrites();
+}
+
+void Worker::AdoptParked() {
+  for (auto& c : adopted_while_parked_) {
+    const uint64_t id = c->id;
+    clients_.emplace(id, std::move(c));
+  }
+  adopted_while_parked_.clear();
 }
 
 void Worker::BusyClientEvent(Client& c, uint32_t events) {
@@ -225,8 +239,17 @@ void Worker::BusyCommand(Client& c, std::span<const std::string_view> args) {
     const std::string denied = AccessError(c, *spec, args);
     if (!denied.empty()) return refuse(denied);
   }
-  if (!BusyAllowed(*spec, args))
-    return refuse(server_.busy_function().load(std::memory_order_relaxed) ? kBusyFunction : kBusyEval);
+  if (!BusyAllowed(*spec, args)) {
+    const std::string_view busy = server_.busy_function().load(std::memory_order_relaxed) ? kBusyFunction : kBusyEval;
+    if (spec->fullname == "exec") {
+      // Redis's execCommandAbort: the transaction is discarded, and said so.
+      command_stats_[spec->id].rejected_calls++;
+      if (c.multi != nullptr) DiscardTransaction(c);
+      reply.Error("EXECABORT Transaction discarded because of: " + std::string(busy));
+      return;
+    }
+    return refuse(busy);
+  }
   // Allowed: run here without the usual path (which may evict from this
   // worker's shard, lent if it is parked); none of these touches a key.
   if (c.multi != nullptr && !(spec->flags & kCmdNotQueued)) {
