@@ -12,7 +12,7 @@ ARGS       ?=
 
 # What building and running need.
 BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev libmimalloc-dev liblzf-dev \
-                  lua-cjson-dev lua-bitop-dev libssl-dev libmsgpack-dev dpkg-dev
+                  libssl-dev libmsgpack-dev dpkg-dev
 # What the tests and benchmarks need besides: the real Redis to compare with.
 TEST_PACKAGES  := python3 python3-venv redis-server redis-tools openssl
 # What the benchmarks need on top.

@@ -212,6 +212,19 @@ def test_cve_2018_11218_and_11219_cmsgpack(rc):
     alive(rc)
 
 
+def test_error_tables_with_metamethods_and_huge_replies(rc):
+    # The error table is the script's: its metamethods never run where
+    # nothing protects them (Redis 7.0.15 dies on this one).
+    if not IS_REDIS:
+        e = err(rc, "error(setmetatable({}, {__index = function() error('boom') end}))")
+        assert e.startswith("unknown error script: "), e
+        alive(rc)
+        # A reply past 64 MB reaches no script (it would be cut short).
+        rc.execute_command("SADD", "s", "a", "b")
+        assert "too large for a script" in err(rc, "return #redis.call('srandmember', 's', -100000000000)")
+        alive(rc)
+
+
 def test_reply_strings_carry_no_newlines(rc):
     # CVE-2025-67733: a script's error or status text with CR/LF must not
     # cut the protocol (the rest would read as another reply).

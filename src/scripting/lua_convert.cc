@@ -3,7 +3,10 @@
 #include <lua.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <iterator>
+#include <string>
 
 #include "core/numbers.h"
 #include "protocol/reply.h"
@@ -30,7 +33,8 @@ void PushErrorTable(lua_State* L, std::string_view error, bool from_command) {
   while (!msg.empty() && (msg.back() == '\r' || msg.back() == '\n')) msg.pop_back();
   while (!msg.empty() && (msg.front() == '\r' || msg.front() == '\n')) msg.erase(0, 1);
   const std::string final_msg = code + " " + msg;
-  lua_newtable(L);
+  luaL_checkstack(L, 3, "reached lua stack limit");
+  lua_createtable(L, 0, 2);
   lua_pushstring(L, "err");
   lua_pushlstring(L, final_msg.data(), final_msg.size());
   lua_settable(L, -3);
@@ -42,15 +46,36 @@ void PushErrorTable(lua_State* L, std::string_view error, bool from_command) {
   }
 }
 
-// --- RESP reply -> Lua value (Redis's redisProtocolToLuaType) ---
+std::string NoNewlines(std::string_view s) {
+  std::string out(s);
+  for (char& ch : out)
+    if (ch == '\r' || ch == '\n') ch = ' ';
+  return out;
+}
 
-// The line at p (up to CRLF) and where the next item starts.
+// --- RESP reply -> Lua value (Redis's redisProtocolToLuaType) ---
+//
+// CVE-2021-32626: a reply can be as wide or as deep as a command makes it;
+// every value is pushed only after a check that the Lua stack has room for
+// what one level pushes (5 slots at most), and nesting stops at
+// kMaxReplyDepth, with a Lua error ("reached lua stack limit", where Redis
+// panics) rather than a write past the stack. A length is never trusted
+// past the bytes there (a reply cut at ReplyWriter::kMaxRequestSized keeps
+// its header's count).
+
+static constexpr int kMaxReplyDepth = 1000;
+
+// The line at p (up to CRLF, or to the end without one) and where the next
+// item starts.
 static std::string_view Line(const char*& p, const char* end) {
-  const char* start = p;
-  while (p + 1 < end && !(p[0] == '\r' && p[1] == '\n')) p++;
-  std::string_view line(start, static_cast<size_t>(p - start));
-  p = p + 2 <= end ? p + 2 : end;
-  return line;
+  const std::string_view rest(p, static_cast<size_t>(end - p));
+  const size_t crlf = rest.find("\r\n");
+  if (crlf == std::string_view::npos) {
+    p = end;
+    return rest;
+  }
+  p += crlf + 2;
+  return rest.substr(0, crlf);
 }
 
 static int64_t LineInt(std::string_view s) {
@@ -59,75 +84,117 @@ static int64_t LineInt(std::string_view s) {
   return v;
 }
 
-// Pushes the reply at p (or, with push false, only skips it); returns
-// where the next one starts.
-const char* PushReply(lua_State* L, const char* p, const char* end, bool push) {
+// p advanced by n bytes, at most to end.
+static const char* Advance(const char* p, const char* end, uint64_t n) {
+  return n < static_cast<uint64_t>(end - p) ? p + n : end;
+}
+
+// Skips the reply at p (and, for an aggregate, everything in it, without
+// recursion); returns where the next one starts.
+static const char* SkipReply(const char* p, const char* end) {
+  uint64_t pending = 1;  // replies still to skip
+  auto add = [&pending](int64_t n, uint64_t per) {
+    if (n <= 0) return;
+    // (saturating: the bytes run out long before)
+    const uint64_t more = static_cast<uint64_t>(n) > (UINT64_MAX - pending) / per ? UINT64_MAX - pending
+                                                                                   : static_cast<uint64_t>(n) * per;
+    pending += more;
+  };
+  while (pending > 0 && p < end) {
+    pending--;
+    const char type = *p++;
+    const std::string_view line = Line(p, end);
+    switch (type) {
+      case '$':
+      case '=':
+      case '!': {
+        const int64_t n = LineInt(line);
+        if (n >= 0) p = Advance(p, end, static_cast<uint64_t>(n) + 2);
+        break;
+      }
+      case '*':
+      case '>':
+      case '~': add(LineInt(line), 1); break;
+      case '%': add(LineInt(line), 2); break;
+      case '|':  // attributes, then the reply they describe
+        add(LineInt(line), 2);
+        if (pending < UINT64_MAX) pending++;
+        break;
+      default: break;  // a one-line reply
+    }
+  }
+  return p;
+}
+
+// How many slots to reserve for n elements of which each takes at least
+// `min_bytes` of what is left (never more than the bytes can hold).
+static int Presize(int64_t n, const char* p, const char* end, int64_t min_bytes) {
+  if (n <= 0) return 0;
+  return static_cast<int>(std::min<int64_t>({n, (end - p) / min_bytes, INT32_MAX}));
+}
+
+static const char* PushValue(lua_State* L, const char* p, const char* end, int depth) {
+  if (depth > kMaxReplyDepth || !lua_checkstack(L, 5)) {  // (a verbatim string pushes 5)
+    lua_settop(L, 0);  // (room to raise the error; it unwinds them anyway)
+    luaL_error(L, "reached lua stack limit");
+  }
   if (p >= end) {
-    if (push) lua_pushnil(L);
+    lua_pushnil(L);
     return end;
   }
-  if (push) luaL_checkstack(L, 5, "reached lua stack limit");
   const char type = *p++;
   const std::string_view line = Line(p, end);
   switch (type) {
     case '+':
-      if (push) {
-        lua_newtable(L);
-        lua_pushstring(L, "ok");
-        lua_pushlstring(L, line.data(), line.size());
-        lua_settable(L, -3);
-      }
+      lua_createtable(L, 0, 1);
+      lua_pushstring(L, "ok");
+      lua_pushlstring(L, line.data(), line.size());
+      lua_settable(L, -3);
       return p;
     case '-':
-      if (push) PushErrorTable(L, "-" + std::string(line), true);
+      PushErrorTable(L, "-" + std::string(line), true);
       return p;
     case ':':
-      if (push) lua_pushnumber(L, static_cast<lua_Number>(LineInt(line)));
+      lua_pushnumber(L, static_cast<lua_Number>(LineInt(line)));
       return p;
     case '(':
-      if (push) {
-        lua_newtable(L);
-        lua_pushstring(L, "big_number");
-        lua_pushlstring(L, line.data(), line.size());
-        lua_settable(L, -3);
-      }
+      lua_createtable(L, 0, 1);
+      lua_pushstring(L, "big_number");
+      lua_pushlstring(L, line.data(), line.size());
+      lua_settable(L, -3);
       return p;
     case ',': {
-      if (push) {
-        double d = 0;
-        ParseDouble(line, &d);
-        lua_newtable(L);
-        lua_pushstring(L, "double");
-        lua_pushnumber(L, d);
-        lua_settable(L, -3);
-      }
+      double d = 0;
+      ParseDouble(line, &d);
+      lua_createtable(L, 0, 1);
+      lua_pushstring(L, "double");
+      lua_pushnumber(L, d);
+      lua_settable(L, -3);
       return p;
     }
     case '#':
-      if (push) lua_pushboolean(L, line == "t");
+      lua_pushboolean(L, line == "t");
       return p;
     case '_':
-      if (push) lua_pushnil(L);
+      lua_pushnil(L);
       return p;
     case '$':
     case '=': {
       const int64_t n = LineInt(line);
       if (n < 0) {  // a null bulk string
-        if (push) lua_pushboolean(L, 0);
+        lua_pushboolean(L, 0);
         return p;
       }
-      const size_t len = std::min(static_cast<size_t>(n), static_cast<size_t>(end - p));
-      std::string_view bytes(p, len);
-      p = std::min(end, p + len + 2);
-      if (!push) return p;
+      const std::string_view bytes(p, static_cast<size_t>(Advance(p, end, static_cast<uint64_t>(n)) - p));
+      p = Advance(p, end, static_cast<uint64_t>(n) + 2);
       if (type == '$') {
         lua_pushlstring(L, bytes.data(), bytes.size());
       } else {  // verbatim: "fmt:text"
         const std::string_view format = bytes.substr(0, 3);
-        const std::string_view text = bytes.size() > 4 ? bytes.substr(4) : std::string_view();
-        lua_newtable(L);
+        const std::string_view text = bytes.substr(std::min<size_t>(bytes.size(), 4));  // (never a null pointer)
+        lua_createtable(L, 0, 1);
         lua_pushstring(L, "verbatim_string");
-        lua_newtable(L);
+        lua_createtable(L, 0, 2);
         lua_pushstring(L, "string");
         lua_pushlstring(L, text.data(), text.size());
         lua_settable(L, -3);
@@ -142,60 +209,103 @@ const char* PushReply(lua_State* L, const char* p, const char* end, bool push) {
     case '>': {
       const int64_t n = LineInt(line);
       if (n < 0) {  // a null array
-        if (push) lua_pushboolean(L, 0);
+        lua_pushboolean(L, 0);
         return p;
       }
-      if (push) lua_newtable(L);
-      for (int64_t i = 0; i < n; i++) {
-        if (push) lua_pushnumber(L, static_cast<lua_Number>(i + 1));
-        p = PushReply(L, p, end, push);
-        if (push) lua_settable(L, -3);  // (a nil element leaves a hole, as in Redis)
+      lua_createtable(L, Presize(n, p, end, 3), 0);  // (an element takes 3 bytes or more)
+      for (int64_t i = 1; i <= n && p < end && i <= INT32_MAX; i++) {
+        p = PushValue(L, p, end, depth + 1);
+        lua_rawseti(L, -2, static_cast<int>(i));  // (a nil element leaves a hole, as in Redis)
       }
       return p;
     }
     case '%':
     case '~': {
       const int64_t n = LineInt(line);
-      if (push) {
-        lua_newtable(L);
-        lua_pushstring(L, type == '%' ? "map" : "set");
-        lua_newtable(L);
-      }
-      for (int64_t i = 0; i < n; i++) {
-        p = PushReply(L, p, end, push);
+      lua_createtable(L, 0, 1);
+      lua_pushstring(L, type == '%' ? "map" : "set");
+      lua_createtable(L, 0, Presize(n, p, end, type == '%' ? 6 : 3));
+      for (int64_t i = 0; i < n && p < end; i++) {
+        p = PushValue(L, p, end, depth + 1);
         if (type == '%')
-          p = PushReply(L, p, end, push);
-        else if (push)
+          p = PushValue(L, p, end, depth + 1);
+        else
           lua_pushboolean(L, 1);
-        if (push) lua_settable(L, -3);
+        lua_settable(L, -3);  // (a nil key raises "table index is nil", as in Redis)
       }
-      if (push) lua_settable(L, -3);
+      lua_settable(L, -3);
       return p;
     }
     case '|': {  // attributes: skipped, then the reply they describe
       const int64_t n = LineInt(line);
-      for (int64_t i = 0; i < 2 * n; i++) p = PushReply(L, p, end, false);
-      return PushReply(L, p, end, push);
+      for (int64_t i = 0; i < 2 * std::min<int64_t>(n, INT64_MAX / 2) && p < end; i++) p = SkipReply(p, end);
+      return PushValue(L, p, end, depth);
     }
     default:
-      if (push) lua_pushnil(L);
+      lua_pushnil(L);
       return end;
   }
 }
 
+// Pushes the reply at p (or, with push false, only skips it); returns
+// where the next one starts.
+const char* PushReply(lua_State* L, const char* p, const char* end, bool push) {
+  return push ? PushValue(L, p, end, 0) : SkipReply(p, end);
+}
+
 // --- Lua value -> reply (Redis's luaReplyToRedisReply) ---
+//
+// It runs outside any protected call (on the script's result), where a Lua
+// error aborts the process; so it makes none: what could allocate (the
+// stack it needs, the field names it looks up) is made ready first in a
+// protected call (Prepare), and the walk itself only reads (rawget, next,
+// rawgeti). A table that holds itself, or one nested past kMaxReplyDepth,
+// replies "reached lua stack limit" at that depth.
 
-static constexpr int kMaxReplyDepth = 1000;
+namespace {
 
-// Field `name` of the table at the top, pushed (raw access).
-static int RawField(lua_State* L, const char* name) {
-  lua_pushstring(L, name);
+// The field names a table reply is looked up by, in a table of the
+// registry (under &kFieldNamesKey) so that pushing one allocates nothing.
+char kFieldNamesKey;
+enum Field { kErr = 1, kOk, kDoubleField, kBigNumber, kVerbatim, kFormat, kString, kMap, kSet, kIgnoreStats };
+constexpr const char* kFieldNames[] = {"err",    "ok",  "double", "big_number", "verbatim_string", "format",
+                                       "string", "map", "set",    "ignore_error_stats_update"};
+
+// The most slots one level of the walk holds (a map: its table, a key, a
+// value and the key's copy), and what a whole walk may need.
+constexpr int kSlotsPerLevel = 4;
+constexpr int kWalkStack = kSlotsPerLevel * (kMaxReplyDepth + 2) + 8;
+
+// Through lua_cpcall: grows the stack for a walk and makes the field names'
+// table; sets *ud (a bool) once both are done.
+int Prepare(lua_State* L) {
+  bool* ready = static_cast<bool*>(lua_touserdata(L, 1));
+  if (!lua_checkstack(L, kWalkStack)) return 0;
+  lua_pushlightuserdata(L, &kFieldNamesKey);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  if (lua_isnil(L, -1)) {
+    lua_pushlightuserdata(L, &kFieldNamesKey);
+    lua_createtable(L, static_cast<int>(std::size(kFieldNames)), 0);
+    for (size_t i = 0; i < std::size(kFieldNames); i++) {
+      lua_pushstring(L, kFieldNames[i]);
+      lua_rawseti(L, -2, static_cast<int>(i + 1));
+    }
+    lua_rawset(L, LUA_REGISTRYINDEX);
+  }
+  *ready = true;
+  return 0;
+}
+
+// Field `f` of the table at the top, pushed (raw access; names: the stack
+// index of the field names' table).
+int RawField(lua_State* L, int names, Field f) {
+  lua_rawgeti(L, names, f);
   lua_rawget(L, -2);
   return lua_type(L, -1);
 }
 
 // The number of pairs of the table at the top.
-static size_t PairCount(lua_State* L) {
+size_t PairCount(lua_State* L) {
   size_t n = 0;
   lua_pushnil(L);
   while (lua_next(L, -2)) {
@@ -205,18 +315,116 @@ static size_t PairCount(lua_State* L) {
   return n;
 }
 
-std::string NoNewlines(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out)
-    if (ch == '\r' || ch == '\n') ch = ' ';
-  return out;
+// A number as Redis replies it, (long long)n, with the value x86-64 gives
+// where that cast is undefined: NaN, infinities and numbers out of range
+// are -2^63.
+int64_t ReplyInteger(lua_Number n) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (!(n >= -kTwo63 && n < kTwo63)) return INT64_MIN;
+  return static_cast<int64_t>(n);
 }
 
-// Replies the value at the top of the stack and pops it. `script_resp`:
-// the protocol the script speaks (redis.setresp), which decides how a
-// boolean replies; the reply itself is in the caller's protocol.
-void ReplyValue(lua_State* L, ReplyWriter& reply, int script_resp, int depth) {
-  if (depth > kMaxReplyDepth || !lua_checkstack(L, 4)) {
+void Walk(lua_State* L, ReplyWriter& reply, int script_resp, int depth, int names);
+
+void WalkTable(lua_State* L, ReplyWriter& reply, int script_resp, int depth, int names) {
+  if (RawField(L, names, kErr) == LUA_TSTRING) {
+    const std::string msg = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    const bool counted = RawField(L, names, kIgnoreStats) == LUA_TBOOLEAN && lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    if (counted)
+      reply.Raw("-" + NoNewlines(msg) + "\r\n");
+    else
+      reply.Error(msg);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, names, kOk) == LUA_TSTRING) {
+    reply.SimpleString(NoNewlines(lua_tostring(L, -1)));
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, names, kDoubleField) == LUA_TNUMBER) {
+    reply.Double(lua_tonumber(L, -1));
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, names, kBigNumber) == LUA_TSTRING) {
+    size_t len;
+    const char* s = lua_tolstring(L, -1, &len);
+    reply.BigNumber(NoNewlines(std::string_view(s, len)));
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, names, kVerbatim) == LUA_TTABLE) {
+    bool done = false;
+    if (RawField(L, names, kFormat) == LUA_TSTRING) {
+      size_t format_len;
+      const char* format = lua_tolstring(L, -1, &format_len);
+      lua_pushvalue(L, -2);  // the verbatim table again
+      if (RawField(L, names, kString) == LUA_TSTRING) {
+        size_t len;
+        const char* s = lua_tolstring(L, -1, &len);
+        reply.Verbatim(std::string_view(s, len), std::string_view(format, format_len).substr(0, 3));
+        done = true;
+      }
+      lua_pop(L, 2);
+    }
+    lua_pop(L, 1);
+    if (done) {
+      lua_pop(L, 1);
+      return;
+    }
+  }
+  lua_pop(L, 1);
+  if (RawField(L, names, kMap) == LUA_TTABLE) {
+    reply.MapHeader(PairCount(L));
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      lua_pushvalue(L, -2);
+      Walk(L, reply, script_resp, depth + 1, names);  // the key
+      Walk(L, reply, script_resp, depth + 1, names);  // the value
+    }
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  if (RawField(L, names, kSet) == LUA_TTABLE) {
+    reply.SetHeader(PairCount(L));
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+      lua_pop(L, 1);
+      lua_pushvalue(L, -1);
+      Walk(L, reply, script_resp, depth + 1, names);
+    }
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  // An array: elements 1, 2, ... up to the first nil.
+  int n = 0;
+  while (n < INT32_MAX) {
+    lua_rawgeti(L, -1, n + 1);
+    const bool nil = lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (nil) break;
+    n++;
+  }
+  reply.ArrayHeader(static_cast<size_t>(n));
+  for (int i = 1; i <= n; i++) {
+    lua_rawgeti(L, -1, i);
+    Walk(L, reply, script_resp, depth + 1, names);
+  }
+}
+
+// Replies the value at the top and pops it. REQUIRES: the stack was grown by
+// Prepare (for a table), so lua_checkstack here never allocates.
+void Walk(lua_State* L, ReplyWriter& reply, int script_resp, int depth, int names) {
+  const int type = lua_type(L, -1);
+  if (depth > kMaxReplyDepth || (type == LUA_TTABLE && (names == 0 || !lua_checkstack(L, kSlotsPerLevel)))) {
     reply.Error("ERR reached lua stack limit");
     lua_pop(L, 1);
     return;
@@ -225,7 +433,7 @@ void ReplyValue(lua_State* L, ReplyWriter& reply, int script_resp, int depth) {
     lua_pop(L, 1);
     return;
   }
-  switch (lua_type(L, -1)) {
+  switch (type) {
     case LUA_TSTRING: {
       size_t len;
       const char* s = lua_tolstring(L, -1, &len);
@@ -243,105 +451,39 @@ void ReplyValue(lua_State* L, ReplyWriter& reply, int script_resp, int depth) {
       }
       break;
     case LUA_TNUMBER:
-      reply.Integer(static_cast<int64_t>(lua_tonumber(L, -1)));
+      reply.Integer(ReplyInteger(lua_tonumber(L, -1)));
       break;
-    case LUA_TTABLE: {
-      if (RawField(L, "err") == LUA_TSTRING) {
-        const std::string msg = lua_tostring(L, -1);
-        lua_pop(L, 1);
-        const bool counted = RawField(L, "ignore_error_stats_update") == LUA_TBOOLEAN && lua_toboolean(L, -1);
-        lua_pop(L, 1);
-        if (counted)
-          reply.Raw("-" + NoNewlines(msg) + "\r\n");
-        else
-          reply.Error(msg);
-        break;
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "ok") == LUA_TSTRING) {
-        reply.SimpleString(NoNewlines(lua_tostring(L, -1)));
-        lua_pop(L, 1);
-        break;
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "double") == LUA_TNUMBER) {
-        reply.Double(lua_tonumber(L, -1));
-        lua_pop(L, 1);
-        break;
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "big_number") == LUA_TSTRING) {
-        size_t len;
-        const char* s = lua_tolstring(L, -1, &len);
-        reply.BigNumber(NoNewlines(std::string_view(s, len)));
-        lua_pop(L, 1);
-        break;
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "verbatim_string") == LUA_TTABLE) {
-        bool done = false;
-        if (RawField(L, "format") == LUA_TSTRING) {
-          const std::string format = lua_tostring(L, -1);
-          if (RawField(L, "string") == LUA_TSTRING) {
-            size_t len;
-            const char* s = lua_tolstring(L, -1, &len);
-            reply.Verbatim(std::string_view(s, len), std::string_view(format).substr(0, 3));
-            done = true;
-          }
-          lua_pop(L, 1);
-        }
-        lua_pop(L, 1);
-        if (done) {
-          lua_pop(L, 1);
-          break;
-        }
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "map") == LUA_TTABLE) {
-        reply.MapHeader(PairCount(L));
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-          lua_pushvalue(L, -2);
-          ReplyValue(L, reply, script_resp, depth + 1);  // the key
-          ReplyValue(L, reply, script_resp, depth + 1);  // the value
-        }
-        lua_pop(L, 1);
-        break;
-      }
-      lua_pop(L, 1);
-      if (RawField(L, "set") == LUA_TTABLE) {
-        reply.SetHeader(PairCount(L));
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-          lua_pop(L, 1);
-          lua_pushvalue(L, -1);
-          ReplyValue(L, reply, script_resp, depth + 1);
-        }
-        lua_pop(L, 1);
-        break;
-      }
-      lua_pop(L, 1);
-      // An array: elements 1, 2, ... up to the first nil.
-      size_t n = 0;
-      while (true) {
-        lua_rawgeti(L, -1, static_cast<int>(n + 1));
-        const bool nil = lua_isnil(L, -1);
-        lua_pop(L, 1);
-        if (nil) break;
-        n++;
-      }
-      reply.ArrayHeader(n);
-      for (size_t i = 1; i <= n; i++) {
-        lua_rawgeti(L, -1, static_cast<int>(i));
-        ReplyValue(L, reply, script_resp, depth + 1);
-      }
+    case LUA_TTABLE:
+      WalkTable(L, reply, script_resp, depth, names);
       break;
-    }
     default:
       reply.Null();
   }
   lua_pop(L, 1);
 }
 
+}  // namespace
+
+// Replies the value at the top of the stack and pops it. `script_resp`:
+// the protocol the script speaks (redis.setresp), which decides how a
+// boolean replies; the reply itself is in the caller's protocol.
+void ReplyValue(lua_State* L, ReplyWriter& reply, int script_resp, int depth) {
+  if (lua_type(L, -1) != LUA_TTABLE) {  // (nothing to look up, nothing pushed)
+    Walk(L, reply, script_resp, depth, 0);
+    return;
+  }
+  bool ready = false;
+  if (lua_cpcall(L, Prepare, &ready) != 0) lua_pop(L, 1);  // (out of memory: the error)
+  if (!ready) {
+    reply.Error("ERR reached lua stack limit");
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pushlightuserdata(L, &kFieldNamesKey);
+  lua_rawget(L, LUA_REGISTRYINDEX);
+  lua_insert(L, -2);  // the names below the value
+  Walk(L, reply, script_resp, depth, lua_gettop(L) - 1);
+  lua_pop(L, 1);  // the names
+}
 
 }  // namespace peregrine::lua_convert

@@ -21,12 +21,18 @@ namespace lua_convert {
 void PushErrorTable(lua_State* L, std::string_view error, bool from_command = false);
 
 // Pushes the reply at p (with push false, only skips it); returns where the
-// next one starts.
+// next one starts. Reads nothing past end (a reply cut short gives what is
+// there). Raises a Lua error ("reached lua stack limit") for a reply nested
+// past 1,000 levels or when the Lua stack cannot grow: call it where Lua
+// errors are caught (from a C function that Lua called, as redis.call).
 const char* PushReply(lua_State* L, const char* p, const char* end, bool push = true);
 
 // Replies the value at the top of the stack and pops it. `script_resp`: the
 // protocol the script speaks (redis.setresp), which decides how a boolean
-// replies; the reply itself is in the caller's protocol.
+// replies; the reply itself is in the caller's protocol. Raises no Lua
+// error (it may run outside any protected call): a table nested past 1,000
+// levels (or one that holds itself) replies "-ERR reached lua stack limit"
+// at that depth, as does a table when the interpreter has no memory left.
 void ReplyValue(lua_State* L, ReplyWriter& reply, int script_resp, int depth = 0);
 
 // CR and LF as spaces (a status or error line).

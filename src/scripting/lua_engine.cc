@@ -17,11 +17,6 @@
 #include "server/server.h"
 #include "server/worker.h"
 
-extern "C" {
-int luaopen_cjson(lua_State* L);
-int luaopen_bit(lua_State* L);
-}
-
 namespace peregrine {
 
 namespace {
@@ -40,6 +35,14 @@ constexpr char kErrorHandler[] =
     "  end\n"
     "  return err\n"
     "end\n";
+
+// Pushes field `name` of the table at the top without its metamethods (an
+// error table comes from the script: its __index could raise where nothing
+// protects the call, and abort the process).
+void RawField(lua_State* L, const char* name) {
+  lua_pushstring(L, name);
+  lua_rawget(L, -2);
+}
 
 // The memory error's hook: once a run met lua-maxmemory it raises on every
 // instruction, so that the script's own pcall cannot carry on.
@@ -116,8 +119,8 @@ void LuaEngine::NewState(Vm* vm) {
   open(LUA_MATHLIBNAME, luaopen_math);
   open(LUA_DBLIBNAME, luaopen_debug);
   // The other libraries as globals whether or not a module sets one itself.
-  for (auto [name, f] : {std::pair<const char*, lua_CFunction>{"cjson", luaopen_cjson},
-                         std::pair<const char*, lua_CFunction>{"bit", luaopen_bit},
+  for (auto [name, f] : {std::pair<const char*, lua_CFunction>{"cjson", OpenCjson},
+                         std::pair<const char*, lua_CFunction>{"bit", OpenBit},
                          std::pair<const char*, lua_CFunction>{"cmsgpack", OpenCmsgpack},
                          std::pair<const char*, lua_CFunction>{"struct", OpenStruct},
                          std::pair<const char*, lua_CFunction>{"os", OpenOs}}) {
@@ -263,6 +266,10 @@ void LuaEngine::RunScript(CommandContext& ctx, Vm& vm, const ScriptInfo& script,
       ctx.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
       return;
     }
+    if (!(script.flags & kScriptNoWrites) && ctx.server.config().NotEnoughGoodReplicas()) {
+      ctx.reply.Error(Config::kNoReplicasError);
+      return;
+    }
     if (oom && !(script.flags & (kScriptAllowOom | kScriptNoWrites))) {
       ctx.reply.Error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");
       return;
@@ -362,22 +369,24 @@ void LuaEngine::ReplyError(CommandContext& ctx, Vm& vm, const ScriptInfo& script
     return;
   }
   std::string msg, source, line;
-  lua_getfield(L, -1, "err");
+  RawField(L, "err");
   if (lua_isstring(L, -1)) msg = lua_tostring(L, -1);
   lua_pop(L, 1);
-  lua_getfield(L, -1, "source");
+  RawField(L, "source");
   if (lua_isstring(L, -1)) source = lua_tostring(L, -1);
   lua_pop(L, 1);
-  lua_getfield(L, -1, "line");
+  RawField(L, "line");
   if (lua_isstring(L, -1)) line = lua_tostring(L, -1);
   lua_pop(L, 1);
-  lua_getfield(L, -1, "ignore_error_stats_update");
+  RawField(L, "ignore_error_stats_update");
   const bool counted = lua_isboolean(L, -1) && lua_toboolean(L, -1);
   lua_pop(L, 1);
+  if (msg.empty()) msg = "ERR unknown error";  // (a table raised without an err field)
   if (!source.empty() && !line.empty()) msg += " script: " + script.sha + ", on " + source + ":" + line + ".";
-  if (counted)
+  if (counted) {
     ctx.reply.Raw("-" + lua_convert::NoNewlines(msg) + "\r\n");
-  else
+    worker_->NoteFailedReply();
+  } else
     ctx.reply.Error(msg);
 }
 

@@ -6,10 +6,18 @@
 // (lower case signed; i/I of n bytes, at most 32), 'f' 'd' floats, 's' a
 // zero-terminated string, 'c'[n] n bytes (c0: a string's own length in
 // pack; in unpack the length unpacked just before).
+//
+// CVE-2020-14147 (Redis's struct): sizes in the format are checked for
+// overflow as they are read ("integral size overflow"), every item's bytes
+// are checked against what is left of the data before they are read (no
+// pos + size that could wrap), and numbers are converted to integers the
+// way they convert on x86-64 (where Redis's plain casts are undefined
+// behaviour) rather than by undefined casts.
 #include <lua.hpp>
 
 #include <cctype>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -29,6 +37,19 @@ struct Header {
   Endian endian = kNative;
   int align = 1;
 };
+
+// The number n as Redis's struct gets it from a C cast to an unsigned
+// 64-bit integer on x86-64 (its casts out of range are undefined behaviour
+// in C; these are the values the instructions give): truncated toward 0,
+// two's complement for negatives; below -2^63, -infinity or NaN: 2^63;
+// 2^64 and above, +infinity: 0.
+uint64_t CastToUint64(lua_Number n) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (std::isnan(n)) return uint64_t{1} << 63;
+  if (n < kTwo63) return n >= -kTwo63 ? static_cast<uint64_t>(static_cast<int64_t>(n)) : uint64_t{1} << 63;
+  if (n < 2 * kTwo63) return static_cast<uint64_t>(n);
+  return 0;
+}
 
 int GetNum(lua_State* L, const char** fmt, int dflt) {
   if (!std::isdigit(static_cast<unsigned char>(**fmt))) return dflt;
@@ -84,8 +105,7 @@ void ControlOption(lua_State* L, char opt, const char** fmt, Header* h) {
 }
 
 void PutInteger(lua_State* L, luaL_Buffer* b, int arg, Endian endian, size_t size) {
-  const lua_Number n = luaL_checknumber(L, arg);
-  uint64_t value = n < 0 ? static_cast<uint64_t>(static_cast<int64_t>(n)) : static_cast<uint64_t>(n);
+  uint64_t value = CastToUint64(luaL_checknumber(L, arg));
   char buf[kMaxIntSize];
   for (size_t i = 0; i < size; i++) {  // bytes past the eighth are 0, as there
     const size_t at = endian == kLittle ? i : size - 1 - i;
@@ -158,6 +178,7 @@ int Pack(lua_State* L) {
 }
 
 lua_Number GetInteger(const char* p, Endian endian, bool is_signed, size_t size) {
+  if (size == 0) return 0;  // (i0: Redis's sign mask would shift by -1)
   uint64_t l = 0;
   for (size_t i = 0; i < size; i++) {
     const size_t at = endian == kBig ? i : size - 1 - i;
@@ -175,17 +196,23 @@ int Unpack(lua_State* L) {
   const char* fmt = luaL_checkstring(L, 1);
   size_t ld;
   const char* data = luaL_checklstring(L, 2, &ld);
-  const lua_Integer start = luaL_optinteger(L, 3, 1);
+  // As Redis, a size_t: a negative offset is past any data (too short).
+  const size_t start = static_cast<size_t>(luaL_optinteger(L, 3, 1));
   luaL_argcheck(L, start > 0, 3, "offset must be 1 or greater");
-  size_t pos = static_cast<size_t>(start) - 1;
+  size_t pos = start - 1;
   Header h;
   int n = 0;
   while (*fmt != '\0') {
     const char opt = *fmt++;
     size_t size = OptSize(L, opt, &fmt);
-    pos += ToAlign(pos, h, opt, size);
+    const size_t pad = ToAlign(pos, h, opt, size);
+    luaL_argcheck(L, pos <= ld && pad <= ld - pos, 2, "data string too short");  // (and no wrap)
+    pos += pad;
     luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");
-    luaL_checkstack(L, 2, "too many results");
+    if (!lua_checkstack(L, 2)) {  // (luaL_checkstack's text, with room to raise it)
+      lua_settop(L, 0);
+      luaL_error(L, "stack overflow (%s)", "too many results");
+    }
     switch (opt) {
       case 'b': case 'B': case 'h': case 'H': case 'l': case 'L': case 'T': case 'i': case 'I':
         lua_pushnumber(L, GetInteger(data + pos, h.endian, std::islower(static_cast<unsigned char>(opt)), size));
@@ -214,7 +241,7 @@ int Unpack(lua_State* L) {
       case 'c':
         if (size == 0) {
           if (n == 0 || !lua_isnumber(L, -1)) luaL_error(L, "format 'c0' needs a previous size");
-          size = static_cast<size_t>(lua_tonumber(L, -1));
+          size = static_cast<size_t>(CastToUint64(lua_tonumber(L, -1)));  // (-1: too short; 2.7: 2)
           lua_pop(L, 1);
           n--;
           luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");
