@@ -20,7 +20,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps lua-src test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps lua-src redis-suite test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -232,6 +232,27 @@ bench-instr: build bench-deps
 # cores with the load generator (~6 min).
 bench-threads: build bench-deps
 	$(VENV)/bin/python bench/threads.py $(abspath $(BUILD))/peregrine
+
+# Redis's own test units in external mode (tests/redis_suite/, not in CI:
+# ~10 minutes): unit/scripting, unit/functions and unit/multi against
+# Debian's redis-server, then against Peregrine with one worker and with
+# REDIS_SUITE_THREADS, each compared with Redis's pass count. The suite is
+# Debian's redis source package's tests/ (apt-get source, kept in
+# build/redis-src); replication's tests are left out (issue #38).
+REDIS_SUITE_UNITS   ?= unit/scripting unit/functions unit/multi
+REDIS_SUITE_THREADS ?= 4
+REDIS_SUITE_OUT     ?= build/redis-suite
+build/redis-src/.ready: tools/fetch_sources.sh
+	tools/fetch_sources.sh build/redis-src redis
+	@touch $@
+redis-suite: build test-deps build/redis-src/.ready
+	$(call install_packages,tcl)
+	$(PYTHON) tests/redis_suite/run.py --server redis-server --tags=-needs:repl --out $(REDIS_SUITE_OUT)/redis $(REDIS_SUITE_UNITS) || true
+	for t in 1 $(REDIS_SUITE_THREADS); do \
+	  $(PYTHON) tests/redis_suite/run.py --server $(abspath $(BUILD))/peregrine --server-args "--threads $$t" \
+	    --tags=-needs:repl --out $(REDIS_SUITE_OUT)/threads$$t --compare $(REDIS_SUITE_OUT)/redis/summary.json \
+	    $(REDIS_SUITE_UNITS) || true; \
+	done
 
 # Soak (not in CI): SECONDS of mixed load, connection churn and bad input;
 # passes if the server keeps answering, RSS stays flat after warm-up (<5%)

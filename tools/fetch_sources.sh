@@ -4,7 +4,9 @@
 # (docs/scripting.md "The interpreter"): Lua 5.1 (lua5.1), whose shipped build
 # carries the script-reachable faults Redis fixed in its own copy.
 #
-#   tools/fetch_sources.sh <dest>      (the Makefile calls it with build/deps-src)
+#   tools/fetch_sources.sh <dest> [package ...]   (default: lua5.1; the
+#   Makefile calls it with build/deps-src, and with build/redis-src redis
+#   for Redis's own test suite, tests/redis_suite/)
 #
 # Debian's archive is asked with `apt-get source`; when this machine has no
 # deb-src entry, one is added for the same archive and release as its deb
@@ -16,10 +18,11 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-dest=${1:?usage: fetch_sources.sh <dest>}
+dest=${1:?usage: fetch_sources.sh <dest> [package ...]}
+shift
 mkdir -p "$dest/dl"
 dest=$(cd "$dest" && pwd)
-packages=(lua5.1)
+if [ $# -gt 0 ]; then packages=("$@"); else packages=(lua5.1); fi
 
 have_sources() { ls "$dest"/dl/"$1"_*.dsc >/dev/null 2>&1; }
 

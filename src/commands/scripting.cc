@@ -301,8 +301,11 @@ void FunctionDeleteCommand(CommandContext& ctx) {
 }
 
 void FunctionFlushCommand(CommandContext& ctx) {
-  if (ctx.args.size() > 3 ||
-      (ctx.args.size() == 3 && !EqualsIgnoreCase(ctx.args[2], "sync") && !EqualsIgnoreCase(ctx.args[2], "async"))) {
+  if (ctx.args.size() > 3) {
+    ReplySubcommandSyntaxError(ctx);
+    return;
+  }
+  if (ctx.args.size() == 3 && !EqualsIgnoreCase(ctx.args[2], "sync") && !EqualsIgnoreCase(ctx.args[2], "async")) {
     ctx.reply.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
     return;
   }

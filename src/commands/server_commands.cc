@@ -71,54 +71,6 @@ void ShutdownCommand(CommandContext& ctx) {
   ctx.worker.CloseAfterReply(ctx.client);
 }
 
-// A protected command (kCmdProtected): the worker has checked that
-// enable-debug-command allows this client.
-void DebugCommand(CommandContext& ctx) {
-  std::string_view sub = ctx.args[1];
-  if (EqualsIgnoreCase(sub, "sleep") && ctx.args.size() == 3) {
-    // As Redis: the argument is read with strtod, so junk means 0.
-    std::string s(ctx.args[2]);
-    double seconds = strtod(s.c_str(), nullptr);
-    if (seconds > 0) {
-      timespec ts;
-      ts.tv_sec = static_cast<time_t>(seconds);
-      ts.tv_nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
-      while (nanosleep(&ts, &ts) != 0) {
-      }
-    }
-    ctx.reply.Ok();
-    return;
-  }
-  if (EqualsIgnoreCase(sub, "set-active-expire") && ctx.args.size() == 3) {
-    // As Redis: atoi, so anything but a non-zero number turns it off.
-    ctx.server.set_active_expire(std::atoi(std::string(ctx.args[2]).c_str()) != 0);
-    ctx.reply.Ok();
-    return;
-  }
-  if (EqualsIgnoreCase(sub, "reload")) {
-    DebugReloadCommand(ctx);
-    return;
-  }
-  if (EqualsIgnoreCase(sub, "help") && ctx.args.size() == 2) {
-    const std::vector<std::string_view> lines = {
-        "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "RELOAD [option ...]",
-        "    Save the RDB on disk and reload it back to memory. Available <option> values:",
-        "    * MERGE: Merge the content of the RDB instead of flushing the current data.",
-        "    * NOFLUSH: Do not flush the current data before loading the RDB.",
-        "    * NOSAVE: Do not save the current data before loading the RDB.",
-        "SET-ACTIVE-EXPIRE <0|1>",
-        "    Setting it to 0 disables expiring keys in the background when they are not accessed (otherwise the "
-        "Redis behavior). Setting it to 1 reenables back the default.",
-        "SLEEP <seconds>", "    Stop the server for <seconds>. Decimals allowed.",
-        "HELP", "    Prints this help."};
-    ctx.reply.ArrayHeader(lines.size());
-    for (auto l : lines) ctx.reply.SimpleString(l);
-    return;
-  }
-  ReplySubcommandSyntaxError(ctx);
-}
-
 // --- COMMAND ---
 
 void ReplyStringSet(CommandContext& ctx, const std::vector<std::string_view>& items) {
@@ -549,8 +501,6 @@ void RegisterServerCommands(CommandTable& t) {
                   "1.0.0", "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.",
                   "O(N) when saving, where N is the total number of keys in all databases when saving data, "
                   "otherwise O(1)"));
-  t.Register(Spec("debug", -2, kAdminish | kCmdAllShards | kCmdProtected, DebugCommand, "1.0.0", "server",
-                  "A container for debugging commands.", "Depends on subcommand."));
 
   CommandSpec command = Spec("command", -1, kCmdLoading | kCmdStale, CommandCommand, "2.8.13", "server",
                              "Returns detailed information about all commands.",

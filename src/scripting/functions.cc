@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -20,6 +21,16 @@ constexpr std::pair<uint32_t, std::string_view> kFlagNames[] = {
 };
 
 }  // namespace
+
+bool FunctionNameLess::operator()(std::string_view a, std::string_view b) const {
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; i++) {
+    const int ca = std::tolower(static_cast<unsigned char>(a[i]));
+    const int cb = std::tolower(static_cast<unsigned char>(b[i]));
+    if (ca != cb) return ca < cb;
+  }
+  return a.size() < b.size();
+}
 
 bool ValidFunctionName(std::string_view name) {
   if (name.empty()) return false;

@@ -19,6 +19,14 @@
 
 namespace peregrine {
 
+// Function names compare without case in the server's function index, as
+// Redis's functions dictionary hashes them (FCALL test finds TEST; two
+// libraries cannot both have test and Test); library names keep theirs.
+struct FunctionNameLess {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const;
+};
+
 struct FunctionLibrary {
   std::string name;
   std::string code;  // as loaded, the "#!lua name=..." line included
@@ -27,7 +35,7 @@ struct FunctionLibrary {
     std::shared_ptr<ScriptInfo> run;  // sha: the function's name; flags: its flags
     std::optional<std::string> description;
   };
-  std::map<std::string, Function> functions;  // by name
+  std::map<std::string, Function> functions;  // by name (with its case, as Redis's library dict)
   uint64_t id = 0;  // the registry's, new for every load
 };
 
@@ -72,7 +80,7 @@ class FunctionRegistry {
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<FunctionLibrary>> libraries_;
-  std::map<std::string, Found, std::less<>> functions_;
+  std::map<std::string, Found, FunctionNameLess> functions_;
   uint64_t next_id_ = 1;
   std::atomic<uint64_t> epoch_{0};
 };

@@ -142,18 +142,28 @@ int GenericCall(lua_State* L, bool raise) {
   const CommandSpec* cmd = server.commands().Find(run->views[0]);
   if (cmd != nullptr) cmd = worker.Resolve(run->views, cmd, &error);
   const int argc = static_cast<int>(run->views.size());
+  // A call refused before it runs counts as the command's rejected call and
+  // as an error reply now, and not again when the script's reply carries
+  // it (Redis's scriptCall).
+  const auto reject = [&](std::string_view error) {
+    worker.CountScriptRejection(cmd, error);
+    PushErrorTable(L, error, /*from_command=*/true);
+  };
   if (cmd == nullptr) {
-    PushErrorTable(L, "Unknown Redis command called from script");
+    reject("Unknown Redis command called from script");
   } else if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
-    PushErrorTable(L, "Wrong number of args calling Redis command from script");
-  } else if (cmd->flags & kCmdNoscript) {
-    PushErrorTable(L, "This Redis command is not allowed from script");
+    reject("Wrong number of args calling Redis command from script");
+  } else if ((cmd->flags & kCmdNoscript) &&
+             !(server.script_disable_deny() && cmd->name == "debug" && worker.ProtectedAllowed(run->ctx->client))) {
+    reject("This Redis command is not allowed from script");
   } else if (std::string denied = worker.ScriptAccessError(run->ctx->client, *cmd, run->views); !denied.empty()) {
-    PushErrorTable(L, denied);
+    reject(denied);
   } else if (run->read_only && (cmd->flags & (kCmdWrite | kCmdMayReplicate))) {
-    PushErrorTable(L, "Write commands are not allowed from read-only scripts.");
+    reject("Write commands are not allowed from read-only scripts.");
+  } else if ((cmd->flags & kCmdWrite) && server.config().NotEnoughGoodReplicas()) {
+    reject("-" + std::string(Config::kNoReplicasError));
   } else if (!run->allow_oom && run->oom && !run->write_dirty && (cmd->flags & kCmdDenyOom)) {
-    PushErrorTable(L, "-OOM command not allowed when used memory > 'maxmemory'.");
+    reject("-OOM command not allowed when used memory > 'maxmemory'.");
   } else {
     // A command over every shard (KEYS, DBSIZE, INFO, FLUSHALL ...) or every
     // worker's subscribers (PUBLISH) needs them all held, as a key of
@@ -190,6 +200,12 @@ int GenericCall(lua_State* L, bool raise) {
     run->reply.Clear();
     ReplyWriter reply(&run->reply, run->resp, &worker);
     worker.ScriptCall(*run->ctx, engine->script_client(), cmd, run->views, reply, *shard);
+    if (reply.cut()) {
+      // Past the most a request may make the server build (64 MB): the
+      // call fails rather than handing the script part of its reply.
+      PushErrorTable(L, "The command's reply is over 64 MB, too large for a script");
+      return raise ? RaiseTable(L) : 1;
+    }
     const char* p = run->reply.data();
     const char* end = p + run->reply.size();
     PushReply(L, p, end);

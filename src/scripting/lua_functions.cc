@@ -24,6 +24,13 @@ namespace {
 
 constexpr int64_t kLoadTimeoutMs = 500;  // Redis's bound on running a library's code
 
+// A Lua string with its NULs (a name cut at one would pass the name check).
+std::string ToString(lua_State* L, int idx) {
+  size_t len = 0;
+  const char* s = lua_tolstring(L, idx, &len);
+  return std::string(s, len);
+}
+
 void LoadTimeoutRaise(lua_State* L, lua_Debug*) {
   lua_convert::PushErrorTable(L, "FUNCTION LOAD timeout");
   lua_error(L);
@@ -131,7 +138,8 @@ bool LuaEngine::RunLibraryCode(FunctionLibrary* lib, std::map<std::string, int>*
     } else if (lua_isstring(L, -1)) {
       msg = std::string("ERR ") + lua_tostring(L, -1);
     } else if (lua_istable(L, -1)) {
-      lua_getfield(L, -1, "err");
+      lua_pushliteral(L, "err");  // (raw: the script's table may have metamethods)
+      lua_rawget(L, -2);
       if (lua_isstring(L, -1)) msg = lua_tostring(L, -1);
       lua_pop(L, 1);
     }
@@ -178,7 +186,7 @@ int LuaEngine::RegisterFunction(lua_State* L) {
   if (argc == 2) {
     if (!lua_isstring(L, 1)) return fail("first argument to redis.register_function must be a string");
     if (!lua_isfunction(L, 2)) return fail("second argument to redis.register_function must be a function");
-    name = lua_tostring(L, 1);
+    name = ToString(L, 1);
     have_name = have_callback = true;
     lua_pushvalue(L, 2);  // the callback, on top
   } else {
@@ -193,11 +201,11 @@ int LuaEngine::RegisterFunction(lua_State* L) {
       const char* key = lua_tostring(L, -2);
       if (strcasecmp(key, "function_name") == 0) {
         if (!lua_isstring(L, -1)) return fail("function_name argument given to redis.register_function must be a string");
-        name = lua_tostring(L, -1);
+        name = ToString(L, -1);
         have_name = true;
       } else if (strcasecmp(key, "description") == 0) {
         if (!lua_isstring(L, -1)) return fail("description argument given to redis.register_function must be a string");
-        description = lua_tostring(L, -1);
+        description = ToString(L, -1);
       } else if (strcasecmp(key, "callback") == 0) {
         if (!lua_isfunction(L, -1)) return fail("callback argument given to redis.register_function must be a function");
         lua_pushvalue(L, -1);

@@ -240,6 +240,7 @@ void RegisterStreamReadCommands(CommandTable& table);
 void RegisterStreamInfoCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
+void RegisterDebugCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);

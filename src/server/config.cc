@@ -287,6 +287,10 @@ const std::vector<Option>& Options() {
     for (std::string_view name : {"busy-reply-threshold", "lua-time-limit"})
       o.push_back(IntOption(name, &Config::busy_reply_threshold, 0, LLONG_MAX, kMutable));
     o.push_back(MemoryOption("lua-maxmemory", &Config::lua_maxmemory, 0, LLONG_MAX, kMutable));
+    for (std::string_view name : {"min-replicas-to-write", "min-slaves-to-write"})
+      o.push_back(IntOption(name, &Config::min_replicas_to_write, 0, INT_MAX, kMutable));
+    for (std::string_view name : {"min-replicas-max-lag", "min-slaves-max-lag"})
+      o.push_back(IntOption(name, &Config::min_replicas_max_lag, 0, INT_MAX, kMutable));
     o.push_back(BoolOption("lua-enable-deprecated-api", &Config::lua_enable_deprecated_api, kImmutable));
     // Counts are integers, sizes memory values ("1kb"), as in Redis; the
     // old ziplist names are aliases that CONFIG GET lists too.

@@ -86,6 +86,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterStreamInfoCommands(commands_);
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
+  RegisterDebugCommands(commands_);
   RegisterPubSubCommands(commands_);
   RegisterHashCommands(commands_);
   RegisterSetCommands(commands_);

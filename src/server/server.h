@@ -234,6 +234,11 @@ class Server {
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
+  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call DEBUG (Redis's test
+  // suite's switch; Redis lets every no-script command through, here only
+  // DEBUG: the others would re-enter the interpreter or a transaction).
+  bool script_disable_deny() const { return script_disable_deny_.load(std::memory_order_relaxed); }
+  void set_script_disable_deny(bool on) { script_disable_deny_.store(on, std::memory_order_relaxed); }
   void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
 
   // --- For the workers ---
@@ -278,6 +283,7 @@ class Server {
   std::vector<std::thread> threads_;  // workers 1.. (Run)
   std::atomic<bool> bgsave_scheduled_{false};
   ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
+  std::atomic<bool> script_disable_deny_{false};
   std::atomic<int> busy_scripts_{0};
   std::atomic<bool> busy_function_{false};  // keys in the shards' WatchTables
   mutable std::mutex running_script_mu_;

@@ -292,6 +292,12 @@ class Worker : public ErrorSink {
   // Its interpreter's memory (0 before the first script): INFO memory.
   // What this worker's Lua interpreters hold: the scripts', the functions'.
   size_t LuaEvalBytes() const;
+  // A command a script called, refused before it ran (null: unknown): its
+  // rejected call and the error, counted as Redis's scriptCall counts them.
+  void CountScriptRejection(const CommandSpec* cmd, std::string_view error);
+  // The running command's reply is an error that was counted already (a
+  // script's error from a refused or failed call): it failed all the same.
+  void NoteFailedReply() { failed_reply_ = true; }
   // After SCRIPT FLUSH: drops this worker's scripts' interpreter. Its own
   // thread, or one holding every shard.
   void SyncScripts();
@@ -463,9 +469,9 @@ class Worker : public ErrorSink {
   // about `budget_us`.
   void EvictFor(int64_t budget_us);
   uint32_t ClientEvents(const Client& c) const;
+ public:
   // Whether enable-debug-command lets `c` run a kCmdProtected command.
   bool ProtectedAllowed(const Client& c) const;
- public:
   // Whether `action` (an enable-*-command / enable-protected-configs
   // setting) lets client `c` through: yes, no, or from a local connection
   // only (a Unix socket, 127.0.0.1 or ::1).
@@ -657,6 +663,10 @@ class Worker : public ErrorSink {
   std::atomic<uint8_t> script_busy_state_{0};
   std::atomic<bool> script_kill_{false};
   bool parked_busy_ = false;  // ServeWhileParked is answering this worker's clients
+  // Errors counted by the commands scripts call (not their caller's
+  // failure: Run tells failed calls by the errors counted meanwhile).
+  uint64_t script_errors_ = 0;
+  bool failed_reply_ = false;  // NoteFailedReply
   // Connections adopted while parked (worker 0 accepts while a script is
   // busy): out of clients_ until the shard is back (AdoptParked).
   std::vector<std::unique_ptr<Client>> adopted_while_parked_;

@@ -113,9 +113,15 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     reply.Error(MisconfError(server_));
     return start;
   }
+  if ((cmd->flags & kCmdWrite) && server_.config().NotEnoughGoodReplicas()) [[unlikely]] {
+    st.rejected_calls++;
+    reply.Error(Config::kNoReplicasError);
+    return start;
+  }
   CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint};
   current_client_ = &c;
-  const uint64_t errors_before = stats_.total_error_replies;
+  const uint64_t errors_before = stats_.total_error_replies - script_errors_;
+  failed_reply_ = false;
   CallHandler(ctx, cmd);
   current_client_ = nullptr;
   uint64_t end = CycleClock::Now();
@@ -126,7 +132,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   } else {
     st.ticks += end - start;
     st.calls++;
-    if (stats_.total_error_replies != errors_before) st.failed_calls++;
+    if (stats_.total_error_replies - script_errors_ != errors_before || failed_reply_) st.failed_calls++;
     stats_.total_commands_processed++;
   }
   // Clients waiting on keys the command created are served before anything

@@ -39,7 +39,15 @@ void Worker::ScriptCall(CommandContext& caller, Client& script_client, const Com
   st.ticks += CycleClock::Now() - start;
   st.calls++;
   if (stats_.total_error_replies != errors_before) st.failed_calls++;
+  script_errors_ += stats_.total_error_replies - errors_before;
   stats_.total_commands_processed++;
+}
+
+void Worker::CountScriptRejection(const CommandSpec* cmd, std::string_view error) {
+  if (cmd != nullptr) command_stats_[cmd->id].rejected_calls++;
+  // (The error's code: its first word after a '-', else ERR.)
+  OnErrorReply(!error.empty() && error[0] == '-' ? error.substr(1) : std::string_view("ERR"));
+  script_errors_++;
 }
 
 bool Worker::ScriptNeedsAllShards(std::span<const std::string_view> args, const CommandSpec* spec) {

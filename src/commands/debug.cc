@@ -1,0 +1,175 @@
+// DEBUG (a protected command: enable-debug-command decides who may run it;
+// the worker checks before the handler runs): the subcommands Redis's own
+// test suite and tools use — SLEEP, SET-ACTIVE-EXPIRE, RELOAD, OBJECT,
+// PROTOCOL (one reply of each RESP type), SET-DISABLE-DENY-SCRIPTS (lets
+// scripts call DEBUG itself) — and HELP.
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "commands/common.h"
+#include "commands/persistence.h"
+#include "persist/rdb_writer.h"
+#include "server/server.h"
+
+namespace peregrine {
+
+namespace {
+
+void DebugSleep(CommandContext& ctx) {
+  // As Redis: the argument is read with strtod, so junk means 0.
+  const std::string s(ctx.args[2]);
+  const double seconds = strtod(s.c_str(), nullptr);
+  if (seconds > 0) {
+    timespec ts;
+    ts.tv_sec = static_cast<time_t>(seconds);
+    ts.tv_nsec = static_cast<long>((seconds - static_cast<double>(ts.tv_sec)) * 1e9);
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+  }
+  ctx.reply.Ok();
+}
+
+// DEBUG OBJECT key: Redis's line about the value (its address, refcount,
+// encoding, the length its RDB form takes, the LRU clock and idle seconds).
+// Lists add Redis's quicklist fields only in Redis; here the list's own
+// encoding name says what it is.
+void DebugObject(CommandContext& ctx) {
+  const std::string_view key = ctx.args[2];
+  Shard& shard = ctx.ShardOf(key);
+  // As Redis: the key as stored, expired or not (nothing is deleted here).
+  Db::Entry* e = shard.db(ctx.client.db).FindRaw(key);
+  if (e == nullptr) {
+    ctx.reply.Error("ERR no such key");
+    return;
+  }
+  RdbWriter w;
+  w.Object(e->value);
+  const uint64_t idle = shard.access().mode() == AccessTracker::Mode::kLfu ? 0 : shard.access().IdleSeconds(e->value.access());
+  char line[256];
+  snprintf(line, sizeof(line), "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:%u lru_seconds_idle:%llu",
+           static_cast<const void*>(e), std::string(e->value.EncodingName()).c_str(), static_cast<size_t>(w.bytes()),
+           static_cast<unsigned>((ctx.now_ms / 1000) & ((1u << 24) - 1)), static_cast<unsigned long long>(idle));
+  ctx.reply.SimpleString(line);
+}
+
+// DEBUG PROTOCOL <type>: one reply of that RESP type (Redis's values).
+void DebugProtocol(CommandContext& ctx) {
+  const std::string_view name = ctx.args[2];
+  ReplyWriter& r = ctx.reply;
+  if (EqualsIgnoreCase(name, "string")) {
+    r.Bulk("Hello World");
+  } else if (EqualsIgnoreCase(name, "integer")) {
+    r.Integer(12345);
+  } else if (EqualsIgnoreCase(name, "double")) {
+    r.Double(3.141);
+  } else if (EqualsIgnoreCase(name, "bignum")) {
+    r.BigNumber("1234567999999999999999999999999999999");
+  } else if (EqualsIgnoreCase(name, "null")) {
+    r.Null();
+  } else if (EqualsIgnoreCase(name, "array") || EqualsIgnoreCase(name, "set")) {
+    if (EqualsIgnoreCase(name, "set"))
+      r.SetHeader(3);
+    else
+      r.ArrayHeader(3);
+    for (int j = 0; j < 3; j++) r.Integer(j);
+  } else if (EqualsIgnoreCase(name, "map")) {
+    r.MapHeader(3);
+    for (int j = 0; j < 3; j++) {
+      r.Integer(j);
+      r.Bool(j == 1);
+    }
+  } else if (EqualsIgnoreCase(name, "attrib")) {
+    if (r.resp() >= 3) {  // an attribute, then the real reply (RESP2 has none)
+      r.Raw("|1\r\n");
+      r.Bulk("key-popularity");
+      r.ArrayHeader(2);
+      r.Bulk("key:123");
+      r.Integer(90);
+    }
+    r.Bulk("Some real reply following the attribute");
+  } else if (EqualsIgnoreCase(name, "push")) {
+    if (r.resp() < 3) {
+      r.Error("ERR RESP2 is not supported by this command");
+      return;
+    }
+    r.PushHeader(2);
+    r.Bulk("server-cpu-usage");
+    r.Integer(42);
+    r.Bulk("Some real reply following the push reply");
+  } else if (EqualsIgnoreCase(name, "true") || EqualsIgnoreCase(name, "false")) {
+    r.Bool(EqualsIgnoreCase(name, "true"));
+  } else if (EqualsIgnoreCase(name, "verbatim")) {
+    r.Verbatim("This is a verbatim\nstring", "txt");
+  } else {
+    r.Error(
+        "ERR Wrong protocol type name. Please use one of the following: "
+        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false");
+  }
+}
+
+void DebugHelp(CommandContext& ctx) {
+  ReplyHelp(ctx, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                  "OBJECT <key>",
+                  "    Show low level info about the `key` and associated value.",
+                  "PROTOCOL <type>",
+                  "    Reply with a test value of the specified type. <type> can be: string,",
+                  "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+                  "    true, false.",
+                  "RELOAD [option ...]",
+                  "    Save the RDB on disk and reload it back to memory. Available <option> values:",
+                  "    * MERGE: Merge the content of the RDB instead of flushing the current data.",
+                  "    * NOFLUSH: Do not flush the current data before loading the RDB.",
+                  "    * NOSAVE: Do not save the current data before loading the RDB.",
+                  "SET-ACTIVE-EXPIRE <0|1>",
+                  "    Setting it to 0 disables expiring keys in the background when they are not accessed (otherwise "
+                  "the Redis behavior). Setting it to 1 reenables back the default.",
+                  "SET-DISABLE-DENY-SCRIPTS <0|1>",
+                  "    Enable calling commands which are not allowed inside scripts (here: DEBUG).",
+                  "SLEEP <seconds>",
+                  "    Stop the server for <seconds>. Decimals allowed.",
+                  "HELP",
+                  "    Prints this help."});
+}
+
+void DebugCommand(CommandContext& ctx) {
+  const std::string_view sub = ctx.args[1];
+  const size_t argc = ctx.args.size();
+  if (EqualsIgnoreCase(sub, "sleep") && argc == 3) {
+    DebugSleep(ctx);
+  } else if (EqualsIgnoreCase(sub, "set-active-expire") && argc == 3) {
+    // As Redis: atoi, so anything but a non-zero number turns it off.
+    ctx.server.set_active_expire(std::atoi(std::string(ctx.args[2]).c_str()) != 0);
+    ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(sub, "set-disable-deny-scripts") && argc == 3) {
+    ctx.server.set_script_disable_deny(std::atoi(std::string(ctx.args[2]).c_str()) != 0);
+    ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(sub, "object") && argc == 3) {
+    DebugObject(ctx);
+  } else if (EqualsIgnoreCase(sub, "protocol") && argc == 3) {
+    DebugProtocol(ctx);
+  } else if (EqualsIgnoreCase(sub, "reload")) {
+    DebugReloadCommand(ctx);
+  } else if (EqualsIgnoreCase(sub, "help") && argc == 2) {
+    DebugHelp(ctx);
+  } else {
+    ReplySubcommandSyntaxError(ctx);
+  }
+}
+
+}  // namespace
+
+void RegisterDebugCommands(CommandTable& t) {
+  t.Register(CommandSpec{.name = "debug",
+                         .arity = -2,
+                         .flags = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale | kCmdAllShards | kCmdProtected,
+                         .summary = "A container for debugging commands.",
+                         .since = "1.0.0",
+                         .group = "server",
+                         .complexity = "Depends on subcommand.",
+                         .handler = DebugCommand});
+}
+
+}  // namespace peregrine
