@@ -66,6 +66,13 @@ def test_refused_calls_count_as_redis_counts_them(rc):
         assert "errorstat_OOM:count=1" in rc.execute_command("INFO", "errorstats").decode()
         assert cmdstat(rc, "set")["rejected_calls"] == "1"
         assert cmdstat(rc, "eval")["failed_calls"] == "0"
+        # Returned (not raised): the reply is the error, counted once, and
+        # the script failed.
+        rc.execute_command("CONFIG", "RESETSTAT")
+        with pytest.raises(redis.ResponseError, match="command not allowed when used memory"):
+            rc.execute_command("EVAL", "return redis.pcall('set','x','y')", 1, "x")
+        assert "total_error_replies:1\r\n" in rc.execute_command("INFO", "stats").decode()
+        assert cmdstat(rc, "eval")["failed_calls"] == "1"
     finally:
         rc.execute_command("CONFIG", "SET", "maxmemory", "0")
     # A command's own error: counted once, as the command's failed call.
@@ -146,3 +153,16 @@ def test_min_replicas_to_write_without_replicas(rc):
     finally:
         rc.execute_command("CONFIG", "SET", "min-replicas-to-write", 0)
     assert rc.execute_command("SET", "x", 3) == b"OK"
+
+
+def test_cluster_without_cluster_mode(rc):
+    for args in (("INFO",), ("RESET", "HARD"), ("KEYSLOT", "x"), ("NODES",)):
+        with pytest.raises(redis.ResponseError, match="This instance has cluster support disabled"):
+            rc.execute_command("CLUSTER", *args)
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'cluster' command"):
+        rc.execute_command("CLUSTER")
+    # CLUSTER RESET may not run in a script; the others may (and say the same).
+    assert rc.execute_command("EVAL", "return redis.pcall('cluster', 'reset', 'hard')['err']", 0) == \
+        b"ERR This Redis command is not allowed from script"
+    assert rc.execute_command("EVAL", "return redis.pcall('cluster', 'info')['err']", 0) == \
+        b"ERR This instance has cluster support disabled"

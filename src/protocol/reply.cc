@@ -27,8 +27,17 @@ void ReplyWriter::SimpleString(std::string_view s) {
   out_->Commit(s.size() + 3);
 }
 
+void ReplyWriter::ErrorCounted(std::string_view msg) {
+  if (errors_ != nullptr) errors_->OnCountedErrorReply();
+  WriteError(msg);
+}
+
 void ReplyWriter::Error(std::string_view msg) {
   if (errors_ != nullptr) errors_->OnErrorReply(msg);
+  WriteError(msg);
+}
+
+void ReplyWriter::WriteError(std::string_view msg) {
   char* p = out_->Reserve(msg.size() + 3);
   p[0] = '-';
   for (size_t i = 0; i < msg.size(); i++) {

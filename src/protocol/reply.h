@@ -16,6 +16,8 @@ class ErrorSink {
  public:
   virtual ~ErrorSink() = default;
   virtual void OnErrorReply(std::string_view msg) = 0;
+  // An error reply whose error was counted already (ErrorCounted).
+  virtual void OnCountedErrorReply() {}
 };
 
 class ReplyWriter {
@@ -47,6 +49,11 @@ class ReplyWriter {
   void SimpleString(std::string_view s);
   // `msg` includes its code ("ERR ...", "WRONGTYPE ..."); CR/LF become spaces.
   void Error(std::string_view msg);
+  // An error whose statistics were counted where it happened (a script's
+  // error from a command it called): the reply still tells the sink, which
+  // counts the running command as failed (Redis's
+  // ERR_REPLY_FLAG_NO_STATS_UPDATE).
+  void ErrorCounted(std::string_view msg);
   void Integer(int64_t v);
   void Bulk(std::string_view s);
   void Null();       // missing value: "$-1" / "_"
@@ -81,6 +88,7 @@ class ReplyWriter {
   bool cut() const { return cut_; }
 
  private:
+  void WriteError(std::string_view msg);  // "-" + msg with CR/LF as spaces
   void AggregateHeader(char type, size_t n);
 
   Buffer* out_;

@@ -333,7 +333,7 @@ void WalkTable(lua_State* L, ReplyWriter& reply, int script_resp, int depth, int
     const bool counted = RawField(L, names, kIgnoreStats) == LUA_TBOOLEAN && lua_toboolean(L, -1);
     lua_pop(L, 1);
     if (counted)
-      reply.Raw("-" + NoNewlines(msg) + "\r\n");
+      reply.ErrorCounted(msg);
     else
       reply.Error(msg);
     return;

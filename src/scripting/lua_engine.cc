@@ -383,10 +383,9 @@ void LuaEngine::ReplyError(CommandContext& ctx, Vm& vm, const ScriptInfo& script
   lua_pop(L, 1);
   if (msg.empty()) msg = "ERR unknown error";  // (a table raised without an err field)
   if (!source.empty() && !line.empty()) msg += " script: " + script.sha + ", on " + source + ":" + line + ".";
-  if (counted) {
-    ctx.reply.Raw("-" + lua_convert::NoNewlines(msg) + "\r\n");
-    worker_->NoteFailedReply();
-  } else
+  if (counted)
+    ctx.reply.ErrorCounted(msg);
+  else
     ctx.reply.Error(msg);
 }
 

@@ -241,6 +241,7 @@ void RegisterStreamInfoCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterDebugCommands(CommandTable& table);
+void RegisterClusterCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
 void RegisterSetCommands(CommandTable& table);

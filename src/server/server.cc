@@ -87,6 +87,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
   RegisterKeyCommands(commands_);
   RegisterServerCommands(commands_);
   RegisterDebugCommands(commands_);
+  RegisterClusterCommands(commands_);
   RegisterPubSubCommands(commands_);
   RegisterHashCommands(commands_);
   RegisterSetCommands(commands_);

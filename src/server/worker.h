@@ -276,6 +276,9 @@ class Worker : public ErrorSink {
 
   // ErrorSink: counts every error reply (INFO errorstats).
   void OnErrorReply(std::string_view msg) override;
+  // The running command's reply is an error counted already (a script's,
+  // from a command it called): the command failed all the same.
+  void OnCountedErrorReply() override { failed_reply_ = true; }
 
   // --- For the I/O layer ---
   void OnClientEvent(Client& c, uint32_t events);
@@ -295,9 +298,6 @@ class Worker : public ErrorSink {
   // A command a script called, refused before it ran (null: unknown): its
   // rejected call and the error, counted as Redis's scriptCall counts them.
   void CountScriptRejection(const CommandSpec* cmd, std::string_view error);
-  // The running command's reply is an error that was counted already (a
-  // script's error from a refused or failed call): it failed all the same.
-  void NoteFailedReply() { failed_reply_ = true; }
   // After SCRIPT FLUSH: drops this worker's scripts' interpreter. Its own
   // thread, or one holding every shard.
   void SyncScripts();
@@ -666,7 +666,7 @@ class Worker : public ErrorSink {
   // Errors counted by the commands scripts call (not their caller's
   // failure: Run tells failed calls by the errors counted meanwhile).
   uint64_t script_errors_ = 0;
-  bool failed_reply_ = false;  // NoteFailedReply
+  bool failed_reply_ = false;  // OnCountedErrorReply
   // Connections adopted while parked (worker 0 accepts while a script is
   // busy): out of clients_ until the shard is back (AdoptParked).
   std::vector<std::unique_ptr<Client>> adopted_while_parked_;
