@@ -14,7 +14,16 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
-from helpers import info_dict, rc  # noqa: F401  (fixtures)
+from helpers import Conn, rc  # noqa: F401  (fixtures)
+
+class Conn3(Conn):
+    """A raw connection in RESP3 to rc's server."""
+
+    def __init__(self, rc):
+        kw = rc.connection_pool.connection_kwargs
+        super().__init__(type("S", (), {"host": kw["host"], "port": kw["port"]})())
+        self.call("HELLO", "3")
+
 
 large_memory = pytest.mark.skipif(os.environ.get("PEREGRINE_LARGE_TESTS") != "1",
                                   reason="needs several GB (PEREGRINE_LARGE_TESTS=1)")
@@ -223,6 +232,21 @@ def test_error_tables_with_metamethods_and_huge_replies(rc):
         rc.execute_command("SADD", "s", "a", "b")
         assert "too large for a script" in err(rc, "return #redis.call('srandmember', 's', -100000000000)")
         alive(rc)
+
+
+def test_script_fuzzer_findings(rc):
+    """What the script fuzzer found (fuzz/regressions/script/): numbers out
+    of int range where the API takes an int, string.rep of 2^31 times, and a
+    verbatim string whose format is not three bytes."""
+    assert "Invalid debug level" in err(rc, "redis.log(-1e308, 'x')")
+    assert "Invalid replication flags" in err(rc, "redis.set_repl(1e308)")
+    assert "RESP version must be 2 or 3" in err(rc, "redis.setresp(0/0)")
+    assert ev(rc, "return string.rep('x', 2^31)") == b""
+    if not IS_REDIS:  # (Redis copies three bytes whatever the format's length)
+        with Conn3(rc) as c:
+            assert c.call("EVAL", "redis.setresp(3) return {verbatim_string = {format = '', string = 'x'}}", "0") \
+                == b"=5\r\n   :x\r\n"
+    alive(rc)
 
 
 def test_reply_strings_carry_no_newlines(rc):

@@ -141,7 +141,11 @@ void ReplyWriter::Verbatim(std::string_view s, std::string_view format) {
   }
   char* p = out_->Reserve(24);
   out_->Commit(WriteHeader(p, '=', static_cast<int64_t>(s.size() + 4)));
-  out_->Append(format.substr(0, 3));
+  // Always three bytes, as the length says: a shorter format (a script's
+  // verbatim_string table can give any) is padded with spaces.
+  char fmt[3] = {' ', ' ', ' '};
+  format.copy(fmt, 3);
+  out_->Append(std::string_view(fmt, 3));
   out_->Append(':');
   out_->Append(s);
   out_->Append("\r\n", 2);

@@ -5,6 +5,7 @@
 #include <lua.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +31,13 @@ using lua_convert::PushErrorTable;
 using lua_convert::PushReply;
 
 thread_local LuaEngine* tls_engine = nullptr;
+
+// A Lua number as Redis's C casts it on x86-64 (out of range or NaN: INT_MIN),
+// without their undefined behaviour (redis.log(-1e308, ...) and the like;
+// found by the script fuzzer).
+int ToInt(lua_Number d) {
+  return d >= -2147483648.0 && d < 2147483648.0 ? static_cast<int>(d) : INT_MIN;
+}
 
 // --- The redis.* API ---
 
@@ -281,7 +289,7 @@ int RedisSetRepl(lua_State* L) {
     PushErrorTable(L, "redis.set_repl() requires one argument.");
     return RaiseTable(L);
   }
-  const int flags = static_cast<int>(lua_tonumber(L, -1));
+  const int flags = ToInt(lua_tonumber(L, -1));
   if ((flags & ~3) != 0) {
     PushErrorTable(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.");
     return RaiseTable(L);
@@ -333,7 +341,7 @@ int RedisLog(lua_State* L) {
     PushErrorTable(L, "First argument must be a number (log level).");
     return RaiseTable(L);
   }
-  const int level = static_cast<int>(lua_tonumber(L, 1));
+  const int level = ToInt(lua_tonumber(L, 1));
   if (level < 0 || level > 3) {
     PushErrorTable(L, "Invalid debug level.");
     return RaiseTable(L);
@@ -357,7 +365,7 @@ int RedisSetResp(lua_State* L) {
     PushErrorTable(L, "redis.setresp() requires one argument.");
     return RaiseTable(L);
   }
-  const int resp = static_cast<int>(lua_tonumber(L, -1));
+  const int resp = ToInt(lua_tonumber(L, -1));
   if (resp != 2 && resp != 3) {
     PushErrorTable(L, "RESP version must be 2 or 3.");
     return RaiseTable(L);
