@@ -98,3 +98,24 @@ def test_busy_function_killed_from_a_new_connection(busy_server):
         assert runner.call("FUNCTION", "STATS").startswith(b"*4\r\n$14\r\nrunning_script\r\n$-1\r\n")
         assert runner.call("FCALL", "spin_x", "0").startswith(b"-ERR Function not found")
         assert runner.call("PING") == b"+PONG\r\n"
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Redis cannot stop a script inside a library function")
+@pytest.mark.parametrize("stuck", [
+    # exponential backtracking inside string.find's matcher
+    "return string.find(string.rep('a', 5000), string.rep('a*', 30) .. 'b')",
+    # a plain search of 4e12 byte compares
+    "local s = string.rep('a', 4000000) return string.find(s, string.rep('a', 2000000) .. 'b', 1, true)",
+    # 2^31 shifts of table.insert at a position far below 1
+    "local t = {} table.insert(t, -2^31, 1) return 1",
+], ids=["pattern", "plain-find", "table-insert"])
+def test_script_inside_a_library_function_can_be_killed(busy_server, stuck):
+    """The count hook reaches long loops inside library functions
+    (patches/lua5.1/0010): busy-reply-threshold and SCRIPT KILL work there."""
+    with Conn(busy_server) as runner:
+        runner.send(encode("EVAL", stuck, "0"))
+        with Conn(busy_server) as other:
+            wait_busy(other, BUSY_EVAL)
+            assert other.call("SCRIPT", "KILL") == b"+OK\r\n"
+        assert runner.read_reply().startswith(b"-ERR Script killed by user with SCRIPT KILL...")
+        assert runner.call("PING") == b"+PONG\r\n"

@@ -242,6 +242,14 @@ def test_script_fuzzer_findings(rc):
     assert "Invalid replication flags" in err(rc, "redis.set_repl(1e308)")
     assert "RESP version must be 2 or 3" in err(rc, "redis.setresp(0/0)")
     assert ev(rc, "return string.rep('x', 2^31)") == b""
+    assert ev(rc, "return #string.rep('', 2^31 - 1)") == 0  # (at once: nothing is appended)
+    # u - l + 1 wraps in Redis's int arithmetic (x86): the interval's width is 0
+    assert ev(rc, "return math.random(-2^31, 2^31 - 1)") == -2147483648
+    assert ev(rc, "local t = {} table.insert(t, 0, 'x') return {#t, t[0], t[1] == nil}") == [0, b"x", 1]
+    if not IS_REDIS:  # (both crash Redis 7.0.15: match() recursed without a limit)
+        assert "pattern too complex" in err(rc, "return string.find(string.rep('a', 300), string.rep('a?', 300))")
+        assert "pattern too complex" in err(rc, "return string.gsub(string.rep('a', 300), string.rep('a-', 250) .. '$', '')")
+        assert ev(rc, "return string.find(string.rep('a', 150), string.rep('a?', 150))") == 1
     if not IS_REDIS:  # (Redis copies three bytes whatever the format's length)
         with Conn3(rc) as c:
             assert c.call("EVAL", "redis.setresp(3) return {verbatim_string = {format = '', string = 'x'}}", "0") \

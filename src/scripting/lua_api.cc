@@ -396,7 +396,11 @@ int MathRandom(lua_State* L) {
       const int l = luaL_checkint(L, 1);
       const int u = luaL_checkint(L, 2);
       luaL_argcheck(L, l <= u, 2, "interval is empty");
-      lua_pushnumber(L, std::floor(r * (u - l + 1)) + l);
+      // Redis computes u - l + 1 in int: past INT_MAX it wraps on x86
+      // (math.random(-2^31, 2^31 - 1) is always -2^31 there). The same
+      // width, without the undefined behaviour.
+      const auto width = static_cast<int32_t>(static_cast<uint32_t>(u) - static_cast<uint32_t>(l) + 1U);
+      lua_pushnumber(L, std::floor(r * width) + l);
       break;
     }
     default:
