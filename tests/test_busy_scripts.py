@@ -119,3 +119,30 @@ def test_script_inside_a_library_function_can_be_killed(busy_server, stuck):
             assert other.call("SCRIPT", "KILL") == b"+OK\r\n"
         assert runner.read_reply().startswith(b"-ERR Script killed by user with SCRIPT KILL...")
         assert runner.call("PING") == b"+PONG\r\n"
+
+
+def test_busy_script_publishing_reaches_every_worker(busy_server):
+    """A busy script that publishes writes into other workers' subscribers
+    while those workers answer their clients -BUSY: they take turns (the
+    parked workers answer from the script's hook), the messages arrive
+    meanwhile, and the script can still be killed (PUBLISH is no write)."""
+    subs = [Conn(busy_server) for _ in range(6)]  # spread over every worker
+    try:
+        for s in subs:
+            assert s.call("SUBSCRIBE", "ch").startswith(b"*3\r\n$9\r\nsubscribe\r\n")
+        with Conn(busy_server) as runner:
+            runner.send(encode("EVAL", "local n = 0 while true do n = n + 1 "
+                               "if n % 200000 == 0 then redis.call('publish', 'ch', n) end end", "0"))
+            with Conn(busy_server) as other:
+                wait_busy(other, BUSY_EVAL)
+                for s in subs:  # messages published while the script is busy
+                    for _ in range(3):
+                        msg = s.read_reply()
+                        assert msg.startswith(b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n"), msg
+                assert other.call("GET", "k") == BUSY_EVAL
+                assert other.call("SCRIPT", "KILL") == b"+OK\r\n"
+            assert runner.read_reply().startswith(b"-ERR Script killed by user with SCRIPT KILL...")
+            assert runner.call("PING") == b"+PONG\r\n"
+    finally:
+        for s in subs:
+            s.close()

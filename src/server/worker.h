@@ -424,9 +424,12 @@ class Worker : public ErrorSink {
   void RecycleBatch(ExecBatch* b);
   // Lends the shard to the next worker waiting for it, if it may.
   void TryLend();
-  // Waits (handling messages, sleeping on the Waker) until `done()`.
+  // Waits (handling messages, sleeping on the Waker) until `done()`. A busy
+  // script's request to answer this worker's clients meanwhile
+  // (serve_parked_) is met with `serve_parked` (between commands), else
+  // acknowledged unmet (in the middle of one, whose client must not be read).
   template <typename Pred>
-  void WaitUntil(Pred done);
+  void WaitUntil(Pred done, bool serve_parked = false);
   // Takes the shards `sorted` (increasing, this worker's own included) for a
   // command that spans them; GiveBack returns them.
   void AcquireShards(std::span<const uint32_t> sorted);
@@ -663,6 +666,15 @@ class Worker : public ErrorSink {
   std::atomic<uint8_t> script_busy_state_{0};
   std::atomic<bool> script_kill_{false};
   bool parked_busy_ = false;  // ServeWhileParked is answering this worker's clients
+  // The holder of a busy script asks the workers whose shards it holds to
+  // answer their clients (ServeWhileParked) from its hook, where it runs no
+  // command (ServeParkedWorkers): the holder and a parked worker never touch
+  // that worker's clients at once (a script's PUBLISH, a push serving a
+  // blocked client, write into them). 0: nothing asked, 1: asked, 2: being
+  // answered.
+  std::atomic<uint8_t> serve_parked_{0};
+  bool AnswerServeRequest(bool serve);
+  void ServeParkedWorkers();
   // Errors counted by the commands scripts call (not their caller's
   // failure: Run tells failed calls by the errors counted meanwhile).
   uint64_t script_errors_ = 0;

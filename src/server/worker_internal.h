@@ -164,8 +164,9 @@ bool Worker::PopMail(F&& handle) {
 }
 
 template <typename Pred>
-void Worker::WaitUntil(Pred done) {
+void Worker::WaitUntil(Pred done, bool serve_parked) {
   while (!done()) {
+    if (serve_parked_.load(std::memory_order_relaxed) == 1 && AnswerServeRequest(serve_parked)) continue;
     FlushOutboxes();
     const uint64_t seen = waker_.Prepare();
     if (Drain()) continue;

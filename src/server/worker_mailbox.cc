@@ -345,11 +345,7 @@ int Worker::BeforeWait() {
     // Parked: the holder may use this shard and read this worker's state
     // until it gives the shard back. (A busy script there: this worker's
     // clients are answered -BUSY meanwhile, and may kill it.)
-    WaitUntil([this] {
-      if (lent_to_ >= 0 && server_.busy_scripts().load(std::memory_order_relaxed) > 0) [[unlikely]]
-        ServeWhileParked();
-      return lent_to_ < 0;
-    });
+    WaitUntil([this] { return lent_to_ < 0; }, /*serve_parked=*/true);
     AdoptParked();
     ApplyConfigIfChanged();  // the holder may have run CONFIG SET
     work = true;

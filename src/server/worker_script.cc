@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <thread>
 
 #include "scripting/lua_engine.h"
 #include "server/worker_internal.h"
@@ -171,6 +172,43 @@ void Worker::WhileScriptBusy(bool wrote) {
   DrainWhileBusy();
   FlushPendingWrites();
   FlushOutboxes();
+  ServeParkedWorkers();
+}
+
+void Worker::ServeParkedWorkers() {
+  if (!holding_) return;
+  bool asked = false;
+  for (uint32_t w : held_workers()) {
+    if (w == index_) continue;
+    Worker& other = server_.worker(w);
+    other.serve_parked_.store(1, std::memory_order_release);
+    other.waker_.Notify();
+    asked = true;
+  }
+  if (!asked) return;
+  // Each answers at once from its wait (a round of its ready events); one
+  // that cannot (a worker parked in the middle of a command acknowledges
+  // unserved) or is slow to wake is not asked again before the next hook.
+  const int64_t deadline = MonotonicMs() + 50;
+  for (uint32_t w : held_workers()) {
+    if (w == index_) continue;
+    std::atomic<uint8_t>& state = server_.worker(w).serve_parked_;
+    while (state.load(std::memory_order_acquire) != 0) {
+      uint8_t unanswered = 1;
+      if (MonotonicMs() > deadline &&
+          state.compare_exchange_strong(unanswered, 0, std::memory_order_acq_rel))
+        break;
+      std::this_thread::yield();
+    }
+  }
+}
+
+bool Worker::AnswerServeRequest(bool serve) {
+  uint8_t asked = 1;
+  if (!serve_parked_.compare_exchange_strong(asked, 2, std::memory_order_acq_rel)) return false;
+  if (serve && lent_to_ >= 0) ServeWhileParked();
+  serve_parked_.store(0, std::memory_order_release);
+  return true;
 }
 
 void Worker::ServeWhileParked() {
