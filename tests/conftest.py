@@ -81,7 +81,8 @@ class ServerProcess:
         raise RuntimeError("server did not become ready")
 
     def client(self, **kw):
-        return redis.Redis(host=self.host, port=self.port, socket_timeout=10, **kw)
+        kw.setdefault("socket_timeout", 10)
+        return redis.Redis(host=self.host, port=self.port, **kw)
 
     def stop(self):
         if self.proc.poll() not in (None, 0):
