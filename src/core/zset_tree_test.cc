@@ -235,7 +235,7 @@ TEST(ZTree, RandomInsertsFillLeaves) {
   ZTree t;
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> score(0, 1e9);
-  char buf[16];
+  char buf[24];
   for (int i = 0; i < 300000; ++i) {
     std::snprintf(buf, sizeof(buf), "member:%06d", i);
     t.Insert(score(rng), buf);
