@@ -2,7 +2,7 @@
 // bytes, 15 ASCII bytes packed, integers as int64, longer strings on the
 // heap) or a container handle (a pointer to the container's block and its
 // encoding): a list (ListObject), a set (SetObject), a hash (HashObject) or
-// a sorted set (ZSetObject). Streams will be a further container type.
+// a sorted set (ZSetObject) or a stream (StreamObject).
 //
 // Byte 15 is the tag that tells them apart: a CompactString's own tags are
 // below 0x80; a container's is 0x80 | type << 3 | encoding (the containers

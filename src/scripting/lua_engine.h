@@ -1,5 +1,5 @@
-// One Lua 5.1 interpreter per worker (docs/scripting.md): Redis's scripting
-// environment (the redis.* API, cjson, bit, the sandbox and its globals
+// Two Lua 5.1 interpreters per worker, one for scripts and one for
+// functions (docs/scripting.md): Redis's scripting environment (the redis.* API, cjson, bit, the sandbox and its globals
 // protection), the scripts compiled into it, and a run of one script: its
 // redis.call()s executed through the worker, RESP replies turned into Lua
 // values and the script's result turned back into a reply, as Redis 7.2's

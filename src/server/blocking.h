@@ -1,5 +1,5 @@
-// Clients blocked on keys (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP; the
-// sorted sets' and streams' blocking commands will use the same): the wait a
+// Clients blocked on keys (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP, the
+// sorted sets' BZPOPMIN / BZPOPMAX / BZMPOP and XREAD / XREADGROUP BLOCK): the wait a
 // blocked client shares with the shards of its keys, and each shard's
 // registry of the waits on its keys. The protocol that serves each wait
 // exactly once across threads is in docs/blocking.md; who may touch what is

@@ -1,7 +1,6 @@
 // A shard: one slice of the keyspace with its own databases and statistics.
-// Only the thread that owns a shard touches it (one shard per thread; spreading
-// shards over threads is issue #5 — nothing outside this class assumes there
-// is only one).
+// Only the thread that owns a shard touches it, or a thread its owner lent it
+// to (one shard per worker thread; docs/transactions.md).
 #pragma once
 
 #include <atomic>

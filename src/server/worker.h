@@ -1,5 +1,5 @@
 // A worker: one thread with its event loop, its client connections and one
-// shard of the keyspace (DESIGN.md §2, docs/transactions.md). Everything here
+// shard of the keyspace (docs/architecture.md, docs/transactions.md). Everything here
 // runs on the worker's thread; other workers reach it only through its
 // mailbox (the Server's SpscRing per ordered pair of workers and the Waker),
 // except while it has lent its shard to a command that holds it (then it is
