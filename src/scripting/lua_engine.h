@@ -1,6 +1,7 @@
 // Two Lua 5.1 interpreters per worker, one for scripts and one for
-// functions (docs/scripting.md): Redis's scripting environment (the redis.* API, cjson, bit, the sandbox and its globals
-// protection), the scripts compiled into it, and a run of one script: its
+// functions (docs/scripting.md): Redis's scripting environment (the
+// redis.* API, cjson, bit, the sandbox and its globals protection), the
+// scripts compiled into it, and a run of one script: its
 // redis.call()s executed through the worker, RESP replies turned into Lua
 // values and the script's result turned back into a reply, as Redis 7.2's
 // script_lua.c converts them.
