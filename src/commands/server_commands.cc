@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "commands/common.h"
-#include "commands/persistence.h"
+#include "commands/persistence_commands.h"
 #include "core/glob.h"
 #include "core/memory.h"
 #include "core/numbers.h"

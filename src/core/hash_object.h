@@ -4,7 +4,7 @@
 // hash-max-listpack-value bytes, a PackedTable ("hashtable") beyond. A hash
 // never converts back (as in Redis).
 //
-// The commands (commands/hashes.cc) hold one per hash key. Not thread-safe,
+// The commands (commands/hash_commands.cc) hold one per hash key. Not thread-safe,
 // like everything in core/.
 #pragma once
 
@@ -93,7 +93,7 @@ class HashObject {
   // is due, ExpireFields() removes the fields whose time has come and makes
   // the bound exact again. Until then fields past their deadline are still
   // here: the commands call ExpireFields() before they look (see
-  // commands/hashes.cc), and the database's active cycle calls it for the
+  // commands/hash_commands.cc), and the database's active cycle calls it for the
   // hashes whose bound has passed (Db::ExpireHashFields).
   static constexpr int64_t kNoDeadline = Page::kNoDeadline;
   int64_t min_deadline() const {

@@ -23,7 +23,7 @@
 // boundary are settled as they go. Compression only saves memory: every
 // read and write works on either form.
 //
-// The commands (commands/lists.cc) hold one per list key. Not thread-safe,
+// The commands (commands/list_commands.cc) hold one per list key. Not thread-safe,
 // like everything in core/.
 #pragma once
 

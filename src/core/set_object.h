@@ -5,7 +5,7 @@
 // set-max-listpack-value bytes; a PackedTable ("hashtable") beyond. A set
 // never converts back to a smaller encoding (as in Redis).
 //
-// The commands (commands/sets.cc) hold one per set key. Not thread-safe,
+// The commands (commands/set_commands.cc) hold one per set key. Not thread-safe,
 // like everything in core/.
 #pragma once
 

@@ -8,7 +8,7 @@
 //
 // Positions (Pos) walk both encodings alike: a listpack's position is its
 // one leaf, an offset and an index (its rank). The commands
-// (commands/zsets.cc) hold one per sorted set key. Not thread-safe, like
+// (commands/zset_commands.cc) hold one per sorted set key. Not thread-safe, like
 // everything in core/.
 #pragma once
 

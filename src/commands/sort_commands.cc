@@ -17,7 +17,7 @@
 
 #include "commands/common.h"
 #include "server/server.h"
-#include "commands/zsets.h"
+#include "commands/zset_commands.h"
 #include "core/list_object.h"
 #include "server/config.h"
 

@@ -1,5 +1,5 @@
 // Helpers shared by the geo commands: GEOADD, GEODIST, GEOHASH and GEOPOS
-// (geo.cc) and the searches (geo_search.cc). A geo set is a sorted set whose
+// (geo_commands.cc) and the searches (geo_search_commands.cc). A geo set is a sorted set whose
 // scores are 52-bit geohashes (core/geohash.h).
 #pragma once
 
@@ -26,7 +26,7 @@ bool ParseLonLatOrReply(CommandContext& ctx, size_t at, geo::Point* out);
 bool ParseUnitOrReply(CommandContext& ctx, std::string_view arg, double* conversion);
 
 // Registers GEOSEARCH, GEOSEARCHSTORE, GEORADIUS[BYMEMBER][_RO]
-// (geo_search.cc).
+// (geo_search_commands.cc).
 void RegisterGeoSearchCommands(CommandTable& t);
 
 }  // namespace peregrine

@@ -1,7 +1,7 @@
 // Snapshot commands: SAVE, BGSAVE, LASTSAVE, and the saving parts of SHUTDOWN and
 // DEBUG RELOAD (docs/persistence.md). Each runs holding every shard, so
 // the file is one point in time across them.
-#include "commands/persistence.h"
+#include "commands/persistence_commands.h"
 
 #include "commands/common.h"
 #include "server/log.h"

@@ -3,13 +3,13 @@
 // set whose scores are 52-bit geohashes: GEOADD is ZADD with the coordinates
 // encoded (as Redis, which rewrites GEOADD into a ZADD), and any sorted set
 // can be read back as positions. The math is core/geohash.h; the searches
-// are in geo_search.cc.
+// are in geo_search_commands.cc.
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "commands/geo.h"
-#include "commands/zsets.h"
+#include "commands/geo_commands.h"
+#include "commands/zset_commands.h"
 #include "core/numbers.h"
 
 namespace peregrine {

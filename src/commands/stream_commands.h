@@ -1,4 +1,4 @@
-// Helpers the stream commands share (streams.cc, stream_groups.cc).
+// Helpers the stream commands share (stream_commands.cc, stream_group_commands.cc).
 #pragma once
 
 #include <string_view>

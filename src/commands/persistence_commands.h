@@ -1,5 +1,5 @@
 // The snapshot parts of SHUTDOWN and DEBUG (commands/server_commands.cc
-// parses them): see persistence.cc.
+// parses them): see persistence_commands.cc.
 #pragma once
 
 #include "server/command.h"

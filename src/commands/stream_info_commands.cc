@@ -3,7 +3,7 @@
 #include <string>
 
 #include "commands/common.h"
-#include "commands/streams.h"
+#include "commands/stream_commands.h"
 #include "core/stream_groups.h"
 
 namespace peregrine {

@@ -1,5 +1,5 @@
-// What the hash command files share (commands/hashes.cc: the Redis 7.2
-// commands; commands/hash_expiry.cc: field expiry, Redis 7.4 and 8.0).
+// What the hash command files share (commands/hash_commands.cc: the Redis 7.2
+// commands; commands/hash_expiry_commands.cc: field expiry, Redis 7.4 and 8.0).
 #pragma once
 
 #include <span>

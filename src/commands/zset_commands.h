@@ -1,5 +1,5 @@
-// Helpers shared by the sorted set commands (zsets.cc, zset_ops.cc) and the
-// geo commands (geo.cc), which keep their points in sorted sets.
+// Helpers shared by the sorted set commands (zset_commands.cc, zset_op_commands.cc) and the
+// geo commands (geo_commands.cc), which keep their points in sorted sets.
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "commands/zsets.h"
+#include "commands/zset_commands.h"
 #include "core/glob.h"
 #include "core/numbers.h"
 #include "core/set_object.h"

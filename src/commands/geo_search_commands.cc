@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "commands/geo.h"
-#include "commands/zsets.h"
+#include "commands/geo_commands.h"
+#include "commands/zset_commands.h"
 #include "core/numbers.h"
 
 namespace peregrine {

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "commands/hashes.h"
+#include "commands/hash_commands.h"
 #include "core/numbers.h"
 
 namespace peregrine::hash_commands {

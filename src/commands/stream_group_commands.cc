@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "commands/common.h"
-#include "commands/streams.h"
+#include "commands/stream_commands.h"
 #include "core/stream_groups.h"
 
 namespace peregrine {

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "commands/hashes.h"
+#include "commands/hash_commands.h"
 #include "core/glob.h"
 #include "core/hash_object.h"
 #include "core/numbers.h"

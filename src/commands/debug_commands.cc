@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "commands/common.h"
-#include "commands/persistence.h"
+#include "commands/persistence_commands.h"
 #include "persist/rdb_writer.h"
 #include "server/server.h"
 

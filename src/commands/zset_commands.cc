@@ -5,7 +5,7 @@
 // Every range form comes down to a run of ranks (RankSpan): its bounds are
 // found in O(log n) and its length is the difference of their ranks. A
 // sorted set whose last member goes is deleted. Pops, random members, scans
-// and the multi-key algebra are in zset_ops.cc.
+// and the multi-key algebra are in zset_op_commands.cc.
 #include <algorithm>
 #include <cerrno>
 #include <climits>
@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "commands/zsets.h"
+#include "commands/zset_commands.h"
 #include "core/numbers.h"
 #include "server/server.h"
 

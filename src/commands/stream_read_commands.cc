@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "commands/common.h"
-#include "commands/streams.h"
+#include "commands/stream_commands.h"
 #include "core/stream_groups.h"
 #include "server/client.h"
 
