@@ -17,14 +17,7 @@ namespace {
 const CommandTable& Table() {
   static const CommandTable t = [] {
     CommandTable t;
-    for (auto reg : {RegisterConnectionCommands, RegisterStringCommands, RegisterBitmapCommands,
-                     RegisterHyperLogLogCommands, RegisterSortCommands, RegisterStreamCommands,
-                     RegisterStreamGroupCommands, RegisterStreamReadCommands, RegisterStreamInfoCommands,
-                     RegisterKeyCommands, RegisterServerCommands, RegisterPubSubCommands, RegisterHashCommands,
-                     RegisterSetCommands, RegisterListCommands, RegisterZSetCommands, RegisterGeoCommands,
-                     RegisterTransactionCommands, RegisterScriptingCommands, RegisterDumpCommands,
-                     RegisterPersistenceCommands, RegisterAclCommands})
-      reg(t);
+    RegisterAllCommands(t);
     return t;
   }();
   return t;

@@ -228,30 +228,8 @@ std::vector<std::string_view> AclCategoryNames(uint32_t categories);  // "@read"
 // Every ACL category (its bit, its name without '@'), in Redis's order.
 std::span<const std::pair<uint32_t, std::string_view>> AclCategoryTable();
 
-// Registration functions, one per commands/<family>.cc.
-void RegisterConnectionCommands(CommandTable& table);
-void RegisterStringCommands(CommandTable& table);
-void RegisterBitmapCommands(CommandTable& table);
-void RegisterHyperLogLogCommands(CommandTable& table);
-void RegisterSortCommands(CommandTable& table);
-void RegisterStreamCommands(CommandTable& table);
-void RegisterStreamGroupCommands(CommandTable& table);
-void RegisterStreamReadCommands(CommandTable& table);
-void RegisterStreamInfoCommands(CommandTable& table);
-void RegisterKeyCommands(CommandTable& table);
-void RegisterServerCommands(CommandTable& table);
-void RegisterDebugCommands(CommandTable& table);
-void RegisterClusterCommands(CommandTable& table);
-void RegisterPubSubCommands(CommandTable& table);
-void RegisterHashCommands(CommandTable& table);
-void RegisterSetCommands(CommandTable& table);
-void RegisterListCommands(CommandTable& table);
-void RegisterZSetCommands(CommandTable& table);
-void RegisterGeoCommands(CommandTable& table);
-void RegisterTransactionCommands(CommandTable& table);
-void RegisterScriptingCommands(CommandTable& table);
-void RegisterDumpCommands(CommandTable& table);
-void RegisterPersistenceCommands(CommandTable& table);
-void RegisterAclCommands(CommandTable& table);
+// Every command family, in the server's order (server/command.cc holds the
+// one list; each family's Register*Commands is in commands/<family>_commands.cc).
+void RegisterAllCommands(CommandTable& table);
 
 }  // namespace peregrine

@@ -75,30 +75,7 @@ Server::Server(Config config, std::string config_file, std::string executable)
       executable_(std::move(executable)),
       run_id_(RandomHex(40)),
       aof_(std::make_unique<AppendOnlyFile>(*this)) {
-  RegisterConnectionCommands(commands_);
-  RegisterStringCommands(commands_);
-  RegisterBitmapCommands(commands_);
-  RegisterHyperLogLogCommands(commands_);
-  RegisterSortCommands(commands_);
-  RegisterStreamCommands(commands_);
-  RegisterStreamGroupCommands(commands_);
-  RegisterStreamReadCommands(commands_);
-  RegisterStreamInfoCommands(commands_);
-  RegisterKeyCommands(commands_);
-  RegisterServerCommands(commands_);
-  RegisterDebugCommands(commands_);
-  RegisterClusterCommands(commands_);
-  RegisterPubSubCommands(commands_);
-  RegisterHashCommands(commands_);
-  RegisterSetCommands(commands_);
-  RegisterListCommands(commands_);
-  RegisterZSetCommands(commands_);
-  RegisterGeoCommands(commands_);
-  RegisterTransactionCommands(commands_);
-  RegisterScriptingCommands(commands_);
-  RegisterDumpCommands(commands_);
-  RegisterPersistenceCommands(commands_);
-  RegisterAclCommands(commands_);
+  RegisterAllCommands(commands_);
   acl_ = std::make_unique<Acl>(commands_);
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
   if (!config_.requirepass.empty()) acl_->SetRequirePass(config_.requirepass);
