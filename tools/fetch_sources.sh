@@ -58,6 +58,14 @@ for p in "${packages[@]}"; do
       exit 1
     fi
   done
+  if [ "$p" = lua5.1 ]; then
+    # luaconf.h includes the header Debian's rules generate at build time
+    # (override_dh_auto_configure); Debian's liblua5.1-0-dev ships it, but a
+    # machine without that package needs it written here, the same way.
+    arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+    printf '#ifndef _LUA_DEB_MULTIARCH_\n#define _LUA_DEB_MULTIARCH_\n#define DEB_HOST_MULTIARCH "%s"\n#endif\n' \
+      "$arch" > "$dest/$p.tmp/src/lua5.1-deb-multiarch.h"
+  fi
   mv "$dest/$p.tmp" "$dest/$p"
   rm -f "$dest"/*.orig.tar.* "$dest"/*.debian.tar.*  # (dpkg-source leaves links beside what it unpacks)
   echo "fetch_sources: $p from $(basename "$dsc") with $(ls "$top"/patches/"$p"/*.patch 2>/dev/null | wc -l) patches of ours"
