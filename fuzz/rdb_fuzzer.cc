@@ -26,7 +26,8 @@
 #include "server/aof.h"
 #include "server/config.h"
 #include "server/persistence.h"
-#include "scripting/lua_engine.h"
+#include "server/lua_engine.h"
+#include "commands/all_commands.h"
 #include "server/server.h"
 
 namespace {
@@ -71,7 +72,7 @@ Server& FuzzServer(int threads) {
     c.set_max_listpack_entries = 4;
     c.hash_max_listpack_entries = 4;
     c.zset_max_listpack_entries = 4;
-    s = new Server(c, "", "peregrine-fuzz");
+    s = new Server(c, AllCommands(), "", "peregrine-fuzz");
     std::string err;
     if (!s->InitWorkers(&err)) std::abort();
     s->ApplyRuntimeConfig();

@@ -71,6 +71,7 @@
 #include "script/resp_checker.h"
 #include "scripting/script_cache.h"
 #include "server/config.h"
+#include "commands/all_commands.h"
 #include "server/server.h"
 #include "server/worker.h"
 
@@ -344,7 +345,7 @@ struct Instance {
   uint64_t next_client = 1;
 
   Instance(bool two_workers, bool deprecated_api) {
-    server = std::make_unique<Server>(FuzzConfig(two_workers, deprecated_api), "", "peregrine-fuzz");
+    server = std::make_unique<Server>(FuzzConfig(two_workers, deprecated_api), AllCommands(), "", "peregrine-fuzz");
     std::string err;
     if (!server->InitWorkers(&err)) {
       std::fprintf(stderr, "InitWorkers: %s\n", err.c_str());

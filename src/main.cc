@@ -18,6 +18,7 @@
 #include "server/config.h"
 #include "server/log.h"
 #include "server/persistence.h"
+#include "commands/all_commands.h"
 #include "server/server.h"
 
 #ifdef PEREGRINE_WITH_MIMALLOC
@@ -179,7 +180,7 @@ int main(int argc, char** argv) {
   // The server is deliberately never destroyed: as Redis does, the process
   // exits without freeing the dataset key by key, which with millions of keys
   // would only delay the exit. The global keeps it reachable for LeakSanitizer.
-  g_server = new Server(config, config_file, executable);
+  g_server = new Server(config, AllCommands(), config_file, executable);
   Server& server = *g_server;
   SetLogLevel(LogLevel::kNotice);
   server.ApplyRuntimeConfig();

@@ -1,6 +1,6 @@
 // EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (docs/scripting.md): the
 // script runs in the interpreter of the worker running the command
-// (scripting/lua_engine.h), holding the shards of its declared keys.
+// (server/lua_engine.h), holding the shards of its declared keys.
 #include <set>
 #include <string>
 
@@ -11,7 +11,7 @@
 #include "persist/rdb_reader.h"
 #include "persist/rdb_writer.h"
 #include "scripting/functions.h"
-#include "scripting/lua_engine.h"
+#include "server/lua_engine.h"
 #include "server/server.h"
 
 namespace peregrine {

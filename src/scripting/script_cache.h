@@ -2,7 +2,7 @@
 // one cache for the whole server, so that a script loaded through one
 // connection is there for EVALSHA on every other at once. Each worker
 // compiles a script into its own interpreter the first time it runs it
-// (scripting/lua_engine.h); the cache holds only the bodies and what is
+// (server/lua_engine.h); the cache holds only the bodies and what is
 // known about them. Read under a mutex, on a worker's first use of a script.
 #pragma once
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/all_commands.h"
 #include "server/command.h"
 
 namespace peregrine {
@@ -15,11 +16,7 @@ namespace {
 
 // Every command family, as the server registers them.
 const CommandTable& Table() {
-  static const CommandTable t = [] {
-    CommandTable t;
-    RegisterAllCommands(t);
-    return t;
-  }();
+  static const CommandTable t = AllCommands();
   return t;
 }
 

@@ -228,8 +228,4 @@ std::vector<std::string_view> AclCategoryNames(uint32_t categories);  // "@read"
 // Every ACL category (its bit, its name without '@'), in Redis's order.
 std::span<const std::pair<uint32_t, std::string_view>> AclCategoryTable();
 
-// Every command family, in the server's order (server/command.cc holds the
-// one list; each family's Register*Commands is in commands/<family>_commands.cc).
-void RegisterAllCommands(CommandTable& table);
-
 }  // namespace peregrine

@@ -18,7 +18,7 @@
 #include "persist/rdb_format.h"
 #include "persist/rdb_reader.h"
 #include "persist/rdb_writer.h"
-#include "scripting/lua_engine.h"
+#include "server/lua_engine.h"
 #include "server/log.h"
 #include "server/server.h"
 

@@ -69,13 +69,13 @@ std::string RandomHex(size_t n) {
 }
 }  // namespace
 
-Server::Server(Config config, std::string config_file, std::string executable)
+Server::Server(Config config, CommandTable commands, std::string config_file, std::string executable)
     : config_(std::move(config)),
       config_file_(std::move(config_file)),
       executable_(std::move(executable)),
       run_id_(RandomHex(40)),
+      commands_(std::move(commands)),
       aof_(std::make_unique<AppendOnlyFile>(*this)) {
-  RegisterAllCommands(commands_);
   acl_ = std::make_unique<Acl>(commands_);
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
   if (!config_.requirepass.empty()) acl_->SetRequirePass(config_.requirepass);

@@ -48,7 +48,9 @@ class Server {
   // Messages between two workers: one ring per ordered pair.
   using Ring = SpscRing<uint64_t, 1024>;
 
-  Server(Config config, std::string config_file, std::string executable);
+  // `commands`: every command it serves (commands/all_commands.h's
+  // AllCommands(); the server layer knows no family of its own).
+  Server(Config config, CommandTable commands, std::string config_file, std::string executable);
   ~Server();
 
   // Opens listeners and signal handling. Returns false with *err on failure

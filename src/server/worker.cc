@@ -4,7 +4,7 @@
 // worker.h and docs/transactions.md).
 #include "server/worker.h"
 
-#include "scripting/lua_engine.h"
+#include "server/lua_engine.h"
 
 #include <poll.h>
 #include <sys/epoll.h>

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <thread>
 
-#include "scripting/lua_engine.h"
+#include "server/lua_engine.h"
 #include "server/worker_internal.h"
 
 namespace peregrine {

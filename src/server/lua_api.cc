@@ -15,7 +15,7 @@
 #include "net/event_loop.h"
 #include "protocol/reply.h"
 #include "scripting/lua_convert.h"
-#include "scripting/lua_engine_internal.h"
+#include "server/lua_engine_internal.h"
 #include "server/acl.h"
 #include "server/client.h"
 #include "server/command.h"

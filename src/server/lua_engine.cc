@@ -1,4 +1,4 @@
-#include "scripting/lua_engine.h"
+#include "server/lua_engine.h"
 
 #include <lua.hpp>
 
@@ -9,7 +9,7 @@
 #include "net/event_loop.h"
 #include "protocol/reply.h"
 #include "scripting/lua_convert.h"
-#include "scripting/lua_engine_internal.h"
+#include "server/lua_engine_internal.h"
 #include "scripting/lua_libs.h"
 #include "scripting/lua_sandbox.h"
 #include "server/client.h"

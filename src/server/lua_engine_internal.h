@@ -1,4 +1,4 @@
-// What lua_engine.cc and lua_api.cc share (private to src/scripting).
+// What lua_engine.cc and lua_api.cc share (private to src/server/lua_*.cc).
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "protocol/buffer.h"
-#include "scripting/lua_engine.h"
+#include "server/lua_engine.h"
 
 struct lua_State;
 
