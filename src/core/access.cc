@@ -59,8 +59,15 @@ void AccessTracker::Configure(Mode mode, int64_t lfu_log_factor, int64_t lfu_dec
   RebuildSweptTable();
 }
 
+// The clocks count from this many seconds before the monotonic clock's zero
+// (a whole number of days: every clock's units stay aligned), so that a
+// stamp placed up to kMaxIdleSeconds in the past (RESTORE ... IDLETIME) is
+// never before zero, even on a machine booted moments ago.
+constexpr int64_t kClockOriginS = 32 * 86400;
+static_assert(kClockOriginS >= static_cast<int64_t>(AccessTracker::kMaxIdleSeconds) && kClockOriginS % 86400 == 0);
+
 void AccessTracker::Advance(int64_t now_ms) {
-  const int64_t now_s = now_ms / 1000;
+  const int64_t now_s = now_ms / 1000 + kClockOriginS;
   if (now_s == now_s_) return;
   now_s_ = now_s;
   now_code_ = StampAt(kClocks[0], now_s_);

@@ -105,6 +105,21 @@ TEST(AccessTrackerTest, StampForIdleReadsBackTheIdleTime) {
   EXPECT_EQ(t.IdleSeconds(a), 15u);
 }
 
+// The monotonic clock starts near zero on a machine booted moments ago: an
+// idle time longer than the uptime still reads back (the clocks do not
+// count from before their zero).
+TEST(AccessTrackerTest, StampForIdleLongerThanTheUptime) {
+  for (int64_t now_ms : {int64_t{0}, int64_t{787'000}}) {
+    AccessTracker t = Lru(now_ms);
+    for (uint64_t idle : {uint64_t{1000}, uint64_t{7200}, uint64_t{29} * 86400, AccessTracker::kMaxIdleSeconds}) {
+      const uint64_t got = t.IdleSeconds(t.StampForIdle(idle));
+      const uint64_t slack = idle < 48 * 60 ? 59 : idle < 24 * 3600 ? 3599 : 86399;
+      EXPECT_GE(got, idle) << now_ms << " " << idle;
+      EXPECT_LE(got, idle + slack) << now_ms << " " << idle;
+    }
+  }
+}
+
 TEST(AccessTrackerTest, LfuCounterStartsAtFiveAndGrowsLogarithmically) {
   AccessTracker t;
   t.Configure(Mode::kLfu, 10, 1);
