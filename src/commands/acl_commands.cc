@@ -11,7 +11,6 @@
 #include "core/numbers.h"
 #include "server/acl.h"
 #include "server/client.h"
-#include "server/server.h"
 
 namespace peregrine {
 namespace {

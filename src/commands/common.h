@@ -14,11 +14,11 @@
 
 #include "core/db.h"
 #include "protocol/reply.h"
-#include "server/command.h"
 #include "server/client.h"
-#include "server/server.h"
+#include "server/command.h"
+#include "server/command_context.h"
+#include "server/server_state.h"
 #include "server/shard.h"
-#include "server/worker.h"
 
 namespace peregrine {
 

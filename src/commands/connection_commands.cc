@@ -6,7 +6,6 @@
 #include "commands/common.h"
 #include "core/numbers.h"
 #include "server/client.h"
-#include "server/server.h"
 
 namespace peregrine {
 namespace {

@@ -12,7 +12,6 @@
 #include "commands/common.h"
 #include "commands/persistence_commands.h"
 #include "persist/rdb_writer.h"
-#include "server/server.h"
 
 namespace peregrine {
 

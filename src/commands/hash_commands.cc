@@ -13,7 +13,6 @@
 #include "core/glob.h"
 #include "core/hash_object.h"
 #include "core/numbers.h"
-#include "server/server.h"
 
 namespace peregrine {
 namespace hash_commands {

@@ -15,7 +15,6 @@
 #include "core/glob.h"
 #include "core/numbers.h"
 #include "server/client.h"
-#include "server/server.h"
 
 namespace peregrine {
 namespace {

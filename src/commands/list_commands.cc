@@ -14,7 +14,6 @@
 
 #include "commands/common.h"
 #include "core/list_object.h"
-#include "server/server.h"
 
 namespace peregrine {
 namespace {
@@ -521,7 +520,7 @@ void BlockingMoveGeneric(CommandContext& ctx, End from, End to, std::string_view
     }
     MoveFrom(ctx, se, from, to);
   } else {
-    ctx.worker.Block(ctx, ctx.args.subspan(1, 1), ValueType::kList, deadline, Worker::NoWaitReply::kNull);
+    ctx.worker.Block(ctx, ctx.args.subspan(1, 1), ValueType::kList, deadline, CommandHost::NoWaitReply::kNull);
   }
 }
 

@@ -91,7 +91,7 @@ bool SaveForShutdown(CommandContext& ctx, bool save, bool nosave) {
   // While the start-up load goes on nothing is saved (the file would be
   // half the data), as Redis.
   if (nosave || (!save && config.save_params.empty()) || ctx.server.loading()) {
-    ctx.server.set_shutdown_save(Server::ShutdownSave::kNoSave);
+    ctx.server.set_shutdown_save(ServerState::ShutdownSave::kNoSave);
     return true;
   }
   std::string err;
@@ -101,7 +101,7 @@ bool SaveForShutdown(CommandContext& ctx, bool save, bool nosave) {
     return false;
   }
   // Saved: nothing is left to save once the workers stop.
-  ctx.server.set_shutdown_save(Server::ShutdownSave::kNoSave);
+  ctx.server.set_shutdown_save(ServerState::ShutdownSave::kNoSave);
   return true;
 }
 

@@ -12,8 +12,6 @@
 
 #include "commands/common.h"
 #include "core/numbers.h"
-#include "server/server.h"
-#include "server/worker.h"
 
 namespace peregrine {
 namespace {
@@ -95,7 +93,7 @@ void PublishCommand(CommandContext& ctx) {
   }
   size_t receivers = 0;
   for (uint32_t w : ctx.worker.held_workers())
-    receivers += ctx.server.worker(w).Publish(channel, message, w == ctx.worker.index());
+    receivers += ctx.server.host(w).Publish(channel, message, w == ctx.worker.index());
   ctx.reply.Integer(static_cast<int64_t>(receivers));
 }
 
@@ -112,7 +110,7 @@ void PubsubChannelsCommand(CommandContext& ctx) {
   const std::optional<std::string_view> pattern =
       ctx.args.size() == 3 ? std::optional<std::string_view>(ctx.args[2]) : std::nullopt;
   NameSet channels;
-  for (size_t w = 0; w < ctx.server.num_shards(); w++) ctx.server.worker(w).pubsub().ActiveChannels(pattern, &channels);
+  for (size_t w = 0; w < ctx.server.num_shards(); w++) ctx.server.host(w).pubsub().ActiveChannels(pattern, &channels);
   ctx.reply.ArrayHeader(channels.size());
   for (const std::string& c : channels) ctx.reply.Bulk(c);
 }
@@ -121,7 +119,7 @@ void PubsubNumsubCommand(CommandContext& ctx) {
   ctx.reply.ArrayHeader((ctx.args.size() - 2) * 2);
   for (size_t i = 2; i < ctx.args.size(); i++) {
     size_t n = 0;
-    for (size_t w = 0; w < ctx.server.num_shards(); w++) n += ctx.server.worker(w).pubsub().NumSub(ctx.args[i]);
+    for (size_t w = 0; w < ctx.server.num_shards(); w++) n += ctx.server.host(w).pubsub().NumSub(ctx.args[i]);
     ctx.reply.Bulk(ctx.args[i]);
     ctx.reply.Integer(static_cast<int64_t>(n));
   }
@@ -129,7 +127,7 @@ void PubsubNumsubCommand(CommandContext& ctx) {
 
 void PubsubNumpatCommand(CommandContext& ctx) {
   NameSet patterns;
-  for (size_t w = 0; w < ctx.server.num_shards(); w++) ctx.server.worker(w).pubsub().ActivePatterns(&patterns);
+  for (size_t w = 0; w < ctx.server.num_shards(); w++) ctx.server.host(w).pubsub().ActivePatterns(&patterns);
   ctx.reply.Integer(static_cast<int64_t>(patterns.size()));
 }
 

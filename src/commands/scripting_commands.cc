@@ -12,7 +12,6 @@
 #include "persist/rdb_writer.h"
 #include "scripting/functions.h"
 #include "server/lua_engine.h"
-#include "server/server.h"
 
 namespace peregrine {
 namespace {
@@ -87,7 +86,7 @@ void ScriptFlushCommand(CommandContext& ctx) {
   // shard, so the others are parked), and a new one is made at its next
   // script, as Redis makes a new one.
   ctx.server.scripts().Flush();
-  for (uint32_t i = 0; i < ctx.server.num_shards(); i++) ctx.server.worker(i).SyncScripts();
+  for (uint32_t i = 0; i < ctx.server.num_shards(); i++) ctx.server.host(i).SyncScripts();
   ctx.reply.Ok();
 }
 
@@ -96,11 +95,11 @@ void ScriptFlushCommand(CommandContext& ctx) {
 void KillBusyScripts(CommandContext& ctx, bool eval) {
   bool killed = false, wrote = false, other = false;
   for (size_t i = 0; i < ctx.server.num_shards(); i++) {
-    switch (ctx.server.worker(i).KillBusyScript(eval)) {
-      case Worker::KillResult::kKilled: killed = true; break;
-      case Worker::KillResult::kWrote: wrote = true; break;
-      case Worker::KillResult::kOtherKind: other = true; break;
-      case Worker::KillResult::kNotBusy: break;
+    switch (ctx.server.host(i).KillBusyScript(eval)) {
+      case CommandHost::KillResult::kKilled: killed = true; break;
+      case CommandHost::KillResult::kWrote: wrote = true; break;
+      case CommandHost::KillResult::kOtherKind: other = true; break;
+      case CommandHost::KillResult::kNotBusy: break;
     }
   }
   if (killed) {
@@ -368,7 +367,7 @@ void FunctionListCommand(CommandContext& ctx) {
 void FunctionStatsCommand(CommandContext& ctx) {
   // (Only a script past busy-reply-threshold can be seen running: until
   // then nothing else is served. A busy EVAL is refused, as Redis does.)
-  const std::optional<Server::RunningScript> running = ctx.server.running_script();
+  const std::optional<ServerState::RunningScript> running = ctx.server.running_script();
   if (running && running->eval) {
     ctx.reply.Error("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.");
     return;

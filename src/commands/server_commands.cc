@@ -14,7 +14,6 @@
 #include "net/event_loop.h"
 #include "server/client.h"
 #include "server/log.h"
-#include "server/server.h"
 
 // mimalloc's collection and statistics, when the binary is linked with it
 // (weak: the unit tests and the libc build do without).
@@ -306,7 +305,7 @@ void ConfigGetCommand(CommandContext& ctx) {
 
 void ConfigSetCommand(CommandContext& ctx) {
   std::string err;
-  const bool protected_ok = Worker::Allows(ctx.server.config().enable_protected_configs, ctx.client);
+  const bool protected_ok = CommandHost::Allows(ctx.server.config().enable_protected_configs, ctx.client);
   // Redis's DENY_LOADING_CONFIG directives: refused while a load runs.
   if (ctx.server.loading()) {
     for (size_t i = 2; i < ctx.args.size(); i += 2) {
@@ -395,7 +394,7 @@ void MemoryUsageCommand(CommandContext& ctx) {
 // where each figure comes from); replication, AOF, Lua, functions and
 // cluster links do not exist here and are 0.
 void MemoryStatsCommand(CommandContext& ctx) {
-  const Server::MemoryOverview m = ctx.server.Memory();
+  const ServerState::MemoryOverview m = ctx.server.Memory();
   auto ratio = [](uint64_t a, uint64_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0; };
   auto diff = [](uint64_t a, uint64_t b) { return static_cast<int64_t>(a) - static_cast<int64_t>(b); };
   ctx.reply.MapHeader(27 + m.dbs.size());

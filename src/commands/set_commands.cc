@@ -14,7 +14,6 @@
 #include "commands/common.h"
 #include "core/glob.h"
 #include "core/set_object.h"
-#include "server/server.h"
 
 namespace peregrine {
 namespace {

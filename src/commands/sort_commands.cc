@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "commands/common.h"
-#include "server/server.h"
 #include "commands/zset_commands.h"
 #include "core/list_object.h"
 #include "server/config.h"

@@ -7,7 +7,6 @@
 
 #include "commands/common.h"
 #include "server/client.h"
-#include "server/worker.h"
 
 namespace peregrine {
 

@@ -15,7 +15,6 @@
 
 #include "commands/zset_commands.h"
 #include "core/numbers.h"
-#include "server/server.h"
 
 namespace peregrine {
 

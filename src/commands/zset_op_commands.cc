@@ -19,7 +19,6 @@
 #include "core/glob.h"
 #include "core/numbers.h"
 #include "core/set_object.h"
-#include "server/server.h"
 
 namespace peregrine {
 namespace {

@@ -12,16 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/compact_key.h"
 
 namespace peregrine {
 
-class Server;
-class Worker;
-class Shard;
-class Db;
-class ReplyWriter;
-struct Client;
 
 // Command flags, as COMMAND INFO names them.
 enum CommandFlag : uint32_t {
@@ -99,34 +92,8 @@ enum AclCategory : uint32_t {
   kAclStream = 1u << 20,
 };
 
-// Everything a handler may touch while it runs. Lives for one command, on the
-// thread that runs it: the thread of the shard that owns its keys (a proxy
-// `client` carries the connection's database and protocol there), or, for a
-// command over several shards, the client's own thread holding them all.
-struct CommandContext {
-  Server& server;
-  Worker& worker;  // the thread running the command
-  Client& client;
-  Shard& shard;  // the shard that owns the command's (first) key
-  std::span<const std::string_view> args;
-  ReplyWriter& reply;
-  int64_t now_ms;  // wall clock, fixed for the whole command (as Redis's cached mstime)
-  // The first key encoded and hashed ahead when the command was prefetched
-  // (nullptr if not): lookups and inserts of that key skip doing it again.
-  const CompactKey::Probe* hinted = nullptr;
-
-  Db& db();  // the client's selected database on `shard`
-  // Whether the reply may send a value of `shard` by reference (ReplyWriter::
-  // BulkLent): only to a connection's output, from the running thread's own
-  // shard, holding no other (core/lent_blocks.h: the threading contract).
-  bool MayLend() const;
-  // The client's selected database on the shard that owns `key` (`shard`'s
-  // own for the command's first key).
-  Db& DbOf(std::string_view key);
-  // The shard that owns `key` (held by the command).
-  Shard& ShardOf(std::string_view key);
-};
-
+// A command's handler: its context is server/command_context.h.
+struct CommandContext;
 using CommandHandler = void (*)(CommandContext&);
 
 struct CommandStats {

@@ -145,7 +145,7 @@ int GenericCall(lua_State* L, bool raise) {
   LuaEngine* engine = tls_engine;
   if (!CollectArgs(L, run)) return raise ? RaiseTable(L) : 1;
   Worker& worker = *engine->worker();
-  Server& server = run->ctx->server;
+  Server& server = worker.server();
   std::string error;
   const CommandSpec* cmd = server.commands().Find(run->views[0]);
   if (cmd != nullptr) cmd = worker.Resolve(run->views, cmd, &error);

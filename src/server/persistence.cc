@@ -28,9 +28,9 @@ ContainerLimits ContainerLimitsOf(const Config& c) {
   return ContainerLimits{ListLimitsOf(c), SetLimitsOf(c), HashLimitsOf(c), ZSetLimitsOf(c)};
 }
 
-uint64_t TotalDirty(Server& server) {
+uint64_t TotalDirty(ServerState& server) {
   uint64_t n = 0;
-  for (size_t i = 0; i < server.num_shards(); i++) n += server.worker(i).shard().dirty();
+  for (size_t i = 0; i < server.num_shards(); i++) n += server.shard(i).dirty();
   return n;
 }
 
@@ -76,7 +76,7 @@ void Aux(RdbWriter& w, std::string_view key, std::string_view value) {
 
 // The file's contents (everything but the trailing checksum's handling,
 // which the writer does).
-bool WriteRdb(Server& server, RdbWriter& w, int64_t now_ms, std::string* err) {
+bool WriteRdb(ServerState& server, RdbWriter& w, int64_t now_ms, std::string* err) {
   WriteRdbHeader(server, w, now_ms);
   const Config& config = server.config();
   const RdbKeyWriter keys(config.maxmemory_policy, now_ms);
@@ -112,7 +112,7 @@ bool WriteRdb(Server& server, RdbWriter& w, int64_t now_ms, std::string* err) {
 
 }  // namespace
 
-void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms, bool aof_base) {
+void WriteRdbHeader(ServerState& server, RdbWriter& w, int64_t now_ms, bool aof_base) {
   // A hash with field deadlines needs Redis 7.4's form (version 12): known
   // from the databases' field timers before the header is written.
   int version = rdb::kVersion;
@@ -133,7 +133,7 @@ void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms, bool aof_base)
   }
 }
 
-std::string FunctionLoadCommands(Server& server) {
+std::string FunctionLoadCommands(ServerState& server) {
   std::string out;
   // (With aof-timestamp-enabled the file starts with its time, as Redis's.)
   if (server.config().aof_timestamp_enabled) out = "#TS:" + std::to_string(UnixTimeMs() / 1000) + "\r\n";
@@ -163,7 +163,7 @@ bool RdbKeyWriter::Write(RdbWriter& w, Shard& shard, const Db::Entry& e) const {
   return true;
 }
 
-bool SaveRdbFile(Server& server, const std::string& filename, std::string* err, SaveKind kind) {
+bool SaveRdbFile(ServerState& server, const std::string& filename, std::string* err, SaveKind kind) {
   PersistenceState& st = server.persistence();
   const int64_t start_ms = UnixTimeMs();
   const uint64_t dirty = TotalDirty(server);
@@ -407,7 +407,7 @@ bool RdbLoader::Finish() {
   return true;
 }
 
-bool LoadRdbFile(Server& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
+bool LoadRdbFile(ServerState& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
                  std::string* err) {
   RdbLoader loader(server, lua, merge);
   if (!loader.Open(filename, found, err)) return false;
@@ -492,13 +492,13 @@ void Server::ReapBgSave() {
   bgsave_.reset();
 }
 
-bool WritesRefusedAfterSaveError(Server& server) {
+bool WritesRefusedAfterSaveError(ServerState& server) {
   const Config& c = server.config();
   return c.stop_writes_on_bgsave_error && !c.save_params.empty() &&
          !server.persistence().last_save_ok.load(std::memory_order_relaxed);
 }
 
-bool SaveDue(Server& server, int64_t now_s) {
+bool SaveDue(ServerState& server, int64_t now_s) {
   PersistenceState& st = server.persistence();
   const Config& c = server.config();
   if (c.save_params.empty() || server.bgsave() != nullptr) return false;

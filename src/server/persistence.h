@@ -18,18 +18,18 @@
 namespace peregrine {
 
 class LuaEngine;
-class Server;
+class ServerState;
 class Shard;
 
 // The start of an RDB file: "REDIS00NN", Redis's aux fields, the function
 // libraries (every shard held).
 // `aof_base`: the file is an append-only file's base (aux aof-base 1).
-void WriteRdbHeader(Server& server, RdbWriter& w, int64_t now_ms, bool aof_base = false);
+void WriteRdbHeader(ServerState& server, RdbWriter& w, int64_t now_ms, bool aof_base = false);
 
 // The function libraries as FUNCTION LOAD commands (an AOF base without
 // the RDB preamble starts with them, as Redis's rewrite writes them; after
 // a #TS annotation with aof-timestamp-enabled).
-std::string FunctionLoadCommands(Server& server);
+std::string FunctionLoadCommands(ServerState& server);
 
 // One key as a file holds it (with its idle time or LFU counter when the
 // policy asks, as Redis), skipping keys already expired at `now_ms`.
@@ -69,7 +69,7 @@ struct PersistenceState {
 
 // Writes made since the start: the sum of every shard's counter (any
 // thread; approximate while workers write).
-uint64_t TotalDirty(Server& server);
+uint64_t TotalDirty(ServerState& server);
 
 // Writes all of `bytes` to `fd`; false on an error.
 bool WriteAll(int fd, std::string_view bytes);
@@ -89,7 +89,7 @@ enum class SaveKind { kCommand, kScheduled };
 // Redis's aux fields as an RDB file named `filename` in the working
 // directory (a temporary file, fsynced, renamed over it). Every shard held,
 // or no worker running. False with *err (logged as well).
-bool SaveRdbFile(Server& server, const std::string& filename, std::string* err,
+bool SaveRdbFile(ServerState& server, const std::string& filename, std::string* err,
                  SaveKind kind = SaveKind::kCommand);
 
 // What the start-up load is (an RDB file, or the append-only file): worker
@@ -112,7 +112,7 @@ class StartupLoader {
 // held, or no other worker running.
 class RdbLoader final : public StartupLoader {
  public:
-  RdbLoader(Server& server, LuaEngine& lua, bool merge) : server_(server), lua_(lua), merge_(merge) {}
+  RdbLoader(ServerState& server, LuaEngine& lua, bool merge) : server_(server), lua_(lua), merge_(merge) {}
   ~RdbLoader() override;
   RdbLoader(const RdbLoader&) = delete;
   RdbLoader& operator=(const RdbLoader&) = delete;
@@ -137,7 +137,7 @@ class RdbLoader final : public StartupLoader {
   bool LoadFunction();
   bool Finish();
 
-  Server& server_;
+  ServerState& server_;
   LuaEngine& lua_;
   bool merge_;
   bool keep_expired_ = false;
@@ -161,12 +161,12 @@ class RdbLoader final : public StartupLoader {
 // there was one. Function libraries are checked by running them in `lua`
 // (the calling thread's interpreter). Every shard held, or no worker
 // running. False with *err.
-bool LoadRdbFile(Server& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
+bool LoadRdbFile(ServerState& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
                  std::string* err);
 
 // Redis's writeCommandsDeniedByDiskError for RDB: the last save failed,
 // a schedule is configured and stop-writes-on-bgsave-error is on.
-bool WritesRefusedAfterSaveError(Server& server);
+bool WritesRefusedAfterSaveError(ServerState& server);
 inline constexpr std::string_view kErrMisconf =
     "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands "
     "that may modify the data set are disabled, because this instance is configured to report errors during "
@@ -174,6 +174,6 @@ inline constexpr std::string_view kErrMisconf =
     "details about the RDB error.";
 
 // Whether the save schedule says a save is due now (unix seconds).
-bool SaveDue(Server& server, int64_t now_s);
+bool SaveDue(ServerState& server, int64_t now_s);
 
 }  // namespace peregrine

@@ -51,7 +51,8 @@ struct Server::SignalWatcher final : IoHandler {
 
 Db& CommandContext::db() { return shard.db(client.db); }
 bool CommandContext::MayLend() const {
-  return reply.has_output() && &shard == &worker.shard() && !worker.holding();
+  const auto& w = static_cast<const Worker&>(worker);
+  return reply.has_output() && &shard == &w.shard() && !w.holding();
 }
 Db& CommandContext::DbOf(std::string_view key) { return ShardOf(key).db(client.db); }
 Shard& CommandContext::ShardOf(std::string_view key) {
@@ -69,13 +70,18 @@ std::string RandomHex(size_t n) {
 }
 }  // namespace
 
-Server::Server(Config config, CommandTable commands, std::string config_file, std::string executable)
+ServerState::ServerState(Config config, CommandTable commands, std::string config_file, std::string executable)
     : config_(std::move(config)),
       config_file_(std::move(config_file)),
       executable_(std::move(executable)),
       run_id_(RandomHex(40)),
-      commands_(std::move(commands)),
-      aof_(std::make_unique<AppendOnlyFile>(*this)) {
+      commands_(std::move(commands)) {}
+
+ServerState::~ServerState() = default;
+
+Server::Server(Config config, CommandTable commands, std::string config_file, std::string executable)
+    : ServerState(std::move(config), std::move(commands), std::move(config_file), std::move(executable)) {
+  aof_ = std::make_unique<AppendOnlyFile>(*this);
   acl_ = std::make_unique<Acl>(commands_);
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
   if (!config_.requirepass.empty()) acl_->SetRequirePass(config_.requirepass);
@@ -87,7 +93,11 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
   const auto n = static_cast<uint32_t>(config_.threads);
   if (n > 1)
     for (uint32_t i = 0; i < n * n; i++) rings_.push_back(std::make_unique<Ring>());
-  for (uint32_t i = 0; i < n; i++) workers_.push_back(std::make_unique<Worker>(*this, i));
+  for (uint32_t i = 0; i < n; i++) {
+    workers_.push_back(std::make_unique<Worker>(*this, i));
+    shards_.push_back(&workers_[i]->shard());
+    hosts_.push_back(workers_[i].get());
+  }
 }
 
 Server::~Server() {
@@ -374,9 +384,9 @@ void Server::Accept(int listen_fd, bool is_unix, bool tls) {
   }
 }
 
-void Server::CloseClient(Worker& caller, Client& c) {
+void Server::CloseClient(CommandHost& caller, Client& c) {
   if (c.worker == &caller)
-    caller.CloseClient(c);
+    static_cast<Worker&>(caller).CloseClient(c);
   else
     c.worker->RequestKill(c.id);
 }

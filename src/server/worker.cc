@@ -56,10 +56,11 @@ void Client::OnEvent(uint32_t events) { worker->OnClientEvent(*this, events); }
 
 
 Worker::Worker(Server& server, uint32_t index)
-    : server_(server),
-      index_(index),
+    : CommandHost(index),
+      server_(server),
       nworkers_(static_cast<uint32_t>(server.config().threads)),
       shard_(static_cast<int>(index), server.config().databases),
+      aof_log_(server, shard_, *this),
       proxy_(this, 0, -1),
       serve_proxy_(this, 0, -1),
       outbox_(nworkers_),
@@ -355,7 +356,14 @@ bool Worker::BgSaveHoldingAll(std::string* err) {
 
 bool Worker::ProtectedAllowed(const Client& c) const { return Allows(server_.config().enable_debug_command, c); }
 
-bool Worker::Allows(Config::ProtectedAction action, const Client& c) {
+void Worker::HoldAllForReplay(bool on) {
+  holding_ = on;
+  shard_set_.clear();
+  if (on)
+    for (uint32_t i = 0; i < nworkers_; i++) shard_set_.push_back(i);
+}
+
+bool CommandHost::Allows(Config::ProtectedAction action, const Client& c) {
   switch (action) {
     case Config::ProtectedAction::kYes: return true;
     case Config::ProtectedAction::kNo: return false;
@@ -459,7 +467,7 @@ void Worker::Cron() {
   ActiveExpireSlice();
   // Keys the cron expired or evicted are logged as DEL: written now.
   if (!shard_.aof().empty() && lent_to_ < 0) [[unlikely]] {
-    aof_unflushed_ = true;
+    aof_log_.NoteUnflushed();
     FlushAof();
   }
   // Segments left sparse by deletions give their memory back (at most 1 ms

@@ -30,140 +30,22 @@
 #include "protocol/buffer.h"
 #include "protocol/reply.h"
 #include "server/acl.h"
+#include "server/aof_log.h"
 #include "server/client.h"
 #include "server/command.h"
+#include "server/command_context.h"
 #include "server/mailbox.h"
+#include "server/worker_mail.h"
 #include "server/pubsub.h"
 #include "server/shard.h"
+#include "server/stats.h"
 
 namespace peregrine {
 
 class Server;
 class LuaEngine;
 
-struct ServerStats {
-  uint64_t total_connections_received = 0;
-  uint64_t total_commands_processed = 0;
-  uint64_t total_net_input_bytes = 0;
-  uint64_t total_net_output_bytes = 0;
-  uint64_t rejected_connections = 0;
-  uint64_t total_error_replies = 0;
-  uint64_t total_reads_processed = 0;
-  uint64_t total_writes_processed = 0;
-  uint64_t client_query_buffer_limit_disconnections = 0;
-  uint64_t client_output_buffer_limit_disconnections = 0;
-  std::map<std::string, uint64_t> error_counts;  // by error code ("ERR", "WRONGTYPE")
-
-  // Adds another worker's counters (INFO sums them).
-  void Add(const ServerStats& o);
-};
-
-// A message between workers that carries data (control messages are words
-// in the ring, see Worker::Control).
-struct Mail {
-  enum class Kind : uint8_t {
-    kExec,      // run a client's commands here and send the replies back
-    kExecDone,  // the replies of an kExec, back on the client's worker
-    kAdopt,     // a new connection accepted by worker 0
-    kWoken,     // a blocked client's wait has its outcome (BlockMail, to its worker)
-    kForget,    // a blocked client's wait is over: off this shard's wait lists (BlockMail)
-    kUnwatch,   // a client stopped watching keys of this shard (UnwatchMail)
-  };
-  explicit Mail(Kind k) : kind(k) {}
-  virtual ~Mail() = default;
-  Kind kind;
-};
-
-// A run of one client's consecutive commands for a shard on another worker.
-// The arguments are copied (the client's read buffer moves on); the replies
-// are written there in the client's protocol and copied into its output.
-struct ExecBatch final : Mail {
-  ExecBatch() : Mail(Kind::kExec) {}
-  uint32_t from = 0;    // the client's worker
-  uint32_t target = 0;  // the worker that owns the keys
-  uint64_t client_id = 0;
-  int db = 0;
-  int resp = 2;
-  // The client's ACL user (its scripts' calls and its transaction are
-  // checked as that user here).
-  AclUser* user = nullptr;
-  std::shared_ptr<AclUser> user_ref;
-  std::string bytes;                // the arguments, back to back
-  std::vector<uint32_t> arg_sizes;  // of every argument of every command
-  struct Command {
-    const CommandSpec* spec;  // resolved (subcommand included)
-    uint32_t argc;
-  };
-  std::vector<Command> commands;
-  Buffer reply;
-  // Every command so far is the remote part of a PUBLISH (another PUBLISH
-  // may join without waiting; see Worker::Dispatch).
-  bool only_publishes = true;
-  // A reply was cut (ReplyWriter::Full): the client is to be closed.
-  bool cut = false;
-  // It ends with a blocking command: nothing joins it after that one (the
-  // client's later commands wait for its outcome).
-  bool sealed = false;
-  // That command blocked: the wait, for the client's worker.
-  std::shared_ptr<BlockedClient> blocked;
-  // A script that stopped to run again holding every shard: its index; it
-  // and the commands after it have not run.
-  static constexpr uint32_t kNoRerun = 0xFFFFFFFF;
-  uint32_t rerun_from = kNoRerun;
-  // A whole MULTI ... EXEC whose keys all live on the target's shard
-  // (Worker::SendTransaction): its commands run there as one, replying one
-  // array, unless the client's WATCH failed (its dirty flag, or the
-  // earliest watched deadline, unix ms or -1).
-  bool transaction = false;
-  std::shared_ptr<WatchState> watch;
-  int64_t watch_deadline_ms = -1;
-
-  void Clear() {
-    kind = Kind::kExec;
-    only_publishes = true;
-    cut = false;
-    sealed = false;
-    rerun_from = kNoRerun;
-    transaction = false;
-    watch.reset();
-    watch_deadline_ms = -1;
-    blocked.reset();
-    user_ref.reset();
-    bytes.clear();
-    arg_sizes.clear();
-    commands.clear();
-    reply.Clear();
-  }
-};
-
-// A client's WATCH is over: its keys of the receiving worker's shard.
-struct UnwatchMail final : Mail {
-  explicit UnwatchMail(std::shared_ptr<WatchState> w) : Mail(Kind::kUnwatch), state(std::move(w)) {}
-  std::shared_ptr<WatchState> state;
-  struct Key {
-    int db;
-    std::string key;
-  };
-  std::vector<Key> keys;
-};
-
-// A blocked client's wait: woken (to the client's worker) or to forget (to a
-// shard it was registered on).
-struct BlockMail final : Mail {
-  BlockMail(Kind k, std::shared_ptr<BlockedClient> w) : Mail(k), wait(std::move(w)) {}
-  std::shared_ptr<BlockedClient> wait;
-};
-
-struct AdoptMail final : Mail {
-  AdoptMail(int fd, bool is_unix, uint64_t id, bool tls)
-      : Mail(Kind::kAdopt), fd(fd), is_unix(is_unix), id(id), tls(tls) {}
-  int fd;
-  bool is_unix;
-  uint64_t id;
-  bool tls;
-};
-
-class Worker : public ErrorSink {
+class Worker final : public ErrorSink, public CommandHost {
  public:
   Worker(Server& server, uint32_t index);
   ~Worker() override;
@@ -177,8 +59,8 @@ class Worker : public ErrorSink {
   // keeps answering the other workers until all of them have stopped.
   void Run();
 
-  uint32_t index() const { return index_; }
   Shard& shard() { return shard_; }
+  const Shard& shard() const { return shard_; }
   EventLoop& loop() { return loop_; }
   Waker& waker() { return waker_; }
 
@@ -187,7 +69,6 @@ class Worker : public ErrorSink {
   CommandStats& command_stats(const CommandSpec& cmd) { return command_stats_[cmd.id]; }
   const std::vector<CommandStats>& all_command_stats() const { return command_stats_; }
   const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
-  void CloseAfterReply(Client& c) { c.close_after_reply = true; }
   // CLIENT KILL of a client of this worker: the client running the command
   // is closed once its reply is written; any other client at once.
   void CloseClient(Client& c);
@@ -211,60 +92,46 @@ class Worker : public ErrorSink {
   // Recomputes it (this worker's thread, or a command holding its shard).
   void PublishEvictable();
 
-  // --- Pub/Sub ---
-  PubSubRegistry& pubsub() { return pubsub_; }
-  const PubSubRegistry& pubsub() const { return pubsub_; }
-  // Delivers a message to this worker's subscribers of `channel` (and of the
-  // patterns matching it); returns how many deliveries. Called on this
-  // worker's thread (own_thread) or by a command holding this worker; a
-  // subscriber over its output buffer limit is then closed when the worker
-  // gets its shard back.
-  size_t Publish(std::string_view channel, std::string_view message, bool own_thread);
-  // Whether the running command holds shards of other workers (a command
-  // over several shards).
-  bool holding() const { return holding_; }
-  // The workers the running command holds (PUBLISH: those with subscribers;
-  // just this one for a command that holds no other).
-  std::span<const uint32_t> held_workers() const {
+  // --- CommandHost (command_context.h says what each does) ---
+  std::span<const uint32_t> held_workers() const override {
     return holding_ ? std::span<const uint32_t>(shard_set_) : std::span<const uint32_t>(&index_, 1);
   }
-
-  // --- Blocking (worker_blocking.cc, docs/blocking.md) ---
-  // For a handler that found nothing to serve: blocks the client on `keys`
-  // (on shards this thread holds, as every key of the running command) until
-  // one holds a value of `type`, or until `deadline_ms` (unix ms; 0: for
-  // ever). Nothing is replied now; a timeout replies a null array, as Redis
-  // does for every wait on lists (and sorted sets and streams). Where the
-  // client may not wait (inside EXEC) it is answered at once as a timeout,
-  // with `no_wait` (Redis's BLMOVE and BRPOPLPUSH reply a null bulk there).
-  enum class NoWaitReply : uint8_t { kNullArray, kNull };
+  bool in_exec() const override { return in_exec_; }
+  bool logging() const override { return aof_log_.active(); }
+  void LogAs(std::span<const std::string_view> args) override { aof_log_.LogAs(args); }
+  using CommandHost::LogAs;
+  void LogOnlyForms() override { aof_log_.LogOnlyForms(); }
   void Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
-             NoWaitReply no_wait = NoWaitReply::kNullArray);
-  // EXEC's work (worker_multi.cc): runs the client's queued commands, each
-  // replying into one array, holding what the dispatcher took for EXEC.
-  void RunTransaction(CommandContext& ctx);
-  // The end of a client's WATCH (EXEC, DISCARD, UNWATCH, RESET, its end):
-  // its keys leave the watch tables, this worker's shard's at once, the
-  // others' by mail.
-  void Unwatch(Client& c);
-  // A transaction ends without running (DISCARD, a refused EXEC, RESET).
-  void DiscardTransaction(Client& c) {
-    c.EndTransaction(std::move(c.multi));
-    Unwatch(c);
-  }
-  // A command added a value at a key of shard `shard` (held by this thread)
-  // that clients wait on: they are served when the command ends.
-  void NoteReady(uint32_t shard) {
+             NoWaitReply no_wait = NoWaitReply::kNullArray) override;
+  void NoteReady(uint32_t shard) override {
     if (std::find(ready_shards_.begin(), ready_shards_.end(), shard) == ready_shards_.end())
       ready_shards_.push_back(shard);
   }
+  bool Unblock(std::shared_ptr<BlockedClient> w, bool error) override;
+  void RunTransaction(CommandContext& ctx) override;  // worker_multi.cc
+  void Unwatch(Client& c) override;
+  void DiscardTransaction(Client& c) override {
+    c.EndTransaction(std::move(c.multi));
+    Unwatch(c);
+  }
+  PubSubRegistry& pubsub() override { return pubsub_; }
+  const PubSubRegistry& pubsub() const { return pubsub_; }
+  size_t Publish(std::string_view channel, std::string_view message, bool own_thread) override;
+  void SetDefaultAuth(Client& c) const override;  // worker_acl.cc
+  bool Authenticate(Client& c, std::string_view username, std::string_view password,
+                    std::string_view command) override;
+  LuaEngine& lua() override;  // worker_script.cc
+  void SyncScripts() override;
+  KillResult KillBusyScript(bool eval) override;
+
+  // Whether the running command holds shards of other workers (a command
+  // over several shards).
+  bool holding() const { return holding_; }
+
+  // --- Blocking (worker_blocking.cc, docs/blocking.md) ---
   // A wait this thread took out of kWaiting and gave its outcome (kDone):
   // tells the client's worker.
   void NotifyWoken(std::shared_ptr<BlockedClient> w);
-  // CLIENT UNBLOCK (every shard held): ends the wait as a key serving it
-  // would, with the timeout reply or an UNBLOCKED error; false if it is
-  // being served, timed out or gone already.
-  bool Unblock(std::shared_ptr<BlockedClient> w, bool error);
   // INFO: this worker's blocked clients, and those with a timeout.
   size_t blocked_clients() const { return blocked_clients_; }
   size_t timed_blocked_clients() const { return block_timers_.size(); }
@@ -290,17 +157,12 @@ class Worker : public ErrorSink {
 
   // --- Scripting (worker_script.cc, docs/scripting.md) ---
   Server& server() { return server_; }
-  // This worker's interpreter, created on first use.
-  LuaEngine& lua();
   // Its interpreter's memory (0 before the first script): INFO memory.
   // What this worker's Lua interpreters hold: the scripts', the functions'.
   size_t LuaEvalBytes() const;
   // A command a script called, refused before it ran (null: unknown): its
   // rejected call and the error, counted as Redis's scriptCall counts them.
   void CountScriptRejection(const CommandSpec* cmd, std::string_view error);
-  // After SCRIPT FLUSH: drops this worker's scripts' interpreter. Its own
-  // thread, or one holding every shard.
-  void SyncScripts();
   size_t LuaFunctionBytes() const;
   // Whether the running command holds shard `s` (its keys may be touched).
   bool HoldsShard(uint32_t s) const {
@@ -338,11 +200,6 @@ class Worker : public ErrorSink {
   void WhileScriptBusy(bool wrote);
   void LeaveScriptBusy();
   bool script_kill_requested() const;
-  // SCRIPT KILL / FUNCTION KILL from any thread: the busy script of this
-  // worker, if any, is told to stop. kWrote: it has written (UNKILLABLE);
-  // kOtherKind: an EVAL script for FUNCTION KILL or the reverse.
-  enum class KillResult : uint8_t { kNotBusy, kKilled, kWrote, kOtherKind };
-  KillResult KillBusyScript(bool eval);
 
   // The checks before a command runs: unknown command or subcommand, arity.
   // Returns the command to run (a subcommand resolved), or nullptr with
@@ -475,10 +332,6 @@ class Worker : public ErrorSink {
  public:
   // Whether enable-debug-command lets `c` run a kCmdProtected command.
   bool ProtectedAllowed(const Client& c) const;
-  // Whether `action` (an enable-*-command / enable-protected-configs
-  // setting) lets client `c` through: yes, no, or from a local connection
-  // only (a Unix socket, 127.0.0.1 or ::1).
-  static bool Allows(Config::ProtectedAction action, const Client& c);
   // A snapshot (SaveRdbFile) taken holding every shard, from outside any
   // command: a signal's before shutting down (a BGSAVE in progress stops).
   bool SaveHoldingAll(std::string* err);
@@ -498,18 +351,10 @@ class Worker : public ErrorSink {
   // holding every shard (or by the worker itself when it is done).
   void StartSnapshotWork() { snapshot_work_.store(true, std::memory_order_release); }
   void StopSnapshotWork() { snapshot_work_.store(false, std::memory_order_release); }
-  bool in_exec() const { return in_exec_; }
 
   // --- Access control (worker_acl.cc, docs/security.md) ---
-  // A new connection (or RESET): the default user, authenticated if it
-  // needs no password.
-  void SetDefaultAuth(Client& c) const;
   // AUTH / HELLO ... AUTH: the client runs as `u` from now on.
   static void SetUser(Client& c, const std::shared_ptr<AclUser>& u, bool default_user);
-  // Checks the credentials; on success the client runs as that user, on
-  // failure the attempt is logged (ACL LOG, acl_access_denied_auth).
-  // `command` names the command for the log (as sent: "AUTH", "hello").
-  bool Authenticate(Client& c, std::string_view username, std::string_view password, std::string_view command);
   // Whether `c` may run `cmd` with `args` without any side effect (the
   // dispatcher's routing: a refused command is answered here).
   bool Permitted(const Client& c, const CommandSpec& cmd, std::span<const std::string_view> args) const;
@@ -524,60 +369,17 @@ class Worker : public ErrorSink {
   void LogAclDenial(const Client& c, AclResult reason, Acl::LogContext context, std::string object,
                     std::string username);
 
-  // --- The append-only file (worker_aof.cc, docs/persistence.md) ---
-  // Runs a command's handler, logging it for the append-only file when it
-  // changed something (the shard's dirty counter moved) or asked to be:
-  // as sent, or in the form it gave (LogAs). EXEC and scripts log their
-  // commands' effects, wrapped in MULTI/EXEC when there are several.
+  // --- The append-only file (aof_log.h, docs/persistence.md) ---
+  // Runs a command's handler, logged when the file is on (AofLog::Call).
   // (Inline in worker_internal.h: every command comes this way.)
   void CallHandler(CommandContext& ctx, const CommandSpec* cmd);
-  // For a handler: the command, if it changes something, is logged as
-  // `args` instead of as sent (Redis's rewriteClientCommandVector: SET ...
-  // PXAT, PEXPIREAT, SREM for SPOP, LPOP for a served BLPOP ...); several
-  // calls log several commands.
-  // The running command is logged only in the forms it gave with LogAs,
-  // none if it gave none (Redis's preventCommandPropagation: XREADGROUP
-  // logs what it delivered, never itself).
-  void LogOnlyForms() { log_forms_only_ = true; }
-  void LogAs(std::span<const std::string_view> args);
-  void LogAs(std::initializer_list<std::string_view> args) {
-    LogAs(std::span<const std::string_view>(args.begin(), args.size()));
-  }
-  // Whether commands are being logged (the append-only file is on).
-  bool logging() const;
-  // The worker's logged commands go to the file (and, with appendfsync
-  // always, are durable) before any reply leaves: called where replies
-  // are sent to clients or to other workers.
-  void FlushAof() {
-    if (aof_unflushed_) [[unlikely]]
-      WriteAof();
-  }
+  // AofLog::Flush: before any reply leaves.
+  void FlushAof() { aof_log_.Flush(lent_to_ >= 0); }
   // Start-up replay of the append-only file (worker 0, no other running):
   // every shard counts as held.
   void HoldAllForReplay(bool on);
 
  private:
-  void WriteAof();
-  // CallHandler with the append-only file on.
-  void CallLogged(CommandContext& ctx, const CommandSpec* cmd);
-  uint64_t HeldDirty();
-  // A transaction's (or script's) commands gather from here, and are
-  // logged as one at the matching EndGather.
-  void BeginGather() { txn_depth_++; }
-  void EndGather();
-  // Logs one command of database `db`, or a whole chunk (a transaction).
-  void Log(int db, std::span<const std::string_view> args);
-  void LogChunk(const AofChunk& chunk);
-  // The chunk of shard `s` (held) goes to the file now.
-  void WriteShardAof(Shard& s);
-  // The forms the running handler asked its command to be logged in (LogAs).
-  std::vector<std::vector<std::string>> log_as_;
-  bool log_forms_only_ = false;
-  int txn_depth_ = 0;      // EXEC or scripts running (their commands gather in txn_)
-  AofChunk txn_;           // a transaction's or script's commands so far
-  AofChunk direct_;        // scratch: a command over several shards
-  bool aof_unflushed_ = false;  // this shard's chunk has commands, or a write awaits its fsync
-  uint64_t aof_sync_to_ = 0;    // the file position this worker's replies wait for (always)
 
   // A client subscribed over RESP2 may run only the commands flagged
   // kCmdPubsubContext (Redis's list); the others get an error, in order.
@@ -633,10 +435,10 @@ class Worker : public ErrorSink {
   void Unblocked(Client& c, const BlockedClient& w);
 
   Server& server_;
-  const uint32_t index_;
   const uint32_t nworkers_;
   EventLoop loop_;
   Shard shard_;
+  AofLog aof_log_;  // this worker's side of the append-only file
   Waker waker_;
   std::unique_ptr<WakeWatcher> wake_watcher_;
   std::map<uint64_t, std::unique_ptr<Client>> clients_;

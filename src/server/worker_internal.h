@@ -93,7 +93,7 @@ inline void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
     cmd->handler(ctx);
     return;
   }
-  CallLogged(ctx, cmd);
+  aof_log_.Call(ctx, cmd);
 }
 
 // Runs one command on `shard` and counts it (ExecuteCommand for a client of

@@ -224,7 +224,7 @@ void Worker::RunExecBatch(ExecBatch* b) {
     } else {
       reply.ArrayHeader(b->commands.size());
       in_exec_ = true;
-      BeginGather();  // its writes are one transaction in the append-only file
+      aof_log_.BeginGather();  // its writes are one transaction in the append-only file
     }
   }
   ForEachPacked(b->bytes, b->arg_sizes, b->commands, from, &exec_args_,
@@ -253,7 +253,7 @@ void Worker::RunExecBatch(ExecBatch* b) {
   });
   if (in_exec_ && b->transaction) {
     in_exec_ = false;
-    EndGather();
+    aof_log_.EndGather();
     if (!ready_shards_.empty()) ServeReadyKeys(now_ms);
   }
   b->kind = Mail::Kind::kExecDone;

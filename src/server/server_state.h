@@ -1,0 +1,239 @@
+// What the process shares, as command handlers see it: the configuration, the
+// command table, the ACL users, the scripts and functions, the persistence
+// state, and the shards by index. `Server` (server.h) derives from it and adds
+// what handlers never touch: the threads, the workers' rings, the listeners,
+// signals. A handler reaches another worker's state only through this class
+// and CommandHost (command_context.h), and only while its command holds that
+// worker's shard (docs/transactions.md).
+//
+// Written only by a command holding every shard (CONFIG SET, ACL SETUSER,
+// FUNCTION LOAD ...) or by the thread its comment names; the atomics are read
+// from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/slot.h"
+#include "scripting/functions.h"
+#include "scripting/script_cache.h"
+#include "server/acl.h"
+#include "server/aof.h"
+#include "server/bgsave.h"
+#include "server/command.h"
+#include "server/config.h"
+#include "server/persistence.h"
+
+namespace peregrine {
+
+class CommandHost;
+class Shard;
+struct Client;
+
+// The Redis version Peregrine behaves as (INFO's redis_version, HELLO,
+// an RDB file's redis-ver).
+inline constexpr const char* kRedisCompatVersion = "7.2.4";
+
+class ServerState {
+ public:
+  ServerState(const ServerState&) = delete;
+  ServerState& operator=(const ServerState&) = delete;
+
+  Config& config() { return config_; }
+  const CommandTable& commands() const { return commands_; }
+  // The ACL users (docs/security.md): changed only holding every shard.
+  Acl& acl() { return *acl_; }
+  size_t num_shards() const { return shards_.size(); }
+  // The shard owning `key`: its Redis Cluster slot, in contiguous ranges of
+  // slots per shard.
+  size_t ShardIndexOf(std::string_view key) const {
+    return shards_.size() == 1 ? 0 : static_cast<size_t>(SlotOf(key)) * shards_.size() / kNumSlots;
+  }
+  // Another worker's shard, or the worker itself as a handler sees it: only
+  // while the calling command holds it (a command over several shards, or
+  // one flagged kCmdAllShards).
+  Shard& shard(size_t i) { return *shards_[i]; }
+  CommandHost& host(size_t i) { return *hosts_[i]; }
+  const std::string& run_id() const { return run_id_; }
+  const std::string& config_file() const { return config_file_; }
+  const std::string& executable() const { return executable_; }
+  int64_t start_time_ms() const { return start_time_ms_; }
+  int tcp_port() const { return config_.port; }
+
+  // --- Operations over every worker (every shard held) ---
+  // Every client of every worker, in id order.
+  virtual std::vector<Client*> AllClients() const = 0;
+  // CLIENT KILL from `caller`: see Worker::CloseClient.
+  virtual void CloseClient(CommandHost& caller, Client& c) = 0;
+  // The CLIENT LIST / CLIENT INFO line of a client, with its trailing "\n".
+  virtual std::string ClientInfoLine(const Client& c, int64_t now_ms) const = 0;
+  // INFO text for the requested sections (none = the default sections).
+  virtual std::string Info(std::span<const std::string_view> sections, int64_t now_ms) = 0;
+  // CONFIG RESETSTAT.
+  virtual void ResetStats() = 0;
+  // After CONFIG SET: applies the process-wide settings (log level,
+  // open-files limit) now; each worker applies its own part when it sees
+  // the configuration epoch change (the caller as its command ends, the
+  // others when they get their shard back).
+  virtual void ApplyRuntimeConfig() = 0;
+  uint64_t config_epoch() const { return config_epoch_.load(std::memory_order_acquire); }
+  // Changes when CONFIG SET changes the tls-* settings: each worker makes
+  // its TLS context again (its connections keep the one they started with).
+  uint64_t tls_generation() const { return tls_generation_; }
+  void NoteTlsChanged() { tls_generation_++; }
+  // Stops every worker after its current batch; the process exits with code 0.
+  virtual void RequestShutdown() = 0;
+  bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+
+  // What MEMORY STATS and INFO memory report, computed once (Redis's
+  // getMemoryOverheadData): used memory split into the start-up base, the
+  // clients' buffers, the tables' structure and the deadlines (overhead),
+  // and the dataset; the allocator's and the process's view beside it.
+  struct MemoryOverview {
+    uint64_t peak = 0, total = 0, startup = 0, clients_normal = 0;
+    struct DbOverhead {
+      int db;
+      uint64_t main, expires;
+    };
+    std::vector<DbOverhead> dbs;  // databases holding keys
+    uint64_t overhead = 0, keys = 0, bytes_per_key = 0, dataset = 0;
+    double dataset_percentage = 0, peak_percentage = 0;
+    uint64_t allocator_allocated = 0, allocator_active = 0, allocator_resident = 0, rss = 0;
+  };
+  virtual MemoryOverview Memory() = 0;
+  uint64_t used_memory_peak() const { return used_memory_peak_.load(std::memory_order_relaxed); }
+
+  // Whether any client WATCHes a key (of any shard): a command that
+  // changed a key looks its watchers up only then (SignalModifiedKey).
+  bool watching() const { return watched_keys_.load(std::memory_order_relaxed) != 0; }
+  std::atomic<int64_t>& watched_keys() { return watched_keys_; }
+
+  // --- Scripts ---
+  // The scripts EVAL and SCRIPT LOAD made known (every worker's).
+  ScriptCache& scripts() { return scripts_; }
+  // The FUNCTION libraries (every worker's).
+  FunctionRegistry& functions() { return functions_; }
+  // Workers running a script past busy-reply-threshold: the others, parked
+  // while it holds their shards, answer their clients -BUSY meanwhile.
+  std::atomic<int>& busy_scripts() { return busy_scripts_; }
+  // Whether the last script to get busy is a function (the -BUSY text
+  // names FUNCTION KILL then).
+  std::atomic<bool>& busy_function() { return busy_function_; }
+  // The script that last got busy, for FUNCTION STATS' running_script (any
+  // worker; set and cleared by the busy script's worker).
+  struct RunningScript {
+    std::string name;  // the function's, or f_<sha> for a script
+    bool eval = false;  // a script (EVAL & co.), not a function
+    std::vector<std::string> command;
+    int64_t start_ms = 0;  // monotonic
+  };
+  void SetRunningScript(std::optional<RunningScript> s) {
+    std::lock_guard<std::mutex> lock(running_script_mu_);
+    running_script_ = std::move(s);
+  }
+  std::optional<RunningScript> running_script() const {
+    std::lock_guard<std::mutex> lock(running_script_mu_);
+    return running_script_;
+  }
+  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call DEBUG (Redis's test
+  // suite's switch; Redis lets every no-script command through, here only
+  // DEBUG: the others would re-enter the interpreter or a transaction).
+  bool script_disable_deny() const { return script_disable_deny_.load(std::memory_order_relaxed); }
+  void set_script_disable_deny(bool on) { script_disable_deny_.store(on, std::memory_order_relaxed); }
+
+  // --- Persistence ---
+  // Snapshots: the state INFO persistence and LASTSAVE report.
+  PersistenceState& persistence() { return persistence_; }
+  // The BGSAVE in progress, or null. Set and cleared holding every shard
+  // (or by worker 0's cron once its writer is done and no shard uses it);
+  // a worker reads it only while its own snapshot flag is set.
+  BgSave* bgsave() { return bgsave_.get(); }
+  // Starts a BGSAVE (each worker goes on with its shard between events).
+  // False with *err.
+  virtual bool StartBgSave(std::string* err) = 0;
+  // Stops the BGSAVE in progress, if any (SAVE-like commands that must
+  // write the file themselves, as Redis kills its RDB child). An AOF
+  // rewrite goes on (as Redis's AOF child does) unless `aof_rewrite_too`
+  // (shutdown, the AOF turned off).
+  virtual void AbortBgSave(bool aof_rewrite_too = false) = 0;
+  // The start-up load (server.h: SetStartupLoader) is running: nothing may
+  // wait for another worker.
+  bool loading() const { return loading_.load(std::memory_order_acquire); }
+  // BGSAVE SCHEDULE / BGSAVE inside a transaction: started by the cron.
+  void ScheduleBgSave() { bgsave_scheduled_.store(true, std::memory_order_relaxed); }
+  bool TakeScheduledBgSave() { return bgsave_scheduled_.exchange(false, std::memory_order_relaxed); }
+  // How the process saves when it stops (SHUTDOWN's SAVE / NOSAVE, else
+  // the schedule decides: a save if one is configured).
+  enum class ShutdownSave : uint8_t { kDefault, kSave, kNoSave };
+  void set_shutdown_save(ShutdownSave s) { shutdown_save_ = s; }
+
+  // The append-only file (server/aof.h).
+  AppendOnlyFile& aof() { return *aof_; }
+  // BGREWRITEAOF: the shards' logged commands go to the current file, a new
+  // incremental file takes the writes from now on, and a snapshot (a
+  // BgSave) writes the new base. While a BGSAVE runs the rewrite waits for
+  // it (*scheduled). False with *err.
+  virtual bool StartAofRewrite(std::string* err, bool* scheduled) = 0;
+  // CONFIG SET: appendonly and appendfsync as the configuration says now
+  // (turning the file on starts its first rewrite). False with *err
+  // (appendonly is then set back).
+  virtual bool ApplyAofConfig(std::string* err) = 0;
+  struct AofStats {
+    bool rewrite_scheduled = false;
+    bool last_rewrite_ok = true;
+    int64_t last_rewrite_time_s = -1;
+    uint64_t rewrites = 0, consecutive_failures = 0;
+    uint64_t base_size_at_rewrite = 0;  // aof_base_size: the file size after the last rewrite
+    int64_t last_failure_ms = 0;        // a failed rewrite is retried 5 s later at the earliest
+  };
+  AofStats& aof_stats() { return aof_stats_; }
+
+  // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
+  // still expire them lazily).
+  bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
+  void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
+
+ protected:
+  ServerState(Config config, CommandTable commands, std::string config_file, std::string executable);
+  virtual ~ServerState();
+
+  Config config_;
+  std::string config_file_;
+  std::string executable_;
+  std::string run_id_;
+  CommandTable commands_;
+  std::unique_ptr<Acl> acl_;
+  uint64_t tls_generation_ = 0;  // (written holding every shard)
+  // Filled by Server as it makes its workers.
+  std::vector<Shard*> shards_;
+  std::vector<CommandHost*> hosts_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> config_epoch_{0};
+  std::atomic<int64_t> watched_keys_{0};  // keys in the shards' WatchTables
+  std::atomic<bool> active_expire_{true};
+  ScriptCache scripts_;
+  FunctionRegistry functions_;
+  PersistenceState persistence_;
+  std::unique_ptr<BgSave> bgsave_;
+  std::unique_ptr<AppendOnlyFile> aof_;
+  AofStats aof_stats_;
+  std::atomic<bool> loading_{false};
+  std::atomic<bool> bgsave_scheduled_{false};
+  ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
+  std::atomic<bool> script_disable_deny_{false};
+  std::atomic<int> busy_scripts_{0};
+  std::atomic<bool> busy_function_{false};
+  mutable std::mutex running_script_mu_;
+  std::optional<RunningScript> running_script_;
+  int64_t start_time_ms_ = 0;
+  std::atomic<uint64_t> used_memory_peak_{0};  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
+};
+
+}  // namespace peregrine

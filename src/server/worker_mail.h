@@ -1,0 +1,125 @@
+// What workers send each other through the mailbox (server/mailbox.h, one
+// ring per ordered pair): a Mail pointer is a ring word (control messages are
+// words of their own, Worker::Control). Each message is owned by its receiver
+// until it sends it back or frees it (docs/transactions.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "protocol/buffer.h"
+#include "server/acl.h"
+#include "server/blocking.h"
+#include "server/command.h"
+#include "server/watch.h"
+
+namespace peregrine {
+
+// A message between workers that carries data (control messages are words
+// in the ring, see Worker::Control).
+struct Mail {
+  enum class Kind : uint8_t {
+    kExec,      // run a client's commands here and send the replies back
+    kExecDone,  // the replies of an kExec, back on the client's worker
+    kAdopt,     // a new connection accepted by worker 0
+    kWoken,     // a blocked client's wait has its outcome (BlockMail, to its worker)
+    kForget,    // a blocked client's wait is over: off this shard's wait lists (BlockMail)
+    kUnwatch,   // a client stopped watching keys of this shard (UnwatchMail)
+  };
+  explicit Mail(Kind k) : kind(k) {}
+  virtual ~Mail() = default;
+  Kind kind;
+};
+
+// A run of one client's consecutive commands for a shard on another worker.
+// The arguments are copied (the client's read buffer moves on); the replies
+// are written there in the client's protocol and copied into its output.
+struct ExecBatch final : Mail {
+  ExecBatch() : Mail(Kind::kExec) {}
+  uint32_t from = 0;    // the client's worker
+  uint32_t target = 0;  // the worker that owns the keys
+  uint64_t client_id = 0;
+  int db = 0;
+  int resp = 2;
+  // The client's ACL user (its scripts' calls and its transaction are
+  // checked as that user here).
+  AclUser* user = nullptr;
+  std::shared_ptr<AclUser> user_ref;
+  std::string bytes;                // the arguments, back to back
+  std::vector<uint32_t> arg_sizes;  // of every argument of every command
+  struct Command {
+    const CommandSpec* spec;  // resolved (subcommand included)
+    uint32_t argc;
+  };
+  std::vector<Command> commands;
+  Buffer reply;
+  // Every command so far is the remote part of a PUBLISH (another PUBLISH
+  // may join without waiting; see Worker::Dispatch).
+  bool only_publishes = true;
+  // A reply was cut (ReplyWriter::Full): the client is to be closed.
+  bool cut = false;
+  // It ends with a blocking command: nothing joins it after that one (the
+  // client's later commands wait for its outcome).
+  bool sealed = false;
+  // That command blocked: the wait, for the client's worker.
+  std::shared_ptr<BlockedClient> blocked;
+  // A script that stopped to run again holding every shard: its index; it
+  // and the commands after it have not run.
+  static constexpr uint32_t kNoRerun = 0xFFFFFFFF;
+  uint32_t rerun_from = kNoRerun;
+  // A whole MULTI ... EXEC whose keys all live on the target's shard
+  // (Worker::SendTransaction): its commands run there as one, replying one
+  // array, unless the client's WATCH failed (its dirty flag, or the
+  // earliest watched deadline, unix ms or -1).
+  bool transaction = false;
+  std::shared_ptr<WatchState> watch;
+  int64_t watch_deadline_ms = -1;
+
+  void Clear() {
+    kind = Kind::kExec;
+    only_publishes = true;
+    cut = false;
+    sealed = false;
+    rerun_from = kNoRerun;
+    transaction = false;
+    watch.reset();
+    watch_deadline_ms = -1;
+    blocked.reset();
+    user_ref.reset();
+    bytes.clear();
+    arg_sizes.clear();
+    commands.clear();
+    reply.Clear();
+  }
+};
+
+// A client's WATCH is over: its keys of the receiving worker's shard.
+struct UnwatchMail final : Mail {
+  explicit UnwatchMail(std::shared_ptr<WatchState> w) : Mail(Kind::kUnwatch), state(std::move(w)) {}
+  std::shared_ptr<WatchState> state;
+  struct Key {
+    int db;
+    std::string key;
+  };
+  std::vector<Key> keys;
+};
+
+// A blocked client's wait: woken (to the client's worker) or to forget (to a
+// shard it was registered on).
+struct BlockMail final : Mail {
+  BlockMail(Kind k, std::shared_ptr<BlockedClient> w) : Mail(k), wait(std::move(w)) {}
+  std::shared_ptr<BlockedClient> wait;
+};
+
+struct AdoptMail final : Mail {
+  AdoptMail(int fd, bool is_unix, uint64_t id, bool tls)
+      : Mail(Kind::kAdopt), fd(fd), is_unix(is_unix), id(id), tls(tls) {}
+  int fd;
+  bool is_unix;
+  uint64_t id;
+  bool tls;
+};
+
+}  // namespace peregrine
