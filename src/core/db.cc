@@ -1,4 +1,4 @@
-// The keyspace table (see db.h for the layout and its contracts): layout,
+// The keyspace table (the layout: db_layout.h; the contracts: db.h): layout,
 // lookup, insertion, deletion and growth. Scan, iteration, expiry and
 // eviction are in db_iterate.cc.
 #include "core/db.h"
@@ -52,13 +52,13 @@ void DestroyEntry(Db::Entry& e) {
 
 }  // namespace
 
-int64_t Db::Entry::expire_ms() const {
-  return has_expire() ? reinterpret_cast<const TtlEntry*>(this)->expire_ms : kNoExpire;
+int64_t DbLayout::Entry::expire_ms() const {
+  return has_expire() ? reinterpret_cast<const TtlEntry*>(this)->expire_ms : Db::kNoExpire;
 }
 
 // Control bytes 0..15 and 5..20 in two unaligned loads (SSE2 is baseline on
 // x86-64): bit i of the result is set when ctrl[i] == tag.
-uint32_t Db::MatchTag(const Group& g, uint8_t tag) {
+uint32_t DbLayout::MatchTag(const Group& g, uint8_t tag) {
   static_assert(kGroupSlots == 21);
   const __m128i t = _mm_set1_epi8(static_cast<char>(tag));
   const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g.ctrl));
@@ -140,7 +140,7 @@ void Db::FreeSegment(Segment* s, bool destroy_entries) {
 }
 
 template <typename E>
-uint32_t Db::ArenaTake(Arena<E>& a) {
+uint32_t DbLayout::ArenaTake(Arena<E>& a) {
   if (a.free_head != kNoFree) {
     const uint32_t i = a.free_head;
     a.free_head = KeyOf(a.at(i)).next_free();
@@ -156,7 +156,7 @@ uint32_t Db::ArenaTake(Arena<E>& a) {
 }
 
 template <typename E>
-void Db::ArenaRelease(Arena<E>& a, uint32_t i) {
+void DbLayout::ArenaRelease(Arena<E>& a, uint32_t i) {
   if (i + 1 == a.size) {
     a.size--;
     if ((a.size & (kChunkEntries - 1)) == 0) {
@@ -172,18 +172,18 @@ void Db::ArenaRelease(Arena<E>& a, uint32_t i) {
 }
 
 template <typename E>
-void Db::ArenaFree(Arena<E>& a) {
+void DbLayout::ArenaFree(Arena<E>& a) {
   for (uint32_t c = 0; c < a.nchunks(); c++) CountedFree(a.chunks[c]);
   a = Arena<E>{};
 }
 
 
-uint64_t Db::SegmentEnd(uint64_t hash_in_s, const Segment* s) {
+uint64_t DbLayout::SegmentEnd(uint64_t hash_in_s, const Segment* s) {
   if (s->depth == 0) return 0;
   return SegmentBase(hash_in_s, s->depth) + (uint64_t{1} << (64 - s->depth));  // wraps to 0 after the last
 }
 
-uint32_t Db::GroupsFor(uint32_t keys) {
+uint32_t DbLayout::GroupsFor(uint32_t keys) {
   // About 70% full, and room for at least one more key.
   uint32_t g = std::max<uint32_t>(1, (keys * 10 + 146) / 147);
   while (Capacity(g) <= keys) g++;
@@ -306,7 +306,7 @@ Db::Entry* Db::Find(const CompactKey::Probe& p, int64_t now_ms, bool touch) {
 
 // ---- insert and delete ---------------------------------------------------------
 
-void Db::IndexInsert(Segment* s, uint64_t h, uint16_t ref) {
+void DbLayout::IndexInsert(Segment* s, uint64_t h, uint16_t ref) {
   uint32_t g = HomeGroup(h, s);
   for (;;) {
     Group& grp = s->groups[g];

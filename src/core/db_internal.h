@@ -17,7 +17,7 @@ inline uint64_t SegmentBase(uint64_t hash, int d) { return hash & ~(~uint64_t{0}
 namespace peregrine {
 
 template <typename Fn>
-bool Db::ForEachLive(const Segment* s, bool ttl_only, Fn&& fn) {
+bool DbLayout::ForEachLive(const Segment* s, bool ttl_only, Fn&& fn) {
   for (uint32_t i = 0; !ttl_only && i < s->plain.size; i++)
     if (!s->plain.at(i).key_.is_hole() && !fn(s->plain.at(i))) return false;
   for (uint32_t i = 0; i < s->ttl.size; i++)
