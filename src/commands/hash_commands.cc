@@ -345,7 +345,6 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 }  // namespace
 
 void RegisterHashCommands(CommandTable& t) {
-  using hash_commands::RegisterFieldExpiryCommands;
   CommandFamily f(t, kAclHash, "hash");
   f.Add({.name = "hset", .arity = -4, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
          .summary = "Creates or modifies the value of a field in a hash.", .since = "2.0.0",
@@ -402,7 +401,7 @@ void RegisterHashCommands(CommandTable& t) {
          .complexity = "O(1) for every call. O(N) for a complete iteration, including enough command calls for the "
                        "cursor to return back to 0. N is the number of elements inside the collection.",
          .handler = HscanCommand});
-  RegisterFieldExpiryCommands(t);
+  hash_commands::RegisterHashExpiryCommands(t);
 }
 
 }  // namespace peregrine

@@ -32,6 +32,8 @@ void ConvertForPairs(HashObject& h, std::span<const std::string_view> pairs, con
 // (Db::NoteHashDeadline).
 void Settle(CommandContext& ctx, std::string_view key, const HashObject& h, int64_t min_before);
 
-void RegisterFieldExpiryCommands(CommandTable& t);
+// The field-expiry commands (hash_expiry_commands.cc), registered by
+// RegisterHashCommands after the others.
+void RegisterHashExpiryCommands(CommandTable& t);
 
 }  // namespace peregrine::hash_commands

@@ -419,7 +419,7 @@ void HsetexCommand(CommandContext& ctx) {
 
 }  // namespace
 
-void RegisterFieldExpiryCommands(CommandTable& t) {
+void RegisterHashExpiryCommands(CommandTable& t) {
   CommandFamily f(t, kAclHash, "hash");
   constexpr uint32_t kSet = kCmdWrite | kCmdDenyOom | kCmdFast;
   constexpr std::string_view kPerField = "O(N) where N is the number of specified fields";

@@ -497,6 +497,9 @@ void RegisterStreamCommands(CommandTable& t) {
   f.Add({.name = "xsetid", .arity = -3, .flags = kCmdWrite | kCmdDenyOom | kCmdFast, .first_key = 1, .last_key = 1,
          .summary = "An internal command for replicating stream values.", .since = "5.0.0", .complexity = "O(1)",
          .handler = XsetidCommand});
+  RegisterStreamGroupCommands(t);
+  RegisterStreamReadCommands(t);
+  RegisterStreamInfoCommands(t);
 }
 
 }  // namespace peregrine

@@ -557,8 +557,6 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 
 }  // namespace
 
-void RegisterZSetOpCommands(CommandTable& t);
-
 void RegisterZSetCommands(CommandTable& t) {
   CommandFamily f(t, kAclSortedSet, "sorted-set");
   constexpr std::string_view kLogN = "O(log(N)) where N is the number of elements in the sorted set.";

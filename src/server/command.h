@@ -227,6 +227,15 @@ class CommandTable {
 // as RESTORE's @dangerous); key_step 1 where the command has keys and no
 // key_step. A container (a command with subcommands) takes no category, as
 // in Redis: its subcommands do, each filled in as a command is.
+//
+// A family whose commands span several files (hash + hash_expiry, zset +
+// zset_op, stream + stream_group, stream_read and stream_info, geo +
+// geo_search) has one Register<Part>Commands(CommandTable&) per file, each
+// building its own CommandFamily with the same category and group, declared
+// in the family's header and called by the family's Register<Family>Commands,
+// which alone is in RegisterAllCommands' list. (DUMP and RESTORE, generic
+// commands as the key family's, are a family of their own, dump_commands.cc:
+// their place in the table's order is not beside the key commands'.)
 class CommandFamily {
  public:
   CommandFamily(CommandTable& table, uint32_t acl, std::string_view group) : table_(table), acl_(acl), group_(group) {}
