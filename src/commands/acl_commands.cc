@@ -341,45 +341,55 @@ void AclHelpCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterAclCommands(CommandTable& t) {
-  auto spec = [](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view summary,
-                 std::string_view complexity = "O(1)") {
-    return CommandSpec{.name = name, .arity = arity, .flags = flags, .summary = summary, .since = "6.0.0",
-                       .group = "server", .complexity = complexity, .handler = h};
-  };
+  CommandFamily f(t, 0, "server");
   const uint32_t kBase = kCmdNoscript | kCmdLoading | kCmdStale;
   const uint32_t kAdmin = kBase | kCmdAdmin;
   // The changes hold every shard: no other worker reads a user meanwhile,
   // and the clients of a removed user are closed on their workers.
   const uint32_t kChange = kAdmin | kCmdAllShards;
-  CommandSpec acl = spec("acl", -2, 0, nullptr, "A container for Access List Control commands.",
-                         "Depends on subcommand.");
-  acl.subcommands = {
-      spec("cat", -2, kBase, AclCatCommand, "Lists the ACL categories, or the commands inside a category.",
-           "O(1) since the categories and commands are a fixed set."),
-      spec("deluser", -3, kChange, AclDeluserCommand, "Deletes ACL users, and terminates their connections.",
-           "O(1) amortized time considering the typical user."),
-      spec("dryrun", -4, kAdmin, AclDryrunCommand,
-           "Simulates the execution of a command by a user, without executing the command.", "O(1)."),
-      spec("genpass", -2, kBase, AclGenpassCommand, "Generates a pseudorandom, secure password that can be used to "
-           "identify ACL users."),
-      spec("getuser", 3, kAdmin, AclGetuserCommand, "Lists the ACL rules of a user.",
-           "O(N). Where N is the number of password, command and pattern rules that the user has."),
-      spec("list", 2, kAdmin, AclListCommand, "Dumps the effective rules in ACL file format.",
-           "O(N). Where N is the number of configured users."),
-      spec("load", 2, kChange, AclLoadCommand, "Reloads the rules from the configured ACL file.",
-           "O(N). Where N is the number of configured users."),
-      spec("log", -2, kAdmin, AclLogCommand, "Lists recent security events generated due to ACL rules.",
-           "O(N) with N being the number of entries shown."),
-      spec("save", 2, kAdmin, AclSaveCommand, "Saves the effective ACL rules in the configured ACL file.",
-           "O(N). Where N is the number of configured users."),
-      spec("setuser", -3, kChange, AclSetuserCommand, "Creates and modifies an ACL user and its rules.",
-           "O(N). Where N is the number of rules provided."),
-      spec("users", 2, kAdmin, AclUsersCommand, "Lists all ACL users.",
-           "O(N). Where N is the number of configured users."),
-      spec("whoami", 2, kBase, AclWhoamiCommand, "Returns the authenticated username of the current connection."),
-      spec("help", 2, kCmdLoading | kCmdStale, AclHelpCommand, "Returns helpful text about the different subcommands."),
-  };
-  t.Register(std::move(acl));
+  f.Add({.name = "acl", .arity = -2, .summary = "A container for Access List Control commands.", .since = "6.0.0",
+         .complexity = "Depends on subcommand.",
+         .subcommands = {
+             {.name = "cat", .arity = -2, .flags = kBase,
+              .summary = "Lists the ACL categories, or the commands inside a category.", .since = "6.0.0",
+              .complexity = "O(1) since the categories and commands are a fixed set.", .handler = AclCatCommand},
+             {.name = "deluser", .arity = -3, .flags = kChange,
+              .summary = "Deletes ACL users, and terminates their connections.", .since = "6.0.0",
+              .complexity = "O(1) amortized time considering the typical user.", .handler = AclDeluserCommand},
+             {.name = "dryrun", .arity = -4, .flags = kAdmin,
+              .summary = "Simulates the execution of a command by a user, without executing the command.",
+              .since = "6.0.0", .complexity = "O(1).", .handler = AclDryrunCommand},
+             {.name = "genpass", .arity = -2, .flags = kBase,
+              .summary = "Generates a pseudorandom, secure password that can be used to identify ACL users.",
+              .since = "6.0.0", .complexity = "O(1)", .handler = AclGenpassCommand},
+             {.name = "getuser", .arity = 3, .flags = kAdmin, .summary = "Lists the ACL rules of a user.",
+              .since = "6.0.0",
+              .complexity = "O(N). Where N is the number of password, command and pattern rules that the user has.",
+              .handler = AclGetuserCommand},
+             {.name = "list", .arity = 2, .flags = kAdmin, .summary = "Dumps the effective rules in ACL file format.",
+              .since = "6.0.0", .complexity = "O(N). Where N is the number of configured users.",
+              .handler = AclListCommand},
+             {.name = "load", .arity = 2, .flags = kChange,
+              .summary = "Reloads the rules from the configured ACL file.", .since = "6.0.0",
+              .complexity = "O(N). Where N is the number of configured users.", .handler = AclLoadCommand},
+             {.name = "log", .arity = -2, .flags = kAdmin,
+              .summary = "Lists recent security events generated due to ACL rules.", .since = "6.0.0",
+              .complexity = "O(N) with N being the number of entries shown.", .handler = AclLogCommand},
+             {.name = "save", .arity = 2, .flags = kAdmin,
+              .summary = "Saves the effective ACL rules in the configured ACL file.", .since = "6.0.0",
+              .complexity = "O(N). Where N is the number of configured users.", .handler = AclSaveCommand},
+             {.name = "setuser", .arity = -3, .flags = kChange,
+              .summary = "Creates and modifies an ACL user and its rules.", .since = "6.0.0",
+              .complexity = "O(N). Where N is the number of rules provided.", .handler = AclSetuserCommand},
+             {.name = "users", .arity = 2, .flags = kAdmin, .summary = "Lists all ACL users.", .since = "6.0.0",
+              .complexity = "O(N). Where N is the number of configured users.", .handler = AclUsersCommand},
+             {.name = "whoami", .arity = 2, .flags = kBase,
+              .summary = "Returns the authenticated username of the current connection.", .since = "6.0.0",
+              .complexity = "O(1)", .handler = AclWhoamiCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "6.0.0",
+              .complexity = "O(1)", .handler = AclHelpCommand},
+         }});
 }
 
 }  // namespace peregrine

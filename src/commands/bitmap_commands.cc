@@ -416,19 +416,29 @@ void BitfieldRoCommand(CommandContext& ctx) { BitfieldGeneric(ctx, true); }
 }  // namespace
 
 void RegisterBitmapCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclBitmap, "bitmap");
+  CommandFamily f(t, kAclBitmap, "bitmap");
   const uint32_t write = kCmdWrite | kCmdDenyOom;
-  add("setbit", 4, write, 1, 1, SetbitCommand, "2.2.0", "O(1)",
-      "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.");
-  add("getbit", 3, kCmdReadonly | kCmdFast, 1, 1, GetbitCommand, "2.2.0", "O(1)", "Returns a bit value by offset.");
-  add("bitcount", -2, kCmdReadonly, 1, 1, BitcountCommand, "2.6.0", "O(N)", "Counts the number of set bits (population counting) in a string.");
-  add("bitpos", -3, kCmdReadonly, 1, 1, BitposCommand, "2.8.7", "O(N)", "Finds the first set (1) or clear (0) bit in a string.");
-  add("bitop", -4, write, 2, -1, BitopCommand, "2.6.0", "O(N)",
-      "Performs bitwise operations on multiple strings, and stores the result.");
-  add("bitfield", -2, write, 1, 1, BitfieldCommand, "3.2.0", "O(1) for each subcommand specified",
-      "Performs arbitrary bitfield integer operations on strings.");
-  add("bitfield_ro", -2, kCmdReadonly | kCmdFast, 1, 1, BitfieldRoCommand, "6.0.0",
-      "O(1) for each subcommand specified", "Performs arbitrary read-only bitfield integer operations on strings.");
+  f.Add({.name = "setbit", .arity = 4, .flags = write, .first_key = 1, .last_key = 1,
+         .summary = "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.",
+         .since = "2.2.0", .complexity = "O(1)", .handler = SetbitCommand});
+  f.Add({.name = "getbit", .arity = 3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns a bit value by offset.", .since = "2.2.0", .complexity = "O(1)",
+         .handler = GetbitCommand});
+  f.Add({.name = "bitcount", .arity = -2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Counts the number of set bits (population counting) in a string.", .since = "2.6.0",
+         .complexity = "O(N)", .handler = BitcountCommand});
+  f.Add({.name = "bitpos", .arity = -3, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Finds the first set (1) or clear (0) bit in a string.", .since = "2.8.7", .complexity = "O(N)",
+         .handler = BitposCommand});
+  f.Add({.name = "bitop", .arity = -4, .flags = write, .first_key = 2, .last_key = -1,
+         .summary = "Performs bitwise operations on multiple strings, and stores the result.", .since = "2.6.0",
+         .complexity = "O(N)", .handler = BitopCommand});
+  f.Add({.name = "bitfield", .arity = -2, .flags = write, .first_key = 1, .last_key = 1,
+         .summary = "Performs arbitrary bitfield integer operations on strings.", .since = "3.2.0",
+         .complexity = "O(1) for each subcommand specified", .handler = BitfieldCommand});
+  f.Add({.name = "bitfield_ro", .arity = -2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Performs arbitrary read-only bitfield integer operations on strings.", .since = "6.0.0",
+         .complexity = "O(1) for each subcommand specified", .handler = BitfieldRoCommand});
 }
 
 }  // namespace peregrine

@@ -219,18 +219,6 @@ inline bool LookupTyped(CommandContext& ctx, std::string_view key, ValueType typ
   return true;
 }
 
-// Registers the commands of one family (ACL category `acl`, COMMAND DOCS
-// group `group`) whose keys are arguments first..last: returns
-// add(name, arity, flags, first, last, handler, since, complexity, summary).
-inline auto FamilyRegistrar(CommandTable& t, uint32_t acl, std::string_view group) {
-  return [&t, acl, group](std::string_view name, int arity, uint32_t flags, int first, int last, CommandHandler h,
-                          std::string_view since, std::string_view complexity, std::string_view summary) {
-    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = acl, .first_key = first,
-                           .last_key = last, .key_step = 1, .summary = summary, .since = since, .group = group,
-                           .complexity = complexity, .handler = h});
-  };
-}
-
 // The running command's full name, lowercase as Redis's c->cmd->fullname
 // (the dispatcher and a worker's proxy client set last_cmd before the
 // handler runs).

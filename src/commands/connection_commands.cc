@@ -404,52 +404,61 @@ void ClientHelpCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterConnectionCommands(CommandTable& t) {
-  auto spec = [](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
-                 std::string_view summary, std::string_view complexity = "O(1)") {
-    return CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclConnection,
-                       .summary = summary, .since = since, .group = "connection", .complexity = complexity,
-                       .handler = h};
-  };
+  CommandFamily f(t, kAclConnection, "connection");
   const uint32_t kConn = kCmdNoscript | kCmdLoading | kCmdStale;
-  t.Register(spec("ping", -1, kCmdFast | kCmdPubsubContext, PingCommand, "1.0.0", "Returns the server's liveliness response."));
-  t.Register(spec("echo", 2, kCmdFast, EchoCommand, "1.0.0", "Returns the given string."));
-  t.Register(spec("quit", -1, kCmdAllowBusy | kCmdNoAuth | kConn | kCmdFast | kCmdPubsubContext | kCmdNotQueued, QuitCommand, "1.0.0",
-                  "Closes the connection."));
+  f.Add({.name = "ping", .arity = -1, .flags = kCmdFast | kCmdPubsubContext,
+         .summary = "Returns the server's liveliness response.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = PingCommand});
+  f.Add({.name = "echo", .arity = 2, .flags = kCmdFast, .summary = "Returns the given string.", .since = "1.0.0",
+         .complexity = "O(1)", .handler = EchoCommand});
+  f.Add({.name = "quit", .arity = -1,
+         .flags = kCmdAllowBusy | kCmdNoAuth | kConn | kCmdFast | kCmdPubsubContext | kCmdNotQueued,
+         .summary = "Closes the connection.", .since = "1.0.0", .complexity = "O(1)", .handler = QuitCommand});
   // (Allowed in scripts, as in Redis 7: it selects the script's database,
   // never its caller's.)
-  t.Register(spec("select", 2, kCmdLoading | kCmdStale | kCmdFast, SelectCommand, "1.0.0",
-                  "Changes the selected database."));
-  t.Register(spec("auth", -2, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, AuthCommand, "1.0.0",
-                  "Authenticates the connection.", "O(N) where N is the number of passwords defined for the user"));
-  t.Register(spec("hello", -1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy, HelloCommand, "6.0.0",
-                  "Handshakes with the Redis server."));
-  t.Register(spec("reset", 1, kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy | kCmdPubsubContext | kCmdNotQueued,
-                  ResetCommand, "6.2.0",
-                  "Resets the connection."));
+  f.Add({.name = "select", .arity = 2, .flags = kCmdLoading | kCmdStale | kCmdFast,
+         .summary = "Changes the selected database.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = SelectCommand});
+  f.Add({.name = "auth", .arity = -2, .flags = kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy,
+         .summary = "Authenticates the connection.", .since = "1.0.0",
+         .complexity = "O(N) where N is the number of passwords defined for the user", .handler = AuthCommand});
+  f.Add({.name = "hello", .arity = -1, .flags = kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy,
+         .summary = "Handshakes with the Redis server.", .since = "6.0.0", .complexity = "O(1)",
+         .handler = HelloCommand});
+  f.Add({.name = "reset", .arity = 1,
+         .flags = kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy | kCmdPubsubContext | kCmdNotQueued,
+         .summary = "Resets the connection.", .since = "6.2.0", .complexity = "O(1)", .handler = ResetCommand});
 
-  CommandSpec client = spec("client", -2, 0, nullptr, "2.4.0", "A container for client connection commands.",
-                            "Depends on subcommand.");
-  client.acl = kAclSlow;
   const uint32_t kClientFlags = kCmdNoscript | kCmdLoading | kCmdStale;
-  client.subcommands = {
-      spec("id", 2, kClientFlags, ClientIdCommand, "5.0.0", "Returns the unique client ID of the connection."),
-      spec("setname", 3, kClientFlags, ClientSetnameCommand, "2.6.9", "Sets the connection name."),
-      spec("getname", 2, kClientFlags, ClientGetnameCommand, "2.6.9", "Returns the name of the connection."),
-      spec("list", -2, kClientFlags | kCmdAdmin | kCmdAllShards, ClientListCommand, "2.4.0",
-           "Lists open connections.", "O(N) where N is the number of client connections"),
-      spec("info", 2, kClientFlags, ClientInfoCommand, "6.2.0",
-           "Returns information about the connection."),
-      spec("kill", -3, kClientFlags | kCmdAdmin | kCmdAllShards, ClientKillCommand, "2.4.0", "Terminates open connections.",
-           "O(N) where N is the number of client connections"),
-      spec("unblock", -3, kClientFlags | kCmdAdmin | kCmdAllShards, ClientUnblockCommand, "5.0.0",
-           "Unblocks a client blocked by a blocking command from a different connection.",
-           "O(log N) where N is the number of client connections"),
-      spec("setinfo", 4, kClientFlags, ClientSetinfoCommand, "7.2.0",
-           "Sets information specific to the client or connection."),
-      spec("help", 2, kCmdLoading | kCmdStale, ClientHelpCommand, "5.0.0",
-           "Returns helpful text about the different subcommands."),
-  };
-  t.Register(std::move(client));
+  f.Add({.name = "client", .arity = -2, .acl = kAclSlow, .summary = "A container for client connection commands.",
+         .since = "2.4.0", .complexity = "Depends on subcommand.",
+         .subcommands = {
+             {.name = "id", .arity = 2, .flags = kClientFlags,
+              .summary = "Returns the unique client ID of the connection.", .since = "5.0.0", .complexity = "O(1)",
+              .handler = ClientIdCommand},
+             {.name = "setname", .arity = 3, .flags = kClientFlags, .summary = "Sets the connection name.",
+              .since = "2.6.9", .complexity = "O(1)", .handler = ClientSetnameCommand},
+             {.name = "getname", .arity = 2, .flags = kClientFlags, .summary = "Returns the name of the connection.",
+              .since = "2.6.9", .complexity = "O(1)", .handler = ClientGetnameCommand},
+             {.name = "list", .arity = -2, .flags = kClientFlags | kCmdAdmin | kCmdAllShards,
+              .summary = "Lists open connections.", .since = "2.4.0",
+              .complexity = "O(N) where N is the number of client connections", .handler = ClientListCommand},
+             {.name = "info", .arity = 2, .flags = kClientFlags, .summary = "Returns information about the connection.",
+              .since = "6.2.0", .complexity = "O(1)", .handler = ClientInfoCommand},
+             {.name = "kill", .arity = -3, .flags = kClientFlags | kCmdAdmin | kCmdAllShards,
+              .summary = "Terminates open connections.", .since = "2.4.0",
+              .complexity = "O(N) where N is the number of client connections", .handler = ClientKillCommand},
+             {.name = "unblock", .arity = -3, .flags = kClientFlags | kCmdAdmin | kCmdAllShards,
+              .summary = "Unblocks a client blocked by a blocking command from a different connection.",
+              .since = "5.0.0", .complexity = "O(log N) where N is the number of client connections",
+              .handler = ClientUnblockCommand},
+             {.name = "setinfo", .arity = 4, .flags = kClientFlags,
+              .summary = "Sets information specific to the client or connection.", .since = "7.2.0",
+              .complexity = "O(1)", .handler = ClientSetinfoCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
+              .complexity = "O(1)", .handler = ClientHelpCommand},
+         }});
 }
 
 }  // namespace peregrine

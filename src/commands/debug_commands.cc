@@ -161,14 +161,11 @@ void DebugCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterDebugCommands(CommandTable& t) {
-  t.Register(CommandSpec{.name = "debug",
-                         .arity = -2,
-                         .flags = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale | kCmdAllShards | kCmdProtected,
-                         .summary = "A container for debugging commands.",
-                         .since = "1.0.0",
-                         .group = "server",
-                         .complexity = "Depends on subcommand.",
-                         .handler = DebugCommand});
+  CommandFamily f(t, 0, "server");
+  f.Add({.name = "debug", .arity = -2,
+         .flags = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale | kCmdAllShards | kCmdProtected,
+         .summary = "A container for debugging commands.", .since = "1.0.0", .complexity = "Depends on subcommand.",
+         .handler = DebugCommand});
 }
 
 }  // namespace peregrine

@@ -112,19 +112,21 @@ void RestoreCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterDumpCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclKeyspace, "generic");
-  add("dump", 2, kCmdReadonly, 1, 1, DumpCommand, "2.6.0",
-      "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects "
-      "composing the value and M their average size. For small string values the time complexity is thus "
-      "O(1)+O(1*M) where M is small, so simply O(1).",
-      "Returns a serialized representation of the value stored at a key.");
-  auto add_dangerous = FamilyRegistrar(t, kAclKeyspace | kAclDangerous, "generic");
-  add_dangerous("restore", -4, kCmdWrite | kCmdDenyOom, 1, 1, RestoreCommand, "2.6.0",
-      "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the "
-      "number of Redis objects composing the value and M their average size. For small string values the time "
-      "complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the "
-      "complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
-      "Creates a key from the serialized representation of a value.");
+  CommandFamily f(t, kAclKeyspace, "generic");
+  f.Add({.name = "dump", .arity = 2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns a serialized representation of the value stored at a key.", .since = "2.6.0",
+         .complexity = "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis "
+                       "objects composing the value and M their average size. For small string values the time "
+                       "complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
+         .handler = DumpCommand});
+  f.Add({.name = "restore", .arity = -4, .flags = kCmdWrite | kCmdDenyOom, .acl = kAclDangerous, .first_key = 1,
+         .last_key = 1, .summary = "Creates a key from the serialized representation of a value.", .since = "2.6.0",
+         .complexity = "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N "
+                       "is the number of Redis objects composing the value and M their average size. For small string "
+                       "values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for "
+                       "sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is "
+                       "O(log(N)).",
+         .handler = RestoreCommand});
 }
 
 }  // namespace peregrine

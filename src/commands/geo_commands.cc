@@ -137,16 +137,21 @@ void GeoposCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterGeoCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclGeo, "geo");
-  add("geoadd", -5, kCmdWrite | kCmdDenyOom, 1, 1, GeoaddCommand, "3.2.0",
-      "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
-      "Adds one or more members to a geospatial index. The key is created if it doesn't exist.");
-  add("geodist", -4, kCmdReadonly, 1, 1, GeodistCommand, "3.2.0", "O(1)",
-      "Returns the distance between two members of a geospatial index.");
-  add("geohash", -2, kCmdReadonly, 1, 1, GeohashCommand, "3.2.0", "O(1) for each member requested.",
-      "Returns members from a geospatial index as geohash strings.");
-  add("geopos", -2, kCmdReadonly, 1, 1, GeoposCommand, "3.2.0", "O(1) for each member requested.",
-      "Returns the longitude and latitude of members from a geospatial index.");
+  CommandFamily f(t, kAclGeo, "geo");
+  f.Add({.name = "geoadd", .arity = -5, .flags = kCmdWrite | kCmdDenyOom, .first_key = 1, .last_key = 1,
+         .summary = "Adds one or more members to a geospatial index. The key is created if it doesn't exist.",
+         .since = "3.2.0",
+         .complexity = "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+         .handler = GeoaddCommand});
+  f.Add({.name = "geodist", .arity = -4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns the distance between two members of a geospatial index.", .since = "3.2.0",
+         .complexity = "O(1)", .handler = GeodistCommand});
+  f.Add({.name = "geohash", .arity = -2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns members from a geospatial index as geohash strings.", .since = "3.2.0",
+         .complexity = "O(1) for each member requested.", .handler = GeohashCommand});
+  f.Add({.name = "geopos", .arity = -2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns the longitude and latitude of members from a geospatial index.", .since = "3.2.0",
+         .complexity = "O(1) for each member requested.", .handler = GeoposCommand});
   RegisterGeoSearchCommands(t);
 }
 

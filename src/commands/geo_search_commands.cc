@@ -354,7 +354,7 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 }  // namespace
 
 void RegisterGeoSearchCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclGeo, "geo");
+  CommandFamily f(t, kAclGeo, "geo");
   constexpr std::string_view kRadiusCost =
       "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by "
       "center and radius and M is the number of items inside the index.";
@@ -363,26 +363,29 @@ void RegisterGeoSearchCommands(CommandTable& t) {
       "provided as the filter and M is the number of items inside the shape";
   // GEORADIUS and GEORADIUSBYMEMBER may write a key named among their
   // options: movable keys, found by reading the arguments.
-  t.Register(CommandSpec{
-      .name = "georadius", .arity = -6, .flags = kWriteFlags, .acl = kAclGeo, .first_key = 1, .last_key = 1,
-      .key_step = 1, .find_keys = GeoradiusFindKeys,
-      .summary = "Queries a geospatial index for members within a distance from a coordinate, optionally stores "
-                 "the result.",
-      .since = "3.2.0", .group = "geo", .complexity = kRadiusCost, .handler = GeoradiusCommand});
-  t.Register(CommandSpec{
-      .name = "georadiusbymember", .arity = -5, .flags = kWriteFlags, .acl = kAclGeo, .first_key = 1,
-      .last_key = 1, .key_step = 1, .find_keys = GeoradiusbymemberFindKeys,
-      .summary = "Queries a geospatial index for members within a distance from a member, optionally stores the "
-                 "result.",
-      .since = "3.2.0", .group = "geo", .complexity = kRadiusCost, .handler = GeoradiusbymemberCommand});
-  add("georadius_ro", -6, kCmdReadonly, 1, 1, GeoradiusRoCommand, "3.2.10", kRadiusCost,
-      "Returns members from a geospatial index that are within a distance from a coordinate.");
-  add("georadiusbymember_ro", -5, kCmdReadonly, 1, 1, GeoradiusbymemberRoCommand, "3.2.10", kRadiusCost,
-      "Returns members from a geospatial index that are within a distance from a member.");
-  add("geosearch", -7, kCmdReadonly, 1, 1, GeosearchCommand, "6.2.0", kSearchCost,
-      "Queries a geospatial index for members inside an area of a box or a circle.");
-  add("geosearchstore", -8, kWriteFlags, 1, 2, GeosearchstoreCommand, "6.2.0", kSearchCost,
-      "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.");
+  f.Add({.name = "georadius", .arity = -6, .flags = kWriteFlags, .first_key = 1, .last_key = 1,
+         .find_keys = GeoradiusFindKeys,
+         .summary = "Queries a geospatial index for members within a distance from a coordinate, optionally stores the "
+                    "result.",
+         .since = "3.2.0", .complexity = kRadiusCost, .handler = GeoradiusCommand});
+  f.Add({.name = "georadiusbymember", .arity = -5, .flags = kWriteFlags, .first_key = 1, .last_key = 1,
+         .find_keys = GeoradiusbymemberFindKeys,
+         .summary = "Queries a geospatial index for members within a distance from a member, optionally stores the "
+                    "result.",
+         .since = "3.2.0", .complexity = kRadiusCost, .handler = GeoradiusbymemberCommand});
+  f.Add({.name = "georadius_ro", .arity = -6, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns members from a geospatial index that are within a distance from a coordinate.",
+         .since = "3.2.10", .complexity = kRadiusCost, .handler = GeoradiusRoCommand});
+  f.Add({.name = "georadiusbymember_ro", .arity = -5, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns members from a geospatial index that are within a distance from a member.",
+         .since = "3.2.10", .complexity = kRadiusCost, .handler = GeoradiusbymemberRoCommand});
+  f.Add({.name = "geosearch", .arity = -7, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Queries a geospatial index for members inside an area of a box or a circle.", .since = "6.2.0",
+         .complexity = kSearchCost, .handler = GeosearchCommand});
+  f.Add({.name = "geosearchstore", .arity = -8, .flags = kWriteFlags, .first_key = 1, .last_key = 2,
+         .summary = "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the "
+                    "result.",
+         .since = "6.2.0", .complexity = kSearchCost, .handler = GeosearchstoreCommand});
 }
 
 }  // namespace peregrine

@@ -344,45 +344,63 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 }  // namespace
 
 void RegisterHashCommands(CommandTable& t) {
-  using hash_commands::RegisterFieldExpiryCommands;
-  auto add = [&](auto&&... spec) { AddHashCommand(t, spec...); };
-  add("hset", -4, kWriteFlags | kCmdFast, HsetCommand, "2.0.0",
-      "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with "
-      "multiple field/value pairs.",
-      "Creates or modifies the value of a field in a hash.");
-  add("hsetnx", 4, kWriteFlags | kCmdFast, HsetnxCommand, "2.0.0", "O(1)",
-      "Sets the value of a field in a hash only when the field doesn't exist.");
-  add("hmset", -4, kWriteFlags | kCmdFast, HmsetCommand, "2.0.0", "O(N) where N is the number of fields being set.",
-      "Sets the values of multiple fields.");
-  add("hget", 3, kCmdReadonly | kCmdFast, HgetCommand, "2.0.0", "O(1)", "Returns the value of a field in a hash.");
-  add("hmget", -3, kCmdReadonly | kCmdFast, HmgetCommand, "2.0.0",
-      "O(N) where N is the number of fields being requested.", "Returns the values of all fields in a hash.");
-  add("hdel", -3, kCmdWrite | kCmdFast, HdelCommand, "2.0.0", "O(N) where N is the number of fields to be removed.",
-      "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.");
-  add("hlen", 2, kCmdReadonly | kCmdFast, HlenCommand, "2.0.0", "O(1)", "Returns the number of fields in a hash.");
-  add("hstrlen", 3, kCmdReadonly | kCmdFast, HstrlenCommand, "3.2.0", "O(1)",
-      "Returns the length of the value of a field.");
-  add("hexists", 3, kCmdReadonly | kCmdFast, HexistsCommand, "2.0.0", "O(1)",
-      "Determines whether a field exists in a hash.");
-  add("hgetall", 2, kCmdReadonly, HgetallCommand, "2.0.0", "O(N) where N is the size of the hash.",
-      "Returns all fields and values in a hash.");
-  add("hkeys", 2, kCmdReadonly, HkeysCommand, "2.0.0", "O(N) where N is the size of the hash.",
-      "Returns all fields in a hash.");
-  add("hvals", 2, kCmdReadonly, HvalsCommand, "2.0.0", "O(N) where N is the size of the hash.",
-      "Returns all values in a hash.");
-  add("hincrby", 4, kWriteFlags | kCmdFast, HincrbyCommand, "2.0.0", "O(1)",
-      "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field "
-      "doesn't exist.");
-  add("hincrbyfloat", 4, kWriteFlags | kCmdFast, HincrbyfloatCommand, "2.6.0", "O(1)",
-      "Increments the floating point value of a field by a number. Uses 0 as initial value if the field "
-      "doesn't exist.");
-  add("hrandfield", -2, kCmdReadonly, HrandfieldCommand, "6.2.0",
-      "O(N) where N is the number of fields returned", "Returns one or more random fields from a hash.");
-  add("hscan", -3, kCmdReadonly, HscanCommand, "2.8.0",
-      "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
-      "return back to 0. N is the number of elements inside the collection.",
-      "Iterates over fields and values of a hash.");
-  RegisterFieldExpiryCommands(t);
+  CommandFamily f(t, kAclHash, "hash");
+  f.Add({.name = "hset", .arity = -4, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Creates or modifies the value of a field in a hash.", .since = "2.0.0",
+         .complexity = "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is "
+                       "called with multiple field/value pairs.",
+         .handler = HsetCommand});
+  f.Add({.name = "hsetnx", .arity = 4, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Sets the value of a field in a hash only when the field doesn't exist.", .since = "2.0.0",
+         .complexity = "O(1)", .handler = HsetnxCommand});
+  f.Add({.name = "hmset", .arity = -4, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Sets the values of multiple fields.", .since = "2.0.0",
+         .complexity = "O(N) where N is the number of fields being set.", .handler = HmsetCommand});
+  f.Add({.name = "hget", .arity = 3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the value of a field in a hash.", .since = "2.0.0", .complexity = "O(1)",
+         .handler = HgetCommand});
+  f.Add({.name = "hmget", .arity = -3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the values of all fields in a hash.", .since = "2.0.0",
+         .complexity = "O(N) where N is the number of fields being requested.", .handler = HmgetCommand});
+  f.Add({.name = "hdel", .arity = -3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.",
+         .since = "2.0.0", .complexity = "O(N) where N is the number of fields to be removed.",
+         .handler = HdelCommand});
+  f.Add({.name = "hlen", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the number of fields in a hash.", .since = "2.0.0", .complexity = "O(1)",
+         .handler = HlenCommand});
+  f.Add({.name = "hstrlen", .arity = 3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the length of the value of a field.", .since = "3.2.0", .complexity = "O(1)",
+         .handler = HstrlenCommand});
+  f.Add({.name = "hexists", .arity = 3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Determines whether a field exists in a hash.", .since = "2.0.0", .complexity = "O(1)",
+         .handler = HexistsCommand});
+  f.Add({.name = "hgetall", .arity = 2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns all fields and values in a hash.", .since = "2.0.0",
+         .complexity = "O(N) where N is the size of the hash.", .handler = HgetallCommand});
+  f.Add({.name = "hkeys", .arity = 2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns all fields in a hash.", .since = "2.0.0",
+         .complexity = "O(N) where N is the size of the hash.", .handler = HkeysCommand});
+  f.Add({.name = "hvals", .arity = 2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns all values in a hash.", .since = "2.0.0",
+         .complexity = "O(N) where N is the size of the hash.", .handler = HvalsCommand});
+  f.Add({.name = "hincrby", .arity = 4, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the "
+                    "field doesn't exist.",
+         .since = "2.0.0", .complexity = "O(1)", .handler = HincrbyCommand});
+  f.Add({.name = "hincrbyfloat", .arity = 4, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Increments the floating point value of a field by a number. Uses 0 as initial value if the field "
+                    "doesn't exist.",
+         .since = "2.6.0", .complexity = "O(1)", .handler = HincrbyfloatCommand});
+  f.Add({.name = "hrandfield", .arity = -2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns one or more random fields from a hash.", .since = "6.2.0",
+         .complexity = "O(N) where N is the number of fields returned", .handler = HrandfieldCommand});
+  f.Add({.name = "hscan", .arity = -3, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Iterates over fields and values of a hash.", .since = "2.8.0",
+         .complexity = "O(1) for every call. O(N) for a complete iteration, including enough command calls for the "
+                       "cursor to return back to 0. N is the number of elements inside the collection.",
+         .handler = HscanCommand});
+  hash_commands::RegisterHashExpiryCommands(t);
 }
 
 }  // namespace peregrine

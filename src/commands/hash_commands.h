@@ -32,14 +32,8 @@ void ConvertForPairs(HashObject& h, std::span<const std::string_view> pairs, con
 // (Db::NoteHashDeadline).
 void Settle(CommandContext& ctx, std::string_view key, const HashObject& h, int64_t min_before);
 
-// Registers a hash command whose one key is its first argument.
-inline void AddHashCommand(CommandTable& t, std::string_view name, int arity, uint32_t flags, CommandHandler h,
-                           std::string_view since, std::string_view complexity, std::string_view summary) {
-  t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclHash, .first_key = 1,
-                         .last_key = 1, .key_step = 1, .summary = summary, .since = since, .group = "hash",
-                         .complexity = complexity, .handler = h});
-}
-
-void RegisterFieldExpiryCommands(CommandTable& t);
+// The field-expiry commands (hash_expiry_commands.cc), registered by
+// RegisterHashCommands after the others.
+void RegisterHashExpiryCommands(CommandTable& t);
 
 }  // namespace peregrine::hash_commands

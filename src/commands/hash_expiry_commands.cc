@@ -419,34 +419,46 @@ void HsetexCommand(CommandContext& ctx) {
 
 }  // namespace
 
-void RegisterFieldExpiryCommands(CommandTable& t) {
-  auto add = [&](auto&&... spec) { AddHashCommand(t, spec...); };
+void RegisterHashExpiryCommands(CommandTable& t) {
+  CommandFamily f(t, kAclHash, "hash");
   constexpr uint32_t kSet = kCmdWrite | kCmdDenyOom | kCmdFast;
   constexpr std::string_view kPerField = "O(N) where N is the number of specified fields";
-  add("hexpire", -6, kSet, HexpireCommand, "7.4.0", kPerField,
-      "Set expiry for hash field using relative time to expire (seconds)");
-  add("hpexpire", -6, kSet, HpexpireCommand, "7.4.0", kPerField,
-      "Set expiry for hash field using relative time to expire (milliseconds)");
-  add("hexpireat", -6, kSet, HexpireatCommand, "7.4.0", kPerField,
-      "Set expiry for hash field using an absolute Unix timestamp (seconds)");
-  add("hpexpireat", -6, kSet, HpexpireatCommand, "7.4.0", kPerField,
-      "Set expiry for hash field using an absolute Unix timestamp (milliseconds)");
-  add("httl", -5, kCmdReadonly | kCmdFast, HttlCommand, "7.4.0", kPerField,
-      "Returns the TTL in seconds of a hash field.");
-  add("hpttl", -5, kCmdReadonly | kCmdFast, HpttlCommand, "7.4.0", kPerField,
-      "Returns the TTL in milliseconds of a hash field.");
-  add("hexpiretime", -5, kCmdReadonly | kCmdFast, HexpiretimeCommand, "7.4.0", kPerField,
-      "Returns the expiration time of a hash field as a Unix timestamp, in seconds.");
-  add("hpexpiretime", -5, kCmdReadonly | kCmdFast, HpexpiretimeCommand, "7.4.0", kPerField,
-      "Returns the expiration time of a hash field as a Unix timestamp, in msec.");
-  add("hpersist", -5, kCmdWrite | kCmdFast, HpersistCommand, "7.4.0", kPerField,
-      "Removes the expiration time for each specified field");
-  add("hgetdel", -5, kCmdWrite | kCmdFast, HgetdelCommand, "8.0.0", kPerField,
-      "Returns the value of a field and deletes it from the hash.");
-  add("hgetex", -5, kCmdWrite | kCmdFast, HgetexCommand, "8.0.0", kPerField,
-      "Get the value of one or more fields of a given hash key, and optionally set their expiration.");
-  add("hsetex", -6, kSet, HsetexCommand, "8.0.0", "O(N) where N is the number of fields being set.",
-      "Set the value of one or more fields of a given hash key, and optionally set their expiration.");
+  f.Add({.name = "hexpire", .arity = -6, .flags = kSet, .first_key = 1, .last_key = 1,
+         .summary = "Set expiry for hash field using relative time to expire (seconds)", .since = "7.4.0",
+         .complexity = kPerField, .handler = HexpireCommand});
+  f.Add({.name = "hpexpire", .arity = -6, .flags = kSet, .first_key = 1, .last_key = 1,
+         .summary = "Set expiry for hash field using relative time to expire (milliseconds)", .since = "7.4.0",
+         .complexity = kPerField, .handler = HpexpireCommand});
+  f.Add({.name = "hexpireat", .arity = -6, .flags = kSet, .first_key = 1, .last_key = 1,
+         .summary = "Set expiry for hash field using an absolute Unix timestamp (seconds)", .since = "7.4.0",
+         .complexity = kPerField, .handler = HexpireatCommand});
+  f.Add({.name = "hpexpireat", .arity = -6, .flags = kSet, .first_key = 1, .last_key = 1,
+         .summary = "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", .since = "7.4.0",
+         .complexity = kPerField, .handler = HpexpireatCommand});
+  f.Add({.name = "httl", .arity = -5, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the TTL in seconds of a hash field.", .since = "7.4.0", .complexity = kPerField,
+         .handler = HttlCommand});
+  f.Add({.name = "hpttl", .arity = -5, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the TTL in milliseconds of a hash field.", .since = "7.4.0", .complexity = kPerField,
+         .handler = HpttlCommand});
+  f.Add({.name = "hexpiretime", .arity = -5, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the expiration time of a hash field as a Unix timestamp, in seconds.", .since = "7.4.0",
+         .complexity = kPerField, .handler = HexpiretimeCommand});
+  f.Add({.name = "hpexpiretime", .arity = -5, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the expiration time of a hash field as a Unix timestamp, in msec.", .since = "7.4.0",
+         .complexity = kPerField, .handler = HpexpiretimeCommand});
+  f.Add({.name = "hpersist", .arity = -5, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Removes the expiration time for each specified field", .since = "7.4.0", .complexity = kPerField,
+         .handler = HpersistCommand});
+  f.Add({.name = "hgetdel", .arity = -5, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the value of a field and deletes it from the hash.", .since = "8.0.0",
+         .complexity = kPerField, .handler = HgetdelCommand});
+  f.Add({.name = "hgetex", .arity = -5, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Get the value of one or more fields of a given hash key, and optionally set their expiration.",
+         .since = "8.0.0", .complexity = kPerField, .handler = HgetexCommand});
+  f.Add({.name = "hsetex", .arity = -6, .flags = kSet, .first_key = 1, .last_key = 1,
+         .summary = "Set the value of one or more fields of a given hash key, and optionally set their expiration.",
+         .since = "8.0.0", .complexity = "O(N) where N is the number of fields being set.", .handler = HsetexCommand});
 }
 
 }  // namespace peregrine::hash_commands

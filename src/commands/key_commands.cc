@@ -533,91 +533,116 @@ void ObjectHelpCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterKeyCommands(CommandTable& t) {
-  auto add = [&](std::string_view name, int arity, uint32_t flags, int first, int last, int step,
-                 CommandHandler h, std::string_view since, std::string_view complexity,
-                 std::string_view summary, std::vector<std::string_view> tips = {}) {
-    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclKeyspace,
-                           .first_key = first, .last_key = last, .key_step = step, .summary = summary,
-                           .since = since, .group = "generic", .complexity = complexity,
-                           .tips = std::move(tips), .handler = h});
-  };
-  add("del", -2, kCmdWrite, 1, -1, 1, DelCommand, "1.0.0", "O(N) where N is the number of keys that will be removed.",
-      "Deletes one or more keys.", {"request_policy:multi_shard", "response_policy:agg_sum"});
-  add("unlink", -2, kCmdWrite | kCmdFast, 1, -1, 1, DelCommand, "4.0.0",
-      "O(1) for each key removed regardless of its size.",
-      "Asynchronously deletes one or more keys.", {"request_policy:multi_shard", "response_policy:agg_sum"});
-  add("exists", -2, kCmdReadonly | kCmdFast, 1, -1, 1, ExistsCommand, "1.0.0",
-      "O(N) where N is the number of keys to check.", "Determines whether one or more keys exist.",
-      {"request_policy:multi_shard", "response_policy:agg_sum"});
-  add("type", 2, kCmdReadonly | kCmdFast, 1, 1, 1, TypeCommand, "1.0.0", "O(1)",
-      "Determines the type of value stored at a key.");
-  add("touch", -2, kCmdReadonly | kCmdFast, 1, -1, 1, TouchCommand, "3.2.1",
-      "O(N) where N is the number of keys that will be touched.",
-      "Returns the number of existing keys out of those specified after updating the time they were last "
-      "accessed.", {"request_policy:multi_shard", "response_policy:agg_sum"});
-  add("expire", -3, kCmdWrite | kCmdFast, 1, 1, 1, ExpireCommand, "1.0.0", "O(1)",
-      "Sets the expiration time of a key in seconds.");
-  add("pexpire", -3, kCmdWrite | kCmdFast, 1, 1, 1, PexpireCommand, "2.6.0", "O(1)",
-      "Sets the expiration time of a key in milliseconds.");
-  add("expireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, ExpireatCommand, "1.2.0", "O(1)",
-      "Sets the expiration time of a key to a Unix timestamp.");
-  add("pexpireat", -3, kCmdWrite | kCmdFast, 1, 1, 1, PexpireatCommand, "2.6.0", "O(1)",
-      "Sets the expiration time of a key to a Unix milliseconds timestamp.");
-  add("expiretime", 2, kCmdReadonly | kCmdFast, 1, 1, 1, ExpiretimeCommand, "7.0.0", "O(1)",
-      "Returns the expiration time of a key as a Unix timestamp.");
-  add("pexpiretime", 2, kCmdReadonly | kCmdFast, 1, 1, 1, PexpiretimeCommand, "7.0.0", "O(1)",
-      "Returns the expiration time of a key as a Unix milliseconds timestamp.");
-  add("ttl", 2, kCmdReadonly | kCmdFast, 1, 1, 1, TtlCommand, "1.0.0", "O(1)",
-      "Returns the expiration time in seconds of a key.", {"nondeterministic_output"});
-  add("pttl", 2, kCmdReadonly | kCmdFast, 1, 1, 1, PttlCommand, "2.6.0", "O(1)",
-      "Returns the expiration time in milliseconds of a key.", {"nondeterministic_output"});
-  add("persist", 2, kCmdWrite | kCmdFast, 1, 1, 1, PersistCommand, "2.2.0", "O(1)",
-      "Removes the expiration time of a key.");
-  add("keys", 2, kCmdReadonly | kCmdAllShards, 0, 0, 0, KeysCommand, "1.0.0",
-      "O(N) with N being the number of keys in the database, under the assumption that the key names in the "
-      "database and the given pattern have limited length.",
-      "Returns all key names that match a pattern.", {"request_policy:all_shards", "nondeterministic_output_order"});
-  add("scan", -2, kCmdReadonly | kCmdAllShards, 0, 0, 0, ScanCommand, "2.8.0",
-      "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
-      "return back to 0. N is the number of elements inside the collection.",
-      "Iterates over the key names in the database.", {"nondeterministic_output", "request_policy:special"});
-  add("rename", 3, kCmdWrite, 1, 2, 1, RenameCommand, "1.0.0", "O(1)", "Renames a key and overwrites the destination.");
-  add("renamenx", 3, kCmdWrite | kCmdFast, 1, 2, 1, RenamenxCommand, "1.0.0", "O(1)",
-      "Renames a key only when the target key name doesn't exist.");
-  add("randomkey", 1, kCmdReadonly | kCmdAllShards, 0, 0, 0, RandomkeyCommand, "1.0.0", "O(1)",
-      "Returns a random key name from the database.", {"request_policy:all_shards", "nondeterministic_output"});
-  add("copy", -3, kCmdWrite | kCmdDenyOom, 1, 2, 1, CopyCommand, "6.2.0",
-      "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
-      "Copies the value of a key to a new key.");
-  add("move", 3, kCmdWrite | kCmdFast, 1, 1, 1, MoveCommand, "1.0.0", "O(1)", "Moves a key to another database.");
-  add("swapdb", 3, kCmdWrite | kCmdFast | kCmdAllShards, 0, 0, 0, SwapdbCommand, "4.0.0",
-      "O(N) where N is the count of clients watching or blocking on keys from both databases.",
-      "Swaps two Redis databases.");
-  add("dbsize", 1, kCmdReadonly | kCmdFast | kCmdAllShards, 0, 0, 0, DbsizeCommand, "1.0.0", "O(1)",
-      "Returns the number of keys in the database.", {"request_policy:all_shards", "response_policy:agg_sum"});
-  add("flushdb", -1, kCmdWrite | kCmdAllShards, 0, 0, 0, FlushdbCommand, "1.0.0",
-      "O(N) where N is the number of keys in the selected database", "Remove all keys from the current database.",
-      {"request_policy:all_shards", "response_policy:all_succeeded"});
-  add("flushall", -1, kCmdWrite | kCmdAllShards, 0, 0, 0, FlushallCommand, "1.0.0",
-      "O(N) where N is the total number of keys in all databases", "Removes all keys from all databases.",
-      {"request_policy:all_shards", "response_policy:all_succeeded"});
+  CommandFamily f(t, kAclKeyspace, "generic");
+  f.Add({.name = "del", .arity = -2, .flags = kCmdWrite, .first_key = 1, .last_key = -1,
+         .summary = "Deletes one or more keys.", .since = "1.0.0",
+         .complexity = "O(N) where N is the number of keys that will be removed.",
+         .tips = {"request_policy:multi_shard", "response_policy:agg_sum"}, .handler = DelCommand});
+  f.Add({.name = "unlink", .arity = -2, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = -1,
+         .summary = "Asynchronously deletes one or more keys.", .since = "4.0.0",
+         .complexity = "O(1) for each key removed regardless of its size.",
+         .tips = {"request_policy:multi_shard", "response_policy:agg_sum"}, .handler = DelCommand});
+  f.Add({.name = "exists", .arity = -2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = -1,
+         .summary = "Determines whether one or more keys exist.", .since = "1.0.0",
+         .complexity = "O(N) where N is the number of keys to check.",
+         .tips = {"request_policy:multi_shard", "response_policy:agg_sum"}, .handler = ExistsCommand});
+  f.Add({.name = "type", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Determines the type of value stored at a key.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = TypeCommand});
+  f.Add({.name = "touch", .arity = -2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = -1,
+         .summary = "Returns the number of existing keys out of those specified after updating the time they were last "
+                    "accessed.",
+         .since = "3.2.1", .complexity = "O(N) where N is the number of keys that will be touched.",
+         .tips = {"request_policy:multi_shard", "response_policy:agg_sum"}, .handler = TouchCommand});
+  f.Add({.name = "expire", .arity = -3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Sets the expiration time of a key in seconds.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = ExpireCommand});
+  f.Add({.name = "pexpire", .arity = -3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Sets the expiration time of a key in milliseconds.", .since = "2.6.0", .complexity = "O(1)",
+         .handler = PexpireCommand});
+  f.Add({.name = "expireat", .arity = -3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Sets the expiration time of a key to a Unix timestamp.", .since = "1.2.0", .complexity = "O(1)",
+         .handler = ExpireatCommand});
+  f.Add({.name = "pexpireat", .arity = -3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Sets the expiration time of a key to a Unix milliseconds timestamp.", .since = "2.6.0",
+         .complexity = "O(1)", .handler = PexpireatCommand});
+  f.Add({.name = "expiretime", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the expiration time of a key as a Unix timestamp.", .since = "7.0.0", .complexity = "O(1)",
+         .handler = ExpiretimeCommand});
+  f.Add({.name = "pexpiretime", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the expiration time of a key as a Unix milliseconds timestamp.", .since = "7.0.0",
+         .complexity = "O(1)", .handler = PexpiretimeCommand});
+  f.Add({.name = "ttl", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the expiration time in seconds of a key.", .since = "1.0.0", .complexity = "O(1)",
+         .tips = {"nondeterministic_output"}, .handler = TtlCommand});
+  f.Add({.name = "pttl", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the expiration time in milliseconds of a key.", .since = "2.6.0", .complexity = "O(1)",
+         .tips = {"nondeterministic_output"}, .handler = PttlCommand});
+  f.Add({.name = "persist", .arity = 2, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Removes the expiration time of a key.", .since = "2.2.0", .complexity = "O(1)",
+         .handler = PersistCommand});
+  f.Add({.name = "keys", .arity = 2, .flags = kCmdReadonly | kCmdAllShards,
+         .summary = "Returns all key names that match a pattern.", .since = "1.0.0",
+         .complexity = "O(N) with N being the number of keys in the database, under the assumption that the key names "
+                       "in the database and the given pattern have limited length.",
+         .tips = {"request_policy:all_shards", "nondeterministic_output_order"}, .handler = KeysCommand});
+  f.Add({.name = "scan", .arity = -2, .flags = kCmdReadonly | kCmdAllShards,
+         .summary = "Iterates over the key names in the database.", .since = "2.8.0",
+         .complexity = "O(1) for every call. O(N) for a complete iteration, including enough command calls for the "
+                       "cursor to return back to 0. N is the number of elements inside the collection.",
+         .tips = {"nondeterministic_output", "request_policy:special"}, .handler = ScanCommand});
+  f.Add({.name = "rename", .arity = 3, .flags = kCmdWrite, .first_key = 1, .last_key = 2,
+         .summary = "Renames a key and overwrites the destination.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = RenameCommand});
+  f.Add({.name = "renamenx", .arity = 3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 2,
+         .summary = "Renames a key only when the target key name doesn't exist.", .since = "1.0.0",
+         .complexity = "O(1)", .handler = RenamenxCommand});
+  f.Add({.name = "randomkey", .arity = 1, .flags = kCmdReadonly | kCmdAllShards,
+         .summary = "Returns a random key name from the database.", .since = "1.0.0", .complexity = "O(1)",
+         .tips = {"request_policy:all_shards", "nondeterministic_output"}, .handler = RandomkeyCommand});
+  f.Add({.name = "copy", .arity = -3, .flags = kCmdWrite | kCmdDenyOom, .first_key = 1, .last_key = 2,
+         .summary = "Copies the value of a key to a new key.", .since = "6.2.0",
+         .complexity = "O(N) worst case for collections, where N is the number of nested items. O(1) for string "
+                       "values.",
+         .handler = CopyCommand});
+  f.Add({.name = "move", .arity = 3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Moves a key to another database.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = MoveCommand});
+  f.Add({.name = "swapdb", .arity = 3, .flags = kCmdWrite | kCmdFast | kCmdAllShards,
+         .summary = "Swaps two Redis databases.", .since = "4.0.0",
+         .complexity = "O(N) where N is the count of clients watching or blocking on keys from both databases.",
+         .handler = SwapdbCommand});
+  f.Add({.name = "dbsize", .arity = 1, .flags = kCmdReadonly | kCmdFast | kCmdAllShards,
+         .summary = "Returns the number of keys in the database.", .since = "1.0.0", .complexity = "O(1)",
+         .tips = {"request_policy:all_shards", "response_policy:agg_sum"}, .handler = DbsizeCommand});
+  f.Add({.name = "flushdb", .arity = -1, .flags = kCmdWrite | kCmdAllShards,
+         .summary = "Remove all keys from the current database.", .since = "1.0.0",
+         .complexity = "O(N) where N is the number of keys in the selected database",
+         .tips = {"request_policy:all_shards", "response_policy:all_succeeded"}, .handler = FlushdbCommand});
+  f.Add({.name = "flushall", .arity = -1, .flags = kCmdWrite | kCmdAllShards,
+         .summary = "Removes all keys from all databases.", .since = "1.0.0",
+         .complexity = "O(N) where N is the total number of keys in all databases",
+         .tips = {"request_policy:all_shards", "response_policy:all_succeeded"}, .handler = FlushallCommand});
 
-  auto sub = [](std::string_view name, int arity, int first_key, CommandHandler h, std::string_view summary) {
-    return CommandSpec{.name = name, .arity = arity, .flags = first_key ? kCmdReadonly : kCmdLoading | kCmdStale,
-                       .acl = kAclKeyspace, .first_key = first_key, .last_key = first_key,
-                       .key_step = first_key ? 1 : 0, .summary = summary, .since = "2.2.3", .group = "generic",
-                       .complexity = "O(1)", .handler = h};
-  };
-  CommandSpec object{.name = "object", .arity = -2, .summary = "A container for object introspection commands.",
-                     .since = "2.2.3", .group = "generic", .complexity = "Depends on subcommand."};
-  object.subcommands = {
-      sub("encoding", 3, 2, ObjectEncodingCommand, "Returns the internal encoding of a Redis object."),
-      sub("freq", 3, 2, ObjectFreqCommand, "Returns the logarithmic access frequency counter of a Redis object."),
-      sub("idletime", 3, 2, ObjectIdletimeCommand, "Returns the time since the last access to a Redis object."),
-      sub("refcount", 3, 2, ObjectRefcountCommand, "Returns the reference count of a value of a key."),
-      sub("help", 2, 0, ObjectHelpCommand, "Returns helpful text about the different subcommands."),
-  };
-  t.Register(std::move(object));
+  f.Add({.name = "object", .arity = -2, .summary = "A container for object introspection commands.", .since = "2.2.3",
+         .complexity = "Depends on subcommand.",
+         .subcommands = {
+             {.name = "encoding", .arity = 3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2,
+              .summary = "Returns the internal encoding of a Redis object.", .since = "2.2.3", .complexity = "O(1)",
+              .handler = ObjectEncodingCommand},
+             {.name = "freq", .arity = 3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2,
+              .summary = "Returns the logarithmic access frequency counter of a Redis object.", .since = "2.2.3",
+              .complexity = "O(1)", .handler = ObjectFreqCommand},
+             {.name = "idletime", .arity = 3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2,
+              .summary = "Returns the time since the last access to a Redis object.", .since = "2.2.3",
+              .complexity = "O(1)", .handler = ObjectIdletimeCommand},
+             {.name = "refcount", .arity = 3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2,
+              .summary = "Returns the reference count of a value of a key.", .since = "2.2.3", .complexity = "O(1)",
+              .handler = ObjectRefcountCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "2.2.3",
+              .complexity = "O(1)", .handler = ObjectHelpCommand},
+         }});
 }
 
 }  // namespace peregrine

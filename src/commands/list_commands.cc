@@ -539,88 +539,105 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 }  // namespace
 
 void RegisterListCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclList, "list");
+  CommandFamily f(t, kAclList, "list");
   constexpr std::string_view kPushCost =
       "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.";
-  add("lpush", -3, kWriteFlags | kCmdFast, 1, 1, LpushCommand, "1.0.0", kPushCost,
-      "Prepends one or more elements to a list. Creates the key if it doesn't exist.");
-  add("rpush", -3, kWriteFlags | kCmdFast, 1, 1, RpushCommand, "1.0.0", kPushCost,
-      "Appends one or more elements to a list. Creates the key if it doesn't exist.");
-  add("lpushx", -3, kWriteFlags | kCmdFast, 1, 1, LpushxCommand, "2.2.0", kPushCost,
-      "Prepends one or more elements to a list only when the list exists.");
-  add("rpushx", -3, kWriteFlags | kCmdFast, 1, 1, RpushxCommand, "2.2.0", kPushCost,
-      "Appends an element to a list only when the list exists.");
-  add("lpop", -2, kCmdWrite | kCmdFast, 1, 1, LpopCommand, "1.0.0",
-      "O(N) where N is the number of elements returned",
-      "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.");
-  add("rpop", -2, kCmdWrite | kCmdFast, 1, 1, RpopCommand, "1.0.0",
-      "O(N) where N is the number of elements returned",
-      "Returns and removes the last elements of a list. Deletes the list if the last element was popped.");
-  add("llen", 2, kCmdReadonly | kCmdFast, 1, 1, LlenCommand, "1.0.0", "O(1)", "Returns the length of a list.");
-  add("lindex", 3, kCmdReadonly, 1, 1, LindexCommand, "1.0.0",
-      "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for "
-      "the first or the last element of the list O(1).",
-      "Returns an element from a list by its index.");
-  add("lset", 4, kWriteFlags, 1, 1, LsetCommand, "1.0.0",
-      "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
-      "Sets the value of an element in a list by its index.");
-  add("lrange", 4, kCmdReadonly, 1, 1, LrangeCommand, "1.0.0",
-      "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) "
-      "for large lists; and N is the number of elements in the specified range.",
-      "Returns a range of elements from a list.");
-  add("ltrim", 4, kCmdWrite, 1, 1, LtrimCommand, "1.0.0",
-      "O(N) where N is the number of elements to be removed by the operation.",
-      "Removes elements from both ends a list. Deletes the list if all elements were trimmed.");
-  add("lrem", 4, kCmdWrite, 1, 1, LremCommand, "1.0.0",
-      "O(N+M) where N is the length of the list and M is the number of elements removed.",
-      "Removes elements from a list. Deletes the list if the last element was removed.");
-  add("linsert", 5, kWriteFlags, 1, 1, LinsertCommand, "2.2.0",
-      "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting "
-      "somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right "
-      "end (tail) is O(N).",
-      "Inserts an element before or after another element in a list.");
-  add("lpos", -3, kCmdReadonly, 1, 1, LposCommand, "6.0.6",
-      "O(N) where N is the number of elements in the list, for the average case. When searching for elements near "
-      "the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant "
-      "time.",
-      "Returns the index of matching elements in a list.");
-  add("lmove", 5, kWriteFlags, 1, 2, LmoveCommand, "6.2.0", "O(1)",
-      "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last "
-      "element was moved.");
-  add("rpoplpush", 3, kWriteFlags, 1, 2, RpoplpushCommand, "1.2.0", "O(1)",
-      "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the "
-      "last element was popped.");
+  f.Add({.name = "lpush", .arity = -3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Prepends one or more elements to a list. Creates the key if it doesn't exist.", .since = "1.0.0",
+         .complexity = kPushCost, .handler = LpushCommand});
+  f.Add({.name = "rpush", .arity = -3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Appends one or more elements to a list. Creates the key if it doesn't exist.", .since = "1.0.0",
+         .complexity = kPushCost, .handler = RpushCommand});
+  f.Add({.name = "lpushx", .arity = -3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Prepends one or more elements to a list only when the list exists.", .since = "2.2.0",
+         .complexity = kPushCost, .handler = LpushxCommand});
+  f.Add({.name = "rpushx", .arity = -3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Appends an element to a list only when the list exists.", .since = "2.2.0",
+         .complexity = kPushCost, .handler = RpushxCommand});
+  f.Add({.name = "lpop", .arity = -2, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the first elements in a list after removing it. Deletes the list if the last element was "
+                    "popped.",
+         .since = "1.0.0", .complexity = "O(N) where N is the number of elements returned", .handler = LpopCommand});
+  f.Add({.name = "rpop", .arity = -2, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns and removes the last elements of a list. Deletes the list if the last element was popped.",
+         .since = "1.0.0", .complexity = "O(N) where N is the number of elements returned", .handler = RpopCommand});
+  f.Add({.name = "llen", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the length of a list.", .since = "1.0.0", .complexity = "O(1)", .handler = LlenCommand});
+  f.Add({.name = "lindex", .arity = 3, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns an element from a list by its index.", .since = "1.0.0",
+         .complexity = "O(N) where N is the number of elements to traverse to get to the element at index. This makes "
+                       "asking for the first or the last element of the list O(1).",
+         .handler = LindexCommand});
+  f.Add({.name = "lset", .arity = 4, .flags = kWriteFlags, .first_key = 1, .last_key = 1,
+         .summary = "Sets the value of an element in a list by its index.", .since = "1.0.0",
+         .complexity = "O(N) where N is the length of the list. Setting either the first or the last element of the "
+                       "list is O(1).",
+         .handler = LsetCommand});
+  f.Add({.name = "lrange", .arity = 4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns a range of elements from a list.", .since = "1.0.0",
+         .complexity = "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end "
+                       "(HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
+         .handler = LrangeCommand});
+  f.Add({.name = "ltrim", .arity = 4, .flags = kCmdWrite, .first_key = 1, .last_key = 1,
+         .summary = "Removes elements from both ends a list. Deletes the list if all elements were trimmed.",
+         .since = "1.0.0", .complexity = "O(N) where N is the number of elements to be removed by the operation.",
+         .handler = LtrimCommand});
+  f.Add({.name = "lrem", .arity = 4, .flags = kCmdWrite, .first_key = 1, .last_key = 1,
+         .summary = "Removes elements from a list. Deletes the list if the last element was removed.", .since = "1.0.0",
+         .complexity = "O(N+M) where N is the length of the list and M is the number of elements removed.",
+         .handler = LremCommand});
+  f.Add({.name = "linsert", .arity = 5, .flags = kWriteFlags, .first_key = 1, .last_key = 1,
+         .summary = "Inserts an element before or after another element in a list.", .since = "2.2.0",
+         .complexity = "O(N) where N is the number of elements to traverse before seeing the value pivot. This means "
+                       "that inserting somewhere on the left end on the list (head) can be considered O(1) and "
+                       "inserting somewhere on the right end (tail) is O(N).",
+         .handler = LinsertCommand});
+  f.Add({.name = "lpos", .arity = -3, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns the index of matching elements in a list.", .since = "6.0.6",
+         .complexity = "O(N) where N is the number of elements in the list, for the average case. When searching for "
+                       "elements near the head or the tail of the list, or when the MAXLEN option is provided, the "
+                       "command may run in constant time.",
+         .handler = LposCommand});
+  f.Add({.name = "lmove", .arity = 5, .flags = kWriteFlags, .first_key = 1, .last_key = 2,
+         .summary = "Returns an element after popping it from one list and pushing it to another. Deletes the list if "
+                    "the last element was moved.",
+         .since = "6.2.0", .complexity = "O(1)", .handler = LmoveCommand});
+  f.Add({.name = "rpoplpush", .arity = 3, .flags = kWriteFlags, .first_key = 1, .last_key = 2,
+         .summary = "Returns the last element of a list after removing and pushing it to another list. Deletes the "
+                    "list if the last element was popped.",
+         .since = "1.2.0", .complexity = "O(1)", .handler = RpoplpushCommand});
   // LMPOP and BLMPOP: numkeys at `numkeys_index`, the keys after it.
-  auto add_mpop = [&t](std::string_view name, int arity, uint32_t flags, int numkeys_index, CommandHandler h,
-                       std::string_view summary) {
-    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclList,
-                           .first_key = numkeys_index + 1, .last_key = numkeys_index + 1, .key_step = 1,
-                           .numkeys_index = numkeys_index, .summary = summary, .since = "7.0.0", .group = "list",
-                           .complexity = "O(N+M) where N is the number of provided keys and M is the number of "
-                                         "elements returned.",
-                           .handler = h});
-  };
-  add_mpop("lmpop", -4, kCmdWrite, 1, LmpopCommand,
-           "Returns multiple elements from a list after removing them. Deletes the list if the last element was "
-           "popped.");
+  f.Add({.name = "lmpop", .arity = -4, .flags = kCmdWrite, .first_key = 2, .last_key = 2, .numkeys_index = 1,
+         .summary = "Returns multiple elements from a list after removing them. Deletes the list if the last element "
+                    "was popped.",
+         .since = "7.0.0",
+         .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+         .handler = LmpopCommand});
   // BLPOP, BRPOP, BLMOVE and BRPOPLPUSH are noscript in Redis (checked:
   // COMMAND INFO of 7.0); BLMPOP is not.
   constexpr uint32_t kBlockingWrite = kCmdWrite | kCmdBlocking;
-  add("blpop", -3, kBlockingWrite, 1, -2, BlpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
-      "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes "
-      "the list if the last element was popped.");
-  add("brpop", -3, kBlockingWrite, 1, -2, BrpopCommand, "2.0.0", "O(N) where N is the number of provided keys.",
-      "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes "
-      "the list if the last element was popped.");
-  add("blmove", 6, kBlockingWrite | kCmdDenyOom, 1, 2, BlmoveCommand, "6.2.0", "O(1)",
-      "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is "
-      "available otherwise. Deletes the list if the last element was moved.");
-  add("brpoplpush", 4, kBlockingWrite | kCmdDenyOom, 1, 2, BrpoplpushCommand, "2.2.0", "O(1)",
-      "Pops an element from a list, pushes it to another list and returns it. Block until an element is available "
-      "otherwise. Deletes the list if the last element was popped.");
-  add_mpop("blmpop", -5, kBlockingWrite, 2, BlmpopCommand,
-           "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. "
-           "Deletes the list if the last element was popped.");
+  f.Add({.name = "blpop", .arity = -3, .flags = kBlockingWrite, .first_key = 1, .last_key = -2,
+         .summary = "Removes and returns the first element in a list. Blocks until an element is available otherwise. "
+                    "Deletes the list if the last element was popped.",
+         .since = "2.0.0", .complexity = "O(N) where N is the number of provided keys.", .handler = BlpopCommand});
+  f.Add({.name = "brpop", .arity = -3, .flags = kBlockingWrite, .first_key = 1, .last_key = -2,
+         .summary = "Removes and returns the last element in a list. Blocks until an element is available otherwise. "
+                    "Deletes the list if the last element was popped.",
+         .since = "2.0.0", .complexity = "O(N) where N is the number of provided keys.", .handler = BrpopCommand});
+  f.Add({.name = "blmove", .arity = 6, .flags = kBlockingWrite | kCmdDenyOom, .first_key = 1, .last_key = 2,
+         .summary = "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is "
+                    "available otherwise. Deletes the list if the last element was moved.",
+         .since = "6.2.0", .complexity = "O(1)", .handler = BlmoveCommand});
+  f.Add({.name = "brpoplpush", .arity = 4, .flags = kBlockingWrite | kCmdDenyOom, .first_key = 1, .last_key = 2,
+         .summary = "Pops an element from a list, pushes it to another list and returns it. Block until an element is "
+                    "available otherwise. Deletes the list if the last element was popped.",
+         .since = "2.2.0", .complexity = "O(1)", .handler = BrpoplpushCommand});
+  f.Add({.name = "blmpop", .arity = -5, .flags = kBlockingWrite, .first_key = 3, .last_key = 3, .numkeys_index = 2,
+         .summary = "Pops the first element from one of multiple lists. Blocks until an element is available "
+                    "otherwise. Deletes the list if the last element was popped.",
+         .since = "7.0.0",
+         .complexity = "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+         .handler = BlmpopCommand});
 }
 
 }  // namespace peregrine

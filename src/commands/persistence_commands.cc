@@ -153,17 +153,21 @@ void DebugReloadCommand(CommandContext& ctx) {
 }
 
 void RegisterPersistenceCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclAdmin | kAclDangerous, "server");
-  add("save", 1, kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards, 0, 0, SaveCommand, "1.0.0",
-      "O(N) where N is the total number of keys in all databases",
-      "Synchronously saves the database(s) to disk.");
-  add("bgsave", -1, kCmdAdmin | kCmdNoscript | kCmdAllShards, 0, 0, BgsaveCommand, "1.0.0", "O(1)",
-      "Asynchronously saves the database(s) to disk.");
-  add("bgrewriteaof", 1, kCmdAdmin | kCmdNoscript | kCmdAllShards, 0, 0, BgrewriteaofCommand, "1.0.0", "O(1)",
-      "Asynchronously rewrites the append-only file to disk.");
-  auto add_fast = FamilyRegistrar(t, kAclAdmin | kAclDangerous, "server");
-  add_fast("lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, LastsaveCommand, "1.0.0", "O(1)",
-           "Returns the Unix timestamp of the last successful save to disk.");
+  CommandFamily f(t, kAclAdmin | kAclDangerous, "server");
+  // (`.key_step = 1` without keys: what COMMAND INFO has always shown for
+  // these, "0 0 1"; Redis shows 0 0 0.)
+  f.Add({.name = "save", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards, .key_step = 1,
+         .summary = "Synchronously saves the database(s) to disk.", .since = "1.0.0",
+         .complexity = "O(N) where N is the total number of keys in all databases", .handler = SaveCommand});
+  f.Add({.name = "bgsave", .arity = -1, .flags = kCmdAdmin | kCmdNoscript | kCmdAllShards, .key_step = 1,
+         .summary = "Asynchronously saves the database(s) to disk.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = BgsaveCommand});
+  f.Add({.name = "bgrewriteaof", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdAllShards, .key_step = 1,
+         .summary = "Asynchronously rewrites the append-only file to disk.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = BgrewriteaofCommand});
+  f.Add({.name = "lastsave", .arity = 1, .flags = kCmdLoading | kCmdStale | kCmdFast, .key_step = 1,
+         .summary = "Returns the Unix timestamp of the last successful save to disk.", .since = "1.0.0",
+         .complexity = "O(1)", .handler = LastsaveCommand});
 }
 
 }  // namespace peregrine

@@ -167,57 +167,62 @@ void PubsubHelpCommand(CommandContext& ctx) {
   for (std::string_view l : kLines) ctx.reply.SimpleString(l);
 }
 
-CommandSpec Spec(std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
-                 std::string_view summary, std::string_view complexity) {
-  return CommandSpec{.name = name, .arity = arity, .flags = flags, .summary = summary, .since = since,
-                     .group = "pubsub", .complexity = complexity, .handler = h};
-}
-
 }  // namespace
 
 void RegisterPubSubCommands(CommandTable& t) {
+  CommandFamily f(t, 0, "pubsub");
   // Subscribing: allowed to a subscribed RESP2 client; never with keys (the
   // subscriptions belong to the client's own worker).
   const uint32_t kSub = kCmdPubsub | kCmdNoscript | kCmdLoading | kCmdStale | kCmdPubsubContext;
-  t.Register(Spec("subscribe", -2, kSub, SubscribeCommand, "2.0.0",
-                  "Listens for messages published to channels.",
-                  "O(N) where N is the number of channels to subscribe to."));
-  t.Register(Spec("unsubscribe", -1, kSub, UnsubscribeCommand, "2.0.0",
-                  "Stops listening to messages posted to channels.",
-                  "O(N) where N is the number of channels to unsubscribe."));
-  t.Register(Spec("psubscribe", -2, kSub, PSubscribeCommand, "2.0.0",
-                  "Listens for messages published to channels that match one or more patterns.",
-                  "O(N) where N is the number of patterns to subscribe to."));
-  t.Register(Spec("punsubscribe", -1, kSub, PUnsubscribeCommand, "2.0.0",
-                  "Stops listening to messages published to channels that match one or more patterns.",
-                  "O(N) where N is the number of patterns to unsubscribe."));
-  t.Register(Spec("publish", 3, kCmdPubsub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate | kCmdPublishes,
-                  PublishCommand, "2.0.0", "Posts a message to a channel.",
-                  "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total "
-                  "number of subscribed patterns (by any client)."));
+  f.Add({.name = "subscribe", .arity = -2, .flags = kSub, .summary = "Listens for messages published to channels.",
+         .since = "2.0.0", .complexity = "O(N) where N is the number of channels to subscribe to.",
+         .handler = SubscribeCommand});
+  f.Add({.name = "unsubscribe", .arity = -1, .flags = kSub,
+         .summary = "Stops listening to messages posted to channels.", .since = "2.0.0",
+         .complexity = "O(N) where N is the number of channels to unsubscribe.", .handler = UnsubscribeCommand});
+  f.Add({.name = "psubscribe", .arity = -2, .flags = kSub,
+         .summary = "Listens for messages published to channels that match one or more patterns.", .since = "2.0.0",
+         .complexity = "O(N) where N is the number of patterns to subscribe to.", .handler = PSubscribeCommand});
+  f.Add({.name = "punsubscribe", .arity = -1, .flags = kSub,
+         .summary = "Stops listening to messages published to channels that match one or more patterns.",
+         .since = "2.0.0", .complexity = "O(N) where N is the number of patterns to unsubscribe.",
+         .handler = PUnsubscribeCommand});
+  f.Add({.name = "publish", .arity = 3,
+         .flags = kCmdPubsub | kCmdLoading | kCmdStale | kCmdFast | kCmdMayReplicate | kCmdPublishes,
+         .summary = "Posts a message to a channel.", .since = "2.0.0",
+         .complexity = "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total "
+                       "number of subscribed patterns (by any client).",
+         .handler = PublishCommand});
 
   const uint32_t kQuery = kCmdPubsub | kCmdLoading | kCmdStale | kCmdAllShards;
-  CommandSpec pubsub = Spec("pubsub", -2, 0, nullptr, "2.8.0", "A container for Pub/Sub commands.",
-                            "Depends on subcommand.");
-  pubsub.subcommands = {
-      Spec("channels", -2, kQuery, PubsubChannelsCommand, "2.8.0", "Returns the active channels.",
-           "O(N) where N is the number of active channels, and assuming constant time pattern matching "
-           "(relatively short channels and patterns)"),
-      Spec("numsub", -2, kQuery, PubsubNumsubCommand, "2.8.0", "Returns a count of subscribers to channels.",
-           "O(N) for the NUMSUB subcommand, where N is the number of requested channels"),
-      Spec("numpat", 2, kQuery, PubsubNumpatCommand, "2.8.0", "Returns a count of unique pattern subscriptions.",
-           "O(1)"),
-      Spec("shardchannels", -2, kCmdPubsub | kCmdLoading | kCmdStale, PubsubShardchannelsCommand, "7.0.0",
-           "Returns the active shard channels.",
-           "O(N) where N is the number of active shard channels, and assuming constant time pattern matching "
-           "(relatively short shard channels)."),
-      Spec("shardnumsub", -2, kCmdPubsub | kCmdLoading | kCmdStale, PubsubShardnumsubCommand, "7.0.0",
-           "Returns the count of subscribers of shard channels.",
-           "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels"),
-      Spec("help", 2, kCmdLoading | kCmdStale, PubsubHelpCommand, "6.2.0",
-           "Returns helpful text about the different subcommands.", "O(1)"),
-  };
-  t.Register(std::move(pubsub));
+  f.Add({.name = "pubsub", .arity = -2, .summary = "A container for Pub/Sub commands.", .since = "2.8.0",
+         .complexity = "Depends on subcommand.",
+         .subcommands = {
+             {.name = "channels", .arity = -2, .flags = kQuery, .summary = "Returns the active channels.",
+              .since = "2.8.0",
+              .complexity = "O(N) where N is the number of active channels, and assuming constant time pattern "
+                            "matching (relatively short channels and patterns)",
+              .handler = PubsubChannelsCommand},
+             {.name = "numsub", .arity = -2, .flags = kQuery, .summary = "Returns a count of subscribers to channels.",
+              .since = "2.8.0",
+              .complexity = "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
+              .handler = PubsubNumsubCommand},
+             {.name = "numpat", .arity = 2, .flags = kQuery,
+              .summary = "Returns a count of unique pattern subscriptions.", .since = "2.8.0", .complexity = "O(1)",
+              .handler = PubsubNumpatCommand},
+             {.name = "shardchannels", .arity = -2, .flags = kCmdPubsub | kCmdLoading | kCmdStale,
+              .summary = "Returns the active shard channels.", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of active shard channels, and assuming constant time pattern "
+                            "matching (relatively short shard channels).",
+              .handler = PubsubShardchannelsCommand},
+             {.name = "shardnumsub", .arity = -2, .flags = kCmdPubsub | kCmdLoading | kCmdStale,
+              .summary = "Returns the count of subscribers of shard channels.", .since = "7.0.0",
+              .complexity = "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
+              .handler = PubsubShardnumsubCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "6.2.0",
+              .complexity = "O(1)", .handler = PubsubHelpCommand},
+         }});
 }
 
 }  // namespace peregrine

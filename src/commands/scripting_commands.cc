@@ -447,90 +447,87 @@ void FunctionHelpCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterScriptingCommands(CommandTable& t) {
+  CommandFamily f(t, kAclScripting | kAclSlow, "scripting");
   // EVAL & co. and FCALL & co.: numkeys at 2, the keys after it, none needed.
-  auto runner = [&t](std::string_view name, uint32_t flags, CommandHandler h, std::string_view since,
-                     std::string_view summary, std::string_view complexity) {
-    t.Register(CommandSpec{.name = name,
-                           .arity = -3,
-                           .flags = flags | kCmdNoscript | kCmdSkipMonitor | kCmdNoMandatoryKeys | kCmdStale |
-                                    kCmdScript,
-                           .acl = kAclScripting | kAclSlow,
-                           .first_key = 3,
-                           .last_key = 3,
-                           .key_step = 1,
-                           .numkeys_index = 2,
-                           .summary = summary,
-                           .since = since,
-                           .group = "scripting",
-                           .complexity = complexity,
-                           .handler = h});
-  };
+  constexpr uint32_t kRunner = kCmdNoscript | kCmdSkipMonitor | kCmdNoMandatoryKeys | kCmdStale | kCmdScript;
   constexpr std::string_view kScriptCost = "Depends on the script that is executed.";
   constexpr std::string_view kFunctionCost = "Depends on the function that is executed.";
-  runner("eval", kCmdMayReplicate, EvalCommand, "2.6.0", "Executes a server-side Lua script.", kScriptCost);
-  runner("evalsha", kCmdMayReplicate, EvalshaCommand, "2.6.0", "Executes a server-side Lua script by SHA1 digest.",
-         kScriptCost);
-  runner("eval_ro", kCmdReadonly, EvalRoCommand, "7.0.0", "Executes a read-only server-side Lua script.", kScriptCost);
-  runner("evalsha_ro", kCmdReadonly, EvalshaRoCommand, "7.0.0",
-         "Executes a read-only server-side Lua script by SHA1 digest.", kScriptCost);
-  runner("fcall", kCmdMayReplicate, FcallCommand, "7.0.0", "Invokes a function.", kFunctionCost);
-  runner("fcall_ro", kCmdReadonly, FcallRoCommand, "7.0.0", "Invokes a read-only function.", kFunctionCost);
+  f.Add({.name = "eval", .arity = -3, .flags = kCmdMayReplicate | kRunner, .first_key = 3, .last_key = 3,
+         .numkeys_index = 2, .summary = "Executes a server-side Lua script.", .since = "2.6.0",
+         .complexity = kScriptCost, .handler = EvalCommand});
+  f.Add({.name = "evalsha", .arity = -3, .flags = kCmdMayReplicate | kRunner, .first_key = 3, .last_key = 3,
+         .numkeys_index = 2, .summary = "Executes a server-side Lua script by SHA1 digest.", .since = "2.6.0",
+         .complexity = kScriptCost, .handler = EvalshaCommand});
+  f.Add({.name = "eval_ro", .arity = -3, .flags = kCmdReadonly | kRunner, .first_key = 3, .last_key = 3,
+         .numkeys_index = 2, .summary = "Executes a read-only server-side Lua script.", .since = "7.0.0",
+         .complexity = kScriptCost, .handler = EvalRoCommand});
+  f.Add({.name = "evalsha_ro", .arity = -3, .flags = kCmdReadonly | kRunner, .first_key = 3, .last_key = 3,
+         .numkeys_index = 2, .summary = "Executes a read-only server-side Lua script by SHA1 digest.", .since = "7.0.0",
+         .complexity = kScriptCost, .handler = EvalshaRoCommand});
+  f.Add({.name = "fcall", .arity = -3, .flags = kCmdMayReplicate | kRunner, .first_key = 3, .last_key = 3,
+         .numkeys_index = 2, .summary = "Invokes a function.", .since = "7.0.0", .complexity = kFunctionCost,
+         .handler = FcallCommand});
+  f.Add({.name = "fcall_ro", .arity = -3, .flags = kCmdReadonly | kRunner, .first_key = 3, .last_key = 3,
+         .numkeys_index = 2, .summary = "Invokes a read-only function.", .since = "7.0.0", .complexity = kFunctionCost,
+         .handler = FcallRoCommand});
 
-  auto sub = [](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view summary,
-                std::string_view complexity) {
-    return CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclScripting | kAclSlow,
-                       .summary = summary, .since = name == "help" ? "5.0.0" : "2.6.0", .group = "scripting",
-                       .complexity = complexity, .handler = h};
-  };
-  CommandSpec script{.name = "script", .arity = -2, .acl = kAclSlow, .summary = "A container for Lua scripts management commands.",
-                     .since = "2.6.0", .group = "scripting", .complexity = "Depends on subcommand."};
-  script.subcommands = {
-      sub("debug", 3, kCmdNoscript, ScriptDebugCommand, "Sets the debug mode of server-side Lua scripts.", "O(1)"),
-      sub("exists", -3, kCmdNoscript, ScriptExistsCommand,
-          "Determines whether server-side Lua scripts exist in the script cache.",
-          "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation)."),
-      sub("flush", -2, kCmdNoscript | kCmdAllShards, ScriptFlushCommand,
-          "Removes all server-side Lua scripts from the script cache.",
-          "O(N) with N being the number of scripts in cache"),
-      sub("help", 2, kCmdLoading | kCmdStale, ScriptHelpCommand, "Returns helpful text about the different subcommands.",
-          "O(1)"),
-      sub("kill", 2, kCmdNoscript | kCmdAllowBusy, ScriptKillCommand,
-          "Terminates a server-side Lua script during execution.", "O(1)"),
-      sub("load", 3, kCmdNoscript | kCmdStale, ScriptLoadCommand,
-          "Loads a server-side Lua script to the script cache.", "O(N) with N being the length in bytes of the script body."),
-  };
-  t.Register(std::move(script));
+  f.Add({.name = "script", .arity = -2, .acl = kAclSlow, .summary = "A container for Lua scripts management commands.",
+         .since = "2.6.0", .complexity = "Depends on subcommand.",
+         .subcommands = {
+             {.name = "debug", .arity = 3, .flags = kCmdNoscript,
+              .summary = "Sets the debug mode of server-side Lua scripts.", .since = "2.6.0", .complexity = "O(1)",
+              .handler = ScriptDebugCommand},
+             {.name = "exists", .arity = -3, .flags = kCmdNoscript,
+              .summary = "Determines whether server-side Lua scripts exist in the script cache.", .since = "2.6.0",
+              .complexity = "O(N) with N being the number of scripts to check (so checking a single script is an O(1) "
+                            "operation).",
+              .handler = ScriptExistsCommand},
+             {.name = "flush", .arity = -2, .flags = kCmdNoscript | kCmdAllShards,
+              .summary = "Removes all server-side Lua scripts from the script cache.", .since = "2.6.0",
+              .complexity = "O(N) with N being the number of scripts in cache", .handler = ScriptFlushCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
+              .complexity = "O(1)", .handler = ScriptHelpCommand},
+             {.name = "kill", .arity = 2, .flags = kCmdNoscript | kCmdAllowBusy,
+              .summary = "Terminates a server-side Lua script during execution.", .since = "2.6.0",
+              .complexity = "O(1)", .handler = ScriptKillCommand},
+             {.name = "load", .arity = 3, .flags = kCmdNoscript | kCmdStale,
+              .summary = "Loads a server-side Lua script to the script cache.", .since = "2.6.0",
+              .complexity = "O(N) with N being the length in bytes of the script body.", .handler = ScriptLoadCommand},
+         }});
 
-  auto fsub = [&sub](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view summary,
-                     std::string_view complexity) {
-    CommandSpec c = sub(name, arity, flags, h, summary, complexity);
-    c.since = "7.0.0";
-    return c;
-  };
-  CommandSpec function{.name = "function", .arity = -2, .acl = kAclSlow,
-                       .summary = "A container for function commands.", .since = "7.0.0", .group = "scripting",
-                       .complexity = "Depends on subcommand."};
-  function.subcommands = {
-      fsub("delete", 3, kCmdNoscript | kCmdWrite, FunctionDeleteCommand, "Deletes a library and its functions.",
-           "O(1)"),
-      fsub("dump", 2, kCmdNoscript, FunctionDumpCommand, "Dumps all libraries into a serialized binary payload.",
-           "O(N) where N is the number of functions"),
-      fsub("restore", -3, kCmdNoscript | kCmdWrite | kCmdDenyOom, FunctionRestoreCommand,
-           "Restores all libraries from a payload.", "O(N) where N is the number of functions on the payload"),
-      fsub("flush", -2, kCmdNoscript | kCmdWrite, FunctionFlushCommand, "Deletes all libraries and functions.",
-           "O(N) where N is the number of functions deleted"),
-      fsub("help", 2, kCmdLoading | kCmdStale, FunctionHelpCommand,
-           "Returns helpful text about the different subcommands.", "O(1)"),
-      fsub("kill", 2, kCmdNoscript | kCmdAllowBusy, FunctionKillCommand, "Terminates a function during execution.",
-           "O(1)"),
-      fsub("list", -2, kCmdNoscript, FunctionListCommand, "Returns information about all libraries.",
-           "O(N) where N is the number of functions"),
-      fsub("load", -3, kCmdNoscript | kCmdWrite | kCmdDenyOom, FunctionLoadCommand,
-           "Creates a library.", "O(1) (considering compilation time is redundant)"),
-      fsub("stats", 2, kCmdNoscript | kCmdAllowBusy, FunctionStatsCommand,
-           "Returns information about a function during execution.", "O(1)"),
-  };
-  t.Register(std::move(function));
+  f.Add({.name = "function", .arity = -2, .acl = kAclSlow, .summary = "A container for function commands.",
+         .since = "7.0.0", .complexity = "Depends on subcommand.",
+         .subcommands = {
+             {.name = "delete", .arity = 3, .flags = kCmdNoscript | kCmdWrite,
+              .summary = "Deletes a library and its functions.", .since = "7.0.0", .complexity = "O(1)",
+              .handler = FunctionDeleteCommand},
+             {.name = "dump", .arity = 2, .flags = kCmdNoscript,
+              .summary = "Dumps all libraries into a serialized binary payload.", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of functions", .handler = FunctionDumpCommand},
+             {.name = "restore", .arity = -3, .flags = kCmdNoscript | kCmdWrite | kCmdDenyOom,
+              .summary = "Restores all libraries from a payload.", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of functions on the payload",
+              .handler = FunctionRestoreCommand},
+             {.name = "flush", .arity = -2, .flags = kCmdNoscript | kCmdWrite,
+              .summary = "Deletes all libraries and functions.", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of functions deleted", .handler = FunctionFlushCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "7.0.0",
+              .complexity = "O(1)", .handler = FunctionHelpCommand},
+             {.name = "kill", .arity = 2, .flags = kCmdNoscript | kCmdAllowBusy,
+              .summary = "Terminates a function during execution.", .since = "7.0.0", .complexity = "O(1)",
+              .handler = FunctionKillCommand},
+             {.name = "list", .arity = -2, .flags = kCmdNoscript, .summary = "Returns information about all libraries.",
+              .since = "7.0.0", .complexity = "O(N) where N is the number of functions",
+              .handler = FunctionListCommand},
+             {.name = "load", .arity = -3, .flags = kCmdNoscript | kCmdWrite | kCmdDenyOom,
+              .summary = "Creates a library.", .since = "7.0.0",
+              .complexity = "O(1) (considering compilation time is redundant)", .handler = FunctionLoadCommand},
+             {.name = "stats", .arity = 2, .flags = kCmdNoscript | kCmdAllowBusy,
+              .summary = "Returns information about a function during execution.", .since = "7.0.0",
+              .complexity = "O(1)", .handler = FunctionStatsCommand},
+         }});
 }
 
 }  // namespace peregrine

@@ -478,87 +478,89 @@ void MemoryHelpCommand(CommandContext& ctx) {
   ReplyHelp(ctx, lines);
 }
 
-CommandSpec Spec(std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view since,
-                 std::string_view group, std::string_view summary, std::string_view complexity = "O(1)",
-                 std::vector<std::string_view> tips = {}) {
-  return CommandSpec{.name = name, .arity = arity, .flags = flags, .summary = summary, .since = since,
-                     .group = group, .complexity = complexity, .tips = std::move(tips), .handler = h};
-}
-
 }  // namespace
 
 void RegisterServerCommands(CommandTable& t) {
+  CommandFamily f(t, 0, "server");
   const uint32_t kAdminish = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale;
-  t.Register(Spec("info", -1, kCmdLoading | kCmdStale | kCmdAllShards, InfoCommand, "1.0.0", "server",
-                  "Returns information and statistics about the server.", "O(1)",
-                  {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}));
-  t.Register(Spec("time", 1, kCmdLoading | kCmdStale | kCmdFast, TimeCommand, "2.6.0", "server",
-                  "Returns the server time.", "O(1)", {"nondeterministic_output"}));
+  f.Add({.name = "info", .arity = -1, .flags = kCmdLoading | kCmdStale | kCmdAllShards,
+         .summary = "Returns information and statistics about the server.", .since = "1.0.0", .complexity = "O(1)",
+         .tips = {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
+         .handler = InfoCommand});
+  f.Add({.name = "time", .arity = 1, .flags = kCmdLoading | kCmdStale | kCmdFast, .summary = "Returns the server time.",
+         .since = "2.6.0", .complexity = "O(1)", .tips = {"nondeterministic_output"}, .handler = TimeCommand});
   // Every shard held: its snapshot is one point in time (a busy script's
   // SHUTDOWN NOSAVE runs without them: worker_script.cc).
-  t.Register(Spec("shutdown", -1, kAdminish | kCmdNoMulti | kCmdSentinel | kCmdAllowBusy | kCmdAllShards, ShutdownCommand,
-                  "1.0.0", "server", "Synchronously saves the database(s) to disk and shuts down the Redis server.",
-                  "O(N) when saving, where N is the total number of keys in all databases when saving data, "
-                  "otherwise O(1)"));
+  f.Add({.name = "shutdown", .arity = -1,
+         .flags = kAdminish | kCmdNoMulti | kCmdSentinel | kCmdAllowBusy | kCmdAllShards,
+         .summary = "Synchronously saves the database(s) to disk and shuts down the Redis server.", .since = "1.0.0",
+         .complexity = "O(N) when saving, where N is the total number of keys in all databases when saving data, "
+                       "otherwise O(1)",
+         .handler = ShutdownCommand});
 
-  CommandSpec command = Spec("command", -1, kCmdLoading | kCmdStale, CommandCommand, "2.8.13", "server",
-                             "Returns detailed information about all commands.",
-                             "O(N) where N is the total number of Redis commands");
-  command.subcommands = {
-      Spec("count", 2, kCmdLoading | kCmdStale, CommandCountCommand, "2.8.13", "server",
-           "Returns a count of commands."),
-      Spec("info", -2, kCmdLoading | kCmdStale, CommandInfoCommand, "2.8.13", "server",
-           "Returns information about one, multiple or all commands.",
-           "O(N) where N is the number of commands to look up"),
-      Spec("docs", -2, kCmdLoading | kCmdStale, CommandDocsCommand, "7.0.0", "server",
-           "Returns documentary information about one, multiple or all commands.",
-           "O(N) where N is the number of commands to look up"),
-      Spec("list", -2, kCmdLoading | kCmdStale, CommandListCommand, "7.0.0", "server",
-           "Returns a list of command names.", "O(N) where N is the total number of Redis commands"),
-      Spec("getkeys", -3, kCmdLoading | kCmdStale, CommandGetkeysCommand, "2.8.13", "server",
-           "Extracts the key names from an arbitrary command.",
-           "O(N) where N is the number of arguments to the command"),
-      Spec("help", 2, kCmdLoading | kCmdStale, CommandHelpCommand, "5.0.0", "server",
-           "Returns helpful text about the different subcommands."),
-  };
   // COMMAND with no subcommand is valid, unlike other containers.
-  t.Register(std::move(command));
+  f.Add({.name = "command", .arity = -1, .flags = kCmdLoading | kCmdStale,
+         .summary = "Returns detailed information about all commands.", .since = "2.8.13",
+         .complexity = "O(N) where N is the total number of Redis commands", .handler = CommandCommand,
+         .subcommands = {
+             {.name = "count", .arity = 2, .flags = kCmdLoading | kCmdStale, .summary = "Returns a count of commands.",
+              .since = "2.8.13", .complexity = "O(1)", .handler = CommandCountCommand},
+             {.name = "info", .arity = -2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns information about one, multiple or all commands.", .since = "2.8.13",
+              .complexity = "O(N) where N is the number of commands to look up", .handler = CommandInfoCommand},
+             {.name = "docs", .arity = -2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns documentary information about one, multiple or all commands.", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of commands to look up", .handler = CommandDocsCommand},
+             {.name = "list", .arity = -2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns a list of command names.", .since = "7.0.0",
+              .complexity = "O(N) where N is the total number of Redis commands", .handler = CommandListCommand},
+             {.name = "getkeys", .arity = -3, .flags = kCmdLoading | kCmdStale,
+              .summary = "Extracts the key names from an arbitrary command.", .since = "2.8.13",
+              .complexity = "O(N) where N is the number of arguments to the command", .handler = CommandGetkeysCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
+              .complexity = "O(1)", .handler = CommandHelpCommand},
+         }});
 
-  CommandSpec config = Spec("config", -2, 0, nullptr, "2.0.0", "server",
-                            "A container for server configuration commands.", "Depends on subcommand.");
-  config.subcommands = {
-      Spec("get", -3, kAdminish, ConfigGetCommand, "2.0.0", "server",
-           "Returns the effective values of configuration parameters.",
-           "O(N) when N is the number of configuration parameters provided"),
-      Spec("set", -4, kAdminish | kCmdAllShards, ConfigSetCommand, "2.0.0", "server",
-           "Sets configuration parameters in-flight.",
-           "O(N) when N is the number of configuration parameters provided"),
-      Spec("resetstat", 2, kAdminish | kCmdAllShards, ConfigResetstatCommand, "2.0.0", "server", "Resets the server's statistics."),
-      Spec("help", 2, kCmdLoading | kCmdStale, ConfigHelpCommand, "5.0.0", "server",
-           "Returns helpful text about the different subcommands."),
-  };
-  t.Register(std::move(config));
+  f.Add({.name = "config", .arity = -2, .summary = "A container for server configuration commands.", .since = "2.0.0",
+         .complexity = "Depends on subcommand.",
+         .subcommands = {
+             {.name = "get", .arity = -3, .flags = kAdminish,
+              .summary = "Returns the effective values of configuration parameters.", .since = "2.0.0",
+              .complexity = "O(N) when N is the number of configuration parameters provided",
+              .handler = ConfigGetCommand},
+             {.name = "set", .arity = -4, .flags = kAdminish | kCmdAllShards,
+              .summary = "Sets configuration parameters in-flight.", .since = "2.0.0",
+              .complexity = "O(N) when N is the number of configuration parameters provided",
+              .handler = ConfigSetCommand},
+             {.name = "resetstat", .arity = 2, .flags = kAdminish | kCmdAllShards,
+              .summary = "Resets the server's statistics.", .since = "2.0.0", .complexity = "O(1)",
+              .handler = ConfigResetstatCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
+              .complexity = "O(1)", .handler = ConfigHelpCommand},
+         }});
 
-  CommandSpec memory = Spec("memory", -2, 0, nullptr, "4.0.0", "server", "A container for memory diagnostics commands.",
-                            "Depends on subcommand.");
-  CommandSpec usage = Spec("usage", -3, kCmdReadonly, MemoryUsageCommand, "4.0.0", "server",
-                           "Estimates the memory usage of a key.", "O(N) where N is the number of samples.");
-  usage.first_key = usage.last_key = 2;
-  usage.key_step = 1;
-  memory.subcommands = {
-      std::move(usage),
-      Spec("stats", 2, kCmdAllShards, MemoryStatsCommand, "4.0.0", "server", "Returns details about memory usage.",
-           "O(1)", {"nondeterministic_output"}),
-      Spec("purge", 2, 0, MemoryPurgeCommand, "4.0.0", "server", "Asks the allocator to release memory.",
-           "Depends on how much memory is allocated, could be slow",
-           {"request_policy:all_shards", "response_policy:all_succeeded"}),
-      Spec("malloc-stats", 2, 0, MemoryMallocStatsCommand, "4.0.0", "server",
-           "Returns the allocator statistics.", "Depends on how much memory is allocated, could be slow",
-           {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}),
-      Spec("help", 2, kCmdLoading | kCmdStale, MemoryHelpCommand, "4.0.0", "server",
-           "Returns helpful text about the different subcommands."),
-  };
-  t.Register(std::move(memory));
+  f.Add({.name = "memory", .arity = -2, .summary = "A container for memory diagnostics commands.", .since = "4.0.0",
+         .complexity = "Depends on subcommand.",
+         .subcommands = {
+             {.name = "usage", .arity = -3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2,
+              .summary = "Estimates the memory usage of a key.", .since = "4.0.0",
+              .complexity = "O(N) where N is the number of samples.", .handler = MemoryUsageCommand},
+             {.name = "stats", .arity = 2, .flags = kCmdAllShards, .summary = "Returns details about memory usage.",
+              .since = "4.0.0", .complexity = "O(1)", .tips = {"nondeterministic_output"},
+              .handler = MemoryStatsCommand},
+             {.name = "purge", .arity = 2, .summary = "Asks the allocator to release memory.", .since = "4.0.0",
+              .complexity = "Depends on how much memory is allocated, could be slow",
+              .tips = {"request_policy:all_shards", "response_policy:all_succeeded"}, .handler = MemoryPurgeCommand},
+             {.name = "malloc-stats", .arity = 2, .summary = "Returns the allocator statistics.", .since = "4.0.0",
+              .complexity = "Depends on how much memory is allocated, could be slow",
+              .tips = {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
+              .handler = MemoryMallocStatsCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "4.0.0",
+              .complexity = "O(1)", .handler = MemoryHelpCommand},
+         }});
 }
 
 }  // namespace peregrine

@@ -449,58 +449,74 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 }  // namespace
 
 void RegisterSetCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclSet, "set");
-  add("sadd", -3, kWriteFlags | kCmdFast, 1, 1, SaddCommand, "1.0.0",
-      "O(1) for each element added, so O(N) to add N elements when the command is called with multiple "
-      "arguments.",
-      "Adds one or more members to a set. Creates the key if it doesn't exist.");
-  add("srem", -3, kCmdWrite | kCmdFast, 1, 1, SremCommand, "1.0.0",
-      "O(N) where N is the number of members to be removed.",
-      "Removes one or more members from a set. Deletes the set if the last member was removed.");
-  add("scard", 2, kCmdReadonly | kCmdFast, 1, 1, ScardCommand, "1.0.0", "O(1)",
-      "Returns the number of members in a set.");
-  add("sismember", 3, kCmdReadonly | kCmdFast, 1, 1, SismemberCommand, "1.0.0", "O(1)",
-      "Determines whether a member belongs to a set.");
-  add("smismember", -3, kCmdReadonly | kCmdFast, 1, 1, SmismemberCommand, "6.2.0",
-      "O(N) where N is the number of elements being checked for membership",
-      "Determines whether multiple members belong to a set.");
-  add("smembers", 2, kCmdReadonly, 1, 1, SmembersCommand, "1.0.0", "O(N) where N is the set cardinality.",
-      "Returns all members of a set.");
-  add("srandmember", -2, kCmdReadonly, 1, 1, SrandmemberCommand, "1.0.0",
-      "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.",
-      "Get one or multiple random members from a set");
-  add("spop", -2, kCmdWrite | kCmdFast, 1, 1, SpopCommand, "1.0.0",
-      "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.",
-      "Returns one or more random members from a set after removing them. Deletes the set if the last member "
-      "was popped.");
-  add("smove", 4, kCmdWrite | kCmdFast, 1, 2, SmoveCommand, "1.0.0", "O(1)",
-      "Moves a member from one set to another.");
-  add("sinter", -2, kCmdReadonly, 1, -1, SinterCommand, "1.0.0",
-      "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
-      "Returns the intersect of multiple sets.");
-  add("sinterstore", -3, kWriteFlags, 1, -1, SinterstoreCommand, "1.0.0",
-      "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
-      "Stores the intersect of multiple sets in a key.");
-  t.Register(CommandSpec{.name = "sintercard", .arity = -3, .flags = kCmdReadonly, .acl = kAclSet, .first_key = 2,
-                         .last_key = 2, .key_step = 1, .numkeys_index = 1,
-                         .summary = "Returns the number of members of the intersect of multiple sets.",
-                         .since = "7.0.0", .group = "set",
-                         .complexity = "O(N*M) worst case where N is the cardinality of the smallest set and M is "
-                                       "the number of sets.",
-                         .handler = SintercardCommand});
-  add("sunion", -2, kCmdReadonly, 1, -1, SunionCommand, "1.0.0",
-      "O(N) where N is the total number of elements in all given sets.", "Returns the union of multiple sets.");
-  add("sunionstore", -3, kWriteFlags, 1, -1, SunionstoreCommand, "1.0.0",
-      "O(N) where N is the total number of elements in all given sets.", "Stores the union of multiple sets in a key.");
-  add("sdiff", -2, kCmdReadonly, 1, -1, SdiffCommand, "1.0.0",
-      "O(N) where N is the total number of elements in all given sets.", "Returns the difference of multiple sets.");
-  add("sdiffstore", -3, kWriteFlags, 1, -1, SdiffstoreCommand, "1.0.0",
-      "O(N) where N is the total number of elements in all given sets.",
-      "Stores the difference of multiple sets in a key.");
-  add("sscan", -3, kCmdReadonly, 1, 1, SscanCommand, "2.0.0",
-      "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
-      "return back to 0. N is the number of elements inside the collection.",
-      "Iterates over members of a set.");
+  CommandFamily f(t, kAclSet, "set");
+  f.Add({.name = "sadd", .arity = -3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Adds one or more members to a set. Creates the key if it doesn't exist.", .since = "1.0.0",
+         .complexity = "O(1) for each element added, so O(N) to add N elements when the command is called with "
+                       "multiple arguments.",
+         .handler = SaddCommand});
+  f.Add({.name = "srem", .arity = -3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Removes one or more members from a set. Deletes the set if the last member was removed.",
+         .since = "1.0.0", .complexity = "O(N) where N is the number of members to be removed.",
+         .handler = SremCommand});
+  f.Add({.name = "scard", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the number of members in a set.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = ScardCommand});
+  f.Add({.name = "sismember", .arity = 3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Determines whether a member belongs to a set.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = SismemberCommand});
+  f.Add({.name = "smismember", .arity = -3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Determines whether multiple members belong to a set.", .since = "6.2.0",
+         .complexity = "O(N) where N is the number of elements being checked for membership",
+         .handler = SmismemberCommand});
+  f.Add({.name = "smembers", .arity = 2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns all members of a set.", .since = "1.0.0",
+         .complexity = "O(N) where N is the set cardinality.", .handler = SmembersCommand});
+  f.Add({.name = "srandmember", .arity = -2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Get one or multiple random members from a set", .since = "1.0.0",
+         .complexity = "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed "
+                       "count.",
+         .handler = SrandmemberCommand});
+  f.Add({.name = "spop", .arity = -2, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns one or more random members from a set after removing them. Deletes the set if the last "
+                    "member was popped.",
+         .since = "1.0.0",
+         .complexity = "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.",
+         .handler = SpopCommand});
+  f.Add({.name = "smove", .arity = 4, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 2,
+         .summary = "Moves a member from one set to another.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = SmoveCommand});
+  f.Add({.name = "sinter", .arity = -2, .flags = kCmdReadonly, .first_key = 1, .last_key = -1,
+         .summary = "Returns the intersect of multiple sets.", .since = "1.0.0",
+         .complexity = "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+         .handler = SinterCommand});
+  f.Add({.name = "sinterstore", .arity = -3, .flags = kWriteFlags, .first_key = 1, .last_key = -1,
+         .summary = "Stores the intersect of multiple sets in a key.", .since = "1.0.0",
+         .complexity = "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+         .handler = SinterstoreCommand});
+  f.Add({.name = "sintercard", .arity = -3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2, .numkeys_index = 1,
+         .summary = "Returns the number of members of the intersect of multiple sets.", .since = "7.0.0",
+         .complexity = "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+         .handler = SintercardCommand});
+  f.Add({.name = "sunion", .arity = -2, .flags = kCmdReadonly, .first_key = 1, .last_key = -1,
+         .summary = "Returns the union of multiple sets.", .since = "1.0.0",
+         .complexity = "O(N) where N is the total number of elements in all given sets.", .handler = SunionCommand});
+  f.Add({.name = "sunionstore", .arity = -3, .flags = kWriteFlags, .first_key = 1, .last_key = -1,
+         .summary = "Stores the union of multiple sets in a key.", .since = "1.0.0",
+         .complexity = "O(N) where N is the total number of elements in all given sets.",
+         .handler = SunionstoreCommand});
+  f.Add({.name = "sdiff", .arity = -2, .flags = kCmdReadonly, .first_key = 1, .last_key = -1,
+         .summary = "Returns the difference of multiple sets.", .since = "1.0.0",
+         .complexity = "O(N) where N is the total number of elements in all given sets.", .handler = SdiffCommand});
+  f.Add({.name = "sdiffstore", .arity = -3, .flags = kWriteFlags, .first_key = 1, .last_key = -1,
+         .summary = "Stores the difference of multiple sets in a key.", .since = "1.0.0",
+         .complexity = "O(N) where N is the total number of elements in all given sets.",
+         .handler = SdiffstoreCommand});
+  f.Add({.name = "sscan", .arity = -3, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Iterates over members of a set.", .since = "2.0.0",
+         .complexity = "O(1) for every call. O(N) for a complete iteration, including enough command calls for the "
+                       "cursor to return back to 0. N is the number of elements inside the collection.",
+         .handler = SscanCommand});
 }
 
 }  // namespace peregrine

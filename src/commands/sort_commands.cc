@@ -363,20 +363,20 @@ bool SortNeedsAllShards(std::span<const std::string_view> args) {
 }  // namespace
 
 void RegisterSortCommands(CommandTable& t) {
-  auto spec = [](std::string_view name, uint32_t flags, CommandHandler h, std::string_view since,
-                 std::string_view summary) {
-    return CommandSpec{.name = name, .arity = -2, .flags = flags, .acl = kAclSet | kAclSortedSet | kAclList | kAclDangerous,
-                       .first_key = 1, .last_key = 1, .key_step = 1, .find_keys = SortKeys,
-                       .all_shards_when = SortNeedsAllShards, .summary = summary, .since = since, .group = "generic",
-                       .complexity = "O(N+M*log(M)) where N is the number of elements in the list or set to sort, "
-                                     "and M the number of returned elements. When the elements are not sorted, "
-                                     "complexity is O(N).",
-                       .handler = h};
-  };
-  t.Register(spec("sort", kCmdWrite | kCmdDenyOom, SortCommand, "1.0.0",
-                  "Sorts the elements in a list, a set, or a sorted set, optionally storing the result."));
-  t.Register(spec("sort_ro", kCmdReadonly, SortRoCommand, "7.0.0",
-                  "Returns the sorted elements of a list, a set, or a sorted set."));
+  CommandFamily f(t, kAclSet | kAclSortedSet | kAclList | kAclDangerous, "generic");
+  f.Add({.name = "sort", .arity = -2, .flags = kCmdWrite | kCmdDenyOom, .first_key = 1, .last_key = 1,
+         .find_keys = SortKeys, .all_shards_when = SortNeedsAllShards,
+         .summary = "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.",
+         .since = "1.0.0",
+         .complexity = "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number "
+                       "of returned elements. When the elements are not sorted, complexity is O(N).",
+         .handler = SortCommand});
+  f.Add({.name = "sort_ro", .arity = -2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1, .find_keys = SortKeys,
+         .all_shards_when = SortNeedsAllShards,
+         .summary = "Returns the sorted elements of a list, a set, or a sorted set.", .since = "7.0.0",
+         .complexity = "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number "
+                       "of returned elements. When the elements are not sorted, complexity is O(N).",
+         .handler = SortRoCommand});
 }
 
 }  // namespace peregrine

@@ -466,28 +466,40 @@ void ReplyStreamRange(CommandContext& ctx, const StreamObject& s, StreamID start
 }
 
 void RegisterStreamCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclStream, "stream");
-  add("xadd", -5, kCmdWrite | kCmdDenyOom | kCmdFast, 1, 1, XaddCommand, "5.0.0",
-      "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
-      "Appends a new message to a stream. Creates the key if it doesn't exist.");
-  add("xlen", 2, kCmdReadonly | kCmdFast, 1, 1, XlenCommand, "5.0.0", "O(1)", "Return the number of messages in a stream.");
-  add("xrange", -4, kCmdReadonly, 1, 1, XrangeCommand, "5.0.0",
-      "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first "
-      "10 elements with COUNT), you can consider it O(1).",
-      "Returns the messages from a stream within a range of IDs.");
-  add("xrevrange", -4, kCmdReadonly, 1, 1, XrevrangeCommand, "5.0.0",
-      "O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 "
-      "elements with COUNT), you can consider it O(1).",
-      "Returns the messages from a stream within a range of IDs in reverse order.");
-  add("xdel", -3, kCmdWrite | kCmdFast, 1, 1, XdelCommand, "5.0.0",
-      "O(1) for each single item to delete in the stream, regardless of the stream size.",
-      "Returns the number of messages after removing them from a stream.");
-  add("xtrim", -4, kCmdWrite, 1, 1, XtrimCommand, "5.0.0",
-      "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are "
-      "organized in macro nodes containing multiple entries that can be released with a single deallocation.",
-      "Deletes messages from the beginning of a stream.");
-  add("xsetid", -3, kCmdWrite | kCmdDenyOom | kCmdFast, 1, 1, XsetidCommand, "5.0.0", "O(1)",
-      "An internal command for replicating stream values.");
+  CommandFamily f(t, kAclStream, "stream");
+  f.Add({.name = "xadd", .arity = -5, .flags = kCmdWrite | kCmdDenyOom | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Appends a new message to a stream. Creates the key if it doesn't exist.", .since = "5.0.0",
+         .complexity = "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
+         .handler = XaddCommand});
+  f.Add({.name = "xlen", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Return the number of messages in a stream.", .since = "5.0.0", .complexity = "O(1)",
+         .handler = XlenCommand});
+  f.Add({.name = "xrange", .arity = -4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns the messages from a stream within a range of IDs.", .since = "5.0.0",
+         .complexity = "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking "
+                       "for the first 10 elements with COUNT), you can consider it O(1).",
+         .handler = XrangeCommand});
+  f.Add({.name = "xrevrange", .arity = -4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns the messages from a stream within a range of IDs in reverse order.", .since = "5.0.0",
+         .complexity = "O(N) with N being the number of elements returned. If N is constant (e.g. always asking for "
+                       "the first 10 elements with COUNT), you can consider it O(1).",
+         .handler = XrevrangeCommand});
+  f.Add({.name = "xdel", .arity = -3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the number of messages after removing them from a stream.", .since = "5.0.0",
+         .complexity = "O(1) for each single item to delete in the stream, regardless of the stream size.",
+         .handler = XdelCommand});
+  f.Add({.name = "xtrim", .arity = -4, .flags = kCmdWrite, .first_key = 1, .last_key = 1,
+         .summary = "Deletes messages from the beginning of a stream.", .since = "5.0.0",
+         .complexity = "O(N), with N being the number of evicted entries. Constant times are very small however, since "
+                       "entries are organized in macro nodes containing multiple entries that can be released with a "
+                       "single deallocation.",
+         .handler = XtrimCommand});
+  f.Add({.name = "xsetid", .arity = -3, .flags = kCmdWrite | kCmdDenyOom | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "An internal command for replicating stream values.", .since = "5.0.0", .complexity = "O(1)",
+         .handler = XsetidCommand});
+  RegisterStreamGroupCommands(t);
+  RegisterStreamReadCommands(t);
+  RegisterStreamInfoCommands(t);
 }
 
 }  // namespace peregrine

@@ -47,4 +47,12 @@ void ReplyStreamRange(CommandContext& ctx, const StreamObject& s, StreamID start
 // stream-node-max-bytes and stream-node-max-entries.
 StreamLimits StreamLimitsOf(const CommandContext& ctx);
 
+// The stream family's other parts, registered by RegisterStreamCommands
+// after its own, in this order: the consumer group commands
+// (stream_group_commands.cc), XREAD and XREADGROUP (stream_read_commands.cc),
+// XINFO (stream_info_commands.cc).
+void RegisterStreamGroupCommands(CommandTable& t);
+void RegisterStreamReadCommands(CommandTable& t);
+void RegisterStreamInfoCommands(CommandTable& t);
+
 }  // namespace peregrine

@@ -530,41 +530,51 @@ void XautoclaimCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterStreamGroupCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclStream, "stream");
-  add("xack", -4, kCmdWrite | kCmdFast, 1, 1, XackCommand, "5.0.0",
-      "O(1) for each message ID processed.",
-      "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.");
-  add("xpending", -3, kCmdReadonly, 1, 1, XpendingCommand, "5.0.0",
-      "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call "
-      "is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the "
-      "command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an "
-      "additional O(N) time for iterating every consumer.",
-      "Returns the information and entries from a stream consumer group's pending entries list.");
-  add("xautoclaim", -6, kCmdWrite | kCmdFast, 1, 1, XautoclaimCommand, "6.2.0",
-      "O(1) if COUNT is small.",
-      "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as "
-      "consumer group member.");
-  add("xclaim", -6, kCmdWrite | kCmdFast, 1, 1, XclaimCommand, "5.0.0", "O(log N) with N being the number of messages in the PEL of the consumer group.",
-      "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer "
-      "group member.");
-  auto sub = [](std::string_view name, int arity, uint32_t flags, CommandHandler h, std::string_view summary) {
-    return CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclStream, .first_key = flags ? 2 : 0,
-                       .last_key = flags ? 2 : 0, .key_step = flags ? 1 : 0, .summary = summary, .since = "5.0.0",
-                       .group = "stream", .complexity = "O(1)", .handler = h};
-  };
-  CommandSpec xgroup{.name = "xgroup", .arity = -2, .summary = "A container for consumer groups commands.",
-                     .since = "5.0.0", .group = "stream", .complexity = "Depends on subcommand."};
-  xgroup.subcommands = {
-      sub("create", -5, kCmdWrite | kCmdDenyOom, XgroupCreateCommand, "Creates a consumer group."),
-      sub("setid", -5, kCmdWrite, XgroupSetidCommand, "Sets the last-delivered ID of a consumer group."),
-      sub("destroy", 4, kCmdWrite, XgroupDestroyCommand, "Destroys a consumer group."),
-      sub("createconsumer", 5, kCmdWrite | kCmdDenyOom, XgroupCreateconsumerCommand,
-          "Creates a consumer in a consumer group."),
-      sub("delconsumer", 5, kCmdWrite, XgroupDelconsumerCommand, "Deletes a consumer from a consumer group."),
-      sub("help", 2, 0, XgroupHelpCommand, "Returns helpful text about the different subcommands."),
-  };
-  xgroup.subcommands.back().flags = kCmdLoading | kCmdStale;
-  t.Register(std::move(xgroup));
+  CommandFamily f(t, kAclStream, "stream");
+  f.Add({.name = "xack", .arity = -4, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the number of messages that were successfully acknowledged by the consumer group member "
+                    "of a stream.",
+         .since = "5.0.0", .complexity = "O(1) for each message ID processed.", .handler = XackCommand});
+  f.Add({.name = "xpending", .arity = -3, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns the information and entries from a stream consumer group's pending entries list.",
+         .since = "5.0.0",
+         .complexity = "O(N) with N being the number of elements returned, so asking for a small fixed number of "
+                       "entries per call is O(1). O(M), where M is the total number of entries scanned when used with "
+                       "the IDLE filter. When the command returns just the summary and the list of consumers is small, "
+                       "it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.",
+         .handler = XpendingCommand});
+  f.Add({.name = "xautoclaim", .arity = -6, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Changes, or acquires, ownership of messages in a consumer group, as if the messages were "
+                    "delivered to as consumer group member.",
+         .since = "6.2.0", .complexity = "O(1) if COUNT is small.", .handler = XautoclaimCommand});
+  f.Add({.name = "xclaim", .arity = -6, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered "
+                    "a consumer group member.",
+         .since = "5.0.0",
+         .complexity = "O(log N) with N being the number of messages in the PEL of the consumer group.",
+         .handler = XclaimCommand});
+  f.Add({.name = "xgroup", .arity = -2, .summary = "A container for consumer groups commands.", .since = "5.0.0",
+         .complexity = "Depends on subcommand.",
+         .subcommands = {
+             {.name = "create", .arity = -5, .flags = kCmdWrite | kCmdDenyOom, .first_key = 2, .last_key = 2,
+              .summary = "Creates a consumer group.", .since = "5.0.0", .complexity = "O(1)",
+              .handler = XgroupCreateCommand},
+             {.name = "setid", .arity = -5, .flags = kCmdWrite, .first_key = 2, .last_key = 2,
+              .summary = "Sets the last-delivered ID of a consumer group.", .since = "5.0.0", .complexity = "O(1)",
+              .handler = XgroupSetidCommand},
+             {.name = "destroy", .arity = 4, .flags = kCmdWrite, .first_key = 2, .last_key = 2,
+              .summary = "Destroys a consumer group.", .since = "5.0.0", .complexity = "O(1)",
+              .handler = XgroupDestroyCommand},
+             {.name = "createconsumer", .arity = 5, .flags = kCmdWrite | kCmdDenyOom, .first_key = 2, .last_key = 2,
+              .summary = "Creates a consumer in a consumer group.", .since = "5.0.0", .complexity = "O(1)",
+              .handler = XgroupCreateconsumerCommand},
+             {.name = "delconsumer", .arity = 5, .flags = kCmdWrite, .first_key = 2, .last_key = 2,
+              .summary = "Deletes a consumer from a consumer group.", .since = "5.0.0", .complexity = "O(1)",
+              .handler = XgroupDelconsumerCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
+              .complexity = "O(1)", .handler = XgroupHelpCommand},
+         }});
 }
 
 }  // namespace peregrine

@@ -221,21 +221,23 @@ void XinfoHelpCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterStreamInfoCommands(CommandTable& t) {
-  auto sub = [](std::string_view name, int arity, bool keyed, CommandHandler h, std::string_view summary) {
-    return CommandSpec{.name = name, .arity = arity, .flags = keyed ? kCmdReadonly : kCmdLoading | kCmdStale,
-                       .acl = kAclStream, .first_key = keyed ? 2 : 0, .last_key = keyed ? 2 : 0,
-                       .key_step = keyed ? 1 : 0, .summary = summary, .since = "5.0.0", .group = "stream",
-                       .complexity = "O(1)", .handler = h};
-  };
-  CommandSpec xinfo{.name = "xinfo", .arity = -2, .summary = "A container for stream introspection commands.",
-                    .since = "5.0.0", .group = "stream", .complexity = "Depends on subcommand."};
-  xinfo.subcommands = {
-      sub("stream", -3, true, XinfoStreamCommand, "Returns information about a stream."),
-      sub("groups", 3, true, XinfoGroupsCommand, "Returns a list of the consumer groups of a stream."),
-      sub("consumers", 4, true, XinfoConsumersCommand, "Returns a list of the consumers in a consumer group."),
-      sub("help", 2, false, XinfoHelpCommand, "Returns helpful text about the different subcommands."),
-  };
-  t.Register(std::move(xinfo));
+  CommandFamily f(t, kAclStream, "stream");
+  f.Add({.name = "xinfo", .arity = -2, .summary = "A container for stream introspection commands.", .since = "5.0.0",
+         .complexity = "Depends on subcommand.",
+         .subcommands = {
+             {.name = "stream", .arity = -3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2,
+              .summary = "Returns information about a stream.", .since = "5.0.0", .complexity = "O(1)",
+              .handler = XinfoStreamCommand},
+             {.name = "groups", .arity = 3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2,
+              .summary = "Returns a list of the consumer groups of a stream.", .since = "5.0.0", .complexity = "O(1)",
+              .handler = XinfoGroupsCommand},
+             {.name = "consumers", .arity = 4, .flags = kCmdReadonly, .first_key = 2, .last_key = 2,
+              .summary = "Returns a list of the consumers in a consumer group.", .since = "5.0.0", .complexity = "O(1)",
+              .handler = XinfoConsumersCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+              .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
+              .complexity = "O(1)", .handler = XinfoHelpCommand},
+         }});
 }
 
 }  // namespace peregrine

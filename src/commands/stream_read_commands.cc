@@ -310,20 +310,21 @@ bool XreadKeys(std::span<const std::string_view> args, std::vector<size_t>* out)
 }  // namespace
 
 void RegisterStreamReadCommands(CommandTable& t) {
+  CommandFamily f(t, kAclStream, "stream");
   const std::string_view cost =
       "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always "
       "asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP "
       "blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.";
-  t.Register(CommandSpec{.name = "xread", .arity = -4, .flags = kCmdReadonly | kCmdBlocking, .acl = kAclStream,
-                         .first_key = 1, .last_key = 1, .key_step = 1, .find_keys = XreadKeys,
-                         .summary = "Returns messages from multiple streams with IDs greater than the ones requested. "
-                                    "Blocks until a message is available otherwise.",
-                         .since = "5.0.0", .group = "stream", .complexity = cost, .handler = XreadCommand});
-  t.Register(CommandSpec{.name = "xreadgroup", .arity = -7, .flags = kCmdWrite | kCmdBlocking, .acl = kAclStream,
-                         .first_key = 1, .last_key = 1, .key_step = 1, .find_keys = XreadKeys,
-                         .summary = "Returns new or historical messages from a stream for a consumer in a group. "
-                                    "Blocks until a message is available otherwise.",
-                         .since = "5.0.0", .group = "stream", .complexity = cost, .handler = XreadgroupCommand});
+  f.Add({.name = "xread", .arity = -4, .flags = kCmdReadonly | kCmdBlocking, .first_key = 1, .last_key = 1,
+         .find_keys = XreadKeys,
+         .summary = "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a "
+                    "message is available otherwise.",
+         .since = "5.0.0", .complexity = cost, .handler = XreadCommand});
+  f.Add({.name = "xreadgroup", .arity = -7, .flags = kCmdWrite | kCmdBlocking, .first_key = 1, .last_key = 1,
+         .find_keys = XreadKeys,
+         .summary = "Returns new or historical messages from a stream for a consumer in a group. Blocks until a "
+                    "message is available otherwise.",
+         .since = "5.0.0", .complexity = cost, .handler = XreadgroupCommand});
 }
 
 }  // namespace peregrine

@@ -578,64 +578,82 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 }  // namespace
 
 void RegisterStringCommands(CommandTable& t) {
-  auto add = [&](std::string_view name, int arity, uint32_t flags, int first, int last, int step,
-                 CommandHandler h, std::string_view since, std::string_view complexity,
-                 std::string_view summary) {
-    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclString,
-                           .first_key = first, .last_key = last, .key_step = step, .summary = summary,
-                           .since = since, .group = "string", .complexity = complexity, .handler = h});
-  };
-  add("get", 2, kCmdReadonly | kCmdFast, 1, 1, 1, GetCommand, "1.0.0", "O(1)",
-      "Returns the string value of a key.");
-  add("set", -3, kWriteFlags, 1, 1, 1, SetCommand, "1.0.0", "O(1)",
-      "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.");
-  add("setnx", 3, kWriteFlags | kCmdFast, 1, 1, 1, SetnxCommand, "1.0.0", "O(1)",
-      "Set the string value of a key only when the key doesn't exist.");
-  add("setex", 4, kWriteFlags, 1, 1, 1, SetexCommand, "2.0.0", "O(1)",
-      "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.");
-  add("psetex", 4, kWriteFlags, 1, 1, 1, PsetexCommand, "2.6.0", "O(1)",
-      "Sets both string value and expiration time in milliseconds of a key. The key is created if it "
-      "doesn't exist.");
-  add("getset", 3, kWriteFlags | kCmdFast, 1, 1, 1, GetsetCommand, "1.0.0", "O(1)",
-      "Returns the previous string value of a key after setting it to a new value.");
-  add("getdel", 2, kCmdWrite | kCmdFast, 1, 1, 1, GetdelCommand, "6.2.0", "O(1)",
-      "Returns the string value of a key after deleting the key.");
-  add("getex", -2, kCmdWrite | kCmdFast, 1, 1, 1, GetexCommand, "6.2.0", "O(1)",
-      "Returns the string value of a key after setting its expiration time.");
-  add("mget", -2, kCmdReadonly | kCmdFast, 1, -1, 1, MgetCommand, "1.0.0",
-      "O(N) where N is the number of keys to retrieve.", "Atomically returns the string values of one or more keys.");
-  add("mset", -3, kWriteFlags, 1, -1, 2, MsetCommand, "1.0.1", "O(N) where N is the number of keys to set.",
-      "Atomically creates or modifies the string values of one or more keys.");
-  add("msetnx", -3, kWriteFlags, 1, -1, 2, MsetnxCommand, "1.0.1",
-      "O(N) where N is the number of keys to set.",
-      "Atomically modifies the string values of one or more keys only when all keys don't exist.");
-  add("append", 3, kWriteFlags | kCmdFast, 1, 1, 1, AppendCommand, "2.0.0",
-      "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already "
-      "present value is of any size, since the dynamic string library used by Redis will double the free "
-      "space available on every reallocation.",
-      "Appends a string to the value of a key. Creates the key if it doesn't exist.");
-  add("strlen", 2, kCmdReadonly | kCmdFast, 1, 1, 1, StrlenCommand, "2.2.0", "O(1)",
-      "Returns the length of a string value.");
-  add("incr", 2, kWriteFlags | kCmdFast, 1, 1, 1, IncrCommand, "1.0.0", "O(1)",
-      "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.");
-  add("decr", 2, kWriteFlags | kCmdFast, 1, 1, 1, DecrCommand, "1.0.0", "O(1)",
-      "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.");
-  add("incrby", 3, kWriteFlags | kCmdFast, 1, 1, 1, IncrbyCommand, "1.0.0", "O(1)",
-      "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.");
-  add("decrby", 3, kWriteFlags | kCmdFast, 1, 1, 1, DecrbyCommand, "1.0.0", "O(1)",
-      "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.");
-  add("incrbyfloat", 3, kWriteFlags | kCmdFast, 1, 1, 1, IncrbyfloatCommand, "2.6.0", "O(1)",
-      "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't "
-      "exist.");
-  add("getrange", 4, kCmdReadonly, 1, 1, 1, GetrangeCommand, "2.4.0",
-      "O(N) where N is the length of the returned string.", "Returns a substring of the string stored at a key.");
-  add("substr", 4, kCmdReadonly, 1, 1, 1, GetrangeCommand, "1.0.0",
-      "O(N) where N is the length of the returned string.", "Returns a substring from a string value.");
-  add("lcs", -3, kCmdReadonly, 1, 2, 1, LcsCommand, "7.0.0",
-      "O(N*M) where N and M are the lengths of s1 and s2, respectively", "Finds the longest common substring.");
-  add("setrange", 4, kWriteFlags, 1, 1, 1, SetrangeCommand, "2.2.0",
-      "O(1), not counting the time taken to copy the new string in place.",
-      "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.");
+  CommandFamily f(t, kAclString, "string");
+  f.Add({.name = "get", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the string value of a key.", .since = "1.0.0", .complexity = "O(1)",
+         .handler = GetCommand});
+  f.Add({.name = "set", .arity = -3, .flags = kWriteFlags, .first_key = 1, .last_key = 1,
+         .summary = "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
+         .since = "1.0.0", .complexity = "O(1)", .handler = SetCommand});
+  f.Add({.name = "setnx", .arity = 3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Set the string value of a key only when the key doesn't exist.", .since = "1.0.0",
+         .complexity = "O(1)", .handler = SetnxCommand});
+  f.Add({.name = "setex", .arity = 4, .flags = kWriteFlags, .first_key = 1, .last_key = 1,
+         .summary = "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
+         .since = "2.0.0", .complexity = "O(1)", .handler = SetexCommand});
+  f.Add({.name = "psetex", .arity = 4, .flags = kWriteFlags, .first_key = 1, .last_key = 1,
+         .summary = "Sets both string value and expiration time in milliseconds of a key. The key is created if it "
+                    "doesn't exist.",
+         .since = "2.6.0", .complexity = "O(1)", .handler = PsetexCommand});
+  f.Add({.name = "getset", .arity = 3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the previous string value of a key after setting it to a new value.", .since = "1.0.0",
+         .complexity = "O(1)", .handler = GetsetCommand});
+  f.Add({.name = "getdel", .arity = 2, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the string value of a key after deleting the key.", .since = "6.2.0", .complexity = "O(1)",
+         .handler = GetdelCommand});
+  f.Add({.name = "getex", .arity = -2, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the string value of a key after setting its expiration time.", .since = "6.2.0",
+         .complexity = "O(1)", .handler = GetexCommand});
+  f.Add({.name = "mget", .arity = -2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = -1,
+         .summary = "Atomically returns the string values of one or more keys.", .since = "1.0.0",
+         .complexity = "O(N) where N is the number of keys to retrieve.", .handler = MgetCommand});
+  f.Add({.name = "mset", .arity = -3, .flags = kWriteFlags, .first_key = 1, .last_key = -1, .key_step = 2,
+         .summary = "Atomically creates or modifies the string values of one or more keys.", .since = "1.0.1",
+         .complexity = "O(N) where N is the number of keys to set.", .handler = MsetCommand});
+  f.Add({.name = "msetnx", .arity = -3, .flags = kWriteFlags, .first_key = 1, .last_key = -1, .key_step = 2,
+         .summary = "Atomically modifies the string values of one or more keys only when all keys don't exist.",
+         .since = "1.0.1", .complexity = "O(N) where N is the number of keys to set.", .handler = MsetnxCommand});
+  f.Add({.name = "append", .arity = 3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Appends a string to the value of a key. Creates the key if it doesn't exist.", .since = "2.0.0",
+         .complexity = "O(1). The amortized time complexity is O(1) assuming the appended value is small and the "
+                       "already present value is of any size, since the dynamic string library used by Redis will "
+                       "double the free space available on every reallocation.",
+         .handler = AppendCommand});
+  f.Add({.name = "strlen", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the length of a string value.", .since = "2.2.0", .complexity = "O(1)",
+         .handler = StrlenCommand});
+  f.Add({.name = "incr", .arity = 2, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
+         .since = "1.0.0", .complexity = "O(1)", .handler = IncrCommand});
+  f.Add({.name = "decr", .arity = 2, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
+         .since = "1.0.0", .complexity = "O(1)", .handler = DecrCommand});
+  f.Add({.name = "incrby", .arity = 3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't "
+                    "exist.",
+         .since = "1.0.0", .complexity = "O(1)", .handler = IncrbyCommand});
+  f.Add({.name = "decrby", .arity = 3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't "
+                    "exist.",
+         .since = "1.0.0", .complexity = "O(1)", .handler = DecrbyCommand});
+  f.Add({.name = "incrbyfloat", .arity = 3, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Increment the floating point value of a key by a number. Uses 0 as initial value if the key "
+                    "doesn't exist.",
+         .since = "2.6.0", .complexity = "O(1)", .handler = IncrbyfloatCommand});
+  f.Add({.name = "getrange", .arity = 4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns a substring of the string stored at a key.", .since = "2.4.0",
+         .complexity = "O(N) where N is the length of the returned string.", .handler = GetrangeCommand});
+  f.Add({.name = "substr", .arity = 4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns a substring from a string value.", .since = "1.0.0",
+         .complexity = "O(N) where N is the length of the returned string.", .handler = GetrangeCommand});
+  f.Add({.name = "lcs", .arity = -3, .flags = kCmdReadonly, .first_key = 1, .last_key = 2,
+         .summary = "Finds the longest common substring.", .since = "7.0.0",
+         .complexity = "O(N*M) where N and M are the lengths of s1 and s2, respectively", .handler = LcsCommand});
+  f.Add({.name = "setrange", .arity = 4, .flags = kWriteFlags, .first_key = 1, .last_key = 1,
+         .summary = "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't "
+                    "exist.",
+         .since = "2.2.0", .complexity = "O(1), not counting the time taken to copy the new string in place.",
+         .handler = SetrangeCommand});
 }
 
 }  // namespace peregrine

@@ -67,31 +67,24 @@ void UnwatchCommand(CommandContext& ctx) {
 }  // namespace
 
 void RegisterTransactionCommands(CommandTable& t) {
-  auto spec = [](std::string_view name, uint32_t flags, CommandHandler h, std::string_view since,
-                 std::string_view summary, std::string_view complexity) {
-    return CommandSpec{.name = name, .arity = 1, .flags = flags | kCmdNoscript | kCmdLoading | kCmdStale |
-                                                             kCmdNotQueued,
-                       .acl = kAclTransaction, .summary = summary, .since = since, .group = "transactions",
-                       .complexity = complexity, .handler = h};
-  };
-  t.Register(spec("multi", kCmdFast | kCmdAllowBusy, MultiCommand, "1.2.0", "Starts a transaction.", "O(1)"));
-  t.Register(spec("exec", kCmdSkipSlowlog | kCmdExec, ExecCommand, "1.2.0", "Executes all commands in a transaction.",
-                  "Depends on commands in the transaction"));
-  t.Register(spec("discard", kCmdFast | kCmdAllowBusy, DiscardCommand, "2.0.0", "Discards a transaction.",
-                  "O(N), when N is the number of queued commands"));
-  CommandSpec watch = spec("watch", kCmdFast | kCmdAllowBusy | kCmdLocal, WatchCommand, "2.2.0",
-                           "Monitors changes to keys to determine the execution of a transaction.",
-                           "O(1) for every key.");
-  watch.arity = -2;
-  watch.first_key = 1;
-  watch.last_key = -1;
-  watch.key_step = 1;
-  t.Register(std::move(watch));
+  CommandFamily f(t, kAclTransaction, "transactions");
+  constexpr uint32_t kTx = kCmdNoscript | kCmdLoading | kCmdStale;
+  f.Add({.name = "multi", .arity = 1, .flags = kCmdFast | kCmdAllowBusy | kTx | kCmdNotQueued,
+         .summary = "Starts a transaction.", .since = "1.2.0", .complexity = "O(1)", .handler = MultiCommand});
+  f.Add({.name = "exec", .arity = 1, .flags = kCmdSkipSlowlog | kCmdExec | kTx | kCmdNotQueued,
+         .summary = "Executes all commands in a transaction.", .since = "1.2.0",
+         .complexity = "Depends on commands in the transaction", .handler = ExecCommand});
+  f.Add({.name = "discard", .arity = 1, .flags = kCmdFast | kCmdAllowBusy | kTx | kCmdNotQueued,
+         .summary = "Discards a transaction.", .since = "2.0.0",
+         .complexity = "O(N), when N is the number of queued commands", .handler = DiscardCommand});
+  f.Add({.name = "watch", .arity = -2, .flags = kCmdFast | kCmdAllowBusy | kCmdLocal | kTx | kCmdNotQueued,
+         .first_key = 1, .last_key = -1,
+         .summary = "Monitors changes to keys to determine the execution of a transaction.", .since = "2.2.0",
+         .complexity = "O(1) for every key.", .handler = WatchCommand});
   // Not flagged kCmdNotQueued: inside MULTI it is queued, as in Redis.
-  CommandSpec unwatch = spec("unwatch", kCmdFast | kCmdAllowBusy, UnwatchCommand, "2.2.0",
-                             "Forgets about watched keys of a transaction.", "O(1)");
-  unwatch.flags &= ~kCmdNotQueued;
-  t.Register(std::move(unwatch));
+  f.Add({.name = "unwatch", .arity = 1, .flags = kCmdFast | kCmdAllowBusy | kTx,
+         .summary = "Forgets about watched keys of a transaction.", .since = "2.2.0", .complexity = "O(1)",
+         .handler = UnwatchCommand});
 }
 
 }  // namespace peregrine

@@ -556,65 +556,86 @@ constexpr uint32_t kWriteFlags = kCmdWrite | kCmdDenyOom;
 
 }  // namespace
 
-void RegisterZSetOpCommands(CommandTable& t);
-
 void RegisterZSetCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclSortedSet, "sorted-set");
+  CommandFamily f(t, kAclSortedSet, "sorted-set");
   constexpr std::string_view kLogN = "O(log(N)) where N is the number of elements in the sorted set.";
   constexpr std::string_view kRangeCost =
       "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.";
-  add("zadd", -4, kWriteFlags | kCmdFast, 1, 1, ZaddCommand, "1.2.0",
-      "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
-      "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.");
-  add("zincrby", 4, kWriteFlags | kCmdFast, 1, 1, ZincrbyCommand, "1.2.0", kLogN,
-      "Increments the score of a member in a sorted set.");
-  add("zrem", -3, kCmdWrite | kCmdFast, 1, 1, ZremCommand, "1.2.0",
-      "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be "
-      "removed.",
-      "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.");
-  add("zcard", 2, kCmdReadonly | kCmdFast, 1, 1, ZcardCommand, "1.2.0", "O(1)",
-      "Returns the number of members in a sorted set.");
-  add("zscore", 3, kCmdReadonly | kCmdFast, 1, 1, ZscoreCommand, "1.2.0", "O(1)",
-      "Returns the score of a member in a sorted set.");
-  add("zmscore", -3, kCmdReadonly | kCmdFast, 1, 1, ZmscoreCommand, "6.2.0",
-      "O(N) where N is the number of members being requested.",
-      "Returns the score of one or more members in a sorted set.");
-  add("zrank", -3, kCmdReadonly | kCmdFast, 1, 1, ZrankCommand, "2.0.0", kLogN,
-      "Returns the index of a member in a sorted set ordered by ascending scores.");
-  add("zrevrank", -3, kCmdReadonly | kCmdFast, 1, 1, ZrevrankCommand, "2.0.0", kLogN,
-      "Returns the index of a member in a sorted set ordered by descending scores.");
-  add("zcount", 4, kCmdReadonly | kCmdFast, 1, 1, ZcountCommand, "2.0.0", kLogN,
-      "Returns the count of members in a sorted set that have scores within a range.");
-  add("zlexcount", 4, kCmdReadonly | kCmdFast, 1, 1, ZlexcountCommand, "2.8.9", kLogN,
-      "Returns the number of members in a sorted set within a lexicographical range.");
-  add("zrange", -4, kCmdReadonly, 1, 1, ZrangeCommand, "1.2.0", kRangeCost,
-      "Returns members in a sorted set within a range of indexes.");
-  add("zrangestore", -5, kWriteFlags, 1, 2, ZrangestoreCommand, "6.2.0",
-      "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into "
-      "the destination key.",
-      "Stores a range of members from sorted set in a key.");
-  add("zrevrange", -4, kCmdReadonly, 1, 1, ZrevrangeCommand, "1.2.0", kRangeCost,
-      "Returns members in a sorted set within a range of indexes in reverse order.");
-  add("zrangebyscore", -4, kCmdReadonly, 1, 1, ZrangebyscoreCommand, "1.0.5", kRangeCost,
-      "Returns members in a sorted set within a range of scores.");
-  add("zrevrangebyscore", -4, kCmdReadonly, 1, 1, ZrevrangebyscoreCommand, "2.2.0", kRangeCost,
-      "Returns members in a sorted set within a range of scores in reverse order.");
-  add("zrangebylex", -4, kCmdReadonly, 1, 1, ZrangebylexCommand, "2.8.9", kRangeCost,
-      "Returns members in a sorted set within a lexicographical range.");
-  add("zrevrangebylex", -4, kCmdReadonly, 1, 1, ZrevrangebylexCommand, "2.8.9", kRangeCost,
-      "Returns members in a sorted set within a lexicographical range in reverse order.");
+  f.Add({.name = "zadd", .arity = -4, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't "
+                    "exist.",
+         .since = "1.2.0",
+         .complexity = "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+         .handler = ZaddCommand});
+  f.Add({.name = "zincrby", .arity = 4, .flags = kWriteFlags | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Increments the score of a member in a sorted set.", .since = "1.2.0", .complexity = kLogN,
+         .handler = ZincrbyCommand});
+  f.Add({.name = "zrem", .arity = -3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Removes one or more members from a sorted set. Deletes the sorted set if all members were "
+                    "removed.",
+         .since = "1.2.0",
+         .complexity = "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements "
+                       "to be removed.",
+         .handler = ZremCommand});
+  f.Add({.name = "zcard", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the number of members in a sorted set.", .since = "1.2.0", .complexity = "O(1)",
+         .handler = ZcardCommand});
+  f.Add({.name = "zscore", .arity = 3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the score of a member in a sorted set.", .since = "1.2.0", .complexity = "O(1)",
+         .handler = ZscoreCommand});
+  f.Add({.name = "zmscore", .arity = -3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the score of one or more members in a sorted set.", .since = "6.2.0",
+         .complexity = "O(N) where N is the number of members being requested.", .handler = ZmscoreCommand});
+  f.Add({.name = "zrank", .arity = -3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the index of a member in a sorted set ordered by ascending scores.", .since = "2.0.0",
+         .complexity = kLogN, .handler = ZrankCommand});
+  f.Add({.name = "zrevrank", .arity = -3, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the index of a member in a sorted set ordered by descending scores.", .since = "2.0.0",
+         .complexity = kLogN, .handler = ZrevrankCommand});
+  f.Add({.name = "zcount", .arity = 4, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the count of members in a sorted set that have scores within a range.", .since = "2.0.0",
+         .complexity = kLogN, .handler = ZcountCommand});
+  f.Add({.name = "zlexcount", .arity = 4, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the number of members in a sorted set within a lexicographical range.", .since = "2.8.9",
+         .complexity = kLogN, .handler = ZlexcountCommand});
+  f.Add({.name = "zrange", .arity = -4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns members in a sorted set within a range of indexes.", .since = "1.2.0",
+         .complexity = kRangeCost, .handler = ZrangeCommand});
+  f.Add({.name = "zrangestore", .arity = -5, .flags = kWriteFlags, .first_key = 1, .last_key = 2,
+         .summary = "Stores a range of members from sorted set in a key.", .since = "6.2.0",
+         .complexity = "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements "
+                       "stored into the destination key.",
+         .handler = ZrangestoreCommand});
+  f.Add({.name = "zrevrange", .arity = -4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns members in a sorted set within a range of indexes in reverse order.", .since = "1.2.0",
+         .complexity = kRangeCost, .handler = ZrevrangeCommand});
+  f.Add({.name = "zrangebyscore", .arity = -4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns members in a sorted set within a range of scores.", .since = "1.0.5",
+         .complexity = kRangeCost, .handler = ZrangebyscoreCommand});
+  f.Add({.name = "zrevrangebyscore", .arity = -4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns members in a sorted set within a range of scores in reverse order.", .since = "2.2.0",
+         .complexity = kRangeCost, .handler = ZrevrangebyscoreCommand});
+  f.Add({.name = "zrangebylex", .arity = -4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns members in a sorted set within a lexicographical range.", .since = "2.8.9",
+         .complexity = kRangeCost, .handler = ZrangebylexCommand});
+  f.Add({.name = "zrevrangebylex", .arity = -4, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns members in a sorted set within a lexicographical range in reverse order.",
+         .since = "2.8.9", .complexity = kRangeCost, .handler = ZrevrangebylexCommand});
   constexpr std::string_view kRemCost =
       "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by "
       "the operation.";
-  add("zremrangebyrank", 4, kCmdWrite, 1, 1, ZremrangebyrankCommand, "2.0.0", kRemCost,
-      "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were "
-      "removed.");
-  add("zremrangebyscore", 4, kCmdWrite, 1, 1, ZremrangebyscoreCommand, "1.2.0", kRemCost,
-      "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were "
-      "removed.");
-  add("zremrangebylex", 4, kCmdWrite, 1, 1, ZremrangebylexCommand, "2.8.9", kRemCost,
-      "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were "
-      "removed.");
+  f.Add({.name = "zremrangebyrank", .arity = 4, .flags = kCmdWrite, .first_key = 1, .last_key = 1,
+         .summary = "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members "
+                    "were removed.",
+         .since = "2.0.0", .complexity = kRemCost, .handler = ZremrangebyrankCommand});
+  f.Add({.name = "zremrangebyscore", .arity = 4, .flags = kCmdWrite, .first_key = 1, .last_key = 1,
+         .summary = "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members "
+                    "were removed.",
+         .since = "1.2.0", .complexity = kRemCost, .handler = ZremrangebyscoreCommand});
+  f.Add({.name = "zremrangebylex", .arity = 4, .flags = kCmdWrite, .first_key = 1, .last_key = 1,
+         .summary = "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all "
+                    "members were removed.",
+         .since = "2.8.9", .complexity = kRemCost, .handler = ZremrangebylexCommand});
   RegisterZSetOpCommands(t);
 }
 

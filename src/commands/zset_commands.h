@@ -85,4 +85,8 @@ void ReplyZRange(CommandContext& ctx, const ZSetObject* z, const RankSpan& span,
 // is empty) and replies its size; clients blocked on `dst` are served.
 void StoreZSet(CommandContext& ctx, std::string_view dst, ZSetObject z);
 
+// Registers the pops, ZSCAN, ZRANDMEMBER and the numkeys commands
+// (zset_op_commands.cc), after RegisterZSetCommands' own.
+void RegisterZSetOpCommands(CommandTable& t);
+
 }  // namespace peregrine

@@ -513,51 +513,53 @@ void ZdiffstoreCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, &ctx.args[1], 2
 }  // namespace
 
 void RegisterZSetOpCommands(CommandTable& t) {
-  auto add = FamilyRegistrar(t, kAclSortedSet, "sorted-set");
-  add("zpopmin", -2, kCmdWrite | kCmdFast, 1, 1, ZpopminCommand, "5.0.0",
-      "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements "
-      "popped.",
-      "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last "
-      "member was popped.");
-  add("zpopmax", -2, kCmdWrite | kCmdFast, 1, 1, ZpopmaxCommand, "5.0.0",
-      "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements "
-      "popped.",
-      "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the "
-      "last member was popped.");
-  add("zrandmember", -2, kCmdReadonly, 1, 1, ZrandmemberCommand, "6.2.0",
-      "O(N) where N is the number of members returned",
-      "Returns one or more random members from a sorted set.");
-  add("zscan", -3, kCmdReadonly, 1, 1, ZscanCommand, "2.8.0",
-      "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to "
-      "return back to 0. N is the number of elements inside the collection.",
-      "Iterates over members and scores of a sorted set.");
+  CommandFamily f(t, kAclSortedSet, "sorted-set");
+  f.Add({.name = "zpopmin", .arity = -2, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set "
+                    "if the last member was popped.",
+         .since = "5.0.0",
+         .complexity = "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of "
+                       "elements popped.",
+         .handler = ZpopminCommand});
+  f.Add({.name = "zpopmax", .arity = -2, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
+         .summary = "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set "
+                    "if the last member was popped.",
+         .since = "5.0.0",
+         .complexity = "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of "
+                       "elements popped.",
+         .handler = ZpopmaxCommand});
+  f.Add({.name = "zrandmember", .arity = -2, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Returns one or more random members from a sorted set.", .since = "6.2.0",
+         .complexity = "O(N) where N is the number of members returned", .handler = ZrandmemberCommand});
+  f.Add({.name = "zscan", .arity = -3, .flags = kCmdReadonly, .first_key = 1, .last_key = 1,
+         .summary = "Iterates over members and scores of a sorted set.", .since = "2.8.0",
+         .complexity = "O(1) for every call. O(N) for a complete iteration, including enough command calls for the "
+                       "cursor to return back to 0. N is the number of elements inside the collection.",
+         .handler = ZscanCommand});
   constexpr uint32_t kBlockingWrite = kCmdWrite | kCmdBlocking;
-  add("bzpopmin", -3, kBlockingWrite | kCmdFast, 1, -2, BzpopminCommand, "5.0.0",
-      "O(log(N)) with N being the number of elements in the sorted set.",
-      "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is "
-      "available otherwise. Deletes the sorted set if the last element was popped.");
-  add("bzpopmax", -3, kBlockingWrite | kCmdFast, 1, -2, BzpopmaxCommand, "5.0.0",
-      "O(log(N)) with N being the number of elements in the sorted set.",
-      "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member "
-      "available otherwise.  Deletes the sorted set if the last element was popped.");
-  // numkeys at `numkeys_index`, the keys after it; `dst` first when set.
-  auto add_numkeys = [&t](std::string_view name, int arity, uint32_t flags, int numkeys_index, bool dst,
-                          CommandHandler h, std::string_view since, std::string_view complexity,
-                          std::string_view summary) {
-    t.Register(CommandSpec{.name = name, .arity = arity, .flags = flags, .acl = kAclSortedSet,
-                           .first_key = dst ? 1 : numkeys_index + 1, .last_key = dst ? 1 : numkeys_index + 1,
-                           .key_step = 1, .numkeys_index = numkeys_index, .summary = summary, .since = since,
-                           .group = "sorted-set", .complexity = complexity, .handler = h});
-  };
+  f.Add({.name = "bzpopmin", .arity = -3, .flags = kBlockingWrite | kCmdFast, .first_key = 1, .last_key = -2,
+         .summary = "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a "
+                    "member is available otherwise. Deletes the sorted set if the last element was popped.",
+         .since = "5.0.0", .complexity = "O(log(N)) with N being the number of elements in the sorted set.",
+         .handler = BzpopminCommand});
+  f.Add({.name = "bzpopmax", .arity = -3, .flags = kBlockingWrite | kCmdFast, .first_key = 1, .last_key = -2,
+         .summary = "Removes and returns the member with the highest score from one or more sorted sets. Blocks until "
+                    "a member available otherwise.  Deletes the sorted set if the last element was popped.",
+         .since = "5.0.0", .complexity = "O(log(N)) with N being the number of elements in the sorted set.",
+         .handler = BzpopmaxCommand});
+  // The numkeys commands: their keys follow numkeys (at numkeys_index); a
+  // *STORE's destination (first_key 1) comes before it.
   constexpr std::string_view kPopCost =
       "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted "
       "set, and M being the number of elements popped.";
-  add_numkeys("zmpop", -4, kCmdWrite, 1, false, ZmpopCommand, "7.0.0", kPopCost,
-              "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. "
-              "Deletes the sorted set if the last member was popped.");
-  add_numkeys("bzmpop", -5, kBlockingWrite, 2, false, BzmpopCommand, "7.0.0", kPopCost,
-              "Removes and returns a member by score from one or more sorted sets. Blocks until a member is "
-              "available otherwise. Deletes the sorted set if the last element was popped.");
+  f.Add({.name = "zmpop", .arity = -4, .flags = kCmdWrite, .first_key = 2, .last_key = 2, .numkeys_index = 1,
+         .summary = "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. "
+                    "Deletes the sorted set if the last member was popped.",
+         .since = "7.0.0", .complexity = kPopCost, .handler = ZmpopCommand});
+  f.Add({.name = "bzmpop", .arity = -5, .flags = kBlockingWrite, .first_key = 3, .last_key = 3, .numkeys_index = 2,
+         .summary = "Removes and returns a member by score from one or more sorted sets. Blocks until a member is "
+                    "available otherwise. Deletes the sorted set if the last element was popped.",
+         .since = "7.0.0", .complexity = kPopCost, .handler = BzmpopCommand});
   constexpr std::string_view kUnionCost =
       "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of "
       "elements in the resulting sorted set.";
@@ -567,22 +569,29 @@ void RegisterZSetOpCommands(CommandTable& t) {
   constexpr std::string_view kDiffCost =
       "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the "
       "first set, and K is the size of the result set.";
-  add_numkeys("zunion", -3, kCmdReadonly, 1, false, ZunionCommand, "6.2.0", kUnionCost,
-              "Returns the union of multiple sorted sets.");
-  add_numkeys("zinter", -3, kCmdReadonly, 1, false, ZinterCommand, "6.2.0", kInterCost,
-              "Returns the intersect of multiple sorted sets.");
-  add_numkeys("zdiff", -3, kCmdReadonly, 1, false, ZdiffCommand, "6.2.0", kDiffCost,
-              "Returns the difference between multiple sorted sets.");
-  add_numkeys("zintercard", -3, kCmdReadonly, 1, false, ZintercardCommand, "7.0.0",
-              "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted "
-              "sets.",
-              "Returns the number of members of the intersect of multiple sorted sets.");
-  add_numkeys("zunionstore", -4, kCmdWrite | kCmdDenyOom, 2, true, ZunionstoreCommand, "2.0.0", kUnionCost,
-              "Stores the union of multiple sorted sets in a key.");
-  add_numkeys("zinterstore", -4, kCmdWrite | kCmdDenyOom, 2, true, ZinterstoreCommand, "2.0.0", kInterCost,
-              "Stores the intersect of multiple sorted sets in a key.");
-  add_numkeys("zdiffstore", -4, kCmdWrite | kCmdDenyOom, 2, true, ZdiffstoreCommand, "6.2.0", kDiffCost,
-              "Stores the difference of multiple input sorted sets in a key.");
+  f.Add({.name = "zunion", .arity = -3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2, .numkeys_index = 1,
+         .summary = "Returns the union of multiple sorted sets.", .since = "6.2.0", .complexity = kUnionCost,
+         .handler = ZunionCommand});
+  f.Add({.name = "zinter", .arity = -3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2, .numkeys_index = 1,
+         .summary = "Returns the intersect of multiple sorted sets.", .since = "6.2.0", .complexity = kInterCost,
+         .handler = ZinterCommand});
+  f.Add({.name = "zdiff", .arity = -3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2, .numkeys_index = 1,
+         .summary = "Returns the difference between multiple sorted sets.", .since = "6.2.0", .complexity = kDiffCost,
+         .handler = ZdiffCommand});
+  f.Add({.name = "zintercard", .arity = -3, .flags = kCmdReadonly, .first_key = 2, .last_key = 2, .numkeys_index = 1,
+         .summary = "Returns the number of members of the intersect of multiple sorted sets.", .since = "7.0.0",
+         .complexity = "O(N*K) worst case with N being the smallest input sorted set, K being the number of input "
+                       "sorted sets.",
+         .handler = ZintercardCommand});
+  f.Add({.name = "zunionstore", .arity = -4, .flags = kCmdWrite | kCmdDenyOom, .first_key = 1, .last_key = 1,
+         .numkeys_index = 2, .summary = "Stores the union of multiple sorted sets in a key.", .since = "2.0.0",
+         .complexity = kUnionCost, .handler = ZunionstoreCommand});
+  f.Add({.name = "zinterstore", .arity = -4, .flags = kCmdWrite | kCmdDenyOom, .first_key = 1, .last_key = 1,
+         .numkeys_index = 2, .summary = "Stores the intersect of multiple sorted sets in a key.", .since = "2.0.0",
+         .complexity = kInterCost, .handler = ZinterstoreCommand});
+  f.Add({.name = "zdiffstore", .arity = -4, .flags = kCmdWrite | kCmdDenyOom, .first_key = 1, .last_key = 1,
+         .numkeys_index = 2, .summary = "Stores the difference of multiple input sorted sets in a key.",
+         .since = "6.2.0", .complexity = kDiffCost, .handler = ZdiffstoreCommand});
 }
 
 }  // namespace peregrine

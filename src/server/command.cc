@@ -54,6 +54,18 @@ void CommandTable::Register(CommandSpec spec) {
   Rebuild();
 }
 
+void CommandFamily::Complete(CommandSpec& spec) const {
+  if (spec.group.empty()) spec.group = group_;
+  if (spec.first_key > 0 && spec.key_step == 0) spec.key_step = 1;
+  if (spec.subcommands.empty()) spec.acl |= acl_;  // a container has no category of its own
+  for (CommandSpec& sub : spec.subcommands) Complete(sub);
+}
+
+void CommandFamily::Add(CommandSpec spec) {
+  Complete(spec);
+  table_.Register(std::move(spec));
+}
+
 uint32_t CommandTable::LowerAndHash(std::string_view name, char* buf) {
   uint32_t h = 2166136261u;  // FNV-1a
   for (size_t i = 0; i < name.size(); i++) {

@@ -1,7 +1,8 @@
 // The command table: one declaration per command (name, arity, flags, key
 // positions, ACL categories, documentation, handler) that the dispatcher
 // enforces, that COMMAND / COMMAND INFO / COMMAND DOCS report, and that routes
-// keys to shards. Each commands/<family>.cc registers its commands here.
+// keys to shards. Each commands/<family>_commands.cc declares its commands
+// here through a CommandFamily.
 #pragma once
 
 #include <cctype>
@@ -174,6 +175,47 @@ class CommandTable {
   std::vector<const CommandSpec*> slots_;
   size_t mask_ = 0;
   uint32_t next_id_ = 0;
+};
+
+// How every command is declared (commands/<family>_commands.cc): a family
+// names its ACL category and its COMMAND DOCS group once, then adds each of
+// its commands, in the table's order, as one CommandSpec in designated-
+// initializer form (subcommands, numkeys_index, find_keys, all_shards_when
+// and tips included):
+//
+//   CommandFamily f(t, kAclString, "string");
+//   f.Add({.name = "get", .arity = 2, .flags = kCmdReadonly | kCmdFast, .first_key = 1, .last_key = 1,
+//          .summary = "Returns the string value of a key.", .since = "1.0.0", .complexity = "O(1)",
+//          .handler = GetCommand});
+//
+// Add fills in what the family gives, then registers the command
+// (CommandTable::Register): the family's group where .group is empty; the
+// family's category, joined to .acl (which names only categories beyond it,
+// as RESTORE's @dangerous); key_step 1 where the command has keys and no
+// key_step. A container (a command with subcommands) takes no category, as
+// in Redis: its subcommands do, each filled in as a command is.
+//
+// A family whose commands span several files (hash + hash_expiry, zset +
+// zset_op, stream + stream_group, stream_read and stream_info, geo +
+// geo_search) has one Register<Part>Commands(CommandTable&) per file, each
+// building its own CommandFamily with the same category and group, declared
+// in the family's header and called by the family's Register<Family>Commands,
+// which alone is in the one list, commands/all_commands.cc (AllCommands). (DUMP and RESTORE, generic
+// commands as the key family's, are a family of their own, dump_commands.cc:
+// their place in the table's order is not beside the key commands'.)
+class CommandFamily {
+ public:
+  CommandFamily(CommandTable& table, uint32_t acl, std::string_view group) : table_(table), acl_(acl), group_(group) {}
+
+  void Add(CommandSpec spec);
+
+ private:
+  // Fills in what the family gives a command (or a subcommand).
+  void Complete(CommandSpec& spec) const;
+
+  CommandTable& table_;
+  uint32_t acl_;
+  std::string_view group_;
 };
 
 // An argument as Redis's error texts print it (C's %s): up to its first NUL
