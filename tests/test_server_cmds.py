@@ -263,6 +263,14 @@ def test_command_info(rc, name, arity_, flags, first, last, step, cats):
     assert isinstance(entry[9], list)  # subcommands
 
 
+@pytest.mark.parametrize("name", ["save", "bgsave", "bgrewriteaof", "lastsave", "pfselftest", "ping", "flushall"])
+def test_command_info_keyless_commands_have_no_key_step(rc, name):
+    # Redis reports first key, last key and step 0 0 0 for a command
+    # without keys.
+    (entry,) = rc.execute_command("COMMAND", "INFO", name)
+    assert entry[3:6] == [0, 0, 0]
+
+
 def test_command_info_raw_reply_shape(server):
     with Conn(server) as c:
         reply = c.call("COMMAND", "INFO", "get")

@@ -273,9 +273,7 @@ void RegisterHyperLogLogCommands(CommandTable& t) {
   f.Add({.name = "pfdebug", .arity = 3, .flags = kCmdWrite | kCmdDenyOom | kCmdAdmin, .first_key = 2, .last_key = 2,
          .summary = "Internal commands for debugging HyperLogLog values.", .since = "2.8.9", .complexity = "N/A",
          .handler = PfdebugCommand});
-  // (`.key_step = 1` without keys: what COMMAND INFO has always shown for
-  // these, "0 0 1"; Redis shows 0 0 0.)
-  f.Add({.name = "pfselftest", .arity = 1, .flags = kCmdAdmin, .key_step = 1,
+  f.Add({.name = "pfselftest", .arity = 1, .flags = kCmdAdmin,
          .summary = "An internal command for testing HyperLogLog values.", .since = "2.8.9", .complexity = "N/A",
          .handler = PfselftestCommand});
 }

@@ -154,18 +154,16 @@ void DebugReloadCommand(CommandContext& ctx) {
 
 void RegisterPersistenceCommands(CommandTable& t) {
   CommandFamily f(t, kAclAdmin | kAclDangerous, "server");
-  // (`.key_step = 1` without keys: what COMMAND INFO has always shown for
-  // these, "0 0 1"; Redis shows 0 0 0.)
-  f.Add({.name = "save", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards, .key_step = 1,
+  f.Add({.name = "save", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards,
          .summary = "Synchronously saves the database(s) to disk.", .since = "1.0.0",
          .complexity = "O(N) where N is the total number of keys in all databases", .handler = SaveCommand});
-  f.Add({.name = "bgsave", .arity = -1, .flags = kCmdAdmin | kCmdNoscript | kCmdAllShards, .key_step = 1,
+  f.Add({.name = "bgsave", .arity = -1, .flags = kCmdAdmin | kCmdNoscript | kCmdAllShards,
          .summary = "Asynchronously saves the database(s) to disk.", .since = "1.0.0", .complexity = "O(1)",
          .handler = BgsaveCommand});
-  f.Add({.name = "bgrewriteaof", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdAllShards, .key_step = 1,
+  f.Add({.name = "bgrewriteaof", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdAllShards,
          .summary = "Asynchronously rewrites the append-only file to disk.", .since = "1.0.0", .complexity = "O(1)",
          .handler = BgrewriteaofCommand});
-  f.Add({.name = "lastsave", .arity = 1, .flags = kCmdLoading | kCmdStale | kCmdFast, .key_step = 1,
+  f.Add({.name = "lastsave", .arity = 1, .flags = kCmdLoading | kCmdStale | kCmdFast,
          .summary = "Returns the Unix timestamp of the last successful save to disk.", .since = "1.0.0",
          .complexity = "O(1)", .handler = LastsaveCommand});
 }
