@@ -64,6 +64,7 @@ Worker::Worker(Server& server, uint32_t index)
       proxy_(this, 0, -1),
       serve_proxy_(this, 0, -1),
       outbox_(nworkers_),
+      io_(*this, loop_, server, stats_),
       command_stats_(server.commands().num_ids()) {
   shard_.watches().set_counter(&server.watched_keys());
 }
@@ -147,8 +148,7 @@ bool Worker::Init() {
     loop_.SetWaitHooks([this] { return BeforeWait(); }, [this] { waker_.Awake(); });
   }
   shard_.ConfigureAccess(server_.config(), MonotonicMs());
-  scratch_.Reserve(kScratchSize);
-  SetOutputLimitThreshold();
+  io_.ApplyConfig();
   config_epoch_ = server_.config_epoch();
   ops_sample_time_ms_ = MonotonicMs();
   return true;
@@ -202,7 +202,7 @@ void Worker::CloseAllClients() {
   }
   connections_.fetch_sub(static_cast<int64_t>(clients_.size()), std::memory_order_relaxed);
   clients_.clear();
-  pending_writes_.clear();
+  io_.ForgetAll();
   to_free_.clear();
 }
 
@@ -214,7 +214,7 @@ void Worker::ApplyConfigIfChanged() {
   RequestParser::Limits limits;
   limits.max_bulk_len = config.proto_max_bulk_len;
   for (auto& [id, c] : clients_) c->parser.set_limits(limits);
-  SetOutputLimitThreshold();
+  io_.ApplyConfig();
   // Restarting the timer on every CONFIG SET would starve the cron of a
   // server configured often: only when hz changed.
   if (config.hz != applied_hz_) {
@@ -233,13 +233,12 @@ uint64_t Worker::ClientBufferBytes() const {
 void Worker::Adopt(int fd, bool is_unix, uint64_t id, bool tls) {
   const Config& config = server_.config();
   if (!is_unix) ConfigureTcpConnection(fd, config.tcp_keepalive);
-  if (tls && (tls_ctx_ == nullptr || tls_generation_ != server_.tls_generation())) {
-    tls_generation_ = server_.tls_generation();
-    // This thread's own context (OpenSSL's contexts are not shared between
-    // workers); the settings were checked at start.
+  TlsContext* tls_ctx = nullptr;
+  if (tls) {
+    // (The settings were checked at start.)
     std::string err;
-    tls_ctx_ = TlsContext::Create(config.tls, &err);
-    if (tls_ctx_ == nullptr) {
+    tls_ctx = io_.TlsContextForNew(&err);
+    if (tls_ctx == nullptr) {
       LOG_WARNING("Failed to configure TLS: %s", err.c_str());
       close(fd);
       connections_.fetch_sub(1, std::memory_order_relaxed);
@@ -247,7 +246,7 @@ void Worker::Adopt(int fd, bool is_unix, uint64_t id, bool tls) {
     }
   }
   auto c = std::make_unique<Client>(this, id, fd);
-  if (tls) c->tls = std::make_unique<TlsSession>(*tls_ctx_, fd);
+  if (tls) c->tls = std::make_unique<TlsSession>(*tls_ctx, fd);
   c->is_unix = is_unix;
   c->home = index_;
   if (is_unix) {
@@ -286,9 +285,9 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
   }
   if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ||
       (c.tls != nullptr && c.tls->wants_write() && (events & EPOLLOUT))) [[likely]] {
-    ReadFromClient(c);
+    io_.Read(c);
     // TLS: bytes decrypted but not yet read (epoll will not tell again).
-    while (c.tls != nullptr && !c.closed && c.tls->HasPending()) ReadFromClient(c);
+    while (c.tls != nullptr && !c.closed && c.tls->HasPending()) io_.Read(c);
   }
   if (!c.closed && (events & EPOLLOUT)) {
     FlushAof();  // its output may hold replies to writes just logged
@@ -495,7 +494,7 @@ void Worker::Cron() {
     // A large argument trickling in slower than its low-water mark still
     // wakes the worker once a second: the bytes are read, and the client is
     // not taken for idle (timeout) while it is sending.
-    if (c->rcvlowat > 1 && idle_ms > 1000) SetLowWater(*c, 1);
+    if (c->rcvlowat > 1 && idle_ms > 1000) ClientIo::SetLowWater(*c, 1);
     if (timeout > 0 && idle_ms > static_cast<int64_t>(timeout) * 1000 && !c->batch_in_flight && c->blocked == nullptr)
       idle.push_back(c.get());
   }

@@ -32,6 +32,7 @@
 #include "server/acl.h"
 #include "server/aof_log.h"
 #include "server/client.h"
+#include "server/client_io.h"
 #include "server/command.h"
 #include "server/command_context.h"
 #include "server/mailbox.h"
@@ -45,7 +46,7 @@ namespace peregrine {
 class Server;
 class LuaEngine;
 
-class Worker final : public ErrorSink, public CommandHost {
+class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owner {
  public:
   Worker(Server& server, uint32_t index);
   ~Worker() override;
@@ -75,7 +76,7 @@ class Worker final : public ErrorSink, public CommandHost {
   // CLIENT KILL of a client of this worker by a command running elsewhere
   // while it holds this worker's shard: the client is closed when the shard
   // comes back.
-  void RequestKill(uint64_t client_id) { kill_requests_.push_back(client_id); }
+  void RequestKill(uint64_t client_id) override { kill_requests_.push_back(client_id); }
   // Resets this worker's counters (CONFIG RESETSTAT, with its shard held).
   void ResetStats();
   uint64_t ClientBufferBytes() const;
@@ -136,10 +137,8 @@ class Worker final : public ErrorSink, public CommandHost {
   size_t blocked_clients() const { return blocked_clients_; }
   size_t timed_blocked_clients() const { return block_timers_.size(); }
 
-  // Bulk arguments of at least this many bytes are read into blocks of their
-  // own (StartBigArg); the fuzzer lowers it to reach that path with small
-  // inputs. Before the worker runs.
-  void set_big_arg_min(size_t n) { big_arg_min_ = std::max(n, Client::kMinBigArg); }
+  // ClientIo::set_big_arg_min (the fuzzer). Before the worker runs.
+  void set_big_arg_min(size_t n) { io_.set_big_arg_min(n); }
 
   // ErrorSink: counts every error reply (INFO errorstats).
   void OnErrorReply(std::string_view msg) override;
@@ -221,26 +220,11 @@ class Worker final : public ErrorSink, public CommandHost {
 
   enum class Route : uint8_t { kDone, kPause };
 
-  void ReadFromClient(Client& c);
-  // read(2) / write(2) on the client's connection, through its TLS session
-  // if it has one.
-  ssize_t ReadSocket(Client& c, char* p, size_t n);
-  ssize_t WriteSocket(Client& c, const char* p, size_t n);
-  // Parses and runs the complete commands at the front of `in` (the
-  // client's buffer, or the worker's scratch one holding what was read).
-  void ProcessInput(Client& c, Buffer& in);
-  // When the client's pending command (at the front of `in`) is reading a
-  // bulk argument of at least big_arg_min_ bytes: the bytes of it there move
-  // to a block of its own, where the rest is read straight into; a handler
-  // may keep the block as the value (Client::TakeBigArg).
-  void StartBigArg(Client& c, Buffer& in);
-  // While a large argument arrives, the socket wakes the worker only once
-  // `bytes` (the rest of it) have arrived, not for every segment: fewer
-  // wake-ups and reads per argument (SO_RCVLOWAT; 1 again afterwards).
-  void SetLowWater(Client& c, size_t bytes);
-  // A paused command's large arguments go back into `in`, where it is parsed
-  // again from.
-  void SpliceBigArgs(Client& c, Buffer& in);
+  // ClientIo::Owner: the dispatcher (worker_input.cc) and the worker's
+  // side of closing a client (worker_output.cc).
+  void ProcessInput(Client& c, Buffer& in) override;
+  void FreeClient(Client& c) override;
+  void BeforeReplies() override { FlushAof(); }
   // Runs a command here, adds it to the client's open batch for another
   // worker, or runs it over several shards; kPause if it must wait for the
   // client's commands in flight (the caller stops and resumes later).
@@ -317,10 +301,11 @@ class Worker final : public ErrorSink, public CommandHost {
   void ResumeClients();
   void ApplyConfigIfChanged();
 
-  void QueueWrite(Client& c);
-  void FlushClient(Client& c);
-  void FlushPendingWrites();
-  void FreeClient(Client& c);
+  // The connection layer's calls the worker's parts make most.
+  void QueueWrite(Client& c) { io_.QueueWrite(c); }
+  void FlushClient(Client& c) { io_.Flush(c); }
+  void FlushPendingWrites() { io_.FlushPending(); }
+  bool OverOutputLimit(Client& c, bool own_thread = true) { return io_.OverOutputLimit(c, own_thread); }
   // maxmemory: evicts by policy from `shard` (this worker's, or one a command
   // holds) while the process's keyspace is over the limit. False if it is
   // over and nothing could go.
@@ -328,7 +313,6 @@ class Worker final : public ErrorSink, public CommandHost {
   // Evicts from this shard while the process is over maxmemory, for at most
   // about `budget_us`.
   void EvictFor(int64_t budget_us);
-  uint32_t ClientEvents(const Client& c) const;
  public:
   // Whether enable-debug-command lets `c` run a kCmdProtected command.
   bool ProtectedAllowed(const Client& c) const;
@@ -386,16 +370,6 @@ class Worker final : public ErrorSink, public CommandHost {
   static bool RefusedWhileSubscribed(const Client& c, const CommandSpec& cmd) {
     return __builtin_expect(c.subs != nullptr, 0) && c.resp == 2 && !(cmd.flags & kCmdPubsubContext);
   }
-  // client-output-buffer-limit after replies were added to `c`: closes it
-  // (dropping its pending replies, as Redis) and returns true if over.
-  bool OverOutputLimit(Client& c, bool own_thread = true) {
-    return (c.out.size() >= obuf_check_from_ || c.obuf_soft_since_s != 0) && CheckOutputLimit(c, own_thread);
-  }
-  bool CheckOutputLimit(Client& c, bool own_thread = true);
-  // Closes a client over its output limit, or whose reply was cut
-  // (ReplyWriter::cut), dropping its pending replies.
-  void CloseOverLimit(Client& c, bool own_thread = true);
-  void SetOutputLimitThreshold();
   void Cron();
   void ActiveExpireSlice();
   void CloseAllClients();
@@ -442,14 +416,10 @@ class Worker final : public ErrorSink, public CommandHost {
   Waker waker_;
   std::unique_ptr<WakeWatcher> wake_watcher_;
   std::map<uint64_t, std::unique_ptr<Client>> clients_;
-  std::vector<Client*> pending_writes_;
-  std::vector<Client*> flushing_;  // pending_writes_ while FlushPendingWrites runs
   std::vector<std::unique_ptr<Client>> to_free_;
   Client* current_client_ = nullptr;  // the client whose command is running
   Client* busy_client_ = nullptr;     // the client whose input is being processed
   Client proxy_;                      // stands for a remote client while its batch runs here
-  std::unique_ptr<TlsContext> tls_ctx_;  // this thread's, made at its first TLS connection
-  uint64_t tls_generation_ = 0;          // of the settings tls_ctx_ was made from
   Client serve_proxy_;                // stands for a blocked client served here
 
   // Blocking.
@@ -520,15 +490,6 @@ class Worker final : public ErrorSink, public CommandHost {
   bool holding_ = false;              // a command over several shards is running
   PubSubRegistry pubsub_;
   std::vector<std::string_view> exec_args_;  // scratch: a remote batch's command being run
-  // Where a client's bytes are read to and parsed from, when its pending
-  // partial command is small (ReadFromClient); busy while a client's input
-  // in it is being processed.
-  Buffer scratch_;
-  bool scratch_busy_ = false;
-  // Bulk arguments at least this long are read into blocks of their own
-  // (Redis's PROTO_MBULK_BIG_ARG); lowered by the fuzzer to reach the path.
-  size_t big_arg_min_ = 32 * 1024;
-
   // Mailbox state.
   std::vector<std::vector<uint64_t>> outbox_;  // per target, not yet in its ring
   std::vector<uint32_t> outbox_targets_;       // targets with a non-empty outbox
@@ -540,7 +501,6 @@ class Worker final : public ErrorSink, public CommandHost {
   bool acquiring_ = false;         // waiting for another worker's grant (must lend meanwhile)
   bool evict_requested_ = false;   // another worker asked this one to evict (kEvict)
   int applied_hz_ = 0;
-  uint64_t obuf_check_from_ = UINT64_MAX;  // the normal class's lowest limit (UINT64_MAX: none)
   int32_t granted_by_ = -1;        // the last worker that lent its shard to this one
   std::deque<uint32_t> lend_queue_;  // workers waiting for this shard, in arrival order
   std::deque<Mail*> deferred_;       // mail that arrived while the shard was lent
@@ -550,6 +510,7 @@ class Worker final : public ErrorSink, public CommandHost {
   uint64_t config_epoch_ = 0;
 
   ServerStats stats_;
+  ClientIo io_;  // this worker's connection layer (client_io.h)
   std::vector<CommandStats> command_stats_;
   std::atomic<int64_t> connections_{0};
   std::atomic<uint64_t> published_client_bytes_{0};

@@ -1,7 +1,6 @@
-// A worker's input side: reading from client sockets (the scratch buffer,
-// large arguments read straight into their blocks), parsing, and
-// dispatching each command to run here, on a borrowed shard or on another
-// worker (see worker.h and docs/transactions.md).
+// A worker's dispatcher: parsing what ClientIo read (client_io.h) in
+// batches, and dispatching each command to run here, on a borrowed shard or
+// on another worker (see worker.h and docs/transactions.md).
 #include "server/worker.h"
 
 #include <sys/socket.h>
@@ -22,151 +21,10 @@ namespace peregrine {
 
 using namespace worker_internal;
 
-void Worker::ReadFromClient(Client& c) {
-  // Where the bytes go: the rest of a large argument straight into its block
-  // (and what follows it into c.in); otherwise the worker's scratch buffer,
-  // after the client's pending partial command if that is small (one
-  // system call takes a whole pipeline, and the bytes are parsed where they
-  // land, in a buffer that stays in cache; only an incomplete command is
-  // kept by the client); a large partial command grows in c.in.
-  Buffer* in = &c.in;
-  ssize_t n;
-  if (c.filling_big_arg() && c.tls != nullptr) {
-    // (TLS: the large argument's bytes alone, decrypted into its block.)
-    Client::BigArg& a = c.big_args.back();
-    n = ReadSocket(c, a.block + a.have, a.len - a.have);
-    if (n > 0) a.have += static_cast<size_t>(n);
-  } else if (c.filling_big_arg()) {
-    Client::BigArg& a = c.big_args.back();
-    iovec iov[2] = {{a.block + a.have, a.len - a.have}, {c.in.Reserve(kReadChunk), c.in.writable()}};
-    n = readv(c.fd, iov, 2);
-    if (n > 0) {
-      const size_t to_block = std::min(static_cast<size_t>(n), a.len - a.have);
-      a.have += to_block;
-      c.in.Commit(static_cast<size_t>(n) - to_block);
-      SetLowWater(c, a.have < a.len ? a.len - a.have + 2 : 1);
-    }
-  } else {
-    if (!scratch_busy_ && c.in.size() <= kScratchCarry) {
-      in = &scratch_;
-      scratch_.Clear();
-      scratch_.Append(c.in.view());  // c.in stays as it is until the read succeeds
-    } else {
-      // Read what the pending command needs (when a big argument is
-      // announced), growing at most by doubling so that an announced-but-
-      // unsent length costs no memory.
-      const size_t needed = c.parser.bytes_needed();
-      if (needed > c.in.size()) c.in.Reserve(std::min(needed - c.in.size(), c.in.size()));
-    }
-    char* p = in->Reserve(kReadChunk);
-    n = ReadSocket(c, p, in->writable());
-    if (n > 0) in->Commit(static_cast<size_t>(n));
-  }
-  if (n == 0) {
-    LOG_VERBOSE("Client closed connection id=%llu addr=%s", static_cast<unsigned long long>(c.id),
-                c.addr.c_str());
-    if (c.batch_in_flight || c.open_batch != nullptr) {
-      // Half-closed with commands still running elsewhere: answer them (and
-      // the input they held back) before closing, as a single thread would.
-      c.read_closed = true;
-      loop_.Modify(c.fd, ClientEvents(c), &c);
-      return;
-    }
-    FreeClient(c);
-    return;
-  }
-  if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-      // A TLS handshake or record that must write first: wait for writable.
-      if (c.tls != nullptr && c.tls->wants_write() && !c.writable_armed) {
-        c.writable_armed = true;
-        loop_.Modify(c.fd, ClientEvents(c), &c);
-      }
-      return;
-    }
-    LOG_VERBOSE("Reading from client: %s", c.tls != nullptr && !c.tls->error().empty() ? c.tls->error().c_str()
-                                                                                         : strerror(errno));
-    FreeClient(c);
-    return;
-  }
-  stats_.total_net_input_bytes += static_cast<uint64_t>(n);
-  stats_.total_reads_processed++;
-  c.last_interaction_ms = loop_.iteration_ms();
-  if (!c.filling_big_arg()) {
-    if (in == &scratch_) {
-      c.in.Clear();
-      scratch_busy_ = true;
-      ProcessInput(c, scratch_);
-      scratch_busy_ = false;
-      if (!c.closed) {
-        StartBigArg(c, scratch_);
-        c.in.Append(scratch_.view());  // an incomplete command waits for the rest
-      }
-      scratch_.Clear();
-    } else {
-      ProcessInput(c, c.in);
-      if (!c.closed) StartBigArg(c, c.in);
-    }
-    if (c.closed) return;
-    if (c.in.empty()) c.in.ShrinkIfIdle(kIdleBufferKeep);
-  }
-  const size_t pending = c.in.size() + c.big_arg_bytes();
-  if (pending > server_.config().client_query_buffer_limit) {
-    LOG_WARNING("Closing client that reached max query buffer length: id=%llu addr=%s (qbuf=%zu)",
-                static_cast<unsigned long long>(c.id), c.addr.c_str(), pending);
-    stats_.client_query_buffer_limit_disconnections++;
-    FreeClient(c);
-  }
-}
 
-ssize_t Worker::ReadSocket(Client& c, char* p, size_t n) {
-  if (c.tls != nullptr) [[unlikely]]
-    return c.tls->Read(p, n);
-  return read(c.fd, p, n);
-}
 
-void Worker::StartBigArg(Client& c, Buffer& in) {
-  size_t offset, len;
-  if (c.close_after_reply || c.batch_in_flight || !c.parser.PendingBulk(&offset, &len) || len < big_arg_min_)
-    return;
-  const size_t have = in.size() - offset;  // of its bytes (the bulk is incomplete: have < len + 2)
-  if (have >= len) return;                   // only its "\r\n" is missing
-  // The whole length at once, as Redis does for a big argument: pages are
-  // only touched as the bytes arrive. If even that fails, the bytes go
-  // through c.in as before.
-  char* block = static_cast<char*>(std::malloc(len));
-  if (block == nullptr) return;
-  if (have > 0) std::memcpy(block, in.data() + offset, have);
-  in.Truncate(offset);
-  c.parser.ExternalBulk(block);
-  c.big_args.push_back({block, len, have, offset});
-  SetLowWater(c, len - have + 2);
-}
 
-void Worker::SetLowWater(Client& c, size_t bytes) {
-  // TCP only (a Unix socket's poll ignores it). The kernel caps it at half
-  // of tcp_rmem's maximum and grows the receive buffer to hold it. Not under
-  // TLS: the records' bytes are not the argument's.
-  if (c.is_unix || c.tls != nullptr) return;
-  const int want = static_cast<int>(std::min<size_t>(std::max<size_t>(bytes, 1), kMaxLowWater));
-  if (want == c.rcvlowat) return;
-  if (setsockopt(c.fd, SOL_SOCKET, SO_RCVLOWAT, &want, sizeof(want)) == 0) c.rcvlowat = want;
-}
 
-void Worker::SpliceBigArgs(Client& c, Buffer& in) {
-  // The command with large arguments is at the front of `in`: put their
-  // bytes back where they were taken out.
-  Buffer whole;
-  size_t pos = 0;
-  for (const Client::BigArg& a : c.big_args) {
-    whole.Append(in.data() + pos, a.offset - pos);
-    whole.Append(a.block, a.len);
-    pos = a.offset;
-  }
-  whole.Append(in.data() + pos, in.size() - pos);
-  in.Swap(whole);
-  c.DropBigArgs();
-}
 
 void Worker::ProcessInput(Client& c, Buffer& in) {
   busy_client_ = &c;
@@ -237,7 +95,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
     }
     if (paused) {
       c.parser.Reset();  // the paused command is parsed again when the client resumes
-      if (!c.big_args.empty()) SpliceBigArgs(c, in);
+      if (!c.big_args.empty()) ClientIo::SpliceBigArgs(c, in);
       break;
     }
     if (batch_.empty() && r == RequestParser::Result::kCommand) continue;  // only inline commands ran
@@ -290,7 +148,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
       if (ran > 0)
         c.DropBigArgs();
       else if (paused)
-        SpliceBigArgs(c, in);
+        ClientIo::SpliceBigArgs(c, in);
     }
     if (paused) {
       c.parser.Reset();
@@ -633,7 +491,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
   // May close c (the caller checks c.closed).
   if (__builtin_expect(reply.cut(), 0)) {
-    CloseOverLimit(c);
+    io_.CloseOverLimit(c);
   } else {
     OverOutputLimit(c);
   }

@@ -17,24 +17,10 @@
 
 namespace peregrine::worker_internal {
 
-inline constexpr size_t kReadChunk = 16 * 1024;
-// The worker's scratch read buffer, and the largest partial command of a
-// client carried into it (a larger one grows in the client's own buffer, so
-// that a command arriving over many reads is not copied over and over).
-inline constexpr size_t kScratchSize = 128 * 1024;
-inline constexpr size_t kScratchCarry = 32 * 1024;
-// The most bytes a large argument's socket waits for before waking the
-// worker (SO_RCVLOWAT, Worker::SetLowWater).
-inline constexpr size_t kMaxLowWater = 4 * 1024 * 1024;
-// iovecs per writev (a pipeline of large values: two per value).
-inline constexpr int kMaxIov = 512;
-// Buffers larger than this are freed as soon as they drain, so that one huge
-// request or reply does not pin memory for the life of the connection.
-// Smaller ones are kept while the client is active (re-growing a reply
-// buffer for every pipeline batch of large values costs reallocs and, past
-// glibc's mmap threshold, mmap/munmap calls) and freed by the cron once the
-// client has been idle for a while.
-inline constexpr size_t kIdleBufferKeep = 1024 * 1024;
+// What one read takes (ClientIo's).
+inline constexpr size_t kReadChunk = ClientIo::kReadChunk;
+// A client idle this long gives back its buffers' room (the cron; see
+// ClientIo::kIdleBufferKeep).
 inline constexpr int64_t kIdleBufferFreeMs = 2000;
 // Keys a BGSAVE slice sends between events (about 100-200 us of small keys).
 inline constexpr size_t kSnapshotSlice = 1000;

@@ -184,8 +184,8 @@ ExecBatch* Worker::NewBatch() {
 }
 
 void Worker::RecycleBatch(ExecBatch* b) {
-  if (free_batches_.size() >= kFreeBatches || b->bytes.capacity() > kIdleBufferKeep ||
-      b->reply.capacity() > kIdleBufferKeep) {
+  if (free_batches_.size() >= kFreeBatches || b->bytes.capacity() > ClientIo::kIdleBufferKeep ||
+      b->reply.capacity() > ClientIo::kIdleBufferKeep) {
     delete b;
     return;
   }
@@ -275,7 +275,7 @@ void Worker::FinishExecBatch(ExecBatch* b) {
       return;
     }
     if (b->cut) {
-      CloseOverLimit(c);
+      io_.CloseOverLimit(c);
     } else if (!OverOutputLimit(c)) {
       QueueWrite(c);
       if (b->blocked != nullptr && !c.read_closed)
@@ -315,7 +315,7 @@ void Worker::ResumeClients() {
     }
     if (!c.in.empty() && !c.close_after_reply) {
       ProcessInput(c, c.in);
-      if (!c.closed) StartBigArg(c, c.in);
+      if (!c.closed) io_.StartBigArg(c, c.in);
     }
     if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
     if (c.close_after_reply) QueueWrite(c);

@@ -239,7 +239,7 @@ void Worker::BusyClientEvent(Client& c, uint32_t events) {
   if (c.closed || !(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
   if (c.read_closed || c.filling_big_arg() || !c.big_args.empty()) return;
   char* p = c.in.Reserve(worker_internal::kReadChunk);
-  const ssize_t n = ReadSocket(c, p, c.in.writable());
+  const ssize_t n = ClientIo::ReadSocket(c, p, c.in.writable());
   if (n > 0) {
     c.in.Commit(static_cast<size_t>(n));
   } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
