@@ -40,6 +40,7 @@
 #include "server/pubsub.h"
 #include "server/shard.h"
 #include "server/stats.h"
+#include "server/transaction_runner.h"
 
 namespace peregrine {
 
@@ -109,8 +110,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
       ready_shards_.push_back(shard);
   }
   bool Unblock(std::shared_ptr<BlockedClient> w, bool error) override;
-  void RunTransaction(CommandContext& ctx) override;  // worker_multi.cc
-  void Unwatch(Client& c) override;
+  void RunTransaction(CommandContext& ctx) override { txn_.Run(ctx); }
+  void Unwatch(Client& c) override { txn_.Unwatch(c); }
   void DiscardTransaction(Client& c) override {
     c.EndTransaction(std::move(c.multi));
     Unwatch(c);
@@ -208,6 +209,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
 
  private:
   struct WakeWatcher;
+  friend class TransactionRunner;
 
   // Control messages travel as one ring word: (from << 8) | (kind << 1) | 1.
   // Data messages as a Mail pointer (even).
@@ -274,18 +276,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // Takes the shards `sorted` (increasing, this worker's own included) for a
   // command that spans them; GiveBack returns them.
   void AcquireShards(std::span<const uint32_t> sorted);
-  // MULTI (worker_multi.cc): queues a command inside a transaction; the
-  // shards of the queued commands' keys (sorted; every shard if one is
-  // over every shard), *keyed whether every queued command has keys (and
-  // none is over every shard); false when there is nothing to hold (one
-  // worker, no transaction, a doomed one).
-  void Queue(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd);
-  bool TransactionShards(const Client& c, std::vector<uint32_t>* out, bool* keyed);
-  // EXEC of a queue whose keys all live on `target`, another worker's
-  // shard (every command with keys, none over every shard): sent there as
-  // one batch (ExecBatch::transaction) instead of borrowing the shard.
-  // False if it may not (over maxmemory: the usual path refuses it).
-  bool SendTransaction(Client& c, const CommandSpec* exec, uint32_t target);
   // Scripts (worker_script.cc): whether EVAL / EVALSHA's script is known to
   // touch keys outside its declared keys' shards (then it runs holding
   // every shard); whether the script that just ran stopped to run again
@@ -467,10 +457,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   template <typename F>
   bool PopMail(F&& handle);
   bool in_exec_ = false;  // EXEC runs its queue (nothing blocks; woken clients wait for the end)
-  // The client whose EXEC runs its queue here: its commands' permission
-  // check is EXEC's (in_exec_ alone also covers scripts, whose busy hook
-  // answers other clients).
-  const Client* exec_client_ = nullptr;
 
   // A pipeline batch: commands parsed ahead of execution so that their keys'
   // cache misses can be prefetched together (reused between batches).
@@ -511,6 +497,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
 
   ServerStats stats_;
   ClientIo io_;  // this worker's connection layer (client_io.h)
+  TransactionRunner txn_{*this};  // MULTI/EXEC and WATCH (transaction_runner.h)
   std::vector<CommandStats> command_stats_;
   std::atomic<int64_t> connections_{0};
   std::atomic<uint64_t> published_client_bytes_{0};

@@ -66,7 +66,7 @@ void Worker::LogAclDenial(const Client& c, AclResult reason, Acl::LogContext con
 
 std::string Worker::AccessError(Client& c, const CommandSpec& cmd, std::span<const std::string_view> args) {
   Acl& acl = server_.acl();
-  const bool at_exec = &c == exec_client_;  // a queued command, as EXEC runs it
+  const bool at_exec = &c == txn_.exec_client();  // a queued command, as EXEC runs it
   if (!at_exec && AuthRequired(acl, c) && !(cmd.flags & kCmdNoAuth)) return "NOAUTH Authentication required.";
   if (c.user->unrestricted) return "";
   // A command refused inside MULTI anyway is refused for that (Redis

@@ -235,12 +235,12 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     // shards of the queued commands' keys.
     if (waiting) return Route::kPause;
     bool keyed = false;
-    if ((spec->flags & kCmdExec) && TransactionShards(c, &shard_set_, &keyed)) {
+    if ((spec->flags & kCmdExec) && txn_.Shards(c, &shard_set_, &keyed)) {
       // All of it on one other worker's shard: run there, as one batch.
       // (A user with restricted permissions runs it here, where EXEC and
       // each queued command are checked.)
       if (keyed && shard_set_.size() == 1 && shard_set_[0] != index_ && ArityOk(*spec, args.size()) &&
-          c.authenticated && c.user->unrestricted && SendTransaction(c, spec, shard_set_[0]))
+          c.authenticated && c.user->unrestricted && txn_.SendWhole(c, spec, shard_set_[0]))
         return Route::kDone;
       shard_set_.push_back(index_);
       std::sort(shard_set_.begin(), shard_set_.end());
@@ -471,7 +471,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     // takes memory (Redis's bound on it).
     if (server_.config().maxmemory > 0 && !EnforceMaxmemory(shard_))
       return reject("OOM command not allowed when used memory > 'maxmemory'.");
-    Queue(c, args, cmd);
+    TransactionRunner::Queue(c, args, cmd);
     reply.SimpleString("QUEUED");
     return start;
   }

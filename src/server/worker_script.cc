@@ -299,7 +299,7 @@ void Worker::BusyCommand(Client& c, std::span<const std::string_view> args) {
   // Allowed: run here without the usual path (which may evict from this
   // worker's shard, lent if it is parked); none of these touches a key.
   if (c.multi != nullptr && !(spec->flags & kCmdNotQueued)) {
-    Queue(c, args, spec);
+    TransactionRunner::Queue(c, args, spec);
     reply.SimpleString("QUEUED");
     return;
   }

@@ -1,5 +1,7 @@
-// MULTI ... EXEC on the worker (docs/transactions.md): commands queued
-// inside MULTI, the shards an EXEC holds, and the queue run as one command.
+// TransactionRunner: MULTI ... EXEC and WATCH on a worker (see
+// transaction_runner.h, docs/transactions.md).
+#include "server/transaction_runner.h"
+
 #include <algorithm>
 #include <string_view>
 #include <vector>
@@ -21,7 +23,7 @@ void ForEachQueued(const Client::Transaction& t, std::vector<std::string_view>* 
 
 }  // namespace
 
-void Worker::Queue(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd) {
+void TransactionRunner::Queue(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd) {
   Client::Transaction& t = *c.multi;
   if (t.aborted) return;  // EXEC fails whatever was queued: nothing to keep (as Redis)
   for (std::string_view a : args) {
@@ -32,8 +34,8 @@ void Worker::Queue(Client& c, std::span<const std::string_view> args, const Comm
   t.denyoom = t.denyoom || (cmd->flags & kCmdDenyOom) != 0;
 }
 
-bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out, bool* keyed) {
-  if (c.multi == nullptr || c.multi->aborted || nworkers_ == 1) return false;
+bool TransactionRunner::Shards(const Client& c, std::vector<uint32_t>* out, bool* keyed) {
+  if (c.multi == nullptr || c.multi->aborted || worker_.nworkers_ == 1) return false;
   out->clear();
   *keyed = !c.multi->commands.empty();
   std::vector<std::string_view> args;
@@ -42,7 +44,7 @@ bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out, bool
       // Every shard (PUBLISH: every worker's subscribers; a script may touch
       // keys it did not declare, and inside EXEC it cannot run again).
       out->clear();
-      for (uint32_t s = 0; s < nworkers_; s++) out->push_back(s);
+      for (uint32_t s = 0; s < worker_.nworkers_; s++) out->push_back(s);
       *keyed = false;
       return false;
     }
@@ -52,9 +54,9 @@ bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out, bool
     }
     // The first key's shard even when the others cannot be read (a bad
     // numkeys): the command runs there and replies its error.
-    out->push_back(static_cast<uint32_t>(server_.ShardIndexOf(a[static_cast<size_t>(spec->first_key)])));
+    out->push_back(static_cast<uint32_t>(worker_.server_.ShardIndexOf(a[static_cast<size_t>(spec->first_key)])));
     if (spec->KeyPositions(a, &key_positions_))
-      for (size_t pos : key_positions_) out->push_back(static_cast<uint32_t>(server_.ShardIndexOf(a[pos])));
+      for (size_t pos : key_positions_) out->push_back(static_cast<uint32_t>(worker_.server_.ShardIndexOf(a[pos])));
     return true;
   });
   std::sort(out->begin(), out->end());
@@ -62,13 +64,13 @@ bool Worker::TransactionShards(const Client& c, std::vector<uint32_t>* out, bool
   return true;
 }
 
-bool Worker::SendTransaction(Client& c, const CommandSpec* exec, uint32_t target) {
+bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, uint32_t target) {
   Client::Transaction& t = *c.multi;
   // Over maxmemory with a command that may add memory: the usual path
   // refuses it with EXECABORT.
-  if (t.denyoom && server_.config().maxmemory > 0 && !EnforceMaxmemory(shard_)) return false;
-  ExecBatch* b = NewBatch();
-  b->from = index_;
+  if (t.denyoom && worker_.server_.config().maxmemory > 0 && !worker_.EnforceMaxmemory(worker_.shard_)) return false;
+  ExecBatch* b = worker_.NewBatch();
+  b->from = worker_.index_;
   b->target = target;
   b->client_id = c.id;
   b->db = c.db;
@@ -86,14 +88,14 @@ bool Worker::SendTransaction(Client& c, const CommandSpec* exec, uint32_t target
     b->watch_deadline_ms = c.watch->EarliestDeadline();
   }
   c.last_cmd = exec;
-  command_stats_[exec->id].calls++;
-  stats_.total_commands_processed++;
+  worker_.command_stats_[exec->id].calls++;
+  worker_.stats_.total_commands_processed++;
   c.EndTransaction(std::move(c.multi));
   c.open_batch = b;
   return true;
 }
 
-void Worker::RunTransaction(CommandContext& ctx) {
+void TransactionRunner::Run(CommandContext& ctx) {
   Client& c = ctx.client;
   if (c.multi == nullptr) {
     ctx.reply.Error("ERR EXEC without MULTI");
@@ -119,45 +121,45 @@ void Worker::RunTransaction(CommandContext& ctx) {
     return;
   }
   const CommandSpec* exec = c.last_cmd;
-  Client* const running = current_client_;
+  Client* const running = worker_.current_client_;
   ctx.reply.ArrayHeader(t->commands.size());
   // Each command as if sent alone (its statistics, its errors in the
   // array), holding what EXEC holds; none blocks, and clients waiting on
   // keys it fills are served after the whole transaction.
-  in_exec_ = true;
+  worker_.in_exec_ = true;
   exec_client_ = &c;
   uint64_t now = CycleClock::Now();
   std::vector<std::string_view> args;
   ForEachQueued(*t, &args, [&](const CommandSpec* spec, std::span<const std::string_view> a) {
-    now = ExecuteCommand(c, a, spec, nullptr, now);
+    now = worker_.ExecuteCommand(c, a, spec, nullptr, now);
     return !c.closed && !c.close_after_reply;
   });
   exec_client_ = nullptr;
-  in_exec_ = false;
-  current_client_ = running;
+  worker_.in_exec_ = false;
+  worker_.current_client_ = running;
   c.last_cmd = exec;
 }
 
-void Worker::Unwatch(Client& c) {
+void TransactionRunner::Unwatch(Client& c) {
   if (c.watch == nullptr) return;
   const std::shared_ptr<WatchState> w = std::move(c.watch);
   // Mail per shard, in the order of the client's keys.
   std::vector<UnwatchMail*> mail;
   for (WatchState::Key& k : w->keys) {
-    if (k.shard == index_ && lent_to_ < 0) {
-      shard_.watches().Remove(k.db, k.key, w.get());
+    if (k.shard == worker_.index_ && worker_.lent_to_ < 0) {
+      worker_.shard_.watches().Remove(k.db, k.key, w.get());
       continue;
     }
-    if (mail.empty()) mail.resize(nworkers_, nullptr);
+    if (mail.empty()) mail.resize(worker_.nworkers_, nullptr);
     if (mail[k.shard] == nullptr) mail[k.shard] = new UnwatchMail(w);
     mail[k.shard]->keys.push_back({k.db, std::move(k.key)});
   }
   for (uint32_t s = 0; s < mail.size(); s++) {
     if (mail[s] == nullptr) continue;
-    if (s == index_)
-      deferred_.push_back(mail[s]);  // this worker's shard is lent: when it is back
+    if (s == worker_.index_)
+      worker_.deferred_.push_back(mail[s]);  // this worker's shard is lent: when it is back
     else
-      Send(s, reinterpret_cast<uint64_t>(static_cast<Mail*>(mail[s])));
+      worker_.Send(s, reinterpret_cast<uint64_t>(static_cast<Mail*>(mail[s])));
   }
 }
 
