@@ -19,7 +19,6 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +30,7 @@
 #include "protocol/reply.h"
 #include "server/acl.h"
 #include "server/aof_log.h"
+#include "server/blocking_waits.h"
 #include "server/client.h"
 #include "server/command.h"
 #include "server/command_context.h"
@@ -102,12 +102,11 @@ class Worker final : public ErrorSink, public CommandHost {
   using CommandHost::LogAs;
   void LogOnlyForms() override { aof_log_.LogOnlyForms(); }
   void Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
-             NoWaitReply no_wait = NoWaitReply::kNullArray) override;
-  void NoteReady(uint32_t shard) override {
-    if (std::find(ready_shards_.begin(), ready_shards_.end(), shard) == ready_shards_.end())
-      ready_shards_.push_back(shard);
+             NoWaitReply no_wait = NoWaitReply::kNullArray) override {
+    waits_.Block(ctx, keys, type, deadline_ms, no_wait);
   }
-  bool Unblock(std::shared_ptr<BlockedClient> w, bool error) override;
+  void NoteReady(uint32_t shard) override { waits_.NoteReady(shard); }
+  bool Unblock(std::shared_ptr<BlockedClient> w, bool error) override { return waits_.Unblock(std::move(w), error); }
   void RunTransaction(CommandContext& ctx) override;  // worker_multi.cc
   void Unwatch(Client& c) override;
   void DiscardTransaction(Client& c) override {
@@ -128,13 +127,9 @@ class Worker final : public ErrorSink, public CommandHost {
   // over several shards).
   bool holding() const { return holding_; }
 
-  // --- Blocking (worker_blocking.cc, docs/blocking.md) ---
-  // A wait this thread took out of kWaiting and gave its outcome (kDone):
-  // tells the client's worker.
-  void NotifyWoken(std::shared_ptr<BlockedClient> w);
-  // INFO: this worker's blocked clients, and those with a timeout.
-  size_t blocked_clients() const { return blocked_clients_; }
-  size_t timed_blocked_clients() const { return block_timers_.size(); }
+  // This worker's blocking waits (blocking_waits.h, docs/blocking.md): INFO
+  // reads its counts.
+  const BlockingWaits& waits() const { return waits_; }
 
   // Bulk arguments of at least this many bytes are read into blocks of their
   // own (StartBigArg); the fuzzer lowers it to reach that path with small
@@ -209,6 +204,9 @@ class Worker final : public ErrorSink, public CommandHost {
 
  private:
   struct WakeWatcher;
+  // Parts of this worker that reach its internals (what each asks of it is
+  // in its header).
+  friend class BlockingWaits;
 
   // Control messages travel as one ring word: (from << 8) | (kind << 1) | 1.
   // Data messages as a Mail pointer (even).
@@ -400,40 +398,6 @@ class Worker final : public ErrorSink, public CommandHost {
   void ActiveExpireSlice();
   void CloseAllClients();
 
-  // --- Blocking (worker_blocking.cc) ---
-  // Serves the clients waiting on the keys the last command made ready (it
-  // holds their shards), oldest first, while the keys last.
-  void ServeReadyKeys(int64_t now_ms);
-  void ServeKey(Shard& shard, int db, const std::string& key, int64_t now_ms);
-  // Takes a claimed wait off the wait lists (those of shards this thread
-  // holds at once, the others by mail), decides its outcome, and tells the
-  // client's worker.
-  void Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms);
-  bool Holds(uint32_t shard) const {
-    const auto held = held_workers();
-    return std::find(held.begin(), held.end(), shard) != held.end();
-  }
-  // The running command (for client `c` of this worker) blocked.
-  void BlockClient(Client& c, std::shared_ptr<BlockedClient> w);
-  // `c`'s wait has its outcome (kDone): its reply goes out, or the command
-  // runs again; its later input goes on.
-  void FinishBlocked(Client& c);
-  void OnWoken(const std::shared_ptr<BlockedClient>& w);
-  // Gives up a wait of a client of this worker (timeout, disconnect): true if
-  // it was still waiting (nobody will serve it now).
-  bool CancelBlocked(const std::shared_ptr<BlockedClient>& w);
-  // Off the wait lists of shard `shard`: at once for this worker's own
-  // shard (when not lent), by mail for another.
-  void Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w);
-  // Replies the timeout to the clients whose deadline passed; asks the loop
-  // to wake for the next.
-  void ExpireBlocked();
-  // A woken client whose command needs shards the waker did not hold: runs
-  // it again here.
-  void RerunBlocked(Client& c, const BlockedClient& w);
-  // The client stops being counted and timed as blocked.
-  void Unblocked(Client& c, const BlockedClient& w);
-
   Server& server_;
   const uint32_t nworkers_;
   EventLoop loop_;
@@ -450,14 +414,7 @@ class Worker final : public ErrorSink, public CommandHost {
   Client proxy_;                      // stands for a remote client while its batch runs here
   std::unique_ptr<TlsContext> tls_ctx_;  // this thread's, made at its first TLS connection
   uint64_t tls_generation_ = 0;          // of the settings tls_ctx_ was made from
-  Client serve_proxy_;                // stands for a blocked client served here
-
-  // Blocking.
-  std::shared_ptr<BlockedClient> blocked_now_;  // the running command blocked (Block)
-  std::vector<uint32_t> ready_shards_;          // held shards with keys made ready (NoteReady)
-  std::set<std::pair<int64_t, uint64_t>> block_timers_;  // (deadline, client id) of this worker's clients
-  size_t blocked_clients_ = 0;
-  bool serving_ = false;  // a blocked client's command runs again (it may not block)
+  BlockingWaits waits_;                  // clients blocked on keys (blocking_waits.h)
   std::unique_ptr<LuaEngine> lua_;  // lua(): created on first use
   bool script_rerun_ = false;       // NoteScriptRerun: the script runs again holding every shard
   // A busy script (EnterScriptBusy): its caller (not read meanwhile), its
