@@ -5,7 +5,7 @@
 // encoding conversions. A list whose last item goes is deleted. A command
 // over keys of several shards runs with the dispatcher holding them all
 // (ctx.DbOf). A blocking command that finds nothing blocks the client
-// (Worker::Block); creating a list serves the clients waiting on its key
+// (CommandHost::Block); creating a list serves the clients waiting on its key
 // (SignalKeyAsReady; docs/blocking.md).
 #include <climits>
 #include <string>

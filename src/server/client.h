@@ -164,7 +164,7 @@ struct Client final : IoHandler {
   // shards than that worker held: the command runs again from here.
   std::shared_ptr<BlockedClient> rerun;
   // While that command runs again: its wait's deadline, which the wait
-  // keeps if it blocks again (BlockClient); -1 otherwise.
+  // keeps if it blocks again (BlockingWaits::BlockClient); -1 otherwise.
   int64_t rerun_deadline_ms = -1;
   // Whether its input waits: blocked, or woken and its command not yet run
   // again (its reply comes before any later command's).

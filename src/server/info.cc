@@ -170,8 +170,8 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     size_t watching = 0, watched_keys = 0;
     for (auto& w : workers_) {
       connected += w->clients().size();
-      blocked += w->blocked_clients();
-      timed += w->timed_blocked_clients();
+      blocked += w->waits().blocked_clients();
+      timed += w->waits().timed_blocked_clients();
       blocking_keys += w->shard().blocking().keys();
       watched_keys += w->shard().watches().keys();
       for (auto& [id, c] : w->clients()) {

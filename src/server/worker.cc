@@ -62,7 +62,7 @@ Worker::Worker(Server& server, uint32_t index)
       shard_(static_cast<int>(index), server.config().databases),
       aof_log_(server, shard_, *this),
       proxy_(this, 0, -1),
-      serve_proxy_(this, 0, -1),
+      waits_(*this, server),
       outbox_(nworkers_),
       io_(*this, loop_, server, stats_),
       command_stats_(server.commands().num_ids()) {
@@ -89,11 +89,11 @@ bool Worker::Init() {
   loop_.SetBeforeSleep([this] {
     // Blocked clients timed out, or woken: their replies, then their
     // pending input (with one thread BeforeWait never runs).
-    if (!block_timers_.empty()) ExpireBlocked();
+    if (waits_.has_deadlines()) waits_.ExpireBlocked();
     if (!resume_.empty()) ResumeClients();
     if (!resume_.empty()) loop_.WakeWithin(0);
-    if (!block_timers_.empty())
-      loop_.WakeWithin(static_cast<int>(std::clamp<int64_t>(block_timers_.begin()->first - UnixTimeMs(), 0, 1000)));
+    if (waits_.has_deadlines())
+      loop_.WakeWithin(static_cast<int>(std::clamp<int64_t>(waits_.next_deadline_ms() - UnixTimeMs(), 0, 1000)));
     FlushPendingWrites();
     to_free_.clear();
     if (expire_pressure_) {
@@ -193,7 +193,7 @@ void Worker::CloseAllClients() {
     loop_.Remove(c->fd);
     close(c->fd);
     c->closed = true;
-    if (c->blocked != nullptr) CancelBlocked(c->blocked);
+    if (c->blocked != nullptr) waits_.CancelBlocked(c->blocked);
     pubsub_.RemoveClient(*c);
     if (c->open_batch != nullptr) RecycleBatch(c->open_batch);
     c->open_batch = nullptr;

@@ -19,7 +19,6 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,6 +30,7 @@
 #include "protocol/reply.h"
 #include "server/acl.h"
 #include "server/aof_log.h"
+#include "server/blocking_waits.h"
 #include "server/client.h"
 #include "server/client_io.h"
 #include "server/command.h"
@@ -104,12 +104,11 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   using CommandHost::LogAs;
   void LogOnlyForms() override { aof_log_.LogOnlyForms(); }
   void Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
-             NoWaitReply no_wait = NoWaitReply::kNullArray) override;
-  void NoteReady(uint32_t shard) override {
-    if (std::find(ready_shards_.begin(), ready_shards_.end(), shard) == ready_shards_.end())
-      ready_shards_.push_back(shard);
+             NoWaitReply no_wait = NoWaitReply::kNullArray) override {
+    waits_.Block(ctx, keys, type, deadline_ms, no_wait);
   }
-  bool Unblock(std::shared_ptr<BlockedClient> w, bool error) override;
+  void NoteReady(uint32_t shard) override { waits_.NoteReady(shard); }
+  bool Unblock(std::shared_ptr<BlockedClient> w, bool error) override { return waits_.Unblock(std::move(w), error); }
   void RunTransaction(CommandContext& ctx) override { txn_.Run(ctx); }
   void Unwatch(Client& c) override { txn_.Unwatch(c); }
   void DiscardTransaction(Client& c) override {
@@ -130,13 +129,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // over several shards).
   bool holding() const { return holding_; }
 
-  // --- Blocking (worker_blocking.cc, docs/blocking.md) ---
-  // A wait this thread took out of kWaiting and gave its outcome (kDone):
-  // tells the client's worker.
-  void NotifyWoken(std::shared_ptr<BlockedClient> w);
-  // INFO: this worker's blocked clients, and those with a timeout.
-  size_t blocked_clients() const { return blocked_clients_; }
-  size_t timed_blocked_clients() const { return block_timers_.size(); }
+  // This worker's blocking waits (blocking_waits.h, docs/blocking.md): INFO
+  // reads its counts.
+  const BlockingWaits& waits() const { return waits_; }
 
   // ClientIo::set_big_arg_min (the fuzzer). Before the worker runs.
   void set_big_arg_min(size_t n) { io_.set_big_arg_min(n); }
@@ -209,6 +204,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
 
  private:
   struct WakeWatcher;
+  // Parts of this worker that reach its internals (what each asks of it is
+  // in its header).
+  friend class BlockingWaits;
   friend class TransactionRunner;
 
   // Control messages travel as one ring word: (from << 8) | (kind << 1) | 1.
@@ -364,40 +362,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void ActiveExpireSlice();
   void CloseAllClients();
 
-  // --- Blocking (worker_blocking.cc) ---
-  // Serves the clients waiting on the keys the last command made ready (it
-  // holds their shards), oldest first, while the keys last.
-  void ServeReadyKeys(int64_t now_ms);
-  void ServeKey(Shard& shard, int db, const std::string& key, int64_t now_ms);
-  // Takes a claimed wait off the wait lists (those of shards this thread
-  // holds at once, the others by mail), decides its outcome, and tells the
-  // client's worker.
-  void Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms);
-  bool Holds(uint32_t shard) const {
-    const auto held = held_workers();
-    return std::find(held.begin(), held.end(), shard) != held.end();
-  }
-  // The running command (for client `c` of this worker) blocked.
-  void BlockClient(Client& c, std::shared_ptr<BlockedClient> w);
-  // `c`'s wait has its outcome (kDone): its reply goes out, or the command
-  // runs again; its later input goes on.
-  void FinishBlocked(Client& c);
-  void OnWoken(const std::shared_ptr<BlockedClient>& w);
-  // Gives up a wait of a client of this worker (timeout, disconnect): true if
-  // it was still waiting (nobody will serve it now).
-  bool CancelBlocked(const std::shared_ptr<BlockedClient>& w);
-  // Off the wait lists of shard `shard`: at once for this worker's own
-  // shard (when not lent), by mail for another.
-  void Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w);
-  // Replies the timeout to the clients whose deadline passed; asks the loop
-  // to wake for the next.
-  void ExpireBlocked();
-  // A woken client whose command needs shards the waker did not hold: runs
-  // it again here.
-  void RerunBlocked(Client& c, const BlockedClient& w);
-  // The client stops being counted and timed as blocked.
-  void Unblocked(Client& c, const BlockedClient& w);
-
   Server& server_;
   const uint32_t nworkers_;
   EventLoop loop_;
@@ -410,14 +374,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   Client* current_client_ = nullptr;  // the client whose command is running
   Client* busy_client_ = nullptr;     // the client whose input is being processed
   Client proxy_;                      // stands for a remote client while its batch runs here
-  Client serve_proxy_;                // stands for a blocked client served here
-
-  // Blocking.
-  std::shared_ptr<BlockedClient> blocked_now_;  // the running command blocked (Block)
-  std::vector<uint32_t> ready_shards_;          // held shards with keys made ready (NoteReady)
-  std::set<std::pair<int64_t, uint64_t>> block_timers_;  // (deadline, client id) of this worker's clients
-  size_t blocked_clients_ = 0;
-  bool serving_ = false;  // a blocked client's command runs again (it may not block)
+  BlockingWaits waits_;               // clients blocked on keys (blocking_waits.h)
   std::unique_ptr<LuaEngine> lua_;  // lua(): created on first use
   bool script_rerun_ = false;       // NoteScriptRerun: the script runs again holding every shard
   // A busy script (EnterScriptBusy): its caller (not read meanwhile), its

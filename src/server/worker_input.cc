@@ -486,8 +486,8 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     }
   }
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
-  if (blocked_now_ != nullptr) [[unlikely]]
-    BlockClient(c, std::move(blocked_now_));
+  if (waits_.blocked_now() != nullptr) [[unlikely]]
+    waits_.BlockClient(c, waits_.TakeBlockedNow());
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once
   // May close c (the caller checks c.closed).
   if (__builtin_expect(reply.cut(), 0)) {

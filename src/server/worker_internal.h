@@ -1,7 +1,7 @@
 // What the parts of Worker (worker.cc, worker_input.cc, worker_mailbox.cc,
 // worker_output.cc) share: sizes and limits of the client buffers, small
 // helpers, and the two functions more than one part calls inline. Private to
-// src/server/worker*.cc.
+// src/server/worker*.cc and the worker's parts' .cc files (blocking_waits.cc).
 #pragma once
 
 #include <poll.h>
@@ -111,8 +111,8 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   CallHandler(ctx, cmd);
   current_client_ = nullptr;
   uint64_t end = CycleClock::Now();
-  if (blocked_now_ != nullptr) [[unlikely]] {
-    blocked_now_->ticks = end - start;  // counted when the wait is over, as Redis does
+  if (BlockedClient* blocked = waits_.blocked_now(); blocked != nullptr) [[unlikely]] {
+    blocked->ticks = end - start;  // counted when the wait is over, as Redis does
   } else if (script_rerun_) [[unlikely]] {
     // Counted when it runs again.
   } else {
@@ -124,8 +124,8 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   // Clients waiting on keys the command created are served before anything
   // else runs (docs/blocking.md); their commands count as theirs, not in
   // this one's time or errors.
-  if (!ready_shards_.empty() && !in_exec_) [[unlikely]] {
-    ServeReadyKeys(now_ms);
+  if (waits_.has_ready() && !in_exec_) [[unlikely]] {
+    waits_.ServeReadyKeys(now_ms);
     end = CycleClock::Now();
   }
   return end;

@@ -101,7 +101,7 @@ void Worker::HandleMail(Mail* m) {
       FinishExecBatch(static_cast<ExecBatch*>(m));
       break;
     case Mail::Kind::kWoken:
-      OnWoken(static_cast<BlockMail*>(m)->wait);
+      waits_.OnWoken(static_cast<BlockMail*>(m)->wait);
       delete m;
       break;
     case Mail::Kind::kForget:
@@ -238,8 +238,8 @@ void Worker::RunExecBatch(ExecBatch* b) {
       b->rerun_from = static_cast<uint32_t>(i);
       return false;
     }
-    if (blocked_now_ != nullptr) [[unlikely]] {
-      b->blocked = std::move(blocked_now_);  // the last command of its (sealed) batch
+    if (waits_.blocked_now() != nullptr) [[unlikely]] {
+      b->blocked = waits_.TakeBlockedNow();  // the last command of its (sealed) batch
       return false;
     }
     if (reply.cut()) {  // the client is closed when the batch returns
@@ -254,7 +254,7 @@ void Worker::RunExecBatch(ExecBatch* b) {
   if (in_exec_ && b->transaction) {
     in_exec_ = false;
     aof_log_.EndGather();
-    if (!ready_shards_.empty()) ServeReadyKeys(now_ms);
+    if (waits_.has_ready()) waits_.ServeReadyKeys(now_ms);
   }
   b->kind = Mail::Kind::kExecDone;
   Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
@@ -279,18 +279,18 @@ void Worker::FinishExecBatch(ExecBatch* b) {
     } else if (!OverOutputLimit(c)) {
       QueueWrite(c);
       if (b->blocked != nullptr && !c.read_closed)
-        BlockClient(c, std::move(b->blocked));
+        waits_.BlockClient(c, std::move(b->blocked));
       else
         resume_.push_back(c.id);
     }
     c.rerun_deadline_ms = -1;  // a re-run that came back without blocking
     // Stopped reading meanwhile: the wait goes, unless it was served already
     // (then its outcome is delivered: the client can still read).
-    if (b->blocked != nullptr && c.read_closed && !c.closed && !CancelBlocked(b->blocked))
-      BlockClient(c, std::move(b->blocked));
+    if (b->blocked != nullptr && c.read_closed && !c.closed && !waits_.CancelBlocked(b->blocked))
+      waits_.BlockClient(c, std::move(b->blocked));
   }
   // Blocked, but the client went meanwhile.
-  if (b->blocked != nullptr) CancelBlocked(b->blocked);
+  if (b->blocked != nullptr) waits_.CancelBlocked(b->blocked);
   RecycleBatch(b);
 }
 
@@ -310,7 +310,7 @@ void Worker::ResumeClients() {
     }
     if (c.rerun != nullptr) {
       std::shared_ptr<BlockedClient> w = std::move(c.rerun);
-      RerunBlocked(c, *w);
+      waits_.RerunBlocked(c, *w);
       if (c.closed || c.batch_in_flight || c.blocked != nullptr) continue;
     }
     if (!c.in.empty() && !c.close_after_reply) {

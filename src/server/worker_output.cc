@@ -70,8 +70,8 @@ void Worker::FreeClient(Client& c) {
   if (c.closed) return;
   c.closed = true;
   if (c.blocked != nullptr) {
-    CancelBlocked(c.blocked);  // if it was served meanwhile, its outcome goes with it
-    Unblocked(c, *c.blocked);
+    waits_.CancelBlocked(c.blocked);  // if it was served meanwhile, its outcome goes with it
+    waits_.Unblocked(c, *c.blocked);
     c.blocked.reset();
   }
   c.rerun.reset();

@@ -1,14 +1,8 @@
-// A worker's blocking side: clients blocked on keys by BLPOP and the other
-// blocking commands. A wait is registered on the shards of its keys; a
-// command that creates one of them serves the oldest waiters right after it
-// ends, on whichever thread holds that shard; the client's own worker
-// delivers the outcome, times the wait out, or forgets it when the client
-// goes (blocking.h, docs/blocking.md).
-//
-// Threading: Block, ServeReadyKeys and Serve run on the thread holding the
-// shards involved (the command's); BlockClient, FinishBlocked, OnWoken,
-// CancelBlocked, ExpireBlocked and RerunBlocked on the client's own worker.
-// A wait's `state` is the only field two threads may race on.
+// The blocking waits' work (blocking_waits.h, docs/blocking.md): making a
+// wait, serving the waits on keys made ready, waking, timing out and
+// forgetting them.
+#include "server/blocking_waits.h"
+
 #include <algorithm>
 
 #include "server/server.h"
@@ -17,10 +11,16 @@
 
 namespace peregrine {
 
-using namespace worker_internal;
+BlockingWaits::BlockingWaits(Worker& worker, Server& server)
+    : worker_(worker), server_(server), serve_proxy_(&worker, 0, -1) {}
 
-void Worker::Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type,
-                   int64_t deadline_ms, NoWaitReply no_wait) {
+bool BlockingWaits::Holds(uint32_t shard) const {
+  const auto held = worker_.held_workers();
+  return std::find(held.begin(), held.end(), shard) != held.end();
+}
+
+void BlockingWaits::Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type,
+                          int64_t deadline_ms, CommandHost::NoWaitReply no_wait) {
   if (serving_) {
     // A command run again for a woken client found nothing to serve after
     // all. The list commands cannot (the key was checked first); answered as
@@ -28,10 +28,10 @@ void Worker::Block(CommandContext& ctx, std::span<const std::string_view> keys, 
     ctx.reply.NullArray();
     return;
   }
-  if (in_exec_) {
+  if (worker_.in_exec()) {
     // Inside a transaction nothing blocks: answered as if the timeout had
     // passed (Redis's CLIENT_DENY_BLOCKING).
-    if (no_wait == NoWaitReply::kNull)
+    if (no_wait == CommandHost::NoWaitReply::kNull)
       ctx.reply.Null();
     else
       ctx.reply.NullArray();
@@ -63,7 +63,7 @@ void Worker::Block(CommandContext& ctx, std::span<const std::string_view> keys, 
   blocked_now_ = std::move(w);
 }
 
-void Worker::ServeReadyKeys(int64_t now_ms) {
+void BlockingWaits::ServeReadyKeys(int64_t now_ms) {
   // Serving may make more keys ready (BLMOVE pushes onto its destination):
   // they are served in turn, until none is left.
   while (!ready_shards_.empty()) {
@@ -78,7 +78,7 @@ void Worker::ServeReadyKeys(int64_t now_ms) {
   }
 }
 
-void Worker::ServeKey(Shard& shard, int db, const std::string& key, int64_t now_ms) {
+void BlockingWaits::ServeKey(Shard& shard, int db, const std::string& key, int64_t now_ms) {
   BlockingKeys& reg = shard.blocking();
   for (;;) {
     BlockingKeys::Fifo* fifo = reg.Waiters(db, key);
@@ -110,7 +110,7 @@ void Worker::ServeKey(Shard& shard, int db, const std::string& key, int64_t now_
   }
 }
 
-void Worker::Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms) {
+void BlockingWaits::Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms) {
   w->ForEachKeyShard([&](uint32_t s) {
     if (Holds(s))
       server_.shard(s).blocking().Remove(*w, s);
@@ -128,11 +128,11 @@ void Worker::Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms) {
     p.db = w->db;
     p.resp = w->resp;
     p.last_cmd = w->spec;
-    ReplyWriter reply(&w->reply, w->resp, this);
+    ReplyWriter reply(&w->reply, w->resp, &worker_);
     Shard& first = server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(w->spec->first_key)]));
-    CommandContext ctx{server_, *this, p, first, args, reply, now_ms, nullptr};
+    CommandContext ctx{server_, worker_, p, first, args, reply, now_ms, nullptr};
     serving_ = true;
-    CallHandler(ctx, w->spec);
+    worker_.CallHandler(ctx, w->spec);
     serving_ = false;
   } else {
     // It needs shards this thread cannot take now (taking one below a shard
@@ -144,27 +144,27 @@ void Worker::Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms) {
   NotifyWoken(w);
 }
 
-void Worker::NotifyWoken(std::shared_ptr<BlockedClient> w) {
-  if (w->home == index_) {
+void BlockingWaits::NotifyWoken(std::shared_ptr<BlockedClient> w) {
+  if (w->home == worker_.index()) {
     OnWoken(w);
   } else {
     const uint32_t home = w->home;
-    Send(home, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kWoken, std::move(w)))));
+    worker_.Send(home, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kWoken, std::move(w)))));
   }
 }
 
-void Worker::Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w) {
-  if (shard != index_) {
-    Send(shard, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kForget, w))));
-  } else if (lent_to_ >= 0) {
+void BlockingWaits::Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w) {
+  if (shard != worker_.index()) {
+    worker_.Send(shard, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kForget, w))));
+  } else if (worker_.lent_to_ >= 0) {
     // When the shard is back, with the rest of the mail that waited for it.
-    deferred_.push_back(new BlockMail(Mail::Kind::kForget, w));
+    worker_.deferred_.push_back(new BlockMail(Mail::Kind::kForget, w));
   } else {
-    shard_.blocking().Remove(*w, index_);
+    worker_.shard().blocking().Remove(*w, worker_.index());
   }
 }
 
-void Worker::BlockClient(Client& c, std::shared_ptr<BlockedClient> w) {
+void BlockingWaits::BlockClient(Client& c, std::shared_ptr<BlockedClient> w) {
   c.blocked = std::move(w);
   if (c.rerun_deadline_ms >= 0) {
     // Blocked again by its command's re-run: the wait keeps its deadline, as
@@ -180,21 +180,21 @@ void Worker::BlockClient(Client& c, std::shared_ptr<BlockedClient> w) {
   if (c.blocked->state.load(std::memory_order_acquire) == BlockedClient::kDone) FinishBlocked(c);
 }
 
-void Worker::Unblocked(Client& c, const BlockedClient& w) {
+void BlockingWaits::Unblocked(Client& c, const BlockedClient& w) {
   blocked_clients_--;
   if (w.deadline_ms > 0) block_timers_.erase({w.deadline_ms, c.id});
 }
 
-void Worker::OnWoken(const std::shared_ptr<BlockedClient>& w) {
-  auto it = clients_.find(w->client_id);
-  if (it == clients_.end() || it->second->closed) return;  // gone: the outcome goes with it
+void BlockingWaits::OnWoken(const std::shared_ptr<BlockedClient>& w) {
+  auto it = worker_.clients().find(w->client_id);
+  if (it == worker_.clients().end() || it->second->closed) return;  // gone: the outcome goes with it
   Client& c = *it->second;
   // Not (yet) this client's wait: the batch that blocked it is still on its
   // way back, and BlockClient delivers it then.
   if (c.blocked == w) FinishBlocked(c);
 }
 
-void Worker::FinishBlocked(Client& c) {
+void BlockingWaits::FinishBlocked(Client& c) {
   std::shared_ptr<BlockedClient> w = std::move(c.blocked);
   Unblocked(c, *w);
   if (w->rerun) {
@@ -203,24 +203,24 @@ void Worker::FinishBlocked(Client& c) {
     // Counted now, as Redis 7.2 counts a command at the end of its wait
     // (served, timed out or unblocked): a call, and a failed one if it
     // replied an error.
-    CommandStats& st = command_stats_[w->spec->id];
+    CommandStats& st = worker_.command_stats(*w->spec);
     st.calls++;
     st.ticks += w->ticks;
     if (!w->reply.view().empty() && w->reply.view()[0] == '-') st.failed_calls++;
-    stats_.total_commands_processed++;
+    worker_.stats().total_commands_processed++;
     c.out.Append(w->reply.view());
-    if (OverOutputLimit(c)) return;
-    QueueWrite(c);
+    if (worker_.OverOutputLimit(c)) return;
+    worker_.QueueWrite(c);
   }
-  resume_.push_back(c.id);
+  worker_.resume_.push_back(c.id);
 }
 
-bool Worker::Unblock(std::shared_ptr<BlockedClient> w, bool error) {
+bool BlockingWaits::Unblock(std::shared_ptr<BlockedClient> w, bool error) {
   uint32_t expected = BlockedClient::kWaiting;
   if (!w->state.compare_exchange_strong(expected, BlockedClient::kClaimed, std::memory_order_acq_rel))
     return false;  // being served, timed out or gone already
   w->ForEachKeyShard([&](uint32_t s) { server_.shard(s).blocking().Remove(*w, s); });
-  ReplyWriter reply(&w->reply, w->resp, this);
+  ReplyWriter reply(&w->reply, w->resp, &worker_);
   if (error)
     reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
   else
@@ -230,7 +230,7 @@ bool Worker::Unblock(std::shared_ptr<BlockedClient> w, bool error) {
   return true;
 }
 
-bool Worker::CancelBlocked(const std::shared_ptr<BlockedClient>& w) {
+bool BlockingWaits::CancelBlocked(const std::shared_ptr<BlockedClient>& w) {
   uint32_t expected = BlockedClient::kWaiting;
   if (!w->state.compare_exchange_strong(expected, BlockedClient::kCancelled, std::memory_order_acq_rel))
     return false;
@@ -238,32 +238,32 @@ bool Worker::CancelBlocked(const std::shared_ptr<BlockedClient>& w) {
   return true;
 }
 
-void Worker::ExpireBlocked() {
+void BlockingWaits::ExpireBlocked() {
   const int64_t now = UnixTimeMs();
   while (!block_timers_.empty() && block_timers_.begin()->first <= now) {
     const uint64_t id = block_timers_.begin()->second;
     block_timers_.erase(block_timers_.begin());
-    auto it = clients_.find(id);
-    if (it == clients_.end()) continue;
+    auto it = worker_.clients().find(id);
+    if (it == worker_.clients().end()) continue;
     Client& c = *it->second;
     if (c.closed || c.blocked == nullptr) continue;
     if (!CancelBlocked(c.blocked)) continue;  // served meanwhile: its outcome is on its way
     // The wait is this worker's now: its outcome is the timeout reply.
-    ReplyWriter(&c.blocked->reply, c.resp, this).NullArray();
+    ReplyWriter(&c.blocked->reply, c.resp, &worker_).NullArray();
     FinishBlocked(c);
   }
 }
 
-void Worker::RerunBlocked(Client& c, const BlockedClient& w) {
+void BlockingWaits::RerunBlocked(Client& c, const BlockedClient& w) {
   // (Only with several workers: one holds every shard, and serves in place.)
   std::vector<std::string_view> args = w.Args();
   uint64_t t = CycleClock::Now();
   c.rerun_deadline_ms = w.deadline_ms;
   const auto shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(w.spec->first_key)]));
-  Dispatch(c, args, w.spec, nullptr, shard, &t);
-  SendOpenBatch(c);
+  worker_.Dispatch(c, args, w.spec, nullptr, shard, &t);
+  worker_.SendOpenBatch(c);
   if (!c.batch_in_flight) c.rerun_deadline_ms = -1;  // ran here (BlockClient took it if it blocked)
-  if (!c.closed && !c.out.empty()) QueueWrite(c);
+  if (!c.closed && !c.out.empty()) worker_.QueueWrite(c);
 }
 
 }  // namespace peregrine
