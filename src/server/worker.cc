@@ -267,10 +267,10 @@ void Worker::Adopt(int fd, bool is_unix, uint64_t id, bool tls) {
     return;
   }
   LOG_VERBOSE("Accepted %s", c->addr.c_str());
-  // Parked (a busy script holds this shard, ServeWhileParked): kept apart
-  // from clients_, which the holder may read, until the shard is back.
-  if (parked_busy_)
-    adopted_while_parked_.push_back(std::move(c));
+  // Parked (a busy script holds this shard, ScriptBusy): kept apart from
+  // clients_, which the holder may read, until the shard is back.
+  if (script_busy_.parked_serving())
+    script_busy_.KeepAdopted(std::move(c));
   else
     clients_.emplace(c->id, std::move(c));
 }
@@ -280,8 +280,8 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
   // While a script is busy anywhere, every worker answers its clients
   // -BUSY (but for the commands Redis allows then), as Redis's whole server
   // is busy.
-  if (busy_script_ || parked_busy_ || server_.busy_scripts().load(std::memory_order_relaxed) > 0) [[unlikely]] {
-    BusyClientEvent(c, events);
+  if (script_busy_.answering() || server_.busy_scripts().load(std::memory_order_relaxed) > 0) [[unlikely]] {
+    script_busy_.ClientEvent(c, events);
     return;
   }
   if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ||

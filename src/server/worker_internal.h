@@ -1,7 +1,7 @@
 // What the parts of Worker (worker.cc, worker_input.cc, worker_mailbox.cc,
 // worker_output.cc) share: sizes and limits of the client buffers, small
 // helpers, and the two functions more than one part calls inline. Private to
-// src/server/worker*.cc.
+// src/server/worker*.cc (and script_busy.cc, a friend of Worker).
 #pragma once
 
 #include <poll.h>
@@ -166,7 +166,7 @@ bool Worker::PopMail(F&& handle) {
 template <typename Pred>
 void Worker::WaitUntil(Pred done, bool serve_parked) {
   while (!done()) {
-    if (serve_parked_.load(std::memory_order_relaxed) == 1 && AnswerServeRequest(serve_parked)) continue;
+    if (script_busy_.serve_requested() && script_busy_.AnswerServeRequest(serve_parked)) continue;
     FlushOutboxes();
     const uint64_t seen = waker_.Prepare();
     if (Drain()) continue;

@@ -334,7 +334,7 @@ int Worker::BeforeWait() {
   lend_paused_ = false;
   const uint64_t seen = waker_.Prepare();
   bool work = Drain();
-  // Mail that arrived while a script was busy (WhileScriptBusy), in order.
+  // Mail that arrived while a script was busy (ScriptBusy::WhileBusy), in order.
   while (lent_to_ < 0 && !deferred_.empty()) {
     Mail* m = deferred_.front();
     deferred_.pop_front();
@@ -346,7 +346,7 @@ int Worker::BeforeWait() {
     // until it gives the shard back. (A busy script there: this worker's
     // clients are answered -BUSY meanwhile, and may kill it.)
     WaitUntil([this] { return lent_to_ < 0; }, /*serve_parked=*/true);
-    AdoptParked();
+    script_busy_.AdoptParked();
     ApplyConfigIfChanged();  // the holder may have run CONFIG SET
     work = true;
   }

@@ -229,12 +229,9 @@ void Worker::FreeClient(Client& c) {
     connections_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
-  for (auto p = adopted_while_parked_.begin(); p != adopted_while_parked_.end(); ++p) {
-    if (p->get() != &c) continue;
-    to_free_.push_back(std::move(*p));
-    adopted_while_parked_.erase(p);
+  if (std::unique_ptr<Client> kept = script_busy_.ReleaseAdopted(c)) {
+    to_free_.push_back(std::move(kept));
     connections_.fetch_sub(1, std::memory_order_relaxed);
-    return;
   }
 }
 
