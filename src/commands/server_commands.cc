@@ -490,7 +490,7 @@ void RegisterServerCommands(CommandTable& t) {
   f.Add({.name = "time", .arity = 1, .flags = kCmdLoading | kCmdStale | kCmdFast, .summary = "Returns the server time.",
          .since = "2.6.0", .complexity = "O(1)", .tips = {"nondeterministic_output"}, .handler = TimeCommand});
   // Every shard held: its snapshot is one point in time (a busy script's
-  // SHUTDOWN NOSAVE runs without them: worker_script.cc).
+  // SHUTDOWN NOSAVE runs without them: script_busy.cc).
   f.Add({.name = "shutdown", .arity = -1,
          .flags = kAdminish | kCmdNoMulti | kCmdSentinel | kCmdAllowBusy | kCmdAllShards,
          .summary = "Synchronously saves the database(s) to disk and shuts down the Redis server.", .since = "1.0.0",

@@ -209,8 +209,8 @@ void BlockingWaits::FinishBlocked(Client& c) {
     if (!w->reply.view().empty() && w->reply.view()[0] == '-') st.failed_calls++;
     worker_.stats().total_commands_processed++;
     c.out.Append(w->reply.view());
-    if (worker_.OverOutputLimit(c)) return;
-    worker_.QueueWrite(c);
+    if (worker_.io_.OverOutputLimit(c)) return;
+    worker_.io_.QueueWrite(c);
   }
   worker_.resume_.push_back(c.id);
 }
@@ -263,7 +263,7 @@ void BlockingWaits::RerunBlocked(Client& c, const BlockedClient& w) {
   worker_.Dispatch(c, args, w.spec, nullptr, shard, &t);
   worker_.SendOpenBatch(c);
   if (!c.batch_in_flight) c.rerun_deadline_ms = -1;  // ran here (BlockClient took it if it blocked)
-  if (!c.closed && !c.out.empty()) worker_.QueueWrite(c);
+  if (!c.closed && !c.out.empty()) worker_.io_.QueueWrite(c);
 }
 
 }  // namespace peregrine

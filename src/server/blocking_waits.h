@@ -14,7 +14,7 @@
 //
 // Asks of the worker (a friend of it): its shard, index and held shards, and
 // whether EXEC or a script runs (nothing blocks then); its clients and their
-// output (QueueWrite, OverOutputLimit, the resume list); its mail (Send, and
+// output (its ClientIo, the resume list); its mail (Send, and
 // the mail deferred while its shard is lent); running a command again
 // (CallHandler for a served wait, Dispatch and SendOpenBatch for a rerun); its
 // statistics.

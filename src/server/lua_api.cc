@@ -107,11 +107,12 @@ void BusyHook(lua_State* L, lua_Debug*) {
         "Slow script detected: still in execution after %lld milliseconds. You can try killing the script using "
         "the %s command. Script name is: %s.",
         static_cast<long long>(elapsed), run->function ? "FUNCTION KILL" : "SCRIPT KILL", run->script->sha.c_str());
-    worker.EnterScriptBusy(&run->ctx->client, !run->function,
-                           run->function ? run->script->sha : "f_" + run->script->sha, run->ctx->args, run->start_ms);
+    worker.script_busy().Enter(&run->ctx->client, !run->function,
+                               run->function ? run->script->sha : "f_" + run->script->sha, run->ctx->args,
+                               run->start_ms);
   }
-  worker.WhileScriptBusy(run->write_dirty);
-  if (worker.script_kill_requested()) {
+  worker.script_busy().WhileBusy(run->write_dirty);
+  if (worker.script_busy().kill_requested()) {
     Log(LogLevel::kNotice, "Lua script killed by user with SCRIPT KILL.");
     // On every line from now on: the script's own pcall cannot go on.
     lua_sethook(L, KillHook, LUA_MASKLINE, 0);

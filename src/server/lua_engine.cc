@@ -327,7 +327,7 @@ void LuaEngine::RunScript(CommandContext& ctx, Vm& vm, const ScriptInfo& script,
       lua_setfield(L, LUA_GLOBALSINDEX, "ARGV");
     });
   }
-  if (run.busy) worker_->LeaveScriptBusy();
+  if (run.busy) worker_->script_busy().Leave();
   run_ = nullptr;
   if (vm.heap.exceeded) {
     // lua-maxmemory: the run is over whatever it did meanwhile; what it

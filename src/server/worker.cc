@@ -94,7 +94,7 @@ bool Worker::Init() {
     if (!resume_.empty()) loop_.WakeWithin(0);
     if (waits_.has_deadlines())
       loop_.WakeWithin(static_cast<int>(std::clamp<int64_t>(waits_.next_deadline_ms() - UnixTimeMs(), 0, 1000)));
-    FlushPendingWrites();
+    io_.FlushPending();
     to_free_.clear();
     if (expire_pressure_) {
       if (MonotonicUs() - last_expire_slice_us_ >= 2000) ActiveExpireSlice();
@@ -188,7 +188,7 @@ void Worker::Run() {
 }
 
 void Worker::CloseAllClients() {
-  FlushPendingWrites();
+  io_.FlushPending();
   for (auto& [id, c] : clients_) {
     loop_.Remove(c->fd);
     close(c->fd);
@@ -266,10 +266,10 @@ void Worker::Adopt(int fd, bool is_unix, uint64_t id, bool tls) {
     return;
   }
   LOG_VERBOSE("Accepted %s", c->addr.c_str());
-  // Parked (a busy script holds this shard, ServeWhileParked): kept apart
-  // from clients_, which the holder may read, until the shard is back.
-  if (parked_busy_)
-    adopted_while_parked_.push_back(std::move(c));
+  // Parked (a busy script holds this shard, ScriptBusy): kept apart from
+  // clients_, which the holder may read, until the shard is back.
+  if (script_busy_.parked_serving())
+    script_busy_.KeepAdopted(std::move(c));
   else
     clients_.emplace(c->id, std::move(c));
 }
@@ -279,8 +279,8 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
   // While a script is busy anywhere, every worker answers its clients
   // -BUSY (but for the commands Redis allows then), as Redis's whole server
   // is busy.
-  if (busy_script_ || parked_busy_ || server_.busy_scripts().load(std::memory_order_relaxed) > 0) [[unlikely]] {
-    BusyClientEvent(c, events);
+  if (script_busy_.answering() || server_.busy_scripts().load(std::memory_order_relaxed) > 0) [[unlikely]] {
+    script_busy_.ClientEvent(c, events);
     return;
   }
   if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ||
@@ -291,7 +291,7 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
   }
   if (!c.closed && (events & EPOLLOUT)) {
     FlushAof();  // its output may hold replies to writes just logged
-    FlushClient(c);
+    io_.Flush(c);
   }
 }
 

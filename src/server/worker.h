@@ -38,6 +38,7 @@
 #include "server/mailbox.h"
 #include "server/worker_mail.h"
 #include "server/pubsub.h"
+#include "server/script_busy.h"
 #include "server/shard.h"
 #include "server/stats.h"
 #include "server/transaction_runner.h"
@@ -123,7 +124,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
                     std::string_view command) override;
   LuaEngine& lua() override;  // worker_script.cc
   void SyncScripts() override;
-  KillResult KillBusyScript(bool eval) override;
+  KillResult KillBusyScript(bool eval) override { return script_busy_.Kill(eval); }
 
   // Whether the running command holds shards of other workers (a command
   // over several shards).
@@ -186,15 +187,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
     in_exec_ = was;
     return r;
   }
-  // A script past busy-reply-threshold (docs/scripting.md): from its count
-  // hook the worker answers other clients (-BUSY, but SCRIPT KILL,
-  // SHUTDOWN NOSAVE, MULTI ...) and other workers' batches for its shard
-  // (-BUSY), until the script ends or is killed.
-  void EnterScriptBusy(const Client* caller, bool eval, std::string name, std::span<const std::string_view> command,
-                       int64_t start_ms);
-  void WhileScriptBusy(bool wrote);
-  void LeaveScriptBusy();
-  bool script_kill_requested() const;
+  // A script past busy-reply-threshold (script_busy.h): its count hook
+  // makes the server busy through this, until the script ends or is killed.
+  ScriptBusy& script_busy() { return script_busy_; }
 
   // The checks before a command runs: unknown command or subcommand, arity.
   // Returns the command to run (a subcommand resolved), or nullptr with
@@ -267,8 +262,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void TryLend();
   // Waits (handling messages, sleeping on the Waker) until `done()`. A busy
   // script's request to answer this worker's clients meanwhile
-  // (serve_parked_) is met with `serve_parked` (between commands), else
-  // acknowledged unmet (in the middle of one, whose client must not be read).
+  // (ScriptBusy::serve_requested) is met with `serve_parked` (between
+  // commands), else acknowledged unmet (in the middle of one, whose client
+  // must not be read).
   template <typename Pred>
   void WaitUntil(Pred done, bool serve_parked = false);
   // Takes the shards `sorted` (increasing, this worker's own included) for a
@@ -289,11 +285,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void ResumeClients();
   void ApplyConfigIfChanged();
 
-  // The connection layer's calls the worker's parts make most.
-  void QueueWrite(Client& c) { io_.QueueWrite(c); }
-  void FlushClient(Client& c) { io_.Flush(c); }
-  void FlushPendingWrites() { io_.FlushPending(); }
-  bool OverOutputLimit(Client& c, bool own_thread = true) { return io_.OverOutputLimit(c, own_thread); }
   // maxmemory: evicts by policy from `shard` (this worker's, or one a command
   // holds) while the process's keyspace is over the limit. False if it is
   // over and nothing could go.
@@ -377,38 +368,15 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   BlockingWaits waits_;               // clients blocked on keys (blocking_waits.h)
   std::unique_ptr<LuaEngine> lua_;  // lua(): created on first use
   bool script_rerun_ = false;       // NoteScriptRerun: the script runs again holding every shard
-  // A busy script (EnterScriptBusy): its caller (not read meanwhile), its
-  // kind, and what other threads read: 0 none, 1 busy, 2 busy and it wrote
-  // (bit 2: a function); the kill request.
-  bool busy_script_ = false;
-  const Client* script_caller_ = nullptr;
-  std::atomic<uint8_t> script_busy_state_{0};
-  std::atomic<bool> script_kill_{false};
-  bool parked_busy_ = false;  // ServeWhileParked is answering this worker's clients
-  // The holder of a busy script asks the workers whose shards it holds to
-  // answer their clients (ServeWhileParked) from its hook, where it runs no
-  // command (ServeParkedWorkers): the holder and a parked worker never touch
-  // that worker's clients at once (a script's PUBLISH, a push serving a
-  // blocked client, write into them). 0: nothing asked, 1: asked, 2: being
-  // answered.
-  std::atomic<uint8_t> serve_parked_{0};
-  bool AnswerServeRequest(bool serve);
-  void ServeParkedWorkers();
+  // A script past busy-reply-threshold here, or elsewhere holding this
+  // worker's shard; the connections accepted meanwhile (a friend: it
+  // answers this worker's clients and mail).
+  friend class ScriptBusy;
+  ScriptBusy script_busy_{*this};
   // Errors counted by the commands scripts call (not their caller's
   // failure: Run tells failed calls by the errors counted meanwhile).
   uint64_t script_errors_ = 0;
   bool failed_reply_ = false;  // OnCountedErrorReply
-  // Connections adopted while parked (worker 0 accepts while a script is
-  // busy): out of clients_ until the shard is back (AdoptParked).
-  std::vector<std::unique_ptr<Client>> adopted_while_parked_;
-  void AdoptParked();
-  // Parked (its shard lent) while another worker's script is busy: answers
-  // its clients as WhileScriptBusy does, touching no shard and no client
-  // list (nothing is accepted or closed meanwhile).
-  void ServeWhileParked();
-  void BusyClientEvent(Client& c, uint32_t events);
-  void BusyCommand(Client& c, std::span<const std::string_view> args);
-  void DrainWhileBusy();
   // Takes what the other workers sent (a bounded number each), calling
   // handle(from, word) on each word.
   template <typename F>

@@ -177,7 +177,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
   // Half-closed and nothing of it running elsewhere: the rest of its input
   // can never complete a command.
   if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
-  if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) QueueWrite(c);
+  if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) io_.QueueWrite(c);
 }
 
 const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
@@ -493,7 +493,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   if (__builtin_expect(reply.cut(), 0)) {
     io_.CloseOverLimit(c);
   } else {
-    OverOutputLimit(c);
+    io_.OverOutputLimit(c);
   }
   return end;
 }

@@ -1,7 +1,8 @@
 // What the parts of Worker (worker.cc, worker_input.cc, worker_mailbox.cc,
 // worker_output.cc) share: sizes and limits of the client buffers, small
 // helpers, and the two functions more than one part calls inline. Private to
-// src/server/worker*.cc and the worker's parts' .cc files (blocking_waits.cc).
+// src/server/worker*.cc and the worker's parts' .cc files (blocking_waits.cc, script_busy.cc,
+// transaction_runner.cc: friends of Worker).
 #pragma once
 
 #include <poll.h>
@@ -17,8 +18,6 @@
 
 namespace peregrine::worker_internal {
 
-// What one read takes (ClientIo's).
-inline constexpr size_t kReadChunk = ClientIo::kReadChunk;
 // A client idle this long gives back its buffers' room (the cron; see
 // ClientIo::kIdleBufferKeep).
 inline constexpr int64_t kIdleBufferFreeMs = 2000;
@@ -152,7 +151,7 @@ bool Worker::PopMail(F&& handle) {
 template <typename Pred>
 void Worker::WaitUntil(Pred done, bool serve_parked) {
   while (!done()) {
-    if (serve_parked_.load(std::memory_order_relaxed) == 1 && AnswerServeRequest(serve_parked)) continue;
+    if (script_busy_.serve_requested() && script_busy_.AnswerServeRequest(serve_parked)) continue;
     FlushOutboxes();
     const uint64_t seen = waker_.Prepare();
     if (Drain()) continue;

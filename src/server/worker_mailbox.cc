@@ -133,7 +133,7 @@ void Worker::TryLend() {
   // Replies made so far go out first: once the shard is lent, this worker
   // touches none of its clients until it is back. Those that still refer to
   // values of this shard copy them now: the holder may free or change them.
-  FlushPendingWrites();
+  io_.FlushPending();
   if (lent_blocks::LentCount() > 0)
     for (auto& [id, c] : clients_) c->out.Flatten();
   lent_to_ = static_cast<int32_t>(lend_queue_.front());
@@ -271,13 +271,13 @@ void Worker::FinishExecBatch(ExecBatch* b) {
       c.pending = b;
       c.pending_next = b->rerun_from;
       resume_.push_back(c.id);
-      QueueWrite(c);
+      io_.QueueWrite(c);
       return;
     }
     if (b->cut) {
       io_.CloseOverLimit(c);
-    } else if (!OverOutputLimit(c)) {
-      QueueWrite(c);
+    } else if (!io_.OverOutputLimit(c)) {
+      io_.QueueWrite(c);
       if (b->blocked != nullptr && !c.read_closed)
         waits_.BlockClient(c, std::move(b->blocked));
       else
@@ -305,7 +305,7 @@ void Worker::ResumeClients() {
     if (c.pending != nullptr) {
       RunPending(c);
       SendOpenBatch(c);
-      if (!c.closed && !c.out.empty()) QueueWrite(c);
+      if (!c.closed && !c.out.empty()) io_.QueueWrite(c);
       if (c.closed || c.pending != nullptr || c.batch_in_flight || c.blocked != nullptr) continue;
     }
     if (c.rerun != nullptr) {
@@ -318,7 +318,7 @@ void Worker::ResumeClients() {
       if (!c.closed) io_.StartBigArg(c, c.in);
     }
     if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
-    if (c.close_after_reply) QueueWrite(c);
+    if (c.close_after_reply) io_.QueueWrite(c);
   }
 }
 
@@ -334,7 +334,7 @@ int Worker::BeforeWait() {
   lend_paused_ = false;
   const uint64_t seen = waker_.Prepare();
   bool work = Drain();
-  // Mail that arrived while a script was busy (WhileScriptBusy), in order.
+  // Mail that arrived while a script was busy (ScriptBusy::WhileBusy), in order.
   while (lent_to_ < 0 && !deferred_.empty()) {
     Mail* m = deferred_.front();
     deferred_.pop_front();
@@ -346,7 +346,7 @@ int Worker::BeforeWait() {
     // until it gives the shard back. (A busy script there: this worker's
     // clients are answered -BUSY meanwhile, and may kill it.)
     WaitUntil([this] { return lent_to_ < 0; }, /*serve_parked=*/true);
-    AdoptParked();
+    script_busy_.AdoptParked();
     ApplyConfigIfChanged();  // the holder may have run CONFIG SET
     work = true;
   }

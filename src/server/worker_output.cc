@@ -25,7 +25,7 @@ using namespace worker_internal;
 void Worker::CloseClient(Client& c) {
   if (&c == current_client_ || &c == busy_client_) {
     c.close_after_reply = true;
-    QueueWrite(c);
+    io_.QueueWrite(c);
   } else {
     FreeClient(c);
   }
@@ -60,7 +60,7 @@ size_t Worker::Publish(std::string_view channel, std::string_view message, bool 
     }
     w.Bulk(channel);
     w.Bulk(message);
-    if (!OverOutputLimit(c, own_thread)) QueueWrite(c);
+    if (!io_.OverOutputLimit(c, own_thread)) io_.QueueWrite(c);
   });
 }
 
@@ -95,12 +95,9 @@ void Worker::FreeClient(Client& c) {
     connections_.fetch_sub(1, std::memory_order_relaxed);
     return;
   }
-  for (auto p = adopted_while_parked_.begin(); p != adopted_while_parked_.end(); ++p) {
-    if (p->get() != &c) continue;
-    to_free_.push_back(std::move(*p));
-    adopted_while_parked_.erase(p);
+  if (std::unique_ptr<Client> kept = script_busy_.ReleaseAdopted(c)) {
+    to_free_.push_back(std::move(kept));
     connections_.fetch_sub(1, std::memory_order_relaxed);
-    return;
   }
 }
 
