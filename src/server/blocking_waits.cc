@@ -149,16 +149,16 @@ void BlockingWaits::NotifyWoken(std::shared_ptr<BlockedClient> w) {
     OnWoken(w);
   } else {
     const uint32_t home = w->home;
-    worker_.Send(home, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kWoken, std::move(w)))));
+    worker_.router_.Send(home, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kWoken, std::move(w)))));
   }
 }
 
 void BlockingWaits::Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w) {
   if (shard != worker_.index()) {
-    worker_.Send(shard, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kForget, w))));
-  } else if (worker_.lent_to_ >= 0) {
+    worker_.router_.Send(shard, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kForget, w))));
+  } else if (worker_.router_.lent()) {
     // When the shard is back, with the rest of the mail that waited for it.
-    worker_.deferred_.push_back(new BlockMail(Mail::Kind::kForget, w));
+    worker_.router_.deferred().push_back(new BlockMail(Mail::Kind::kForget, w));
   } else {
     worker_.shard().blocking().Remove(*w, worker_.index());
   }

@@ -163,9 +163,9 @@ int GenericCall(lua_State* L, bool raise) {
   } else if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
     reject("Wrong number of args calling Redis command from script");
   } else if ((cmd->flags & kCmdNoscript) &&
-             !(server.script_disable_deny() && cmd->name == "debug" && worker.ProtectedAllowed(run->ctx->client))) {
+             !(server.script_disable_deny() && cmd->name == "debug" && worker.access().ProtectedAllowed(run->ctx->client))) {
     reject("This Redis command is not allowed from script");
-  } else if (std::string denied = worker.ScriptAccessError(run->ctx->client, *cmd, run->views); !denied.empty()) {
+  } else if (std::string denied = worker.access().ScriptAccessError(run->ctx->client, *cmd, run->views); !denied.empty()) {
     reject(denied);
   } else if (run->read_only && (cmd->flags & (kCmdWrite | kCmdMayReplicate))) {
     reject("Write commands are not allowed from read-only scripts.");

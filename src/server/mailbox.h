@@ -73,6 +73,9 @@ class SpscRing {
   alignas(64) T slots_[Capacity] = {};
 };
 
+// The ring between two workers: one per ordered pair (Server::ring).
+using MailRing = SpscRing<uint64_t, 1024>;
+
 // Wakes a thread that sleeps in its event loop, only when it sleeps.
 //
 // One 64-bit word: a count that every notification advances by 2, and bit 0,

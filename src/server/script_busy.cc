@@ -80,7 +80,7 @@ void ScriptBusy::WhileBusy(bool wrote) {
   worker_.loop_.DispatchReady();
   DrainMail();
   worker_.io_.FlushPending();
-  worker_.FlushOutboxes();
+  worker_.router_.FlushOutboxes();
   ServeParkedWorkers();
 }
 
@@ -116,7 +116,7 @@ void ScriptBusy::ServeParkedWorkers() {
 bool ScriptBusy::AnswerServeRequest(bool serve) {
   uint8_t asked = 1;
   if (!serve_request_.compare_exchange_strong(asked, 2, std::memory_order_acq_rel)) return false;
-  if (serve && worker_.lent_to_ >= 0) ServeWhileParked();
+  if (serve && worker_.router_.lent()) ServeWhileParked();
   serve_request_.store(0, std::memory_order_release);
   return true;
 }
@@ -203,7 +203,7 @@ void ScriptBusy::AnswerCommand(Client& c, std::span<const std::string_view> args
   if (!worker_internal::ArityOk(*spec, args.size()))
     return refuse("ERR wrong number of arguments for '" + spec->fullname + "' command");
   if (!c.authenticated || !c.user->unrestricted) {
-    const std::string denied = worker_.AccessError(c, *spec, args);
+    const std::string denied = worker_.access_.AccessError(c, *spec, args);
     if (!denied.empty()) return refuse(denied);
   }
   if (!BusyAllowed(*spec, args)) {
@@ -232,20 +232,20 @@ void ScriptBusy::AnswerCommand(Client& c, std::span<const std::string_view> args
 }
 
 void ScriptBusy::DrainMail() {
-  using Control = Worker::Control;
-  worker_.PopMail([this](uint32_t from, uint64_t word) {
-    if (word & 1) {
+  using Control = ShardRouter::Control;
+  worker_.router_.Pop([this](uint32_t from, uint64_t word) {
+    if (ShardRouter::IsControl(word)) {
       // Nothing is lent while a command runs: a request waits its turn.
-      switch (static_cast<Control>((word >> 1) & 0x7f)) {
-        case Control::kLend: worker_.lend_queue_.push_back(from); break;
-        case Control::kEvict: worker_.evict_requested_ = true; break;
+      switch (ShardRouter::ControlOf(word)) {
+        case Control::kLend: worker_.router_.KeepLendRequest(from); break;
+        case Control::kEvict: worker_.router_.KeepEvictRequest(); break;
         default: worker_.Handle(from, word); break;
       }
       return;
     }
     Mail* m = reinterpret_cast<Mail*>(word);
     if (m->kind != Mail::Kind::kExec) {
-      worker_.deferred_.push_back(m);  // handled once the script is over (BeforeWait)
+      worker_.router_.deferred().push_back(m);  // handled once the script is over (BeforeWait)
       return;
     }
     // Another worker's commands for this shard: -BUSY each, as Redis
@@ -258,7 +258,7 @@ void ScriptBusy::DrainMail() {
       reply.Error(function ? kBusyFunction : kBusyEval);
     }
     b->kind = Mail::Kind::kExecDone;
-    worker_.Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+    worker_.router_.Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
   });
 }
 

@@ -30,7 +30,7 @@
 //
 // What it asks of its Worker (a friend of it): the loop's ready events, a
 // client's socket, its replies and writes, closing a client, the dispatcher's
-// checks (Resolve, AccessError), MULTI's queue, the mailbox (PopMail, the
+// checks (Resolve, AccessError), MULTI's queue, the mailbox (its ShardRouter: Pop, the
 // lend queue, deferred mail, Send), the client list, the command statistics.
 #pragma once
 

@@ -93,6 +93,7 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
   const auto n = static_cast<uint32_t>(config_.threads);
   if (n > 1)
     for (uint32_t i = 0; i < n * n; i++) rings_.push_back(std::make_unique<Ring>());
+  ring_side_ = n;
   for (uint32_t i = 0; i < n; i++) {
     workers_.push_back(std::make_unique<Worker>(*this, i));
     shards_.push_back(&workers_[i]->shard());

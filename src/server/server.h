@@ -38,7 +38,7 @@ namespace peregrine {
 class Server final : public ServerState {
  public:
   // Messages between two workers: one ring per ordered pair.
-  using Ring = SpscRing<uint64_t, 1024>;
+  using Ring = MailRing;
 
   // `commands`: every command it serves (commands/all_commands.h's
   // AllCommands(); the server layer knows no family of its own).
@@ -104,7 +104,9 @@ class Server final : public ServerState {
   bool AofRewriteDue();
 
   // --- For the workers ---
-  Ring& ring(uint32_t from, uint32_t to) { return *rings_[from * workers_.size() + to]; }
+  // (Valid while the workers are being made: a worker's router takes its
+  // inbound rings at construction.)
+  Ring& ring(uint32_t from, uint32_t to) { return *rings_[from * ring_side_ + to]; }
   // A new connection on worker 0's listener: to the worker with the fewest.
   void Accept(int listen_fd, bool is_unix, bool tls);
   std::atomic<uint32_t>& stopped_workers() { return stopped_workers_; }
@@ -118,6 +120,7 @@ class Server final : public ServerState {
   std::string applied_requirepass_;  // the requirepass last given to the default user
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<Ring>> rings_;
+  uint32_t ring_side_ = 0;  // the number of workers
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<SignalWatcher> signals_;
   std::atomic<uint64_t> next_client_id_{1};

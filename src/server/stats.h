@@ -25,4 +25,33 @@ struct ServerStats {
   void Add(const ServerStats& o);
 };
 
+// INFO's instantaneous_ops_per_sec, as Redis computes it: the rate over each
+// of the last 16 periods of at least 100 ms (the cron samples), averaged.
+class OpsRate {
+ public:
+  void Start(int64_t now_ms) { time_ms_ = now_ms; }
+  // `total`: the commands processed so far.
+  void Sample(int64_t now_ms, uint64_t total) {
+    if (now_ms - time_ms_ < 100) return;
+    samples_[idx_] = (total - count_) * 1000 / static_cast<uint64_t>(now_ms - time_ms_);
+    idx_ = (idx_ + 1) % kSamples;
+    count_ = total;
+    time_ms_ = now_ms;
+  }
+  // The count of commands went back to 0 (CONFIG RESETSTAT).
+  void ResetCount() { count_ = 0; }
+  uint64_t PerSecond() const {
+    uint64_t sum = 0;
+    for (uint64_t s : samples_) sum += s;
+    return sum / kSamples;
+  }
+
+ private:
+  static constexpr int kSamples = 16;
+  int64_t time_ms_ = 0;
+  uint64_t count_ = 0;
+  uint64_t samples_[kSamples] = {};
+  int idx_ = 0;
+};
+
 }  // namespace peregrine

@@ -146,7 +146,7 @@ void TransactionRunner::Unwatch(Client& c) {
   // Mail per shard, in the order of the client's keys.
   std::vector<UnwatchMail*> mail;
   for (WatchState::Key& k : w->keys) {
-    if (k.shard == worker_.index_ && worker_.lent_to_ < 0) {
+    if (k.shard == worker_.index_ && !worker_.router_.lent()) {
       worker_.shard_.watches().Remove(k.db, k.key, w.get());
       continue;
     }
@@ -157,9 +157,9 @@ void TransactionRunner::Unwatch(Client& c) {
   for (uint32_t s = 0; s < mail.size(); s++) {
     if (mail[s] == nullptr) continue;
     if (s == worker_.index_)
-      worker_.deferred_.push_back(mail[s]);  // this worker's shard is lent: when it is back
+      worker_.router_.deferred().push_back(mail[s]);  // this worker's shard is lent: when it is back
     else
-      worker_.Send(s, reinterpret_cast<uint64_t>(static_cast<Mail*>(mail[s])));
+      worker_.router_.Send(s, reinterpret_cast<uint64_t>(static_cast<Mail*>(mail[s])));
   }
 }
 

@@ -48,6 +48,12 @@ class TransactionRunner {
   // CommandHost::Unwatch: the client's watched keys leave the watch tables,
   // this worker's shard's at once, the others' by mail.
   void Unwatch(Client& c);
+  // CommandHost::DiscardTransaction: the transaction ends without running
+  // (DISCARD, a refused EXEC, RESET).
+  void Discard(Client& c) {
+    c.EndTransaction(std::move(c.multi));
+    Unwatch(c);
+  }
 
  private:
   Worker& worker_;

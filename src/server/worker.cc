@@ -60,11 +60,12 @@ Worker::Worker(Server& server, uint32_t index)
       server_(server),
       nworkers_(static_cast<uint32_t>(server.config().threads)),
       shard_(static_cast<int>(index), server.config().databases),
-      aof_log_(server, shard_, *this),
       proxy_(this, 0, -1),
+      aof_log_(server, shard_, *this),
       waits_(*this, server),
-      outbox_(nworkers_),
+      router_(*this, server, index, nworkers_),
       io_(*this, loop_, server, stats_),
+      access_(server, txn_),
       command_stats_(server.commands().num_ids()) {
   shard_.watches().set_counter(&server.watched_keys());
 }
@@ -75,11 +76,7 @@ Worker::~Worker() {
     if (c->pending != nullptr) delete c->pending;
     close(c->fd);
   }
-  for (Mail* m : deferred_) delete m;
   for (ExecBatch* b : free_batches_) delete b;
-  for (auto& box : outbox_)
-    for (uint64_t w : box)
-      if ((w & 1) == 0) delete reinterpret_cast<Mail*>(w);
 }
 
 bool Worker::Init() {
@@ -150,7 +147,7 @@ bool Worker::Init() {
   shard_.ConfigureAccess(server_.config(), MonotonicMs());
   io_.ApplyConfig();
   config_epoch_ = server_.config_epoch();
-  ops_sample_time_ms_ = MonotonicMs();
+  ops_rate_.Start(MonotonicMs());
   return true;
 }
 
@@ -170,15 +167,15 @@ void Worker::Run() {
     for (uint32_t i = 0; i < nworkers_; i++)
       if (i != index_) server_.worker(i).waker().Notify();
   for (;;) {
-    FlushOutboxes();
-    lend_paused_ = false;  // no clients left to serve between lends
+    router_.FlushOutboxes();
+    router_.EndLendPause();  // no clients left to serve between lends
     const uint64_t seen = waker_.Prepare();
     const bool any = Drain();
-    if (lent_to_ >= 0) {
-      WaitUntil([this] { return lent_to_ < 0; });
+    if (router_.lent()) {
+      WaitUntil([this] { return !router_.lent(); });
       continue;
     }
-    if (server_.stopped_workers().load(std::memory_order_acquire) == nworkers_ && outbox_targets_.empty()) break;
+    if (server_.stopped_workers().load(std::memory_order_acquire) == nworkers_ && !router_.ring_full()) break;
     if (!any && waker_.TrySleep(seen)) {
       pollfd p{waker_.fd(), POLLIN, 0};
       poll(&p, 1, 10);
@@ -326,7 +323,7 @@ bool Worker::SaveHoldingAll(std::string* err) {
   server_.AbortBgSave(/*aof_rewrite_too=*/true);  // (before a shutdown)
   const bool ok = SaveRdbFile(server_, server_.config().dbfilename, err, SaveKind::kScheduled);
   holding_ = false;
-  GiveBack(all);
+  router_.GiveBack(all);
   return ok;
 }
 
@@ -339,7 +336,7 @@ void Worker::AofRewriteHoldingAll() {
   bool scheduled;
   if (!server_.StartAofRewrite(&err, &scheduled)) LOG_WARNING("Can't rewrite the append only file: %s", err.c_str());
   holding_ = false;
-  GiveBack(all);
+  router_.GiveBack(all);
 }
 
 bool Worker::BgSaveHoldingAll(std::string* err) {
@@ -349,11 +346,9 @@ bool Worker::BgSaveHoldingAll(std::string* err) {
   holding_ = true;
   const bool ok = server_.StartBgSave(err);
   holding_ = false;
-  GiveBack(all);
+  router_.GiveBack(all);
   return ok;
 }
-
-bool Worker::ProtectedAllowed(const Client& c) const { return Allows(server_.config().enable_debug_command, c); }
 
 void Worker::HoldAllForReplay(bool on) {
   holding_ = on;
@@ -406,10 +401,10 @@ bool Worker::EnforceMaxmemory(Shard& shard) {
   bool elsewhere = false;
   for (uint32_t w = 0; w < nworkers_; w++) {
     if (w == index_ || static_cast<int>(w) == shard.index() || !server_.worker(w).evictable()) continue;
-    Send(w, ControlWord(index_, Control::kEvict));
+    router_.Send(w, ShardRouter::ControlWord(index_, ShardRouter::Control::kEvict));
     elsewhere = true;
   }
-  if (elsewhere) FlushOutboxes();
+  if (elsewhere) router_.FlushOutboxes();
   return elsewhere;
 }
 
@@ -465,7 +460,7 @@ void Worker::Cron() {
   }
   ActiveExpireSlice();
   // Keys the cron expired or evicted are logged as DEL: written now.
-  if (!shard_.aof().empty() && lent_to_ < 0) [[unlikely]] {
+  if (!shard_.aof().empty() && !router_.lent()) [[unlikely]] {
     aof_log_.NoteUnflushed();
     FlushAof();
   }
@@ -505,27 +500,14 @@ void Worker::Cron() {
   published_client_bytes_.store(ClientBufferBytes(), std::memory_order_relaxed);
   server_.UsedMemory();  // samples the peak
 
-  const int64_t mono = MonotonicMs();
-  if (mono - ops_sample_time_ms_ >= 100) {
-    uint64_t ops = stats_.total_commands_processed - ops_sample_count_;
-    ops_samples_[ops_sample_idx_] = ops * 1000 / static_cast<uint64_t>(mono - ops_sample_time_ms_);
-    ops_sample_idx_ = (ops_sample_idx_ + 1) % kOpsSamples;
-    ops_sample_count_ = stats_.total_commands_processed;
-    ops_sample_time_ms_ = mono;
-  }
-}
-
-uint64_t Worker::instantaneous_ops_per_sec() const {
-  uint64_t sum = 0;
-  for (uint64_t s : ops_samples_) sum += s;
-  return sum / kOpsSamples;
+  ops_rate_.Sample(MonotonicMs(), stats_.total_commands_processed);
 }
 
 void Worker::ResetStats() {
   stats_ = ServerStats{};
   std::fill(command_stats_.begin(), command_stats_.end(), CommandStats{});
   shard_.ResetStats();
-  ops_sample_count_ = 0;
+  ops_rate_.ResetCount();
 }
 
 }  // namespace peregrine

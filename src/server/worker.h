@@ -1,15 +1,14 @@
-// A worker: one thread with its event loop, its client connections and one
-// shard of the keyspace (docs/architecture.md, docs/transactions.md). Everything here
-// runs on the worker's thread; other workers reach it only through its
-// mailbox (the Server's SpscRing per ordered pair of workers and the Waker),
-// except while it has lent its shard to a command that holds it (then it is
-// parked and the holder may read and write its shard and its state).
-//
-// A client's commands run on the worker that owns their keys: a command for
-// this worker's shard runs inline; consecutive commands for another worker's
-// shard travel there as one ExecBatch and their replies come back in order; a
-// command over several shards (or every shard) borrows them all, in
-// increasing index order, runs here and gives them back.
+// A worker: one thread that owns an event loop, client connections and one
+// shard of the keyspace (docs/architecture.md, docs/transactions.md), and the
+// parts it is made of: ClientIo (sockets), ShardRouter (mailbox, lending),
+// AofLog, BlockingWaits, ScriptBusy, TransactionRunner, AccessCheck. All run
+// on its thread; other workers reach it only by mail, except while it has lent
+// its shard to a command that holds it (then it is parked and the holder may
+// read and write its shard and its state). Here: the dispatcher (a command for
+// this shard runs inline; consecutive commands for another worker's shard
+// travel there as one ExecBatch, their replies coming back in order; a command
+// over several shards borrows them all in increasing index order), the cron,
+// eviction, and what handlers may ask of it (CommandHost).
 #pragma once
 
 #include <algorithm>
@@ -28,6 +27,7 @@
 #include "net/event_loop.h"
 #include "protocol/buffer.h"
 #include "protocol/reply.h"
+#include "server/access_check.h"
 #include "server/acl.h"
 #include "server/aof_log.h"
 #include "server/blocking_waits.h"
@@ -40,6 +40,7 @@
 #include "server/pubsub.h"
 #include "server/script_busy.h"
 #include "server/shard.h"
+#include "server/shard_router.h"
 #include "server/stats.h"
 #include "server/transaction_runner.h"
 
@@ -82,7 +83,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // Resets this worker's counters (CONFIG RESETSTAT, with its shard held).
   void ResetStats();
   uint64_t ClientBufferBytes() const;
-  uint64_t instantaneous_ops_per_sec() const;
+  uint64_t instantaneous_ops_per_sec() const { return ops_rate_.PerSecond(); }
   // The client buffer bytes as of the last cron tick, readable from any
   // thread (maxmemory and used_memory without stopping this worker).
   uint64_t published_client_bytes() const { return published_client_bytes_.load(std::memory_order_relaxed); }
@@ -112,16 +113,15 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool Unblock(std::shared_ptr<BlockedClient> w, bool error) override { return waits_.Unblock(std::move(w), error); }
   void RunTransaction(CommandContext& ctx) override { txn_.Run(ctx); }
   void Unwatch(Client& c) override { txn_.Unwatch(c); }
-  void DiscardTransaction(Client& c) override {
-    c.EndTransaction(std::move(c.multi));
-    Unwatch(c);
-  }
+  void DiscardTransaction(Client& c) override { txn_.Discard(c); }
   PubSubRegistry& pubsub() override { return pubsub_; }
   const PubSubRegistry& pubsub() const { return pubsub_; }
   size_t Publish(std::string_view channel, std::string_view message, bool own_thread) override;
-  void SetDefaultAuth(Client& c) const override;  // worker_acl.cc
+  void SetDefaultAuth(Client& c) const override { access_.SetDefaultAuth(c); }
   bool Authenticate(Client& c, std::string_view username, std::string_view password,
-                    std::string_view command) override;
+                    std::string_view command) override {
+    return access_.Authenticate(c, username, password, command);
+  }
   LuaEngine& lua() override;  // worker_script.cc
   void SyncScripts() override;
   KillResult KillBusyScript(bool eval) override { return script_busy_.Kill(eval); }
@@ -130,11 +130,12 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // over several shards).
   bool holding() const { return holding_; }
 
-  // This worker's blocking waits (blocking_waits.h, docs/blocking.md): INFO
-  // reads its counts.
+  // Parts the layers around the worker use: INFO reads the blocking waits'
+  // counts; the Lua engine checks a script's calls and makes the server
+  // busy; the fuzzer lowers the large-argument size (before the worker runs).
   const BlockingWaits& waits() const { return waits_; }
-
-  // ClientIo::set_big_arg_min (the fuzzer). Before the worker runs.
+  AccessCheck& access() { return access_; }
+  ScriptBusy& script_busy() { return script_busy_; }
   void set_big_arg_min(size_t n) { io_.set_big_arg_min(n); }
 
   // ErrorSink: counts every error reply (INFO errorstats).
@@ -149,12 +150,12 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // `tls`: accepted on tls-port (a TLS session over it, this worker's context).
   void Adopt(int fd, bool is_unix, uint64_t id, bool tls = false);
   // Worker 0's acceptor hands a connection to worker `to`.
-  void SendAdopt(uint32_t to, AdoptMail* m) { Send(to, reinterpret_cast<uint64_t>(static_cast<Mail*>(m))); }
+  void SendAdopt(uint32_t to, AdoptMail* m) { router_.Send(to, m); }
 
   // --- Scripting (worker_script.cc, docs/scripting.md) ---
   Server& server() { return server_; }
-  // Its interpreter's memory (0 before the first script): INFO memory.
-  // What this worker's Lua interpreters hold: the scripts', the functions'.
+  // What this worker's Lua interpreters hold (INFO memory; 0 before the
+  // first script): the scripts', the functions'.
   size_t LuaEvalBytes() const;
   // A command a script called, refused before it ran (null: unknown): its
   // rejected call and the error, counted as Redis's scriptCall counts them.
@@ -187,9 +188,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
     in_exec_ = was;
     return r;
   }
-  // A script past busy-reply-threshold (script_busy.h): its count hook
-  // makes the server busy through this, until the script ends or is killed.
-  ScriptBusy& script_busy() { return script_busy_; }
 
   // The checks before a command runs: unknown command or subcommand, arity.
   // Returns the command to run (a subcommand resolved), or nullptr with
@@ -202,16 +200,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // Parts of this worker that reach its internals (what each asks of it is
   // in its header).
   friend class BlockingWaits;
+  friend class ScriptBusy;
+  friend class ShardRouter;
   friend class TransactionRunner;
-
-  // Control messages travel as one ring word: (from << 8) | (kind << 1) | 1.
-  // Data messages as a Mail pointer (even).
-  // kEvict: the sender is over maxmemory with nothing left to evict in its
-  // own shard; the receiver evicts from its shard.
-  enum class Control : uint8_t { kLend = 1, kGrant = 2, kReturn = 3, kEvict = 4 };
-  static uint64_t ControlWord(uint32_t from, Control k) {
-    return (uint64_t{from} << 8) | (uint64_t{static_cast<uint8_t>(k)} << 1) | 1;
-  }
 
   enum class Route : uint8_t { kDone, kPause };
 
@@ -247,8 +238,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
                Shard& shard, const CompactKey::Probe* hint, int64_t now_ms, uint64_t start);
 
   // --- Mailbox ---
-  void Send(uint32_t to, uint64_t word);
-  void FlushOutboxes();
   // Handles what the other workers sent; true if anything arrived.
   bool Drain();
   void Handle(uint32_t from, uint64_t word);
@@ -258,8 +247,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void SendOpenBatch(Client& c);
   ExecBatch* NewBatch();
   void RecycleBatch(ExecBatch* b);
-  // Lends the shard to the next worker waiting for it, if it may.
-  void TryLend();
   // Waits (handling messages, sleeping on the Waker) until `done()`. A busy
   // script's request to answer this worker's clients meanwhile
   // (ScriptBusy::serve_requested) is met with `serve_parked` (between
@@ -267,9 +254,15 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // must not be read).
   template <typename Pred>
   void WaitUntil(Pred done, bool serve_parked = false);
-  // Takes the shards `sorted` (increasing, this worker's own included) for a
-  // command that spans them; GiveBack returns them.
-  void AcquireShards(std::span<const uint32_t> sorted);
+  // ShardRouter::Acquire, then the settings a holder of this shard may have
+  // changed (CONFIG SET).
+  void AcquireShards(std::span<const uint32_t> sorted) {
+    router_.Acquire(sorted);
+    if (nworkers_ > 1) ApplyConfigIfChanged();
+  }
+  // The router's asks: the shard came back; it is about to be lent.
+  void OnShardBack();
+  void BeforeLending();
   // Scripts (worker_script.cc): whether EVAL / EVALSHA's script is known to
   // touch keys outside its declared keys' shards (then it runs holding
   // every shard); whether the script that just ran stopped to run again
@@ -279,7 +272,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool TakeScriptRerun();
   uint64_t RerunHoldingAll(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd, uint64_t start);
   void RunPending(Client& c);
-  void GiveBack(std::span<const uint32_t> sorted);
   // The event loop's hooks (threads > 1 only).
   int BeforeWait();
   void ResumeClients();
@@ -293,8 +285,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // about `budget_us`.
   void EvictFor(int64_t budget_us);
  public:
-  // Whether enable-debug-command lets `c` run a kCmdProtected command.
-  bool ProtectedAllowed(const Client& c) const;
   // A snapshot (SaveRdbFile) taken holding every shard, from outside any
   // command: a signal's before shutting down (a BGSAVE in progress stops).
   bool SaveHoldingAll(std::string* err);
@@ -315,29 +305,12 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void StartSnapshotWork() { snapshot_work_.store(true, std::memory_order_release); }
   void StopSnapshotWork() { snapshot_work_.store(false, std::memory_order_release); }
 
-  // --- Access control (worker_acl.cc, docs/security.md) ---
-  // AUTH / HELLO ... AUTH: the client runs as `u` from now on.
-  static void SetUser(Client& c, const std::shared_ptr<AclUser>& u, bool default_user);
-  // Whether `c` may run `cmd` with `args` without any side effect (the
-  // dispatcher's routing: a refused command is answered here).
-  bool Permitted(const Client& c, const CommandSpec& cmd, std::span<const std::string_view> args) const;
-  // The refusal of a command `c` may not run (-NOAUTH, or -NOPERM logged
-  // in the ACL log), or "" if it may. Inside EXEC, Redis's text for a
-  // permission lost since the command was queued.
-  std::string AccessError(Client& c, const CommandSpec& cmd, std::span<const std::string_view> args);
-  // A script's redis.call() of `cmd` as `caller`: "" or its error ("ACL
-  // failure in script: ...", logged with the lua context).
-  std::string ScriptAccessError(Client& caller, const CommandSpec& cmd, std::span<const std::string_view> args);
-  // Adds a denial to the ACL log with this client's CLIENT INFO.
-  void LogAclDenial(const Client& c, AclResult reason, Acl::LogContext context, std::string object,
-                    std::string username);
-
   // --- The append-only file (aof_log.h, docs/persistence.md) ---
   // Runs a command's handler, logged when the file is on (AofLog::Call).
   // (Inline in worker_internal.h: every command comes this way.)
   void CallHandler(CommandContext& ctx, const CommandSpec* cmd);
   // AofLog::Flush: before any reply leaves.
-  void FlushAof() { aof_log_.Flush(lent_to_ >= 0); }
+  void FlushAof() { aof_log_.Flush(router_.lent()); }
   // Start-up replay of the append-only file (worker 0, no other running):
   // every shard counts as held.
   void HoldAllForReplay(bool on);
@@ -357,7 +330,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   const uint32_t nworkers_;
   EventLoop loop_;
   Shard shard_;
-  AofLog aof_log_;  // this worker's side of the append-only file
   Waker waker_;
   std::unique_ptr<WakeWatcher> wake_watcher_;
   std::map<uint64_t, std::unique_ptr<Client>> clients_;
@@ -365,22 +337,25 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   Client* current_client_ = nullptr;  // the client whose command is running
   Client* busy_client_ = nullptr;     // the client whose input is being processed
   Client proxy_;                      // stands for a remote client while its batch runs here
-  BlockingWaits waits_;               // clients blocked on keys (blocking_waits.h)
-  std::unique_ptr<LuaEngine> lua_;  // lua(): created on first use
-  bool script_rerun_ = false;       // NoteScriptRerun: the script runs again holding every shard
-  // A script past busy-reply-threshold here, or elsewhere holding this
-  // worker's shard; the connections accepted meanwhile (a friend: it
-  // answers this worker's clients and mail).
-  friend class ScriptBusy;
-  ScriptBusy script_busy_{*this};
-  // Errors counted by the commands scripts call (not their caller's
-  // failure: Run tells failed calls by the errors counted meanwhile).
+  PubSubRegistry pubsub_;
+
+  // The worker's parts (each header says what it owns and asks of it).
+  AofLog aof_log_;                // the append-only file (aof_log.h)
+  BlockingWaits waits_;           // clients blocked on keys (blocking_waits.h)
+  ScriptBusy script_busy_{*this};  // a script past busy-reply-threshold (script_busy.h)
+  ShardRouter router_;            // the mailbox and shard lending (shard_router.h)
+  ClientIo io_;                   // the connection layer (client_io.h)
+  TransactionRunner txn_{*this};  // MULTI/EXEC and WATCH (transaction_runner.h)
+  AccessCheck access_;            // authentication and ACL checks (access_check.h)
+
+  // Scripts: lua(), created on first use; NoteScriptRerun (the script runs
+  // again holding every shard); the errors counted by the commands scripts
+  // call (not their caller's failure: Run tells failed calls by the errors
+  // counted meanwhile); OnCountedErrorReply.
+  std::unique_ptr<LuaEngine> lua_;
+  bool script_rerun_ = false;
   uint64_t script_errors_ = 0;
-  bool failed_reply_ = false;  // OnCountedErrorReply
-  // Takes what the other workers sent (a bounded number each), calling
-  // handle(from, word) on each word.
-  template <typename F>
-  bool PopMail(F&& handle);
+  bool failed_reply_ = false;
   bool in_exec_ = false;  // EXEC runs its queue (nothing blocks; woken clients wait for the end)
 
   // A pipeline batch: commands parsed ahead of execution so that their keys'
@@ -399,46 +374,25 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   std::vector<size_t> key_positions_;  // scratch
   std::vector<uint32_t> shard_set_;    // scratch; the shards held while holding_
   bool holding_ = false;              // a command over several shards is running
-  PubSubRegistry pubsub_;
   std::vector<std::string_view> exec_args_;  // scratch: a remote batch's command being run
-  // Mailbox state.
-  std::vector<std::vector<uint64_t>> outbox_;  // per target, not yet in its ring
-  std::vector<uint32_t> outbox_targets_;       // targets with a non-empty outbox
-  int32_t lent_to_ = -1;           // the worker holding this shard, or -1
-  std::atomic<bool> snapshot_work_{false};  // a BGSAVE waits for this shard's keys
-  bool holds_own_ = false;         // a command of this worker has taken its own shard
-  bool wants_own_ = false;         // ... is waiting for it to come back (it goes first)
-  bool lend_paused_ = false;       // just came back: serve this worker's clients once before lending again
-  bool acquiring_ = false;         // waiting for another worker's grant (must lend meanwhile)
-  bool evict_requested_ = false;   // another worker asked this one to evict (kEvict)
-  int applied_hz_ = 0;
-  int32_t granted_by_ = -1;        // the last worker that lent its shard to this one
-  std::deque<uint32_t> lend_queue_;  // workers waiting for this shard, in arrival order
-  std::deque<Mail*> deferred_;       // mail that arrived while the shard was lent
-  std::vector<uint64_t> resume_;     // clients whose batch came back, to continue
+  std::vector<uint64_t> resume_;             // clients whose batch came back, to continue
   std::vector<uint64_t> kill_requests_;
   std::vector<ExecBatch*> free_batches_;
+  std::atomic<bool> snapshot_work_{false};  // a BGSAVE waits for this shard's keys
+  int applied_hz_ = 0;
   uint64_t config_epoch_ = 0;
 
   ServerStats stats_;
-  ClientIo io_;  // this worker's connection layer (client_io.h)
-  TransactionRunner txn_{*this};  // MULTI/EXEC and WATCH (transaction_runner.h)
   std::vector<CommandStats> command_stats_;
+  OpsRate ops_rate_;  // instantaneous_ops_per_sec
   std::atomic<int64_t> connections_{0};
   std::atomic<uint64_t> published_client_bytes_{0};
   std::atomic<bool> evictable_{false};
   bool expire_pressure_ = false;
   int64_t last_expire_slice_us_ = 0;
-  int64_t last_lazy_free_us_ = 0;  // the last slice of lazy_free::RunSlice
+  int64_t last_lazy_free_us_ = 0;   // the last slice of lazy_free::RunSlice
   int64_t last_zset_moves_us_ = 0;  // the last slice of Shard::StepZSetMoves
-  bool zset_moves_ = false;          // the cron found some (cleared when none are left)
-
-  // instantaneous_ops_per_sec: samples of total_commands_processed.
-  static constexpr int kOpsSamples = 16;
-  int64_t ops_sample_time_ms_ = 0;
-  uint64_t ops_sample_count_ = 0;
-  uint64_t ops_samples_[kOpsSamples] = {};
-  int ops_sample_idx_ = 0;
+  bool zset_moves_ = false;         // the cron found some (cleared when none are left)
 };
 
 }  // namespace peregrine

@@ -329,7 +329,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   }
   // Not authenticated, or a permission denied: answered here (in order),
   // where ExecuteCommand refuses it before it runs.
-  if (!(c.authenticated && c.user->unrestricted) && !Permitted(c, *spec, args)) [[unlikely]] {
+  if (!(c.authenticated && c.user->unrestricted) && !access_.Permitted(c, *spec, args)) [[unlikely]] {
     if (waiting) return Route::kPause;
     *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
     return Route::kDone;
@@ -387,7 +387,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // Nothing of the client runs after a blocking command before its outcome.
   if (spec->flags & kCmdBlocking) b->sealed = true;
   if (detached) {
-    Send(target, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+    router_.Send(target, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
     return Route::kDone;
   }
   c.last_cmd = spec;
@@ -400,7 +400,7 @@ uint64_t Worker::ExecuteHolding(Client& c, std::span<const std::string_view> arg
   holding_ = true;
   const uint64_t end = ExecuteCommand(c, args, cmd, hint, start);
   holding_ = false;
-  GiveBack(shard_set_);
+  router_.GiveBack(shard_set_);
   return end;
 }
 
@@ -437,7 +437,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     return start;
   };
   if (!ArityOk(*cmd, args.size())) return reject("ERR wrong number of arguments for '" + cmd->fullname + "' command");
-  if ((cmd->flags & kCmdProtected) && !ProtectedAllowed(c)) [[unlikely]] {
+  if ((cmd->flags & kCmdProtected) && !access_.ProtectedAllowed(c)) [[unlikely]] {
     return reject(
         "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
         "from a local connection, otherwise you need to set this option in the configuration file, and then "
@@ -446,7 +446,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   // Authentication and the ACL user's permissions (one branch for a user
   // with every permission).
   if (!c.authenticated || !c.user->unrestricted) [[unlikely]] {
-    const std::string error = AccessError(c, *cmd, args);
+    const std::string error = access_.AccessError(c, *cmd, args);
     if (!error.empty()) return reject(error);
   }
   if (RefusedWhileSubscribed(c, *cmd)) {

@@ -1,8 +1,8 @@
-// What the parts of Worker (worker.cc, worker_input.cc, worker_mailbox.cc,
-// worker_output.cc) share: sizes and limits of the client buffers, small
-// helpers, and the two functions more than one part calls inline. Private to
-// src/server/worker*.cc and the worker's parts' .cc files (blocking_waits.cc, script_busy.cc,
-// transaction_runner.cc: friends of Worker).
+// What the worker's source files (worker.cc, worker_input.cc,
+// worker_mailbox.cc, worker_output.cc, worker_script.cc) and its parts'
+// (blocking_waits.cc, script_busy.cc, shard_router.cc, transaction_runner.cc:
+// friends of Worker) share: a few limits, small helpers, and the functions
+// more than one of them calls inline (Run, CallHandler, WaitUntil).
 #pragma once
 
 #include <poll.h>
@@ -130,29 +130,11 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   return end;
 }
 
-template <typename F>
-bool Worker::PopMail(F&& handle) {
-  bool any = false;
-  uint64_t words[64];
-  for (uint32_t from = 0; from < nworkers_; from++) {
-    if (from == index_) continue;
-    Server::Ring& ring = server_.ring(from, index_);
-    // A bounded number per call: a busy sender cannot keep this worker here.
-    for (int round = 0; round < 4; round++) {
-      const size_t n = ring.PopBatch(words, 64);
-      if (n == 0) break;
-      any = true;
-      for (size_t i = 0; i < n; i++) handle(from, words[i]);
-    }
-  }
-  return any;
-}
-
 template <typename Pred>
 void Worker::WaitUntil(Pred done, bool serve_parked) {
   while (!done()) {
     if (script_busy_.serve_requested() && script_busy_.AnswerServeRequest(serve_parked)) continue;
-    FlushOutboxes();
+    router_.FlushOutboxes();
     const uint64_t seen = waker_.Prepare();
     if (Drain()) continue;
     if (done()) break;

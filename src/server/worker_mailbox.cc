@@ -14,82 +14,54 @@ namespace peregrine {
 
 using namespace worker_internal;
 
-void Worker::Send(uint32_t to, uint64_t word) {
-  std::vector<uint64_t>& box = outbox_[to];
-  if (box.empty()) outbox_targets_.push_back(to);
-  box.push_back(word);
-}
-
-void Worker::FlushOutboxes() {
-  FlushAof();  // replies to other workers' clients acknowledge what it logged
-  size_t keep = 0;
-  for (uint32_t to : outbox_targets_) {
-    std::vector<uint64_t>& box = outbox_[to];
-    Server::Ring& ring = server_.ring(index_, to);
-    size_t pushed = 0;
-    while (pushed < box.size() && ring.TryPush(box[pushed])) pushed++;
-    if (pushed > 0) {
-      server_.worker(to).waker().Notify();
-      box.erase(box.begin(), box.begin() + static_cast<ptrdiff_t>(pushed));
-    }
-    // A full ring is never waited on (its reader may be waiting for this
-    // worker): what did not fit goes on the next flush.
-    if (!box.empty()) outbox_targets_[keep++] = to;
-  }
-  outbox_targets_.resize(keep);
-}
-
 bool Worker::Drain() {
-  const bool any = PopMail([this](uint32_t from, uint64_t word) { Handle(from, word); });
+  const bool any = router_.Pop([this](uint32_t from, uint64_t word) { Handle(from, word); });
   // Workers may have asked for the shard while this one held it for a
   // command of its own (Drain runs only where lending is safe).
-  TryLend();
+  router_.TryLend();
   return any;
 }
 
 void Worker::Handle(uint32_t from, uint64_t word) {
-  if (word & 1) {
-    switch (static_cast<Control>((word >> 1) & 0x7f)) {
-      case Control::kLend:
-        lend_queue_.push_back(from);
-        TryLend();
-        break;
-      case Control::kGrant:
-        granted_by_ = static_cast<int32_t>(from);
-        break;
-      case Control::kEvict:
-        evict_requested_ = true;
-        break;
-      case Control::kReturn:
-        lent_to_ = -1;
-        lend_paused_ = true;
-        // What arrived meanwhile, in order; then the clients killed and the
-        // next worker waiting for the shard.
-        while (lent_to_ < 0 && !deferred_.empty()) {
-          Mail* m = deferred_.front();
-          deferred_.pop_front();
-          HandleMail(m);
-        }
-        if (!kill_requests_.empty()) {
-          std::vector<uint64_t> ids;
-          ids.swap(kill_requests_);
-          for (uint64_t id : ids) {
-            auto it = clients_.find(id);
-            if (it != clients_.end()) CloseClient(*it->second);
-          }
-        }
-        TryLend();
-        break;
-    }
+  if (ShardRouter::IsControl(word)) {
+    router_.OnControl(from, ShardRouter::ControlOf(word));
     return;
   }
   Mail* m = reinterpret_cast<Mail*>(word);
   // While the shard is lent its holder may read this worker's state: mail
   // waits (in order) until the shard is back.
-  if (lent_to_ >= 0 || !deferred_.empty())
-    deferred_.push_back(m);
+  if (router_.lent() || !router_.deferred().empty())
+    router_.deferred().push_back(m);
   else
     HandleMail(m);
+}
+
+void Worker::OnShardBack() {
+  // What arrived meanwhile, in order; then the clients killed (the router
+  // lends the shard to the next worker waiting for it after this).
+  std::deque<Mail*>& deferred = router_.deferred();
+  while (!router_.lent() && !deferred.empty()) {
+    Mail* m = deferred.front();
+    deferred.pop_front();
+    HandleMail(m);
+  }
+  if (!kill_requests_.empty()) {
+    std::vector<uint64_t> ids;
+    ids.swap(kill_requests_);
+    for (uint64_t id : ids) {
+      auto it = clients_.find(id);
+      if (it != clients_.end()) CloseClient(*it->second);
+    }
+  }
+}
+
+void Worker::BeforeLending() {
+  // Replies made so far go out first: once the shard is lent, this worker
+  // touches none of its clients until it is back. Those that still refer to
+  // values of this shard copy them now: the holder may free or change them.
+  io_.FlushPending();
+  if (lent_blocks::LentCount() > 0)
+    for (auto& [id, c] : clients_) c->out.Flatten();
 }
 
 void Worker::HandleMail(Mail* m) {
@@ -128,54 +100,6 @@ void Worker::HandleMail(Mail* m) {
   }
 }
 
-void Worker::TryLend() {
-  if (lent_to_ >= 0 || holds_own_ || wants_own_ || (lend_paused_ && !acquiring_) || lend_queue_.empty()) return;
-  // Replies made so far go out first: once the shard is lent, this worker
-  // touches none of its clients until it is back. Those that still refer to
-  // values of this shard copy them now: the holder may free or change them.
-  io_.FlushPending();
-  if (lent_blocks::LentCount() > 0)
-    for (auto& [id, c] : clients_) c->out.Flatten();
-  lent_to_ = static_cast<int32_t>(lend_queue_.front());
-  lend_queue_.pop_front();
-  Send(static_cast<uint32_t>(lent_to_), ControlWord(index_, Control::kGrant));
-  FlushOutboxes();
-}
-
-void Worker::AcquireShards(std::span<const uint32_t> sorted) {
-  if (nworkers_ == 1) return;
-  for (uint32_t s : sorted) {
-    if (s == index_) {
-      // Lent while this worker waited for a lower shard: wait until it is
-      // back, and take it before anyone else waiting for it.
-      wants_own_ = true;
-      WaitUntil([this] { return lent_to_ < 0; });
-      wants_own_ = false;
-      holds_own_ = true;
-      continue;
-    }
-    // Waiting for another shard, this worker must lend its own (if not
-    // taken yet) to whoever holds what it waits for: no pause.
-    acquiring_ = true;
-    granted_by_ = -1;
-    Send(s, ControlWord(index_, Control::kLend));
-    WaitUntil([this, s] { return granted_by_ == static_cast<int32_t>(s); });
-    acquiring_ = false;
-  }
-  ApplyConfigIfChanged();  // a holder of this shard may have run CONFIG SET
-}
-
-void Worker::GiveBack(std::span<const uint32_t> sorted) {
-  if (nworkers_ == 1) return;
-  for (uint32_t s : sorted) {
-    if (s == index_)
-      holds_own_ = false;
-    else
-      Send(s, ControlWord(index_, Control::kReturn));
-  }
-  FlushOutboxes();
-}
-
 ExecBatch* Worker::NewBatch() {
   if (free_batches_.empty()) return new ExecBatch();
   ExecBatch* b = free_batches_.back();
@@ -195,7 +119,7 @@ void Worker::RecycleBatch(ExecBatch* b) {
 
 void Worker::SendOpenBatch(Client& c) {
   if (c.open_batch == nullptr) return;
-  Send(c.open_batch->target, reinterpret_cast<uint64_t>(static_cast<Mail*>(c.open_batch)));
+  router_.Send(c.open_batch->target, reinterpret_cast<uint64_t>(static_cast<Mail*>(c.open_batch)));
   c.open_batch = nullptr;
   c.batch_in_flight = true;
 }
@@ -257,7 +181,7 @@ void Worker::RunExecBatch(ExecBatch* b) {
     if (waits_.has_ready()) waits_.ServeReadyKeys(now_ms);
   }
   b->kind = Mail::Kind::kExecDone;
-  Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+  router_.Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
 }
 
 void Worker::FinishExecBatch(ExecBatch* b) {
@@ -328,41 +252,36 @@ int Worker::BeforeWait() {
     return 0;
   }
   ApplyConfigIfChanged();
-  // One loop iteration has run since the shard last came back: it may go
-  // out again (without this a stream of borrowers could keep this worker's
-  // own clients waiting for ever).
-  lend_paused_ = false;
+  router_.EndLendPause();
   const uint64_t seen = waker_.Prepare();
   bool work = Drain();
   // Mail that arrived while a script was busy (ScriptBusy::WhileBusy), in order.
-  while (lent_to_ < 0 && !deferred_.empty()) {
-    Mail* m = deferred_.front();
-    deferred_.pop_front();
+  std::deque<Mail*>& deferred = router_.deferred();
+  while (!router_.lent() && !deferred.empty()) {
+    Mail* m = deferred.front();
+    deferred.pop_front();
     HandleMail(m);
     work = true;
   }
-  if (lent_to_ >= 0) {
+  if (router_.lent()) {
     // Parked: the holder may use this shard and read this worker's state
     // until it gives the shard back. (A busy script there: this worker's
     // clients are answered -BUSY meanwhile, and may kill it.)
-    WaitUntil([this] { return lent_to_ < 0; }, /*serve_parked=*/true);
+    WaitUntil([this] { return !router_.lent(); }, /*serve_parked=*/true);
     script_busy_.AdoptParked();
     ApplyConfigIfChanged();  // the holder may have run CONFIG SET
     work = true;
   }
-  if (evict_requested_) {
-    evict_requested_ = false;
-    EvictFor(1000);
-  }
+  if (router_.TakeEvictRequest()) EvictFor(1000);
   if (!resume_.empty()) {
     ResumeClients();
     work = true;
   }
-  FlushOutboxes();
+  router_.FlushOutboxes();
   if (work) return 0;
   if (!waker_.TrySleep(seen)) return 0;
   // A ring was full: try again soon even if nobody wakes this worker.
-  return outbox_targets_.empty() ? -1 : 1;
+  return router_.ring_full() ? 1 : -1;
 }
 
 }  // namespace peregrine

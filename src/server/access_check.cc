@@ -1,22 +1,19 @@
-// The dispatcher's authentication and permission checks (docs/security.md):
-// -NOAUTH before AUTH where the default user has a password, -NOPERM for
-// what the client's ACL user may not run (with an ACL LOG entry), the same
-// at EXEC for each queued command and in scripts for each redis.call().
-// The default user with every permission costs one branch per command.
+// AccessCheck: the dispatcher's authentication and permission checks (see
+// access_check.h, docs/security.md).
+#include "server/access_check.h"
+
 #include "net/event_loop.h"
-#include "server/server.h"
-#include "server/worker.h"
 
 namespace peregrine {
 
-void Worker::SetDefaultAuth(Client& c) const {
+void AccessCheck::SetDefaultAuth(Client& c) const {
   const AclUser* d = server_.acl().default_user();
   c.user = server_.acl().default_user();
   c.user_ref.reset();
   c.authenticated = d->nopass && d->enabled;
 }
 
-void Worker::SetUser(Client& c, const std::shared_ptr<AclUser>& u, bool default_user) {
+void AccessCheck::SetUser(Client& c, const std::shared_ptr<AclUser>& u, bool default_user) {
   c.user = u.get();
   if (default_user)
     c.user_ref.reset();  // never removed: not held (no reference counting per batch)
@@ -25,7 +22,7 @@ void Worker::SetUser(Client& c, const std::shared_ptr<AclUser>& u, bool default_
   c.authenticated = true;
 }
 
-bool Worker::Authenticate(Client& c, std::string_view username, std::string_view password,
+bool AccessCheck::Authenticate(Client& c, std::string_view username, std::string_view password,
                           std::string_view command) {
   Acl& acl = server_.acl();
   std::shared_ptr<AclUser> u = acl.Find(username);
@@ -33,7 +30,7 @@ bool Worker::Authenticate(Client& c, std::string_view username, std::string_view
     SetUser(c, u, u.get() == acl.default_user());
     return true;
   }
-  LogAclDenial(c, AclResult::kDeniedAuth, c.multi != nullptr ? Acl::LogContext::kMulti : Acl::LogContext::kToplevel,
+  LogDenial(c, AclResult::kDeniedAuth, c.multi != nullptr ? Acl::LogContext::kMulti : Acl::LogContext::kToplevel,
                std::string(command), std::string(username));
   return false;
 }
@@ -47,7 +44,7 @@ bool AuthRequired(const Acl& acl, const Client& c) {
 }
 }  // namespace
 
-bool Worker::Permitted(const Client& c, const CommandSpec& cmd, std::span<const std::string_view> args) const {
+bool AccessCheck::Permitted(const Client& c, const CommandSpec& cmd, std::span<const std::string_view> args) const {
   const Acl& acl = server_.acl();
   if (AuthRequired(acl, c) && !(cmd.flags & kCmdNoAuth)) return false;
   if (c.user->unrestricted) return true;
@@ -55,7 +52,7 @@ bool Worker::Permitted(const Client& c, const CommandSpec& cmd, std::span<const 
   return acl.Check(*c.user, cmd, args, &idx) == AclResult::kOk;
 }
 
-void Worker::LogAclDenial(const Client& c, AclResult reason, Acl::LogContext context, std::string object,
+void AccessCheck::LogDenial(const Client& c, AclResult reason, Acl::LogContext context, std::string object,
                           std::string username) {
   const int64_t now = UnixTimeMs();
   std::string info = server_.ClientInfoLine(c, now);
@@ -64,7 +61,7 @@ void Worker::LogAclDenial(const Client& c, AclResult reason, Acl::LogContext con
                             static_cast<size_t>(server_.config().acllog_max_len));
 }
 
-std::string Worker::AccessError(Client& c, const CommandSpec& cmd, std::span<const std::string_view> args) {
+std::string AccessCheck::AccessError(Client& c, const CommandSpec& cmd, std::span<const std::string_view> args) {
   Acl& acl = server_.acl();
   const bool at_exec = &c == txn_.exec_client();  // a queued command, as EXEC runs it
   if (!at_exec && AuthRequired(acl, c) && !(cmd.flags & kCmdNoAuth)) return "NOAUTH Authentication required.";
@@ -78,7 +75,7 @@ std::string Worker::AccessError(Client& c, const CommandSpec& cmd, std::span<con
   const std::string object = r == AclResult::kDeniedCmd ? cmd.fullname : std::string(args[idx]);
   if (at_exec) {
     // A queued command whose permission went away before EXEC.
-    LogAclDenial(c, r, Acl::LogContext::kMulti, object, c.user->name);
+    LogDenial(c, r, Acl::LogContext::kMulti, object, c.user->name);
     const char* reason = r == AclResult::kDeniedCmd ? "no permission to execute the command or subcommand"
                          : r == AclResult::kDeniedKey
                              ? "no permission to touch the specified keys"
@@ -87,18 +84,18 @@ std::string Worker::AccessError(Client& c, const CommandSpec& cmd, std::span<con
                        "call. This command is no longer allowed for the following reason: ") +
            reason;
   }
-  LogAclDenial(c, r, c.multi != nullptr ? Acl::LogContext::kMulti : Acl::LogContext::kToplevel, object,
+  LogDenial(c, r, c.multi != nullptr ? Acl::LogContext::kMulti : Acl::LogContext::kToplevel, object,
                c.user->name);
   return "NOPERM " + Acl::DenialMessage(r, *c.user, cmd, args[idx], false);
 }
 
-std::string Worker::ScriptAccessError(Client& caller, const CommandSpec& cmd, std::span<const std::string_view> args) {
+std::string AccessCheck::ScriptAccessError(Client& caller, const CommandSpec& cmd, std::span<const std::string_view> args) {
   if (caller.user == nullptr || caller.user->unrestricted) return "";
   Acl& acl = server_.acl();
   size_t idx = 0;
   const AclResult r = acl.Check(*caller.user, cmd, args, &idx);
   if (r == AclResult::kOk) return "";
-  LogAclDenial(caller, r, Acl::LogContext::kLua, r == AclResult::kDeniedCmd ? cmd.fullname : std::string(args[idx]),
+  LogDenial(caller, r, Acl::LogContext::kLua, r == AclResult::kDeniedCmd ? cmd.fullname : std::string(args[idx]),
                caller.user->name);
   return "ACL failure in script: " + Acl::DenialMessage(r, *caller.user, cmd, args[idx], false);
 }
