@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   data++;
   size--;
 
-  Server server(FuzzConfig(threads, mode), AllCommands(), "", "peregrine-fuzz");
+  Server server(FuzzConfig(threads, mode), peregrine::AllCommands(), "", "peregrine-fuzz");
   std::string err;
   if (!server.InitWorkers(&err)) {
     std::fprintf(stderr, "InitWorkers: %s\n", err.c_str());

@@ -72,7 +72,7 @@ Server& FuzzServer(int threads) {
     c.set_max_listpack_entries = 4;
     c.hash_max_listpack_entries = 4;
     c.zset_max_listpack_entries = 4;
-    s = new Server(c, AllCommands(), "", "peregrine-fuzz");
+    s = new Server(c, peregrine::AllCommands(), "", "peregrine-fuzz");
     std::string err;
     if (!s->InitWorkers(&err)) std::abort();
     s->ApplyRuntimeConfig();

@@ -345,7 +345,7 @@ struct Instance {
   uint64_t next_client = 1;
 
   Instance(bool two_workers, bool deprecated_api) {
-    server = std::make_unique<Server>(FuzzConfig(two_workers, deprecated_api), AllCommands(), "", "peregrine-fuzz");
+    server = std::make_unique<Server>(FuzzConfig(two_workers, deprecated_api), peregrine::AllCommands(), "", "peregrine-fuzz");
     std::string err;
     if (!server->InitWorkers(&err)) {
       std::fprintf(stderr, "InitWorkers: %s\n", err.c_str());
