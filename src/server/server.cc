@@ -116,6 +116,10 @@ Server::~Server() {
             if ((words[i] & 1) == 0) delete reinterpret_cast<Mail*>(words[i]);
       }
   }
+  // The base's views of the workers go with them: nothing that runs while
+  // the base is destroyed (the AOF's file, the scripts) sees a freed shard.
+  shards_.clear();
+  hosts_.clear();
   workers_.clear();
 }
 
