@@ -149,13 +149,13 @@ void BlockingWaits::NotifyWoken(std::shared_ptr<BlockedClient> w) {
     OnWoken(w);
   } else {
     const uint32_t home = w->home;
-    worker_.router_.Send(home, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kWoken, std::move(w)))));
+    worker_.router_.Send(home, new BlockMail(Mail::Kind::kWoken, std::move(w)));
   }
 }
 
 void BlockingWaits::Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w) {
   if (shard != worker_.index()) {
-    worker_.router_.Send(shard, reinterpret_cast<uint64_t>(static_cast<Mail*>(new BlockMail(Mail::Kind::kForget, w))));
+    worker_.router_.Send(shard, new BlockMail(Mail::Kind::kForget, w));
   } else if (worker_.router_.lent()) {
     // When the shard is back, with the rest of the mail that waited for it.
     worker_.router_.deferred().push_back(new BlockMail(Mail::Kind::kForget, w));

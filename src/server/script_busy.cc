@@ -258,7 +258,7 @@ void ScriptBusy::DrainMail() {
       reply.Error(function ? kBusyFunction : kBusyEval);
     }
     b->kind = Mail::Kind::kExecDone;
-    worker_.router_.Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+    worker_.router_.Send(b->from, b);
   });
 }
 

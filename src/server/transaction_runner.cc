@@ -159,7 +159,7 @@ void TransactionRunner::Unwatch(Client& c) {
     if (s == worker_.index_)
       worker_.router_.deferred().push_back(mail[s]);  // this worker's shard is lent: when it is back
     else
-      worker_.router_.Send(s, reinterpret_cast<uint64_t>(static_cast<Mail*>(mail[s])));
+      worker_.router_.Send(s, mail[s]);
   }
 }
 

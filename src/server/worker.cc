@@ -315,39 +315,34 @@ void Worker::StepStartupLoad() {
   }
 }
 
-bool Worker::SaveHoldingAll(std::string* err) {
+template <typename F>
+auto Worker::HoldingAll(F&& f) {
   std::vector<uint32_t> all(nworkers_);
   for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
   AcquireShards(all);
   holding_ = true;
-  server_.AbortBgSave(/*aof_rewrite_too=*/true);  // (before a shutdown)
-  const bool ok = SaveRdbFile(server_, server_.config().dbfilename, err, SaveKind::kScheduled);
+  const auto result = f();
   holding_ = false;
   router_.GiveBack(all);
-  return ok;
+  return result;
+}
+
+bool Worker::SaveHoldingAll(std::string* err) {
+  return HoldingAll([&] {
+    server_.AbortBgSave(/*aof_rewrite_too=*/true);  // (before a shutdown)
+    return SaveRdbFile(server_, server_.config().dbfilename, err, SaveKind::kScheduled);
+  });
 }
 
 void Worker::AofRewriteHoldingAll() {
-  std::vector<uint32_t> all(nworkers_);
-  for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
-  AcquireShards(all);
-  holding_ = true;
   std::string err;
   bool scheduled;
-  if (!server_.StartAofRewrite(&err, &scheduled)) LOG_WARNING("Can't rewrite the append only file: %s", err.c_str());
-  holding_ = false;
-  router_.GiveBack(all);
+  if (!HoldingAll([&] { return server_.StartAofRewrite(&err, &scheduled); }))
+    LOG_WARNING("Can't rewrite the append only file: %s", err.c_str());
 }
 
 bool Worker::BgSaveHoldingAll(std::string* err) {
-  std::vector<uint32_t> all(nworkers_);
-  for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
-  AcquireShards(all);
-  holding_ = true;
-  const bool ok = server_.StartBgSave(err);
-  holding_ = false;
-  router_.GiveBack(all);
-  return ok;
+  return HoldingAll([&] { return server_.StartBgSave(err); });
 }
 
 void Worker::HoldAllForReplay(bool on) {

@@ -254,8 +254,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // must not be read).
   template <typename Pred>
   void WaitUntil(Pred done, bool serve_parked = false);
-  // ShardRouter::Acquire, then the settings a holder of this shard may have
-  // changed (CONFIG SET).
+  // ShardRouter::Acquire, then what a holder may have changed (CONFIG SET).
   void AcquireShards(std::span<const uint32_t> sorted) {
     router_.Acquire(sorted);
     if (nworkers_ > 1) ApplyConfigIfChanged();
@@ -316,7 +315,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void HoldAllForReplay(bool on);
 
  private:
-
+  // Runs f() holding every shard, from outside any command; returns its result.
+  template <typename F>
+  auto HoldingAll(F&& f);
   // A client subscribed over RESP2 may run only the commands flagged
   // kCmdPubsubContext (Redis's list); the others get an error, in order.
   static bool RefusedWhileSubscribed(const Client& c, const CommandSpec& cmd) {

@@ -387,7 +387,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // Nothing of the client runs after a blocking command before its outcome.
   if (spec->flags & kCmdBlocking) b->sealed = true;
   if (detached) {
-    router_.Send(target, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+    router_.Send(target, b);
     return Route::kDone;
   }
   c.last_cmd = spec;

@@ -119,7 +119,7 @@ void Worker::RecycleBatch(ExecBatch* b) {
 
 void Worker::SendOpenBatch(Client& c) {
   if (c.open_batch == nullptr) return;
-  router_.Send(c.open_batch->target, reinterpret_cast<uint64_t>(static_cast<Mail*>(c.open_batch)));
+  router_.Send(c.open_batch->target, c.open_batch);
   c.open_batch = nullptr;
   c.batch_in_flight = true;
 }
@@ -181,7 +181,7 @@ void Worker::RunExecBatch(ExecBatch* b) {
     if (waits_.has_ready()) waits_.ServeReadyKeys(now_ms);
   }
   b->kind = Mail::Kind::kExecDone;
-  router_.Send(b->from, reinterpret_cast<uint64_t>(static_cast<Mail*>(b)));
+  router_.Send(b->from, b);
 }
 
 void Worker::FinishExecBatch(ExecBatch* b) {
