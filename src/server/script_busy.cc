@@ -253,12 +253,26 @@ void ScriptBusy::DrainMail() {
     auto* b = static_cast<ExecBatch*>(m);
     ReplyWriter reply(&b->reply, b->resp, &worker_);
     const bool function = worker_.server_.busy_function().load(std::memory_order_relaxed);
-    for (const ExecBatch::Command& cmd : b->commands) {
-      worker_.command_stats_[cmd.spec->id].rejected_calls++;
+    if (b->transaction) {
+      // A whole MULTI ... EXEC: one reply, EXEC's (Redis refuses EXEC so).
       reply.Error(function ? kBusyFunction : kBusyEval);
+    } else {
+      // (Those that come next for this shard; the rest run on their way.)
+      std::vector<std::string_view> args;
+      b->RunFrom(worker_.index_, &args, [&](size_t, const ExecBatch::Command& cmd, std::span<const std::string_view>) {
+        worker_.command_stats_[cmd.spec->id].rejected_calls++;
+        reply.Error(function ? kBusyFunction : kBusyEval);
+        return true;
+      });
     }
-    b->kind = Mail::Kind::kExecDone;
-    worker_.router_.Send(b->from, b);
+    if (b->from == worker_.index_ && (b->transaction || b->finished())) {
+      // A relay that ends at this worker's own client: its replies wait
+      // with the rest of the mail until the script is over.
+      b->kind = Mail::Kind::kExecDone;
+      worker_.router_.deferred().push_back(b);
+      return;
+    }
+    worker_.PassOn(b, /*stopped=*/b->transaction);
   });
 }
 

@@ -79,7 +79,7 @@ bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, uint32_t t
   // the other's room for its next use.)
   b->bytes.swap(t.bytes);
   b->arg_sizes.swap(t.arg_sizes);
-  for (const Client::Transaction::Queued& q : t.commands) b->commands.push_back({q.spec, q.argc});
+  for (const Client::Transaction::Queued& q : t.commands) b->commands.push_back({q.spec, q.argc, target});
   b->transaction = true;
   b->sealed = true;  // nothing of the client joins it
   b->only_publishes = false;

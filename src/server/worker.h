@@ -242,9 +242,19 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool Drain();
   void Handle(uint32_t from, uint64_t word);
   void HandleMail(Mail* m);
+  // Runs the commands of a client of another worker (or of this one's, on
+  // a relay) that come next for this shard, then passes the batch on.
   void RunExecBatch(ExecBatch* b);
+  // To the next command's worker, or home with the replies (all ran, or
+  // `stopped`: the rest does not run).
+  void PassOn(ExecBatch* b, bool stopped);
   void FinishExecBatch(ExecBatch* b);
   void SendOpenBatch(Client& c);
+  // Appends a command to the client's open relay (opening one whose first
+  // stop is `target`); a PUBLISH's remote part carries the count delivered
+  // here. A closed client's goes at once, on its own.
+  void AddToBatch(Client& c, std::span<const std::string_view> args, const CommandSpec* spec, uint32_t target,
+                  bool remote_publish, size_t published_here);
   ExecBatch* NewBatch();
   void RecycleBatch(ExecBatch* b);
   // Waits (handling messages, sleeping on the Waker) until `done()`. A busy

@@ -230,6 +230,9 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // every shard it touches.
   uint32_t target = index_;
   bool span = false, remote_publish = false;
+  // A command of one shard that may run on a relay (ExecBatch): with keys,
+  // no script, nothing of the connection's own.
+  bool relayable = false;
   if (spec != nullptr && (c.multi != nullptr || (spec->flags & kCmdExec))) [[unlikely]] {
     // Queued here (or MULTI, DISCARD, WATCH's refusal); EXEC holds the
     // shards of the queued commands' keys.
@@ -289,6 +292,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
         span = true;
         target = index_;
       }
+      relayable = !span && !(spec->flags & kCmdLocal);
     } else if (spec->flags & kCmdAllShards) {
       span = true;
       shard_set_.clear();
@@ -320,6 +324,15 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
       *now_tsc = RerunHoldingAll(c, args, cmd, *now_tsc);
     return Route::kDone;
   }
+  // A command for this shard after others that run elsewhere joins their
+  // relay, and runs here when it comes back (a restricted user's is
+  // checked here first, below, in order).
+  const bool open_relay = c.open_batch != nullptr && !c.open_batch->sealed && !c.open_batch->transaction;
+  if (target == index_ && open_relay && relayable && !(spec->flags & kCmdBlocking) && c.authenticated &&
+      c.user->unrestricted) {
+    AddToBatch(c, args, spec, target, false, 0);
+    return Route::kDone;
+  }
   if (target == index_) {
     if (waiting) return Route::kPause;
     *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, (spec != nullptr && (spec->flags & kCmdScript)) ? nullptr : &shard_);
@@ -334,9 +347,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
     return Route::kDone;
   }
-  // Another worker's shard: join the batch open for it, or open one.
-  if (c.open_batch != nullptr ? c.open_batch->target != target || c.open_batch->sealed : c.batch_in_flight)
-    return Route::kPause;
+  // Another worker's shard: join the client's open relay, or open one.
+  if (c.open_batch != nullptr ? !open_relay : c.batch_in_flight) return Route::kPause;
   if (remote_publish && c.open_batch != nullptr && !c.open_batch->only_publishes) {
     // Its local delivery must not come before the client's earlier
     // commands in that batch have run: a subscriber told of a change must
@@ -354,6 +366,12 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     // of its own whose reply nobody waits for.
     published_here = Publish(args[1], args[2], true);
   }
+  AddToBatch(c, args, spec, target, remote_publish, published_here);
+  return Route::kDone;
+}
+
+void Worker::AddToBatch(Client& c, std::span<const std::string_view> args, const CommandSpec* spec, uint32_t target,
+                        bool remote_publish, size_t published_here) {
   const bool detached = c.closed;
   ExecBatch* b = detached ? nullptr : c.open_batch;
   if (b == nullptr) {
@@ -383,15 +401,14 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   } else {
     b->only_publishes = false;
   }
-  b->commands.push_back({spec, argc});
+  b->commands.push_back({spec, argc, target});
   // Nothing of the client runs after a blocking command before its outcome.
   if (spec->flags & kCmdBlocking) b->sealed = true;
   if (detached) {
     router_.Send(target, b);
-    return Route::kDone;
+    return;
   }
   c.last_cmd = spec;
-  return Route::kDone;
 }
 
 uint64_t Worker::ExecuteHolding(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,

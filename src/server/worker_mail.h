@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "protocol/buffer.h"
@@ -33,13 +35,19 @@ struct Mail {
   Kind kind;
 };
 
-// A run of one client's consecutive commands for a shard on another worker.
+// A run of one client's consecutive commands, each for one shard, that
+// travels from worker to worker: each runs the commands for its shard that
+// come next, in order, then passes the batch on to the next command's
+// worker, and the last sends it back to the client's (a relay: the client's
+// commands run one after another in the order it sent them, and only the
+// replies go home; docs/transactions.md, "Pipelines and reply order").
 // The arguments are copied (the client's read buffer moves on); the replies
-// are written there in the client's protocol and copied into its output.
+// are written there in the client's protocol, in order, and copied into its
+// output.
 struct ExecBatch final : Mail {
   ExecBatch() : Mail(Kind::kExec) {}
   uint32_t from = 0;    // the client's worker
-  uint32_t target = 0;  // the worker that owns the keys
+  uint32_t target = 0;  // the worker it is sent to (the next command's)
   uint64_t client_id = 0;
   int db = 0;
   int resp = 2;
@@ -52,8 +60,14 @@ struct ExecBatch final : Mail {
   struct Command {
     const CommandSpec* spec;  // resolved (subcommand included)
     uint32_t argc;
+    uint32_t target;  // the worker whose shard it runs on
   };
   std::vector<Command> commands;
+  // Where the relay stands: the next command to run, its first argument
+  // and its first byte.
+  uint32_t next = 0;
+  uint32_t next_arg = 0;
+  size_t next_offset = 0;
   Buffer reply;
   // Every command so far is the remote part of a PUBLISH (another PUBLISH
   // may join without waiting; see Worker::Dispatch).
@@ -77,8 +91,29 @@ struct ExecBatch final : Mail {
   std::shared_ptr<WatchState> watch;
   int64_t watch_deadline_ms = -1;
 
+  // Calls f(i, command, args) for the commands from `next` on that run on
+  // worker `here`, moving `next` past each; stops before one for another
+  // worker, or after one for which f returns false. `args` is scratch.
+  template <typename F>
+  void RunFrom(uint32_t here, std::vector<std::string_view>* args, F&& f) {
+    while (next < commands.size() && commands[next].target == here) {
+      const Command& cmd = commands[next];
+      args->clear();
+      for (uint32_t j = 0; j < cmd.argc; j++) {
+        args->emplace_back(bytes.data() + next_offset, arg_sizes[next_arg]);
+        next_offset += arg_sizes[next_arg++];
+      }
+      const uint32_t i = next++;
+      if (!f(i, cmd, std::span<const std::string_view>(*args))) return;
+    }
+  }
+  bool finished() const { return next >= commands.size(); }
+
   void Clear() {
     kind = Kind::kExec;
+    next = 0;
+    next_arg = 0;
+    next_offset = 0;
     only_publishes = true;
     cut = false;
     sealed = false;

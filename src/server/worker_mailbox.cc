@@ -136,7 +136,7 @@ void Worker::RunExecBatch(ExecBatch* b) {
   const int64_t now_ms = UnixTimeMs();
   const uint64_t hard_limit = server_.config().output_buffer_limits[Config::kNormalClients].hard;
   uint64_t t = CycleClock::Now();
-  size_t from = 0;
+  bool stopped = false;  // the rest does not run: the batch goes home now
   if (b->transaction) [[unlikely]] {
     // A whole MULTI ... EXEC (SendTransaction): one array, or a null array
     // if the client's WATCH failed; nothing blocks, woken clients wait for
@@ -144,43 +144,63 @@ void Worker::RunExecBatch(ExecBatch* b) {
     if (b->watch != nullptr &&
         (b->watch->Dirty() || (b->watch_deadline_ms >= 0 && b->watch_deadline_ms <= now_ms))) {
       reply.NullArray();
-      from = b->commands.size();  // nothing runs
+      stopped = true;  // nothing runs
     } else {
       reply.ArrayHeader(b->commands.size());
       in_exec_ = true;
       aof_log_.BeginGather();  // its writes are one transaction in the append-only file
     }
   }
-  ForEachPacked(b->bytes, b->arg_sizes, b->commands, from, &exec_args_,
-                [&](size_t i, const ExecBatch::Command& cmd, std::span<const std::string_view> args) {
-    proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
-    t = Run(proxy_, cmd.spec, args, reply, shard_, nullptr, now_ms, t);
-    if (TakeScriptRerun()) [[unlikely]] {
-      // A script touched a key of another shard before writing: it and the
-      // commands after it go back to the client's worker, which runs them
-      // (the script holding every shard) before anything else of the client.
-      b->rerun_from = static_cast<uint32_t>(i);
-      return false;
-    }
-    if (waits_.blocked_now() != nullptr) [[unlikely]] {
-      b->blocked = waits_.TakeBlockedNow();  // the last command of its (sealed) batch
-      return false;
-    }
-    if (reply.cut()) {  // the client is closed when the batch returns
-      b->cut = true;
-      return false;
-    }
-    // Past the output buffer's hard limit the client is closed when the
-    // replies reach it, without running the rest (Redis stops reading a
-    // client it will close): do not build replies nobody will get.
-    return hard_limit == 0 || b->reply.size() < hard_limit;
-  });
+  if (!stopped) {
+    b->RunFrom(index_, &exec_args_, [&](size_t i, const ExecBatch::Command& cmd, std::span<const std::string_view> args) {
+      proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
+      t = Run(proxy_, cmd.spec, args, reply, shard_, nullptr, now_ms, t);
+      if (TakeScriptRerun()) [[unlikely]] {
+        // A script touched a key of another shard before writing: it and the
+        // commands after it go back to the client's worker, which runs them
+        // (the script holding every shard) before anything else of the client.
+        b->rerun_from = static_cast<uint32_t>(i);
+        stopped = true;
+        return false;
+      }
+      if (waits_.blocked_now() != nullptr) [[unlikely]] {
+        b->blocked = waits_.TakeBlockedNow();  // the last command of its (sealed) batch
+        stopped = true;
+        return false;
+      }
+      if (reply.cut()) {  // the client is closed when the batch returns
+        b->cut = true;
+        stopped = true;
+        return false;
+      }
+      // Past the output buffer's hard limit the client is closed when the
+      // replies reach it, without running the rest (Redis stops reading a
+      // client it will close): do not build replies nobody will get.
+      if (hard_limit != 0 && b->reply.size() >= hard_limit) stopped = true;
+      return !stopped;
+    });
+  }
   if (in_exec_ && b->transaction) {
     in_exec_ = false;
     aof_log_.EndGather();
     if (waits_.has_ready()) waits_.ServeReadyKeys(now_ms);
   }
+  PassOn(b, stopped);
+}
+
+void Worker::PassOn(ExecBatch* b, bool stopped) {
+  if (!stopped && !b->finished()) {
+    // The next command runs on another worker (the client's own, maybe):
+    // the batch goes there, after what this one ran.
+    b->target = b->commands[b->next].target;
+    router_.Send(b->target, b);
+    return;
+  }
   b->kind = Mail::Kind::kExecDone;
+  if (b->from == index_) {
+    FinishExecBatch(b);  // the relay ended at the client's own worker
+    return;
+  }
   router_.Send(b->from, b);
 }
 
