@@ -147,6 +147,9 @@ struct CommandContext {
   // The first key encoded and hashed ahead when the command was prefetched
   // (nullptr if not): lookups and inserts of that key skip doing it again.
   const CompactKey::Probe* hinted = nullptr;
+  // Every key of the command lives on `shard` (it holds no other): DbOf and
+  // ShardOf answer it without hashing the key again.
+  bool keys_on_shard = false;
 
   Db& db();  // the client's selected database on `shard`
   // Whether the reply may send a value of `shard` by reference (ReplyWriter::

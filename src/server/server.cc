@@ -56,7 +56,7 @@ bool CommandContext::MayLend() const {
 }
 Db& CommandContext::DbOf(std::string_view key) { return ShardOf(key).db(client.db); }
 Shard& CommandContext::ShardOf(std::string_view key) {
-  return server.num_shards() == 1 ? shard : server.shard(server.ShardIndexOf(key));
+  return server.num_shards() == 1 || keys_on_shard ? shard : server.shard(server.ShardIndexOf(key));
 }
 
 namespace {

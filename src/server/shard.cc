@@ -90,6 +90,7 @@ void Shard::AccessCron(int64_t now_ms, int64_t budget_us) {
 }
 
 bool Shard::EvictOne(MaxmemoryPolicy policy, int samples) {
+  BumpVersion();  // (a read group that read before this no longer holds)
   using P = MaxmemoryPolicy;
   const bool volatile_only = IsVolatilePolicy(policy);
   const Db::EvictFrom from = volatile_only ? Db::EvictFrom::kVolatile : Db::EvictFrom::kAllKeys;

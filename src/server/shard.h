@@ -50,6 +50,13 @@ class Shard {
   // by whoever holds the shard, read by any thread.
   uint64_t dirty() const { return dirty_.load(std::memory_order_relaxed); }
   void AddDirty(uint64_t n = 1) { dirty_.store(dirty_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  // Advanced after anything that may have changed the keys: a command that
+  // is not read-only, an eviction, a borrower giving the shard back. A read
+  // group (docs/transactions.md, "Pipelines and reply order") compares it
+  // with the value it read at, to know that nothing changed since. Written
+  // by whoever holds the shard, read by any thread.
+  uint64_t version() const { return version_.load(std::memory_order_seq_cst); }
+  void BumpVersion() { version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst); }
   // CONFIG RESETSTAT: the shard's counters and its databases'.
   void ResetStats() {
     stats_ = ShardStats{};
@@ -149,6 +156,7 @@ class Shard {
   std::vector<std::unique_ptr<Db>> dbs_;
   ShardStats stats_;
   std::atomic<uint64_t> dirty_{0};
+  alignas(64) std::atomic<uint64_t> version_{0};  // (its own line: other threads read it)
   AofChunk aof_;
   std::mt19937_64 rng_;
   AccessTracker access_;

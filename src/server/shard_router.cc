@@ -101,6 +101,7 @@ void ShardRouter::Acquire(std::span<const uint32_t> sorted) {
 void ShardRouter::GiveBack(std::span<const uint32_t> sorted) {
   if (nworkers_ == 1) return;
   for (uint32_t s : sorted) {
+    server_.shard(s).BumpVersion();  // (whatever the holder ran may have changed it)
     if (s == index_)
       holds_own_ = false;
     else

@@ -250,6 +250,13 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void PassOn(ExecBatch* b, bool stopped);
   void FinishExecBatch(ExecBatch* b);
   void SendOpenBatch(Client& c);
+  // A relay of reads over several workers, as a read group: one part per
+  // worker, all sent at once (this worker's run now); false if it touches
+  // one worker only. FinishReadPart takes each part back, and when all are,
+  // checks that no shard changed since it was read: then the replies go to
+  // the client in order; else the relay runs after all.
+  bool SendReadGroup(ExecBatch* relay);
+  void FinishReadPart(ExecBatch* part);
   // Appends a command to the client's open relay (opening one whose first
   // stop is `target`); a PUBLISH's remote part carries the count delivered
   // here. A closed client's goes at once, on its own.
@@ -389,6 +396,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   std::vector<uint64_t> resume_;             // clients whose batch came back, to continue
   std::vector<uint64_t> kill_requests_;
   std::vector<ExecBatch*> free_batches_;
+  std::vector<size_t> group_cursor_;  // FinishReadPart's scratch
   std::atomic<bool> snapshot_work_{false};  // a BGSAVE waits for this shard's keys
   int applied_hz_ = 0;
   uint64_t config_epoch_ = 0;

@@ -402,6 +402,8 @@ void Worker::AddToBatch(Client& c, std::span<const std::string_view> args, const
     b->only_publishes = false;
   }
   b->commands.push_back({spec, argc, target});
+  if (!(spec->flags & kCmdReadonly) || (spec->flags & (kCmdScript | kCmdBlocking)) || remote_publish)
+    b->reads_only = false;
   // Nothing of the client runs after a blocking command before its outcome.
   if (spec->flags & kCmdBlocking) b->sealed = true;
   if (detached) {

@@ -103,11 +103,12 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     reply.Error(Config::kNoReplicasError);
     return start;
   }
-  CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint};
+  CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint, /*keys_on_shard=*/!holding_};
   current_client_ = &c;
   const uint64_t errors_before = stats_.total_error_replies - script_errors_;
   failed_reply_ = false;
   CallHandler(ctx, cmd);
+  if (!(cmd->flags & kCmdReadonly)) shard.BumpVersion();
   current_client_ = nullptr;
   uint64_t end = CycleClock::Now();
   if (BlockedClient* blocked = waits_.blocked_now(); blocked != nullptr) [[unlikely]] {

@@ -46,6 +46,11 @@ struct Mail {
 // output.
 struct ExecBatch final : Mail {
   ExecBatch() : Mail(Kind::kExec) {}
+  // A part freed before its group ended (mail left at shutdown): the last
+  // one frees the relay.
+  ~ExecBatch() override {
+    if (relay != nullptr && --relay->parts_out == 0) delete relay;
+  }
   uint32_t from = 0;    // the client's worker
   uint32_t target = 0;  // the worker it is sent to (the next command's)
   uint64_t client_id = 0;
@@ -83,6 +88,18 @@ struct ExecBatch final : Mail {
   // and the commands after it have not run.
   static constexpr uint32_t kNoRerun = 0xFFFFFFFF;
   uint32_t rerun_from = kNoRerun;
+  // Every command is read-only: the relay may run as a read group
+  // (Worker::SendOpenBatch), its parts on every worker at once.
+  bool reads_only = true;
+  // A read group: on the relay (kept on the client's worker meanwhile), its
+  // parts by worker (null where it has none) and how many are still out; on
+  // a part, the relay it belongs to, its shard's version when it ran and
+  // where each command's reply ends in `reply`.
+  std::vector<ExecBatch*> parts;
+  uint32_t parts_out = 0;
+  ExecBatch* relay = nullptr;
+  uint64_t version = 0;
+  std::vector<uint32_t> reply_ends;
   // A whole MULTI ... EXEC whose keys all live on the target's shard
   // (Worker::SendTransaction): its commands run there as one, replying one
   // array, unless the client's WATCH failed (its dirty flag, or the
@@ -111,6 +128,12 @@ struct ExecBatch final : Mail {
 
   void Clear() {
     kind = Kind::kExec;
+    reads_only = true;
+    parts.clear();
+    parts_out = 0;
+    relay = nullptr;
+    version = 0;
+    reply_ends.clear();
     next = 0;
     next_arg = 0;
     next_offset = 0;

@@ -118,10 +118,107 @@ void Worker::RecycleBatch(ExecBatch* b) {
 }
 
 void Worker::SendOpenBatch(Client& c) {
-  if (c.open_batch == nullptr) return;
-  router_.Send(c.open_batch->target, c.open_batch);
+  ExecBatch* b = c.open_batch;
+  if (b == nullptr) return;
   c.open_batch = nullptr;
   c.batch_in_flight = true;
+  if (b->reads_only && b->commands.size() > 1 && !b->transaction && SendReadGroup(b)) return;
+  router_.Send(b->target, b);
+}
+
+bool Worker::SendReadGroup(ExecBatch* relay) {
+  uint32_t workers = 0;
+  relay->parts.assign(nworkers_, nullptr);
+  for (const ExecBatch::Command& cmd : relay->commands) {
+    ExecBatch*& part = relay->parts[cmd.target];
+    if (part != nullptr) continue;
+    part = NewBatch();
+    part->from = index_;
+    part->target = cmd.target;
+    part->client_id = relay->client_id;
+    part->db = relay->db;
+    part->resp = relay->resp;
+    part->user = relay->user;
+    part->user_ref = relay->user_ref;
+    part->relay = relay;
+    workers++;
+  }
+  if (workers < 2) {  // (a relay with one stop is one batch already)
+    for (ExecBatch*& part : relay->parts)
+      if (part != nullptr) {
+        part->relay = nullptr;
+        RecycleBatch(part);
+      }
+    relay->parts.clear();
+    return false;
+  }
+  // Each part: its worker's commands, in order.
+  size_t offset = 0, arg = 0;
+  for (const ExecBatch::Command& cmd : relay->commands) {
+    ExecBatch* part = relay->parts[cmd.target];
+    for (uint32_t j = 0; j < cmd.argc; j++, arg++) {
+      part->bytes.append(relay->bytes, offset, relay->arg_sizes[arg]);
+      part->arg_sizes.push_back(relay->arg_sizes[arg]);
+      offset += relay->arg_sizes[arg];
+    }
+    part->commands.push_back(cmd);
+  }
+  relay->parts_out = workers;
+  for (ExecBatch* part : relay->parts)
+    if (part != nullptr && part->target != index_) router_.Send(part->target, part);
+  // This worker's part now (the others cannot be back before it).
+  if (ExecBatch* here = relay->parts[index_]; here != nullptr) RunExecBatch(here);
+  return true;
+}
+
+void Worker::FinishReadPart(ExecBatch* part) {
+  ExecBatch* relay = part->relay;
+  if (--relay->parts_out > 0) return;
+  // Every part is back. They read at one point in time if no shard they
+  // read has changed since: then this moment is that point.
+  bool held = true;
+  for (ExecBatch* p : relay->parts) {
+    if (p == nullptr) continue;
+    if (!p->finished() || p->cut || p->reply_ends.size() != p->commands.size() ||
+        server_.shard(p->target).version() != p->version)
+      held = false;
+  }
+  auto it = clients_.find(relay->client_id);
+  Client* c = it != clients_.end() && !it->second->closed ? it->second.get() : nullptr;
+  if (c != nullptr && held) {
+    // The replies, in the order of the commands.
+    group_cursor_.assign(nworkers_, 0);
+    for (const ExecBatch::Command& cmd : relay->commands) {
+      const ExecBatch* p = relay->parts[cmd.target];
+      const size_t k = group_cursor_[cmd.target]++;
+      const size_t begin = k == 0 ? 0 : p->reply_ends[k - 1];
+      c->out.Append(std::string_view(p->reply.data() + begin, p->reply_ends[k] - begin));
+    }
+  }
+  for (ExecBatch*& p : relay->parts)
+    if (p != nullptr) {
+      p->relay = nullptr;
+      RecycleBatch(p);
+    }
+  relay->parts.clear();
+  if (c == nullptr) {
+    RecycleBatch(relay);
+    return;
+  }
+  if (!held) {
+    // Something changed meanwhile: the reads run again, one after another,
+    // as a relay (always in order; a busy shard cannot keep them waiting).
+    relay->reads_only = false;
+    router_.Send(relay->target, relay);
+    return;
+  }
+  c->batch_in_flight = false;
+  if (!io_.OverOutputLimit(*c)) {
+    io_.QueueWrite(*c);
+    resume_.push_back(c->id);
+  }
+  c->rerun_deadline_ms = -1;
+  RecycleBatch(relay);
 }
 
 void Worker::RunExecBatch(ExecBatch* b) {
@@ -151,10 +248,13 @@ void Worker::RunExecBatch(ExecBatch* b) {
       aof_log_.BeginGather();  // its writes are one transaction in the append-only file
     }
   }
+  const bool part = b->relay != nullptr;
+  if (part) b->version = shard_.version();  // (before the reads: an eviction on the way counts)
   if (!stopped) {
     b->RunFrom(index_, &exec_args_, [&](size_t i, const ExecBatch::Command& cmd, std::span<const std::string_view> args) {
       proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
       t = Run(proxy_, cmd.spec, args, reply, shard_, nullptr, now_ms, t);
+      if (part) b->reply_ends.push_back(static_cast<uint32_t>(b->reply.size()));
       if (TakeScriptRerun()) [[unlikely]] {
         // A script touched a key of another shard before writing: it and the
         // commands after it go back to the client's worker, which runs them
@@ -205,6 +305,10 @@ void Worker::PassOn(ExecBatch* b, bool stopped) {
 }
 
 void Worker::FinishExecBatch(ExecBatch* b) {
+  if (b->relay != nullptr) {
+    FinishReadPart(b);
+    return;
+  }
   auto it = clients_.find(b->client_id);
   if (it != clients_.end() && !it->second->closed) {
     Client& c = *it->second;

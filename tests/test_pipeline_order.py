@@ -1,0 +1,168 @@
+# A client's pipelined commands take effect in the order it sent them, as
+# every other client sees them, though they run on several shards (issue
+# #37, docs/transactions.md "Pipelines and reply order"). Many clients at
+# once for a few seconds, on 4 and 8 workers (more than this machine has
+# cores, so that they interleave); each check is one that running a
+# pipeline's commands for different shards side by side, unchecked, fails:
+#   - a producer pipelines SET data:<id> then LPUSH queue <id>, many ids in
+#     one pipeline over every shard; consumers that pop an id always find
+#     its data;
+#   - a writer pipelines INCR over counters on different shards, always in
+#     the same order; readers pipeline GETs of them in the reverse order
+#     (and MGETs, which borrow shards), so what they read must never
+#     increase along the counters;
+#   - a reader's pipelined GETs of keys a writer changes in order see a
+#     state the writer went through: never its second change without its
+#     first.
+import threading
+import time
+
+import pytest
+
+from conftest import IS_REDIS
+from test_atomicity import keys_on_distinct_shards, shard_of
+
+DURATION_S = 3.0
+
+
+@pytest.fixture(params=[4, 8], ids=["threads4", "threads8"])
+def workers(request, start_server):
+    n = request.param
+    s = start_server() if IS_REDIS else start_server("--threads", str(n))
+    return s, n
+
+
+def run_for(threads):
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=DURATION_S + 30)
+        assert not t.is_alive(), "a client thread hung"
+
+
+def test_consumer_that_pops_an_id_finds_its_data(workers):
+    server, n = workers
+    deadline = time.monotonic() + DURATION_S
+    errors, popped, produced = [], [0], [0]
+    stop = threading.Event()
+
+    def producer(p):
+        c = server.client()
+        i = 0
+        while time.monotonic() < deadline:
+            pipe = c.pipeline(transaction=False)
+            for _ in range(16):
+                i += 1
+                ident = f"{p}:{i}"
+                pipe.set(f"data:{ident}", ident)
+                pipe.lpush("queue", ident)
+            pipe.execute()
+            produced[0] += 16
+        stop.set()
+
+    def consumer():
+        c = server.client()
+        while not (stop.is_set() and c.llen("queue") == 0):
+            got = c.brpop("queue", timeout=0.2)
+            if got is None:
+                continue
+            ident = got[1].decode()
+            popped[0] += 1
+            # Also pipelined, with reads of other shards around it.
+            pipe = c.pipeline(transaction=False)
+            pipe.get("data:none")
+            pipe.get(f"data:{ident}")
+            pipe.exists(f"data:{ident}")
+            r = pipe.execute()
+            if r[1] != ident.encode() or r[2] != 1:
+                errors.append(f"popped {ident}, its data read {r[1]!r} / exists {r[2]}")
+
+    run_for([threading.Thread(target=producer, args=(p,)) for p in range(3)] +
+            [threading.Thread(target=consumer) for _ in range(4)])
+    assert not errors, errors[:5]
+    assert popped[0] == produced[0] > 1000
+    # The data keys were spread over every shard.
+    assert len({shard_of(f"data:0:{i}", n) for i in range(1, 200)}) == n
+
+
+def test_readers_never_see_later_increments_without_earlier(workers):
+    server, n = workers
+    counters = keys_on_distinct_shards("seq", 6, shards=n)
+    assert len({shard_of(k, n) for k in counters}) >= min(n, 4)
+    deadline = time.monotonic() + DURATION_S
+    errors, reads, writes = [], [0], [0]
+
+    def writer():
+        c = server.client()
+        while time.monotonic() < deadline:
+            pipe = c.pipeline(transaction=False)
+            for _ in range(8):
+                for k in counters:
+                    pipe.incr(k)
+            pipe.execute()
+            writes[0] += 8
+
+    def reader(use_mget):
+        c = server.client()
+        backwards = list(reversed(counters))
+        while time.monotonic() < deadline:
+            pipe = c.pipeline(transaction=False)
+            for _ in range(4):
+                if use_mget:
+                    pipe.mget(backwards)
+                else:
+                    for k in backwards:
+                        pipe.get(k)
+            r = pipe.execute()
+            flat = [v for x in r for v in (x if isinstance(x, list) else [x])]
+            values = [int(v) if v is not None else 0 for v in flat]
+            reads[0] += 1
+            # Read last counter first: along one read of the chain the values
+            # never decrease; and from one read to the next, nothing goes back.
+            for j in range(1, len(values)):
+                if j % len(counters) != 0 and values[j] < values[j - 1]:
+                    errors.append(f"read {values[j - 1]} of {backwards[(j - 1) % len(counters)]} "
+                                  f"then {values[j]} of {backwards[j % len(counters)]}")
+                    break
+
+    run_for([threading.Thread(target=writer) for _ in range(2)] +
+            [threading.Thread(target=reader, args=(m,)) for m in (False, False, False, True)])
+    assert not errors, errors[:5]
+    assert reads[0] > 200 and writes[0] > 200
+    c = server.client()
+    assert [int(v) for v in c.mget(counters)] == [writes[0]] * len(counters)
+
+
+def test_pipelined_reads_see_a_state_the_writer_went_through(workers):
+    server, n = workers
+    first, second = keys_on_distinct_shards("step", 2, shards=n)
+    deadline = time.monotonic() + DURATION_S
+    errors, seen = [], set()
+
+    def writer():
+        c = server.client()
+        i = 0
+        while time.monotonic() < deadline:
+            i += 1
+            # One pipeline: `first` always moves on before `second` does.
+            pipe = c.pipeline(transaction=False)
+            pipe.set(first, i)
+            pipe.set(second, i)
+            pipe.execute()
+
+    def reader():
+        c = server.client()
+        while time.monotonic() < deadline:
+            pipe = c.pipeline(transaction=False)
+            pipe.get(second)
+            pipe.get(first)
+            b, a = pipe.execute()
+            a, b = int(a or 0), int(b or 0)
+            # Read `second` first: `first` was set at least that far.
+            if a < b:
+                errors.append(f"{second}={b} then {first}={a}")
+            seen.add(a - b)
+
+    run_for([threading.Thread(target=writer)] + [threading.Thread(target=reader) for _ in range(4)])
+    assert not errors, errors[:5]
+    assert seen, "no reads"
