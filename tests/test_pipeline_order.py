@@ -20,9 +20,7 @@ import time
 import pytest
 
 from conftest import IS_REDIS
-from test_atomicity import keys_on_distinct_shards, shard_of
-
-DURATION_S = 3.0
+from test_atomicity import DURATION_S, keys_on_distinct_shards, run_for, shard_of
 
 
 @pytest.fixture(params=[4, 8], ids=["threads4", "threads8"])
@@ -30,14 +28,6 @@ def workers(request, start_server):
     n = request.param
     s = start_server() if IS_REDIS else start_server("--threads", str(n))
     return s, n
-
-
-def run_for(threads):
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=DURATION_S + 30)
-        assert not t.is_alive(), "a client thread hung"
 
 
 def test_consumer_that_pops_an_id_finds_its_data(workers):
