@@ -375,6 +375,7 @@ void Db::RemoveExpired(const Entry* e) {
     ReportRemoval(*e);
   RemoveEntry(e);
   expired_keys_++;
+  NoteExpired();
 }
 
 void Db::ReportRemoval(const Entry& e) {

@@ -12,6 +12,8 @@
 // SetExpire or Maintain on this Db; Find and Erase never move other entries.
 #pragma once
 
+#include <atomic>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -69,6 +71,11 @@ class Db : private DbLayout {
     ~KeyObserver() = default;
   };
   void set_key_observer(KeyObserver* o) { observer_ = o; }
+  // A counter advanced (by whichever thread owns the table) each time the
+  // table itself removes keys or hash fields whose time has come, so that
+  // a reader elsewhere can tell that nothing changed between two points
+  // (its owner's shard version; server/shard.h).
+  void set_change_counter(std::atomic<uint64_t>* c) { changes_ = c; }
   void set_report_removals(bool on) { report_removals_ = on; }
 
   // Looks `key` up. A key whose deadline is at or before now_ms is deleted
@@ -356,6 +363,10 @@ class Db : private DbLayout {
   bool sweep_active_ = false;
   AccessTracker* access_ = nullptr;
   KeyObserver* observer_ = nullptr;
+  std::atomic<uint64_t>* changes_ = nullptr;
+  void NoteExpired() {
+    if (changes_ != nullptr) changes_->store(changes_->load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+  }
   bool report_removals_ = false;  // the observer hears of KeyRemoved
   // The snapshot in progress (BeginSnapshot): its sink, its epoch, and
   // where SnapshotStep goes on (a hash position; done once it wraps).

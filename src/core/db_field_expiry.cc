@@ -58,6 +58,7 @@ Db::Entry* Db::ExpireFieldsNow(Entry* e, std::string_view key, int64_t now_ms) {
   if (!names.empty()) [[unlikely]]
     observer_->FieldsRemoved(*this, key, names);
   expired_fields_ += gone;
+  if (gone > 0) NoteExpired();
   if (h.size() == 0) {
     // Redis deletes a hash whose last field expired.
     Erase(key);

@@ -105,6 +105,7 @@ size_t Db::ActiveExpire(int64_t now_ms, size_t max_entries) {
     }
   }
   expired_keys_ += deleted;
+  if (deleted > 0) NoteExpired();
   if (ttl_samples > 0) {
     // Redis's running estimate: 2% the new sample, 98% the old one.
     const int64_t sample = ttl_sum / ttl_samples;

@@ -40,6 +40,18 @@ class SpscRing {
     return true;
   }
 
+  // Producer thread only. Pushes as many of the `n` messages as fit, in
+  // order, and publishes them with one store; returns how many.
+  size_t PushBatch(const T* items, size_t n) {
+    const uint64_t tail = tail_.load(std::memory_order_relaxed);
+    if (Capacity - (tail - cached_head_) < n) cached_head_ = head_.load(std::memory_order_acquire);
+    const size_t room = static_cast<size_t>(Capacity - (tail - cached_head_));
+    if (n > room) n = room;
+    for (size_t i = 0; i < n; i++) slots_[(tail + i) & (Capacity - 1)] = items[i];
+    if (n > 0) tail_.store(tail + n, std::memory_order_release);  // publishes the slots
+    return n;
+  }
+
   // Consumer thread only. Moves up to `max` messages into `out`, oldest
   // first; returns how many.
   size_t PopBatch(T* out, size_t max) {

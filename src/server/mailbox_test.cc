@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -59,6 +60,47 @@ TEST(SpscRing, TwoThreadsKeepOrderAndLoseNothing) {
   uint64_t buf[64];
   while (expect < kCount) {
     const size_t n = ring.PopBatch(buf, 64);
+    for (size_t i = 0; i < n; i++) in_order &= buf[i] == expect++;
+  }
+  producer.join();
+  EXPECT_TRUE(in_order);
+  EXPECT_TRUE(ring.empty());
+}
+
+TEST(SpscRing, PushBatchTakesWhatFitsInOrder) {
+  SpscRing<uint64_t, 8> ring;
+  uint64_t in[12], out[16];
+  for (uint64_t i = 0; i < 12; i++) in[i] = i;
+  EXPECT_EQ(ring.PushBatch(in, 0), 0u);
+  EXPECT_TRUE(ring.empty());
+  EXPECT_EQ(ring.PushBatch(in, 5), 5u);
+  EXPECT_EQ(ring.PushBatch(in + 5, 7), 3u) << "only the room left";
+  EXPECT_EQ(ring.PushBatch(in + 8, 4), 0u) << "full";
+  EXPECT_EQ(ring.PopBatch(out, 2), 2u);
+  EXPECT_EQ(ring.PushBatch(in + 8, 4), 2u) << "the room the pop made";
+  EXPECT_EQ(ring.PopBatch(out, 16), 8u);
+  for (uint64_t i = 0; i < 8; i++) EXPECT_EQ(out[i], i + 2);
+}
+
+TEST(SpscRing, PushBatchAcrossThreadsKeepsOrder) {
+  constexpr uint64_t kCount = 1'000'000;
+  SpscRing<uint64_t, 64> ring;
+  std::thread producer([&] {
+    std::mt19937 rng(2);
+    uint64_t batch[24];
+    for (uint64_t i = 0; i < kCount;) {
+      const size_t want = std::min<uint64_t>(1 + rng() % 24, kCount - i);
+      for (size_t j = 0; j < want; j++) batch[j] = i + j;
+      const size_t n = ring.PushBatch(batch, want);
+      i += n;
+      if (n < want && rng() % 4 == 0) std::this_thread::yield();
+    }
+  });
+  uint64_t expect = 0;
+  bool in_order = true;
+  uint64_t buf[64];
+  while (expect < kCount) {
+    const size_t n = ring.PopBatch(buf, 1 + expect % 64);
     for (size_t i = 0; i < n; i++) in_order &= buf[i] == expect++;
   }
   producer.join();

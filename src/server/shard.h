@@ -37,6 +37,7 @@ class Shard {
       dbs_[i]->set_access_tracker(&access_);
       observers_.push_back(std::make_unique<WatchObserver>(&watches_, &aof_, static_cast<int>(i)));
       dbs_[i]->set_key_observer(observers_.back().get());
+      dbs_[i]->set_change_counter(&version_);
     }
   }
 
@@ -51,7 +52,8 @@ class Shard {
   uint64_t dirty() const { return dirty_.load(std::memory_order_relaxed); }
   void AddDirty(uint64_t n = 1) { dirty_.store(dirty_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
   // Advanced after anything that may have changed the keys: a command that
-  // is not read-only, an eviction, a borrower giving the shard back. A read
+  // is not read-only, an eviction, keys or fields expiring (the databases
+  // advance it), a borrower giving the shard back. A read
   // group (docs/transactions.md, "Pipelines and reply order") compares it
   // with the value it read at, to know that nothing changed since. Written
   // by whoever holds the shard, read by any thread.

@@ -35,8 +35,9 @@ void ShardRouter::FlushOutboxes() {
   for (uint32_t to : outbox_targets_) {
     std::vector<uint64_t>& box = outbox_[to];
     MailRing& ring = server_.ring(index_, to);
-    size_t pushed = 0;
-    while (pushed < box.size() && ring.TryPush(box[pushed])) pushed++;
+    // Everything for one worker in one publication (one message per
+    // target per loop iteration, however many clients' work it carries).
+    const size_t pushed = ring.PushBatch(box.data(), box.size());
     if (pushed > 0) {
       server_.worker(to).waker().Notify();
       box.erase(box.begin(), box.begin() + static_cast<ptrdiff_t>(pushed));

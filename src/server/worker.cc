@@ -290,6 +290,8 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
     FlushAof();  // its output may hold replies to writes just logged
     io_.Flush(c);
   }
+  if (nworkers_ > 1 && ++events_since_mail_ >= kEventsPerMail) [[unlikely]]
+    ServeMailBetweenEvents();
 }
 
 // enable-debug-command: yes, no, or local (a Unix socket, or a peer at

@@ -240,6 +240,13 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // --- Mailbox ---
   // Handles what the other workers sent; true if anything arrived.
   bool Drain();
+  // Drain, then the mail kept while a script was busy, then, if the shard
+  // was lent meanwhile, waits for it; true if there was anything.
+  bool ServeMail();
+  // Every kEventsPerMail client events of one loop iteration: the outboxes
+  // leave and the mail is served (Worker::OnClientEvent).
+  void ServeMailBetweenEvents();
+  static constexpr uint32_t kEventsPerMail = 16;
   void Handle(uint32_t from, uint64_t word);
   void HandleMail(Mail* m);
   // Runs the commands of a client of another worker (or of this one's, on
@@ -397,6 +404,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   std::vector<uint64_t> kill_requests_;
   std::vector<ExecBatch*> free_batches_;
   std::vector<size_t> group_cursor_;  // FinishReadPart's scratch
+  uint32_t events_since_mail_ = 0;    // client events since the mail was last served
   std::atomic<bool> snapshot_work_{false};  // a BGSAVE waits for this shard's keys
   int applied_hz_ = 0;
   uint64_t config_epoch_ = 0;

@@ -93,8 +93,8 @@ struct ExecBatch final : Mail {
   bool reads_only = true;
   // A read group: on the relay (kept on the client's worker meanwhile), its
   // parts by worker (null where it has none) and how many are still out; on
-  // a part, the relay it belongs to, its shard's version when it ran and
-  // where each command's reply ends in `reply`.
+  // a part, the relay it belongs to, its shard's version when the group
+  // was sent and where each command's reply ends in `reply`.
   std::vector<ExecBatch*> parts;
   uint32_t parts_out = 0;
   ExecBatch* relay = nullptr;

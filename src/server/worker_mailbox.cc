@@ -164,6 +164,10 @@ bool Worker::SendReadGroup(ExecBatch* relay) {
     part->commands.push_back(cmd);
   }
   relay->parts_out = workers;
+  // The shards' versions before anything of the group runs: if they are
+  // the same when every part is back, each part read what was there now.
+  for (ExecBatch* part : relay->parts)
+    if (part != nullptr) part->version = server_.shard(part->target).version();
   for (ExecBatch* part : relay->parts)
     if (part != nullptr && part->target != index_) router_.Send(part->target, part);
   // This worker's part now (the others cannot be back before it).
@@ -174,8 +178,9 @@ bool Worker::SendReadGroup(ExecBatch* relay) {
 void Worker::FinishReadPart(ExecBatch* part) {
   ExecBatch* relay = part->relay;
   if (--relay->parts_out > 0) return;
-  // Every part is back. They read at one point in time if no shard they
-  // read has changed since: then this moment is that point.
+  // Every part is back. If no shard they read changed since the group was
+  // sent, each read what was there then: the group read at one point in
+  // time, between the client's earlier commands and its later ones.
   bool held = true;
   for (ExecBatch* p : relay->parts) {
     if (p == nullptr) continue;
@@ -249,7 +254,6 @@ void Worker::RunExecBatch(ExecBatch* b) {
     }
   }
   const bool part = b->relay != nullptr;
-  if (part) b->version = shard_.version();  // (before the reads: an eviction on the way counts)
   if (!stopped) {
     b->RunFrom(index_, &exec_args_, [&](size_t i, const ExecBatch::Command& cmd, std::span<const std::string_view> args) {
       proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
@@ -370,14 +374,7 @@ void Worker::ResumeClients() {
   }
 }
 
-int Worker::BeforeWait() {
-  if (server_.stopping()) {
-    loop_.Stop();
-    return 0;
-  }
-  ApplyConfigIfChanged();
-  router_.EndLendPause();
-  const uint64_t seen = waker_.Prepare();
+bool Worker::ServeMail() {
   bool work = Drain();
   // Mail that arrived while a script was busy (ScriptBusy::WhileBusy), in order.
   std::deque<Mail*>& deferred = router_.deferred();
@@ -396,6 +393,30 @@ int Worker::BeforeWait() {
     ApplyConfigIfChanged();  // the holder may have run CONFIG SET
     work = true;
   }
+  return work;
+}
+
+void Worker::ServeMailBetweenEvents() {
+  // What this worker's clients sent elsewhere leaves now, and what others
+  // sent here runs now, rather than after every ready client of this
+  // worker (up to 256 of them, each with its whole pipeline): other
+  // workers' clients do not wait behind this one's, and their parts run
+  // while this worker goes on.
+  events_since_mail_ = 0;
+  router_.FlushOutboxes();
+  ServeMail();
+}
+
+int Worker::BeforeWait() {
+  if (server_.stopping()) {
+    loop_.Stop();
+    return 0;
+  }
+  ApplyConfigIfChanged();
+  router_.EndLendPause();
+  const uint64_t seen = waker_.Prepare();
+  events_since_mail_ = 0;
+  bool work = ServeMail();
   if (router_.TakeEvictRequest()) EvictFor(1000);
   if (!resume_.empty()) {
     ResumeClients();
