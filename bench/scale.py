@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""Scaling over many cores, side by side (issue #37): Peregrine `--threads 1`
+and `--threads S`, Redis (one process), a Redis Cluster of S processes and,
+when present, Valkey with `io-threads S`; each server pinned to the first S
+cores, the load generator to the others.
+
+    bench/scale.py bundle DIR [PEREGRINE_BINARY]
+    bench/scale.py run --bundle DIR [--server-cores 8] [--client-threads 8] ...
+
+`bundle` copies the binaries it finds (peregrine, redis-server, redis-cli,
+redis-benchmark, and memtier_benchmark and valkey-server when installed)
+into DIR/bin, with every shared library `ldd` lists and the dynamic loader
+into DIR/lib, so that `run` works on a machine with nothing installed (it
+starts each binary as `lib/ld-linux-x86-64.so.2 --library-path lib bin/X`).
+`run --bundle system` uses the installed binaries instead.
+
+Each server starts fresh, gets KEYS keys of SIZE bytes loaded, then GET and
+SET at pipeline 1 and PIPELINE, over random keys, for SECS seconds each, by
+memtier_benchmark (THREADS x CONNS connections; --cluster-mode for the
+cluster) or, without memtier in the bundle, redis-benchmark (--threads
+THREADS, THREADS x CONNS connections; --cluster). Reported per (server,
+workload): requests/s, p50 and p99 latency (memtier), and the server's CPU
+per request (user + system of all its processes' threads). Writes JSON
+(--json) and prints a table for docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+TOOLS = ["peregrine", "redis-server", "redis-cli", "redis-benchmark", "memtier_benchmark", "valkey-server"]
+
+
+# --- bundle -----------------------------------------------------------------
+
+def libraries_of(binary: str) -> list[str]:
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+    libs = []
+    for line in out.splitlines():
+        m = re.search(r"=>\s*(/\S+)", line) or re.match(r"\s*(/\S+ld-linux\S*)", line)
+        if m:
+            libs.append(m.group(1))
+    return libs
+
+
+def make_bundle(dest: str, peregrine: str) -> None:
+    os.makedirs(os.path.join(dest, "bin"), exist_ok=True)
+    os.makedirs(os.path.join(dest, "lib"), exist_ok=True)
+    found = []
+    for tool in TOOLS:
+        path = peregrine if tool == "peregrine" else shutil.which(tool)
+        if path is None or not os.path.exists(path):
+            continue
+        shutil.copy2(os.path.realpath(path), os.path.join(dest, "bin", tool))
+        if shutil.which("strip"):  # (debug info off: the bundle travels)
+            subprocess.run(["strip", os.path.join(dest, "bin", tool)], check=False)
+        for lib in libraries_of(path):
+            name = "ld-linux-x86-64.so.2" if "ld-linux" in os.path.basename(lib) else os.path.basename(lib)
+            target = os.path.join(dest, "lib", name)
+            if not os.path.exists(target):
+                shutil.copy2(os.path.realpath(lib), target)
+        found.append(tool)
+    print(f"bundle {dest}: {', '.join(found)}")
+    for need in ("peregrine", "redis-server", "redis-cli"):
+        if need not in found:
+            raise SystemExit(f"{need} not found: the bundle cannot run")
+
+
+# --- run --------------------------------------------------------------------
+
+class Runner:
+    def __init__(self, bundle: str):
+        self.bundle = bundle
+
+    def has(self, tool: str) -> bool:
+        if self.bundle == "system":
+            return shutil.which(tool) is not None
+        return os.path.exists(os.path.join(self.bundle, "bin", tool))
+
+    def argv(self, tool: str, args: list[str]) -> list[str]:
+        if self.bundle == "system":
+            return [shutil.which(tool) or tool] + args
+        lib = os.path.join(self.bundle, "lib")
+        return [os.path.join(lib, "ld-linux-x86-64.so.2"), "--library-path", lib,
+                os.path.join(self.bundle, "bin", tool)] + args
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(port: int, timeout: float = 30) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), 0.5) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(64).startswith(b"+PONG"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"no server on port {port} after {timeout} s")
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    ticks = 0
+    for pid in pids:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                ticks += int(fields[11]) + int(fields[12])
+            except OSError:
+                pass
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+class Servers:
+    """One server under test: one process, or a cluster of them."""
+
+    def __init__(self, r: Runner, kind: str, cores: str, n: int, workdir: str):
+        self.procs, self.ports, self.cluster = [], [], kind == "rcluster"
+        count = n if self.cluster else 1
+        for i in range(count):
+            port = free_port()
+            d = tempfile.mkdtemp(prefix=f"{kind}-{i}-", dir=workdir)
+            if kind.startswith("peregrine"):
+                args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                        "--dir", d, "--threads", str(1 if kind == "peregrine1" else n)]
+                tool = "peregrine"
+            else:
+                tool = "valkey-server" if kind == "valkey" else "redis-server"
+                args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                        "--dir", d, "--protected-mode", "no"]
+                if kind == "valkey":
+                    args += ["--io-threads", str(n)]
+                if self.cluster:
+                    args += ["--cluster-enabled", "yes", "--cluster-config-file", os.path.join(d, "nodes.conf")]
+            # A cluster: one process per core; otherwise every server core.
+            pin = str(i % (os.cpu_count() or 1)) if self.cluster else cores
+            self.procs.append(subprocess.Popen(["taskset", "-c", pin] + r.argv(tool, args),
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            self.ports.append(port)
+        for p in self.ports:
+            wait_ready(p)
+        if self.cluster:
+            subprocess.run(r.argv("redis-cli", ["--cluster", "create"] + [f"127.0.0.1:{p}" for p in self.ports] +
+                                  ["--cluster-replicas", "0", "--cluster-yes"]),
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                out = subprocess.run(r.argv("redis-cli", ["-p", str(self.ports[0]), "cluster", "info"]),
+                                     capture_output=True, text=True).stdout
+                if "cluster_state:ok" in out:
+                    break
+                time.sleep(0.2)
+
+    def stop(self) -> None:
+        for p in self.procs:
+            p.kill()
+            p.wait(10)
+
+
+def load_generator(r: Runner, a, ccores: str, port: int, cluster: bool, cmd: str, pipeline: int,
+                   secs: int, prefill: bool = False) -> dict:
+    conns = a.client_threads * a.conns
+    if r.has("memtier_benchmark"):
+        out = tempfile.mktemp(suffix=".json")
+        args = ["-s", "127.0.0.1", "-p", str(port), "--hide-histogram", "--json-out-file", out,
+                "-t", str(a.client_threads), "-c", str(a.conns), "--pipeline", str(pipeline),
+                "--key-maximum", str(a.keys), "-d", str(a.size), "--distinct-client-seed"]
+        if cluster:
+            args.append("--cluster-mode")
+        if prefill:
+            args += ["--ratio", "1:0", "--key-pattern", "P:P", "--requests", "allkeys", "-t", "1", "-c", "1"]
+        else:
+            args += ["--ratio", "0:1" if cmd == "get" else "1:0", "--key-pattern", "R:R", "--test-time", str(secs)]
+        subprocess.run(["taskset", "-c", ccores] + r.argv("memtier_benchmark", args), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=secs + 600)
+        t = json.load(open(out))["ALL STATS"]["Totals"]
+        pct = t.get("Percentile Latencies", {})
+        return {"rps": t["Ops/sec"], "p50_ms": pct.get("p50.00"), "p99_ms": pct.get("p99.00"),
+                "requests": t.get("Count") or t["Ops/sec"] * secs}
+    n = a.keys if prefill else int(a.expect_rps * secs)
+    args = ["-h", "127.0.0.1", "-p", str(port), "-c", str(conns), "--threads", str(a.client_threads),
+            "-P", str(pipeline), "-n", str(n), "-r", str(a.keys), "-d", str(a.size), "-t", cmd, "-q"]
+    if cluster:
+        args.append("--cluster")
+    if prefill:
+        args = ["-h", "127.0.0.1", "-p", str(port), "-c", "8", "-P", "64", "-n", str(a.keys),
+                "-r", str(a.keys), "-d", str(a.size), "-t", "set", "-q"] + (["--cluster"] if cluster else [])
+    p = subprocess.run(["taskset", "-c", ccores] + r.argv("redis-benchmark", args), capture_output=True,
+                       text=True, timeout=secs * 20 + 600)
+    m = re.findall(r"([\d.]+) requests per second(?:, p50=([\d.]+) msec)?", p.stdout + p.stderr)
+    if not m:
+        raise RuntimeError(f"redis-benchmark: {(p.stdout + p.stderr)[-500:]}")
+    rps, p50 = m[-1]
+    return {"rps": float(rps), "p50_ms": float(p50) if p50 else None, "p99_ms": None, "requests": n}
+
+
+def run(a) -> int:
+    r = Runner(a.bundle if a.bundle == "system" else os.path.abspath(a.bundle))
+    ncpu = os.cpu_count() or 1
+    s = a.server_cores
+    scores = f"0-{min(s, ncpu) - 1}"
+    ccores = f"{s}-{ncpu - 1}" if s < ncpu else str(ncpu - 1)  # (a smoke run on few cores shares one)
+    # (Valkey only if bundled; redis-cli makes a cluster of 3 processes or more.)
+    kinds = [k for k in a.servers.split(",")
+             if (k != "valkey" or r.has("valkey-server")) and (k != "rcluster" or s >= 3)]
+    workdir = tempfile.mkdtemp(prefix="peregrine-scale-")
+    results = []
+    for rnd in range(a.rounds):
+        for kind in (kinds if rnd % 2 == 0 else list(reversed(kinds))):
+            srv = Servers(r, kind, scores, s, workdir)
+            try:
+                cluster = kind == "rcluster"
+                load_generator(r, a, ccores, srv.ports[0], cluster, "set", 64, a.secs, prefill=True)
+                for wl in a.workloads.split(","):
+                    cmd, pipeline = wl[:3], (1 if wl.endswith("1") else a.pipeline)
+                    c0 = cpu_seconds([p.pid for p in srv.procs])
+                    res = load_generator(r, a, ccores, srv.ports[0], cluster, cmd, pipeline, a.secs)
+                    cpu = cpu_seconds([p.pid for p in srv.procs]) - c0
+                    res.update(server=kind, workload=f"{cmd.upper()} P{pipeline}", round=rnd + 1,
+                               cpu_us_per_req=cpu * 1e6 / max(1, res["requests"]))
+                    results.append(res)
+                    print(f"  {kind:11s} {res['workload']:8s} {res['rps']:>12,.0f} req/s  p50 {res['p50_ms']}  "
+                          f"p99 {res['p99_ms']}  {res['cpu_us_per_req']:.2f} µs CPU/req", flush=True)
+            finally:
+                srv.stop()
+    print(f"\n| server ({s} cores) | " + " | ".join(w.upper() for w in a.workloads.split(",")) + " |")
+    for kind in kinds:
+        cells = []
+        for wl in a.workloads.split(","):
+            cmd, pipeline = wl[:3].upper(), (1 if wl.endswith("1") else a.pipeline)
+            xs = sorted(x["rps"] for x in results if x["server"] == kind and x["workload"] == f"{cmd} P{pipeline}")
+            cells.append(f"{xs[len(xs) // 2]:,.0f}" if xs else "-")
+        print(f"| {kind} | " + " | ".join(cells) + " |")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"cores": ncpu, "server_cores": s, "args": vars(a), "results": results}, f, indent=1)
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="what", required=True)
+    b = sub.add_parser("bundle")
+    b.add_argument("dir")
+    b.add_argument("peregrine", nargs="?", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                "..", "build", "release", "peregrine"))
+    rp = sub.add_parser("run")
+    rp.add_argument("--bundle", required=True)
+    rp.add_argument("--server-cores", type=int, default=8)
+    rp.add_argument("--client-threads", type=int, default=8)
+    rp.add_argument("--conns", type=int, default=25, help="connections per load-generator thread")
+    rp.add_argument("--pipeline", type=int, default=32)
+    rp.add_argument("--secs", type=int, default=8)
+    rp.add_argument("--keys", type=int, default=1_000_000)
+    rp.add_argument("--size", type=int, default=16)
+    rp.add_argument("--rounds", type=int, default=1)
+    rp.add_argument("--servers", default="redis,rcluster,valkey,peregrine1,peregrineN")
+    rp.add_argument("--workloads", default="get1,set1,getP,setP")
+    rp.add_argument("--expect-rps", type=float, default=2e6,
+                    help="redis-benchmark only: requests per run = this x secs")
+    rp.add_argument("--json")
+    a = ap.parse_args(argv)
+    if a.what == "bundle":
+        make_bundle(a.dir, a.peregrine)
+        return 0
+    return run(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
