@@ -255,6 +255,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // To the next command's worker, or home with the replies (all ran, or
   // `stopped`: the rest does not run).
   void PassOn(ExecBatch* b, bool stopped);
+  // The first keys of the commands of `b` that run here next, prefetched
+  // (if there are two or more).
+  void PrefetchRun(const ExecBatch& b);
   void FinishExecBatch(ExecBatch* b);
   void SendOpenBatch(Client& c);
   // A relay of reads over several workers, as a read group: one part per
@@ -265,10 +268,12 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool SendReadGroup(ExecBatch* relay);
   void FinishReadPart(ExecBatch* part);
   // Appends a command to the client's open relay (opening one whose first
-  // stop is `target`); a PUBLISH's remote part carries the count delivered
+  // stop is `target`), with its first key's probe if made (`key`: the
+  // worker that runs it need not hash it again); a PUBLISH's remote part
+  // carries the count delivered
   // here. A closed client's goes at once, on its own.
-  void AddToBatch(Client& c, std::span<const std::string_view> args, const CommandSpec* spec, uint32_t target,
-                  bool remote_publish, size_t published_here);
+  void AddToBatch(Client& c, std::span<const std::string_view> args, const CommandSpec* spec,
+                  const CompactKey::Probe* key, uint32_t target, bool remote_publish, size_t published_here);
   ExecBatch* NewBatch();
   void RecycleBatch(ExecBatch* b);
   // Waits (handling messages, sleeping on the Waker) until `done()`. A busy
@@ -404,7 +409,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   std::vector<uint64_t> kill_requests_;
   std::vector<ExecBatch*> free_batches_;
   std::vector<size_t> group_cursor_;  // FinishReadPart's scratch
-  uint32_t events_since_mail_ = 0;    // client events since the mail was last served
+  uint32_t events_since_mail_ = 0;
+  std::vector<CompactKey::Probe> run_probes_;  // PrefetchRun's    // client events since the mail was last served
   std::atomic<bool> snapshot_work_{false};  // a BGSAVE waits for this shard's keys
   int applied_hz_ = 0;
   uint64_t config_epoch_ = 0;

@@ -330,7 +330,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   const bool open_relay = c.open_batch != nullptr && !c.open_batch->sealed && !c.open_batch->transaction;
   if (target == index_ && open_relay && relayable && !(spec->flags & kCmdBlocking) && c.authenticated &&
       c.user->unrestricted) {
-    AddToBatch(c, args, spec, target, false, 0);
+    AddToBatch(c, args, spec, spec == cmd ? hint : nullptr, target, false, 0);
     return Route::kDone;
   }
   if (target == index_) {
@@ -366,12 +366,12 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     // of its own whose reply nobody waits for.
     published_here = Publish(args[1], args[2], true);
   }
-  AddToBatch(c, args, spec, target, remote_publish, published_here);
+  AddToBatch(c, args, spec, spec == cmd ? hint : nullptr, target, remote_publish, published_here);
   return Route::kDone;
 }
 
-void Worker::AddToBatch(Client& c, std::span<const std::string_view> args, const CommandSpec* spec, uint32_t target,
-                        bool remote_publish, size_t published_here) {
+void Worker::AddToBatch(Client& c, std::span<const std::string_view> args, const CommandSpec* spec,
+                        const CompactKey::Probe* key, uint32_t target, bool remote_publish, size_t published_here) {
   const bool detached = c.closed;
   ExecBatch* b = detached ? nullptr : c.open_batch;
   if (b == nullptr) {
@@ -401,7 +401,7 @@ void Worker::AddToBatch(Client& c, std::span<const std::string_view> args, const
   } else {
     b->only_publishes = false;
   }
-  b->commands.push_back({spec, argc, target});
+  b->commands.push_back({spec, argc, target, key != nullptr ? *key : CompactKey::Probe{}});
   if (!(spec->flags & kCmdReadonly) || (spec->flags & (kCmdScript | kCmdBlocking)) || remote_publish)
     b->reads_only = false;
   // Nothing of the client runs after a blocking command before its outcome.

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/compact_key.h"
 #include "protocol/buffer.h"
 #include "server/acl.h"
 #include "server/blocking.h"
@@ -66,6 +67,9 @@ struct ExecBatch final : Mail {
     const CommandSpec* spec;  // resolved (subcommand included)
     uint32_t argc;
     uint32_t target;  // the worker whose shard it runs on
+    // Its first key encoded and hashed on the client's worker (bytes empty
+    // if not): the worker that runs it points the view at its copy.
+    CompactKey::Probe key = {};
   };
   std::vector<Command> commands;
   // Where the relay stands: the next command to run, its first argument

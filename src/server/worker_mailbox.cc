@@ -127,6 +127,11 @@ void Worker::SendOpenBatch(Client& c) {
 }
 
 bool Worker::SendReadGroup(ExecBatch* relay) {
+  // (A relay with one stop is one batch already.)
+  const uint32_t first_target = relay->commands[0].target;
+  if (std::all_of(relay->commands.begin(), relay->commands.end(),
+                  [&](const ExecBatch::Command& cmd) { return cmd.target == first_target; }))
+    return false;
   uint32_t workers = 0;
   relay->parts.assign(nworkers_, nullptr);
   for (const ExecBatch::Command& cmd : relay->commands) {
@@ -142,15 +147,6 @@ bool Worker::SendReadGroup(ExecBatch* relay) {
     part->user_ref = relay->user_ref;
     part->relay = relay;
     workers++;
-  }
-  if (workers < 2) {  // (a relay with one stop is one batch already)
-    for (ExecBatch*& part : relay->parts)
-      if (part != nullptr) {
-        part->relay = nullptr;
-        RecycleBatch(part);
-      }
-    relay->parts.clear();
-    return false;
   }
   // Each part: its worker's commands, in order.
   size_t offset = 0, arg = 0;
@@ -254,10 +250,20 @@ void Worker::RunExecBatch(ExecBatch* b) {
     }
   }
   const bool part = b->relay != nullptr;
+  if (!stopped) PrefetchRun(*b);
   if (!stopped) {
     b->RunFrom(index_, &exec_args_, [&](size_t i, const ExecBatch::Command& cmd, std::span<const std::string_view> args) {
       proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
-      t = Run(proxy_, cmd.spec, args, reply, shard_, nullptr, now_ms, t);
+      // Its first key as the client's worker encoded and hashed it, the
+      // view onto this batch's copy: the handler's hint.
+      CompactKey::Probe key;
+      const CompactKey::Probe* hint = nullptr;
+      if (!cmd.key.bytes.empty()) [[likely]] {
+        key = cmd.key;
+        key.bytes = args[static_cast<size_t>(cmd.spec->first_key)];
+        hint = &key;
+      }
+      t = Run(proxy_, cmd.spec, args, reply, shard_, hint, now_ms, t);
       if (part) b->reply_ends.push_back(static_cast<uint32_t>(b->reply.size()));
       if (TakeScriptRerun()) [[unlikely]] {
         // A script touched a key of another shard before writing: it and the
@@ -290,6 +296,24 @@ void Worker::RunExecBatch(ExecBatch* b) {
     if (waits_.has_ready()) waits_.ServeReadyKeys(now_ms);
   }
   PassOn(b, stopped);
+}
+
+void Worker::PrefetchRun(const ExecBatch& b) {
+  // Two or more commands that run here next: the prefetches ProcessInput
+  // makes for a client's own batch, by the keys' hashes made on the
+  // client's worker (every home group, then the arena lines, then the
+  // entries), so that their misses overlap.
+  const size_t n = b.commands.size();
+  if (b.next + 1 >= n || b.commands[b.next + 1].target != index_) return;
+  const Db& db = shard_.db(b.db);
+  size_t end = b.next;
+  while (end < n && b.commands[end].target == index_) end++;
+  for (size_t i = b.next; i < end; i++)
+    if (!b.commands[i].key.bytes.empty()) db.PrefetchGroup(b.commands[i].key.hash);
+  for (size_t i = b.next; i < end; i++)
+    if (!b.commands[i].key.bytes.empty()) db.PrefetchArena(b.commands[i].key.hash);
+  for (size_t i = b.next; i < end; i++)
+    if (!b.commands[i].key.bytes.empty()) db.PrefetchEntry(b.commands[i].key.hash);
 }
 
 void Worker::PassOn(ExecBatch* b, bool stopped) {
@@ -423,10 +447,20 @@ int Worker::BeforeWait() {
     work = true;
   }
   router_.FlushOutboxes();
-  if (work) return 0;
+  // What the mail made for this worker's clients (replies back from other
+  // workers) goes out now, rather than after one more turn of the loop, so
+  // that the worker may sleep at once (events that came meanwhile end the
+  // wait at once; mail that came after Prepare fails TrySleep).
+  if (work) io_.FlushPending();
   if (!waker_.TrySleep(seen)) return 0;
   // A ring was full: try again soon even if nobody wakes this worker.
-  return router_.ring_full() ? 1 : -1;
+  int cap = router_.ring_full() ? 1 : -1;
+  // A client the mail blocked (a BLPOP that ran elsewhere) times out on time.
+  if (work && waits_.has_deadlines()) {
+    const int until = static_cast<int>(std::clamp<int64_t>(waits_.next_deadline_ms() - UnixTimeMs(), 0, 1000));
+    cap = cap < 0 ? until : std::min(cap, until);
+  }
+  return cap;
 }
 
 }  // namespace peregrine
