@@ -365,7 +365,7 @@ class Db : private DbLayout {
   KeyObserver* observer_ = nullptr;
   std::atomic<uint64_t>* changes_ = nullptr;
   void NoteExpired() {
-    if (changes_ != nullptr) changes_->store(changes_->load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst);
+    if (changes_ != nullptr) changes_->store(changes_->load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   bool report_removals_ = false;  // the observer hears of KeyRemoved
   // The snapshot in progress (BeginSnapshot): its sink, its epoch, and

@@ -57,8 +57,11 @@ class Shard {
   // group (docs/transactions.md, "Pipelines and reply order") compares it
   // with the value it read at, to know that nothing changed since. Written
   // by whoever holds the shard, read by any thread.
-  uint64_t version() const { return version_.load(std::memory_order_seq_cst); }
-  void BumpVersion() { version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_seq_cst); }
+  // (Release and acquire suffice: a change the group must see happened on
+  // the thread of a part before the part ran, or reached it through the
+  // mail, and the part's return carries it home.)
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  void BumpVersion() { version_.store(version_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
   // CONFIG RESETSTAT: the shard's counters and its databases'.
   void ResetStats() {
     stats_ = ShardStats{};

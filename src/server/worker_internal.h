@@ -108,7 +108,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   const uint64_t errors_before = stats_.total_error_replies - script_errors_;
   failed_reply_ = false;
   CallHandler(ctx, cmd);
-  if (!(cmd->flags & kCmdReadonly)) shard.BumpVersion();
+  if (nworkers_ > 1 && !(cmd->flags & kCmdReadonly)) shard.BumpVersion();  // (read groups: docs/transactions.md)
   current_client_ = nullptr;
   uint64_t end = CycleClock::Now();
   if (BlockedClient* blocked = waits_.blocked_now(); blocked != nullptr) [[unlikely]] {
