@@ -70,7 +70,7 @@ def test_consumer_that_pops_an_id_finds_its_data(workers):
     run_for([threading.Thread(target=producer, args=(p,)) for p in range(3)] +
             [threading.Thread(target=consumer) for _ in range(4)])
     assert not errors, errors[:5]
-    assert popped[0] == produced[0] > 1000
+    assert popped[0] == produced[0] > 100
     # The data keys were spread over every shard.
     assert len({shard_of(f"data:0:{i}", n) for i in range(1, 200)}) == n
 
@@ -118,7 +118,7 @@ def test_readers_never_see_later_increments_without_earlier(workers):
     run_for([threading.Thread(target=writer) for _ in range(2)] +
             [threading.Thread(target=reader, args=(m,)) for m in (False, False, False, True)])
     assert not errors, errors[:5]
-    assert reads[0] > 200 and writes[0] > 200
+    assert reads[0] > 20 and writes[0] > 20
     c = server.client()
     assert [int(v) for v in c.mget(counters)] == [writes[0]] * len(counters)
 
