@@ -115,10 +115,15 @@ def test_readers_never_see_later_increments_without_earlier(workers):
                                   f"then {values[j]} of {backwards[j % len(counters)]}")
                     break
 
+    before = server.client().info("stats")
     run_for([threading.Thread(target=writer) for _ in range(2)] +
             [threading.Thread(target=reader, args=(m,)) for m in (False, False, False, True)])
     assert not errors, errors[:5]
     assert reads[0] > 20 and writes[0] > 20
+    if not IS_REDIS:
+        # The readers' pipelines ran as read groups (the writers' as relays).
+        after = server.client().info("stats")
+        assert after["cross_shard_read_groups"] - before["cross_shard_read_groups"] >= reads[0] // 2
     c = server.client()
     assert [int(v) for v in c.mget(counters)] == [writes[0]] * len(counters)
 
@@ -156,3 +161,26 @@ def test_pipelined_reads_see_a_state_the_writer_went_through(workers):
     run_for([threading.Thread(target=writer)] + [threading.Thread(target=reader) for _ in range(4)])
     assert not errors, errors[:5]
     assert seen, "no reads"
+
+
+def test_a_pipeline_of_reads_runs_as_one_group_with_replies_in_order(workers):
+    server, n = workers
+    keys = [f"g{i}" for i in range(64)]
+    assert len({shard_of(k, n) for k in keys}) == n
+    c = server.client()
+    c.mset({k: f"v{i}" for i, k in enumerate(keys)})
+    before = c.info("stats")
+    for _ in range(20):
+        pipe = c.pipeline(transaction=False)
+        for k in keys:
+            pipe.get(k)
+        pipe.strlen(keys[5])
+        pipe.exists(keys[0], keys[1], "missing")  # (over several shards: borrows)
+        pipe.get("missing")
+        assert pipe.execute() == [f"v{i}".encode() for i in range(64)] + [2, 2, None]
+    if not IS_REDIS:
+        after = c.info("stats")
+        # Nothing wrote meanwhile: no group ran again. The EXISTS over
+        # several shards ends the first group; what follows it is another.
+        assert after["cross_shard_read_groups"] - before["cross_shard_read_groups"] >= 20
+        assert after["cross_shard_read_group_reruns"] == before["cross_shard_read_group_reruns"]

@@ -348,6 +348,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "total_writes_processed", stats.total_writes_processed);
     Field(out, "client_query_buffer_limit_disconnections", stats.client_query_buffer_limit_disconnections);
     Field(out, "client_output_buffer_limit_disconnections", stats.client_output_buffer_limit_disconnections);
+    Field(out, "cross_shard_batches", stats.cross_shard_batches);
+    Field(out, "cross_shard_read_groups", stats.cross_shard_read_groups);
+    Field(out, "cross_shard_read_group_reruns", stats.cross_shard_read_group_reruns);
     Field(out, "acl_access_denied_auth", acl_->denied(AclResult::kDeniedAuth));
     Field(out, "acl_access_denied_cmd", acl_->denied(AclResult::kDeniedCmd));
     Field(out, "acl_access_denied_key", acl_->denied(AclResult::kDeniedKey));

@@ -40,6 +40,9 @@ void ServerStats::Add(const ServerStats& o) {
   total_writes_processed += o.total_writes_processed;
   client_query_buffer_limit_disconnections += o.client_query_buffer_limit_disconnections;
   client_output_buffer_limit_disconnections += o.client_output_buffer_limit_disconnections;
+  cross_shard_batches += o.cross_shard_batches;
+  cross_shard_read_groups += o.cross_shard_read_groups;
+  cross_shard_read_group_reruns += o.cross_shard_read_group_reruns;
   for (const auto& [code, n] : o.error_counts) error_counts[code] += n;
 }
 

@@ -122,7 +122,11 @@ void Worker::SendOpenBatch(Client& c) {
   if (b == nullptr) return;
   c.open_batch = nullptr;
   c.batch_in_flight = true;
-  if (b->reads_only && b->commands.size() > 1 && !b->transaction && SendReadGroup(b)) return;
+  stats_.cross_shard_batches++;
+  if (b->reads_only && b->commands.size() > 1 && !b->transaction && SendReadGroup(b)) {
+    stats_.cross_shard_read_groups++;
+    return;
+  }
   router_.Send(b->target, b);
 }
 
@@ -210,6 +214,7 @@ void Worker::FinishReadPart(ExecBatch* part) {
     // Something changed meanwhile: the reads run again, one after another,
     // as a relay (always in order; a busy shard cannot keep them waiting).
     relay->reads_only = false;
+    stats_.cross_shard_read_group_reruns++;
     router_.Send(relay->target, relay);
     return;
   }
