@@ -261,7 +261,7 @@ void BlockingWaits::RerunBlocked(Client& c, const BlockedClient& w) {
   c.rerun_deadline_ms = w.deadline_ms;
   const auto shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(w.spec->first_key)]));
   worker_.Dispatch(c, args, w.spec, nullptr, shard, &t);
-  worker_.SendOpenBatch(c);
+  worker_.relay_.SendOpen(c);
   if (!c.batch_in_flight) c.rerun_deadline_ms = -1;  // ran here (BlockClient took it if it blocked)
   if (!c.closed && !c.out.empty()) worker_.io_.QueueWrite(c);
 }

@@ -16,7 +16,7 @@
 // whether EXEC or a script runs (nothing blocks then); its clients and their
 // output (its ClientIo, the resume list); its mail (Send, and
 // the mail deferred while its shard is lent); running a command again
-// (CallHandler for a served wait, Dispatch and SendOpenBatch for a rerun); its
+// (CallHandler for a served wait, Dispatch and BatchRelay::SendOpen for a rerun); its
 // statistics.
 //
 // Threading: Block, NoteReady, Unblock and ServeReadyKeys run on the thread

@@ -272,7 +272,7 @@ void ScriptBusy::DrainMail() {
       worker_.router_.deferred().push_back(b);
       return;
     }
-    worker_.PassOn(b, /*stopped=*/b->transaction);
+    worker_.relay_.PassOn(b, /*stopped=*/b->transaction);
   });
 }
 

@@ -69,7 +69,7 @@ bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, uint32_t t
   // Over maxmemory with a command that may add memory: the usual path
   // refuses it with EXECABORT.
   if (t.denyoom && worker_.server_.config().maxmemory > 0 && !worker_.EnforceMaxmemory(worker_.shard_)) return false;
-  ExecBatch* b = worker_.NewBatch();
+  ExecBatch* b = worker_.relay_.NewBatch();
   b->from = worker_.index_;
   b->target = target;
   b->client_id = c.id;

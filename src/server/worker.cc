@@ -79,7 +79,6 @@ Worker::~Worker() {
     if (c->pending != nullptr) delete c->pending;
     close(c->fd);
   }
-  for (ExecBatch* b : free_batches_) delete b;
 }
 
 bool Worker::Init() {
@@ -195,9 +194,9 @@ void Worker::CloseAllClients() {
     c->closed = true;
     if (c->blocked != nullptr) waits_.CancelBlocked(c->blocked);
     pubsub_.RemoveClient(*c);
-    if (c->open_batch != nullptr) RecycleBatch(c->open_batch);
+    if (c->open_batch != nullptr) relay_.Recycle(c->open_batch);
     c->open_batch = nullptr;
-    if (c->pending != nullptr) RecycleBatch(c->pending);
+    if (c->pending != nullptr) relay_.Recycle(c->pending);
     c->pending = nullptr;
   }
   connections_.fetch_sub(static_cast<int64_t>(clients_.size()), std::memory_order_relaxed);

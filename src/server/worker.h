@@ -1,14 +1,15 @@
 // A worker: one thread that owns an event loop, client connections and one
 // shard of the keyspace (docs/architecture.md, docs/transactions.md), and the
 // parts it is made of: ClientIo (sockets), ShardRouter (mailbox, lending),
-// AofLog, BlockingWaits, ScriptBusy, TransactionRunner, AccessCheck. All run
+// BatchRelay (client batches on other shards), AofLog, BlockingWaits, ScriptBusy, TransactionRunner, AccessCheck. All run
 // on its thread; other workers reach it only by mail, except while it has lent
 // its shard to a command that holds it (then it is parked and the holder may
 // read and write its shard and its state). Here: the dispatcher (a command for
-// this shard runs inline; consecutive commands for another worker's shard
-// travel there as one ExecBatch, their replies coming back in order; a command
-// over several shards borrows them all in increasing index order), the cron,
-// eviction, and what handlers may ask of it (CommandHost).
+// this shard runs inline; from a client's first command for another shard on,
+// its commands travel as a relay or a read group, BatchRelay, their replies
+// coming back in order; a command over several shards borrows them all in
+// increasing index order), the cron, eviction, and what handlers may ask of
+// it (CommandHost).
 #pragma once
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include "protocol/buffer.h"
 #include "protocol/reply.h"
 #include "server/access_check.h"
+#include "server/batch_relay.h"
 #include "server/acl.h"
 #include "server/aof_log.h"
 #include "server/blocking_waits.h"
@@ -162,12 +164,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void CountScriptRejection(const CommandSpec* cmd, std::string_view error);
   size_t LuaFunctionBytes() const;
   // Whether the running command holds shard `s` (its keys may be touched).
-  bool HoldsShard(uint32_t s) const {
-    if (nworkers_ == 1) return true;
-    for (uint32_t h : held_workers())
-      if (h == s) return true;
-    return false;
-  }
+  bool HoldsShard(uint32_t s) const;
   // Over maxmemory even after evicting what the policy allows.
   bool OverMaxmemory(Shard& shard) { return !EnforceMaxmemory(shard); }
   // The script running stopped before it wrote, to run again holding every
@@ -199,6 +196,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   struct WakeWatcher;
   // Parts of this worker that reach its internals (what each asks of it is
   // in its header).
+  friend class BatchRelay;
   friend class BlockingWaits;
   friend class ScriptBusy;
   friend class ShardRouter;
@@ -243,39 +241,11 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // Drain, then the mail kept while a script was busy, then, if the shard
   // was lent meanwhile, waits for it; true if there was anything.
   bool ServeMail();
-  // Every kEventsPerMail client events of one loop iteration: the outboxes
-  // leave and the mail is served (Worker::OnClientEvent).
+  // Every few client events of one loop iteration (worker_internal.h): the
+  // outboxes leave and the mail is served (Worker::OnClientEvent).
   void ServeMailBetweenEvents();
-  static constexpr uint32_t kEventsPerMail = 16;
   void Handle(uint32_t from, uint64_t word);
   void HandleMail(Mail* m);
-  // Runs the commands of a client of another worker (or of this one's, on
-  // a relay) that come next for this shard, then passes the batch on.
-  void RunExecBatch(ExecBatch* b);
-  // To the next command's worker, or home with the replies (all ran, or
-  // `stopped`: the rest does not run).
-  void PassOn(ExecBatch* b, bool stopped);
-  // The first keys of the commands of `b` that run here next, prefetched
-  // (if there are two or more).
-  void PrefetchRun(const ExecBatch& b);
-  void FinishExecBatch(ExecBatch* b);
-  void SendOpenBatch(Client& c);
-  // A relay of reads over several workers, as a read group: one part per
-  // worker, all sent at once (this worker's run now); false if it touches
-  // one worker only. FinishReadPart takes each part back, and when all are,
-  // checks that no shard changed since it was read: then the replies go to
-  // the client in order; else the relay runs after all.
-  bool SendReadGroup(ExecBatch* relay);
-  void FinishReadPart(ExecBatch* part);
-  // Appends a command to the client's open relay (opening one whose first
-  // stop is `target`), with its first key's probe if made (`key`: the
-  // worker that runs it need not hash it again); a PUBLISH's remote part
-  // carries the count delivered
-  // here. A closed client's goes at once, on its own.
-  void AddToBatch(Client& c, std::span<const std::string_view> args, const CommandSpec* spec,
-                  const CompactKey::Probe* key, uint32_t target, bool remote_publish, size_t published_here);
-  ExecBatch* NewBatch();
-  void RecycleBatch(ExecBatch* b);
   // Waits (handling messages, sleeping on the Waker) until `done()`. A busy
   // script's request to answer this worker's clients meanwhile
   // (ScriptBusy::serve_requested) is met with `serve_parked` (between
@@ -374,6 +344,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   BlockingWaits waits_;           // clients blocked on keys (blocking_waits.h)
   ScriptBusy script_busy_{*this};  // a script past busy-reply-threshold (script_busy.h)
   ShardRouter router_;            // the mailbox and shard lending (shard_router.h)
+  BatchRelay relay_{*this};       // client batches run on other shards (batch_relay.h)
   ClientIo io_;                   // the connection layer (client_io.h)
   TransactionRunner txn_{*this};  // MULTI/EXEC and WATCH (transaction_runner.h)
   AccessCheck access_;            // authentication and ACL checks (access_check.h)
@@ -404,13 +375,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   std::vector<size_t> key_positions_;  // scratch
   std::vector<uint32_t> shard_set_;    // scratch; the shards held while holding_
   bool holding_ = false;              // a command over several shards is running
-  std::vector<std::string_view> exec_args_;  // scratch: a remote batch's command being run
   std::vector<uint64_t> resume_;             // clients whose batch came back, to continue
   std::vector<uint64_t> kill_requests_;
-  std::vector<ExecBatch*> free_batches_;
-  std::vector<size_t> group_cursor_;  // FinishReadPart's scratch
-  uint32_t events_since_mail_ = 0;
-  std::vector<CompactKey::Probe> run_probes_;  // PrefetchRun's    // client events since the mail was last served
+  uint32_t events_since_mail_ = 0;  // client events since the mail was last served
   std::atomic<bool> snapshot_work_{false};  // a BGSAVE waits for this shard's keys
   int applied_hz_ = 0;
   uint64_t config_epoch_ = 0;

@@ -173,7 +173,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
     }
   }
   busy_client_ = nullptr;
-  SendOpenBatch(c);
+  relay_.SendOpen(c);
   // Half-closed and nothing of it running elsewhere: the rest of its input
   // can never complete a command.
   if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
@@ -330,7 +330,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   const bool open_relay = c.open_batch != nullptr && !c.open_batch->sealed && !c.open_batch->transaction;
   if (target == index_ && open_relay && relayable && !(spec->flags & kCmdBlocking) && c.authenticated &&
       c.user->unrestricted) {
-    AddToBatch(c, args, spec, spec == cmd ? hint : nullptr, target, false, 0);
+    relay_.Add(c, args, spec, spec == cmd ? hint : nullptr, target, false, 0);
     return Route::kDone;
   }
   if (target == index_) {
@@ -366,51 +366,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     // of its own whose reply nobody waits for.
     published_here = Publish(args[1], args[2], true);
   }
-  AddToBatch(c, args, spec, spec == cmd ? hint : nullptr, target, remote_publish, published_here);
+  relay_.Add(c, args, spec, spec == cmd ? hint : nullptr, target, remote_publish, published_here);
   return Route::kDone;
-}
-
-void Worker::AddToBatch(Client& c, std::span<const std::string_view> args, const CommandSpec* spec,
-                        const CompactKey::Probe* key, uint32_t target, bool remote_publish, size_t published_here) {
-  const bool detached = c.closed;
-  ExecBatch* b = detached ? nullptr : c.open_batch;
-  if (b == nullptr) {
-    b = NewBatch();
-    b->from = index_;
-    b->target = target;
-    b->client_id = c.id;
-    b->db = c.db;
-    b->resp = c.resp;
-    b->user = c.user;
-    b->user_ref = c.user_ref;  // (null for the default user: no reference counting)
-    if (!detached) c.open_batch = b;
-  }
-  uint32_t argc = static_cast<uint32_t>(args.size());
-  for (std::string_view a : args) {
-    b->bytes.append(a);
-    b->arg_sizes.push_back(static_cast<uint32_t>(a.size()));
-  }
-  if (remote_publish) {
-    // The count here travels as a fourth argument, which PUBLISH's handler
-    // adds to the target's (a client cannot send one: the arity was checked
-    // above).
-    const std::string local = std::to_string(published_here);
-    b->bytes.append(local);
-    b->arg_sizes.push_back(static_cast<uint32_t>(local.size()));
-    argc++;
-  } else {
-    b->only_publishes = false;
-  }
-  b->commands.push_back({spec, argc, target, key != nullptr ? *key : CompactKey::Probe{}});
-  if (!(spec->flags & kCmdReadonly) || (spec->flags & (kCmdScript | kCmdBlocking)) || remote_publish)
-    b->reads_only = false;
-  // Nothing of the client runs after a blocking command before its outcome.
-  if (spec->flags & kCmdBlocking) b->sealed = true;
-  if (detached) {
-    router_.Send(target, b);
-    return;
-  }
-  c.last_cmd = spec;
 }
 
 uint64_t Worker::ExecuteHolding(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,

@@ -1,8 +1,9 @@
 // What the worker's source files (worker.cc, worker_input.cc,
 // worker_mailbox.cc, worker_output.cc, worker_script.cc) and its parts'
-// (blocking_waits.cc, script_busy.cc, shard_router.cc, transaction_runner.cc:
-// friends of Worker) share: a few limits, small helpers, and the functions
-// more than one of them calls inline (Run, CallHandler, WaitUntil).
+// (batch_relay.cc, blocking_waits.cc, script_busy.cc, shard_router.cc,
+// transaction_runner.cc: friends of Worker) share: a few limits, small
+// helpers, and the functions more than one of them calls inline (Run,
+// CallHandler, WaitUntil).
 #pragma once
 
 #include <poll.h>
@@ -25,6 +26,9 @@ inline constexpr int64_t kIdleBufferFreeMs = 2000;
 inline constexpr size_t kSnapshotSlice = 1000;
 // Batches kept for reuse per worker (their buffers keep their capacity).
 inline constexpr size_t kFreeBatches = 64;
+// Client events of one loop iteration between two servings of the mail
+// (Worker::ServeMailBetweenEvents).
+inline constexpr uint32_t kEventsPerMail = 16;
 
 inline std::string Upper(std::string_view s) {
   std::string out(s);
@@ -82,7 +86,7 @@ inline void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
 }
 
 // Runs one command on `shard` and counts it (ExecuteCommand for a client of
-// this worker, RunExecBatch for another worker's batch).
+// this worker, BatchRelay::Run for another worker's batch).
 inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args, ReplyWriter& reply,
                      Shard& shard, const CompactKey::Probe* hint, int64_t now_ms, uint64_t start) {
   CommandStats& st = command_stats_[cmd->id];

@@ -93,7 +93,7 @@ struct ExecBatch final : Mail {
   static constexpr uint32_t kNoRerun = 0xFFFFFFFF;
   uint32_t rerun_from = kNoRerun;
   // Every command is read-only: the relay may run as a read group
-  // (Worker::SendOpenBatch), its parts on every worker at once.
+  // (BatchRelay::SendOpen), its parts on every worker at once.
   bool reads_only = true;
   // A read group: on the relay (kept on the client's worker meanwhile), its
   // parts by worker (null where it has none) and how many are still out; on

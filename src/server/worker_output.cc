@@ -81,11 +81,11 @@ void Worker::FreeClient(Client& c) {
   close(c.fd);
   io_.Forget(c);
   if (c.open_batch != nullptr) {
-    RecycleBatch(c.open_batch);
+    relay_.Recycle(c.open_batch);
     c.open_batch = nullptr;
   }
   if (c.pending != nullptr) {
-    RecycleBatch(c.pending);
+    relay_.Recycle(c.pending);
     c.pending = nullptr;
   }
   auto it = clients_.find(c.id);

@@ -12,6 +12,13 @@ LuaEngine& Worker::lua() {
   return *lua_;
 }
 
+bool Worker::HoldsShard(uint32_t s) const {
+  if (nworkers_ == 1) return true;
+  for (uint32_t h : held_workers())
+    if (h == s) return true;
+  return false;
+}
+
 size_t Worker::LuaEvalBytes() const { return lua_ == nullptr ? 0 : lua_->EvalMemoryBytes(); }
 void Worker::SyncScripts() {
   if (lua_ != nullptr) lua_->SyncEpoch();
@@ -95,7 +102,7 @@ void Worker::RunPending(Client& c) {
   if (paused || c.closed) return;
   c.pending = nullptr;
   c.pending_next = 0;
-  RecycleBatch(b);
+  relay_.Recycle(b);
 }
 
 }  // namespace peregrine

@@ -1,0 +1,335 @@
+// BatchRelay: relays, read groups and the batches other workers send (see
+// batch_relay.h, docs/transactions.md "Pipelines and reply order").
+#include "server/batch_relay.h"
+
+#include <algorithm>
+
+#include "server/worker.h"
+#include "server/worker_internal.h"
+
+namespace peregrine {
+
+BatchRelay::~BatchRelay() {
+  for (ExecBatch* b : free_batches_) delete b;
+}
+
+void BatchRelay::Add(Client& c, std::span<const std::string_view> args, const CommandSpec* spec,
+                     const CompactKey::Probe* key, uint32_t target, bool remote_publish, size_t published_here) {
+  const bool detached = c.closed;
+  ExecBatch* b = detached ? nullptr : c.open_batch;
+  if (b == nullptr) {
+    b = NewBatch();
+    b->from = worker_.index_;
+    b->target = target;
+    b->client_id = c.id;
+    b->db = c.db;
+    b->resp = c.resp;
+    b->user = c.user;
+    b->user_ref = c.user_ref;  // (null for the default user: no reference counting)
+    if (!detached) c.open_batch = b;
+  }
+  uint32_t argc = static_cast<uint32_t>(args.size());
+  for (std::string_view a : args) {
+    b->bytes.append(a);
+    b->arg_sizes.push_back(static_cast<uint32_t>(a.size()));
+  }
+  if (remote_publish) {
+    // The count here travels as a fourth argument, which PUBLISH's handler
+    // adds to the target's (a client cannot send one: the arity was checked
+    // above).
+    const std::string local = std::to_string(published_here);
+    b->bytes.append(local);
+    b->arg_sizes.push_back(static_cast<uint32_t>(local.size()));
+    argc++;
+  } else {
+    b->only_publishes = false;
+  }
+  b->commands.push_back({spec, argc, target, key != nullptr ? *key : CompactKey::Probe{}});
+  if (!(spec->flags & kCmdReadonly) || (spec->flags & (kCmdScript | kCmdBlocking)) || remote_publish)
+    b->reads_only = false;
+  // Nothing of the client runs after a blocking command before its outcome.
+  if (spec->flags & kCmdBlocking) b->sealed = true;
+  if (detached) {
+    worker_.router_.Send(target, b);
+    return;
+  }
+  c.last_cmd = spec;
+}
+
+ExecBatch* BatchRelay::NewBatch() {
+  if (free_batches_.empty()) return new ExecBatch();
+  ExecBatch* b = free_batches_.back();
+  free_batches_.pop_back();
+  return b;
+}
+
+void BatchRelay::Recycle(ExecBatch* b) {
+  if (free_batches_.size() >= worker_internal::kFreeBatches || b->bytes.capacity() > ClientIo::kIdleBufferKeep ||
+      b->reply.capacity() > ClientIo::kIdleBufferKeep) {
+    delete b;
+    return;
+  }
+  b->Clear();
+  free_batches_.push_back(b);
+}
+
+void BatchRelay::SendOpen(Client& c) {
+  ExecBatch* b = c.open_batch;
+  if (b == nullptr) return;
+  c.open_batch = nullptr;
+  c.batch_in_flight = true;
+  worker_.stats_.cross_shard_batches++;
+  if (b->reads_only && b->commands.size() > 1 && !b->transaction && SendReadGroup(b)) {
+    worker_.stats_.cross_shard_read_groups++;
+    return;
+  }
+  worker_.router_.Send(b->target, b);
+}
+
+bool BatchRelay::SendReadGroup(ExecBatch* relay) {
+  // (A relay with one stop is one batch already.)
+  const uint32_t first_target = relay->commands[0].target;
+  if (std::all_of(relay->commands.begin(), relay->commands.end(),
+                  [&](const ExecBatch::Command& cmd) { return cmd.target == first_target; }))
+    return false;
+  uint32_t workers = 0;
+  relay->parts.assign(worker_.nworkers_, nullptr);
+  for (const ExecBatch::Command& cmd : relay->commands) {
+    ExecBatch*& part = relay->parts[cmd.target];
+    if (part != nullptr) continue;
+    part = NewBatch();
+    part->from = worker_.index_;
+    part->target = cmd.target;
+    part->client_id = relay->client_id;
+    part->db = relay->db;
+    part->resp = relay->resp;
+    part->user = relay->user;
+    part->user_ref = relay->user_ref;
+    part->relay = relay;
+    workers++;
+  }
+  // Each part: its worker's commands, in order.
+  size_t offset = 0, arg = 0;
+  for (const ExecBatch::Command& cmd : relay->commands) {
+    ExecBatch* part = relay->parts[cmd.target];
+    for (uint32_t j = 0; j < cmd.argc; j++, arg++) {
+      part->bytes.append(relay->bytes, offset, relay->arg_sizes[arg]);
+      part->arg_sizes.push_back(relay->arg_sizes[arg]);
+      offset += relay->arg_sizes[arg];
+    }
+    part->commands.push_back(cmd);
+  }
+  relay->parts_out = workers;
+  // The shards' versions before anything of the group runs: if they are
+  // the same when every part is back, each part read what was there now.
+  for (ExecBatch* part : relay->parts)
+    if (part != nullptr) part->version = worker_.server_.shard(part->target).version();
+  for (ExecBatch* part : relay->parts)
+    if (part != nullptr && part->target != worker_.index_) worker_.router_.Send(part->target, part);
+  // This worker's part now (the others cannot be back before it).
+  if (ExecBatch* here = relay->parts[worker_.index_]; here != nullptr) Run(here);
+  return true;
+}
+
+void BatchRelay::FinishReadPart(ExecBatch* part) {
+  ExecBatch* relay = part->relay;
+  if (--relay->parts_out > 0) return;
+  // Every part is back. If no shard they read changed since the group was
+  // sent, each read what was there then: the group read at one point in
+  // time, between the client's earlier commands and its later ones.
+  bool held = true;
+  for (ExecBatch* p : relay->parts) {
+    if (p == nullptr) continue;
+    if (!p->finished() || p->cut || p->reply_ends.size() != p->commands.size() ||
+        worker_.server_.shard(p->target).version() != p->version)
+      held = false;
+  }
+  auto it = worker_.clients_.find(relay->client_id);
+  Client* c = it != worker_.clients_.end() && !it->second->closed ? it->second.get() : nullptr;
+  if (c != nullptr && held) {
+    // The replies, in the order of the commands.
+    group_cursor_.assign(worker_.nworkers_, 0);
+    for (const ExecBatch::Command& cmd : relay->commands) {
+      const ExecBatch* p = relay->parts[cmd.target];
+      const size_t k = group_cursor_[cmd.target]++;
+      const size_t begin = k == 0 ? 0 : p->reply_ends[k - 1];
+      c->out.Append(std::string_view(p->reply.data() + begin, p->reply_ends[k] - begin));
+    }
+  }
+  for (ExecBatch*& p : relay->parts)
+    if (p != nullptr) {
+      p->relay = nullptr;
+      Recycle(p);
+    }
+  relay->parts.clear();
+  if (c == nullptr) {
+    Recycle(relay);
+    return;
+  }
+  if (!held) {
+    // Something changed meanwhile: the reads run again, one after another,
+    // as a relay (always in order; a busy shard cannot keep them waiting).
+    relay->reads_only = false;
+    worker_.stats_.cross_shard_read_group_reruns++;
+    worker_.router_.Send(relay->target, relay);
+    return;
+  }
+  c->batch_in_flight = false;
+  if (!worker_.io_.OverOutputLimit(*c)) {
+    worker_.io_.QueueWrite(*c);
+    worker_.resume_.push_back(c->id);
+  }
+  c->rerun_deadline_ms = -1;
+  Recycle(relay);
+}
+
+void BatchRelay::Run(ExecBatch* b) {
+  worker_.ApplyConfigIfChanged();
+  worker_.proxy_.id = b->client_id;
+  worker_.proxy_.home = b->from;
+  worker_.proxy_.db = b->db;
+  worker_.proxy_.resp = b->resp;
+  worker_.proxy_.user = b->user;
+  worker_.proxy_.authenticated = true;
+  ReplyWriter reply(&b->reply, b->resp, &worker_);
+  const int64_t now_ms = UnixTimeMs();
+  const uint64_t hard_limit = worker_.server_.config().output_buffer_limits[Config::kNormalClients].hard;
+  uint64_t t = CycleClock::Now();
+  bool stopped = false;  // the rest does not run: the batch goes home now
+  if (b->transaction) [[unlikely]] {
+    // A whole MULTI ... EXEC (SendTransaction): one array, or a null array
+    // if the client's WATCH failed; nothing blocks, woken clients wait for
+    // its end.
+    if (b->watch != nullptr &&
+        (b->watch->Dirty() || (b->watch_deadline_ms >= 0 && b->watch_deadline_ms <= now_ms))) {
+      reply.NullArray();
+      stopped = true;  // nothing runs
+    } else {
+      reply.ArrayHeader(b->commands.size());
+      worker_.in_exec_ = true;
+      worker_.aof_log_.BeginGather();  // its writes are one transaction in the append-only file
+    }
+  }
+  const bool part = b->relay != nullptr;
+  if (!stopped) Prefetch(*b);
+  if (!stopped) {
+    b->RunFrom(worker_.index_, &exec_args_, [&](size_t i, const ExecBatch::Command& cmd,
+                                                 std::span<const std::string_view> args) {
+      worker_.proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
+      // Its first key as the client's worker encoded and hashed it, the
+      // view onto this batch's copy: the handler's hint.
+      CompactKey::Probe key;
+      const CompactKey::Probe* hint = nullptr;
+      if (!cmd.key.bytes.empty()) [[likely]] {
+        key = cmd.key;
+        key.bytes = args[static_cast<size_t>(cmd.spec->first_key)];
+        hint = &key;
+      }
+      t = worker_.Run(worker_.proxy_, cmd.spec, args, reply, worker_.shard_, hint, now_ms, t);
+      if (part) b->reply_ends.push_back(static_cast<uint32_t>(b->reply.size()));
+      if (worker_.TakeScriptRerun()) [[unlikely]] {
+        // A script touched a key of another shard before writing: it and the
+        // commands after it go back to the client's worker, which runs them
+        // (the script holding every shard) before anything else of the client.
+        b->rerun_from = static_cast<uint32_t>(i);
+        stopped = true;
+        return false;
+      }
+      if (worker_.waits_.blocked_now() != nullptr) [[unlikely]] {
+        b->blocked = worker_.waits_.TakeBlockedNow();  // the last command of its (sealed) batch
+        stopped = true;
+        return false;
+      }
+      if (reply.cut()) {  // the client is closed when the batch returns
+        b->cut = true;
+        stopped = true;
+        return false;
+      }
+      // Past the output buffer's hard limit the client is closed when the
+      // replies reach it, without running the rest (Redis stops reading a
+      // client it will close): do not build replies nobody will get.
+      if (hard_limit != 0 && b->reply.size() >= hard_limit) stopped = true;
+      return !stopped;
+    });
+  }
+  if (worker_.in_exec_ && b->transaction) {
+    worker_.in_exec_ = false;
+    worker_.aof_log_.EndGather();
+    if (worker_.waits_.has_ready()) worker_.waits_.ServeReadyKeys(now_ms);
+  }
+  PassOn(b, stopped);
+}
+
+void BatchRelay::Prefetch(const ExecBatch& b) {
+  // Two or more commands that run here next: the prefetches ProcessInput
+  // makes for a client's own batch, by the keys' hashes made on the
+  // client's worker (every home group, then the arena lines, then the
+  // entries), so that their misses overlap.
+  const size_t n = b.commands.size();
+  if (b.next + 1 >= n || b.commands[b.next + 1].target != worker_.index_) return;
+  const Db& db = worker_.shard_.db(b.db);
+  size_t end = b.next;
+  while (end < n && b.commands[end].target == worker_.index_) end++;
+  for (size_t i = b.next; i < end; i++)
+    if (!b.commands[i].key.bytes.empty()) db.PrefetchGroup(b.commands[i].key.hash);
+  for (size_t i = b.next; i < end; i++)
+    if (!b.commands[i].key.bytes.empty()) db.PrefetchArena(b.commands[i].key.hash);
+  for (size_t i = b.next; i < end; i++)
+    if (!b.commands[i].key.bytes.empty()) db.PrefetchEntry(b.commands[i].key.hash);
+}
+
+void BatchRelay::PassOn(ExecBatch* b, bool stopped) {
+  if (!stopped && !b->finished()) {
+    // The next command runs on another worker (the client's own, maybe):
+    // the batch goes there, after what this one ran.
+    b->target = b->commands[b->next].target;
+    worker_.router_.Send(b->target, b);
+    return;
+  }
+  b->kind = Mail::Kind::kExecDone;
+  if (b->from == worker_.index_) {
+    Finish(b);  // the relay ended at the client's own worker
+    return;
+  }
+  worker_.router_.Send(b->from, b);
+}
+
+void BatchRelay::Finish(ExecBatch* b) {
+  if (b->relay != nullptr) {
+    FinishReadPart(b);
+    return;
+  }
+  auto it = worker_.clients_.find(b->client_id);
+  if (it != worker_.clients_.end() && !it->second->closed) {
+    Client& c = *it->second;
+    c.out.Take(b->reply);
+    c.batch_in_flight = false;
+    if (b->transaction) worker_.Unwatch(c);  // (only now: the watch was checked there)
+    if (b->rerun_from != ExecBatch::kNoRerun && !b->cut) [[unlikely]] {
+      c.pending = b;
+      c.pending_next = b->rerun_from;
+      worker_.resume_.push_back(c.id);
+      worker_.io_.QueueWrite(c);
+      return;
+    }
+    if (b->cut) {
+      worker_.io_.CloseOverLimit(c);
+    } else if (!worker_.io_.OverOutputLimit(c)) {
+      worker_.io_.QueueWrite(c);
+      if (b->blocked != nullptr && !c.read_closed)
+        worker_.waits_.BlockClient(c, std::move(b->blocked));
+      else
+        worker_.resume_.push_back(c.id);
+    }
+    c.rerun_deadline_ms = -1;  // a re-run that came back without blocking
+    // Stopped reading meanwhile: the wait goes, unless it was served already
+    // (then its outcome is delivered: the client can still read).
+    if (b->blocked != nullptr && c.read_closed && !c.closed && !worker_.waits_.CancelBlocked(b->blocked))
+      worker_.waits_.BlockClient(c, std::move(b->blocked));
+  }
+  // Blocked, but the client went meanwhile.
+  if (b->blocked != nullptr) worker_.waits_.CancelBlocked(b->blocked);
+  Recycle(b);
+}
+
+}  // namespace peregrine
