@@ -177,7 +177,8 @@ def load_generator(r: Runner, a, ccores: str, port: int, cluster: bool, cmd: str
                    secs: int, prefill: bool = False) -> dict:
     conns = a.client_threads * a.conns
     if r.has("memtier_benchmark"):
-        out = tempfile.mktemp(suffix=".json")
+        fd, out = tempfile.mkstemp(suffix=".json", prefix="memtier-")
+        os.close(fd)
         args = ["-s", "127.0.0.1", "-p", str(port), "--hide-histogram", "--json-out-file", out,
                 "-t", str(a.client_threads), "-c", str(a.conns), "--pipeline", str(pipeline),
                 "--key-maximum", str(a.keys), "-d", str(a.size), "--distinct-client-seed"]

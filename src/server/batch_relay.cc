@@ -98,13 +98,8 @@ bool BatchRelay::SendReadGroup(ExecBatch* relay) {
     ExecBatch*& part = relay->parts[cmd.target];
     if (part != nullptr) continue;
     part = NewBatch();
-    part->from = worker_.index_;
+    part->SameClientAs(*relay);
     part->target = cmd.target;
-    part->client_id = relay->client_id;
-    part->db = relay->db;
-    part->resp = relay->resp;
-    part->user = relay->user;
-    part->user_ref = relay->user_ref;
     part->relay = relay;
     workers++;
   }
@@ -169,7 +164,6 @@ void BatchRelay::FinishReadPart(ExecBatch* part) {
   if (!held) {
     // Something changed meanwhile: the reads run again, one after another,
     // as a relay (always in order; a busy shard cannot keep them waiting).
-    relay->reads_only = false;
     worker_.stats_.cross_shard_read_group_reruns++;
     worker_.router_.Send(relay->target, relay);
     return;

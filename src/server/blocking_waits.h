@@ -90,10 +90,15 @@ class BlockingWaits {
   // The client stops being counted and timed as blocked.
   void Unblocked(Client& c, const BlockedClient& w);
   // Replies the timeout to the clients whose deadline passed (the loop's
-  // before-sleep hook, which then wakes for next_deadline_ms()).
+  // before-sleep hook, which then wakes for the next one).
   void ExpireBlocked();
   bool has_deadlines() const { return !block_timers_.empty(); }
   int64_t next_deadline_ms() const { return block_timers_.begin()->first; }
+  // How long the loop may wait before the next deadline (0 to 1000 ms; a
+  // timer wakes it at least every second anyway). REQUIRES: has_deadlines().
+  int WaitMsToNextDeadline(int64_t now_ms) const {
+    return static_cast<int>(std::clamp<int64_t>(next_deadline_ms() - now_ms, 0, 1000));
+  }
   // A woken client whose command needs shards the waker did not hold: runs
   // it again here.
   void RerunBlocked(Client& c, const BlockedClient& w);

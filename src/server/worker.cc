@@ -92,7 +92,7 @@ bool Worker::Init() {
     if (!resume_.empty()) ResumeClients();
     if (!resume_.empty()) loop_.WakeWithin(0);
     if (waits_.has_deadlines())
-      loop_.WakeWithin(static_cast<int>(std::clamp<int64_t>(waits_.next_deadline_ms() - UnixTimeMs(), 0, 1000)));
+      loop_.WakeWithin(waits_.WaitMsToNextDeadline(UnixTimeMs()));
     io_.FlushPending();
     to_free_.clear();
     if (expire_pressure_) {

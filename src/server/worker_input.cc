@@ -327,7 +327,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // A command for this shard after others that run elsewhere joins their
   // relay, and runs here when it comes back (a restricted user's is
   // checked here first, below, in order).
-  const bool open_relay = c.open_batch != nullptr && !c.open_batch->sealed && !c.open_batch->transaction;
+  const bool open_relay = c.open_batch != nullptr && !c.open_batch->sealed;  // (a whole MULTI/EXEC is sealed)
   if (target == index_ && open_relay && relayable && !(spec->flags & kCmdBlocking) && c.authenticated &&
       c.user->unrestricted) {
     relay_.Add(c, args, spec, spec == cmd ? hint : nullptr, target, false, 0);

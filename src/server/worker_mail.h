@@ -112,6 +112,17 @@ struct ExecBatch final : Mail {
   std::shared_ptr<WatchState> watch;
   int64_t watch_deadline_ms = -1;
 
+  // A batch for the same client as `o` (its worker, database, protocol and
+  // ACL user).
+  void SameClientAs(const ExecBatch& o) {
+    from = o.from;
+    client_id = o.client_id;
+    db = o.db;
+    resp = o.resp;
+    user = o.user;
+    user_ref = o.user_ref;
+  }
+
   // Calls f(i, command, args) for the commands from `next` on that run on
   // worker `here`, moving `next` past each; stops before one for another
   // worker, or after one for which f returns false. `args` is scratch.

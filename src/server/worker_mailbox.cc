@@ -187,7 +187,7 @@ int Worker::BeforeWait() {
   int cap = router_.ring_full() ? 1 : -1;
   // A client the mail blocked (a BLPOP that ran elsewhere) times out on time.
   if (work && waits_.has_deadlines()) {
-    const int until = static_cast<int>(std::clamp<int64_t>(waits_.next_deadline_ms() - UnixTimeMs(), 0, 1000));
+    const int until = waits_.WaitMsToNextDeadline(UnixTimeMs());
     cap = cap < 0 ? until : std::min(cap, until);
   }
   return cap;
