@@ -11,6 +11,9 @@ namespace peregrine {
 
 BatchRelay::~BatchRelay() {
   for (ExecBatch* b : free_batches_) delete b;
+  // (At shutdown: parts and batches still waiting for their turn.)
+  for (auto& [ticket, b] : early_) delete b;
+  for (const Waiting& w : waiting_) delete w.batch;
 }
 
 void BatchRelay::Add(Client& c, std::span<const std::string_view> args, const CommandSpec* spec,
@@ -47,6 +50,7 @@ void BatchRelay::Add(Client& c, std::span<const std::string_view> args, const Co
   b->commands.push_back({spec, argc, target, key != nullptr ? *key : CompactKey::Probe{}});
   if (!(spec->flags & kCmdReadonly) || (spec->flags & (kCmdScript | kCmdBlocking)) || remote_publish)
     b->reads_only = false;
+  if ((spec->flags & (kCmdScript | kCmdBlocking)) || remote_publish) b->plain = false;
   // Nothing of the client runs after a blocking command before its outcome.
   if (spec->flags & kCmdBlocking) b->sealed = true;
   if (detached) {
@@ -79,14 +83,16 @@ void BatchRelay::SendOpen(Client& c) {
   c.open_batch = nullptr;
   c.batch_in_flight = true;
   worker_.stats_.cross_shard_batches++;
-  if (b->reads_only && b->commands.size() > 1 && !b->transaction && SendReadGroup(b)) {
-    worker_.stats_.cross_shard_read_groups++;
-    return;
+  if (b->commands.size() > 1 && !b->transaction && b->plain) {
+    if (b->reads_only ? SendReadGroup(b) : SendWriteGroup(b)) {
+      (b->reads_only ? worker_.stats_.cross_shard_read_groups : worker_.stats_.cross_shard_write_groups)++;
+      return;
+    }
   }
   worker_.router_.Send(b->target, b);
 }
 
-bool BatchRelay::SendReadGroup(ExecBatch* relay) {
+bool BatchRelay::Split(ExecBatch* relay) {
   // (A relay with one stop is one batch already.)
   const uint32_t first_target = relay->commands[0].target;
   if (std::all_of(relay->commands.begin(), relay->commands.end(),
@@ -115,6 +121,21 @@ bool BatchRelay::SendReadGroup(ExecBatch* relay) {
     part->commands.push_back(cmd);
   }
   relay->parts_out = workers;
+  return true;
+}
+
+void BatchRelay::DropParts(ExecBatch* relay) {
+  for (ExecBatch*& p : relay->parts)
+    if (p != nullptr) {
+      p->relay = nullptr;  // (its destructor would count it out of the relay)
+      Recycle(p);
+    }
+  relay->parts.clear();
+  relay->parts_out = 0;
+}
+
+bool BatchRelay::SendReadGroup(ExecBatch* relay) {
+  if (!Split(relay)) return false;
   // The shards' versions before anything of the group runs: if they are
   // the same when every part is back, each part read what was there now.
   for (ExecBatch* part : relay->parts)
@@ -122,41 +143,61 @@ bool BatchRelay::SendReadGroup(ExecBatch* relay) {
   for (ExecBatch* part : relay->parts)
     if (part != nullptr && part->target != worker_.index_) worker_.router_.Send(part->target, part);
   // This worker's part now (the others cannot be back before it).
-  if (ExecBatch* here = relay->parts[worker_.index_]; here != nullptr) Run(here);
+  if (ExecBatch* here = relay->parts[worker_.index_]; here != nullptr) Arrive(here);
   return true;
 }
 
-void BatchRelay::FinishReadPart(ExecBatch* part) {
+bool BatchRelay::SendWriteGroup(ExecBatch* relay) {
+  if (!Split(relay)) return false;
+  group_shards_.clear();
+  for (ExecBatch* part : relay->parts)
+    if (part != nullptr) group_shards_.push_back(part->target);
+  group_tickets_.resize(group_shards_.size());
+  // A ticket on every shard of the group before any part runs: whoever
+  // sees one part's effect then finds the others' tickets taken on their
+  // shards, and waits for them (claims.h).
+  if (!worker_.server_.claims().Register(group_shards_, group_tickets_.data())) {
+    DropParts(relay);  // a shard is lent or held: one shard after another
+    return false;
+  }
+  for (size_t i = 0; i < group_shards_.size(); i++) relay->parts[group_shards_[i]]->ticket = group_tickets_[i];
+  for (ExecBatch* part : relay->parts)
+    if (part != nullptr && part->target != worker_.index_) worker_.router_.Send(part->target, part);
+  if (ExecBatch* here = relay->parts[worker_.index_]; here != nullptr) Arrive(here);
+  return true;
+}
+
+void BatchRelay::MergeReplies(const ExecBatch& relay, Client& c) {
+  group_cursor_.assign(worker_.nworkers_, 0);
+  for (const ExecBatch::Command& cmd : relay.commands) {
+    const ExecBatch* p = relay.parts[cmd.target];
+    const size_t k = group_cursor_[cmd.target]++;
+    if (k >= p->reply_ends.size()) continue;  // (a part that stopped: the client is being closed)
+    const size_t begin = k == 0 ? 0 : p->reply_ends[k - 1];
+    c.out.Append(std::string_view(p->reply.data() + begin, p->reply_ends[k] - begin));
+  }
+}
+
+void BatchRelay::FinishPart(ExecBatch* part) {
   ExecBatch* relay = part->relay;
   if (--relay->parts_out > 0) return;
-  // Every part is back. If no shard they read changed since the group was
-  // sent, each read what was there then: the group read at one point in
-  // time, between the client's earlier commands and its later ones.
-  bool held = true;
+  // Every part is back. A read group's replies stand if no shard they read
+  // changed since the group was sent: each read what was there then, and
+  // the group read at one point in time, between the client's earlier
+  // commands and its later ones. A write group's always do (its tickets
+  // put it at one point on every shard).
+  const bool writes = !relay->reads_only;
+  bool held = true, stopped = false;
   for (ExecBatch* p : relay->parts) {
     if (p == nullptr) continue;
-    if (!p->finished() || p->cut || p->reply_ends.size() != p->commands.size() ||
-        worker_.server_.shard(p->target).version() != p->version)
-      held = false;
+    if (!p->finished() || p->cut || p->reply_ends.size() != p->commands.size()) stopped = true;
+    if (!writes && worker_.server_.shard(p->target).version() != p->version) held = false;
   }
+  if (!writes && stopped) held = false;
   auto it = worker_.clients_.find(relay->client_id);
   Client* c = it != worker_.clients_.end() && !it->second->closed ? it->second.get() : nullptr;
-  if (c != nullptr && held) {
-    // The replies, in the order of the commands.
-    group_cursor_.assign(worker_.nworkers_, 0);
-    for (const ExecBatch::Command& cmd : relay->commands) {
-      const ExecBatch* p = relay->parts[cmd.target];
-      const size_t k = group_cursor_[cmd.target]++;
-      const size_t begin = k == 0 ? 0 : p->reply_ends[k - 1];
-      c->out.Append(std::string_view(p->reply.data() + begin, p->reply_ends[k] - begin));
-    }
-  }
-  for (ExecBatch*& p : relay->parts)
-    if (p != nullptr) {
-      p->relay = nullptr;
-      Recycle(p);
-    }
-  relay->parts.clear();
+  if (c != nullptr && held) MergeReplies(*relay, *c);
+  DropParts(relay);
   if (c == nullptr) {
     Recycle(relay);
     return;
@@ -169,12 +210,72 @@ void BatchRelay::FinishReadPart(ExecBatch* part) {
     return;
   }
   c->batch_in_flight = false;
+  worker_.io_.HoldReading(*c);
+  c->rerun_deadline_ms = -1;
+  Recycle(relay);
+  // A write group's part stops only for a reply over the output limits.
+  if (writes && stopped) {
+    worker_.io_.CloseOverLimit(*c);
+    return;
+  }
   if (!worker_.io_.OverOutputLimit(*c)) {
     worker_.io_.QueueWrite(*c);
     worker_.resume_.push_back(c->id);
   }
-  c->rerun_deadline_ms = -1;
-  Recycle(relay);
+}
+
+bool BatchRelay::Drained() const { return worker_.server_.claims().registered(worker_.index_) == done_; }
+
+bool BatchRelay::HoldClient(Client& c) {
+  if (c.claim_wait) return true;
+  const uint64_t registered = worker_.server_.claims().registered(worker_.index_);
+  if (registered == done_) [[likely]]
+    return false;
+  c.claim_wait = true;
+  waiting_.push_back({registered, nullptr, c.id});
+  return true;
+}
+
+void BatchRelay::Arrive(ExecBatch* b) {
+  if (b->ticket != 0) {
+    if (b->ticket != done_ + 1) {
+      early_.emplace(b->ticket, b);  // (its turn comes when the one before it has run)
+      return;
+    }
+    Run(b);
+    done_++;
+    Advance();
+    return;
+  }
+  // Waits for the tickets taken before it arrived: a group a part of which
+  // its client may have seen has its ticket here among them.
+  const uint64_t registered = worker_.server_.claims().registered(worker_.index_);
+  if (!waiting_.empty() || registered != done_) {
+    waiting_.push_back({registered, b, 0});
+    return;
+  }
+  Run(b);
+}
+
+void BatchRelay::Advance() {
+  for (auto it = early_.begin(); it != early_.end() && it->first == done_ + 1; it = early_.begin()) {
+    ExecBatch* p = it->second;
+    early_.erase(it);
+    Run(p);
+    done_++;
+  }
+  while (!waiting_.empty() && waiting_.front().ticket <= done_) {
+    const Waiting w = waiting_.front();
+    waiting_.pop_front();
+    if (w.batch != nullptr) {
+      Run(w.batch);
+      continue;
+    }
+    auto it = worker_.clients_.find(w.client_id);
+    if (it == worker_.clients_.end()) continue;
+    it->second->claim_wait = false;
+    worker_.resume_.push_back(w.client_id);
+  }
 }
 
 void BatchRelay::Run(ExecBatch* b) {
@@ -290,7 +391,7 @@ void BatchRelay::PassOn(ExecBatch* b, bool stopped) {
 
 void BatchRelay::Finish(ExecBatch* b) {
   if (b->relay != nullptr) {
-    FinishReadPart(b);
+    FinishPart(b);
     return;
   }
   auto it = worker_.clients_.find(b->client_id);
@@ -298,6 +399,7 @@ void BatchRelay::Finish(ExecBatch* b) {
     Client& c = *it->second;
     c.out.Take(b->reply);
     c.batch_in_flight = false;
+    worker_.io_.HoldReading(c);
     if (b->transaction) worker_.Unwatch(c);  // (only now: the watch was checked there)
     if (b->rerun_from != ExecBatch::kNoRerun && !b->cut) [[unlikely]] {
       c.pending = b;

@@ -5,7 +5,10 @@
 // worker, each running the commands that come next for its shard, the last
 // sending the replies home; a relay of reads over several workers goes as a
 // read group instead, one part per worker at once, whose replies stand if no
-// shard it read changed meanwhile.
+// shard it read changed meanwhile; a relay with writes over several workers
+// as a write group, one part per worker at once, each taking its place on
+// its shard by a ticket (server/claims.h) that everything else on the shard
+// waits for.
 //
 // Owned by its Worker and used only on its thread (a friend of it: it runs
 // commands through Worker::Run with the worker's proxy client, sends mail
@@ -14,6 +17,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -49,6 +54,16 @@ class BatchRelay {
   void PassOn(ExecBatch* b, bool stopped);
   // A batch of this worker's client back: its replies to the client.
   void Finish(ExecBatch* b);
+  // A batch another worker sent (or this one's write group part): a part
+  // runs in its ticket's order; any other batch once the tickets taken on
+  // this shard before it arrived have run.
+  void Arrive(ExecBatch* b);
+  // Before a command of a client of this worker runs on this worker's
+  // shard: true if tickets taken before now have not all run. Then the
+  // client waits (Route::kPause) and is resumed once they have.
+  bool HoldClient(Client& c);
+  // Whether every ticket taken on this shard has run (it may be lent).
+  bool Drained() const;
   // Batches for reuse (their buffers keep their room).
   ExecBatch* NewBatch();
   void Recycle(ExecBatch* b);
@@ -56,19 +71,47 @@ class BatchRelay {
  private:
   // A relay of reads over several workers as a read group: one part per
   // worker, all sent at once (this worker's run now); false if it touches
-  // one worker only. FinishReadPart takes each part back; when all are, the
+  // one worker only. FinishPart takes each part back; when all are, the
   // replies go to the client in order if no shard changed since the group
   // left, else the relay runs after all.
   bool SendReadGroup(ExecBatch* relay);
-  void FinishReadPart(ExecBatch* part);
+  // A relay with writes over several workers as a write group: one part per
+  // worker, each with its ticket; false (nothing sent) if it touches one
+  // worker only or a shard is closed to groups (claims.h).
+  bool SendWriteGroup(ExecBatch* relay);
+  // The relay's commands split by worker (relay->parts); false if they all
+  // run on one.
+  bool Split(ExecBatch* relay);
+  void DropParts(ExecBatch* relay);
+  void FinishPart(ExecBatch* part);
+  // A part's replies in the order of the group's commands (all back).
+  void MergeReplies(const ExecBatch& relay, Client& c);
+  // A part that came in its turn has run: the parts after it that came
+  // early, then the batches and clients that waited for them.
+  void Advance();
   // The first keys of the commands that run here next, prefetched (two or
   // more).
   void Prefetch(const ExecBatch& b);
 
   Worker& worker_;
   std::vector<ExecBatch*> free_batches_;
-  std::vector<size_t> group_cursor_;         // FinishReadPart's scratch
+  std::vector<size_t> group_cursor_;         // FinishPart's scratch
   std::vector<std::string_view> exec_args_;  // scratch: the command of a batch being run
+  std::vector<uint32_t> group_shards_;       // scratch: a write group's workers
+  std::vector<uint64_t> group_tickets_;      // scratch: their tickets
+
+  // This shard's side of the write groups' tickets: the last that ran,
+  // the parts that came before their turn, and the batches and clients
+  // waiting for the tickets taken before they arrived (in arrival order,
+  // so by increasing ticket).
+  uint64_t done_ = 0;
+  std::map<uint64_t, ExecBatch*> early_;
+  struct Waiting {
+    uint64_t ticket;
+    ExecBatch* batch;    // or null: a client's
+    uint64_t client_id;
+  };
+  std::deque<Waiting> waiting_;
 };
 
 }  // namespace peregrine

@@ -156,6 +156,9 @@ struct Client final : IoHandler {
   // pending_next, before anything the client sent later.
   ExecBatch* pending = nullptr;
   size_t pending_next = 0;
+  // Its next command on this worker's shard waits for write groups
+  // registered on it before it looked (BatchRelay::HoldClient).
+  bool claim_wait = false;
 
   // Blocked by BLPOP & co. (docs/blocking.md): the wait, shared with the
   // shards of its keys; its later input waits in `in` until it is over.
@@ -180,6 +183,9 @@ struct Client final : IoHandler {
   bool closed = false;             // removed from the loop; freed after the batch
   bool in_pending_writes = false;  // queued for the flush before sleeping
   bool writable_armed = false;     // EPOLLOUT registered
+  // Not read for now: its commands wait for others that run elsewhere and
+  // it has sent ClientIo::kHeldInputMax bytes more (ClientIo::HoldReading).
+  bool reading_held = false;
 };
 
 }  // namespace peregrine

@@ -331,7 +331,18 @@ ssize_t ClientIo::WriteSocket(Client& c, const char* p, size_t n) {
 
 uint32_t ClientIo::Events(const Client& c) {
   const bool out = c.writable_armed || (c.tls != nullptr && c.tls->wants_write());
-  return (c.read_closed ? 0u : static_cast<uint32_t>(EPOLLIN)) | (out ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+  return (c.read_closed || c.reading_held ? 0u : static_cast<uint32_t>(EPOLLIN)) |
+         (out ? static_cast<uint32_t>(EPOLLOUT) : 0u);
+}
+
+void ClientIo::HoldReading(Client& c) {
+  if (c.closed) return;
+  // (Only for waits that end by themselves: a blocked client stays read,
+  // so that its going away is seen.)
+  const bool hold = (c.batch_in_flight || c.claim_wait) && c.in.size() >= kHeldInputMax;
+  if (hold == c.reading_held) return;
+  c.reading_held = hold;
+  loop_.Modify(c.fd, Events(c), &c);
 }
 
 }  // namespace peregrine

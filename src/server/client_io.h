@@ -61,6 +61,13 @@ class ClientIo {
   // and, past glibc's mmap threshold, mmap/munmap calls) and freed by the
   // cron once the client has been idle for a while.
   static constexpr size_t kIdleBufferKeep = 1024 * 1024;
+  // Unread input a client whose commands wait for others running elsewhere
+  // may have: past it the socket is not read until they are back (the
+  // kernel's buffers then hold the client back, as a single-threaded server
+  // that runs each read before the next would). Without it a pipelining
+  // client is read far faster than its commands can run, its input grows
+  // to client-query-buffer-limit and it is closed.
+  static constexpr size_t kHeldInputMax = 1024 * 1024;
 
   ClientIo(Owner& owner, EventLoop& loop, ServerState& server, ServerStats& stats);
   ClientIo(const ClientIo&) = delete;
@@ -106,6 +113,10 @@ class ClientIo {
   void ForgetAll() { pending_.clear(); }
   // The epoll events the client waits for.
   static uint32_t Events(const Client& c);
+  // Stops reading the client if its input waits and has reached
+  // kHeldInputMax; reads it again once its input runs (the worker calls it
+  // after processing it).
+  void HoldReading(Client& c);
 
   // client-output-buffer-limit after replies were added to `c`: closes it
   // (dropping its pending replies, as Redis) and returns true if over.

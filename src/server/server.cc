@@ -94,6 +94,7 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
   if (n > 1)
     for (uint32_t i = 0; i < n * n; i++) rings_.push_back(std::make_unique<Ring>());
   ring_side_ = n;
+  claims_ = std::make_unique<ClaimBoard>(n);
   for (uint32_t i = 0; i < n; i++) {
     workers_.push_back(std::make_unique<Worker>(*this, i));
     shards_.push_back(&workers_[i]->shard());

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "protocol/reply.h"
+#include "server/claims.h"
 #include "server/client.h"
 #include "server/command.h"
 #include "server/config.h"
@@ -107,6 +108,8 @@ class Server final : public ServerState {
   // (Valid while the workers are being made: a worker's router takes its
   // inbound rings at construction.)
   Ring& ring(uint32_t from, uint32_t to) { return *rings_[from * ring_side_ + to]; }
+  // The tickets of write groups over several shards (claims.h).
+  ClaimBoard& claims() { return *claims_; }
   // A new connection on worker 0's listener: to the worker with the fewest.
   void Accept(int listen_fd, bool is_unix, bool tls);
   std::atomic<uint32_t>& stopped_workers() { return stopped_workers_; }
@@ -121,6 +124,7 @@ class Server final : public ServerState {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::vector<std::unique_ptr<Ring>> rings_;
   uint32_t ring_side_ = 0;  // the number of workers
+  std::unique_ptr<ClaimBoard> claims_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<SignalWatcher> signals_;
   std::atomic<uint64_t> next_client_id_{1};

@@ -51,6 +51,7 @@ void ShardRouter::OnControl(uint32_t from, Control k) {
   switch (k) {
     case Control::kLend:
       lend_queue_.push_back(from);
+      UpdateGate();
       TryLend();
       break;
     case Control::kGrant:
@@ -68,8 +69,22 @@ void ShardRouter::OnControl(uint32_t from, Control k) {
   }
 }
 
+void ShardRouter::UpdateGate() {
+  const bool closed = lent_to_ >= 0 || !lend_queue_.empty() || holds_own_ || wants_own_;
+  if (closed == gate_closed_) return;
+  gate_closed_ = closed;
+  server_.claims().SetClosed(index_, closed);
+}
+
 void ShardRouter::TryLend() {
-  if (lent_to_ >= 0 || holds_own_ || wants_own_ || (lend_paused_ && !acquiring_) || lend_queue_.empty()) return;
+  if (lent_to_ >= 0 || holds_own_ || wants_own_ || (lend_paused_ && !acquiring_) || lend_queue_.empty()) {
+    UpdateGate();  // (back, and nobody waiting for it: open)
+    return;
+  }
+  // A holder must see every write group whole or not at all: the groups
+  // registered here before the gate closed run first (their parts are on
+  // their way; Worker::Drain tries again).
+  if (!worker_.relay_.Drained()) return;
   worker_.BeforeLending();
   lent_to_ = static_cast<int32_t>(lend_queue_.front());
   lend_queue_.pop_front();
@@ -83,8 +98,15 @@ void ShardRouter::Acquire(std::span<const uint32_t> sorted) {
     if (s == index_) {
       // Lent while this worker waited for a lower shard: wait until it is
       // back, and take it before anyone else waiting for it.
+      // (And after the write groups registered on it: closed to them now,
+      // it waits for the parts already on their way.)
       wants_own_ = true;
-      worker_.WaitUntil([this] { return lent_to_ < 0; });
+      UpdateGate();
+      worker_.WaitUntil([this] {
+        if (lent_to_ >= 0) return false;
+        worker_.ServeDeferred();  // (mail kept while it was lent or a script was busy: parts among it)
+        return worker_.relay_.Drained();
+      });
       wants_own_ = false;
       holds_own_ = true;
       continue;
@@ -103,10 +125,12 @@ void ShardRouter::GiveBack(std::span<const uint32_t> sorted) {
   if (nworkers_ == 1) return;
   for (uint32_t s : sorted) {
     server_.shard(s).BumpVersion();  // (whatever the holder ran may have changed it)
-    if (s == index_)
+    if (s == index_) {
       holds_own_ = false;
-    else
+      UpdateGate();
+    } else {
       Send(s, ControlWord(index_, Control::kReturn));
+    }
   }
   FlushOutboxes();
 }

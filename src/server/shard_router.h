@@ -4,7 +4,9 @@
 // or a control word (odd). A command over several shards borrows them in
 // increasing index order (Acquire: kLend, answered kGrant), and gives them
 // back (kReturn); meanwhile the lender is parked and mail for it waits
-// (deferred) until its shard is back.
+// (deferred) until its shard is back. A shard lent, held or asked for is
+// closed to write groups (server/claims.h), and lent only once the groups
+// registered on it before have run.
 //
 // Owned by its Worker and used only on its thread. Asks of the worker (a
 // friend of it): the AOF flush before words leave (their replies acknowledge
@@ -83,9 +85,13 @@ class ShardRouter {
   void OnControl(uint32_t from, Control k);
   // While a script is busy (ScriptBusy): lend requests and eviction asks
   // are kept for when it is over.
-  void KeepLendRequest(uint32_t from) { lend_queue_.push_back(from); }
+  void KeepLendRequest(uint32_t from) {
+    lend_queue_.push_back(from);
+    UpdateGate();
+  }
   void KeepEvictRequest() { evict_requested_ = true; }
-  // Lends the shard to the next worker waiting for it, if it may.
+  // Lends the shard to the next worker waiting for it, if it may: every
+  // write group's ticket taken on it has run (BatchRelay::Drained).
   void TryLend();
   // Takes the shards `sorted` (increasing, this worker's own included) for a
   // command that spans them; GiveBack returns them.
@@ -106,6 +112,10 @@ class ShardRouter {
   std::deque<Mail*>& deferred() { return deferred_; }
 
  private:
+  // Closes this shard to write groups (claims.h) while it is lent, held or
+  // asked for, and opens it again once it is none of these.
+  void UpdateGate();
+
   Worker& worker_;
   Server& server_;
   const uint32_t index_;
@@ -119,6 +129,7 @@ class ShardRouter {
   bool lend_paused_ = false;        // just came back: serve this worker's clients once before lending again
   bool acquiring_ = false;          // waiting for another worker's grant (must lend meanwhile)
   bool evict_requested_ = false;    // another worker asked this one to evict (kEvict)
+  bool gate_closed_ = false;        // closed to write groups (UpdateGate)
   int32_t granted_by_ = -1;         // the last worker that lent its shard to this one
   std::deque<uint32_t> lend_queue_;  // workers waiting for this shard, in arrival order
   std::deque<Mail*> deferred_;

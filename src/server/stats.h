@@ -21,10 +21,12 @@ struct ServerStats {
   uint64_t client_output_buffer_limit_disconnections = 0;
   // Peregrine's own (issue #37): client batches sent to other workers (a
   // relay, or a read group's parts counted once), read groups, and read
-  // groups whose shards changed meanwhile and that ran again as a relay.
+  // groups whose shards changed meanwhile and that ran again as a relay, write
+  // groups (their parts on every worker at once, in ticket order).
   uint64_t cross_shard_batches = 0;
   uint64_t cross_shard_read_groups = 0;
   uint64_t cross_shard_read_group_reruns = 0;
+  uint64_t cross_shard_write_groups = 0;
   std::map<std::string, uint64_t> error_counts;  // by error code ("ERR", "WRONGTYPE")
 
   // Adds another worker's counters (INFO sums them).

@@ -43,6 +43,7 @@ void ServerStats::Add(const ServerStats& o) {
   cross_shard_batches += o.cross_shard_batches;
   cross_shard_read_groups += o.cross_shard_read_groups;
   cross_shard_read_group_reruns += o.cross_shard_read_group_reruns;
+  cross_shard_write_groups += o.cross_shard_write_groups;
   for (const auto& [code, n] : o.error_counts) error_counts[code] += n;
 }
 

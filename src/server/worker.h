@@ -241,6 +241,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // Drain, then the mail kept while a script was busy, then, if the shard
   // was lent meanwhile, waits for it; true if there was anything.
   bool ServeMail();
+  // The mail kept while the shard was lent or a script was busy, in order
+  // (unless the shard is lent); true if there was any.
+  bool ServeDeferred();
   // Every few client events of one loop iteration (worker_internal.h): the
   // outboxes leave and the mail is served (Worker::OnClientEvent).
   void ServeMailBetweenEvents();

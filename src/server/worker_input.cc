@@ -30,7 +30,8 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
   busy_client_ = &c;
   bool paused = false;
   // A blocked client's input waits (in order) until its wait is over.
-  while (!paused && !c.closed && !c.close_after_reply && !c.waiting() && !in.empty()) {
+  while (!paused && !c.closed && !c.close_after_reply && !c.waiting() && !in.empty() &&
+         (c.open_batch == nullptr || c.open_batch->commands.size() < kMaxRelayCommands)) {
     // 1. Parse ahead every complete command (up to kMaxBatch) without running
     //    any: their arguments are views into `in` (or blocks of their own,
     //    StartBigArg), which nothing changes until the batch has run.
@@ -178,6 +179,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
   // can never complete a command.
   if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
   if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) io_.QueueWrite(c);
+  if (&in == &c.in) io_.HoldReading(c);  // (input in the scratch buffer is small)
 }
 
 const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
@@ -252,6 +254,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
         *now_tsc = ExecuteHolding(c, args, cmd, hint, *now_tsc);
         return Route::kDone;
       }
+      if (relay_.HoldClient(c)) return Route::kPause;  // (as a command of this shard, below)
     }
     *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
     return Route::kDone;
@@ -334,7 +337,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     return Route::kDone;
   }
   if (target == index_) {
-    if (waiting) return Route::kPause;
+    // (Write groups registered on this shard before now run first.)
+    if (waiting || relay_.HoldClient(c)) return Route::kPause;
     *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, (spec != nullptr && (spec->flags & kCmdScript)) ? nullptr : &shard_);
     if (TakeScriptRerun()) [[unlikely]]
       *now_tsc = RerunHoldingAll(c, args, cmd, *now_tsc);

@@ -29,6 +29,10 @@ inline constexpr size_t kFreeBatches = 64;
 // Client events of one loop iteration between two servings of the mail
 // (Worker::ServeMailBetweenEvents).
 inline constexpr uint32_t kEventsPerMail = 16;
+// The most commands one relay (or group) of a client carries: the rest of
+// its input runs when it is back, so that one client's deep pipeline does
+// not hold a shard (or a write group's place on every shard) for long.
+inline constexpr size_t kMaxRelayCommands = 1024;
 
 inline std::string Upper(std::string_view s) {
   std::string out(s);

@@ -95,10 +95,17 @@ struct ExecBatch final : Mail {
   // Every command is read-only: the relay may run as a read group
   // (BatchRelay::SendOpen), its parts on every worker at once.
   bool reads_only = true;
-  // A read group: on the relay (kept on the client's worker meanwhile), its
-  // parts by worker (null where it has none) and how many are still out; on
-  // a part, the relay it belongs to, its shard's version when the group
-  // was sent and where each command's reply ends in `reply`.
+  // No command is a script, blocks or is a PUBLISH's remote part: the relay
+  // may run as a write group (BatchRelay::SendWriteGroup).
+  bool plain = true;
+  // A write group's part: its ticket on the target's shard (ClaimBoard),
+  // which runs it in ticket order; 0 for any other batch.
+  uint64_t ticket = 0;
+  // A read or write group: on the relay (kept on the client's worker
+  // meanwhile), its parts by worker (null where it has none) and how many
+  // are still out; on a part, the relay it belongs to, its shard's version
+  // when the group was sent (a read group's) and where each command's reply
+  // ends in `reply`.
   std::vector<ExecBatch*> parts;
   uint32_t parts_out = 0;
   ExecBatch* relay = nullptr;
@@ -144,6 +151,8 @@ struct ExecBatch final : Mail {
   void Clear() {
     kind = Kind::kExec;
     reads_only = true;
+    plain = true;
+    ticket = 0;
     parts.clear();
     parts_out = 0;
     relay = nullptr;

@@ -39,12 +39,7 @@ void Worker::Handle(uint32_t from, uint64_t word) {
 void Worker::OnShardBack() {
   // What arrived meanwhile, in order; then the clients killed (the router
   // lends the shard to the next worker waiting for it after this).
-  std::deque<Mail*>& deferred = router_.deferred();
-  while (!router_.lent() && !deferred.empty()) {
-    Mail* m = deferred.front();
-    deferred.pop_front();
-    HandleMail(m);
-  }
+  ServeDeferred();
   if (!kill_requests_.empty()) {
     std::vector<uint64_t> ids;
     ids.swap(kill_requests_);
@@ -67,7 +62,7 @@ void Worker::BeforeLending() {
 void Worker::HandleMail(Mail* m) {
   switch (m->kind) {
     case Mail::Kind::kExec:
-      relay_.Run(static_cast<ExecBatch*>(m));
+      relay_.Arrive(static_cast<ExecBatch*>(m));
       break;
     case Mail::Kind::kExecDone:
       relay_.Finish(static_cast<ExecBatch*>(m));
@@ -128,15 +123,25 @@ void Worker::ResumeClients() {
   }
 }
 
-bool Worker::ServeMail() {
-  bool work = Drain();
-  // Mail that arrived while a script was busy (ScriptBusy::WhileBusy), in order.
+bool Worker::ServeDeferred() {
+  bool work = false;
   std::deque<Mail*>& deferred = router_.deferred();
   while (!router_.lent() && !deferred.empty()) {
     Mail* m = deferred.front();
     deferred.pop_front();
     HandleMail(m);
     work = true;
+  }
+  return work;
+}
+
+bool Worker::ServeMail() {
+  bool work = Drain();
+  // Mail that arrived while a script was busy (ScriptBusy::WhileBusy), in
+  // order; its write groups' parts may let the shard be lent now.
+  if (ServeDeferred()) {
+    work = true;
+    router_.TryLend();
   }
   if (router_.lent()) {
     // Parked: the holder may use this shard and read this worker's state
