@@ -224,13 +224,10 @@ void BatchRelay::FinishPart(ExecBatch* part) {
   }
 }
 
-bool BatchRelay::Drained() const { return worker_.server_.claims().registered(worker_.index_) == done_; }
-
-bool BatchRelay::HoldClient(Client& c) {
+bool BatchRelay::HoldClientSlow(Client& c) {
   if (c.claim_wait) return true;
-  const uint64_t registered = worker_.server_.claims().registered(worker_.index_);
-  if (registered == done_) [[likely]]
-    return false;
+  const uint64_t registered = registered_.load(std::memory_order_acquire);
+  if (registered == done_) return false;
   c.claim_wait = true;
   waiting_.push_back({registered, nullptr, c.id});
   return true;
@@ -249,7 +246,7 @@ void BatchRelay::Arrive(ExecBatch* b) {
   }
   // Waits for the tickets taken before it arrived: a group a part of which
   // its client may have seen has its ticket here among them.
-  const uint64_t registered = worker_.server_.claims().registered(worker_.index_);
+  const uint64_t registered = registered_.load(std::memory_order_acquire);
   if (!waiting_.empty() || registered != done_) {
     waiting_.push_back({registered, b, 0});
     return;

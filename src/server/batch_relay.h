@@ -15,6 +15,7 @@
 // through its ShardRouter, and hands replies to its clients and ClientIo).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "core/compact_key.h"
+#include "server/claims.h"
 #include "server/client.h"
 #include "server/command.h"
 #include "server/worker_mail.h"
@@ -34,7 +36,8 @@ class Worker;
 
 class BatchRelay {
  public:
-  explicit BatchRelay(Worker& worker) : worker_(worker) {}
+  BatchRelay(Worker& worker, const ClaimBoard& claims, uint32_t index)
+      : worker_(worker), registered_(claims.registered_ref(index)) {}
   ~BatchRelay();
   BatchRelay(const BatchRelay&) = delete;
   BatchRelay& operator=(const BatchRelay&) = delete;
@@ -61,9 +64,13 @@ class BatchRelay {
   // Before a command of a client of this worker runs on this worker's
   // shard: true if tickets taken before now have not all run. Then the
   // client waits (Route::kPause) and is resumed once they have.
-  bool HoldClient(Client& c);
+  bool HoldClient(Client& c) {
+    if (!c.claim_wait && registered_.load(std::memory_order_acquire) == done_) [[likely]]
+      return false;
+    return HoldClientSlow(c);
+  }
   // Whether every ticket taken on this shard has run (it may be lent).
-  bool Drained() const;
+  bool Drained() const { return registered_.load(std::memory_order_acquire) == done_; }
   // Batches for reuse (their buffers keep their room).
   ExecBatch* NewBatch();
   void Recycle(ExecBatch* b);
@@ -89,6 +96,7 @@ class BatchRelay {
   // A part that came in its turn has run: the parts after it that came
   // early, then the batches and clients that waited for them.
   void Advance();
+  bool HoldClientSlow(Client& c);
   // The first keys of the commands that run here next, prefetched (two or
   // more).
   void Prefetch(const ExecBatch& b);
@@ -104,6 +112,7 @@ class BatchRelay {
   // the parts that came before their turn, and the batches and clients
   // waiting for the tickets taken before they arrived (in arrival order,
   // so by increasing ticket).
+  const std::atomic<uint64_t>& registered_;  // this shard's last ticket taken (ClaimBoard)
   uint64_t done_ = 0;
   std::map<uint64_t, ExecBatch*> early_;
   struct Waiting {

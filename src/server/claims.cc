@@ -9,7 +9,7 @@ bool ClaimBoard::Register(std::span<const uint32_t> shards, uint64_t* tickets) {
   // the same on every shard by construction.
   std::lock_guard<std::mutex> lock(mu_);
   for (uint32_t s : shards)
-    if (slots_[s].closed) return false;
+    if (slots_[s].closed.load(std::memory_order_relaxed)) return false;
   for (size_t i = 0; i < shards.size(); i++) {
     std::atomic<uint64_t>& r = slots_[shards[i]].registered;
     tickets[i] = r.load(std::memory_order_relaxed) + 1;
@@ -19,8 +19,12 @@ bool ClaimBoard::Register(std::span<const uint32_t> shards, uint64_t* tickets) {
 }
 
 void ClaimBoard::SetClosed(uint32_t shard, bool closed) {
+  if (!closed) {
+    slots_[shard].closed.store(false, std::memory_order_relaxed);
+    return;
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  slots_[shard].closed = closed;
+  slots_[shard].closed.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace peregrine

@@ -34,17 +34,22 @@ class ClaimBoard {
   // taking none, if one of them is closed.
   bool Register(std::span<const uint32_t> shards, uint64_t* tickets);
   // Closes or opens a shard to registrations (its own worker's thread).
+  // Closing takes the lock: once it returns, no registration that missed
+  // it can still take a ticket there, so the tickets to wait for before
+  // lending are all counted in registered(). Opening need not (a
+  // registration that still finds it closed runs as a relay).
   void SetClosed(uint32_t shard, bool closed);
   // The last ticket taken on the shard (tickets start at 1). Taken before
   // the shard's worker acts on what it read: every group registered before
   // this load is at or below it.
   uint64_t registered(uint32_t shard) const { return slots_[shard].registered.load(std::memory_order_acquire); }
+  const std::atomic<uint64_t>& registered_ref(uint32_t shard) const { return slots_[shard].registered; }
   uint32_t nshards() const { return nshards_; }
 
  private:
   struct alignas(64) Slot {
     std::atomic<uint64_t> registered{0};
-    bool closed = false;  // under mu_
+    std::atomic<bool> closed{false};  // set under mu_, cleared without it
   };
   std::mutex mu_;
   std::unique_ptr<Slot[]> slots_;

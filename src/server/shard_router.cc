@@ -69,9 +69,7 @@ void ShardRouter::OnControl(uint32_t from, Control k) {
   }
 }
 
-void ShardRouter::UpdateGate() {
-  const bool closed = lent_to_ >= 0 || !lend_queue_.empty() || holds_own_ || wants_own_;
-  if (closed == gate_closed_) return;
+void ShardRouter::SetGate(bool closed) {
   gate_closed_ = closed;
   server_.claims().SetClosed(index_, closed);
 }

@@ -114,7 +114,11 @@ class ShardRouter {
  private:
   // Closes this shard to write groups (claims.h) while it is lent, held or
   // asked for, and opens it again once it is none of these.
-  void UpdateGate();
+  void UpdateGate() {
+    const bool closed = lent_to_ >= 0 || !lend_queue_.empty() || holds_own_ || wants_own_;
+    if (closed != gate_closed_) SetGate(closed);
+  }
+  void SetGate(bool closed);
 
   Worker& worker_;
   Server& server_;

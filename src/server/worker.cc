@@ -68,6 +68,7 @@ Worker::Worker(Server& server, uint32_t index)
       aof_log_(server, shard_, *this),
       waits_(*this, server),
       router_(*this, server, index, nworkers_),
+      relay_(*this, server.claims(), index),
       io_(*this, loop_, server, stats_),
       access_(server, txn_),
       command_stats_(server.commands().num_ids()) {

@@ -347,7 +347,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   BlockingWaits waits_;           // clients blocked on keys (blocking_waits.h)
   ScriptBusy script_busy_{*this};  // a script past busy-reply-threshold (script_busy.h)
   ShardRouter router_;            // the mailbox and shard lending (shard_router.h)
-  BatchRelay relay_{*this};       // client batches run on other shards (batch_relay.h)
+  BatchRelay relay_;              // client batches run on other shards (batch_relay.h)
   ClientIo io_;                   // the connection layer (client_io.h)
   TransactionRunner txn_{*this};  // MULTI/EXEC and WATCH (transaction_runner.h)
   AccessCheck access_;            // authentication and ACL checks (access_check.h)
