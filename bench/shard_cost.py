@@ -11,10 +11,11 @@ the mailbox and the extra thread cost, not what a second core buys). The load
 generator, redis-benchmark with 1 thread and 25 connections, runs on CPU 1.
 The keyspace (100,000 keys, 8-byte values) is loaded first; then random GETs
 over it at pipeline 1 and 32 (with two workers, half of them for the other
-worker's shard). Reported: the server's CPU per request (all its threads,
+worker's shard), and random SETs at pipeline 32 (whose pipelines over both
+shards run as write groups). Reported: the server's CPU per request (all its threads,
 /proc/PID/task/*/stat, user + system), its median over the rounds, and the
 ratio `--threads 2` / `--threads 1` (issue #37's targets: at most 1.2 at
-pipeline 1, 1.3 at pipeline 32). Writes bench/results/shard_cost.json and
+pipeline 1, 1.3 at pipeline 32, for GETs). Writes bench/results/shard_cost.json and
 the "Crossing shards" section of docs/benchmarks.md.
 """
 
@@ -34,7 +35,8 @@ import benchlib as bl  # noqa: E402
 
 KEYS = 100_000
 CONNS = 25
-PIPELINES = (1, 32)
+# (command, pipeline) runs, in this order on each server.
+RUNS = (("get", 1), ("get", 32), ("set", 32))
 BEGIN = "<!-- shard-cost:begin -->"
 END = "<!-- shard-cost:end -->"
 
@@ -44,19 +46,19 @@ def run_one(spec: bl.ServerSpec, workdir: str, rb: str, requests: dict[int, int]
     try:
         bl.load_keys(srv.port, KEYS, 8)
         out = {}
-        for pipeline in PIPELINES:
+        for command, pipeline in RUNS:
             n = requests[pipeline]
             t0 = srv.cpu_ticks()[0]
             w0 = time.monotonic()
             _, text, rc, _ = bl.run_redis_benchmark(
                 rb, srv.port, ["--threads", "1", "-c", str(CONNS), "-P", str(pipeline), "-n", str(n),
-                               "-r", str(KEYS), "-t", "get"], timeout=600)
+                               "-r", str(KEYS), "-t", command], timeout=600)
             wall = time.monotonic() - w0
             ticks = srv.cpu_ticks()[0] - t0
             tests = bl.parse_redis_benchmark(text)
             if rc != 0 or not tests:
                 raise bl.BenchError(f"{spec.label}: no result from redis-benchmark: {text[-800:]}")
-            out[f"P{pipeline}"] = {"rps": tests[0]["rps"], "wall_rps": n / wall,
+            out[f"{command} P{pipeline}"] = {"rps": tests[0]["rps"], "wall_rps": n / wall,
                                    "cpu_us_per_req": ticks / os.sysconf("SC_CLK_TCK") * 1e6 / n}
         return out
     finally:
@@ -94,12 +96,12 @@ def main(argv=None) -> int:
     med = {k: {f: bl.median([x[f] for x in v]) for f in ("rps", "wall_rps", "cpu_us_per_req")}
            for k, v in runs.items()}
     rows = []
-    for p in PIPELINES:
-        one, two = med[f"threads-1 P{p}"], med[f"threads-2 P{p}"]
-        rows.append((p, one, two, two["cpu_us_per_req"] / one["cpu_us_per_req"]))
+    for command, p in RUNS:
+        one, two = med[f"threads-1 {command} P{p}"], med[f"threads-2 {command} P{p}"]
+        rows.append((command, p, one, two, two["cpu_us_per_req"] / one["cpu_us_per_req"]))
     print()
-    for p, one, two, ratio in rows:
-        print(f"GET P{p:<3d} --threads 1 {one['cpu_us_per_req']:.3f} µs/req ({one['rps']:,.0f} req/s)   "
+    for command, p, one, two, ratio in rows:
+        print(f"{command.upper()} P{p:<3d} --threads 1 {one['cpu_us_per_req']:.3f} µs/req ({one['rps']:,.0f} req/s)   "
               f"--threads 2 {two['cpu_us_per_req']:.3f} µs/req ({two['rps']:,.0f} req/s)   ratio {ratio:.2f}")
     print(f"{(time.monotonic() - t0) / 60:.1f} min")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
@@ -113,13 +115,14 @@ def main(argv=None) -> int:
                  f"Measured {time.strftime('%Y-%m-%d')} by `make bench-shards` (`bench/shard_cost.py`, "
                  f"binary {sha}, {args.rounds} alternating rounds, median): both servers pinned to CPU 0, "
                  f"redis-benchmark (1 thread, {CONNS} connections) on CPU 1, random GETs over "
-                 f"{KEYS:,} keys. Server CPU per request (all threads, user + system):", "",
-                 "| pipeline | `--threads 1` | `--threads 2`, one core | ratio (target) |",
+                 f"{KEYS:,} keys (and random SETs at pipeline 32). Server CPU per request (all threads, "
+                 f"user + system):", "",
+                 "| command, pipeline | `--threads 1` | `--threads 2`, one core | ratio (target) |",
                  "|---|---|---|---|"]
-        for p, one, two, ratio in rows:
-            target = "1.2" if p == 1 else "1.3"
-            lines.append(f"| {p} | {one['cpu_us_per_req']:.3f} µs ({one['rps']:,.0f} req/s) | "
-                         f"{two['cpu_us_per_req']:.3f} µs ({two['rps']:,.0f} req/s) | {ratio:.2f} (≤ {target}) |")
+        for command, p, one, two, ratio in rows:
+            target = "" if command != "get" else " (≤ 1.2)" if p == 1 else " (≤ 1.3)"
+            lines.append(f"| {command.upper()}, {p} | {one['cpu_us_per_req']:.3f} µs ({one['rps']:,.0f} req/s) | "
+                         f"{two['cpu_us_per_req']:.3f} µs ({two['rps']:,.0f} req/s) | {ratio:.2f}{target} |")
         lines += ["", END]
         bl.put_docs_section(BEGIN, END, "\n".join(lines))
     return 0
