@@ -6,9 +6,11 @@
 # the server serves normally. With one worker and with more workers than
 # cores, for a script's first run (it holds every shard) and for a known one
 # (it holds none). Passes against TEST_SERVER=redis too.
+import threading
 import time
 
 import pytest
+import redis
 
 from conftest import IS_REDIS
 from helpers import Conn, encode
@@ -146,3 +148,57 @@ def test_busy_script_publishing_reaches_every_worker(busy_server):
     finally:
         for s in subs:
             s.close()
+
+
+def test_write_groups_across_busy_scripts_leave_every_shard_serving(busy_server):
+    # Pipelines of writes over every shard (write groups with several
+    # workers) keep coming while a known script (it holds no shard) spins
+    # and is killed, again and again. A group's part that reaches the
+    # script's worker meanwhile waits for the script's end (it holds its
+    # place on that shard, docs/transactions.md): answered -BUSY instead,
+    # its place was lost and the shard waited for it for ever.
+    body = SPIN + " -- writes"
+    stop = threading.Event()
+    errors, rounds_done = [], [0]
+
+    def writer(w):
+        c = redis.Redis(host=busy_server.host, port=busy_server.port, socket_timeout=20)
+        try:
+            while not stop.is_set():
+                p = c.pipeline(transaction=False)
+                for i in range(32):
+                    p.set(f"bw:{w}:{i}", i)
+                for r in p.execute(raise_on_error=False):
+                    if r is not True and "BUSY" not in str(r):
+                        errors.append(repr(r))
+                rounds_done[0] += 1
+        except redis.RedisError as e:
+            errors.append(f"writer {w}: {e!r}")
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    with Conn(busy_server) as runner, Conn(busy_server) as killer:
+        runner.send(encode("SCRIPT", "LOAD", body))
+        runner.read_reply()
+        for t in threads:
+            t.start()
+        try:
+            for _ in range(6):
+                runner.send(encode("EVAL", body, "0"))
+                wait_busy(killer, BUSY_EVAL)
+                time.sleep(0.15)
+                assert killer.call("SCRIPT", "KILL") == b"+OK\r\n"
+                assert runner.read_reply().startswith(b"-ERR Script killed by user with SCRIPT KILL...")
+                time.sleep(0.1)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(timeout=30)
+        assert not any(t.is_alive() for t in threads), "a writer's pipeline never came back"
+        assert not errors, errors[:5]
+        assert rounds_done[0] > 6
+        # Every shard serves, alone and together.
+        keys = [f"after:{i}" for i in range(64)]
+        c = redis.Redis(host=busy_server.host, port=busy_server.port, socket_timeout=10)
+        assert c.mset({k: k for k in keys})
+        assert c.mget(keys) == [k.encode() for k in keys]
+        assert killer.call("PING") == b"+PONG\r\n"

@@ -242,6 +242,11 @@ def test_output_limit_counts_replies_sent_by_reference(start_server):
                 pass
             except ConnectionResetError:
                 closed = True
+            # (The server may have closed it with megabytes of replies still
+            # in the kernel's buffers, which this slow reader takes seconds
+            # to drain before it sees the end: the server's word is enough.)
+            if not IS_REDIS and int(c.info("stats")["client_output_buffer_limit_disconnections"]) == 1:
+                closed = len(c.client_list()) == 1
         assert closed, "the client was not closed at the output limit"
     finally:
         s.close()

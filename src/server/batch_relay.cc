@@ -226,10 +226,16 @@ void BatchRelay::FinishPart(ExecBatch* part) {
 
 bool BatchRelay::HoldClientSlow(Client& c) {
   if (c.claim_wait) return true;
+  // What the client sent before it waited can know of no group registered
+  // after it did: the tickets it waited for are enough (without this a
+  // steady flow of groups onto this shard could keep it waiting for ever).
+  if (c.claim_ticket != 0 && c.claim_ticket <= done_) return false;
   const uint64_t registered = registered_.load(std::memory_order_acquire);
   if (registered == done_) return false;
   c.claim_wait = true;
+  c.claim_ticket = registered;
   waiting_.push_back({registered, nullptr, c.id});
+  worker_.io_.HoldReading(c);  // (nothing sent after this waits on these tickets only)
   return true;
 }
 

@@ -254,13 +254,17 @@ void BlockingWaits::ExpireBlocked() {
   }
 }
 
-void BlockingWaits::RerunBlocked(Client& c, const BlockedClient& w) {
+void BlockingWaits::RerunBlocked(Client& c, std::shared_ptr<BlockedClient> w) {
   // (Only with several workers: one holds every shard, and serves in place.)
-  std::vector<std::string_view> args = w.Args();
+  std::vector<std::string_view> args = w->Args();
   uint64_t t = CycleClock::Now();
-  c.rerun_deadline_ms = w.deadline_ms;
-  const auto shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(w.spec->first_key)]));
-  worker_.Dispatch(c, args, w.spec, nullptr, shard, &t);
+  c.rerun_deadline_ms = w->deadline_ms;
+  const auto shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(w->spec->first_key)]));
+  if (worker_.Dispatch(c, args, w->spec, nullptr, shard, &t) == Worker::Route::kPause) {
+    // (Its shard has write groups to run first: again when it is resumed.)
+    c.rerun = std::move(w);
+    return;
+  }
   worker_.relay_.SendOpen(c);
   if (!c.batch_in_flight) c.rerun_deadline_ms = -1;  // ran here (BlockClient took it if it blocked)
   if (!c.closed && !c.out.empty()) worker_.io_.QueueWrite(c);

@@ -101,7 +101,7 @@ class BlockingWaits {
   }
   // A woken client whose command needs shards the waker did not hold: runs
   // it again here.
-  void RerunBlocked(Client& c, const BlockedClient& w);
+  void RerunBlocked(Client& c, std::shared_ptr<BlockedClient> w);
 
   // INFO: this worker's blocked clients, and those with a timeout.
   size_t blocked_clients() const { return blocked_clients_; }

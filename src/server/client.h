@@ -157,8 +157,12 @@ struct Client final : IoHandler {
   ExecBatch* pending = nullptr;
   size_t pending_next = 0;
   // Its next command on this worker's shard waits for write groups
-  // registered on it before it looked (BatchRelay::HoldClient).
+  // registered on it before it looked (BatchRelay::HoldClient), up to
+  // `claim_ticket`; not read meanwhile. Once they have run, what it had
+  // sent runs without waiting again (claim_ticket stays until it is read
+  // again: ClientIo::HoldReading).
   bool claim_wait = false;
+  uint64_t claim_ticket = 0;
 
   // Blocked by BLPOP & co. (docs/blocking.md): the wait, shared with the
   // shards of its keys; its later input waits in `in` until it is over.

@@ -93,8 +93,8 @@ void ClientIo::Read(Client& c) {
   if (n == 0) {
     LOG_VERBOSE("Client closed connection id=%llu addr=%s", static_cast<unsigned long long>(c.id),
                 c.addr.c_str());
-    if (c.batch_in_flight || c.open_batch != nullptr) {
-      // Half-closed with commands still running elsewhere: answer them (and
+    if (c.batch_in_flight || c.open_batch != nullptr || c.claim_wait) {
+      // Half-closed with commands still running elsewhere (or waiting): answer them (and
       // the input they held back) before closing, as a single thread would.
       c.read_closed = true;
       loop_.Modify(c.fd, Events(c), &c);
@@ -338,8 +338,10 @@ uint32_t ClientIo::Events(const Client& c) {
 void ClientIo::HoldReading(Client& c) {
   if (c.closed) return;
   // (Only for waits that end by themselves: a blocked client stays read,
-  // so that its going away is seen.)
-  const bool hold = (c.batch_in_flight || c.claim_wait) && c.in.size() >= kHeldInputMax;
+  // so that its going away is seen. A client waiting for write groups'
+  // tickets is not read at all: see Client::claim_ticket.)
+  const bool hold = c.claim_wait || (c.batch_in_flight && c.in.size() >= kHeldInputMax);
+  if (!hold) c.claim_ticket = 0;  // (read again: what comes now may know of later groups)
   if (hold == c.reading_held) return;
   c.reading_held = hold;
   loop_.Modify(c.fd, Events(c), &c);

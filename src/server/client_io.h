@@ -114,8 +114,8 @@ class ClientIo {
   // The epoll events the client waits for.
   static uint32_t Events(const Client& c);
   // Stops reading the client if its input waits and has reached
-  // kHeldInputMax; reads it again once its input runs (the worker calls it
-  // after processing it).
+  // kHeldInputMax, or it waits for write groups' tickets; reads it again
+  // once its input runs (the worker calls it after processing it).
   void HoldReading(Client& c);
 
   // client-output-buffer-limit after replies were added to `c`: closes it

@@ -244,7 +244,10 @@ void ScriptBusy::DrainMail() {
       return;
     }
     Mail* m = reinterpret_cast<Mail*>(word);
-    if (m->kind != Mail::Kind::kExec) {
+    // (A write group's part too: it holds its place on this shard, which
+    // no -BUSY could give back; it runs once the script is over, and its
+    // group's client waits.)
+    if (m->kind != Mail::Kind::kExec || static_cast<ExecBatch*>(m)->ticket != 0) {
       worker_.router_.deferred().push_back(m);  // handled once the script is over (BeforeWait)
       return;
     }

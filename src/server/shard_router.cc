@@ -114,7 +114,13 @@ void ShardRouter::Acquire(std::span<const uint32_t> sorted) {
     acquiring_ = true;
     granted_by_ = -1;
     Send(s, ControlWord(index_, Control::kLend));
-    worker_.WaitUntil([this, s] { return granted_by_ == static_cast<int32_t>(s); });
+    worker_.WaitUntil([this, s] {
+      // (Mail kept while a script was busy runs meanwhile: a write group's
+      // part among it may be what keeps this worker from lending its shard
+      // to whoever holds the one it waits for.)
+      if (lent_to_ < 0) worker_.ServeDeferred();
+      return granted_by_ == static_cast<int32_t>(s);
+    });
     acquiring_ = false;
   }
 }

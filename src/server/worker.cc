@@ -174,7 +174,7 @@ void Worker::Run() {
     router_.FlushOutboxes();
     router_.EndLendPause();  // no clients left to serve between lends
     const uint64_t seen = waker_.Prepare();
-    const bool any = Drain();
+    const bool any = Drain() | ServeDeferred();
     if (router_.lent()) {
       WaitUntil([this] { return !router_.lent(); });
       continue;

@@ -337,8 +337,11 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     return Route::kDone;
   }
   if (target == index_) {
-    // (Write groups registered on this shard before now run first.)
-    if (waiting || relay_.HoldClient(c)) return Route::kPause;
+    // (Write groups registered on this shard before now run first; a
+    // command without keys touches none of it.)
+    if (waiting) return Route::kPause;
+    if (spec != nullptr && (spec->first_key > 0 || (spec->flags & kCmdScript)) && relay_.HoldClient(c))
+      return Route::kPause;
     *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, (spec != nullptr && (spec->flags & kCmdScript)) ? nullptr : &shard_);
     if (TakeScriptRerun()) [[unlikely]]
       *now_tsc = RerunHoldingAll(c, args, cmd, *now_tsc);

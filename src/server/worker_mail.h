@@ -48,9 +48,17 @@ struct Mail {
 struct ExecBatch final : Mail {
   ExecBatch() : Mail(Kind::kExec) {}
   // A part freed before its group ended (mail left at shutdown): the last
-  // one frees the relay.
+  // one frees the relay, and the parts that were back already.
   ~ExecBatch() override {
-    if (relay != nullptr && --relay->parts_out == 0) delete relay;
+    if (relay == nullptr) return;
+    relay->parts[target] = nullptr;
+    if (--relay->parts_out > 0) return;
+    for (ExecBatch*& p : relay->parts)
+      if (p != nullptr) {
+        p->relay = nullptr;
+        delete p;
+      }
+    delete relay;
   }
   uint32_t from = 0;    // the client's worker
   uint32_t target = 0;  // the worker it is sent to (the next command's)

@@ -111,7 +111,7 @@ void Worker::ResumeClients() {
     }
     if (c.rerun != nullptr) {
       std::shared_ptr<BlockedClient> w = std::move(c.rerun);
-      waits_.RerunBlocked(c, *w);
+      waits_.RerunBlocked(c, std::move(w));
       if (c.closed || c.batch_in_flight || c.blocked != nullptr) continue;
     }
     if (!c.in.empty() && !c.close_after_reply) {
