@@ -51,6 +51,9 @@ TlsContext* ClientIo::TlsContextForNew(std::string* err) {
 }
 
 void ClientIo::Read(Client& c) {
+  // Read while held (the connection's end or error, which epoll reports
+  // anyway): what comes now may know of later write groups.
+  if (c.reading_held) c.claim_ticket = 0;
   // Where the bytes go: the rest of a large argument straight into its block
   // (and what follows it into c.in); otherwise the worker's scratch buffer,
   // after the client's pending partial command if that is small (one
@@ -93,11 +96,15 @@ void ClientIo::Read(Client& c) {
   if (n == 0) {
     LOG_VERBOSE("Client closed connection id=%llu addr=%s", static_cast<unsigned long long>(c.id),
                 c.addr.c_str());
-    if (c.batch_in_flight || c.open_batch != nullptr || c.claim_wait) {
-      // Half-closed with commands still running elsewhere (or waiting): answer them (and
-      // the input they held back) before closing, as a single thread would.
+    const bool out = c.batch_in_flight || c.open_batch != nullptr || c.claim_wait;
+    if (out || (!c.in.empty() && !c.waiting() && !c.close_after_reply)) {
+      // Half-closed with commands still running elsewhere (or waiting), or
+      // read and not yet run (a batch of it just came back): answer them
+      // (and the input they held back) before closing, as a single thread,
+      // which runs what it reads as it reads it, would.
       c.read_closed = true;
       loop_.Modify(c.fd, Events(c), &c);
+      if (!out) owner_.ProcessInput(c, c.in);
       return;
     }
     owner_.FreeClient(c);

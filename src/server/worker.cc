@@ -174,7 +174,8 @@ void Worker::Run() {
     router_.FlushOutboxes();
     router_.EndLendPause();  // no clients left to serve between lends
     const uint64_t seen = waker_.Prepare();
-    const bool any = Drain() | ServeDeferred();
+    bool any = Drain();
+    if (ServeDeferred()) any = true;
     if (router_.lent()) {
       WaitUntil([this] { return !router_.lent(); });
       continue;
@@ -285,7 +286,7 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
     return;
   }
   if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ||
-      (c.tls != nullptr && c.tls->wants_write() && (events & EPOLLOUT))) [[likely]] {
+      (c.tls != nullptr && c.tls->wants_write() && (events & EPOLLOUT) && !c.reading_held)) [[likely]] {
     io_.Read(c);
     // TLS: bytes decrypted but not yet read (epoll will not tell again).
     while (c.tls != nullptr && !c.closed && c.tls->HasPending()) io_.Read(c);

@@ -276,6 +276,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // The event loop's hooks (threads > 1 only).
   int BeforeWait();
   void ResumeClients();
+  // One client of ResumeClients: what it waited to run, then its input.
+  void ResumeClient(Client& c);
   void ApplyConfigIfChanged();
 
   // maxmemory: evicts by policy from `shard` (this worker's, or one a command

@@ -177,9 +177,9 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
   relay_.SendOpen(c);
   // Half-closed and nothing of it running elsewhere: the rest of its input
   // can never complete a command.
-  if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
+  if (c.read_closed && !c.batch_in_flight && !c.claim_wait) c.close_after_reply = true;
   if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) io_.QueueWrite(c);
-  if (&in == &c.in) io_.HoldReading(c);  // (input in the scratch buffer is small)
+  io_.HoldReading(c);
 }
 
 const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,

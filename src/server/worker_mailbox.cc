@@ -102,25 +102,31 @@ void Worker::ResumeClients() {
     auto it = clients_.find(id);
     if (it == clients_.end()) continue;
     Client& c = *it->second;
-    if (c.closed || c.batch_in_flight || c.blocked != nullptr) continue;
-    if (c.pending != nullptr) {
-      RunPending(c);
-      relay_.SendOpen(c);
-      if (!c.closed && !c.out.empty()) io_.QueueWrite(c);
-      if (c.closed || c.pending != nullptr || c.batch_in_flight || c.blocked != nullptr) continue;
-    }
-    if (c.rerun != nullptr) {
-      std::shared_ptr<BlockedClient> w = std::move(c.rerun);
-      waits_.RerunBlocked(c, std::move(w));
-      if (c.closed || c.batch_in_flight || c.blocked != nullptr) continue;
-    }
-    if (!c.in.empty() && !c.close_after_reply) {
-      ProcessInput(c, c.in);
-      if (!c.closed) io_.StartBigArg(c, c.in);
-    }
-    if (c.read_closed && !c.batch_in_flight) c.close_after_reply = true;
-    if (c.close_after_reply) io_.QueueWrite(c);
+    ResumeClient(c);
+    // (Whatever it ran, or waits for now: read it again, or not.)
+    if (!c.closed) io_.HoldReading(c);
   }
+}
+
+void Worker::ResumeClient(Client& c) {
+  if (c.closed || c.batch_in_flight || c.blocked != nullptr) return;
+  if (c.pending != nullptr) {
+    RunPending(c);
+    relay_.SendOpen(c);
+    if (!c.closed && !c.out.empty()) io_.QueueWrite(c);
+    if (c.closed || c.pending != nullptr || c.batch_in_flight || c.blocked != nullptr) return;
+  }
+  if (c.rerun != nullptr) {
+    std::shared_ptr<BlockedClient> w = std::move(c.rerun);
+    waits_.RerunBlocked(c, std::move(w));
+    if (c.closed || c.batch_in_flight || c.blocked != nullptr) return;
+  }
+  if (!c.in.empty() && !c.close_after_reply) {
+    ProcessInput(c, c.in);
+    if (!c.closed) io_.StartBigArg(c, c.in);
+  }
+  if (c.read_closed && !c.batch_in_flight && !c.claim_wait) c.close_after_reply = true;
+  if (c.close_after_reply) io_.QueueWrite(c);
 }
 
 bool Worker::ServeDeferred() {
@@ -187,6 +193,10 @@ int Worker::BeforeWait() {
   // that the worker may sleep at once (events that came meanwhile end the
   // wait at once; mail that came after Prepare fails TrySleep).
   if (work) io_.FlushPending();
+  // Clients that what ResumeClients ran made ready (a write group whose
+  // last part ran here, a ticket that let a waiting client go): no sleep
+  // before they go on, as nothing else may wake this worker.
+  if (!resume_.empty()) return 0;
   if (!waker_.TrySleep(seen)) return 0;
   // A ring was full: try again soon even if nobody wakes this worker.
   int cap = router_.ring_full() ? 1 : -1;
