@@ -109,16 +109,15 @@ bool BatchRelay::Split(ExecBatch* relay) {
     part->relay = relay;
     workers++;
   }
-  // Each part: its worker's commands, in order.
-  size_t offset = 0, arg = 0;
+  // Each part: its worker's commands, in order, with where their
+  // arguments are in the relay's (ExecBatch::RunFrom).
+  size_t offset = 0;
+  uint32_t arg = 0;
   for (const ExecBatch::Command& cmd : relay->commands) {
-    ExecBatch* part = relay->parts[cmd.target];
-    for (uint32_t j = 0; j < cmd.argc; j++, arg++) {
-      part->bytes.append(relay->bytes, offset, relay->arg_sizes[arg]);
-      part->arg_sizes.push_back(relay->arg_sizes[arg]);
-      offset += relay->arg_sizes[arg];
-    }
-    part->commands.push_back(cmd);
+    ExecBatch::Command& pc = relay->parts[cmd.target]->commands.emplace_back(cmd);
+    pc.arg0 = arg;
+    pc.byte0 = offset;
+    for (uint32_t j = 0; j < cmd.argc; j++) offset += relay->arg_sizes[arg++];
   }
   relay->parts_out = workers;
   return true;

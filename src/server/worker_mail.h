@@ -78,6 +78,11 @@ struct ExecBatch final : Mail {
     // Its first key encoded and hashed on the client's worker (bytes empty
     // if not): the worker that runs it points the view at its copy.
     CompactKey::Probe key = {};
+    // A group's part: where its arguments start in the relay's (the part
+    // has no copy of its own; the relay stays unchanged at home while its
+    // parts are out).
+    uint32_t arg0 = 0;
+    size_t byte0 = 0;
   };
   std::vector<Command> commands;
   // Where the relay stands: the next command to run, its first argument
@@ -141,14 +146,20 @@ struct ExecBatch final : Mail {
   // Calls f(i, command, args) for the commands from `next` on that run on
   // worker `here`, moving `next` past each; stops before one for another
   // worker, or after one for which f returns false. `args` is scratch.
+  // (A group's part reads its arguments in its relay's.)
   template <typename F>
   void RunFrom(uint32_t here, std::vector<std::string_view>* args, F&& f) {
+    const ExecBatch& src = relay != nullptr ? *relay : *this;
     while (next < commands.size() && commands[next].target == here) {
       const Command& cmd = commands[next];
       args->clear();
+      if (relay != nullptr) {
+        next_arg = cmd.arg0;
+        next_offset = cmd.byte0;
+      }
       for (uint32_t j = 0; j < cmd.argc; j++) {
-        args->emplace_back(bytes.data() + next_offset, arg_sizes[next_arg]);
-        next_offset += arg_sizes[next_arg++];
+        args->emplace_back(src.bytes.data() + next_offset, src.arg_sizes[next_arg]);
+        next_offset += src.arg_sizes[next_arg++];
       }
       const uint32_t i = next++;
       if (!f(i, cmd, std::span<const std::string_view>(*args))) return;
