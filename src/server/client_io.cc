@@ -342,14 +342,7 @@ uint32_t ClientIo::Events(const Client& c) {
          (out ? static_cast<uint32_t>(EPOLLOUT) : 0u);
 }
 
-void ClientIo::HoldReading(Client& c) {
-  if (c.closed) return;
-  // (Only for waits that end by themselves: a blocked client stays read,
-  // so that its going away is seen. A client waiting for write groups'
-  // tickets is not read at all: see Client::claim_ticket.)
-  const bool hold = c.claim_wait || (c.batch_in_flight && c.in.size() >= kHeldInputMax);
-  if (!hold) c.claim_ticket = 0;  // (read again: what comes now may know of later groups)
-  if (hold == c.reading_held) return;
+void ClientIo::SetReadingHeld(Client& c, bool hold) {
   c.reading_held = hold;
   loop_.Modify(c.fd, Events(c), &c);
 }

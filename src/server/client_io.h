@@ -116,7 +116,15 @@ class ClientIo {
   // Stops reading the client if its input waits and has reached
   // kHeldInputMax, or it waits for write groups' tickets; reads it again
   // once its input runs (the worker calls it after processing it).
-  void HoldReading(Client& c);
+  // (Inline: it runs after every batch of a client's input.)
+  void HoldReading(Client& c) {
+    // Only for waits that end by themselves: a blocked client stays read,
+    // so that its going away is seen. A client waiting for write groups'
+    // tickets is not read at all (Client::claim_ticket).
+    const bool hold = c.claim_wait || (c.batch_in_flight && c.in.size() >= kHeldInputMax);
+    if (!hold) c.claim_ticket = 0;  // (read again: what comes now may know of later groups)
+    if (hold != c.reading_held && !c.closed) SetReadingHeld(c, hold);
+  }
 
   // client-output-buffer-limit after replies were added to `c`: closes it
   // (dropping its pending replies, as Redis) and returns true if over.
@@ -137,6 +145,7 @@ class ClientIo {
 
  private:
   bool CheckOutputLimit(Client& c, bool own_thread);
+  void SetReadingHeld(Client& c, bool hold);
 
   Owner& owner_;
   EventLoop& loop_;

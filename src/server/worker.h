@@ -1,15 +1,14 @@
-// A worker: one thread that owns an event loop, client connections and one
-// shard of the keyspace (docs/architecture.md, docs/transactions.md), and the
-// parts it is made of: ClientIo (sockets), ShardRouter (mailbox, lending),
-// BatchRelay (client batches on other shards), AofLog, BlockingWaits, ScriptBusy, TransactionRunner, AccessCheck. All run
-// on its thread; other workers reach it only by mail, except while it has lent
-// its shard to a command that holds it (then it is parked and the holder may
-// read and write its shard and its state). Here: the dispatcher (a command for
-// this shard runs inline; from a client's first command for another shard on,
-// its commands travel as a relay or a read group, BatchRelay, their replies
-// coming back in order; a command over several shards borrows them all in
-// increasing index order), the cron, eviction, and what handlers may ask of
-// it (CommandHost).
+// A worker: one thread with an event loop, client connections and one shard
+// of the keyspace (docs/architecture.md, docs/transactions.md), made of
+// ClientIo, ShardRouter (mailbox, lending), BatchRelay (client batches on
+// other shards: relays, read and write groups), AofLog, BlockingWaits,
+// ScriptBusy, TransactionRunner and AccessCheck, all on its thread. Others
+// reach it by mail only, except a command holding its lent shard (it is
+// parked meanwhile). Here: the dispatcher (a command for this shard runs
+// inline, after the write groups' tickets taken on it; from a client's first
+// command for another shard on, its commands go to BatchRelay; a command
+// over several shards borrows them in increasing index order), the cron,
+// eviction, and what handlers may ask of it (CommandHost).
 #pragma once
 
 #include <algorithm>
@@ -241,8 +240,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // Drain, then the mail kept while a script was busy, then, if the shard
   // was lent meanwhile, waits for it; true if there was anything.
   bool ServeMail();
-  // The mail kept while the shard was lent or a script was busy, in order
-  // (unless the shard is lent); true if there was any.
+  // The mail kept while lent or a script was busy, in order; true if any.
   bool ServeDeferred();
   // Every few client events of one loop iteration (worker_internal.h): the
   // outboxes leave and the mail is served (Worker::OnClientEvent).
@@ -276,8 +274,6 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // The event loop's hooks (threads > 1 only).
   int BeforeWait();
   void ResumeClients();
-  // One client of ResumeClients: what it waited to run, then its input.
-  void ResumeClient(Client& c);
   void ApplyConfigIfChanged();
 
   // maxmemory: evicts by policy from `shard` (this worker's, or one a command

@@ -96,37 +96,37 @@ void Worker::HandleMail(Mail* m) {
 }
 
 void Worker::ResumeClients() {
+  // One client: what it waited to run, then its input.
+  auto resume = [this](Client& c) {
+    if (c.closed || c.batch_in_flight || c.blocked != nullptr) return;
+    if (c.pending != nullptr) {
+      RunPending(c);
+      relay_.SendOpen(c);
+      if (!c.closed && !c.out.empty()) io_.QueueWrite(c);
+      if (c.closed || c.pending != nullptr || c.batch_in_flight || c.blocked != nullptr) return;
+    }
+    if (c.rerun != nullptr) {
+      std::shared_ptr<BlockedClient> w = std::move(c.rerun);
+      waits_.RerunBlocked(c, std::move(w));
+      if (c.closed || c.batch_in_flight || c.blocked != nullptr) return;
+    }
+    if (!c.in.empty() && !c.close_after_reply) {
+      ProcessInput(c, c.in);
+      if (!c.closed) io_.StartBigArg(c, c.in);
+    }
+    if (c.read_closed && !c.batch_in_flight && !c.claim_wait) c.close_after_reply = true;
+    if (c.close_after_reply) io_.QueueWrite(c);
+  };
   std::vector<uint64_t> ids;
   ids.swap(resume_);
   for (uint64_t id : ids) {
     auto it = clients_.find(id);
     if (it == clients_.end()) continue;
     Client& c = *it->second;
-    ResumeClient(c);
+    resume(c);
     // (Whatever it ran, or waits for now: read it again, or not.)
     if (!c.closed) io_.HoldReading(c);
   }
-}
-
-void Worker::ResumeClient(Client& c) {
-  if (c.closed || c.batch_in_flight || c.blocked != nullptr) return;
-  if (c.pending != nullptr) {
-    RunPending(c);
-    relay_.SendOpen(c);
-    if (!c.closed && !c.out.empty()) io_.QueueWrite(c);
-    if (c.closed || c.pending != nullptr || c.batch_in_flight || c.blocked != nullptr) return;
-  }
-  if (c.rerun != nullptr) {
-    std::shared_ptr<BlockedClient> w = std::move(c.rerun);
-    waits_.RerunBlocked(c, std::move(w));
-    if (c.closed || c.batch_in_flight || c.blocked != nullptr) return;
-  }
-  if (!c.in.empty() && !c.close_after_reply) {
-    ProcessInput(c, c.in);
-    if (!c.closed) io_.StartBigArg(c, c.in);
-  }
-  if (c.read_closed && !c.batch_in_flight && !c.claim_wait) c.close_after_reply = true;
-  if (c.close_after_reply) io_.QueueWrite(c);
 }
 
 bool Worker::ServeDeferred() {
