@@ -255,3 +255,25 @@ def test_a_deep_pipeline_is_read_no_faster_than_it_runs(workers):
     assert sent.is_set() and got == count
     assert sum(int(v) for v in monitor.mget(keys)) == count
     assert most <= (1 << 20) + 64 * 1024, most
+
+
+def test_replies_before_a_blocked_command_elsewhere_are_not_held(workers):
+    # The replies to what a pipeline ran here wait for those of the batch
+    # that carries its next commands elsewhere (one write for both). A
+    # command that blocks there sends its wait back with the batch at once:
+    # the replies before it go out now, as Redis writes them before the
+    # client blocks.
+    server, n = workers
+    for target in range(n):
+        q = next(f"bq{target}:{i}" for i in range(1000) if shard_of(f"bq{target}:{i}", n) == target)
+        s = socket.create_connection((server.host, server.port), timeout=10)
+        s.sendall(encode("PING") + encode("SET", f"{q}:x", "1") + encode("BLPOP", q, "0"))
+        got = b""
+        while got.count(b"\r\n") < 2:
+            got += s.recv(1000)
+        assert got == b"+PONG\r\n+OK\r\n", got
+        server.client().rpush(q, "v")
+        while got.count(b"\r\n") < 7:
+            got += s.recv(1000)
+        assert got[len(b"+PONG\r\n+OK\r\n"):] == b"*2\r\n$%d\r\n%s\r\n$1\r\nv\r\n" % (len(q), q.encode())
+        s.close()

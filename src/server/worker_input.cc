@@ -178,7 +178,12 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
   // Half-closed and nothing of it running elsewhere: the rest of its input
   // can never complete a command.
   if (c.read_closed && !c.batch_in_flight && !c.claim_wait) c.close_after_reply = true;
-  if (!c.out.empty() || (c.close_after_reply && !c.batch_in_flight)) io_.QueueWrite(c);
+  // Replies to the commands that ran before a batch went out leave with the
+  // batch's (BatchRelay::Finish queues the write): one write per pipeline,
+  // as with one shard, rather than one more for its first commands. (A
+  // batch comes back at once: a command that blocks there sends its wait
+  // back with it.)
+  if (!c.batch_in_flight && (!c.out.empty() || c.close_after_reply)) io_.QueueWrite(c);
   io_.HoldReading(c);
 }
 
