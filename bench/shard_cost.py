@@ -7,7 +7,9 @@
 Two servers, each fresh per run, alternated over the rounds: Peregrine
 `--threads 1` and `--threads 2`, both pinned to CPU 0 (so the two workers of
 the second share one core: what they cost above one worker is what routing,
-the mailbox and the extra thread cost, not what a second core buys). The load
+the mailbox and the extra thread cost, not what a second core buys; being
+more workers than cores, they run as SCHED_BATCH: `worker-sched-policy
+auto`). The load
 generator, redis-benchmark with 1 thread and 25 connections, runs on CPU 1.
 The keyspace (100,000 keys, 8-byte values) is loaded first; then random GETs
 over it at pipeline 1 and 32 (with two workers, half of them for the other

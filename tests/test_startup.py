@@ -84,6 +84,7 @@ def test_unknown_directive():
     ("databases", "abc"),
     ("maxclients", "0"),
     ("enable-debug-command", "sometimes"),
+    ("worker-sched-policy", "fifo"),
 ])
 def test_bad_directive_value(directive, value):
     args = ["--port", str(free_port()), "--bind", "127.0.0.1", "--" + directive, value]
@@ -195,3 +196,57 @@ def test_sigint_exits_zero():
         assert proc.wait(timeout=RUN_TIMEOUT) == 0
     finally:
         stop(proc)
+
+
+# ---------------------------------------------------------------- workers and cores
+
+def start_on_cores(cores, *args):
+    """Start peregrine allowed to run only on `cores` (its affinity, as taskset
+    or a container's cpuset gives it); return (process, port)."""
+    port = free_port()
+    p = subprocess.Popen([PEREGRINE_BIN, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                         cwd=tempfile.mkdtemp(prefix="peregrine-test-"),
+                         preexec_fn=lambda: os.sched_setaffinity(0, cores))
+    wait_tcp(p, port)
+    return p, port
+
+
+def thread_policies(proc):
+    return {os.sched_getscheduler(int(t)) for t in os.listdir(f"/proc/{proc.pid}/task")}
+
+
+def test_default_threads_are_the_cores_the_process_may_use():
+    p, port = start_on_cores({0})
+    try:
+        c = redis.Redis(port=port)
+        assert c.config_get("threads") == {"threads": "1"}
+        assert c.config_get("worker-sched-policy") == {"worker-sched-policy": "auto"}
+        assert thread_policies(p) == {os.SCHED_OTHER}
+    finally:
+        stop(p)
+
+
+@pytest.mark.parametrize("policy,cores,threads,expect", [
+    ("auto", {0}, 3, os.SCHED_BATCH),     # more workers than cores: batch
+    ("auto", None, 1, os.SCHED_OTHER),    # as many or fewer: as any process
+    ("batch", None, 2, os.SCHED_BATCH),
+    ("normal", {0}, 3, os.SCHED_OTHER),
+])
+def test_worker_sched_policy(policy, cores, threads, expect):
+    # A worker that wakes while others share its core does not preempt them
+    # mid-batch (docs/transactions.md, "Cost").
+    p, port = start_on_cores(cores or os.sched_getaffinity(0), "--threads", str(threads),
+                             "--worker-sched-policy", policy)
+    try:
+        c = redis.Redis(port=port)
+        assert c.config_get("worker-sched-policy") == {"worker-sched-policy": policy}
+        assert len(os.listdir(f"/proc/{p.pid}/task")) >= threads
+        assert thread_policies(p) == {expect}
+        # Immutable, as threads: CONFIG SET refuses it.
+        with pytest.raises(redis.ResponseError, match="can't set immutable config"):
+            c.config_set("worker-sched-policy", "normal")
+        c.set("k", "v")
+        assert c.get("k") == b"v"
+    finally:
+        stop(p)

@@ -186,6 +186,23 @@ const std::vector<Option>& Options() {
                        }});
     o.push_back(IntOption("databases", &Config::databases, 1, INT_MAX, kImmutable));
     o.push_back(IntOption("threads", &Config::threads, 1, 256, kImmutable));
+    o.push_back(Option{"worker-sched-policy", kImmutable, 1, 1,
+                       [](const Config& c) -> std::string {
+                         switch (c.worker_sched) {
+                           case Config::WorkerSched::kBatch: return "batch";
+                           case Config::WorkerSched::kNormal: return "normal";
+                           case Config::WorkerSched::kAuto: break;
+                         }
+                         return "auto";
+                       },
+                       [](Config& c, Args a) -> std::string {
+                         const std::string v = Lower(a[0]);
+                         if (v == "auto") c.worker_sched = Config::WorkerSched::kAuto;
+                         else if (v == "batch") c.worker_sched = Config::WorkerSched::kBatch;
+                         else if (v == "normal") c.worker_sched = Config::WorkerSched::kNormal;
+                         else return "argument(s) must be one of the following: auto, batch, normal";
+                         return "";
+                       }});
     o.push_back(IntOption("maxclients", &Config::maxclients, 1, UINT_MAX, kMutable));
     o.push_back(IntOption("timeout", &Config::timeout, 0, INT_MAX, kMutable));
     o.push_back(IntOption("tcp-keepalive", &Config::tcp_keepalive, 0, INT_MAX, kMutable));

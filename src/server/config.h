@@ -54,8 +54,14 @@ struct Config {
   unsigned unixsocketperm = 0;
   int databases = 16;
   // Worker threads, each with its event loop, connections and one shard of
-  // the keyspace (docs/transactions.md). 0 until set: the number of cores.
+  // the keyspace (docs/transactions.md). 0 until set: the number of cores
+  // the process may run on.
   int threads = 0;
+  // worker-sched-policy: the workers run as SCHED_BATCH (a worker that wakes
+  // does not preempt another mid-batch) when `batch`, or under `auto` when
+  // they outnumber the cores the process may run on; `normal` never.
+  enum class WorkerSched { kAuto, kBatch, kNormal };
+  WorkerSched worker_sched = WorkerSched::kAuto;
   uint32_t maxclients = 10000;
   int timeout = 0;  // seconds idle before a client is closed; 0 = never
   int tcp_keepalive = 300;

@@ -2,6 +2,7 @@
 // and the operations over every worker (see server.h).
 #include "server/server.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -68,6 +69,18 @@ std::string RandomHex(size_t n) {
   for (char& c : s) c = kHex[rng() & 15];
   return s;
 }
+
+// The cores this process may run on (its affinity: a cpuset, taskset), not
+// every core online: a container given 2 of 64 cores gets 2 workers.
+unsigned AllowedCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<unsigned>(n);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 }  // namespace
 
 ServerState::ServerState(Config config, CommandTable commands, std::string config_file, std::string executable)
@@ -86,9 +99,19 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
   if (!config_.requirepass.empty()) acl_->SetRequirePass(config_.requirepass);
   applied_requirepass_ = config_.requirepass;
-  if (config_.threads <= 0) {
-    const unsigned cores = std::thread::hardware_concurrency();
-    config_.threads = static_cast<int>(std::clamp(cores, 1u, 256u));
+  const unsigned cores = AllowedCores();
+  if (config_.threads <= 0) config_.threads = static_cast<int>(std::clamp(cores, 1u, 256u));
+  // Workers that outnumber their cores take turns on them: one woken (by a
+  // client or another's mail) preempting another mid-batch only splits both
+  // batches, at two context switches each time (docs/transactions.md,
+  // "Cost"). The worker threads inherit the policy from this one.
+  if (config_.worker_sched == Config::WorkerSched::kBatch ||
+      (config_.worker_sched == Config::WorkerSched::kAuto && config_.threads > static_cast<int>(cores))) {
+    sched_param none{};
+    if (sched_setscheduler(0, SCHED_BATCH, &none) == 0)
+      LOG_NOTICE("%d workers on %u cores: they run as SCHED_BATCH (worker-sched-policy)", config_.threads, cores);
+    else
+      LOG_WARNING("Could not make the workers SCHED_BATCH: %s", strerror(errno));
   }
   const auto n = static_cast<uint32_t>(config_.threads);
   if (n > 1)
