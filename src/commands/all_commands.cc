@@ -27,6 +27,7 @@ void RegisterScriptingCommands(CommandTable& table);
 void RegisterDumpCommands(CommandTable& table);
 void RegisterPersistenceCommands(CommandTable& table);
 void RegisterAclCommands(CommandTable& table);
+void RegisterReplicationCommands(CommandTable& table);
 
 CommandTable AllCommands() {
   CommandTable table;
@@ -51,6 +52,7 @@ CommandTable AllCommands() {
   RegisterDumpCommands(table);
   RegisterPersistenceCommands(table);
   RegisterAclCommands(table);
+  RegisterReplicationCommands(table);
   return table;
 }
 

@@ -71,6 +71,10 @@ struct Config {
   bool daemonize = false;
   std::string pidfile;
   uint64_t proto_max_bulk_len = 512ULL * 1024 * 1024;
+  // Replication (docs/replication.md): the backlog's size (raised to 16 KB
+  // when smaller, as Redis) and how long it outlives the last replica.
+  uint64_t repl_backlog_size = 1024 * 1024;
+  int repl_backlog_ttl = 3600;
   uint64_t client_query_buffer_limit = 1024ULL * 1024 * 1024;
   // client-output-buffer-limit, per client class (Redis's defaults): a
   // client whose pending replies reach `hard` bytes, or stay at `soft` bytes

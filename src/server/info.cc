@@ -358,10 +358,19 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "acl_access_denied_channel", acl_->denied(AclResult::kDeniedChannel));
   }
   if (section("replication")) {
+    // A primary without replicas, and so without a backlog yet (Redis
+    // makes one when the first replica attaches; docs/replication.md).
     Field(out, "role", "master");
     Field(out, "connected_slaves", 0);
-    Field(out, "master_replid", run_id_);
+    Field(out, "master_failover_state", "no-failover");
+    Field(out, "master_replid", repl_ids_.replid);
+    Field(out, "master_replid2", repl_ids_.replid2);
     Field(out, "master_repl_offset", 0);
+    Field(out, "second_repl_offset", repl_ids_.second_offset);
+    Field(out, "repl_backlog_active", 0);
+    Field(out, "repl_backlog_size", config_.repl_backlog_size);
+    Field(out, "repl_backlog_first_byte_offset", 0);
+    Field(out, "repl_backlog_histlen", 0);
   }
   if (section("cpu")) {
     rusage self;

@@ -88,7 +88,9 @@ ServerState::ServerState(Config config, CommandTable commands, std::string confi
       config_file_(std::move(config_file)),
       executable_(std::move(executable)),
       run_id_(RandomHex(40)),
-      commands_(std::move(commands)) {}
+      commands_(std::move(commands)) {
+  repl_ids_.Change();
+}
 
 ServerState::~ServerState() = default;
 

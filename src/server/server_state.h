@@ -30,6 +30,7 @@
 #include "server/command.h"
 #include "server/config.h"
 #include "server/persistence.h"
+#include "server/repl_backlog.h"
 
 namespace peregrine {
 
@@ -62,6 +63,9 @@ class ServerState {
   Shard& shard(size_t i) { return *shards_[i]; }
   CommandHost& host(size_t i) { return *hosts_[i]; }
   const std::string& run_id() const { return run_id_; }
+  // The replication IDs (PSYNC2; docs/replication.md). Changed holding every
+  // shard.
+  ReplIds& repl_ids() { return repl_ids_; }
   const std::string& config_file() const { return config_file_; }
   const std::string& executable() const { return executable_; }
   int64_t start_time_ms() const { return start_time_ms_; }
@@ -208,6 +212,7 @@ class ServerState {
   std::string config_file_;
   std::string executable_;
   std::string run_id_;
+  ReplIds repl_ids_;
   CommandTable commands_;
   std::unique_ptr<Acl> acl_;
   uint64_t tls_generation_ = 0;  // (written holding every shard)
