@@ -2,12 +2,16 @@
 # replica attached answers as Redis 7 does (INFO replication, ROLE, the
 # backlog's directives). The same tests run against Debian's redis-server
 # (TEST_SERVER=redis), which is where these shapes come from.
+import os
 import re
+import socket
+import threading
+import time
 
 import pytest
 import redis
 
-from conftest import raw_command
+from conftest import ServerProcess, raw_command
 
 ZEROS = "0" * 40
 
@@ -67,3 +71,211 @@ def test_backlog_directives(r):
     finally:
         r.config_set("repl-backlog-size", "1mb")
         r.config_set("repl-backlog-ttl", "3600")
+
+
+# ---------------------------------------------------------------- a Redis replica of this server
+
+def snapshot(c, dbs=(0, 3)):
+    """Every key of `dbs` as (db, key) -> (type, value, has a deadline)."""
+    out = {}
+    for db in dbs:
+        c.execute_command("SELECT", db)
+        for k in c.scan_iter(count=1000):
+            t = c.type(k).decode()
+            if t == "string":
+                v = c.get(k)
+            elif t == "list":
+                v = tuple(c.lrange(k, 0, -1))
+            elif t == "set":
+                v = frozenset(c.smembers(k))
+            elif t == "zset":
+                v = tuple(c.zrange(k, 0, -1, withscores=True))
+            elif t == "hash":
+                v = frozenset(c.hgetall(k).items())
+            elif t == "stream":
+                v = tuple(c.xrange(k))
+            else:
+                v = None
+            out[(db, k)] = (t, v, c.pttl(k) > 0)
+    c.execute_command("SELECT", 0)
+    return out
+
+
+def write_every_type(c, prefix, n):
+    pipe = c.pipeline(transaction=False)
+    for i in range(n):
+        pipe.set(f"{prefix}:s:{i}", f"v{i}")
+        pipe.rpush(f"{prefix}:l:{i % 50}", i)
+        pipe.sadd(f"{prefix}:set:{i % 50}", i)
+        pipe.zadd(f"{prefix}:z:{i % 50}", {f"m{i}": i / 3})
+        pipe.hset(f"{prefix}:h:{i % 50}", f"f{i}", i)
+        if i % 10 == 0:
+            pipe.xadd(f"{prefix}:x", {"i": i})
+            pipe.set(f"{prefix}:ttl:{i}", i, ex=1000)
+            pipe.incr(f"{prefix}:n")
+        if i % 7 == 0:
+            pipe.delete(f"{prefix}:s:{i - 1}")
+    pipe.execute()
+    c.execute_command("SELECT", 3)
+    c.set(f"{prefix}:db3", "x", px=500000)
+    c.execute_command("SELECT", 0)
+    # A transaction and a script: their effects.
+    t = c.pipeline(transaction=True)
+    t.incr(f"{prefix}:n")
+    t.lpop(f"{prefix}:l:1")
+    t.execute()
+    c.eval("redis.call('set', KEYS[1], 'from-script'); redis.call('spop', KEYS[2]); return 1", 2,
+           f"{prefix}:script", f"{prefix}:set:2")
+
+
+def wait_caught_up(primary, replica, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = replica.info("replication")
+        if info.get("master_link_status") == "up" and \
+                info.get("slave_repl_offset") == primary.info("replication")["master_repl_offset"]:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"replica not caught up: {replica.info('replication')} vs "
+                         f"{primary.info('replication')}")
+
+
+@pytest.fixture
+def primary(start_server):
+    return start_server()
+
+
+def start_replica(tmp_path, primary):
+    return ServerProcess(["--replicaof", primary.host, str(primary.port), "--dir", str(tmp_path)],
+                         kind="redis")
+
+
+def test_a_redis_replica_ends_equal(primary, tmp_path):
+    p = primary.client()
+    write_every_type(p, "before", 3000)
+    # Slow enough that the writes below land during the snapshot.
+    p.config_set("rdb-key-save-delay", "20")
+    replica = start_replica(tmp_path, primary)
+    try:
+        r = replica.client()
+        writer_done = threading.Event()
+
+        def writer():
+            c = primary.client()
+            write_every_type(c, "during", 1000)
+            writer_done.set()
+
+        t = threading.Thread(target=writer)
+        t.start()
+        t.join(timeout=60)
+        assert writer_done.is_set()
+        p.config_set("rdb-key-save-delay", "0")
+        wait_caught_up(p, r)
+        write_every_type(p, "after", 500)
+        p.delete("before:n")
+        wait_caught_up(p, r)
+        assert snapshot(r) == snapshot(p)
+        info = p.info("replication")
+        assert info["connected_slaves"] == 1
+        assert info["slave0"]["state"] == "online"
+        assert info["repl_backlog_active"] == 1
+        assert info["repl_backlog_first_byte_offset"] >= 1
+        assert p.info("stats")["sync_full"] == 1
+        role = p.execute_command("ROLE")
+        assert role[0] == b"master" and role[1] == info["master_repl_offset"]
+        assert role[2] == [[b"127.0.0.1", str(replica.port).encode(), str(role[2][0][2].decode()).encode()]]
+    finally:
+        replica.stop()
+
+
+def test_a_dropped_link_continues_from_the_backlog(primary, tmp_path):
+    p = primary.client()
+    write_every_type(p, "a", 500)
+    replica = start_replica(tmp_path, primary)
+    try:
+        r = replica.client()
+        wait_caught_up(p, r)
+        before = p.info("stats")
+        # The replica loses its link and asks to continue where it was.
+        r.execute_command("CLIENT", "KILL", "TYPE", "master")
+        write_every_type(p, "b", 200)
+        wait_caught_up(p, r)
+        after = p.info("stats")
+        assert after["sync_full"] == before["sync_full"]
+        assert after["sync_partial_ok"] == before["sync_partial_ok"] + 1
+        assert snapshot(r) == snapshot(p)
+    finally:
+        replica.stop()
+
+
+def test_psync_errors(r):
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'psync' command"):
+        r.execute_command("PSYNC", "?")
+    with pytest.raises(redis.ResponseError, match="value is not an integer or out of range"):
+        r.execute_command("PSYNC", "?", "x")
+    with pytest.raises(redis.ResponseError, match="syntax error"):
+        r.execute_command("REPLCONF", "listening-port")
+    with pytest.raises(redis.ResponseError, match="Unrecognized REPLCONF option: nope"):
+        r.execute_command("REPLCONF", "nope", "1")
+    assert r.execute_command("REPLCONF", "listening-port", "1234", "capa", "eof", "capa", "whatever") == b"OK"
+    assert r.info("replication")["connected_slaves"] == 0
+
+
+def test_a_replica_gone_during_its_sync_harms_nothing(primary, tmp_path):
+    p = primary.client()
+    write_every_type(p, "k", 2000)
+    p.config_set("rdb-key-save-delay", "500")  # (about 2 s of snapshot)
+    replica = start_replica(tmp_path, primary)
+    try:
+        deadline = time.monotonic() + 10
+        while p.info("replication")["connected_slaves"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert p.info("persistence")["rdb_bgsave_in_progress"] == 1
+    finally:
+        replica.proc.kill()
+        replica.proc.wait()
+        replica.stop()
+    p.config_set("rdb-key-save-delay", "0")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (p.info("replication")["connected_slaves"] != 0 or
+                                           p.info("persistence")["rdb_bgsave_in_progress"] != 0):
+        time.sleep(0.05)
+    assert p.info("replication")["connected_slaves"] == 0
+    assert p.info("persistence")["rdb_bgsave_in_progress"] == 0
+    # Still serving, and the next replica syncs.
+    p.set("after", "1")
+    assert p.bgsave() in (True, b"Background saving started")
+    again = start_replica(tmp_path, primary)
+    try:
+        r = again.client()
+        wait_caught_up(p, r)
+        assert snapshot(r) == snapshot(p)
+    finally:
+        again.stop()
+
+
+def test_shutdown_with_a_stuck_replica_is_prompt(start_server):
+    # A replica that asks for a full resync and never reads: the snapshot's
+    # thread waits for its socket; SHUTDOWN does not wait for it.
+    server = start_server()
+    p = server.client()
+    for i in range(300):
+        p.set(f"big:{i}", os.urandom(100_000))  # (30 MB the compression cannot shrink)
+    s = socket.create_connection((server.host, server.port))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(b"REPLCONF capa eof capa psync2\r\nPSYNC ? -1\r\n")
+    try:
+        deadline = time.monotonic() + 10
+        while p.info("replication")["connected_slaves"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.5)
+        assert p.info("persistence")["rdb_bgsave_in_progress"] == 1
+        t0 = time.monotonic()
+        try:
+            p.shutdown(nosave=True)
+        except redis.ConnectionError:
+            pass
+        server.proc.wait(timeout=10)
+        assert time.monotonic() - t0 < 5
+    finally:
+        s.close()

@@ -1,17 +1,145 @@
-// Replication commands (issue #38, docs/replication.md). So far the
-// primary's answers with no replica attached: ROLE.
+// Replication commands, the primary's side (issue #38, docs/replication.md):
+// REPLCONF and PSYNC from a replica, ROLE.
+#include <fcntl.h>
+
 #include "commands/common.h"
+#include "core/numbers.h"
+#include "server/log.h"
+#include "server/shard.h"
 
 namespace peregrine {
 namespace {
 
-// ROLE: "master", the replication offset, and the replicas (ip, port,
-// acknowledged offset): none yet.
+// ROLE: "master", the replication offset, and the replicas online (ip,
+// port, acknowledged offset), as Redis.
 void RoleCommand(CommandContext& ctx) {
+  ReplicationPrimary& repl = ctx.server.replication();
+  std::vector<ReplicationPrimary::ReplicaInfo> online;
+  for (auto& r : repl.Replicas())
+    if (r.state == ReplicationPrimary::State::kOnline) online.push_back(r);
   ctx.reply.ArrayHeader(3);
   ctx.reply.Bulk("master");
-  ctx.reply.Integer(0);  // master_repl_offset: no stream without a replica
-  ctx.reply.ArrayHeader(0);
+  ctx.reply.Integer(static_cast<int64_t>(repl.offset()));
+  ctx.reply.ArrayHeader(online.size());
+  for (auto& r : online) {
+    ctx.reply.ArrayHeader(3);
+    ctx.reply.Bulk(r.ip);
+    ctx.reply.Bulk(std::to_string(r.listening_port));
+    ctx.reply.Bulk(std::to_string(r.ack_offset));
+  }
+}
+
+// REPLCONF <option> <value> ...: what a replica tells before PSYNC
+// (listening-port, ip-address, capa), and its acknowledgements (ACK, no
+// reply), as Redis's replconfCommand.
+void ReplconfCommand(CommandContext& ctx) {
+  Client& c = ctx.client;
+  if (ctx.args.size() % 2 == 0) {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  for (size_t i = 1; i < ctx.args.size(); i += 2) {
+    std::string_view opt = ctx.args[i], val = ctx.args[i + 1];
+    if (EqualsIgnoreCase(opt, "listening-port")) {
+      int64_t port;
+      if (!ParseIntArg(ctx, val, &port)) return;
+      c.repl_port = static_cast<int>(port);
+      if (c.replica) ctx.server.replication().SetListeningPort(c.id, c.repl_port);
+    } else if (EqualsIgnoreCase(opt, "ip-address")) {
+      if (val.size() >= 46) {  // (Redis's NET_HOST_STR_LEN)
+        ctx.reply.Error("ERR REPLCONF ip-address provided by replica instance is too long: " +
+                        std::to_string(val.size()) + " bytes");
+        return;
+      }
+      c.repl_ip = std::string(val);
+    } else if (EqualsIgnoreCase(opt, "capa")) {
+      // Unknown capabilities are ignored, as Redis does.
+      if (EqualsIgnoreCase(val, "eof")) c.repl_capa_eof = true;
+      if (EqualsIgnoreCase(val, "psync2")) c.repl_capa_psync2 = true;
+    } else if (EqualsIgnoreCase(opt, "ack")) {
+      // From a replica only; never answered.
+      if (!c.replica) return;
+      int64_t offset;
+      if (!ParseInt64(val, &offset)) return;
+      ctx.server.replication().Ack(c.id, static_cast<uint64_t>(std::max<int64_t>(offset, 0)), UnixTimeMs());
+      return;
+    } else if (EqualsIgnoreCase(opt, "getack")) {
+      return;  // (for a replica to answer; a primary has nothing to say)
+    } else {
+      ctx.reply.Error("ERR Unrecognized REPLCONF option: " + AsCString(opt));
+      return;
+    }
+  }
+  ctx.reply.Ok();
+}
+
+// The replica's address as INFO and ROLE show it: what it said, else its
+// connection's.
+std::string ReplicaIp(const Client& c) {
+  if (!c.repl_ip.empty()) return c.repl_ip;
+  const size_t colon = c.addr.rfind(':');
+  return colon == std::string::npos ? c.addr : c.addr.substr(0, colon);
+}
+
+// PSYNC <replid> <offset> (every shard held): a continuation from the
+// backlog, or a full resync: a snapshot straight to the replica's socket,
+// then the stream from the snapshot's point on (Redis's syncCommand).
+void PsyncCommand(CommandContext& ctx) {
+  Client& c = ctx.client;
+  if (c.replica) return;  // (a replica's second PSYNC is ignored, as Redis)
+  int64_t offset;
+  if (!ParseInt64(ctx.args[2], &offset)) {
+    LOG_WARNING("Replica %s asks for synchronization but with a wrong offset", c.addr.c_str());
+    ctx.reply.Error(kErrNotInteger);
+    return;
+  }
+  ServerState& server = ctx.server;
+  ReplicationPrimary& repl = server.replication();
+  ReplIds& ids = server.repl_ids();
+  ReplicationPrimary::ReplicaInfo info;
+  info.client_id = c.id;
+  info.ip = ReplicaIp(c);
+  info.listening_port = c.repl_port;
+  info.last_ack_ms = UnixTimeMs();
+  PsyncAnswer a = repl.Decide(ctx.args[1], offset, ids, c.repl_capa_psync2);
+  if (a.partial) {
+    c.replica = true;
+    ctx.reply.Raw(a.line);
+    const uint64_t sent = repl.offset() + 1 - a.from;
+    repl.AttachContinue(info, ctx.worker.index(), a.from);
+    server.repl_stats().partial_ok.fetch_add(1, std::memory_order_relaxed);
+    LOG_NOTICE("Partial resynchronization request from %s accepted. Sending %llu bytes of backlog starting from "
+               "offset %lld.", info.ip.c_str(), static_cast<unsigned long long>(sent), static_cast<long long>(a.from));
+    return;
+  }
+  LOG_NOTICE("Replica %s asks for synchronization", info.ip.c_str());
+  LOG_NOTICE("%s", a.reason.c_str());
+  if (ctx.args[1] != "?") server.repl_stats().partial_err.fetch_add(1, std::memory_order_relaxed);
+  if (!c.repl_capa_eof) {
+    // (A snapshot to disk first, then its length: not built yet.)
+    ctx.reply.Error("ERR full resync needs a replica that accepts diskless sync (REPLCONF capa eof)");
+    return;
+  }
+  if (repl.EnsureBacklog(server.config().repl_backlog_size)) {
+    // The first replica: the stream starts here, under a new ID (no
+    // replica of an older history can continue it), as Redis does.
+    ids.Change();
+    ids.ClearSecond();
+    for (size_t i = 0; i < server.num_shards(); i++) server.shard(i).SetLogRemovals(true);
+    LOG_NOTICE("Replication backlog created, my new replication IDs are '%s' and '%s'", ids.replid.c_str(),
+               ids.replid2.c_str());
+  }
+  std::string err;
+  const int fd = fcntl(c.fd, F_DUPFD_CLOEXEC, 0);
+  c.replica = true;
+  c.repl_hold = true;  // (the +FULLRESYNC line goes first, from the snapshot's thread)
+  if (!server.StartReplicaSync(info, ctx.worker.index(), fd, true, &err)) {
+    c.replica = false;
+    c.repl_hold = false;
+    ctx.reply.Error("ERR " + err);
+    return;
+  }
+  server.repl_stats().full.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -20,6 +148,12 @@ void RegisterReplicationCommands(CommandTable& t) {
   CommandFamily f(t, kAclAdmin | kAclDangerous, "server");
   f.Add({.name = "role", .arity = 1, .flags = kCmdNoscript | kCmdLoading | kCmdStale | kCmdFast | kCmdSentinel,
          .summary = "Returns the replication role.", .since = "2.8.12", .complexity = "O(1)", .handler = RoleCommand});
+  f.Add({.name = "replconf", .arity = -1, .flags = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale | kCmdAllowBusy,
+         .summary = "An internal command for configuring the replication stream.", .since = "3.0.0",
+         .complexity = "O(1)", .handler = ReplconfCommand});
+  f.Add({.name = "psync", .arity = -3, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards,
+         .summary = "An internal command used in replication.", .since = "2.8.0", .complexity = "",
+         .handler = PsyncCommand});
 }
 
 }  // namespace peregrine

@@ -61,7 +61,7 @@ void AofLog::Call(CommandContext& ctx, const CommandSpec* cmd) {
 
 void AofLog::EndGather() {
   if (--depth_ > 0 || txn_.empty()) return;
-  if (!server_.aof().active()) {  // (turned off inside the transaction)
+  if (!server_.propagating()) {  // (turned off inside the transaction)
     txn_.Clear();
     return;
   }
@@ -109,13 +109,20 @@ void AofLog::LogChunk(const AofChunk& chunk) {
   // Over several shards (or another's alone): what they logged before goes
   // first, then this.
   for (uint32_t s : host_.held_workers()) WriteShard(server_.shard(s));
-  sync_to_ = std::max(sync_to_, server_.aof().Write(chunk));
+  Emit(chunk);
   unflushed_ = true;
+}
+
+void AofLog::Emit(const AofChunk& chunk) {
+  AppendOnlyFile& aof = server_.aof();
+  if (aof.active()) sync_to_ = std::max(sync_to_, aof.Write(chunk));
+  ReplicationPrimary& repl = server_.replication();
+  if (repl.feeding()) repl.Feed(chunk);
 }
 
 void AofLog::WriteShard(Shard& s) {
   if (s.aof().empty()) return;
-  sync_to_ = std::max(sync_to_, server_.aof().Write(s.aof()));
+  Emit(s.aof());
   s.aof().Clear();
 }
 
@@ -125,7 +132,7 @@ void AofLog::Write(bool lent) {
   if (lent) return;
   unflushed_ = false;
   AppendOnlyFile& aof = server_.aof();
-  if (!aof.active()) {
+  if (!server_.propagating()) {
     own_.aof().Clear();
     return;
   }

@@ -27,8 +27,9 @@ class AofLog {
   AofLog(const AofLog&) = delete;
   AofLog& operator=(const AofLog&) = delete;
 
-  // Whether commands are being logged (the append-only file is on).
-  bool active() const { return server_.aof().active(); }
+  // Whether commands are being logged (the append-only file is on, or the
+  // replication stream: docs/replication.md).
+  bool active() const { return server_.propagating(); }
   // Runs a command's handler with the file on, logging the command when it
   // changed something (the held shards' dirty counters moved) or asked to
   // be: as sent, or in the forms it gave (LogAs). EXEC and scripts log
@@ -61,6 +62,8 @@ class AofLog {
   void LogChunk(const AofChunk& chunk);
   // The chunk of shard `s` (held) goes to the file now.
   void WriteShard(Shard& s);
+  // A chunk goes to the file and to the replication stream, where on.
+  void Emit(const AofChunk& chunk);
   // Whether the running command holds this worker's shard alone.
   bool OwnShardOnly() const {
     const auto held = host_.held_workers();

@@ -2,6 +2,8 @@
 #include "server/bgsave.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -95,33 +97,80 @@ std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err, std::str
                     : "Failed opening the temp RDB file " + job->temp_ + " for saving: " + std::strerror(errno);
     return nullptr;
   }
-  if (commands) {
+  job->Begin(server);
+  job->writer_ = std::thread([j = job.get()] { j->WriterMain(); });
+  return job;
+}
+
+std::unique_ptr<BgSave> BgSave::StartToReplica(Server& server, std::string* err, uint64_t client_id, int fd,
+                                               std::string prefix, std::string mark) {
+  std::unique_ptr<BgSave> job(new BgSave());
+  job->server_ = &server;
+  job->start_ms_ = UnixTimeMs();
+  job->dirty_at_start_ = TotalDirty(server);
+  job->key_delay_us_ = server.config().rdb_key_save_delay;
+  job->checksum_ = server.config().rdbchecksum;
+  job->replica_ = client_id;
+  job->mark_ = std::move(mark);
+  job->fd_ = fd;
+  if (fd < 0) {
+    *err = "no socket for the replica";
+    return nullptr;
+  }
+  job->prefix_ = std::move(prefix);
+  job->Begin(server);
+  job->writer_ = std::thread([j = job.get()] { j->WriterMain(); });
+  return job;
+}
+
+void BgSave::Begin(Server& server) {
+  if (commands_) {
     std::string header = FunctionLoadCommands(server);
-    if (!header.empty()) job->Push(std::move(header), 0);
+    if (!header.empty()) Push(std::move(header), 0);
   } else {
     RdbWriter header(server.config().rdbcompression, false);
-    WriteRdbHeader(server, header, job->start_ms_, aof_base);
-    job->Push(std::move(header.buffer()), 0);
+    WriteRdbHeader(server, header, start_ms_, aof_base_);
+    Push(std::move(header.buffer()), 0);
   }
   // Every database of every shard starts its snapshot now, at one epoch
   // above any before (Db::BeginSnapshot).
   static std::atomic<uint32_t> epochs{0};
   const uint32_t epoch = epochs.fetch_add(1, std::memory_order_relaxed) + 1;
-  const RdbKeyWriter keys(server.config().maxmemory_policy, job->start_ms_);
+  const RdbKeyWriter keys(server.config().maxmemory_policy, start_ms_);
   for (size_t s = 0; s < server.num_shards(); s++) {
     Shard& shard = server.shard(s);
-    auto sink = std::make_unique<ShardSink>(job.get(), &shard, keys, server.config().rdbcompression);
+    auto sink = std::make_unique<ShardSink>(this, &shard, keys, server.config().rdbcompression);
     sink->dbs.resize(static_cast<size_t>(shard.num_dbs()));
     for (int d = 0; d < shard.num_dbs(); d++) {
       sink->dbs[static_cast<size_t>(d)].owner = sink.get();
       sink->dbs[static_cast<size_t>(d)].db = d;
       shard.db(d).BeginSnapshot(&sink->dbs[static_cast<size_t>(d)], epoch);
-      job->keys_total_ += shard.db(d).size();
+      keys_total_ += shard.db(d).size();
     }
-    job->shards_.push_back(std::move(sink));
+    shards_.push_back(std::move(sink));
   }
-  job->writer_ = std::thread([j = job.get()] { j->WriterMain(); });
-  return job;
+}
+
+bool BgSave::Write(std::string_view bytes) {
+  if (replica_ == 0) return WriteAll(fd_, bytes);
+  // The replica's socket is non-blocking (its worker's): wait while full.
+  const int timeout_ms = server_->config().repl_timeout * 1000;
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{fd_, POLLOUT, 0};
+      const int r = ::poll(&p, 1, timeout_ms > 0 ? timeout_ms : -1);
+      if (r > 0 && !(p.revents & (POLLERR | POLLHUP))) continue;
+      if (r == 0) errno = ETIMEDOUT;
+    }
+    return false;
+  }
+  return true;
 }
 
 BgSave::~BgSave() {
@@ -154,6 +203,8 @@ void BgSave::Abort() {
     for (int d = 0; d < sink->shard->num_dbs(); d++) sink->shard->db(d).EndSnapshot();
     sink->next_db = sink->shard->num_dbs();
   }
+  // A replica's socket: a writer waiting for it to drain stops now.
+  if (replica_ != 0) ::shutdown(fd_, SHUT_RDWR);
   std::lock_guard<std::mutex> lock(mu_);
   aborted_ = true;
   cv_.notify_one();
@@ -171,6 +222,12 @@ void BgSave::WriterMain() {
   bool failed = false;
   std::string why;
   const size_t nshards = shards_.size();
+  // (To a replica: the +FULLRESYNC line and the payload's header first,
+  // outside the checksum.)
+  if (!prefix_.empty() && !Write(prefix_)) {
+    failed = true;
+    why = std::string("Write error sending the snapshot to the replica: ") + std::strerror(errno);
+  }
   for (;;) {
     std::pair<std::string, uint64_t> item;
     {
@@ -188,7 +245,7 @@ void BgSave::WriterMain() {
     const std::string& chunk = item.first;
     if (!failed) {
       crc = Crc64(crc, chunk);
-      if (!WriteAll(fd_, chunk)) {
+      if (!Write(chunk)) {
         failed = true;
         why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
       }
@@ -214,13 +271,20 @@ void BgSave::WriterMain() {
     std::string tail(1, static_cast<char>(rdb::kOpEof));
     crc = checksum_ ? Crc64(crc, tail) : 0;
     tail.append(reinterpret_cast<const char*>(&crc), 8);
-    if (!WriteAll(fd_, tail)) {
+    tail += mark_;
+    if (!Write(tail)) {
       failed = true;
       why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
     }
   }
-  ok_ = CommitRdbFile(fd_, !failed, temp_, filename_, &why);
-  fd_ = -1;
+  if (replica_ != 0) {
+    // (The duplicate stays open until the job goes, ~BgSave: Abort may
+    // shut the socket down meanwhile.)
+    ok_ = !failed;
+  } else {
+    ok_ = CommitRdbFile(fd_, !failed, temp_, filename_, &why);
+    fd_ = -1;
+  }
   error_ = why;
   finished_.store(true, std::memory_order_release);
 }

@@ -44,6 +44,14 @@ class BgSave {
   // `commands`: the file is an AOF base of commands, not RDB.
   static std::unique_ptr<BgSave> Start(Server& server, std::string* err, std::string temp, std::string filename,
                                        bool aof_base, bool commands);
+  // A replica's full sync without a file (diskless, docs/replication.md):
+  // the snapshot goes to `fd` (the replica's socket, duplicated; the job
+  // closes it) after `prefix` (the +FULLRESYNC line and the `$EOF:<mark>`
+  // header), ended by the 40-byte `mark`. Every shard held.
+  static std::unique_ptr<BgSave> StartToReplica(Server& server, std::string* err, uint64_t client_id, int fd,
+                                                std::string prefix, std::string mark);
+  // The replica a diskless sync is for (0: a file).
+  uint64_t replica() const { return replica_; }
   bool aof_base() const { return aof_base_; }
   const std::string& filename() const { return filename_; }
   ~BgSave();
@@ -75,12 +83,19 @@ class BgSave {
   struct ShardSink;
   BgSave() = default;
   void Push(std::string&& chunk, uint64_t keys);
+  // Every shard held: the header, and every database's snapshot starts.
+  void Begin(Server& server);
+  // Writes to the file or the replica's socket (waiting while it is full,
+  // up to repl-timeout).
+  bool Write(std::string_view bytes);
   void WriterMain();
 
   Server* server_ = nullptr;
   std::string temp_, filename_;
   bool aof_base_ = false;
   bool commands_ = false;
+  uint64_t replica_ = 0;
+  std::string prefix_, mark_;  // (to a replica: what goes before and after)
   int fd_ = -1;
   int64_t start_ms_ = 0;
   uint64_t dirty_at_start_ = 0;

@@ -190,6 +190,14 @@ struct Client final : IoHandler {
   // Not read for now: its commands wait for others that run elsewhere and
   // it has sent ClientIo::kHeldInputMax bytes more (ClientIo::HoldReading).
   bool reading_held = false;
+  // Replication (docs/replication.md): what it said in REPLCONF before
+  // PSYNC, whether it is a replica now, and whether a snapshot is going to
+  // its socket from the BGSAVE's thread (nothing else is written to it).
+  int repl_port = 0;
+  std::string repl_ip;
+  bool repl_capa_eof = false, repl_capa_psync2 = false;
+  bool replica = false;
+  bool repl_hold = false;
 };
 
 }  // namespace peregrine

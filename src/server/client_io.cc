@@ -227,6 +227,8 @@ void ClientIo::FlushPending() {
 }
 
 void ClientIo::Flush(Client& c) {
+  if (c.repl_hold) [[unlikely]]
+    return;  // (a replica whose snapshot the BGSAVE's thread is sending)
   while (!c.out.empty()) {
     // Replies and the large values they refer to, in one system call.
     ssize_t n;

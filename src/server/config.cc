@@ -223,6 +223,8 @@ const std::vector<Option>& Options() {
     o.push_back(MemoryOption("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, LLONG_MAX, kMutable));
     o.push_back(MemoryOption("repl-backlog-size", &Config::repl_backlog_size, 1, LLONG_MAX, kMutable));
     o.push_back(IntOption("repl-backlog-ttl", &Config::repl_backlog_ttl, 0, INT_MAX, kMutable));
+    o.push_back(IntOption("repl-timeout", &Config::repl_timeout, 1, INT_MAX, kMutable));
+    o.push_back(IntOption("repl-ping-replica-period", &Config::repl_ping_replica_period, 1, INT_MAX, kMutable));
     o.push_back(MemoryOption("client-query-buffer-limit", &Config::client_query_buffer_limit, 1024 * 1024,
                              LLONG_MAX, kMutable));
     // "<class> <hard> <soft> <seconds> ..." (in a file, one class per line

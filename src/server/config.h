@@ -75,6 +75,10 @@ struct Config {
   // when smaller, as Redis) and how long it outlives the last replica.
   uint64_t repl_backlog_size = 1024 * 1024;
   int repl_backlog_ttl = 3600;
+  // Seconds without news from a replica (or, sending it a snapshot, without
+  // progress) before it is dropped; seconds between the PINGs in the stream.
+  int repl_timeout = 60;
+  int repl_ping_replica_period = 10;
   uint64_t client_query_buffer_limit = 1024ULL * 1024 * 1024;
   // client-output-buffer-limit, per client class (Redis's defaults): a
   // client whose pending replies reach `hard` bytes, or stay at `soft` bytes

@@ -329,6 +329,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "total_net_input_bytes", stats.total_net_input_bytes);
     Field(out, "total_net_output_bytes", stats.total_net_output_bytes);
     Field(out, "rejected_connections", stats.rejected_connections);
+    Field(out, "sync_full", repl_stats_.full.load(std::memory_order_relaxed));
+    Field(out, "sync_partial_ok", repl_stats_.partial_ok.load(std::memory_order_relaxed));
+    Field(out, "sync_partial_err", repl_stats_.partial_err.load(std::memory_order_relaxed));
     Field(out, "expired_keys", expired);
     Field(out, "expired_subkeys", expired_fields);
     Field(out, "evicted_keys", evicted);
@@ -358,19 +361,33 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "acl_access_denied_channel", acl_->denied(AclResult::kDeniedChannel));
   }
   if (section("replication")) {
-    // A primary without replicas, and so without a backlog yet (Redis
-    // makes one when the first replica attaches; docs/replication.md).
+    // A primary (docs/replication.md): its replicas, the stream's offset
+    // and IDs, the backlog (made when the first replica attaches).
+    std::vector<ReplicationPrimary::ReplicaInfo> replicas = replication_->Replicas();
+    const uint64_t offset = replication_->offset();
     Field(out, "role", "master");
-    Field(out, "connected_slaves", 0);
+    Field(out, "connected_slaves", static_cast<uint64_t>(replicas.size()));
+    for (size_t i = 0; i < replicas.size(); i++) {
+      const ReplicationPrimary::ReplicaInfo& r = replicas[i];
+      const char* state = r.state == ReplicationPrimary::State::kOnline       ? "online"
+                          : r.state == ReplicationPrimary::State::kSendingRdb ? "send_bulk"
+                                                                              : "wait_bgsave";
+      const std::string name = "slave" + std::to_string(i);
+      Field(out, name.c_str(),
+            "ip=" + r.ip + ",port=" + std::to_string(r.listening_port) + ",state=" + state +
+                ",offset=" + std::to_string(r.ack_offset) +
+                ",lag=" + std::to_string(std::max<int64_t>(0, (now_ms - r.last_ack_ms) / 1000)));
+    }
     Field(out, "master_failover_state", "no-failover");
     Field(out, "master_replid", repl_ids_.replid);
     Field(out, "master_replid2", repl_ids_.replid2);
-    Field(out, "master_repl_offset", 0);
+    Field(out, "master_repl_offset", offset);
     Field(out, "second_repl_offset", repl_ids_.second_offset);
-    Field(out, "repl_backlog_active", 0);
+    const ReplicationPrimary::BacklogInfo backlog = replication_->Backlog();
+    Field(out, "repl_backlog_active", backlog.active ? 1 : 0);
     Field(out, "repl_backlog_size", config_.repl_backlog_size);
-    Field(out, "repl_backlog_first_byte_offset", 0);
-    Field(out, "repl_backlog_histlen", 0);
+    Field(out, "repl_backlog_first_byte_offset", backlog.first);
+    Field(out, "repl_backlog_histlen", backlog.histlen);
   }
   if (section("cpu")) {
     rusage self;

@@ -445,6 +445,8 @@ bool Server::StartBgSave(std::string* err) {
 void Server::AbortBgSave(bool aof_rewrite_too) {
   if (bgsave_ == nullptr || (bgsave_->aof_base() && !aof_rewrite_too)) return;
   for (size_t i = 0; i < num_shards(); i++) worker(i).StopSnapshotWork();
+  // A replica's sync stops too: it is closed, and will ask again.
+  if (bgsave_->replica() != 0) replication_->SyncDone(bgsave_->replica(), false);
   bgsave_->Abort();
   bgsave_.reset();  // (joins the writer, which removes the temporary file)
   LOG_NOTICE("Background saving stopped: a save in the foreground replaces it");
@@ -452,6 +454,7 @@ void Server::AbortBgSave(bool aof_rewrite_too) {
 
 void Server::ReapBgSave() {
   if (bgsave_ == nullptr || !bgsave_->finished()) return;
+  if (ReapReplicaSync()) return;
   const int64_t end_ms = UnixTimeMs();
   if (bgsave_->aof_base()) {
     // A rewrite's base: the manifest takes it (server/aof.h).

@@ -120,6 +120,7 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
     for (uint32_t i = 0; i < n * n; i++) rings_.push_back(std::make_unique<Ring>());
   ring_side_ = n;
   claims_ = std::make_unique<ClaimBoard>(n);
+  replication_ = std::make_unique<ReplicationPrimary>(n, [this](uint32_t w) { worker(w).waker().Notify(); });
   for (uint32_t i = 0; i < n; i++) {
     workers_.push_back(std::make_unique<Worker>(*this, i));
     shards_.push_back(&workers_[i]->shard());
@@ -332,6 +333,7 @@ void Server::ApplyRuntimeConfig() {
     applied_requirepass_ = config_.requirepass;
   }
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
+  replication_->Resize(config_.repl_backlog_size);  // (a no-op unless it changed)
   // dir: entered now (start-up, CONFIG SET dir); a failure leaves the
   // server where it was (the directive checked that it can be entered).
   if (!config_.dir.empty()) {

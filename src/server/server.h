@@ -84,6 +84,15 @@ class Server final : public ServerState {
   // Worker 0's cron: once the BGSAVE's file is written (or failed), its
   // outcome goes to the persistence state and the job goes.
   void ReapBgSave();
+  // Replicas (replication_sync.cc): PSYNC's full resync, the next waiting
+  // one (every shard held; after a BGSAVE), a finished one (worker 0;
+  // true if the job was one) and the stream's keep-alive (worker 0's cron).
+  bool StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint32_t worker, int fd, bool psync,
+                        std::string* err) override;
+  void StartWaitingSync();
+  bool has_waiting_sync() const { return !waiting_syncs_.empty(); }
+  bool ReapReplicaSync();
+  void ReplicationCron(int64_t now_ms);
   // The start-up load (main(), before Run): worker 0 goes on with it
   // between its events, accepting every connection and answering
   // -LOADING to what may not run while loading; the other workers start
@@ -125,6 +134,14 @@ class Server final : public ServerState {
   std::vector<std::unique_ptr<Ring>> rings_;
   uint32_t ring_side_ = 0;  // the number of workers
   std::unique_ptr<ClaimBoard> claims_;
+  struct WaitingSync {
+    ReplicationPrimary::ReplicaInfo info;
+    uint32_t worker;
+    int fd;
+    bool psync;
+  };
+  std::vector<WaitingSync> waiting_syncs_;  // (every shard held)
+  int64_t last_repl_ping_ms_ = 0;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<SignalWatcher> signals_;
   std::atomic<uint64_t> next_client_id_{1};

@@ -31,6 +31,7 @@
 #include "server/config.h"
 #include "server/persistence.h"
 #include "server/repl_backlog.h"
+#include "server/replication.h"
 
 namespace peregrine {
 
@@ -66,6 +67,20 @@ class ServerState {
   // The replication IDs (PSYNC2; docs/replication.md). Changed holding every
   // shard.
   ReplIds& repl_ids() { return repl_ids_; }
+  // The primary's replication stream and replicas (replication.h).
+  ReplicationPrimary& replication() { return *replication_; }
+  // Whether changes are logged: for the append-only file or the stream.
+  bool propagating() { return aof_->active() || replication_->feeding(); }
+  // PSYNC's full resync (every shard held): the replica `client_id` of
+  // worker `worker`, its socket duplicated as `fd`, gets a snapshot now, or
+  // when the BGSAVE running ends. Returns false (*err) if it cannot start.
+  virtual bool StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint32_t worker, int fd, bool psync,
+                                std::string* err) = 0;
+  // sync_full, sync_partial_ok, sync_partial_err (INFO stats).
+  struct ReplStats {
+    std::atomic<uint64_t> full{0}, partial_ok{0}, partial_err{0};
+  };
+  ReplStats& repl_stats() { return repl_stats_; }
   const std::string& config_file() const { return config_file_; }
   const std::string& executable() const { return executable_; }
   int64_t start_time_ms() const { return start_time_ms_; }
@@ -213,6 +228,8 @@ class ServerState {
   std::string executable_;
   std::string run_id_;
   ReplIds repl_ids_;
+  std::unique_ptr<ReplicationPrimary> replication_;
+  ReplStats repl_stats_;
   CommandTable commands_;
   std::unique_ptr<Acl> acl_;
   uint64_t tls_generation_ = 0;  // (written holding every shard)

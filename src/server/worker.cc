@@ -95,6 +95,7 @@ bool Worker::Init() {
     if (!resume_.empty()) loop_.WakeWithin(0);
     if (waits_.has_deadlines())
       loop_.WakeWithin(waits_.WaitMsToNextDeadline(UnixTimeMs()));
+    ServeReplicas();
     io_.FlushPending();
     to_free_.clear();
     if (expire_pressure_) {
@@ -453,6 +454,12 @@ void Worker::Cron() {
       std::string err;
       BgSaveHoldingAll(&err);
     }
+    // A replica's full resync that waited for a BGSAVE; the stream's PINGs.
+    if (server_.bgsave() == nullptr && server_.has_waiting_sync()) HoldingAll([&] {
+        server_.StartWaitingSync();
+        return true;
+      });
+    server_.ReplicationCron(now);
     // The append-only file: a rewrite that waited for a BGSAVE, or one
     // auto-aof-rewrite-* asks for; a write that failed is tried again.
     if (server_.aof().active() || server_.aof_stats().rewrite_scheduled) {

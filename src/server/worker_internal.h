@@ -82,7 +82,7 @@ inline std::string MisconfError(Server& server) {
 }
 
 inline void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
-  if (!server_.aof().active()) [[likely]] {
+  if (!server_.propagating()) [[likely]] {
     cmd->handler(ctx);
     return;
   }

@@ -45,6 +45,23 @@ void Worker::OnErrorReply(std::string_view msg) {
 
 
 
+void Worker::ServeReplicas() {
+  server_.replication().ServeWorker(
+      index_,
+      [this](uint64_t id, std::string& bytes) {
+        auto it = clients_.find(id);
+        if (it == clients_.end() || it->second->closed) return;
+        Client& c = *it->second;
+        c.repl_hold = false;  // (online now: its snapshot went out)
+        c.out.Append(bytes);
+        io_.QueueWrite(c);
+      },
+      [this](uint64_t id) {
+        auto it = clients_.find(id);
+        if (it != clients_.end()) CloseClient(*it->second);
+      });
+}
+
 size_t Worker::Publish(std::string_view channel, std::string_view message, bool own_thread) {
   if (pubsub_.subscriptions() == 0) return 0;
   return pubsub_.ForEachReceiver(channel, [&](Client& c, std::string_view pattern) {
@@ -69,6 +86,7 @@ size_t Worker::Publish(std::string_view channel, std::string_view message, bool 
 void Worker::FreeClient(Client& c) {
   if (c.closed) return;
   c.closed = true;
+  if (c.replica) server_.replication().Detach(c.id);
   if (c.blocked != nullptr) {
     waits_.CancelBlocked(c.blocked);  // if it was served meanwhile, its outcome goes with it
     waits_.Unblocked(c, *c.blocked);

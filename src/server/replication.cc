@@ -1,0 +1,195 @@
+// The primary's replication stream and replicas (see replication.h).
+#include "server/replication.h"
+
+#include <algorithm>
+
+namespace peregrine {
+
+ReplicationPrimary::ReplicationPrimary(uint32_t workers, std::function<void(uint32_t)> wake)
+    : told_(new std::atomic<bool>[workers]), wake_(std::move(wake)) {
+  for (uint32_t i = 0; i < workers; i++) told_[i].store(false, std::memory_order_relaxed);
+}
+
+void ReplicationPrimary::AppendLocked(std::string_view bytes) {
+  if (backlog_ == nullptr || bytes.empty()) return;
+  backlog_->Append(bytes);
+  offset_ = backlog_->end_offset();
+  for (auto& r : replicas_) {
+    if (r->close) continue;
+    r->pending.append(bytes);
+    if (!told_[r->worker].exchange(true, std::memory_order_acq_rel)) to_wake_.push_back(r->worker);
+  }
+}
+
+void ReplicationPrimary::Feed(const AofChunk& chunk) {
+  std::vector<uint32_t> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (backlog_ == nullptr) return;
+    if (chunk.first_db() != stream_db_) {
+      std::string select;
+      const std::string n = std::to_string(chunk.first_db());
+      AppendRespCommand(&select, {"SELECT", n});
+      AppendLocked(select);
+    }
+    AppendLocked(chunk.bytes());
+    stream_db_ = chunk.last_db();
+    wake.swap(to_wake_);
+  }
+  for (uint32_t w : wake) wake_(w);
+}
+
+void ReplicationPrimary::FeedCommand(std::initializer_list<std::string_view> args) {
+  std::vector<uint32_t> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (backlog_ == nullptr) return;
+    std::string bytes;
+    AppendRespCommand(&bytes, std::span<const std::string_view>(args.begin(), args.size()));
+    AppendLocked(bytes);
+    wake.swap(to_wake_);
+  }
+  for (uint32_t w : wake) wake_(w);
+}
+
+bool ReplicationPrimary::EnsureBacklog(size_t size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (backlog_ != nullptr) return false;
+  backlog_ = std::make_unique<ReplBacklog>(size, offset_);
+  feeding_.store(true, std::memory_order_release);
+  return true;
+}
+
+PsyncAnswer ReplicationPrimary::Decide(std::string_view replid, int64_t offset, const ReplIds& ids, bool psync2) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return DecidePsync(replid, offset, ids, backlog_.get(), psync2);
+}
+
+void ReplicationPrimary::AttachContinue(const ReplicaInfo& info, uint32_t worker, uint64_t from) {
+  std::vector<uint32_t> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto r = std::make_unique<Replica>();
+    r->info = info;
+    r->info.state = State::kOnline;
+    r->worker = worker;
+    backlog_->CopyFrom(from, &r->pending);
+    told_[worker].store(true, std::memory_order_release);
+    replicas_.push_back(std::move(r));
+  }
+  wake_(worker);
+}
+
+uint64_t ReplicationPrimary::AttachFull(const ReplicaInfo& info, uint32_t worker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto r = std::make_unique<Replica>();
+  r->info = info;
+  r->info.state = State::kSendingRdb;
+  r->worker = worker;
+  replicas_.push_back(std::move(r));
+  stream_db_ = -1;
+  return offset_;
+}
+
+void ReplicationPrimary::SyncDone(uint64_t id, bool ok) {
+  uint32_t worker = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find_if(replicas_.begin(), replicas_.end(), [&](auto& r) { return r->info.client_id == id; });
+    if (it == replicas_.end()) return;
+    Replica& r = **it;
+    if (ok)
+      r.info.state = State::kOnline;
+    else
+      r.close = true;
+    worker = r.worker;
+    told_[worker].store(true, std::memory_order_release);
+  }
+  wake_(worker);
+}
+
+bool ReplicationPrimary::Holding(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& r : replicas_)
+    if (r->info.client_id == id) return r->info.state != State::kOnline;
+  return false;
+}
+
+void ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
+                                     const std::function<void(uint64_t)>& close) {
+  if (!told_[worker].exchange(false, std::memory_order_acq_rel)) return;
+  std::vector<std::pair<uint64_t, std::string>> out;
+  std::vector<uint64_t> closing;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& r : replicas_) {
+      if (r->worker != worker) continue;
+      if (r->close) {
+        closing.push_back(r->info.client_id);
+      } else if (r->info.state == State::kOnline && !r->pending.empty()) {
+        out.emplace_back(r->info.client_id, std::string());
+        out.back().second.swap(r->pending);
+      }
+    }
+  }
+  for (auto& [id, bytes] : out) send(id, bytes);
+  for (uint64_t id : closing) close(id);
+}
+
+void ReplicationPrimary::Ack(uint64_t id, uint64_t offset, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& r : replicas_)
+    if (r->info.client_id == id) {
+      r->info.ack_offset = offset;
+      r->info.last_ack_ms = now_ms;
+    }
+}
+
+void ReplicationPrimary::SetListeningPort(uint64_t id, int port) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& r : replicas_)
+    if (r->info.client_id == id) r->info.listening_port = port;
+}
+
+void ReplicationPrimary::Detach(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(replicas_, [&](auto& r) { return r->info.client_id == id; });
+}
+
+uint64_t ReplicationPrimary::offset() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return offset_;
+}
+
+std::vector<ReplicationPrimary::ReplicaInfo> ReplicationPrimary::Replicas() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<ReplicaInfo> v;
+  for (auto& r : replicas_)
+    if (!r->close) v.push_back(r->info);
+  return v;
+}
+
+ReplicationPrimary::BacklogInfo ReplicationPrimary::Backlog() {
+  std::lock_guard<std::mutex> lock(mu_);
+  BacklogInfo b;
+  if (backlog_ == nullptr) return b;
+  b.active = true;
+  b.first = backlog_->first_offset();
+  b.histlen = backlog_->histlen();
+  return b;
+}
+
+int ReplicationPrimary::GoodReplicas(int64_t now_ms, int max_lag_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  int n = 0;
+  for (auto& r : replicas_)
+    if (r->info.state == State::kOnline && now_ms - r->info.last_ack_ms <= int64_t{max_lag_s} * 1000) n++;
+  return n;
+}
+
+void ReplicationPrimary::Resize(size_t size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (backlog_ != nullptr) backlog_->Resize(size);
+}
+
+}  // namespace peregrine
