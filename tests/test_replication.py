@@ -11,7 +11,7 @@ import time
 import pytest
 import redis
 
-from conftest import ServerProcess, raw_command
+from conftest import IS_REDIS, ServerProcess, raw_command
 
 ZEROS = "0" * 40
 
@@ -184,6 +184,15 @@ def test_a_redis_replica_ends_equal(primary, tmp_path):
         role = p.execute_command("ROLE")
         assert role[0] == b"master" and role[1] == info["master_repl_offset"]
         assert role[2] == [[b"127.0.0.1", str(replica.port).encode(), str(role[2][0][2].decode()).encode()]]
+        if not IS_REDIS:
+            # While replicas follow the stream, a pipeline of writes over
+            # several shards relays (in order) instead of running as a
+            # write group (docs/replication.md).
+            groups = p.info("stats")["cross_shard_write_groups"]
+            write_every_type(p, "more", 200)
+            assert p.info("stats")["cross_shard_write_groups"] == groups
+            wait_caught_up(p, r)
+            assert snapshot(r) == snapshot(p)
     finally:
         replica.stop()
 

@@ -84,7 +84,12 @@ void BatchRelay::SendOpen(Client& c) {
   c.batch_in_flight = true;
   worker_.stats_.cross_shard_batches++;
   if (b->commands.size() > 1 && !b->transaction && b->plain) {
-    if (b->reads_only ? SendReadGroup(b) : SendWriteGroup(b)) {
+    // (Not a write group while replicas follow the stream: its parts' logs
+    // could reach the stream in either order, and a replica applies them in
+    // that order, so that a reader there could see a client's later write
+    // without its earlier one. A relay logs each stop before the next:
+    // docs/replication.md.)
+    if (b->reads_only ? SendReadGroup(b) : !worker_.server_.replication().feeding() && SendWriteGroup(b)) {
       (b->reads_only ? worker_.stats_.cross_shard_read_groups : worker_.stats_.cross_shard_write_groups)++;
       return;
     }
