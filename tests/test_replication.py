@@ -227,9 +227,19 @@ def test_psync_errors(r):
     with pytest.raises(redis.ResponseError, match="Unrecognized REPLCONF option: nope"):
         r.execute_command("REPLCONF", "nope", "1")
     assert r.execute_command("REPLCONF", "listening-port", "1234", "capa", "eof", "capa", "whatever") == b"OK"
+
+    with pytest.raises(redis.ResponseError, match="REPLCONF ip-address provided by replica instance is too long"):
+        r.execute_command("REPLCONF", "ip-address", "x" * 300)
     assert r.info("replication")["connected_slaves"] == 0
 
 
+def test_psync_with_replies_pending_is_refused(server):
+    # As Redis: the stream must start on an empty output.
+    got = raw_command(server, b"REPLCONF capa eof\r\nPSYNC ? -1\r\n")
+    assert got == b"+OK\r\n-ERR SYNC and PSYNC are invalid with pending output\r\n", got
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Redis delays a diskless sync (repl-diskless-sync-delay)")
 def test_a_replica_gone_during_its_sync_harms_nothing(primary, tmp_path):
     p = primary.client()
     write_every_type(p, "k", 2000)
@@ -263,6 +273,7 @@ def test_a_replica_gone_during_its_sync_harms_nothing(primary, tmp_path):
         again.stop()
 
 
+@pytest.mark.skipif(IS_REDIS, reason="Redis delays a diskless sync (repl-diskless-sync-delay)")
 def test_shutdown_with_a_stuck_replica_is_prompt(start_server):
     # A replica that asks for a full resync and never reads: the snapshot's
     # thread waits for its socket; SHUTDOWN does not wait for it.
@@ -272,7 +283,9 @@ def test_shutdown_with_a_stuck_replica_is_prompt(start_server):
         p.set(f"big:{i}", os.urandom(100_000))  # (30 MB the compression cannot shrink)
     s = socket.create_connection((server.host, server.port))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.sendall(b"REPLCONF capa eof capa psync2\r\nPSYNC ? -1\r\n")
+    s.sendall(b"REPLCONF capa eof capa psync2\r\n")
+    assert s.recv(100) == b"+OK\r\n"
+    s.sendall(b"PSYNC ? -1\r\n")
     try:
         deadline = time.monotonic() + 10
         while p.info("replication")["connected_slaves"] == 0 and time.monotonic() < deadline:
@@ -288,3 +301,154 @@ def test_shutdown_with_a_stuck_replica_is_prompt(start_server):
         assert time.monotonic() - t0 < 5
     finally:
         s.close()
+
+
+class FakeReplica:
+    """A replica by hand: asks for a full resync, reads the snapshot, then
+    reads the stream only when told to, and acknowledges only when told to."""
+
+    def __init__(self, server, rcvbuf=None):
+        self.s = socket.create_connection((server.host, server.port), timeout=10)
+        if rcvbuf:
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        # One at a time, as a replica does (PSYNC with replies pending is
+        # refused).
+        for cmd in (b"REPLCONF listening-port 7777\r\n", b"REPLCONF capa eof capa psync2\r\n"):
+            self.s.sendall(cmd)
+            assert self.s.recv(100) == b"+OK\r\n"
+        self.s.sendall(b"PSYNC ? -1\r\n")
+        buf = b""
+        while buf.count(b"\r\n") < 2:  # +FULLRESYNC, $EOF:<mark>
+            buf += self.s.recv(65536)
+        lines = buf.split(b"\r\n")
+        full = lines[0].split()
+        assert full[0] == b"+FULLRESYNC" and re.fullmatch(rb"[0-9a-f]{40}", full[1]), full
+        self.replid, self.offset = full[1].decode(), int(full[2])
+        assert lines[1].startswith(b"$EOF:") and len(lines[1]) == 45, lines[1]
+        mark = lines[1][5:]
+        rest = b"\r\n".join(lines[2:])
+        while not rest.endswith(mark):
+            rest += self.s.recv(65536)
+        self.rdb = rest[:-len(mark)]
+        assert self.rdb.startswith(b"REDIS00"), self.rdb[:9]
+
+    def ack(self, offset):
+        self.s.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%d\r\n" % (len(str(offset)), offset))
+
+    def close(self):
+        self.s.close()
+
+
+def wait_for(cond, timeout=15):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+@pytest.mark.skipif(IS_REDIS, reason="the replica's handshake by hand, timed as Peregrine's cron")
+def test_silent_replicas_min_replicas_and_the_backlogs_end(start_server):
+    server = start_server("--repl-timeout", "2", "--repl-backlog-ttl", "2")
+    p = server.client()
+    p.config_set("min-replicas-to-write", "1")
+    p.config_set("min-replicas-max-lag", "1")
+    with pytest.raises(redis.ResponseError, match="NOREPLICAS Not enough good replicas to write."):
+        p.set("k", "v")
+    fake = FakeReplica(server)
+    try:
+        first_id = p.info("replication")["master_replid"]
+        assert fake.replid == first_id
+        assert p.info("stats")["sync_full"] == 1
+        # Acknowledging: a good replica, so writes go.
+        fake.ack(fake.offset)
+        assert wait_for(lambda: _writes_allowed(p))
+        info = p.info("replication")
+        assert info["slave0"]["port"] == 7777 and info["slave0"]["state"] == "online"
+        # Silent past min-replicas-max-lag: writes refused again; past
+        # repl-timeout: dropped.
+        assert wait_for(lambda: not _writes_allowed(p))
+        assert wait_for(lambda: p.info("replication")["connected_slaves"] == 0)
+        # repl-backlog-ttl after the last replica: no backlog, a new ID.
+        assert p.info("replication")["repl_backlog_active"] == 1
+        assert wait_for(lambda: p.info("replication")["repl_backlog_active"] == 0)
+        assert p.info("replication")["master_replid"] != first_id
+    finally:
+        fake.close()
+        p.config_set("min-replicas-to-write", "0")
+
+
+def _writes_allowed(c):
+    try:
+        c.set("probe", "1")
+        return True
+    except redis.ResponseError as e:
+        assert "NOREPLICAS" in str(e)
+        return False
+
+
+@pytest.mark.skipif(IS_REDIS, reason="the replica's handshake by hand")
+def test_a_replica_over_its_output_limit_is_dropped(start_server):
+    server = start_server()
+    p = server.client()
+    p.config_set("client-output-buffer-limit", "replica 1mb 0 0")
+    fake = FakeReplica(server, rcvbuf=4096)  # (then reads nothing more)
+    try:
+        before = p.info("stats")["client_output_buffer_limit_disconnections"]
+        value = os.urandom(100_000)
+        for i in range(100):  # 10 MB of stream it does not read
+            p.set(f"v{i}", value)
+        assert wait_for(lambda: p.info("replication")["connected_slaves"] == 0)
+        assert p.info("stats")["client_output_buffer_limit_disconnections"] == before + 1
+        p.set("still", "serving")
+        assert p.get("still") == b"serving"
+    finally:
+        fake.close()
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Redis shares the BGSAVE with a disk-based sync instead")
+def test_a_full_resync_waits_for_a_bgsave_running(start_server, tmp_path):
+    server = start_server("--dir", str(tmp_path))
+    p = server.client()
+    write_every_type(p, "k", 1000)
+    p.config_set("rdb-key-save-delay", "2000")  # (the BGSAVE takes seconds)
+    p.bgsave()
+    # One replica that goes while it waits, one that stays.
+    gone = FakeReplicaWaiting(server)
+    assert wait_for(lambda: p.info("replication")["connected_slaves"] == 1)
+    assert p.info("replication")["slave0"]["state"] == "wait_bgsave"
+    time.sleep(1.2)
+    assert gone.got_newlines()  # (Redis's keep-alive while it waits)
+    gone.close()
+    assert wait_for(lambda: p.info("replication")["connected_slaves"] == 0)
+    (tmp_path / "r").mkdir()
+    replica = start_replica(tmp_path / "r", server)
+    try:
+        r = replica.client()
+        time.sleep(0.5)
+        assert p.info("persistence")["rdb_bgsave_in_progress"] == 1
+        p.config_set("rdb-key-save-delay", "0")
+        wait_caught_up(p, r)
+        assert snapshot(r) == snapshot(p)
+        assert p.info("replication")["connected_slaves"] == 1
+    finally:
+        replica.stop()
+
+
+class FakeReplicaWaiting:
+    """A replica by hand that asks for a full resync and only listens."""
+
+    def __init__(self, server):
+        self.s = socket.create_connection((server.host, server.port), timeout=10)
+        self.s.sendall(b"REPLCONF capa eof\r\n")
+        assert self.s.recv(100) == b"+OK\r\n"
+        self.s.sendall(b"PSYNC ? -1\r\n")
+
+    def got_newlines(self):
+        self.s.settimeout(0.5)
+        data = self.s.recv(100)
+        return data != b"" and set(data) == {ord("\n")}
+
+    def close(self):
+        self.s.close()

@@ -46,7 +46,7 @@ void ReplconfCommand(CommandContext& ctx) {
       c.repl_port = static_cast<int>(port);
       if (c.replica) ctx.server.replication().SetListeningPort(c.id, c.repl_port);
     } else if (EqualsIgnoreCase(opt, "ip-address")) {
-      if (val.size() >= 46) {  // (Redis's NET_HOST_STR_LEN)
+      if (val.size() >= 256) {  // (Redis's NET_HOST_STR_LEN)
         ctx.reply.Error("ERR REPLCONF ip-address provided by replica instance is too long: " +
                         std::to_string(val.size()) + " bytes");
         return;
@@ -93,6 +93,11 @@ void PsyncCommand(CommandContext& ctx) {
     ctx.reply.Error(kErrNotInteger);
     return;
   }
+  // (As Redis: the stream must start on an empty output.)
+  if (!c.out.empty()) {
+    ctx.reply.Error("ERR SYNC and PSYNC are invalid with pending output");
+    return;
+  }
   ServerState& server = ctx.server;
   ReplicationPrimary& repl = server.replication();
   ReplIds& ids = server.repl_ids();
@@ -120,6 +125,11 @@ void PsyncCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR full resync needs a replica that accepts diskless sync (REPLCONF capa eof)");
     return;
   }
+  if (c.tls != nullptr) {
+    // (The snapshot's thread writes the socket itself, not through TLS.)
+    ctx.reply.Error("ERR full resync over TLS is not supported yet");
+    return;
+  }
   if (repl.EnsureBacklog(server.config().repl_backlog_size)) {
     // The first replica: the stream starts here, under a new ID (no
     // replica of an older history can continue it), as Redis does.
@@ -131,14 +141,14 @@ void PsyncCommand(CommandContext& ctx) {
   }
   std::string err;
   const int fd = fcntl(c.fd, F_DUPFD_CLOEXEC, 0);
-  c.replica = true;
-  c.repl_hold = true;  // (the +FULLRESYNC line goes first, from the snapshot's thread)
-  if (!server.StartReplicaSync(info, ctx.worker.index(), fd, true, &err)) {
-    c.replica = false;
-    c.repl_hold = false;
+  if (!server.StartReplicaSync(info, ctx.worker.index(), fd, &err)) {
     ctx.reply.Error("ERR " + err);
     return;
   }
+  // Its worker writes nothing to it from now on until its snapshot is out:
+  // the +FULLRESYNC line comes first, from the snapshot's thread.
+  c.replica = true;
+  c.repl_hold = true;
   server.repl_stats().full.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -35,12 +35,8 @@ bool Server::StartAofRewrite(std::string* err, bool* scheduled) {
   AppendOnlyFile& aof = *aof_;
   if (!aof.active() && !aof.PrepareOffRewrite(err)) return false;
   // Every shard is held: what they logged so far belongs before the new
-  // incremental file.
-  for (size_t i = 0; i < num_shards(); i++) {
-    AofChunk& chunk = shard(i).aof();
-    if (!chunk.empty() && aof.active()) aof.Write(chunk);
-    chunk.Clear();
-  }
+  // incremental file (and to the replication stream).
+  EmitShardChunks();
   std::string temp;
   if (!aof.BeginRewrite(&temp, &aof_base_name_, err)) return false;
   bgsave_ = BgSave::Start(*this, err, temp, aof.PathOf(aof_base_name_), /*aof_base=*/true,
@@ -62,10 +58,10 @@ bool Server::ApplyAofConfig(std::string* err) {
   if (!config_.appendonly) {
     // A rewrite in progress stops (its base would belong to nothing).
     if (bgsave_ != nullptr && bgsave_->aof_base()) AbortBgSave(true);
-    for (size_t i = 0; i < num_shards(); i++) {
-      shard(i).aof().Clear();
-      shard(i).SetLogRemovals(false);
-    }
+    // What they logged goes to the file before it closes, as Redis flushes
+    // it, and to the stream; removals stay logged while the stream is on.
+    EmitShardChunks();
+    for (size_t i = 0; i < num_shards(); i++) shard(i).SetLogRemovals(replication_->feeding());
     aof.TurnOff();
     LOG_NOTICE("Background append only file rewriting stopped: the AOF is off");
     return true;
@@ -74,6 +70,7 @@ bool Server::ApplyAofConfig(std::string* err) {
   // rewrite's base makes the manifest (Redis's startAppendOnly). A BGSAVE
   // in progress is stopped for it, as Redis kills an RDB child.
   if (bgsave_ != nullptr) AbortBgSave(true);
+  EmitShardChunks();  // (the stream's, if on: before the file opens)
   if (!aof.TurnOn(err)) return false;
   for (size_t i = 0; i < num_shards(); i++) {
     shard(i).aof().Clear();
@@ -81,7 +78,7 @@ bool Server::ApplyAofConfig(std::string* err) {
   }
   bool scheduled;
   if (!StartAofRewrite(err, &scheduled)) {
-    for (size_t i = 0; i < num_shards(); i++) shard(i).SetLogRemovals(false);
+    for (size_t i = 0; i < num_shards(); i++) shard(i).SetLogRemovals(replication_->feeding());
     aof.TurnOff();
     return false;
   }

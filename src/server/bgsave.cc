@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <cstring>
 
@@ -111,6 +113,7 @@ std::unique_ptr<BgSave> BgSave::StartToReplica(Server& server, std::string* err,
   job->key_delay_us_ = server.config().rdb_key_save_delay;
   job->checksum_ = server.config().rdbchecksum;
   job->replica_ = client_id;
+  job->send_timeout_ms_ = int64_t{server.config().repl_timeout} * 1000;
   job->mark_ = std::move(mark);
   job->fd_ = fd;
   if (fd < 0) {
@@ -154,7 +157,7 @@ void BgSave::Begin(Server& server) {
 bool BgSave::Write(std::string_view bytes) {
   if (replica_ == 0) return WriteAll(fd_, bytes);
   // The replica's socket is non-blocking (its worker's): wait while full.
-  const int timeout_ms = server_->config().repl_timeout * 1000;
+  const int timeout_ms = static_cast<int>(std::min<int64_t>(send_timeout_ms_, INT32_MAX));
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
     if (n > 0) {
@@ -180,9 +183,13 @@ BgSave::~BgSave() {
 
 bool BgSave::Step(size_t shard, size_t max_entries) {
   ShardSink& sink = *shards_[shard];
-  // The disk is behind: wait (the writes' own copies still go).
-  if (queued_bytes_.load(std::memory_order_relaxed) >= kMaxQueued) return true;
   Shard& s = *sink.shard;
+  if (give_up_.load(std::memory_order_relaxed)) [[unlikely]] {
+    // (The replica is gone: nothing more is read.)
+    for (; sink.next_db < s.num_dbs(); sink.next_db++) s.db(sink.next_db).EndSnapshot();
+  }
+  // The disk is behind: wait (the writes' own copies still go).
+  if (queued_bytes_.load(std::memory_order_relaxed) >= kMaxQueued && sink.next_db < s.num_dbs()) return true;
   while (sink.next_db < s.num_dbs()) {
     if (s.db(sink.next_db).SnapshotStep(max_entries)) return true;
     s.db(sink.next_db).EndSnapshot();
@@ -226,6 +233,7 @@ void BgSave::WriterMain() {
   // outside the checksum.)
   if (!prefix_.empty() && !Write(prefix_)) {
     failed = true;
+    give_up_.store(true, std::memory_order_relaxed);
     why = std::string("Write error sending the snapshot to the replica: ") + std::strerror(errno);
   }
   for (;;) {
@@ -247,6 +255,7 @@ void BgSave::WriterMain() {
       crc = Crc64(crc, chunk);
       if (!Write(chunk)) {
         failed = true;
+        if (replica_ != 0) give_up_.store(true, std::memory_order_relaxed);
         why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
       }
       bytes_written_.fetch_add(chunk.size(), std::memory_order_relaxed);

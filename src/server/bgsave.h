@@ -96,6 +96,9 @@ class BgSave {
   bool commands_ = false;
   uint64_t replica_ = 0;
   std::string prefix_, mark_;  // (to a replica: what goes before and after)
+  int64_t send_timeout_ms_ = 0;  // (to a replica: repl-timeout when it started)
+  // To a replica whose socket failed: the shards stop their walk.
+  std::atomic<bool> give_up_{false};
   int fd_ = -1;
   int64_t start_ms_ = 0;
   uint64_t dirty_at_start_ = 0;

@@ -285,22 +285,24 @@ void ClientIo::Flush(Client& c) {
 
 void ClientIo::ApplyConfig() {
   obuf_check_from_ = UINT64_MAX;
-  for (int cls : {Config::kNormalClients, Config::kPubsubClients}) {
+  for (int cls : {Config::kNormalClients, Config::kReplicaClients, Config::kPubsubClients}) {
     const Config::OutputBufferLimit& l = server_.config().output_buffer_limits[cls];
     if (l.hard != 0) obuf_check_from_ = std::min(obuf_check_from_, l.hard);
     if (l.soft != 0) obuf_check_from_ = std::min(obuf_check_from_, l.soft);
   }
 }
 
-// Redis's checkClientOutputBufferLimits for normal and pub/sub clients (a
-// client with subscriptions is of the pubsub class; there are no replicas):
+// Redis's checkClientOutputBufferLimits (a replica is of the replica
+// class, a client with subscriptions of the pubsub class):
 // over the hard limit at once, over the soft one when it has stayed over it
 // for more than soft_seconds (judged when replies are added, as Redis does).
 // A client of this worker is closed at once; by a command holding this
 // worker (PUBLISH from another), when the worker gets its shard back.
 bool ClientIo::CheckOutputLimit(Client& c, bool own_thread) {
   const Config::OutputBufferLimit& l =
-      server_.config().output_buffer_limits[c.subs != nullptr ? Config::kPubsubClients : Config::kNormalClients];
+      server_.config().output_buffer_limits[c.replica             ? Config::kReplicaClients
+                                            : c.subs != nullptr ? Config::kPubsubClients
+                                                                : Config::kNormalClients];
   const uint64_t used = c.out.size();
   const bool hard = l.hard != 0 && used >= l.hard;
   bool soft = l.soft != 0 && used >= l.soft;

@@ -114,12 +114,10 @@ struct Config {
   uint64_t lua_maxmemory = 0;
   // min-replicas-to-write / min-replicas-max-lag (Redis's): with a count
   // above 0, writes are refused (NOREPLICAS) unless that many replicas
-  // are connected and within the lag. Replicas do not exist yet (issue
-  // #38), so any count above 0 refuses every write, as Redis does when it
-  // has none.
+  // are online and acknowledged within the lag
+  // (ServerState::NotEnoughGoodReplicas, counted by worker 0's cron).
   int64_t min_replicas_to_write = 0;
   int64_t min_replicas_max_lag = 10;
-  bool NotEnoughGoodReplicas() const { return min_replicas_to_write > 0; }
   static constexpr std::string_view kNoReplicasError = "NOREPLICAS Not enough good replicas to write.";
   // lua-enable-deprecated-api (Redis 7.2.11's): whether scripts get
   // newproxy, setfenv and getfenv. Fixed at start-up.

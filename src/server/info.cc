@@ -369,9 +369,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "connected_slaves", static_cast<uint64_t>(replicas.size()));
     for (size_t i = 0; i < replicas.size(); i++) {
       const ReplicationPrimary::ReplicaInfo& r = replicas[i];
-      const char* state = r.state == ReplicationPrimary::State::kOnline       ? "online"
-                          : r.state == ReplicationPrimary::State::kSendingRdb ? "send_bulk"
-                                                                              : "wait_bgsave";
+      // (A diskless transfer is Redis's wait_bgsave too; send_bulk is a
+      // file's.)
+      const char* state = r.state == ReplicationPrimary::State::kOnline ? "online" : "wait_bgsave";
       const std::string name = "slave" + std::to_string(i);
       Field(out, name.c_str(),
             "ip=" + r.ip + ",port=" + std::to_string(r.listening_port) + ",state=" + state +
@@ -385,7 +385,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "second_repl_offset", repl_ids_.second_offset);
     const ReplicationPrimary::BacklogInfo backlog = replication_->Backlog();
     Field(out, "repl_backlog_active", backlog.active ? 1 : 0);
-    Field(out, "repl_backlog_size", config_.repl_backlog_size);
+    Field(out, "repl_backlog_size", std::max<uint64_t>(config_.repl_backlog_size, ReplBacklog::kMinSize));
     Field(out, "repl_backlog_first_byte_offset", backlog.first);
     Field(out, "repl_backlog_histlen", backlog.histlen);
   }

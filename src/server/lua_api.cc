@@ -169,7 +169,7 @@ int GenericCall(lua_State* L, bool raise) {
     reject(denied);
   } else if (run->read_only && (cmd->flags & (kCmdWrite | kCmdMayReplicate))) {
     reject("Write commands are not allowed from read-only scripts.");
-  } else if ((cmd->flags & kCmdWrite) && server.config().NotEnoughGoodReplicas()) {
+  } else if ((cmd->flags & kCmdWrite) && server.NotEnoughGoodReplicas()) {
     reject("-" + std::string(Config::kNoReplicasError));
   } else if (!run->allow_oom && run->oom && !run->write_dirty && (cmd->flags & kCmdDenyOom)) {
     reject("-OOM command not allowed when used memory > 'maxmemory'.");

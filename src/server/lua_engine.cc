@@ -266,7 +266,7 @@ void LuaEngine::RunScript(CommandContext& ctx, Vm& vm, const ScriptInfo& script,
       ctx.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
       return;
     }
-    if (!(script.flags & kScriptNoWrites) && ctx.server.config().NotEnoughGoodReplicas()) {
+    if (!(script.flags & kScriptNoWrites) && ctx.server.NotEnoughGoodReplicas()) {
       ctx.reply.Error(Config::kNoReplicasError);
       return;
     }

@@ -1,23 +1,43 @@
 // The primary's replication stream and replicas (see replication.h).
 #include "server/replication.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+
+#include "net/event_loop.h"
+#include "server/log.h"
 
 namespace peregrine {
 
 ReplicationPrimary::ReplicationPrimary(uint32_t workers, std::function<void(uint32_t)> wake)
-    : told_(new std::atomic<bool>[workers]), wake_(std::move(wake)) {
-  for (uint32_t i = 0; i < workers; i++) told_[i].store(false, std::memory_order_relaxed);
+    : told_(new Told[workers]), wake_(std::move(wake)) {}
+
+void ReplicationPrimary::Tell(uint32_t worker) {
+  if (!told_[worker].flag.exchange(true, std::memory_order_acq_rel)) to_wake_.push_back(worker);
 }
 
 void ReplicationPrimary::AppendLocked(std::string_view bytes) {
   if (backlog_ == nullptr || bytes.empty()) return;
   backlog_->Append(bytes);
   offset_ = backlog_->end_offset();
+  const uint64_t limit = pending_limit_.load(std::memory_order_relaxed);
   for (auto& r : replicas_) {
-    if (r->close) continue;
+    if (r->close || r->info.state == State::kWaitBgsave) continue;
     r->pending.append(bytes);
-    if (!told_[r->worker].exchange(true, std::memory_order_acq_rel)) to_wake_.push_back(r->worker);
+    if (limit != 0 && r->pending.size() >= limit) [[unlikely]] {
+      // (Online, its worker moves the bytes into its output and checks
+      // the limit there; this is for one whose snapshot is still going.)
+      LOG_WARNING("Replica %s:%d dropped: its stream waiting for its snapshot passed client-output-buffer-limit",
+                  r->info.ip.c_str(), r->info.listening_port);
+      r->close = true;
+      std::string().swap(r->pending);
+      Tell(r->worker);
+      continue;
+    }
+    // (Its worker takes the bytes once the snapshot is out: SyncDone.)
+    if (r->info.state == State::kOnline) Tell(r->worker);
   }
 }
 
@@ -34,6 +54,7 @@ void ReplicationPrimary::Feed(const AofChunk& chunk) {
     }
     AppendLocked(chunk.bytes());
     stream_db_ = chunk.last_db();
+    if (to_wake_.empty()) return;
     wake.swap(to_wake_);
   }
   for (uint32_t w : wake) wake_(w);
@@ -55,6 +76,7 @@ void ReplicationPrimary::FeedCommand(std::initializer_list<std::string_view> arg
 bool ReplicationPrimary::EnsureBacklog(size_t size) {
   std::lock_guard<std::mutex> lock(mu_);
   if (backlog_ != nullptr) return false;
+  no_replicas_since_ms_ = UnixTimeMs();
   backlog_ = std::make_unique<ReplBacklog>(size, offset_);
   feeding_.store(true, std::memory_order_release);
   return true;
@@ -66,7 +88,6 @@ PsyncAnswer ReplicationPrimary::Decide(std::string_view replid, int64_t offset, 
 }
 
 void ReplicationPrimary::AttachContinue(const ReplicaInfo& info, uint32_t worker, uint64_t from) {
-  std::vector<uint32_t> wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto r = std::make_unique<Replica>();
@@ -74,21 +95,41 @@ void ReplicationPrimary::AttachContinue(const ReplicaInfo& info, uint32_t worker
     r->info.state = State::kOnline;
     r->worker = worker;
     backlog_->CopyFrom(from, &r->pending);
-    told_[worker].store(true, std::memory_order_release);
+    told_[worker].flag.store(true, std::memory_order_release);
     replicas_.push_back(std::move(r));
   }
   wake_(worker);
 }
 
-uint64_t ReplicationPrimary::AttachFull(const ReplicaInfo& info, uint32_t worker) {
+void ReplicationPrimary::AttachWaiting(const ReplicaInfo& info, uint32_t worker, int fd) {
   std::lock_guard<std::mutex> lock(mu_);
   auto r = std::make_unique<Replica>();
   r->info = info;
-  r->info.state = State::kSendingRdb;
+  r->info.state = State::kWaitBgsave;
   r->worker = worker;
+  r->fd = fd;
   replicas_.push_back(std::move(r));
-  stream_db_ = -1;
-  return offset_;
+}
+
+bool ReplicationPrimary::has_waiting() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& r : replicas_)
+    if (r->info.state == State::kWaitBgsave && !r->close) return true;
+  return false;
+}
+
+bool ReplicationPrimary::StartNext(uint64_t* id, int* fd, uint64_t* offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& r : replicas_) {
+    if (r->info.state != State::kWaitBgsave || r->close) continue;
+    r->info.state = State::kSendingRdb;
+    *id = r->info.client_id;
+    *fd = r->fd;
+    *offset = offset_;
+    stream_db_ = -1;
+    return true;
+  }
+  return false;
 }
 
 void ReplicationPrimary::SyncDone(uint64_t id, bool ok) {
@@ -98,26 +139,30 @@ void ReplicationPrimary::SyncDone(uint64_t id, bool ok) {
     auto it = std::find_if(replicas_.begin(), replicas_.end(), [&](auto& r) { return r->info.client_id == id; });
     if (it == replicas_.end()) return;
     Replica& r = **it;
+    r.fd = -1;  // (the snapshot's, closed with it)
     if (ok)
       r.info.state = State::kOnline;
     else
       r.close = true;
     worker = r.worker;
-    told_[worker].store(true, std::memory_order_release);
+    told_[worker].flag.store(true, std::memory_order_release);
   }
   wake_(worker);
 }
 
-bool ReplicationPrimary::Holding(uint64_t id) {
+void ReplicationPrimary::KeepWaitingAlive() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& r : replicas_)
-    if (r->info.client_id == id) return r->info.state != State::kOnline;
-  return false;
+    if (r->info.state == State::kWaitBgsave && r->fd >= 0 && !r->close) {
+      // (Nothing else writes to its socket meanwhile; a full one skips it.)
+      [[maybe_unused]] const ssize_t n = ::write(r->fd, "\n", 1);
+    }
 }
+
 
 void ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
                                      const std::function<void(uint64_t)>& close) {
-  if (!told_[worker].exchange(false, std::memory_order_acq_rel)) return;
+  if (!told_[worker].flag.exchange(false, std::memory_order_acq_rel)) return;
   std::vector<std::pair<uint64_t, std::string>> out;
   std::vector<uint64_t> closing;
   {
@@ -140,7 +185,7 @@ void ReplicationPrimary::Ack(uint64_t id, uint64_t offset, int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& r : replicas_)
     if (r->info.client_id == id) {
-      r->info.ack_offset = offset;
+      r->info.ack_offset = std::max(r->info.ack_offset, offset);  // (only ever up, as Redis)
       r->info.last_ack_ms = now_ms;
     }
 }
@@ -153,7 +198,45 @@ void ReplicationPrimary::SetListeningPort(uint64_t id, int port) {
 
 void ReplicationPrimary::Detach(uint64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::erase_if(replicas_, [&](auto& r) { return r->info.client_id == id; });
+  auto it = std::find_if(replicas_.begin(), replicas_.end(), [&](auto& r) { return r->info.client_id == id; });
+  if (it == replicas_.end()) return;
+  Replica& r = **it;
+  if (r.fd >= 0) {
+    if (r.info.state == State::kWaitBgsave)
+      ::close(r.fd);  // (its own until its sync starts)
+    else
+      ::shutdown(r.fd, SHUT_RDWR);  // its snapshot stops (the job closes the socket)
+  }
+  replicas_.erase(it);
+  if (replicas_.empty()) no_replicas_since_ms_ = UnixTimeMs();
+}
+
+void ReplicationPrimary::DropSilent(int64_t now_ms, int timeout_s) {
+  std::vector<uint32_t> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& r : replicas_) {
+      if (r->close || r->info.state != State::kOnline || now_ms - r->info.last_ack_ms <= int64_t{timeout_s} * 1000)
+        continue;
+      LOG_WARNING("Disconnecting timedout replica (streaming sync): %s:%d", r->info.ip.c_str(),
+                  r->info.listening_port);
+      r->close = true;
+      if (!told_[r->worker].flag.exchange(true, std::memory_order_acq_rel)) wake.push_back(r->worker);
+    }
+  }
+  for (uint32_t w : wake) wake_(w);
+}
+
+bool ReplicationPrimary::BacklogExpired(int64_t now_ms, int ttl_s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return backlog_ != nullptr && ttl_s > 0 && replicas_.empty() && now_ms - no_replicas_since_ms_ > int64_t{ttl_s} * 1000;
+}
+
+void ReplicationPrimary::FreeBacklog() {
+  std::lock_guard<std::mutex> lock(mu_);
+  backlog_.reset();
+  feeding_.store(false, std::memory_order_release);
+  stream_db_ = -1;
 }
 
 uint64_t ReplicationPrimary::offset() {

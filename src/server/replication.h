@@ -61,20 +61,28 @@ class ReplicationPrimary {
   PsyncAnswer Decide(std::string_view replid, int64_t offset, const ReplIds& ids, bool psync2);
   // A replica that continues: its bytes from `from` on are queued now.
   void AttachContinue(const ReplicaInfo& info, uint32_t worker, uint64_t from);
-  // A replica for a full sync starting now: the stream from here on is
-  // kept for it until the snapshot is sent. Returns the offset the
-  // snapshot stands for (master_repl_offset now), and unsets the stream's
-  // database (its next chunk selects one: the replica's load leaves its
-  // own).
-  uint64_t AttachFull(const ReplicaInfo& info, uint32_t worker);
+  // A replica for a full sync: it waits for the snapshot's slot (a BGSAVE
+  // may be running); `fd` is a duplicate of its socket, kept here until its
+  // sync starts (closed if it goes first).
+  void AttachWaiting(const ReplicaInfo& info, uint32_t worker, int fd);
+  bool has_waiting();
+  // The first waiting replica's sync starts now (no BGSAVE running): the
+  // stream from here on is kept for it until its snapshot is sent. Its id,
+  // its socket's duplicate (the snapshot's now) and the offset the snapshot
+  // stands for (master_repl_offset now); the stream's database is unset
+  // (its next chunk selects one: the replica's load leaves its own).
+  bool StartNext(uint64_t* id, int* fd, uint64_t* offset);
   // The snapshot for replica `id` has gone out (`ok`) or failed: online,
-  // or to be closed by its worker.
+  // or to be closed by its worker. (Before the job and its socket go.)
   void SyncDone(uint64_t id, bool ok);
+  // Worker 0's cron: a newline to each waiting replica, Redis's keep-alive
+  // before a snapshot starts (a replica skips it).
+  void KeepWaitingAlive();
 
   // --- The replica's worker ---
-  // Whether the stream to replica `id` waits (a snapshot is going to its
-  // socket: nothing else may be written to it).
-  bool Holding(uint64_t id);
+  // Whether `worker` was told of bytes for its replicas (a relaxed look,
+  // before ServeWorker).
+  bool told(uint32_t worker) const { return told_[worker].flag.load(std::memory_order_relaxed); }
   // For each replica of `worker` told of: `send(id, bytes)` with what to
   // write to it now, or `close(id)`.
   void ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
@@ -92,10 +100,27 @@ class ReplicationPrimary {
     uint64_t first = 0, histlen = 0;
   };
   BacklogInfo Backlog();
-  // Replicas whose last ACK is at most `max_lag_s` old (min-replicas-*).
+  // Replicas online whose last ACK is at most `max_lag_s` old.
   int GoodReplicas(int64_t now_ms, int max_lag_s);
   // CONFIG SET repl-backlog-size.
   void Resize(size_t size);
+  // client-output-buffer-limit replica's hard limit (0: none): a replica
+  // whose unsent stream grows past it while its snapshot goes is dropped.
+  void set_pending_limit(uint64_t bytes) { pending_limit_.store(bytes, std::memory_order_relaxed); }
+
+  // --- Worker 0's cron ---
+  // Marks for closing the replicas online that sent no ACK for
+  // `timeout_s` (Redis's "Disconnecting timedout replica").
+  void DropSilent(int64_t now_ms, int timeout_s);
+  // Whether the backlog has had no replica for `ttl_s` seconds (0: kept).
+  bool BacklogExpired(int64_t now_ms, int ttl_s);
+  // Every shard held: no backlog, no logging for it.
+  void FreeBacklog();
+  // The replicas counted by min-replicas-to-write, as last refreshed.
+  int good_replicas() const { return good_.load(std::memory_order_relaxed); }
+  void RefreshGood(int64_t now_ms, int max_lag_s) {
+    good_.store(GoodReplicas(now_ms, max_lag_s), std::memory_order_relaxed);
+  }
 
  private:
   struct Replica {
@@ -103,7 +128,13 @@ class ReplicationPrimary {
     uint32_t worker = 0;
     std::string pending;     // stream bytes its worker has yet to take
     bool close = false;      // failed: its worker closes it
+    // Its socket's duplicate: owned while it waits; the snapshot's while
+    // that is sent (a replica that goes shuts it down, so that the
+    // snapshot stops); -1 after.
+    int fd = -1;
   };
+  // Tells the replica's worker (under the lock).
+  void Tell(uint32_t worker);
   void AppendLocked(std::string_view bytes);
 
   std::mutex mu_;
@@ -112,10 +143,17 @@ class ReplicationPrimary {
   uint64_t offset_ = 0;  // master_repl_offset
   int stream_db_ = -1;
   std::vector<std::unique_ptr<Replica>> replicas_;
-  // Per worker: told already (until it takes its replicas' bytes).
-  std::unique_ptr<std::atomic<bool>[]> told_;
+  // Per worker, a line each: told already (until it takes its replicas'
+  // bytes).
+  struct alignas(64) Told {
+    std::atomic<bool> flag{false};
+  };
+  std::unique_ptr<Told[]> told_;
   std::vector<uint32_t> to_wake_;  // (scratch, under the lock)
   std::function<void(uint32_t)> wake_;
+  std::atomic<uint64_t> pending_limit_{0};
+  std::atomic<int> good_{0};
+  int64_t no_replicas_since_ms_ = 0;  // (when the last one went)
 };
 
 }  // namespace peregrine

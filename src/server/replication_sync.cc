@@ -11,13 +11,13 @@
 
 namespace peregrine {
 
-bool Server::StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint32_t worker, int fd, bool psync,
+bool Server::StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint32_t worker, int fd,
                               std::string* err) {
   if (fd < 0) {
     *err = "cannot duplicate the replica's socket";
     return false;
   }
-  waiting_syncs_.push_back({info, worker, fd, psync});
+  replication_->AttachWaiting(info, worker, fd);
   if (bgsave_ == nullptr) {
     StartWaitingSync();
   } else {
@@ -26,13 +26,7 @@ bool Server::StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint3
   return true;
 }
 
-void Server::StartWaitingSync() {
-  if (waiting_syncs_.empty() || bgsave_ != nullptr) return;
-  const WaitingSync w = waiting_syncs_.front();
-  waiting_syncs_.erase(waiting_syncs_.begin());
-  // What the shards logged and the stream has not had yet ran before this
-  // point: it is in the snapshot, so it goes to the stream before the
-  // replica's share of it starts.
+void Server::EmitShardChunks() {
   for (size_t i = 0; i < num_shards(); i++) {
     AofChunk& chunk = shard(i).aof();
     if (chunk.empty()) continue;
@@ -40,23 +34,33 @@ void Server::StartWaitingSync() {
       const uint64_t pos = aof_->Write(chunk);
       if (aof_->always()) aof_->SyncTo(pos);
     }
-    replication_->Feed(chunk);
+    if (replication_->feeding()) replication_->Feed(chunk);
     chunk.Clear();
   }
-  const uint64_t offset = replication_->AttachFull(w.info, w.worker);
+}
+
+void Server::StartWaitingSync() {
+  if (bgsave_ != nullptr) return;
+  // What the shards logged and the stream has not had yet ran before this
+  // point: it is in the snapshot, so it goes to the stream before the
+  // replica's share of it starts.
+  EmitShardChunks();
+  uint64_t id, offset;
+  int fd;
+  if (!replication_->StartNext(&id, &fd, &offset)) return;
   // Redis's EOF mark: 40 random characters the payload ends with.
   static constexpr char kChars[] = "0123456789abcdefghijklmnopqrstuvwxyz";
   std::random_device rd;
   std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
   std::string mark(40, 'x');
   for (char& c : mark) c = kChars[rng() % 36];
-  std::string prefix = w.psync ? FullResyncLine(repl_ids_, offset) : std::string();
-  prefix += "$EOF:" + mark + "\r\n";
+  std::string prefix = FullResyncLine(repl_ids_, offset) + "$EOF:" + mark + "\r\n";
   std::string err;
-  bgsave_ = BgSave::StartToReplica(*this, &err, w.info.client_id, w.fd, std::move(prefix), std::move(mark));
+  bgsave_ = BgSave::StartToReplica(*this, &err, id, fd, std::move(prefix), std::move(mark));
   if (bgsave_ == nullptr) {
-    LOG_WARNING("Can't start the full resync of replica %s: %s", w.info.ip.c_str(), err.c_str());
-    replication_->SyncDone(w.info.client_id, false);
+    LOG_WARNING("Can't start the full resync of replica %llu: %s", static_cast<unsigned long long>(id), err.c_str());
+    ::close(fd);
+    replication_->SyncDone(id, false);
     return;
   }
   LOG_NOTICE("Starting BGSAVE for SYNC with target: replicas sockets (offset %llu)",
@@ -80,13 +84,34 @@ bool Server::ReapReplicaSync() {
 }
 
 void Server::ReplicationCron(int64_t now_ms) {
-  // The stream's keep-alive: a PING every repl-ping-replica-period, which
-  // counts in the offset as any command (Redis's replicationCron).
+  // (Redis's replicationCron.) Replicas that went silent go; those within
+  // min-replicas-max-lag are counted for min-replicas-to-write.
   if (!replication_->feeding()) return;
+  replication_->DropSilent(now_ms, config_.repl_timeout);
+  if (now_ms / 1000 != last_keepalive_s_) {
+    last_keepalive_s_ = now_ms / 1000;
+    replication_->KeepWaitingAlive();
+  }
+  replication_->RefreshGood(now_ms, static_cast<int>(config_.min_replicas_max_lag));
+  // The stream's keep-alive: a PING every repl-ping-replica-period, which
+  // counts in the offset as any command.
   if (now_ms - last_repl_ping_ms_ >= int64_t{config_.repl_ping_replica_period} * 1000) {
     last_repl_ping_ms_ = now_ms;
     if (!replication_->Replicas().empty()) replication_->FeedCommand({"PING"});
   }
+}
+
+}  // namespace peregrine
+
+namespace peregrine {
+
+void Server::FreeBacklog() {
+  // As Redis: no replica can continue the old history now, so a new ID.
+  replication_->FreeBacklog();
+  repl_ids_.Change();
+  repl_ids_.ClearSecond();
+  for (size_t i = 0; i < num_shards(); i++) shard(i).SetLogRemovals(aof_->active());
+  LOG_NOTICE("Replication backlog freed after %d seconds without connected replicas.", config_.repl_backlog_ttl);
 }
 
 }  // namespace peregrine

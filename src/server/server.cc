@@ -334,6 +334,7 @@ void Server::ApplyRuntimeConfig() {
   }
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
   replication_->Resize(config_.repl_backlog_size);  // (a no-op unless it changed)
+  replication_->set_pending_limit(config_.output_buffer_limits[Config::kReplicaClients].hard);
   // dir: entered now (start-up, CONFIG SET dir); a failure leaves the
   // server where it was (the directive checked that it can be entered).
   if (!config_.dir.empty()) {

@@ -87,12 +87,18 @@ class Server final : public ServerState {
   // Replicas (replication_sync.cc): PSYNC's full resync, the next waiting
   // one (every shard held; after a BGSAVE), a finished one (worker 0;
   // true if the job was one) and the stream's keep-alive (worker 0's cron).
-  bool StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint32_t worker, int fd, bool psync,
+  bool StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint32_t worker, int fd,
                         std::string* err) override;
   void StartWaitingSync();
-  bool has_waiting_sync() const { return !waiting_syncs_.empty(); }
+  bool has_waiting_sync() { return replication_->has_waiting(); }
   bool ReapReplicaSync();
+  // Every shard held: what the shards logged goes to the file and the
+  // stream (before a snapshot's instant, or an AOF change).
+  void EmitShardChunks();
   void ReplicationCron(int64_t now_ms);
+  // Every shard held: the backlog goes, repl-backlog-ttl after the last
+  // replica (worker 0's cron asks ReplicationPrimary::BacklogExpired).
+  void FreeBacklog();
   // The start-up load (main(), before Run): worker 0 goes on with it
   // between its events, accepting every connection and answering
   // -LOADING to what may not run while loading; the other workers start
@@ -134,14 +140,8 @@ class Server final : public ServerState {
   std::vector<std::unique_ptr<Ring>> rings_;
   uint32_t ring_side_ = 0;  // the number of workers
   std::unique_ptr<ClaimBoard> claims_;
-  struct WaitingSync {
-    ReplicationPrimary::ReplicaInfo info;
-    uint32_t worker;
-    int fd;
-    bool psync;
-  };
-  std::vector<WaitingSync> waiting_syncs_;  // (every shard held)
   int64_t last_repl_ping_ms_ = 0;
+  int64_t last_keepalive_s_ = 0;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<SignalWatcher> signals_;
   std::atomic<uint64_t> next_client_id_{1};

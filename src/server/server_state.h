@@ -69,12 +69,16 @@ class ServerState {
   ReplIds& repl_ids() { return repl_ids_; }
   // The primary's replication stream and replicas (replication.h).
   ReplicationPrimary& replication() { return *replication_; }
+  // min-replicas-to-write is set and fewer good replicas are counted.
+  bool NotEnoughGoodReplicas() {
+    return config_.min_replicas_to_write > 0 && replication_->good_replicas() < config_.min_replicas_to_write;
+  }
   // Whether changes are logged: for the append-only file or the stream.
   bool propagating() { return aof_->active() || replication_->feeding(); }
-  // PSYNC's full resync (every shard held): the replica `client_id` of
-  // worker `worker`, its socket duplicated as `fd`, gets a snapshot now, or
-  // when the BGSAVE running ends. Returns false (*err) if it cannot start.
-  virtual bool StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint32_t worker, int fd, bool psync,
+  // PSYNC's full resync (every shard held): the replica `info.client_id`
+  // of worker `worker`, its socket duplicated as `fd`, gets a snapshot now,
+  // or when the BGSAVE running ends. False (*err) if it cannot.
+  virtual bool StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint32_t worker, int fd,
                                 std::string* err) = 0;
   // sync_full, sync_partial_ok, sync_partial_err (INFO stats).
   struct ReplStats {

@@ -460,6 +460,10 @@ void Worker::Cron() {
         return true;
       });
     server_.ReplicationCron(now);
+    if (server_.replication().BacklogExpired(now, server_.config().repl_backlog_ttl)) HoldingAll([&] {
+        server_.FreeBacklog();
+        return true;
+      });
     // The append-only file: a rewrite that waited for a BGSAVE, or one
     // auto-aof-rewrite-* asks for; a write that failed is tried again.
     if (server_.aof().active() || server_.aof_stats().rewrite_scheduled) {
@@ -499,7 +503,9 @@ void Worker::Cron() {
     // wakes the worker once a second: the bytes are read, and the client is
     // not taken for idle (timeout) while it is sending.
     if (c->rcvlowat > 1 && idle_ms > 1000) ClientIo::SetLowWater(*c, 1);
-    if (timeout > 0 && idle_ms > static_cast<int64_t>(timeout) * 1000 && !c->batch_in_flight && c->blocked == nullptr)
+    // (Replicas are never idle clients, as in Redis.)
+    if (timeout > 0 && idle_ms > static_cast<int64_t>(timeout) * 1000 && !c->batch_in_flight && c->blocked == nullptr &&
+        !c->replica)
       idle.push_back(c.get());
   }
   for (Client* c : idle) {

@@ -454,7 +454,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     if (cmd->flags & kCmdNoMulti) return reject("ERR Command not allowed inside a transaction");
     // (Run refuses what runs; a write is refused here as it is queued.)
     if (RefusedAfterSaveError(*cmd)) return reject(MisconfError(server_));
-    if ((cmd->flags & kCmdWrite) && server_.config().NotEnoughGoodReplicas()) return reject(Config::kNoReplicasError);
+    if ((cmd->flags & kCmdWrite) && server_.NotEnoughGoodReplicas()) return reject(Config::kNoReplicasError);
     // Over maxmemory nothing is queued, reads included: the queue itself
     // takes memory (Redis's bound on it).
     if (server_.config().maxmemory > 0 && !EnforceMaxmemory(shard_))

@@ -106,7 +106,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     reply.Error(MisconfError(server_));
     return start;
   }
-  if ((cmd->flags & kCmdWrite) && server_.config().NotEnoughGoodReplicas()) [[unlikely]] {
+  if ((cmd->flags & kCmdWrite) && server_.NotEnoughGoodReplicas()) [[unlikely]] {
     st.rejected_calls++;
     reply.Error(Config::kNoReplicasError);
     return start;

@@ -46,6 +46,8 @@ void Worker::OnErrorReply(std::string_view msg) {
 
 
 void Worker::ServeReplicas() {
+  if (!server_.replication().told(index_)) [[likely]]
+    return;
   server_.replication().ServeWorker(
       index_,
       [this](uint64_t id, std::string& bytes) {
@@ -54,7 +56,9 @@ void Worker::ServeReplicas() {
         Client& c = *it->second;
         c.repl_hold = false;  // (online now: its snapshot went out)
         c.out.Append(bytes);
-        io_.QueueWrite(c);
+        // A replica that falls behind by client-output-buffer-limit
+        // replica is dropped (it will ask to continue, or sync again).
+        if (!io_.OverOutputLimit(c)) io_.QueueWrite(c);
       },
       [this](uint64_t id) {
         auto it = clients_.find(id);
