@@ -385,3 +385,13 @@ def pop_everything(server, n_producers, per_producer, n_consumers, push, pop):
         t.join(30)
     assert not errors, errors
     return got
+
+
+def wait_for(pred, timeout=10.0):
+    """Polls `pred` until it holds or `timeout` seconds pass; its last value."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()

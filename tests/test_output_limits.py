@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
-from helpers import encode
+from helpers import encode, wait_for
 
 MB = 1024 * 1024
 DEFAULT = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
@@ -61,15 +61,6 @@ def test_config_file_directive(start_server):
 
 def client_ids(c):
     return {int(line.split()[0][3:]) for line in c.execute_command("CLIENT", "LIST").decode().splitlines()}
-
-
-def wait_for(pred, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return pred()
 
 
 def slow_reader(server, db_client, n):

@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS, ServerProcess, raw_command
+from helpers import wait_for
 
 ZEROS = "0" * 40
 
@@ -337,15 +338,6 @@ class FakeReplica:
 
     def close(self):
         self.s.close()
-
-
-def wait_for(cond, timeout=15):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
 
 
 @pytest.mark.skipif(IS_REDIS, reason="the replica's handshake by hand, timed as Peregrine's cron")
