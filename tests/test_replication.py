@@ -5,6 +5,7 @@
 import os
 import re
 import socket
+import subprocess
 import threading
 import time
 
@@ -444,3 +445,39 @@ class FakeReplicaWaiting:
 
     def close(self):
         self.s.close()
+
+
+def test_redis_cli_rdb_and_replica(primary, tmp_path):
+    # The tools that speak the protocol before PSYNC: redis-cli --rdb
+    # (REPLCONF rdb-only 1, SYNC: the snapshot alone) and --replica (SYNC,
+    # then the stream printed).
+    p = primary.client()
+    write_every_type(p, "cli", 300)
+    path = tmp_path / "cli.rdb"
+    out = subprocess.run(["redis-cli", "-p", str(primary.port), "--rdb", str(path)], capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert path.read_bytes().startswith(b"REDIS00")
+    (tmp_path / "load").mkdir()
+    loaded = ServerProcess(["--dir", str(tmp_path), "--dbfilename", "cli.rdb"], kind="redis")
+    try:
+        assert snapshot(loaded.client()) == snapshot(p)
+    finally:
+        loaded.stop()
+    # (The rdb-only connection closed after its snapshot: no replica left.)
+    assert wait_for(lambda: p.info("replication")["connected_slaves"] == 0)
+    cli = subprocess.Popen(["redis-cli", "-p", str(primary.port), "--replica"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    try:
+        assert wait_for(lambda: p.info("replication")["connected_slaves"] == 1)
+        assert wait_for(lambda: p.info("replication")["slave0"]["state"] == "online")
+        p.set("from-the-stream", "yes")
+        p.config_set("repl-timeout", "1")  # (a SYNC replica sends no ACKs: never timed out)
+        time.sleep(2.5)
+        assert p.info("replication")["connected_slaves"] == 1
+    finally:
+        p.config_set("repl-timeout", "60")
+        cli.terminate()
+        text = cli.communicate(timeout=10)[0]
+    assert "SYNC done" in text, text
+    assert '"set","from-the-stream","yes"' in text.lower(), text

@@ -56,6 +56,11 @@ void ReplconfCommand(CommandContext& ctx) {
       // Unknown capabilities are ignored, as Redis does.
       if (EqualsIgnoreCase(val, "eof")) c.repl_capa_eof = true;
       if (EqualsIgnoreCase(val, "psync2")) c.repl_capa_psync2 = true;
+    } else if (EqualsIgnoreCase(opt, "rdb-only")) {
+      // redis-cli --rdb: the snapshot alone, then the connection closes.
+      int64_t on;
+      if (!ParseIntInRange(ctx, val, 0, 1, &on)) return;
+      c.repl_rdb_only = on == 1;
     } else if (EqualsIgnoreCase(opt, "ack")) {
       // From a replica only; never answered.
       if (!c.replica) return;
@@ -81,14 +86,17 @@ std::string ReplicaIp(const Client& c) {
   return colon == std::string::npos ? c.addr : c.addr.substr(0, colon);
 }
 
-// PSYNC <replid> <offset> (every shard held): a continuation from the
-// backlog, or a full resync: a snapshot straight to the replica's socket,
-// then the stream from the snapshot's point on (Redis's syncCommand).
-void PsyncCommand(CommandContext& ctx) {
+// SYNC and PSYNC <replid> <offset> (every shard held): a continuation from
+// the backlog (PSYNC), or a full resync: a snapshot straight to the
+// replica's socket, then the stream from the snapshot's point on (Redis's
+// syncCommand). SYNC is the protocol before PSYNC (redis-cli --replica,
+// --rdb): the snapshot without a +FULLRESYNC line, and no ACKs expected.
+void SyncCommand(CommandContext& ctx) {
   Client& c = ctx.client;
-  if (c.replica) return;  // (a replica's second PSYNC is ignored, as Redis)
-  int64_t offset;
-  if (!ParseInt64(ctx.args[2], &offset)) {
+  if (c.replica) return;  // (a replica's second SYNC is ignored, as Redis)
+  const bool psync = ctx.args.size() >= 3;
+  int64_t offset = -1;
+  if (psync && !ParseInt64(ctx.args[2], &offset)) {
     LOG_WARNING("Replica %s asks for synchronization but with a wrong offset", c.addr.c_str());
     ctx.reply.Error(kErrNotInteger);
     return;
@@ -106,20 +114,25 @@ void PsyncCommand(CommandContext& ctx) {
   info.ip = ReplicaIp(c);
   info.listening_port = c.repl_port;
   info.last_ack_ms = UnixTimeMs();
-  PsyncAnswer a = repl.Decide(ctx.args[1], offset, ids, c.repl_capa_psync2);
-  if (a.partial) {
-    c.replica = true;
-    ctx.reply.Raw(a.line);
-    const uint64_t sent = repl.offset() + 1 - a.from;
-    repl.AttachContinue(info, ctx.worker.index(), a.from);
-    server.repl_stats().partial_ok.fetch_add(1, std::memory_order_relaxed);
-    LOG_NOTICE("Partial resynchronization request from %s accepted. Sending %llu bytes of backlog starting from "
-               "offset %lld.", info.ip.c_str(), static_cast<unsigned long long>(sent), static_cast<long long>(a.from));
-    return;
-  }
+  info.sync = !psync;
+  info.rdb_only = c.repl_rdb_only;
   LOG_NOTICE("Replica %s asks for synchronization", info.ip.c_str());
-  LOG_NOTICE("%s", a.reason.c_str());
-  if (ctx.args[1] != "?") server.repl_stats().partial_err.fetch_add(1, std::memory_order_relaxed);
+  if (psync) {
+    PsyncAnswer a = repl.Decide(ctx.args[1], offset, ids, c.repl_capa_psync2);
+    if (a.partial && !c.repl_rdb_only) {
+      c.replica = true;
+      ctx.reply.Raw(a.line);
+      const uint64_t sent = repl.offset() + 1 - a.from;
+      repl.AttachContinue(info, ctx.worker.index(), a.from);
+      server.repl_stats().partial_ok.fetch_add(1, std::memory_order_relaxed);
+      LOG_NOTICE("Partial resynchronization request from %s accepted. Sending %llu bytes of backlog starting from "
+                 "offset %lld.", info.ip.c_str(), static_cast<unsigned long long>(sent),
+                 static_cast<long long>(a.from));
+      return;
+    }
+    LOG_NOTICE("%s", a.reason.c_str());
+    if (ctx.args[1] != "?") server.repl_stats().partial_err.fetch_add(1, std::memory_order_relaxed);
+  }
   if (!c.repl_capa_eof) {
     // (A snapshot to disk first, then its length: not built yet.)
     ctx.reply.Error("ERR full resync needs a replica that accepts diskless sync (REPLCONF capa eof)");
@@ -163,7 +176,10 @@ void RegisterReplicationCommands(CommandTable& t) {
          .complexity = "O(1)", .handler = ReplconfCommand});
   f.Add({.name = "psync", .arity = -3, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards,
          .summary = "An internal command used in replication.", .since = "2.8.0", .complexity = "",
-         .handler = PsyncCommand});
+         .handler = SyncCommand});
+  f.Add({.name = "sync", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards,
+         .summary = "An internal command used in replication.", .since = "1.0.0", .complexity = "",
+         .handler = SyncCommand});
 }
 
 }  // namespace peregrine

@@ -195,7 +195,7 @@ struct Client final : IoHandler {
   // its socket from the BGSAVE's thread (nothing else is written to it).
   int repl_port = 0;
   std::string repl_ip;
-  bool repl_capa_eof = false, repl_capa_psync2 = false;
+  bool repl_capa_eof = false, repl_capa_psync2 = false, repl_rdb_only = false;
   bool replica = false;
   bool repl_hold = false;
 };

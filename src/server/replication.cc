@@ -118,7 +118,7 @@ bool ReplicationPrimary::has_waiting() {
   return false;
 }
 
-bool ReplicationPrimary::StartNext(uint64_t* id, int* fd, uint64_t* offset) {
+bool ReplicationPrimary::StartNext(uint64_t* id, int* fd, uint64_t* offset, bool* sync) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& r : replicas_) {
     if (r->info.state != State::kWaitBgsave || r->close) continue;
@@ -126,6 +126,7 @@ bool ReplicationPrimary::StartNext(uint64_t* id, int* fd, uint64_t* offset) {
     *id = r->info.client_id;
     *fd = r->fd;
     *offset = offset_;
+    *sync = r->info.sync;
     stream_db_ = -1;
     return true;
   }
@@ -140,10 +141,10 @@ void ReplicationPrimary::SyncDone(uint64_t id, bool ok) {
     if (it == replicas_.end()) return;
     Replica& r = **it;
     r.fd = -1;  // (the snapshot's, closed with it)
-    if (ok)
+    if (ok && !r.info.rdb_only)
       r.info.state = State::kOnline;
     else
-      r.close = true;
+      r.close = true;  // (failed, or all it asked for is out)
     worker = r.worker;
     told_[worker].flag.store(true, std::memory_order_release);
   }
@@ -216,7 +217,10 @@ void ReplicationPrimary::DropSilent(int64_t now_ms, int timeout_s) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& r : replicas_) {
-      if (r->close || r->info.state != State::kOnline || now_ms - r->info.last_ack_ms <= int64_t{timeout_s} * 1000)
+      // (A SYNC replica sends no ACKs, as redis-cli --replica: never timed
+      // out, as in Redis.)
+      if (r->close || r->info.sync || r->info.state != State::kOnline ||
+          now_ms - r->info.last_ack_ms <= int64_t{timeout_s} * 1000)
         continue;
       LOG_WARNING("Disconnecting timedout replica (streaming sync): %s:%d", r->info.ip.c_str(),
                   r->info.listening_port);

@@ -36,6 +36,10 @@ class ReplicationPrimary {
     State state = State::kWaitBgsave;
     uint64_t ack_offset = 0;
     int64_t last_ack_ms = 0;
+    // It asked with SYNC (no +FULLRESYNC line before its snapshot), and
+    // for the snapshot alone (REPLCONF rdb-only 1: closed after it, as
+    // redis-cli --rdb asks).
+    bool sync = false, rdb_only = false;
   };
 
   // `wake(worker)`: the worker has replica bytes to take (ServeWorker).
@@ -71,7 +75,7 @@ class ReplicationPrimary {
   // its socket's duplicate (the snapshot's now) and the offset the snapshot
   // stands for (master_repl_offset now); the stream's database is unset
   // (its next chunk selects one: the replica's load leaves its own).
-  bool StartNext(uint64_t* id, int* fd, uint64_t* offset);
+  bool StartNext(uint64_t* id, int* fd, uint64_t* offset, bool* sync);
   // The snapshot for replica `id` has gone out (`ok`) or failed: online,
   // or to be closed by its worker. (Before the job and its socket go.)
   void SyncDone(uint64_t id, bool ok);

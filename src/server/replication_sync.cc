@@ -47,14 +47,16 @@ void Server::StartWaitingSync() {
   EmitShardChunks();
   uint64_t id, offset;
   int fd;
-  if (!replication_->StartNext(&id, &fd, &offset)) return;
+  bool sync;
+  if (!replication_->StartNext(&id, &fd, &offset, &sync)) return;
   // Redis's EOF mark: 40 random characters the payload ends with.
   static constexpr char kChars[] = "0123456789abcdefghijklmnopqrstuvwxyz";
   std::random_device rd;
   std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
   std::string mark(40, 'x');
   for (char& c : mark) c = kChars[rng() % 36];
-  std::string prefix = FullResyncLine(repl_ids_, offset) + "$EOF:" + mark + "\r\n";
+  // (SYNC, the protocol before PSYNC: the payload alone.)
+  std::string prefix = (sync ? std::string() : FullResyncLine(repl_ids_, offset)) + "$EOF:" + mark + "\r\n";
   std::string err;
   bgsave_ = BgSave::StartToReplica(*this, &err, id, fd, std::move(prefix), std::move(mark));
   if (bgsave_ == nullptr) {
