@@ -481,3 +481,50 @@ def test_redis_cli_rdb_and_replica(primary, tmp_path):
         text = cli.communicate(timeout=10)[0]
     assert "SYNC done" in text, text
     assert '"set","from-the-stream","yes"' in text.lower(), text
+
+
+def test_wait_without_replicas(r):
+    assert r.execute_command("WAIT", 0, 0) == 0
+    t0 = time.monotonic()
+    assert r.execute_command("WAIT", 1, 150) == 0
+    assert time.monotonic() - t0 >= 0.14
+    with pytest.raises(redis.ResponseError, match="value is not an integer or out of range"):
+        r.execute_command("WAIT", "x", 1)
+    with pytest.raises(redis.ResponseError, match="timeout is not an integer or out of range"):
+        r.execute_command("WAIT", 1, "x")
+    with pytest.raises(redis.ResponseError, match="timeout is negative"):
+        r.execute_command("WAIT", 1, -1)
+    # Inside MULTI it does not wait: the count at EXEC.
+    t = r.pipeline(transaction=True)
+    t.set("k", "v")
+    t.execute_command("WAIT", 5, 0)
+    assert t.execute() == [True, 0]
+
+
+def test_wait_for_a_redis_replica(primary, tmp_path):
+    p = primary.client()
+    replica = start_replica(tmp_path, primary)
+    try:
+        r = replica.client()
+        wait_caught_up(p, r)
+        # A write, then WAIT: the replica has it when WAIT answers 1.
+        for i in range(20):
+            pipe = p.pipeline(transaction=False)
+            pipe.set(f"w{i}", i)
+            pipe.incr("n")
+            pipe.execute_command("WAIT", 1, 0)
+            pipe.get("n")  # (answered after WAIT: its input waited)
+            assert pipe.execute() == [True, i + 1, 1, str(i + 1).encode()]
+            assert r.get(f"w{i}") == str(i).encode()
+        t0 = time.monotonic()
+        assert p.execute_command("WAIT", 2, 200) == 1
+        assert time.monotonic() - t0 >= 0.19
+        # A client that goes while it waits harms nothing.
+        c = primary.client()
+        s = socket.create_connection((primary.host, primary.port))
+        s.sendall(b"WAIT 3 0\r\n")
+        time.sleep(0.2)
+        s.close()
+        assert c.set("after", "1") and c.execute_command("WAIT", 1, 0) == 1
+    finally:
+        replica.stop()

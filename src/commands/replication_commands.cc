@@ -165,6 +165,37 @@ void SyncCommand(CommandContext& ctx) {
   server.repl_stats().full.fetch_add(1, std::memory_order_relaxed);
 }
 
+// WAIT numreplicas timeout (every shard held): the number of replicas
+// that acknowledged the stream up to this client's writes, waiting for
+// `numreplicas` of them at most `timeout` ms (0: for ever), as Redis's
+// waitCommand. Here the offset waited for is the stream's end when WAIT
+// runs (every shard's logged commands fed first): at least every write of
+// this client's, possibly others' too.
+void WaitCommand(CommandContext& ctx) {
+  int64_t need, timeout_ms;
+  if (!ParseIntArg(ctx, ctx.args[1], &need)) return;
+  if (!ParseInt64(ctx.args[2], &timeout_ms)) {
+    ctx.reply.Error("ERR timeout is not an integer or out of range");
+    return;
+  }
+  if (timeout_ms < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return;
+  }
+  ServerState& server = ctx.server;
+  ReplicationPrimary& repl = server.replication();
+  server.EmitShardChunks();
+  const uint64_t offset = repl.offset();
+  const int acked = repl.CountAcks(offset);
+  // Enough already, or it may not wait (MULTI, a script): the count now.
+  if (acked >= need || ctx.worker.in_exec()) {
+    ctx.reply.Integer(acked);
+    return;
+  }
+  ctx.client.wait_acks = true;
+  repl.AddWaiter(ctx.client.id, ctx.worker.index(), offset, need, timeout_ms > 0 ? UnixTimeMs() + timeout_ms : 0);
+}
+
 }  // namespace
 
 void RegisterReplicationCommands(CommandTable& t) {
@@ -180,6 +211,12 @@ void RegisterReplicationCommands(CommandTable& t) {
   f.Add({.name = "sync", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards,
          .summary = "An internal command used in replication.", .since = "1.0.0", .complexity = "",
          .handler = SyncCommand});
+  CommandFamily g(t, kAclConnection, "generic");
+  g.Add({.name = "wait", .arity = 3, .flags = kCmdNoscript | kCmdAllShards,
+         .summary = "Blocks until the asynchronous replication of all preceding write commands sent by the "
+                    "connection is completed.",
+         .since = "3.0.0", .complexity = "O(1)",
+         .tips = {"request_policy:all_shards", "response_policy:agg_min"}, .handler = WaitCommand});
 }
 
 }  // namespace peregrine

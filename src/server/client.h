@@ -175,7 +175,7 @@ struct Client final : IoHandler {
   int64_t rerun_deadline_ms = -1;
   // Whether its input waits: blocked, or woken and its command not yet run
   // again (its reply comes before any later command's).
-  bool waiting() const { return blocked != nullptr || rerun != nullptr || pending != nullptr; }
+  bool waiting() const { return blocked != nullptr || rerun != nullptr || pending != nullptr || wait_acks; }
 
   // The peer shut down its side while commands of it were still running
   // elsewhere: no more reading; closed once they are answered.
@@ -198,6 +198,9 @@ struct Client final : IoHandler {
   bool repl_capa_eof = false, repl_capa_psync2 = false, repl_rdb_only = false;
   bool replica = false;
   bool repl_hold = false;
+  // In WAIT: answered when enough replicas acknowledged, or at its
+  // timeout (ReplicationPrimary's waiters); its later input waits.
+  bool wait_acks = false;
 };
 
 }  // namespace peregrine

@@ -183,12 +183,78 @@ void ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(u
 }
 
 void ReplicationPrimary::Ack(uint64_t id, uint64_t offset, int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint32_t> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& r : replicas_)
+      if (r->info.client_id == id) {
+        r->info.ack_offset = std::max(r->info.ack_offset, offset);  // (only ever up, as Redis)
+        r->info.last_ack_ms = now_ms;
+      }
+    // Clients in WAIT that have their count now.
+    for (Waiter& w : waiters_)
+      if (!w.done && CountAcksLocked(w.offset) >= w.need) {
+        w.done = true;
+        Tell(w.worker);
+      }
+    wake.swap(to_wake_);
+  }
+  for (uint32_t w : wake) wake_(w);
+}
+
+int ReplicationPrimary::CountAcksLocked(uint64_t offset) const {
+  int n = 0;
   for (auto& r : replicas_)
-    if (r->info.client_id == id) {
-      r->info.ack_offset = std::max(r->info.ack_offset, offset);  // (only ever up, as Redis)
-      r->info.last_ack_ms = now_ms;
+    if (!r->close && !r->info.sync && r->info.state == State::kOnline && r->info.ack_offset >= offset) n++;
+  return n;
+}
+
+int ReplicationPrimary::CountAcks(uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CountAcksLocked(offset);
+}
+
+void ReplicationPrimary::AddWaiter(uint64_t id, uint32_t worker, uint64_t offset, int64_t need, int64_t deadline_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiters_.push_back({id, worker, offset, need, deadline_ms});
+    told_[worker].waiters.fetch_add(1, std::memory_order_relaxed);
+  }
+  // (Redis's replicationRequestAckFromSlaves: replicas answer GETACK at
+  // once instead of at their next second.)
+  FeedCommand({"REPLCONF", "GETACK", "*"});
+}
+
+int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms,
+                                         const std::function<void(uint64_t, int)>& done) {
+  std::vector<std::pair<uint64_t, int>> out;
+  int64_t next = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < waiters_.size();) {
+      Waiter& w = waiters_[i];
+      if (w.worker != worker) {
+        i++;
+        continue;
+      }
+      if (w.done || (w.deadline_ms > 0 && now_ms >= w.deadline_ms)) {
+        out.emplace_back(w.id, CountAcksLocked(w.offset));
+        waiters_.erase(waiters_.begin() + static_cast<ptrdiff_t>(i));
+        told_[worker].waiters.fetch_sub(1, std::memory_order_relaxed);
+        continue;
+      }
+      if (w.deadline_ms > 0) next = next < 0 ? w.deadline_ms - now_ms : std::min(next, w.deadline_ms - now_ms);
+      i++;
     }
+  }
+  for (auto& [id, count] : out) done(id, count);
+  return next;
+}
+
+void ReplicationPrimary::DropWaiter(uint64_t id, uint32_t worker) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (std::erase_if(waiters_, [&](const Waiter& w) { return w.id == id; }) > 0)
+    told_[worker].waiters.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void ReplicationPrimary::SetListeningPort(uint64_t id, int port) {

@@ -96,6 +96,21 @@ class ReplicationPrimary {
   // The replica's connection closed.
   void Detach(uint64_t id);
 
+  // --- WAIT ---
+  // Replicas online (not SYNC's) that acknowledged `offset`.
+  int CountAcks(uint64_t offset);
+  // Client `id` of `worker` waits until `need` replicas acknowledged
+  // `offset`, or until `deadline_ms` (unix ms; 0: for ever). Replicas are
+  // asked for their ACK at once (REPLCONF GETACK in the stream).
+  void AddWaiter(uint64_t id, uint32_t worker, uint64_t offset, int64_t need, int64_t deadline_ms);
+  bool has_waiters(uint32_t worker) const { return told_[worker].waiters.load(std::memory_order_relaxed) > 0; }
+  // The worker's waiters that are done (enough ACKs, or their deadline
+  // passed): `done(id, count)` each; returns the ms until the next
+  // deadline (-1: none).
+  int64_t ServeWaiters(uint32_t worker, int64_t now_ms, const std::function<void(uint64_t, int)>& done);
+  // The client went (or was unblocked).
+  void DropWaiter(uint64_t id, uint32_t worker);
+
   // --- INFO, ROLE ---
   uint64_t offset();
   std::vector<ReplicaInfo> Replicas();
@@ -151,7 +166,17 @@ class ReplicationPrimary {
   // bytes).
   struct alignas(64) Told {
     std::atomic<bool> flag{false};
+    std::atomic<int> waiters{0};  // its clients in WAIT
   };
+  struct Waiter {
+    uint64_t id;
+    uint32_t worker;
+    uint64_t offset;
+    int64_t need, deadline_ms;
+    bool done = false;
+  };
+  int CountAcksLocked(uint64_t offset) const;
+  std::vector<Waiter> waiters_;
   std::unique_ptr<Told[]> told_;
   std::vector<uint32_t> to_wake_;  // (scratch, under the lock)
   std::function<void(uint32_t)> wake_;

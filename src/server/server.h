@@ -92,9 +92,8 @@ class Server final : public ServerState {
   void StartWaitingSync();
   bool has_waiting_sync() { return replication_->has_waiting(); }
   bool ReapReplicaSync();
-  // Every shard held: what the shards logged goes to the file and the
-  // stream (before a snapshot's instant, or an AOF change).
-  void EmitShardChunks();
+  // (Also before a snapshot's instant, or an AOF change.)
+  void EmitShardChunks() override;
   void ReplicationCron(int64_t now_ms);
   // Every shard held: the backlog goes, repl-backlog-ttl after the last
   // replica (worker 0's cron asks ReplicationPrimary::BacklogExpired).

@@ -80,6 +80,9 @@ class ServerState {
   // or when the BGSAVE running ends. False (*err) if it cannot.
   virtual bool StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint32_t worker, int fd,
                                 std::string* err) = 0;
+  // Every shard held: what the shards logged goes to the file and the
+  // replication stream now.
+  virtual void EmitShardChunks() = 0;
   // sync_full, sync_partial_ok, sync_partial_err (INFO stats).
   struct ReplStats {
     std::atomic<uint64_t> full{0}, partial_ok{0}, partial_err{0};

@@ -68,7 +68,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
         in.Consume(c.parser.consumed());
         offset = 0;
         if (c.close_after_reply) break;
-        if (c.blocked != nullptr) {
+        if (c.blocked != nullptr || c.wait_acks) {
           paused = true;
           break;
         }
@@ -136,7 +136,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
       }
       in.Consume(b.consumed);
       ran++;
-      if (c.blocked != nullptr) [[unlikely]] {
+      if (c.blocked != nullptr || c.wait_acks) [[unlikely]] {
         paused = true;  // the commands after it are parsed again once it is over
         break;
       }

@@ -46,9 +46,25 @@ void Worker::OnErrorReply(std::string_view msg) {
 
 
 void Worker::ServeReplicas() {
-  if (!server_.replication().told(index_)) [[likely]]
+  ReplicationPrimary& repl = server_.replication();
+  const bool waiters = repl.has_waiters(index_);
+  if (!repl.told(index_) && !waiters) [[likely]]
     return;
-  server_.replication().ServeWorker(
+  if (waiters) {
+    // Clients in WAIT that have their answer: it, then their input.
+    const int64_t next = repl.ServeWaiters(index_, UnixTimeMs(), [this](uint64_t id, int count) {
+      auto it = clients_.find(id);
+      if (it == clients_.end() || it->second->closed) return;
+      Client& c = *it->second;
+      c.wait_acks = false;
+      ReplyWriter(&c.out, c.resp, this).Integer(count);
+      io_.QueueWrite(c);
+      resume_.push_back(c.id);
+      loop_.WakeWithin(0);
+    });
+    if (next >= 0) loop_.WakeWithin(static_cast<int>(std::min<int64_t>(next, 1000)));
+  }
+  repl.ServeWorker(
       index_,
       [this](uint64_t id, std::string& bytes) {
         auto it = clients_.find(id);
@@ -91,6 +107,7 @@ void Worker::FreeClient(Client& c) {
   if (c.closed) return;
   c.closed = true;
   if (c.replica) server_.replication().Detach(c.id);
+  if (c.wait_acks) server_.replication().DropWaiter(c.id, index_);
   if (c.blocked != nullptr) {
     waits_.CancelBlocked(c.blocked);  // if it was served meanwhile, its outcome goes with it
     waits_.Unblocked(c, *c.blocked);
