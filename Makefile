@@ -20,7 +20,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-shards bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-shards bench-replication bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -243,6 +243,9 @@ bench-threads: build bench-deps
 # Server CPU per GET, --threads 2 on one core vs --threads 1 (issue #37; ~4 min).
 bench-shards: build bench-deps
 	$(VENV)/bin/python bench/shard_cost.py $(abspath $(BUILD))/peregrine
+
+bench-replication: build bench-deps
+	$(VENV)/bin/python bench/replication.py $(abspath $(BUILD))/peregrine
 
 # Redis's own test units in external mode (tests/redis_suite/, not in CI:
 # ~10 minutes): unit/scripting, unit/functions and unit/multi against
