@@ -482,14 +482,28 @@ SEEDS = {
                ("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "n"), ("ACL", "DELUSER", "u", "v"),
                ("ACL", "LOG", "RESET"), ("ACL", "SAVE"), ("CONFIG", "SET", "requirepass", "")),
     "lent_pipeline": seq(("SET", "k", "p" * 1100), *[("GET", "k")] * 130, ("DEL", "k"), ("GET", "k")),
+    # The primary's side of replication (docs/replication.md): the handshake
+    # one reply at a time would need a reader; pipelined, PSYNC is refused
+    # for pending output, then the same connection asks again alone later.
+    "replication": seq(("REPLCONF", "listening-port", "1", "capa", "eof", "capa", "psync2"), ("SET", "a", "1"),
+                       ("PSYNC", "?", "-1"), ("ROLE",), ("WAIT", "0", "0"), ("PSYNC", "x", "y"),
+                       ("REPLCONF", "ip-address", "1.2.3.4", "rdb-only", "2"), ("MULTI",), ("WAIT", "2", "0"),
+                       ("EXEC",), ("WAIT", "1", "5"), ("REPLCONF", "ACK", "5"), ("SYNC",), ("SET", "b", "2"),
+                       ("REPLCONF", "ACK", "9"), ("REPLCONF", "GETACK", "*")),
+    # Fed a byte at a time (the harness drains the replies between), so that
+    # REPLCONF's reply is out before PSYNC arrives: a full resync, the
+    # snapshot to this connection from the BGSAVE thread, then the stream.
+    "replication_full_sync": seq(("REPLCONF", "capa", "eof", "capa", "psync2"), ("PSYNC", "?", "-1"),
+                                 ("SET", "s", "1"), ("REPLCONF", "ACK", "1"), ("WAIT", "1", "5")),
 }
-SEEDS_BYTEWISE = {"bytewise_pipeline", "big_args_bytewise"}
+SEEDS_BYTEWISE = {"bytewise_pipeline", "big_args_bytewise", "replication_full_sync"}
 # Seeds run under each tiny-memory policy (harness bits 4-6).
 SEEDS_MAXMEMORY = {"tiny_maxmemory", "containers_maxmemory"}
 
 # Words the fuzzer may splice in: command and subcommand names, options,
 # numbers at the edges, RESP framing.
 DICT_WORDS = sorted(set("""
+psync sync replconf wait role capa eof psync2 rdb-only listening-port ip-address ack getack ?
 acl setuser getuser deluser users whoami cat genpass dryrun log nopass resetpass allkeys resetkeys
 allchannels resetchannels allcommands nocommands clearselectors sanitize-payload skip-sanitize-payload
 on off ~* &* %R~ %W~ %RW~ +@all -@all +@read -@write +@dangerous requirepass protected-mode acllog-max-len
