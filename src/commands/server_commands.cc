@@ -349,6 +349,24 @@ void ConfigSetCommand(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// CONFIG REWRITE: the config file the server started from, with the
+// running values (config.h: RewriteConfigText), as Redis.
+void ConfigRewriteCommand(CommandContext& ctx) {
+  const std::string& path = ctx.server.config_file();
+  if (path.empty()) {
+    ctx.reply.Error("ERR The server is running without a config file");
+    return;
+  }
+  std::string err;
+  if (!RewriteConfigFile(path, ctx.server.config(), &err)) {
+    LOG_WARNING("CONFIG REWRITE failed: %s", err.c_str());
+    ctx.reply.Error("ERR Rewriting config file: " + err);
+    return;
+  }
+  LOG_NOTICE("CONFIG REWRITE executed with success.");
+  ctx.reply.Ok();
+}
+
 void ConfigResetstatCommand(CommandContext& ctx) {
   ctx.server.ResetStats();
   ctx.reply.Ok();
@@ -360,6 +378,7 @@ void ConfigHelpCommand(CommandContext& ctx) {
       "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
       "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
       "RESETSTAT", "    Reset statistics reported by the INFO command.",
+      "REWRITE", "    Rewrite the configuration file.",
       "HELP", "    Prints this help."};
   ReplyHelp(ctx, lines);
 }
@@ -533,6 +552,9 @@ void RegisterServerCommands(CommandTable& t) {
               .summary = "Sets configuration parameters in-flight.", .since = "2.0.0",
               .complexity = "O(N) when N is the number of configuration parameters provided",
               .handler = ConfigSetCommand},
+             {.name = "rewrite", .arity = 2, .flags = kAdminish | kCmdAllShards,
+              .summary = "Persists the effective configuration to file.", .since = "2.8.0", .complexity = "O(1)",
+              .handler = ConfigRewriteCommand},
              {.name = "resetstat", .arity = 2, .flags = kAdminish | kCmdAllShards,
               .summary = "Resets the server's statistics.", .since = "2.0.0", .complexity = "O(1)",
               .handler = ConfigResetstatCommand},

@@ -229,6 +229,12 @@ void ParseConfigArgs(std::span<char* const> args, std::vector<Directive>* out);
 bool ApplyDirectives(Config* config, const std::vector<Directive>& directives, std::string* err,
                      const Directive** failed);
 
+// CONFIG REWRITE (Redis's rewriteConfig): the config file's new text from
+// its old one and the running configuration, and the file rewritten (a
+// temporary file, fsynced, renamed over it). False with *err (strerror).
+std::string RewriteConfigText(std::string_view old, const Config& config);
+bool RewriteConfigFile(const std::string& path, const Config& config, std::string* err);
+
 // CONFIG GET: (name, value) pairs of every directive matching any pattern,
 // each directive once, in table order.
 std::vector<std::pair<std::string, std::string>> ConfigGet(const Config& config,
