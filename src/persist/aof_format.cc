@@ -10,41 +10,6 @@
 namespace peregrine {
 namespace {
 
-// Whether a file name needs quoting in the manifest (Redis's sdsneedsrepr).
-bool NeedsRepr(std::string_view s) {
-  for (unsigned char c : s)
-    if (c == '\\' || c == '"' || c == '\n' || c == '\r' || c == '\t' || c == '\a' || c == '\b' || c < 32 ||
-        c > 126 || c == ' ')
-      return true;
-  return false;
-}
-
-// The name quoted as sdscatrepr writes it (SplitArgs reads it back).
-std::string Repr(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      default:
-        if (c >= 32 && c <= 126) {
-          out += static_cast<char>(c);
-        } else {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-          out += buf;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
 void FormatFile(std::string* out, const AofManifest::File& f) {
   *out += "file ";
   *out += NeedsRepr(f.name) ? Repr(f.name) : f.name;

@@ -1,5 +1,6 @@
 // RESP / inline request parsing (see parser.h). Error texts and limits are
 // Redis's (networking.c: processMultibulkBuffer, processInlineBuffer).
+#include <cstdio>
 #include "protocol/parser.h"
 
 #include <algorithm>
@@ -285,6 +286,42 @@ bool SplitArgs(std::string_view line, std::vector<std::string>* out) {
     }
     out->push_back(std::move(current));
   }
+}
+
+// Whether a word needs quoting for SplitArgs to read it back as it is
+// (Redis's sdsneedsrepr: empty words are the caller's to handle).
+bool NeedsRepr(std::string_view s) {
+  for (unsigned char c : s)
+    if (c == '\\' || c == '"' || c == '\n' || c == '\r' || c == '\t' || c == '\a' || c == '\b' || c < 32 ||
+        c > 126 || c == ' ')
+      return true;
+  return false;
+}
+
+// The word quoted as sdscatrepr writes it (SplitArgs reads it back).
+std::string Repr(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\a': out += "\\a"; break;
+      case '\b': out += "\\b"; break;
+      default:
+        if (c >= 32 && c <= 126) {
+          out += static_cast<char>(c);
+        } else {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+          out += buf;
+        }
+    }
+  }
+  out += '"';
+  return out;
 }
 
 }  // namespace peregrine

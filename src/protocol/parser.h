@@ -113,5 +113,9 @@ class RequestParser {
 // \n \r \t \b \a \\ \" and \xHH, 'single quotes' take \'. Returns false on unbalanced
 // quotes (or a closing quote not followed by a space).
 bool SplitArgs(std::string_view line, std::vector<std::string>* out);
+// Its inverse for one word (Redis's sdsneedsrepr and sdscatrepr): whether
+// it needs quoting, and the word quoted with its escapes.
+bool NeedsRepr(std::string_view s);
+std::string Repr(std::string_view s);
 
 }  // namespace peregrine

@@ -642,31 +642,10 @@ bool ConfigSet(Config* config, std::span<const std::string_view> name_values, st
 namespace {
 
 // A value as a config line writes it: bare when SplitArgs reads it back as
-// one word, else quoted with its escapes (Redis's sdscatrepr).
+// one word, else quoted with its escapes (Redis's sdscatrepr; a single
+// quote would open a quoted part there too).
 std::string ConfigWord(std::string_view v) {
-  const bool bare = !v.empty() && std::all_of(v.begin(), v.end(), [](char ch) {
-    return ch > ' ' && ch < 127 && ch != '"' && ch != '\'' && ch != '\\';
-  });
-  if (bare) return std::string(v);
-  std::string out = "\"";
-  for (char ch : v) {
-    switch (ch) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(ch) < ' ' || static_cast<unsigned char>(ch) >= 127) {
-          char hex[8];
-          std::snprintf(hex, sizeof(hex), "\\x%02x", static_cast<unsigned char>(ch));
-          out += hex;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
+  return v.empty() || NeedsRepr(v) || v.find('\'') != std::string_view::npos ? Repr(v) : std::string(v);
 }
 
 // A directive's line for its value as CONFIG GET prints it: one word for a
