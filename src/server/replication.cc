@@ -87,13 +87,19 @@ PsyncAnswer ReplicationPrimary::Decide(std::string_view replid, int64_t offset, 
   return DecidePsync(replid, offset, ids, backlog_.get(), psync2);
 }
 
+std::unique_ptr<ReplicationPrimary::Replica> ReplicationPrimary::MakeReplica(const ReplicaInfo& info, uint32_t worker,
+                                                                          State state) {
+  auto r = std::make_unique<Replica>();
+  r->info = info;
+  r->info.state = state;
+  r->worker = worker;
+  return r;
+}
+
 void ReplicationPrimary::AttachContinue(const ReplicaInfo& info, uint32_t worker, uint64_t from) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto r = std::make_unique<Replica>();
-    r->info = info;
-    r->info.state = State::kOnline;
-    r->worker = worker;
+    auto r = MakeReplica(info, worker, State::kOnline);
     backlog_->CopyFrom(from, &r->pending);
     told_[worker].flag.store(true, std::memory_order_release);
     replicas_.push_back(std::move(r));
@@ -103,10 +109,7 @@ void ReplicationPrimary::AttachContinue(const ReplicaInfo& info, uint32_t worker
 
 void ReplicationPrimary::AttachWaiting(const ReplicaInfo& info, uint32_t worker, int fd) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto r = std::make_unique<Replica>();
-  r->info = info;
-  r->info.state = State::kWaitBgsave;
-  r->worker = worker;
+  auto r = MakeReplica(info, worker, State::kWaitBgsave);
   r->fd = fd;
   replicas_.push_back(std::move(r));
 }

@@ -154,6 +154,7 @@ class ReplicationPrimary {
   };
   // Tells the replica's worker (under the lock).
   void Tell(uint32_t worker);
+  static std::unique_ptr<Replica> MakeReplica(const ReplicaInfo& info, uint32_t worker, State state);
   void AppendLocked(std::string_view bytes);
 
   std::mutex mu_;

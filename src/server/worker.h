@@ -207,8 +207,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // side of closing a client (worker_output.cc).
   void ProcessInput(Client& c, Buffer& in) override;
   void FreeClient(Client& c) override;
-  // Its replicas' share of the replication stream goes into their output.
-  void ServeReplicas();
+  void ServeReplicas();  // its replicas' stream bytes and WAIT answers (worker_output.cc)
   void BeforeReplies() override { FlushAof(); }
   // Runs a command here, adds it to the client's open batch for another
   // worker, or runs it over several shards; kPause if it must wait for the
