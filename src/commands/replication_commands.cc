@@ -2,6 +2,8 @@
 // REPLCONF and PSYNC from a replica, ROLE.
 #include <fcntl.h>
 
+#include <cstdint>
+
 #include "commands/common.h"
 #include "core/numbers.h"
 #include "server/log.h"
@@ -182,6 +184,11 @@ void WaitCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR timeout is negative");
     return;
   }
+  const int64_t now_ms = UnixTimeMs();
+  if (timeout_ms > INT64_MAX - now_ms) {
+    ctx.reply.Error("ERR timeout is out of range");
+    return;
+  }
   ServerState& server = ctx.server;
   ReplicationPrimary& repl = server.replication();
   server.EmitShardChunks();
@@ -193,7 +200,7 @@ void WaitCommand(CommandContext& ctx) {
     return;
   }
   ctx.client.wait_acks = true;
-  repl.AddWaiter(ctx.client.id, ctx.worker.index(), offset, need, timeout_ms > 0 ? UnixTimeMs() + timeout_ms : 0);
+  repl.AddWaiter(ctx.client.id, ctx.worker.index(), offset, need, timeout_ms > 0 ? now_ms + timeout_ms : 0);
 }
 
 }  // namespace

@@ -223,9 +223,14 @@ void ReplicationPrimary::AddWaiter(uint64_t id, uint32_t worker, uint64_t offset
     waiters_.push_back({id, worker, offset, need, deadline_ms});
     told_[worker].waiters.fetch_add(1, std::memory_order_relaxed);
   }
-  // (Redis's replicationRequestAckFromSlaves: replicas answer GETACK at
-  // once instead of at their next second.)
-  FeedCommand({"REPLCONF", "GETACK", "*"});
+  getack_.store(true, std::memory_order_relaxed);
+}
+
+void ReplicationPrimary::FlushGetack() {
+  // (Redis's replicationRequestAckFromSlaves, once per loop however many
+  // clients began to wait: replicas answer GETACK at once instead of at
+  // their next second.)
+  if (getack_.exchange(false, std::memory_order_relaxed)) FeedCommand({"REPLCONF", "GETACK", "*"});
 }
 
 int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms,

@@ -101,9 +101,12 @@ class ReplicationPrimary {
   int CountAcks(uint64_t offset);
   // Client `id` of `worker` waits until `need` replicas acknowledged
   // `offset`, or until `deadline_ms` (unix ms; 0: for ever). Replicas are
-  // asked for their ACK at once (REPLCONF GETACK in the stream).
+  // asked for their ACK before the worker sleeps (FlushGetack).
   void AddWaiter(uint64_t id, uint32_t worker, uint64_t offset, int64_t need, int64_t deadline_ms);
   bool has_waiters(uint32_t worker) const { return told_[worker].waiters.load(std::memory_order_relaxed) > 0; }
+  // One REPLCONF GETACK into the stream if a client began to wait since the
+  // last (the waiter's worker, before it sleeps).
+  void FlushGetack();
   // The worker's waiters that are done (enough ACKs, or their deadline
   // passed): `done(id, count)` each; returns the ms until the next
   // deadline (-1: none).
@@ -183,6 +186,7 @@ class ReplicationPrimary {
   std::function<void(uint32_t)> wake_;
   std::atomic<uint64_t> pending_limit_{0};
   std::atomic<int> good_{0};
+  std::atomic<bool> getack_{false};
   int64_t no_replicas_since_ms_ = 0;  // (when the last one went)
 };
 

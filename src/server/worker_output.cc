@@ -50,20 +50,8 @@ void Worker::ServeReplicas() {
   const bool waiters = repl.has_waiters(index_);
   if (!repl.told(index_) && !waiters) [[likely]]
     return;
-  if (waiters) {
-    // Clients in WAIT that have their answer: it, then their input.
-    const int64_t next = repl.ServeWaiters(index_, UnixTimeMs(), [this](uint64_t id, int count) {
-      auto it = clients_.find(id);
-      if (it == clients_.end() || it->second->closed) return;
-      Client& c = *it->second;
-      c.wait_acks = false;
-      ReplyWriter(&c.out, c.resp, this).Integer(count);
-      io_.QueueWrite(c);
-      resume_.push_back(c.id);
-      loop_.WakeWithin(0);
-    });
-    if (next >= 0) loop_.WakeWithin(static_cast<int>(std::min<int64_t>(next, 1000)));
-  }
+  // The replicas' bytes first: taking them clears this worker's flag, so
+  // an ACK that comes after the waiters are looked at below wakes it again.
   repl.ServeWorker(
       index_,
       [this](uint64_t id, std::string& bytes) {
@@ -80,6 +68,20 @@ void Worker::ServeReplicas() {
         auto it = clients_.find(id);
         if (it != clients_.end()) CloseClient(*it->second);
       });
+  if (!waiters) return;
+  // Clients in WAIT that have their answer: it, then their input.
+  repl.FlushGetack();
+  const int64_t next = repl.ServeWaiters(index_, UnixTimeMs(), [this](uint64_t id, int count) {
+    auto it = clients_.find(id);
+    if (it == clients_.end() || it->second->closed) return;
+    Client& c = *it->second;
+    c.wait_acks = false;
+    ReplyWriter(&c.out, c.resp, this).Integer(count);
+    io_.QueueWrite(c);
+    resume_.push_back(c.id);
+    loop_.WakeWithin(0);
+  });
+  if (next >= 0) loop_.WakeWithin(static_cast<int>(std::min<int64_t>(next, 1000)));
 }
 
 size_t Worker::Publish(std::string_view channel, std::string_view message, bool own_thread) {
