@@ -531,3 +531,18 @@ def test_wait_for_a_redis_replica(primary, tmp_path):
         assert c.set("after", "1") and c.execute_command("WAIT", 1, 0) == 1
     finally:
         replica.stop()
+
+
+def test_client_unblock_ends_a_wait(r, server):
+    for reason, expect in (("TIMEOUT", b":0\r\n"), ("ERROR", b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n")):
+        s = socket.create_connection((server.host, server.port), timeout=10)
+        s.sendall(b"CLIENT ID\r\n")
+        ident = int(s.recv(100)[1:-2])
+        s.sendall(b"WAIT 1 0\r\nPING\r\n")
+        assert wait_for(lambda: r.execute_command("CLIENT", "UNBLOCK", ident, reason) == 1)
+        got = b""
+        while got.count(b"\r\n") < 2:
+            got += s.recv(1000)
+        assert got == expect + b"+PONG\r\n", got
+        assert r.execute_command("CLIENT", "UNBLOCK", ident, reason) == 0  # (not waiting any more)
+        s.close()

@@ -368,6 +368,11 @@ void ClientUnblockCommand(CommandContext& ctx) {
   std::shared_ptr<BlockedClient> w;
   for (Client* c : ctx.server.AllClients()) {
     if (c->id == static_cast<uint64_t>(id)) {
+      if (!c->closed && c->wait_acks) {
+        // In WAIT: answered now, with the count so far or the error.
+        ctx.reply.Integer(ctx.server.replication().UnblockWaiter(c->id, error) ? 1 : 0);
+        return;
+      }
       if (!c->closed) w = c->blocked;
       break;
     }

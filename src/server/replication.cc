@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "net/event_loop.h"
 #include "server/log.h"
@@ -234,8 +235,8 @@ void ReplicationPrimary::FlushGetack() {
 }
 
 int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms,
-                                         const std::function<void(uint64_t, int)>& done) {
-  std::vector<std::pair<uint64_t, int>> out;
+                                         const std::function<void(uint64_t, int, bool)>& done) {
+  std::vector<std::tuple<uint64_t, int, bool>> out;
   int64_t next = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -246,7 +247,7 @@ int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms,
         continue;
       }
       if (w.done || (w.deadline_ms > 0 && now_ms >= w.deadline_ms)) {
-        out.emplace_back(w.id, CountAcksLocked(w.offset));
+        out.emplace_back(w.id, CountAcksLocked(w.offset), w.error);
         waiters_.erase(waiters_.begin() + static_cast<ptrdiff_t>(i));
         told_[worker].waiters.fetch_sub(1, std::memory_order_relaxed);
         continue;
@@ -255,8 +256,23 @@ int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms,
       i++;
     }
   }
-  for (auto& [id, count] : out) done(id, count);
+  for (auto& [id, count, error] : out) done(id, count, error);
   return next;
+}
+
+bool ReplicationPrimary::UnblockWaiter(uint64_t id, bool error) {
+  uint32_t worker = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find_if(waiters_.begin(), waiters_.end(), [&](const Waiter& w) { return w.id == id; });
+    if (it == waiters_.end() || it->done) return false;
+    it->done = true;
+    it->error = error;
+    worker = it->worker;
+    told_[worker].flag.store(true, std::memory_order_release);
+  }
+  wake_(worker);
+  return true;
 }
 
 void ReplicationPrimary::DropWaiter(uint64_t id, uint32_t worker) {

@@ -107,12 +107,15 @@ class ReplicationPrimary {
   // One REPLCONF GETACK into the stream if a client began to wait since the
   // last (the waiter's worker, before it sleeps).
   void FlushGetack();
-  // The worker's waiters that are done (enough ACKs, or their deadline
-  // passed): `done(id, count)` each; returns the ms until the next
-  // deadline (-1: none).
-  int64_t ServeWaiters(uint32_t worker, int64_t now_ms, const std::function<void(uint64_t, int)>& done);
-  // The client went (or was unblocked).
+  // The worker's waiters that are done (enough ACKs, their deadline
+  // passed, unblocked): `done(id, count, unblocked_with_error)` each;
+  // returns the ms until the next deadline (-1: none).
+  int64_t ServeWaiters(uint32_t worker, int64_t now_ms, const std::function<void(uint64_t, int, bool)>& done);
+  // The client went.
   void DropWaiter(uint64_t id, uint32_t worker);
+  // CLIENT UNBLOCK: its answer now (`error`: -UNBLOCKED instead of the
+  // count); false if it is not waiting, or answered already.
+  bool UnblockWaiter(uint64_t id, bool error);
 
   // --- INFO, ROLE ---
   uint64_t offset();
@@ -177,7 +180,7 @@ class ReplicationPrimary {
     uint32_t worker;
     uint64_t offset;
     int64_t need, deadline_ms;
-    bool done = false;
+    bool done = false, error = false;
   };
   int CountAcksLocked(uint64_t offset) const;
   std::vector<Waiter> waiters_;

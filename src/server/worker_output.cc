@@ -71,12 +71,16 @@ void Worker::ServeReplicas() {
   if (!waiters) return;
   // Clients in WAIT that have their answer: it, then their input.
   repl.FlushGetack();
-  const int64_t next = repl.ServeWaiters(index_, UnixTimeMs(), [this](uint64_t id, int count) {
+  const int64_t next = repl.ServeWaiters(index_, UnixTimeMs(), [this](uint64_t id, int count, bool error) {
     auto it = clients_.find(id);
     if (it == clients_.end() || it->second->closed) return;
     Client& c = *it->second;
     c.wait_acks = false;
-    ReplyWriter(&c.out, c.resp, this).Integer(count);
+    ReplyWriter reply(&c.out, c.resp, this);
+    if (error)
+      reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else
+      reply.Integer(count);
     io_.QueueWrite(c);
     resume_.push_back(c.id);
     loop_.WakeWithin(0);
