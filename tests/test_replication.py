@@ -539,6 +539,10 @@ def test_client_unblock_ends_a_wait(r, server):
         s.sendall(b"CLIENT ID\r\n")
         ident = int(s.recv(100)[1:-2])
         s.sendall(b"WAIT 1 0\r\nPING\r\n")
+        # Blocked, as Redis counts and flags it.
+        assert wait_for(lambda: r.info("clients")["blocked_clients"] == 1)
+        assert "b" in next(l for l in r.execute_command("CLIENT", "LIST").decode().splitlines()
+                           if l.startswith(f"id={ident} ")).split(" flags=")[1].split(" ")[0]
         assert wait_for(lambda: r.execute_command("CLIENT", "UNBLOCK", ident, reason) == 1)
         got = b""
         while got.count(b"\r\n") < 2:

@@ -179,6 +179,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
         max_in = std::max(max_in, c->in.capacity());
         max_out = std::max(max_out, c->out.capacity() + c->out.referenced_bytes());
         if (c->subs != nullptr) pubsub_clients++;
+        if (c->wait_acks) blocked++;  // (in WAIT: blocked too, as Redis counts it)
       }
     }
     Field(out, "connected_clients", static_cast<uint64_t>(connected));

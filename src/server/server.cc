@@ -447,7 +447,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   char* f = flags;
   if (c.subs != nullptr) *f++ = 'P';
   if (c.multi != nullptr) *f++ = 'x';
-  if (c.blocked != nullptr) *f++ = 'b';
+  if (c.blocked != nullptr || c.wait_acks) *f++ = 'b';
   if (c.watch != nullptr && c.watch->Dirty()) *f++ = 'd';  // a watched key changed: EXEC will fail
   if (f == flags) *f++ = 'N';
   *f = '\0';
