@@ -6,6 +6,7 @@
 
 #include "commands/common.h"
 #include "core/numbers.h"
+#include "net/socket.h"
 #include "server/log.h"
 #include "server/shard.h"
 
@@ -83,9 +84,7 @@ void ReplconfCommand(CommandContext& ctx) {
 // The replica's address as INFO and ROLE show it: what it said, else its
 // connection's.
 std::string ReplicaIp(const Client& c) {
-  if (!c.repl_ip.empty()) return c.repl_ip;
-  const size_t colon = c.addr.rfind(':');
-  return colon == std::string::npos ? c.addr : c.addr.substr(0, colon);
+  return !c.repl_ip.empty() ? c.repl_ip : std::string(AddressIp(c.addr));
 }
 
 // SYNC and PSYNC <replid> <offset> (every shard held): a continuation from

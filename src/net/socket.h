@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace peregrine {
 
@@ -20,5 +21,10 @@ void ConfigureTcpConnection(int fd, int keepalive_s);
 // "ip:port" of the peer / of the local end ("/path:0" for unix sockets).
 std::string PeerAddress(int fd);
 std::string LocalAddress(int fd);
+// The ip of such an "ip:port" (the part before its last colon).
+inline std::string_view AddressIp(std::string_view addr) {
+  const size_t colon = addr.rfind(':');
+  return colon == std::string_view::npos ? addr : addr.substr(0, colon);
+}
 
 }  // namespace peregrine

@@ -10,6 +10,7 @@
 #include <cctype>
 
 #include "core/glob.h"
+#include "net/socket.h"
 #include "protocol/parser.h"
 #include "server/command.h"
 
@@ -78,8 +79,7 @@ const std::string_view kProtectedModeDenied =
 
 bool ProtectedModeRefuses(bool protected_mode, bool default_nopass, bool is_unix, std::string_view peer) {
   if (!protected_mode || !default_nopass || is_unix) return false;
-  const size_t colon = peer.rfind(':');
-  const std::string_view ip = colon == std::string_view::npos ? peer : peer.substr(0, colon);
+  const std::string_view ip = AddressIp(peer);
   return !(ip.starts_with("127.") || ip == "::1");
 }
 

@@ -367,9 +367,7 @@ bool CommandHost::Allows(Config::ProtectedAction action, const Client& c) {
     case Config::ProtectedAction::kLocal: break;
   }
   if (c.is_unix) return true;
-  std::string_view addr = c.addr;
-  const size_t colon = addr.rfind(':');
-  const std::string_view ip = colon == std::string_view::npos ? addr : addr.substr(0, colon);
+  const std::string_view ip = AddressIp(c.addr);
   return ip == "127.0.0.1" || ip == "::1";
 }
 
