@@ -623,6 +623,23 @@ def run_redis_benchmark(binary: str, port: int, args: list[str], timeout: float
     return argv, text, p.returncode, cpu_s
 
 
+def cpu_per_request(srv: "Server", binary: str, args: list[str], requests: int,
+                    timeout: float = 900) -> tuple[float, float, dict]:
+    """Runs redis-benchmark `args` (`requests` of them) against `srv`: the
+    server's CPU per request in µs (all its threads, user + system, as
+    MEASURING.md asks), requests per second by the wall clock, and
+    redis-benchmark's first parsed test."""
+    t0 = srv.cpu_ticks()[0]
+    w0 = time.monotonic()
+    _, text, rc, _ = run_redis_benchmark(binary, srv.port, args, timeout=timeout)
+    wall = time.monotonic() - w0
+    ticks = srv.cpu_ticks()[0] - t0
+    tests = parse_redis_benchmark(text)
+    if rc != 0 or not tests:
+        raise BenchError(f"{srv.spec.label}: no result from redis-benchmark: {text[-800:]}")
+    return ticks / CLK_TCK * 1e6 / requests, requests / wall, tests[0]
+
+
 def num(x, spec: str) -> str:
     """x formatted with `spec`, or a dash when a run measured nothing."""
     return "—" if x is None else format(x, spec)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -50,18 +49,10 @@ def run_one(spec: bl.ServerSpec, workdir: str, rb: str, requests: dict[int, int]
         out = {}
         for command, pipeline in RUNS:
             n = requests[pipeline]
-            t0 = srv.cpu_ticks()[0]
-            w0 = time.monotonic()
-            _, text, rc, _ = bl.run_redis_benchmark(
-                rb, srv.port, ["--threads", "1", "-c", str(CONNS), "-P", str(pipeline), "-n", str(n),
-                               "-r", str(KEYS), "-t", command], timeout=600)
-            wall = time.monotonic() - w0
-            ticks = srv.cpu_ticks()[0] - t0
-            tests = bl.parse_redis_benchmark(text)
-            if rc != 0 or not tests:
-                raise bl.BenchError(f"{spec.label}: no result from redis-benchmark: {text[-800:]}")
-            out[f"{command} P{pipeline}"] = {"rps": tests[0]["rps"], "wall_rps": n / wall,
-                                   "cpu_us_per_req": ticks / os.sysconf("SC_CLK_TCK") * 1e6 / n}
+            cpu_us, wall_rps, test = bl.cpu_per_request(
+                srv, rb, ["--threads", "1", "-c", str(CONNS), "-P", str(pipeline), "-n", str(n),
+                          "-r", str(KEYS), "-t", command], n, timeout=600)
+            out[f"{command} P{pipeline}"] = {"rps": test["rps"], "wall_rps": wall_rps, "cpu_us_per_req": cpu_us}
         return out
     finally:
         srv.shutdown()
