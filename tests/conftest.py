@@ -31,9 +31,9 @@ def free_port():
 
 class ServerProcess:
     """One running server. `args` are extra '--directive value' arguments; `kind` is
-    "peregrine" or "redis" (default: TEST_SERVER)."""
+    "peregrine" or "redis" (default: TEST_SERVER); `config`: a config file."""
 
-    def __init__(self, args=(), tmp_path=None, kind=None):
+    def __init__(self, args=(), tmp_path=None, kind=None, config=None):
         self.port = free_port()
         self.host = "127.0.0.1"
         self.kind = kind or TEST_SERVER
@@ -47,6 +47,8 @@ class ServerProcess:
             # the default schedule would save into the working directory.
             cmd = [PEREGRINE_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
             cmd += shlex.split(os.environ.get("PEREGRINE_ARGS", ""))
+        if config is not None:
+            cmd.insert(1, str(config))  # (a config file comes first)
         cmd += list(args)
         self.cmd = cmd
         # The server's output goes to a file, not a pipe: nobody reads a pipe

@@ -1,10 +1,11 @@
 # Sentinel (issue #38): Debian's redis-server in sentinel mode, three of
-# them, monitor a primary with two replicas and fail over when it dies. Here
-# the primary is the server under test and the replicas are Debian's
-# redis-server (a Peregrine replica is not built yet: docs/replication.md),
-# so Sentinel reads this server's INFO replication to find the replicas,
-# talks to it as it talks to Redis, and every write a client saw
-# acknowledged by WAIT 1 must be on the replica it promotes.
+# them, monitor a primary with two replicas and fail over when it dies. The
+# primary is the server under test; the replicas are Debian's redis-server,
+# or the server under test too (then Sentinel promotes one with its MULTI,
+# SLAVEOF NO ONE, CONFIG REWRITE, CLIENT KILL, EXEC, and points the other
+# at it). Sentinel reads INFO replication to find the replicas, talks to
+# them as it talks to Redis, and every write a client saw acknowledged by
+# WAIT 1 must be on the replica it promotes.
 import os
 import subprocess
 import time
@@ -12,7 +13,7 @@ import time
 import pytest
 import redis
 
-from conftest import ServerProcess, free_port
+from conftest import TEST_SERVER, ServerProcess, free_port
 from helpers import wait_for
 
 
@@ -48,7 +49,8 @@ class Sentinel:
         self.log.close()
 
 
-def test_sentinel_fails_over_and_keeps_every_acknowledged_write(start_server, tmp_path):
+@pytest.mark.parametrize("replica_kind", ["redis", TEST_SERVER])
+def test_sentinel_fails_over_and_keeps_every_acknowledged_write(start_server, tmp_path, replica_kind):
     primary = start_server()
     replicas = []
     sentinels = []
@@ -56,8 +58,9 @@ def test_sentinel_fails_over_and_keeps_every_acknowledged_write(start_server, tm
         for i in range(2):
             d = tmp_path / f"replica{i}"
             d.mkdir()
-            replicas.append(ServerProcess(["--replicaof", primary.host, str(primary.port), "--dir", str(d)],
-                                          kind="redis"))
+            conf = d / "replica.conf"
+            conf.write_text(f"replicaof {primary.host} {primary.port}\ndir {d}\n")
+            replicas.append(ServerProcess(kind=replica_kind, config=conf))
         p = primary.client()
         assert wait_for(lambda: [p.info("replication").get(f"slave{i}", {}).get("state") for i in (0, 1)] ==
                         ["online", "online"], timeout=30)
@@ -84,6 +87,15 @@ def test_sentinel_fails_over_and_keeps_every_acknowledged_write(start_server, tm
         c = promoted.client()
         assert wait_for(lambda: c.execute_command("ROLE")[0] == b"master", timeout=20)
         assert c.mget([f"k{i}" for i in acked]) == [str(i).encode() for i in acked]
+        # The other replica follows the promoted one, and the promoted one's
+        # file says it is a primary now (CONFIG REWRITE).
+        other = next(r for r in replicas if r is not promoted).client()
+        assert wait_for(lambda: other.info("replication").get("master_port") == promoted.port and
+                        other.info("replication").get("master_link_status") == "up", timeout=30)
+        c.set("after", "failover")
+        assert wait_for(lambda: other.get("after") == b"failover", timeout=10)
+        conf_text = (tmp_path / f"replica{replicas.index(promoted)}" / "replica.conf").read_text()
+        assert "replicaof" not in conf_text.lower() and "slaveof" not in conf_text.lower(), conf_text
     finally:
         for s in sentinels:
             s.stop()

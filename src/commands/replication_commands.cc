@@ -1,5 +1,5 @@
-// Replication commands, the primary's side (issue #38, docs/replication.md):
-// REPLCONF and PSYNC from a replica, ROLE.
+// Replication commands (issue #38, docs/replication.md): REPLCONF and PSYNC
+// from a replica, WAIT, ROLE, and REPLICAOF (the replica side).
 #include <fcntl.h>
 
 #include <cstdint>
@@ -17,6 +17,17 @@ namespace {
 // port, acknowledged offset), as Redis.
 void RoleCommand(CommandContext& ctx) {
   ReplicationPrimary& repl = ctx.server.replication();
+  if (ReplicaLink* link = ctx.server.replica_link(); link != nullptr) {
+    // A replica: its primary, the link's state, the offset applied.
+    const ReplicaLink::Status st = link->status();
+    ctx.reply.ArrayHeader(5);
+    ctx.reply.Bulk("slave");
+    ctx.reply.Bulk(link->host());
+    ctx.reply.Integer(link->port());
+    ctx.reply.Bulk(ReplicaLink::StateName(st.state));
+    ctx.reply.Integer(st.up ? static_cast<int64_t>(repl.offset()) : -1);
+    return;
+  }
   std::vector<ReplicationPrimary::ReplicaInfo> online;
   for (auto& r : repl.Replicas())
     if (r.state == ReplicationPrimary::State::kOnline) online.push_back(r);
@@ -102,6 +113,13 @@ void SyncCommand(CommandContext& ctx) {
     ctx.reply.Error(kErrNotInteger);
     return;
   }
+  // A replica serves replicas of its own only while it follows its
+  // primary (chained replication: they get its primary's stream).
+  if (ctx.server.is_replica() &&
+      (ctx.server.replica_link() == nullptr || !ctx.server.replica_link()->up())) {
+    ctx.reply.Error("NOMASTERLINK Can't SYNC while not connected with my master");
+    return;
+  }
   // (As Redis: the stream must start on an empty output.)
   if (!c.out.empty()) {
     ctx.reply.Error("ERR SYNC and PSYNC are invalid with pending output");
@@ -144,7 +162,7 @@ void SyncCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR full resync over TLS is not supported yet");
     return;
   }
-  if (repl.EnsureBacklog(server.config().repl_backlog_size)) {
+  if (!server.is_replica() && repl.EnsureBacklog(server.config().repl_backlog_size)) {
     // The first replica: the stream starts here, under a new ID (no
     // replica of an older history can continue it), as Redis does.
     ids.Change();
@@ -166,6 +184,40 @@ void SyncCommand(CommandContext& ctx) {
   server.repl_stats().full.fetch_add(1, std::memory_order_relaxed);
 }
 
+// REPLICAOF (SLAVEOF) host port | NO ONE (every shard held), as Redis's
+// replicaofCommand: follow a primary, or become one.
+void ReplicaofCommand(CommandContext& ctx) {
+  ServerState& server = ctx.server;
+  const int64_t now_ms = UnixTimeMs();
+  if (EqualsIgnoreCase(ctx.args[1], "no") && EqualsIgnoreCase(ctx.args[2], "one")) {
+    if (server.is_replica()) {
+      server.BecomePrimary();
+      LOG_NOTICE("MASTER MODE enabled (user request from '%s')", server.ClientInfoLine(ctx.client, now_ms).c_str());
+    }
+    ctx.reply.Ok();
+    return;
+  }
+  if (ctx.client.replica) {
+    ctx.reply.Error("ERR Command is not valid when client is a replica.");
+    return;
+  }
+  int64_t port;
+  if (!ParseInt64(ctx.args[2], &port) || port < 0 || port > 65535) {
+    ctx.reply.Error("ERR Invalid master port");
+    return;
+  }
+  const std::string host(ctx.args[1]);
+  if (!server.BecomeReplica(host, static_cast<int>(port))) {
+    LOG_NOTICE("REPLICAOF would result into synchronization with the master we are already connected with. No "
+               "operation performed.");
+    ctx.reply.SimpleString("OK Already connected to specified master");
+    return;
+  }
+  LOG_NOTICE("REPLICAOF %s:%d enabled (user request from '%s')", host.c_str(), static_cast<int>(port),
+             server.ClientInfoLine(ctx.client, now_ms).c_str());
+  ctx.reply.Ok();
+}
+
 // WAIT numreplicas timeout (every shard held): the number of replicas
 // that acknowledged the stream up to this client's writes, waiting for
 // `numreplicas` of them at most `timeout` ms (0: for ever), as Redis's
@@ -173,6 +225,12 @@ void SyncCommand(CommandContext& ctx) {
 // runs (every shard's logged commands fed first): at least every write of
 // this client's, possibly others' too.
 void WaitCommand(CommandContext& ctx) {
+  if (ctx.server.is_replica()) {
+    ctx.reply.Error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
+                    "replica is configured to be writable (which is not the default) writes to replicas are just "
+                    "local and are not propagated.");
+    return;
+  }
   int64_t need, timeout_ms;
   if (!ParseIntArg(ctx, ctx.args[1], &need)) return;
   if (!ParseInt64(ctx.args[2], &timeout_ms)) {
@@ -217,6 +275,10 @@ void RegisterReplicationCommands(CommandTable& t) {
   f.Add({.name = "sync", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards,
          .summary = "An internal command used in replication.", .since = "1.0.0", .complexity = "",
          .handler = SyncCommand});
+  for (const char* name : {"replicaof", "slaveof"})
+    f.Add({.name = name, .arity = 3, .flags = kCmdAdmin | kCmdNoscript | kCmdStale | kCmdAllShards,
+           .summary = "Configures a server as replica of another, or promotes it to a master.", .since = "5.0.0",
+           .complexity = "O(1)", .handler = ReplicaofCommand});
   CommandFamily g(t, kAclConnection, "generic");
   g.Add({.name = "wait", .arity = 3, .flags = kCmdNoscript | kCmdAllShards,
          .summary = "Blocks until the asynchronous replication of all preceding write commands sent by the "

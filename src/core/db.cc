@@ -289,7 +289,7 @@ Db::Entry* Db::Find(const CompactKey::Probe& p, int64_t now_ms, bool touch) {
   uint16_t& ref = *at.ref;
   Entry* e = at.entry;
   if (IsExpired(*e, now_ms)) [[unlikely]] {
-    RemoveExpired(e);
+    if (!hide_expired_) RemoveExpired(e);
     return nullptr;
   }
   if (touch) {

@@ -77,6 +77,9 @@ class Db : private DbLayout {
   // (its owner's shard version; server/shard.h).
   void set_change_counter(std::atomic<uint64_t>* c) { changes_ = c; }
   void set_report_removals(bool on) { report_removals_ = on; }
+  // A replica's keys (docs/replication.md): Find reports a key past its
+  // deadline missing but leaves it (its primary's DEL removes it).
+  void set_hide_expired(bool on) { hide_expired_ = on; }
 
   // Looks `key` up. A key whose deadline is at or before now_ms is deleted
   // (lazy expiry, counted in expired_keys()) and reported missing. A key
@@ -206,7 +209,7 @@ class Db : private DbLayout {
   // or writes it: removes its expired fields if any are due, and deletes the
   // key if none are left. Returns e, or nullptr if the key went.
   Entry* ExpireFieldsOf(Entry* e, std::string_view key, int64_t now_ms) {
-    if (e == nullptr || !e->value.is_hash() || !e->value.hash().FieldsDue(now_ms)) return e;
+    if (e == nullptr || !e->value.is_hash() || hide_expired_ || !e->value.hash().FieldsDue(now_ms)) return e;
     return ExpireFieldsNow(e, key, now_ms);
   }
   // Fields removed by field expiry (INFO expired_subkeys).
@@ -368,6 +371,7 @@ class Db : private DbLayout {
     if (changes_ != nullptr) changes_->store(changes_->load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   bool report_removals_ = false;  // the observer hears of KeyRemoved
+  bool hide_expired_ = false;
   // The snapshot in progress (BeginSnapshot): its sink, its epoch, and
   // where SnapshotStep goes on (a hash position; done once it wraps).
   SnapshotSink* snap_sink_ = nullptr;

@@ -31,7 +31,7 @@ namespace peregrine {
 
 class Server;
 class Worker;
-class AofReplayer;    // (aof_control.cc)
+class CommandReplayer;  // (command_replayer.h)
 class AofFileReplay;  // (aof_control.cc)
 
 // The start-up load with appendonly yes, as Redis's loadAppendOnlyFiles:
@@ -62,7 +62,7 @@ class AofLoader final : public StartupLoader {
   Options options_;
   std::vector<AofManifest::File> files_;
   size_t next_ = 0;  // the next file to open
-  std::unique_ptr<AofReplayer> replayer_;
+  std::unique_ptr<CommandReplayer> replayer_;
   std::unique_ptr<RdbLoader> rdb_;
   std::unique_ptr<AofFileReplay> replay_;
   std::string error_;

@@ -14,6 +14,7 @@
 
 #include "persist/aof_rewrite.h"
 #include "server/aof.h"
+#include "server/command_replayer.h"
 #include "server/log.h"
 #include "server/server.h"
 
@@ -98,65 +99,12 @@ bool Server::AofRewriteDue() {
   return growth >= static_cast<uint64_t>(config_.auto_aof_rewrite_percentage);
 }
 
-// Runs one command of the file as Redis's AOF client does (no reply kept,
-// nothing blocks, nothing expires: the file says when keys went).
-class AofReplayer {
- public:
-  AofReplayer(Server& server, Worker& worker, bool scripts)
-      : server_(server), worker_(worker), client_(&worker, UINT64_MAX, -1), scripts_(scripts) {
-    client_.obeyed = true;
-  }
-
-  // False with *err for a command the server does not know.
-  bool Run(std::span<const std::string_view> args, std::string* err) {
-    const CommandSpec* cmd = server_.commands().Find(args[0]);
-    if (cmd != nullptr && !cmd->subcommands.empty() && args.size() > 1)
-      cmd = CommandTable::FindSubcommand(*cmd, args[1]);
-    if (cmd == nullptr) {
-      *err = "Unknown command '" + std::string(args[0]) + "' reading the append only file";
-      return false;
-    }
-    const int n = static_cast<int>(args.size());
-    if ((cmd->arity > 0 && cmd->arity != n) || n < -cmd->arity) return true;  // (Redis runs it; it errs)
-    if (cmd->handler == nullptr) return true;
-    // Only what can change the data runs: writes, SELECT, and the scripts
-    // of old files (Redis before 5 logged EVAL itself, and SCRIPT LOAD).
-    // Anything else a file holds (PING, CONFIG, DEBUG, SHUTDOWN, SAVE ...)
-    // would change nothing of the data, or the server around it: skipped.
-    const bool runs = (cmd->flags & kCmdWrite) || (scripts_ && (cmd->flags & kCmdScript)) ||
-                      cmd->fullname == "select" || (scripts_ && cmd->fullname == "script|load") ||
-                      cmd->fullname == "pfcount";  // (its cached cardinality is part of the value)
-    if (!runs) return true;
-    Shard* shard = &server_.shard(0);
-    if (cmd->first_key > 0 && cmd->KeyPositions(args, &keys_) && !keys_.empty())
-      shard = &server_.shard(server_.ShardIndexOf(args[keys_[0]]));
-    out_.Clear();
-    ReplyWriter reply(&out_, 2, nullptr);
-    // now_ms 0: no key counts as expired while the file is replayed.
-    CommandContext ctx{server_, worker_, client_, *shard, args, reply, 0, nullptr};
-    client_.last_cmd = cmd;
-    worker_.RunScriptNoBlocking([&] {
-      cmd->handler(ctx);
-      return 0;
-    });
-    return true;
-  }
-
- private:
-  Server& server_;
-  Worker& worker_;
-  Client client_;
-  bool scripts_;
-  Buffer out_;
-  std::vector<size_t> keys_;  // scratch: the running command's key positions
-};
-
 // One file of commands replayed from byte `from`, a step at a time; `last`:
 // the manifest's last file, whose cut-off tail aof-load-truncated lets go
 // (Redis's loadSingleAppendOnlyFile).
 class AofFileReplay {
  public:
-  AofFileReplay(Server& server, AofReplayer& replayer, std::string path, std::string name, bool last, uint64_t from)
+  AofFileReplay(Server& server, CommandReplayer& replayer, std::string path, std::string name, bool last, uint64_t from)
       : server_(server), replayer_(replayer), path_(std::move(path)), name_(std::move(name)), last_(last),
         base_(from), valid_(from) {}
   ~AofFileReplay() {
@@ -212,6 +160,10 @@ class AofFileReplay {
   }
 
  private:
+  static bool Unknown(std::string_view name, std::string* err) {
+    *err = "Unknown command '" + std::string(name) + "' reading the append only file";
+    return false;
+  }
   bool Command(std::span<const std::string_view> args, std::string* err) {
     pos_ += reader_.consumed();
     auto is = [&](std::string_view name) {
@@ -227,7 +179,7 @@ class AofFileReplay {
       std::vector<std::string_view> views;
       for (const auto& q : queued_) {
         views.assign(q.begin(), q.end());
-        if (!replayer_.Run(views, err)) return false;
+        if (!replayer_.Run(views)) return Unknown(views[0], err);
       }
       in_multi_ = false;
       queued_.clear();
@@ -235,7 +187,7 @@ class AofFileReplay {
     } else if (in_multi_) {
       queued_.emplace_back(args.begin(), args.end());
     } else {
-      if (!replayer_.Run(args, err)) return false;
+      if (!replayer_.Run(args)) return Unknown(args[0], err);
       valid_ = base_ + pos_;
     }
     // key-load-delay (tests): a pause per command, as Redis's AOF load.
@@ -305,7 +257,7 @@ class AofFileReplay {
   }
 
   Server& server_;
-  AofReplayer& replayer_;
+  CommandReplayer& replayer_;
   std::string path_, name_;
   bool last_;
   int fd_ = -1;
@@ -373,7 +325,7 @@ bool SaveAofCommandsFile(Server& server, const std::string& path, std::string* e
 
 AofLoader::AofLoader(Server& server, Worker& worker, Options options)
     : server_(server), worker_(worker), options_(options),
-      replayer_(std::make_unique<AofReplayer>(server, worker, options.scripts)) {}
+      replayer_(std::make_unique<CommandReplayer>(server, worker, options.scripts)) {}
 
 AofLoader::~AofLoader() = default;
 

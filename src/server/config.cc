@@ -209,6 +209,57 @@ const std::vector<Option>& config_options::Options() {
     o.push_back(IntOption("repl-backlog-ttl", &Config::repl_backlog_ttl, 0, INT_MAX, kMutable));
     o.push_back(IntOption("repl-timeout", &Config::repl_timeout, 1, INT_MAX, kMutable));
     o.push_back(IntOption("repl-ping-replica-period", &Config::repl_ping_replica_period, 1, INT_MAX, kMutable));
+    // "replicaof <host> <port>", or "no one" (none); REPLICAOF changes it.
+    for (std::string_view name : {"replicaof", "slaveof"})
+      o.push_back(Option{name, kImmutable, 2, 2,
+                         [](const Config& c) {
+                           return c.replicaof_host.empty() ? std::string()
+                                                           : c.replicaof_host + " " + std::to_string(c.replicaof_port);
+                         },
+                         [](Config& c, Args a) -> std::string {
+                           if (Lower(a[0]) == "no" && Lower(a[1]) == "one") {
+                             c.replicaof_host.clear();
+                             c.replicaof_port = 0;
+                             return "";
+                           }
+                           int64_t port;
+                           if (!ParseInt64(a[1], &port) || port < 0 || port > 65535) return "Invalid master port";
+                           c.replicaof_host = a[0];
+                           c.replicaof_port = static_cast<int>(port);
+                           return "";
+                         }});
+    o.push_back(StringOption("masteruser", &Config::masteruser, kMutable));
+    o.push_back(StringOption("masterauth", &Config::masterauth, kMutable));
+    for (std::string_view name : {"replica-read-only", "slave-read-only"})
+      o.push_back(BoolOption(name, &Config::replica_read_only, kMutable));
+    for (std::string_view name : {"replica-serve-stale-data", "slave-serve-stale-data"})
+      o.push_back(BoolOption(name, &Config::replica_serve_stale_data, kMutable));
+    for (std::string_view name : {"replica-ignore-maxmemory", "slave-ignore-maxmemory"})
+      o.push_back(BoolOption(name, &Config::replica_ignore_maxmemory, kMutable));
+    o.push_back(BoolOption("replica-announced", &Config::replica_announced, kMutable));
+    for (std::string_view name : {"replica-priority", "slave-priority"})
+      o.push_back(IntOption(name, &Config::replica_priority, 0, INT_MAX, kMutable));
+    for (std::string_view name : {"replica-announce-ip", "slave-announce-ip"})
+      o.push_back(StringOption(name, &Config::replica_announce_ip, kMutable));
+    for (std::string_view name : {"replica-announce-port", "slave-announce-port"})
+      o.push_back(IntOption(name, &Config::replica_announce_port, 0, 65535, kMutable));
+    o.push_back(Option{"repl-diskless-load", kMutable, 1, 1,
+                       [](const Config& c) -> std::string {
+                         static const char* kNames[] = {"disabled", "on-empty-db", "swapdb"};
+                         return kNames[c.repl_diskless_load];
+                       },
+                       [](Config& c, Args a) -> std::string {
+                         const std::string v = Lower(a[0]);
+                         if (v == "disabled") c.repl_diskless_load = 0;
+                         else if (v == "on-empty-db") c.repl_diskless_load = 1;
+                         else if (v == "swapdb") c.repl_diskless_load = 2;
+                         else return "argument(s) must be one of the following: disabled, on-empty-db, swapdb";
+                         return "";
+                       }});
+    o.push_back(BoolOption("repl-diskless-sync", &Config::repl_diskless_sync, kMutable));
+    o.push_back(IntOption("repl-diskless-sync-delay", &Config::repl_diskless_sync_delay, 0, INT_MAX, kMutable));
+    o.push_back(IntOption("repl-diskless-sync-max-replicas", &Config::repl_diskless_sync_max_replicas, 0, INT_MAX,
+                          kMutable));
     o.push_back(MemoryOption("client-query-buffer-limit", &Config::client_query_buffer_limit, 1024 * 1024,
                              LLONG_MAX, kMutable));
     // "<class> <hard> <soft> <seconds> ..." (in a file, one class per line

@@ -79,6 +79,27 @@ struct Config {
   // progress) before it is dropped; seconds between the PINGs in the stream.
   int repl_timeout = 60;
   int repl_ping_replica_period = 10;
+  // The replica side (docs/replication.md): the primary to follow (empty
+  // host: none; REPLICAOF changes it), how to authenticate to it, and what
+  // the replica allows and announces.
+  std::string replicaof_host;
+  int replicaof_port = 0;
+  std::string masteruser, masterauth;
+  bool replica_read_only = true;
+  bool replica_serve_stale_data = true;
+  bool replica_ignore_maxmemory = true;
+  bool replica_announced = true;
+  int replica_priority = 100;
+  std::string replica_announce_ip;
+  int replica_announce_port = 0;
+  // repl-diskless-load: disabled (0), on-empty-db (1), swapdb (2). The
+  // snapshot always goes to a file first here (docs/replication.md).
+  int repl_diskless_load = 0;
+  // The primary's side: its snapshots go to replicas' sockets always; the
+  // delay and the sharing are not built (docs/replication.md).
+  bool repl_diskless_sync = true;
+  int repl_diskless_sync_delay = 5;
+  int repl_diskless_sync_max_replicas = 0;
   uint64_t client_query_buffer_limit = 1024ULL * 1024 * 1024;
   // client-output-buffer-limit, per client class (Redis's defaults): a
   // client whose pending replies reach `hard` bytes, or stay at `soft` bytes

@@ -54,6 +54,13 @@ constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"zset-max-ziplist-entries", "zset-max-listpack-entries"},
     {"zset-max-ziplist-value", "zset-max-listpack-value"},
     {"list-max-ziplist-size", "list-max-listpack-size"},
+    {"slaveof", "replicaof"},
+    {"slave-read-only", "replica-read-only"},
+    {"slave-serve-stale-data", "replica-serve-stale-data"},
+    {"slave-ignore-maxmemory", "replica-ignore-maxmemory"},
+    {"slave-priority", "replica-priority"},
+    {"slave-announce-ip", "replica-announce-ip"},
+    {"slave-announce-port", "replica-announce-port"},
 };
 std::string_view Canonical(std::string_view name) {
   for (const auto& [alias, main] : kAliases)
@@ -95,6 +102,8 @@ std::string RewriteConfigText(std::string_view old, const Config& config) {
     }
     if (std::find(seen.begin(), seen.end(), o) != seen.end()) continue;  // (its first line has it)
     seen.push_back(o);
+    // (A primary has no replicaof line: it goes, as in Redis.)
+    if (o->name == "replicaof" && config.replicaof_host.empty()) continue;
     lines.push_back(ConfigLine(*o, o->get(config)));
   }
   for (const Option& o : Options()) {

@@ -366,7 +366,37 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     // and IDs, the backlog (made when the first replica attaches).
     std::vector<ReplicationPrimary::ReplicaInfo> replicas = replication_->Replicas();
     const uint64_t offset = replication_->offset();
-    Field(out, "role", "master");
+    if (link_ != nullptr) {
+      // A replica (Redis's fields, in its order).
+      const ReplicaLink::Status st = link_->status();
+      Field(out, "role", "slave");
+      Field(out, "master_host", link_->host());
+      Field(out, "master_port", static_cast<int64_t>(link_->port()));
+      Field(out, "master_link_status", st.up ? "up" : "down");
+      Field(out, "master_last_io_seconds_ago", st.up ? (now_ms - st.last_io_ms) / 1000 : int64_t{-1});
+      Field(out, "master_sync_in_progress", st.syncing ? 1 : 0);
+      Field(out, "slave_read_repl_offset", st.read_offset);
+      Field(out, "slave_repl_offset", offset);
+      if (st.syncing) {
+        Field(out, "master_sync_total_bytes", st.sync_total);
+        Field(out, "master_sync_read_bytes", st.sync_read);
+        Field(out, "master_sync_left_bytes", st.sync_total >= 0 ? st.sync_total - st.sync_read : int64_t{-1});
+        char perc[32];
+        std::snprintf(perc, sizeof(perc), "%.2f",
+                      st.sync_total > 0 ? 100.0 * static_cast<double>(st.sync_read) / static_cast<double>(st.sync_total)
+                                        : 0.0);
+        Field(out, "master_sync_perc", perc);
+        Field(out, "master_sync_last_io_seconds_ago", (now_ms - st.last_io_ms) / 1000);
+      }
+      // (-1: never up since REPLICAOF, as Redis.)
+      if (!st.up)
+        Field(out, "master_link_down_since_seconds", st.down_since_ms != 0 ? (now_ms - st.down_since_ms) / 1000 : int64_t{-1});
+      Field(out, "slave_priority", static_cast<int64_t>(config_.replica_priority));
+      Field(out, "slave_read_only", config_.replica_read_only ? 1 : 0);
+      Field(out, "replica_announced", config_.replica_announced ? 1 : 0);
+    } else {
+      Field(out, "role", "master");
+    }
     Field(out, "connected_slaves", static_cast<uint64_t>(replicas.size()));
     for (size_t i = 0; i < replicas.size(); i++) {
       const ReplicationPrimary::ReplicaInfo& r = replicas[i];

@@ -171,6 +171,8 @@ int GenericCall(lua_State* L, bool raise) {
     reject("Write commands are not allowed from read-only scripts.");
   } else if ((cmd->flags & kCmdWrite) && server.NotEnoughGoodReplicas()) {
     reject("-" + std::string(Config::kNoReplicasError));
+  } else if ((cmd->flags & kCmdWrite) && server.read_only_replica() && !run->ctx->client.obeyed) {
+    reject("-" + std::string(ServerState::kReadOnlyError));
   } else if (!run->allow_oom && run->oom && !run->write_dirty && (cmd->flags & kCmdDenyOom)) {
     reject("-OOM command not allowed when used memory > 'maxmemory'.");
   } else {

@@ -270,6 +270,10 @@ void LuaEngine::RunScript(CommandContext& ctx, Vm& vm, const ScriptInfo& script,
       ctx.reply.Error(Config::kNoReplicasError);
       return;
     }
+    if (!(script.flags & kScriptNoWrites) && ctx.server.read_only_replica() && !ctx.client.obeyed) {
+      ctx.reply.Error("READONLY Can not run script with write flag on readonly replica");
+      return;
+    }
     if (oom && !(script.flags & (kScriptAllowOom | kScriptNoWrites))) {
       ctx.reply.Error("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'");
       return;

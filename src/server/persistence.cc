@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -127,6 +128,15 @@ void WriteRdbHeader(ServerState& server, RdbWriter& w, int64_t now_ms, bool aof_
   Aux(w, "ctime", std::to_string(now_ms / 1000));
   Aux(w, "used-mem", std::to_string(std::max<int64_t>(TotalKeyspaceBytes(), 0)));
   Aux(w, "aof-base", aof_base ? "1" : "0");
+  // A replica's history (Redis's rdbSaveInfoAuxFields), for its restart.
+  std::string id;
+  uint64_t offset;
+  int db;
+  if (server.ReplicaHistory(&id, &offset, &db)) {
+    Aux(w, "repl-stream-db", std::to_string(db));
+    Aux(w, "repl-id", id);
+    Aux(w, "repl-offset", std::to_string(offset));
+  }
   for (const auto& lib : server.functions().List(std::nullopt)) {
     w.Byte(rdb::kOpFunction2);
     w.String(lib->code);
@@ -358,6 +368,9 @@ RdbLoader::Status RdbLoader::Step(size_t max_keys) {
       case rdb::kOpAux:
         if (!r.String(&a) || !r.String(&b)) return fail();
         if (a == "redis-ver") LOG_NOTICE("Loading RDB produced by version %s", b.c_str());
+        if (a == "repl-id" && b.size() == 40) server_.persistence().loaded_repl_id = b;
+        if (a == "repl-offset") server_.persistence().loaded_repl_offset = std::strtoull(b.c_str(), nullptr, 10);
+        if (a == "repl-stream-db") server_.persistence().loaded_repl_db = std::atoi(b.c_str());
         continue;
       case rdb::kOpModuleAux:
         r.Fail("The RDB file contains AUX module data I can't load: modules are not supported");

@@ -65,6 +65,12 @@ struct PersistenceState {
   std::atomic<uint64_t> loading_loaded_bytes{0};
   std::atomic<uint64_t> loading_loaded_keys{0};
   int64_t last_load_keys_loaded = 0, last_load_keys_expired = 0;
+  // A replica's history as the last file loaded kept it (aux repl-id,
+  // repl-offset, repl-stream-db; empty id: none): a restarted replica
+  // continues it.
+  std::string loaded_repl_id;
+  uint64_t loaded_repl_offset = 0;
+  int loaded_repl_db = 0;
 };
 
 // Writes made since the start: the sum of every shard's counter (any

@@ -46,7 +46,7 @@ void ReplicationPrimary::Feed(const AofChunk& chunk) {
   std::vector<uint32_t> wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (backlog_ == nullptr) return;
+    if (backlog_ == nullptr || relaying_.load(std::memory_order_relaxed)) return;
     if (chunk.first_db() != stream_db_) {
       std::string select;
       const std::string n = std::to_string(chunk.first_db());
@@ -72,6 +72,44 @@ void ReplicationPrimary::FeedCommand(std::initializer_list<std::string_view> arg
     wake.swap(to_wake_);
   }
   for (uint32_t w : wake) wake_(w);
+}
+
+void ReplicationPrimary::FeedRaw(std::string_view bytes) {
+  std::vector<uint32_t> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (backlog_ == nullptr) return;
+    AppendLocked(bytes);
+    stream_db_ = -1;  // (the primary's SELECTs: ours start again with one)
+    wake.swap(to_wake_);
+  }
+  for (uint32_t w : wake) wake_(w);
+}
+
+void ReplicationPrimary::SetRelaying(bool on) {
+  std::vector<uint32_t> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    relaying_.store(on, std::memory_order_release);
+    stream_db_ = -1;
+    for (auto& r : replicas_) {
+      if (r->close) continue;
+      r->close = true;
+      if (r->fd >= 0 && r->info.state != State::kWaitBgsave) ::shutdown(r->fd, SHUT_RDWR);
+      Tell(r->worker);
+    }
+    wake.swap(to_wake_);
+  }
+  for (uint32_t w : wake) wake_(w);
+}
+
+void ReplicationPrimary::ResetBacklog(size_t size, uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  backlog_ = std::make_unique<ReplBacklog>(size, offset);
+  offset_ = offset;
+  stream_db_ = -1;
+  no_replicas_since_ms_ = UnixTimeMs();
+  feeding_.store(true, std::memory_order_release);
 }
 
 bool ReplicationPrimary::EnsureBacklog(size_t size) {

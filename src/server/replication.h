@@ -47,8 +47,14 @@ class ReplicationPrimary {
   ReplicationPrimary(const ReplicationPrimary&) = delete;
   ReplicationPrimary& operator=(const ReplicationPrimary&) = delete;
 
-  // Whether commands are logged for the stream (a backlog exists).
+  // Whether a backlog exists (commands are logged for the stream, unless
+  // relaying()).
   bool feeding() const { return feeding_.load(std::memory_order_acquire); }
+  // A replica's stream is its primary's, byte for byte (FeedRaw): the
+  // shards' own chunks do not go to it (Feed does nothing).
+  bool relaying() const { return relaying_.load(std::memory_order_acquire); }
+  // Whether the shards log their commands for the stream.
+  bool logs() const { return feeding() && !relaying(); }
 
   // A chunk of logged commands, in the order the stream takes them (a
   // SELECT first when its database is not the stream's).
@@ -58,6 +64,16 @@ class ReplicationPrimary {
   void FeedCommand(std::initializer_list<std::string_view> args);
 
   // --- Every shard held ---
+  // Becoming a replica (true) or a primary again (false). Either way the
+  // replicas of this server are dropped, so that they ask again (PSYNC2
+  // lets them continue when the history allows).
+  void SetRelaying(bool on);
+  // A replica's primary's bytes, applied: to the backlog and the replicas
+  // of this one (chained replication).
+  void FeedRaw(std::string_view bytes);
+  // A replica's full sync: the backlog starts again, empty, at the
+  // primary's `offset` (made if there was none).
+  void ResetBacklog(size_t size, uint64_t offset);
   // Makes the backlog if there is none (`size` bytes, at the current
   // offset); true if it was made (the caller then starts logging).
   bool EnsureBacklog(size_t size);
@@ -165,6 +181,7 @@ class ReplicationPrimary {
 
   std::mutex mu_;
   std::atomic<bool> feeding_{false};
+  std::atomic<bool> relaying_{false};
   std::unique_ptr<ReplBacklog> backlog_;
   uint64_t offset_ = 0;  // master_repl_offset
   int stream_db_ = -1;

@@ -99,7 +99,8 @@ void Server::ReplicationCron(int64_t now_ms) {
   // counts in the offset as any command.
   if (now_ms - last_repl_ping_ms_ >= int64_t{config_.repl_ping_replica_period} * 1000) {
     last_repl_ping_ms_ = now_ms;
-    if (!replication_->Replicas().empty()) replication_->FeedCommand({"PING"});
+    // (A replica's replicas get its primary's PINGs.)
+    if (!replication_->relaying() && !replication_->Replicas().empty()) replication_->FeedCommand({"PING"});
   }
 }
 

@@ -129,6 +129,8 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
 }
 
 Server::~Server() {
+  link_.reset();  // (its thread ends)
+  master_replayer_.reset();
   AbortBgSave(true);  // (its writer thread ends, its temporary file goes)
   // Mail still in the rings when every worker has stopped (replies nobody
   // waits for any more).
@@ -242,10 +244,12 @@ int Server::Run() {
     // Worker 0 loads first (FinishStartupLoad starts the others).
     loading_.store(true, std::memory_order_release);
   } else {
+    StartReplicaOfConfig();
     for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
   }
   workers_[0]->Run();
   for (auto& t : threads_) t.join();
+  StopReplicaLink();
   listeners_.clear();
   // What the shards logged and did not write yet goes to the append-only
   // file, made durable (Redis's flushAppendOnlyFile(1) on shutdown).
@@ -274,6 +278,7 @@ int Server::Run() {
 void Server::FinishStartupLoad() {
   loader_.reset();
   loading_.store(false, std::memory_order_release);
+  StartReplicaOfConfig();
   for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
 }
 
@@ -332,6 +337,7 @@ void Server::ApplyRuntimeConfig() {
     acl_->SetRequirePass(config_.requirepass);
     applied_requirepass_ = config_.requirepass;
   }
+  if (link_ != nullptr) link_->UpdateSettings(config_.masteruser, config_.masterauth, config_.repl_timeout);
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
   replication_->Resize(config_.repl_backlog_size);  // (a no-op unless it changed)
   replication_->set_pending_limit(config_.output_buffer_limits[Config::kReplicaClients].hard);

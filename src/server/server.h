@@ -28,6 +28,7 @@
 #include "server/claims.h"
 #include "server/client.h"
 #include "server/command.h"
+#include "server/command_replayer.h"
 #include "server/config.h"
 #include "server/mailbox.h"
 #include "server/server_state.h"
@@ -98,6 +99,17 @@ class Server final : public ServerState {
   // Every shard held: the backlog goes, repl-backlog-ttl after the last
   // replica (worker 0's cron asks ReplicationPrimary::BacklogExpired).
   void FreeBacklog();
+  // The replica side (replica_side.cc; every shard held): REPLICAOF's
+  // switches, and worker 0 applying what the link brought.
+  // (`connected_fd`: the fuzzer's socket to its primary: ReplicaLink.)
+  bool BecomeReplica(const std::string& host, int port, int connected_fd = -1) override;
+  void BecomePrimary() override;
+  bool ReplicaHistory(std::string* id, uint64_t* offset, int* db) override;
+  // At start (no other worker running): REPLICAOF of the config file,
+  // continuing the history the loaded RDB file kept.
+  void StartReplicaOfConfig();
+  void StopReplicaLink();
+  void ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events);
   // The start-up load (main(), before Run): worker 0 goes on with it
   // between its events, accepting every connection and answering
   // -LOADING to what may not run while loading; the other workers start
@@ -146,6 +158,15 @@ class Server final : public ServerState {
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<uint32_t> stopped_workers_{0};
   std::string aof_base_name_;  // the base the running rewrite writes
+  // The replica's stream not yet applied (a command cut short, a
+  // transaction without its EXEC yet), the database it is in, and what
+  // runs it (every shard held).
+  ReplicaLink::Settings LinkSettings() const;
+  bool LoadFullSync(Worker& w, const std::string& file, const std::string& replid, uint64_t offset);
+  void ApplyMasterStream(Worker& w);
+  std::string master_in_;
+  int master_db_ = 0;
+  std::unique_ptr<CommandReplayer> master_replayer_;
   std::unique_ptr<StartupLoader> loader_;
   std::vector<std::thread> threads_;  // workers 1.. (Run)
   uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished

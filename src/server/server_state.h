@@ -31,6 +31,7 @@
 #include "server/config.h"
 #include "server/persistence.h"
 #include "server/repl_backlog.h"
+#include "server/replica_link.h"
 #include "server/replication.h"
 
 namespace peregrine {
@@ -69,12 +70,37 @@ class ServerState {
   ReplIds& repl_ids() { return repl_ids_; }
   // The primary's replication stream and replicas (replication.h).
   ReplicationPrimary& replication() { return *replication_; }
-  // min-replicas-to-write is set and fewer good replicas are counted.
+  // min-replicas-to-write is set and fewer good replicas are counted (a
+  // replica does not count, as Redis).
   bool NotEnoughGoodReplicas() {
-    return config_.min_replicas_to_write > 0 && replication_->good_replicas() < config_.min_replicas_to_write;
+    return config_.min_replicas_to_write > 0 && replication_->good_replicas() < config_.min_replicas_to_write &&
+           !is_replica();
   }
   // Whether changes are logged: for the append-only file or the stream.
-  bool propagating() { return aof_->active() || replication_->feeding(); }
+  bool propagating() { return aof_->active() || replication_->logs(); }
+  // The replica side (docs/replication.md): whether this server follows a
+  // primary (REPLICAOF; its link, changed holding every shard).
+  bool is_replica() const { return replica_.load(std::memory_order_relaxed); }
+  ReplicaLink* replica_link() { return link_.get(); }
+  // Writes from clients are refused (-READONLY): a replica with
+  // replica-read-only.
+  bool read_only_replica() const { return is_replica() && config_.replica_read_only; }
+  static constexpr std::string_view kReadOnlyError = "READONLY You can't write against a read only replica.";
+  // Commands refused while the link is down and replica-serve-stale-data
+  // is no (Redis's -MASTERDOWN).
+  bool ServesStaleData() {
+    return !is_replica() || config_.replica_serve_stale_data || (link_ != nullptr && link_->up());
+  }
+  // REPLICAOF host port (false: already its replica) and REPLICAOF NO ONE,
+  // every shard held.
+  virtual bool BecomeReplica(const std::string& host, int port, int connected_fd = -1) = 0;
+  virtual void BecomePrimary() = 0;
+  // A replica's history for its RDB files (every shard held): the
+  // primary's ID, the offset applied, the stream's database. False when
+  // not a replica.
+  virtual bool ReplicaHistory(std::string* id, uint64_t* offset, int* db) = 0;
+  static constexpr std::string_view kMasterDownError =
+      "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
   // PSYNC's full resync (every shard held): the replica `info.client_id`
   // of worker `worker`, its socket duplicated as `fd`, gets a snapshot now,
   // or when the BGSAVE running ends. False (*err) if it cannot.
@@ -237,6 +263,8 @@ class ServerState {
   ReplIds repl_ids_;
   std::unique_ptr<ReplicationPrimary> replication_;
   ReplStats repl_stats_;
+  std::atomic<bool> replica_{false};
+  std::unique_ptr<ReplicaLink> link_;
   CommandTable commands_;
   std::unique_ptr<Acl> acl_;
   uint64_t tls_generation_ = 0;  // (written holding every shard)

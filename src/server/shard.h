@@ -112,6 +112,11 @@ class Shard {
   void SetLogRemovals(bool on) {
     for (auto& db : dbs_) db->set_report_removals(on);
   }
+  // A replica's shard: keys past their deadline are hidden, not deleted
+  // (Db::set_hide_expired). Holding the shard.
+  void SetHideExpired(bool on) {
+    for (auto& db : dbs_) db->set_hide_expired(on);
+  }
 
   // The keys' access data (OBJECT FREQ / IDLETIME).
   AccessTracker& access() { return access_; }

@@ -96,6 +96,7 @@ bool Worker::Init() {
     if (waits_.has_deadlines())
       loop_.WakeWithin(waits_.WaitMsToNextDeadline(UnixTimeMs()));
     ServeReplicas();
+    if (index_ == 0) ServeMasterLink();
     io_.FlushPending();
     to_free_.clear();
     if (expire_pressure_) {
@@ -335,6 +336,18 @@ auto Worker::HoldingAll(F&& f) {
   return result;
 }
 
+void Worker::ServeMasterLink() {
+  ReplicaLink* link = server_.replica_link();
+  if (link == nullptr || !link->told()) [[likely]]
+    return;
+  HoldingAll([&] {
+    // (REPLICAOF may have changed the link while this worker waited.)
+    ReplicaLink* now = server_.replica_link();
+    if (now != nullptr) server_.ApplyMasterEvents(*this, now->TakeEvents());
+    return true;
+  });
+}
+
 bool Worker::SaveHoldingAll(std::string* err) {
   return HoldingAll([&] {
     server_.AbortBgSave(/*aof_rewrite_too=*/true);  // (before a shutdown)
@@ -374,7 +387,7 @@ bool CommandHost::Allows(Config::ProtectedAction action, const Client& c) {
 bool Worker::EnforceMaxmemory(Shard& shard) {
   const Config& config = server_.config();
   auto over = [&] { return static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) > config.maxmemory; };
-  if (!over()) return true;
+  if (!over() || (server_.is_replica() && config.replica_ignore_maxmemory)) return true;
   if (config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return false;
   // One limit for the whole process: a command evicts from the shard it
   // runs on (its own worker's, or one it holds; keys spread evenly over
@@ -412,6 +425,7 @@ bool Worker::EnforceMaxmemory(Shard& shard) {
 void Worker::EvictFor(int64_t budget_us) {
   const Config& config = server_.config();
   if (config.maxmemory == 0 || config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return;
+  if (server_.is_replica() && config.replica_ignore_maxmemory) return;
   const int64_t deadline = MonotonicUs() + budget_us;
   while (static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) > config.maxmemory) {
     bool evicted = false;
@@ -437,7 +451,8 @@ void Worker::PublishEvictable() {
 // from the loop (at most a third of the time).
 void Worker::ActiveExpireSlice() {
   constexpr int64_t kSliceUs = 1000;
-  expire_pressure_ = server_.active_expire() && shard_.ActiveExpire(UnixTimeMs(), kSliceUs);
+  // (A replica's keys go when its primary's DELs say: docs/replication.md.)
+  expire_pressure_ = server_.active_expire() && !server_.is_replica() && shard_.ActiveExpire(UnixTimeMs(), kSliceUs);
   last_expire_slice_us_ = MonotonicUs();
 }
 
@@ -458,7 +473,8 @@ void Worker::Cron() {
         return true;
       });
     server_.ReplicationCron(now);
-    if (server_.replication().BacklogExpired(now, server_.config().repl_backlog_ttl)) HoldingAll([&] {
+    if (!server_.is_replica() && server_.replication().BacklogExpired(now, server_.config().repl_backlog_ttl))
+      HoldingAll([&] {
         server_.FreeBacklog();
         return true;
       });

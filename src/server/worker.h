@@ -193,8 +193,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
 
  private:
   struct WakeWatcher;
-  // Parts of this worker that reach its internals (what each asks of it is
-  // in its header).
+  // Parts of this worker that reach its internals (their headers say what).
   friend class BatchRelay;
   friend class BlockingWaits;
   friend class ScriptBusy;
@@ -208,6 +207,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void ProcessInput(Client& c, Buffer& in) override;
   void FreeClient(Client& c) override;
   void ServeReplicas();  // its replicas' stream bytes and WAIT answers (worker_output.cc)
+  void ServeMasterLink();  // worker 0 of a replica: what its link brought (worker.cc)
   void BeforeReplies() override { FlushAof(); }
   // Runs a command here, adds it to the client's open batch for another
   // worker, or runs it over several shards; kPause if it must wait for the

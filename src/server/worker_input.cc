@@ -448,6 +448,8 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     return reject("OOM command not allowed when used memory > 'maxmemory'.");
   // The start-up load is still going (worker 0 alone serves): only what
   // Redis allows while loading runs (INFO, CONFIG, SHUTDOWN ...).
+  if (server_.is_replica() && !(cmd->flags & kCmdStale) && !server_.ServesStaleData()) [[unlikely]]
+    return reject(ServerState::kMasterDownError);
   if (server_.loading() && !(cmd->flags & kCmdLoading)) [[unlikely]]
     return reject("LOADING Redis is loading the dataset in memory");
   if (c.multi != nullptr && !(cmd->flags & kCmdNotQueued)) [[unlikely]] {
@@ -455,6 +457,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     // (Run refuses what runs; a write is refused here as it is queued.)
     if (RefusedAfterSaveError(*cmd)) return reject(MisconfError(server_));
     if ((cmd->flags & kCmdWrite) && server_.NotEnoughGoodReplicas()) return reject(Config::kNoReplicasError);
+    if ((cmd->flags & kCmdWrite) && server_.read_only_replica()) return reject(ServerState::kReadOnlyError);
     // Over maxmemory nothing is queued, reads included: the queue itself
     // takes memory (Redis's bound on it).
     if (server_.config().maxmemory > 0 && !EnforceMaxmemory(shard_))

@@ -106,9 +106,15 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     reply.Error(MisconfError(server_));
     return start;
   }
-  if ((cmd->flags & kCmdWrite) && server_.NotEnoughGoodReplicas()) [[unlikely]] {
+  if ((cmd->flags & kCmdWrite) && (server_.NotEnoughGoodReplicas() || server_.read_only_replica())) [[unlikely]] {
     st.rejected_calls++;
-    reply.Error(Config::kNoReplicasError);
+    reply.Error(server_.is_replica() ? ServerState::kReadOnlyError : Config::kNoReplicasError);
+    return start;
+  }
+  // (ExecuteCommand checks it too, before a command is queued.)
+  if (server_.is_replica() && !(cmd->flags & kCmdStale) && !server_.ServesStaleData()) [[unlikely]] {
+    st.rejected_calls++;
+    reply.Error(ServerState::kMasterDownError);
     return start;
   }
   CommandContext ctx{server_, *this, c, shard, args, reply, now_ms, hint, /*keys_on_shard=*/!holding_};

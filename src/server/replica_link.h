@@ -1,0 +1,148 @@
+// A replica's link to its primary (docs/replication.md, "The replica
+// side"): one thread per link that connects, speaks Redis's handshake
+// (PING, AUTH, REPLCONF, PSYNC), receives a full sync's snapshot into a
+// file, then reads the stream and sends REPLCONF ACK every second. It never
+// touches the keyspace: what it receives goes, in order, to worker 0 as
+// events (a snapshot to load, a continuation, stream bytes, the link's end),
+// and worker 0 applies them holding every shard (Worker::ServeMasterLink).
+//
+// Why a thread and blocking reads: the link is one socket with a strict
+// sequence of steps and long waits (the primary's snapshot), which reads
+// plainly as straight-line code with timeouts; the workers' loops stay as
+// they are.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace peregrine {
+
+class ReplicaLink {
+ public:
+  struct Settings {
+    std::string host;
+    int port = 0;
+    std::string masteruser, masterauth;  // AUTH before the handshake when masterauth is set
+    int listening_port = 0;              // REPLCONF listening-port (replica-announce-port, else port)
+    std::string announce_ip;             // REPLCONF ip-address when set (replica-announce-ip)
+    int timeout_s = 60;                  // repl-timeout
+    // A socket already connected to the primary, used for one session and
+    // no other (the fuzzer's; -1: connect to host:port, again and again).
+    int connected_fd = -1;
+  };
+  // Redis's repl_state names as ROLE shows them.
+  enum class State : uint8_t { kConnect, kConnecting, kHandshake, kTransfer, kConnected };
+  static const char* StateName(State s);
+
+  struct Event {
+    enum class Kind : uint8_t {
+      kFullSync,  // `data`: the snapshot's file; `replid`, `offset`: +FULLRESYNC's
+      kContinue,  // +CONTINUE; `replid`: the primary's ID when it named one
+      kBytes,     // stream bytes, in order
+      kDown,      // the link ended: a command cut short is dropped
+    };
+    Kind kind;
+    std::string data, replid;
+    uint64_t offset = 0;
+  };
+
+  // `replid` and `offset`: the history this server has (PSYNC asks to
+  // continue it at offset + 1; an empty replid asks "? -1").
+  // `wake`: wakes worker 0.
+  ReplicaLink(Settings settings, std::string replid, uint64_t offset, std::function<void()> wake);
+  ~ReplicaLink();  // Stop()
+  ReplicaLink(const ReplicaLink&) = delete;
+  ReplicaLink& operator=(const ReplicaLink&) = delete;
+
+  void Start();
+  // Closes the link and joins the thread (an unfinished snapshot's file
+  // is removed).
+  void Stop();
+
+  // master_link_status:up (any thread).
+  bool up() const { return up_.load(std::memory_order_relaxed); }
+  const std::string& host() const { return settings_.host; }
+  int port() const { return settings_.port; }
+
+  // --- Worker 0 ---
+  bool told() const { return told_.load(std::memory_order_acquire); }
+  // The events since the last call, in order.
+  std::vector<Event> TakeEvents();
+  // After TakeEvents' events are applied: the history now (the next PSYNC
+  // continues it), and whether a snapshot loaded (false drops the link).
+  void Applied(const std::string& replid, uint64_t offset);
+  void LoadDone(bool ok);
+  // REPLCONF ACK <offset> now (REPLCONF GETACK); the thread sends one a
+  // second by itself.
+  void SendAck();
+  // The stream had an error: the link is dropped and made again.
+  void Drop();
+  // CONFIG SET of masterauth, masteruser, repl-timeout: for the next
+  // connection (the timeout at once).
+  void UpdateSettings(const std::string& masteruser, const std::string& masterauth, int timeout_s);
+
+  // The thread has ended (a link on connected_fd, after its session).
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
+
+  // --- INFO replication, ROLE (any thread) ---
+  struct Status {
+    State state = State::kConnect;
+    bool up = false;
+    int64_t down_since_ms = 0;   // when the link went down (0: never up)
+    int64_t last_io_ms = 0;      // the last bytes from the primary
+    int64_t sync_total = -1;     // a snapshot's size (-1: unknown, an $EOF: transfer)
+    int64_t sync_read = 0;
+    uint64_t offset = 0;         // applied (slave_repl_offset)
+    uint64_t read_offset = 0;    // received (slave_read_repl_offset)
+    bool syncing = false;        // master_sync_in_progress
+  };
+  Status status();
+
+ private:
+  void Main();
+  // One connection, from connect to its end. Returns when it ends.
+  void Session();
+  bool Handshake(std::string* psync_reply);
+  bool ReceiveSnapshot(const std::string& replid, uint64_t offset);
+  void Stream();
+  // Socket helpers, with the timeout (false: error, timeout or stop).
+  bool Connect();
+  bool SendAll(const std::string& bytes);
+  bool ReadMore();
+  bool ReadLine(std::string* line);
+  bool Command(const std::vector<std::string>& args, std::string* reply);
+  void Push(Event ev);
+  void SetState(State s);
+  void CloseSocket();
+  bool Sleep(int ms);
+
+  Settings settings_;
+  std::function<void()> wake_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> told_{false};
+  std::atomic<bool> up_{false};
+  std::atomic<bool> finished_{false};
+  std::atomic<int> fd_{-1};
+  std::string in_;  // (the thread's) received and not yet handed on
+  std::string temp_file_;
+
+  std::mutex mu_;  // everything below
+  std::condition_variable cv_;
+  std::vector<Event> events_;
+  bool applying_ = false;  // worker 0 has events in hand
+  int load_result_ = -1;   // -1: not yet; 0 failed; 1 loaded
+  std::string replid_;
+  uint64_t offset_ = 0;    // applied
+  bool drop_ = false;
+  Status status_;
+  std::mutex write_mu_;  // the socket's writes (the thread's and SendAck's)
+};
+
+}  // namespace peregrine

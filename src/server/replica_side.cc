@@ -1,0 +1,260 @@
+// The server as a replica (docs/replication.md, "The replica side"):
+// REPLICAOF's switches between the roles, and what worker 0 does with what
+// the link (replica_link.h) brings: a snapshot loaded in place of the
+// keyspace, the stream's commands run in order holding every shard, their
+// bytes passed on to this server's backlog (and replicas) unchanged.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "protocol/parser.h"
+#include "server/command_replayer.h"
+#include "server/log.h"
+#include "server/server.h"
+#include "server/worker.h"
+
+namespace peregrine {
+
+namespace {
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+}  // namespace
+
+ReplicaLink::Settings Server::LinkSettings() const {
+  ReplicaLink::Settings s;
+  s.host = config_.replicaof_host;
+  s.port = config_.replicaof_port;
+  s.masteruser = config_.masteruser;
+  s.masterauth = config_.masterauth;
+  s.listening_port = config_.replica_announce_port != 0 ? config_.replica_announce_port : config_.port;
+  s.announce_ip = config_.replica_announce_ip;
+  s.timeout_s = config_.repl_timeout;
+  return s;
+}
+
+bool Server::BecomeReplica(const std::string& host, int port, int connected_fd) {
+  if (link_ != nullptr && link_->host() == host && link_->port() == port) return false;
+  if (link_ != nullptr) {
+    link_->Stop();
+    link_.reset();
+  }
+  // What the shards logged goes to this server's replicas first; then they
+  // are dropped (they will follow the new history).
+  if (!replica_.load(std::memory_order_relaxed)) EmitShardChunks();
+  config_.replicaof_host = host;
+  config_.replicaof_port = port;
+  replica_.store(true, std::memory_order_relaxed);
+  replication_->SetRelaying(true);
+  for (size_t i = 0; i < num_shards(); i++) {
+    shard(i).SetHideExpired(true);
+    shard(i).SetLogRemovals(aof_->active());
+  }
+  master_in_.clear();
+  // As Redis's replicationCacheMasterUsingMyself: this server's own
+  // history, so that a former primary can continue from the replica that
+  // took over (its second ID).
+  ReplicaLink::Settings settings = LinkSettings();
+  settings.connected_fd = connected_fd;
+  link_ = std::make_unique<ReplicaLink>(std::move(settings), repl_ids_.replid, replication_->offset(),
+                                        [this] { worker(0).waker().Notify(); });
+  link_->Start();
+  return true;
+}
+
+void Server::BecomePrimary() {
+  if (link_ == nullptr) return;
+  link_->Stop();
+  link_.reset();
+  master_in_.clear();
+  config_.replicaof_host.clear();
+  config_.replicaof_port = 0;
+  // As Redis's shiftReplicationId: the primary's history stays reachable
+  // (replicas of it continue here) up to the offset applied.
+  const uint64_t offset = replication_->offset();
+  repl_ids_.Shift(offset);
+  replica_.store(false, std::memory_order_relaxed);
+  replication_->SetRelaying(false);
+  if (!replication_->feeding()) replication_->ResetBacklog(config_.repl_backlog_size, offset);
+  for (size_t i = 0; i < num_shards(); i++) {
+    shard(i).SetHideExpired(false);
+    shard(i).SetLogRemovals(true);
+  }
+  LOG_NOTICE("MASTER MODE enabled");
+}
+
+void Server::StopReplicaLink() {
+  if (link_ != nullptr) link_->Stop();
+}
+
+bool Server::LoadFullSync(Worker& w, const std::string& file, const std::string& replid, uint64_t offset) {
+  // As Redis's readSyncBulkPayload with repl-diskless-load disabled: the
+  // file becomes the RDB file, and is loaded in place of every database.
+  AbortBgSave(/*aof_rewrite_too=*/true);
+  const std::string& target = config_.dbfilename;
+  if (::rename(file.c_str(), target.c_str()) != 0) {
+    LOG_WARNING("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %s",
+                target.c_str(), std::strerror(errno));
+    ::unlink(file.c_str());
+    return false;
+  }
+  const int64_t now = UnixTimeMs();
+  for (size_t s = 0; s < num_shards(); s++) {
+    Shard& sh = shard(s);
+    for (int d = 0; d < sh.num_dbs(); d++) {
+      sh.watches().TouchAll(d, sh.db(d), nullptr, now);
+      sh.db(d).Clear();
+    }
+    sh.aof().Clear();
+    sh.BumpVersion();
+  }
+  functions().Flush();
+  LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
+  bool found = false;
+  std::string err;
+  if (!LoadRdbFile(*this, w.lua(), target, /*merge=*/false, &found, &err) || !found) {
+    LOG_WARNING("%s", found ? err.c_str() : "the synchronization file went");
+    return false;
+  }
+  repl_ids_.replid = replid;
+  repl_ids_.ClearSecond();
+  replication_->ResetBacklog(config_.repl_backlog_size, offset);
+  master_in_.clear();
+  master_db_ = 0;
+  // The append-only file starts again from the new data (Redis restarts
+  // it after a full sync).
+  if (aof_->active()) {
+    bool scheduled;
+    if (!StartAofRewrite(&err, &scheduled))
+      LOG_WARNING("Can't rewrite the append only file after the sync: %s", err.c_str());
+  }
+  return true;
+}
+
+void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events) {
+  for (ReplicaLink::Event& ev : events) {
+    switch (ev.kind) {
+      case ReplicaLink::Event::Kind::kFullSync:
+        link_->LoadDone(LoadFullSync(w, ev.data, ev.replid, ev.offset));
+        break;
+      case ReplicaLink::Event::Kind::kContinue:
+        // +CONTINUE <id>: the primary's ID changed (it was promoted): ours
+        // follows, the old one reachable up to here (Redis's same steps).
+        if (ev.replid.size() == 40 && ev.replid != repl_ids_.replid) {
+          repl_ids_.replid2 = repl_ids_.replid;
+          repl_ids_.second_offset = static_cast<int64_t>(replication_->offset()) + 1;
+          repl_ids_.replid = ev.replid;
+          LOG_NOTICE("Master replication ID changed to %s", ev.replid.c_str());
+        }
+        if (!replication_->feeding()) replication_->ResetBacklog(config_.repl_backlog_size, replication_->offset());
+        master_in_.clear();
+        break;
+      case ReplicaLink::Event::Kind::kBytes:
+        master_in_ += ev.data;
+        break;
+      case ReplicaLink::Event::Kind::kDown:
+        // What came whole runs; a command cut short goes (the next link
+        // asks for it again: the offset counts what ran).
+        ApplyMasterStream(w);
+        master_in_.clear();
+        break;
+    }
+  }
+  ApplyMasterStream(w);
+  link_->Applied(repl_ids_.replid, replication_->offset());
+}
+
+void Server::ApplyMasterStream(Worker& w) {
+  if (master_in_.empty()) return;
+  if (master_replayer_ == nullptr)
+    master_replayer_ = std::make_unique<CommandReplayer>(*this, w, CommandReplayer::Options{.logged = true});
+  // Whole commands only, and a transaction only once its EXEC is here (no
+  // reader may see half of it; every shard is held while they run).
+  RequestParser parser;
+  std::vector<std::string_view> flat;             // every command's arguments (views into master_in_)
+  std::vector<std::pair<size_t, size_t>> cmds;    // (first in flat, count)
+  size_t pos = 0, end = 0, whole = 0;
+  bool in_multi = false;
+  for (;;) {
+    const RequestParser::Result r = parser.Parse(master_in_.data() + pos, master_in_.size() - pos);
+    if (r == RequestParser::Result::kNeedMore) break;
+    if (r == RequestParser::Result::kError) {
+      LOG_WARNING("Protocol error from the MASTER (%s): the link is dropped", parser.error().c_str());
+      link_->Drop();
+      break;
+    }
+    pos += parser.consumed();
+    const auto a = parser.args();
+    const size_t n = parser.inline_command() ? 0 : a.size();  // (a newline: nothing to run)
+    cmds.emplace_back(flat.size(), n);
+    flat.insert(flat.end(), a.begin(), a.begin() + static_cast<std::ptrdiff_t>(n));
+    if (n > 0 && EqualsNoCase(a[0], "multi")) in_multi = true;
+    if (n > 0 && (EqualsNoCase(a[0], "exec") || EqualsNoCase(a[0], "discard"))) in_multi = false;
+    if (!in_multi) {
+      whole = cmds.size();
+      end = pos;
+    }
+  }
+  if (whole == 0) return;
+  master_replayer_->set_db(master_db_);
+  bool getack = false;
+  for (size_t i = 0; i < whole; i++) {
+    const std::span<const std::string_view> args(flat.data() + cmds[i].first, cmds[i].second);
+    if (args.empty()) continue;
+    if (EqualsNoCase(args[0], "replconf")) {
+      if (args.size() >= 2 && EqualsNoCase(args[1], "getack")) getack = true;
+      continue;
+    }
+    if (EqualsNoCase(args[0], "multi") || EqualsNoCase(args[0], "exec") || EqualsNoCase(args[0], "discard"))
+      continue;
+    if (!master_replayer_->Run(args))
+      LOG_WARNING("Unknown command '%.*s' from the MASTER: skipped", static_cast<int>(args[0].size()), args[0].data());
+  }
+  master_db_ = master_replayer_->db();
+  for (size_t s = 0; s < num_shards(); s++) shard(s).BumpVersion();
+  // The replica's own append-only file, then its replicas: the same bytes.
+  EmitShardChunks();
+  replication_->FeedRaw(std::string_view(master_in_).substr(0, end));
+  master_in_.erase(0, end);
+  if (getack) {
+    link_->Applied(repl_ids_.replid, replication_->offset());
+    link_->SendAck();
+  }
+}
+
+}  // namespace peregrine
+
+namespace peregrine {
+
+bool Server::ReplicaHistory(std::string* id, uint64_t* offset, int* db) {
+  if (!replica_.load(std::memory_order_relaxed) || !replication_->feeding()) return false;
+  *id = repl_ids_.replid;
+  *offset = replication_->offset();
+  *db = master_db_;
+  return true;
+}
+
+void Server::StartReplicaOfConfig() {
+  if (config_.replicaof_host.empty()) return;
+  const PersistenceState& p = persistence_;
+  if (!p.loaded_repl_id.empty()) {
+    // Redis 7's restart of a replica: the file's history, continued.
+    repl_ids_.replid = p.loaded_repl_id;
+    repl_ids_.ClearSecond();
+    replication_->ResetBacklog(config_.repl_backlog_size, p.loaded_repl_offset);
+    master_db_ = p.loaded_repl_db;
+    LOG_NOTICE("Before turning into a replica, using my own master parameters to synthesize a cached master: I may "
+               "be able to synchronize with the new master with just a partial transfer.");
+  }
+  const std::string host = config_.replicaof_host;
+  BecomeReplica(host, config_.replicaof_port);
+}
+
+}  // namespace peregrine

@@ -1,0 +1,277 @@
+# The replica side of replication (issue #38, docs/replication.md): the
+# server under test follows a primary (Debian's redis-server, or itself),
+# with REPLICAOF. With TEST_SERVER=redis every server is redis-server, which
+# is how these shapes were checked.
+import os
+import time
+
+import pytest
+import redis
+
+from conftest import IS_REDIS, TEST_SERVER, ServerProcess
+from test_replication import snapshot, wait_caught_up, write_every_type
+
+ZEROS = "0" * 40
+
+
+def start(tmp_path, name, kind=None, args=()):
+    d = tmp_path / name
+    d.mkdir(exist_ok=True)
+    base = ["--dir", str(d)]
+    if (kind or TEST_SERVER) == "redis":
+        base += ["--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes"]
+    else:
+        base += ["--enable-debug-command", "yes"]
+    return ServerProcess(base + list(args), tmp_path=d, kind=kind)
+
+
+@pytest.fixture
+def servers():
+    started = []
+    yield started
+    for s in started:
+        s.stop()
+
+
+def wait_link(c, status="up", timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if c.info("replication").get("master_link_status") == status:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"link not {status}: {c.info('replication')}")
+
+
+@pytest.mark.parametrize("primary_kind", ["redis", TEST_SERVER])
+def test_a_replica_ends_equal_and_refuses_writes(servers, tmp_path, primary_kind):
+    primary = start(tmp_path, "p", kind=primary_kind)
+    servers.append(primary)
+    p = primary.client()
+    write_every_type(p, "before", 2000)
+    replica = start(tmp_path, "r")
+    servers.append(replica)
+    r = replica.client()
+    assert r.execute_command("REPLICAOF", "127.0.0.1", primary.port) == b"OK"
+    write_every_type(p, "during", 500)
+    wait_caught_up(p, r)
+    write_every_type(p, "after", 300)
+    p.delete("before:n")
+    wait_caught_up(p, r)
+    assert snapshot(r) == snapshot(p)
+    # The same deadlines (within the time the comparison takes).
+    assert abs(r.pttl("before:ttl:0") - p.pttl("before:ttl:0")) < 2000
+    # Writes refused, reads and scripts without writes allowed.
+    with pytest.raises(redis.ResponseError, match="^You can't write against a read only replica.$"):
+        r.set("x", 1)
+    with pytest.raises(redis.ResponseError, match="You can't write against a read only replica."):
+        r.eval("return redis.call('set', 'x', 1)", 0)
+    assert r.eval("return redis.call('get', KEYS[1])", 1, "before:s:1") == b"v1"
+    t = r.pipeline(transaction=True)
+    t.get("before:s:1")
+    t.set("x", 1)
+    with pytest.raises(redis.ResponseError, match="SET x 1.*You can't write against a read only replica"):
+        t.execute()
+    with pytest.raises(redis.ResponseError, match="WAIT cannot be used with replica instances"):
+        r.execute_command("WAIT", 1, 0)
+    # ROLE and INFO replication, as Redis shows a replica.
+    role = r.execute_command("ROLE")
+    assert role[:4] == [b"slave", b"127.0.0.1", primary.port, b"connected"]
+    assert role[4] == p.info("replication")["master_repl_offset"]
+    info = r.info("replication")
+    assert info["role"] == "slave"
+    assert info["master_host"] == "127.0.0.1" and info["master_port"] == primary.port
+    assert info["master_link_status"] == "up"
+    assert info["master_sync_in_progress"] == 0
+    assert info["slave_read_only"] == 1 and info["slave_priority"] == 100
+    assert info["master_replid"] == p.info("replication")["master_replid"]
+    assert info["slave_repl_offset"] == info["master_repl_offset"]
+    # The primary sees it online.
+    pinfo = p.info("replication")
+    assert pinfo["connected_slaves"] == 1 and pinfo["slave0"]["state"] == "online"
+    # A transaction and a script of the primary arrive whole.
+    t = p.pipeline(transaction=True)
+    t.set("t1", "a")
+    t.incr("t2")
+    t.execute()
+    p.eval("redis.call('lpush', 'sl', 'a', 'b'); redis.call('hset', 'sh', 'f', 'v')", 0)
+    wait_caught_up(p, r)
+    assert r.mget("t1", "t2") == [b"a", b"1"]
+    assert r.lrange("sl", 0, -1) == [b"b", b"a"] and r.hgetall("sh") == {b"f": b"v"}
+
+
+def assert_continued(p, r, stats_before):
+    """The replica caught up with a partial resync (no full one) and is equal."""
+    wait_caught_up(p, r)
+    after = p.info("stats")
+    assert after["sync_full"] == stats_before["sync_full"]
+    assert after["sync_partial_ok"] == stats_before["sync_partial_ok"] + 1
+    assert snapshot(r) == snapshot(p)
+
+
+def test_a_killed_link_continues_where_it_was(servers, tmp_path):
+    primary = start(tmp_path, "p", kind="redis")
+    replica = start(tmp_path, "r")
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    write_every_type(p, "a", 300)
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_caught_up(p, r)
+    before = p.info("stats")
+    p.execute_command("CLIENT", "KILL", "TYPE", "replica")
+    write_every_type(p, "b", 300)
+    assert_continued(p, r, before)
+
+
+def test_a_restarted_replica_continues_where_it_was(servers, tmp_path):
+    primary = start(tmp_path, "p", kind="redis")
+    servers.append(primary)
+    p = primary.client()
+    write_every_type(p, "a", 300)
+    args = ["--replicaof", "127.0.0.1", str(primary.port)]
+    replica = start(tmp_path, "r", args=args)
+    r = replica.client()
+    wait_caught_up(p, r)
+    try:
+        r.execute_command("SHUTDOWN", "SAVE")
+    except redis.ConnectionError:
+        pass
+    replica.proc.wait(timeout=10)
+    replica.stop()
+    write_every_type(p, "b", 100)
+    before = p.info("stats")
+    replica = start(tmp_path, "r", args=args)
+    servers.append(replica)
+    assert_continued(p, replica.client(), before)
+
+
+def test_promotion_and_the_old_primary_following_it(servers, tmp_path):
+    primary = start(tmp_path, "p")
+    replica = start(tmp_path, "r")
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    write_every_type(p, "a", 300)
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_caught_up(p, r)
+    old = p.info("replication")
+    # The replica takes over: a new ID, the old one reachable up to here.
+    assert r.execute_command("REPLICAOF", "NO", "ONE") == b"OK"
+    info = r.info("replication")
+    assert info["role"] == "master"
+    assert info["master_replid"] != old["master_replid"]
+    assert info["master_replid2"] == old["master_replid"]
+    assert info["second_repl_offset"] == old["master_repl_offset"] + 1
+    assert r.set("new", "1")
+    assert r.execute_command("ROLE")[0] == b"master"
+    # The old primary follows it, continuing its own history.
+    before = r.info("stats")
+    p.execute_command("REPLICAOF", "127.0.0.1", replica.port)
+    wait_caught_up(r, p)
+    after = r.info("stats")
+    assert after["sync_partial_ok"] == before["sync_partial_ok"] + 1
+    assert after["sync_full"] == before["sync_full"]
+    assert p.get("new") == b"1"
+    assert snapshot(r) == snapshot(p)
+    assert p.info("replication")["master_replid"] == r.info("replication")["master_replid"]
+
+
+def test_a_chain_of_replicas(servers, tmp_path):
+    primary = start(tmp_path, "p", kind="redis")
+    middle = start(tmp_path, "m")
+    leaf = start(tmp_path, "l", kind="redis")
+    servers += [primary, middle, leaf]
+    p, m, l = primary.client(), middle.client(), leaf.client()
+    write_every_type(p, "a", 300)
+    m.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_caught_up(p, m)
+    l.execute_command("REPLICAOF", "127.0.0.1", middle.port)
+    write_every_type(p, "b", 300)
+    wait_caught_up(p, m)
+    wait_caught_up(p, l)
+    assert snapshot(l) == snapshot(p)
+    # The same history all along the chain.
+    ids = {c.info("replication")["master_replid"] for c in (p, m, l)}
+    assert len(ids) == 1
+
+
+def test_keys_past_their_deadline_wait_for_the_primarys_del(servers, tmp_path):
+    primary = start(tmp_path, "p", kind="redis")
+    replica = start(tmp_path, "r")
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    p.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    p.set("soon", "v", px=300)
+    p.set("kept", "v")
+    wait_caught_up(p, r)
+    assert r.get("soon") == b"v"
+    time.sleep(0.5)
+    # Hidden from reads, but still there until the primary deletes it.
+    assert r.get("soon") is None
+    assert r.exists("soon") == 0
+    assert r.dbsize() == 2
+    assert p.dbsize() == 2
+    # The primary's access deletes it, and its DEL reaches the replica.
+    assert p.get("soon") is None
+    wait_caught_up(p, r)
+    assert r.dbsize() == 1
+
+
+def test_replicaof_errors_and_repeats(servers, tmp_path):
+    primary = start(tmp_path, "p", kind="redis")
+    replica = start(tmp_path, "r")
+    servers += [primary, replica]
+    r = replica.client()
+    with pytest.raises(redis.ResponseError, match="^Invalid master port$"):
+        r.execute_command("REPLICAOF", "127.0.0.1", "port")
+    with pytest.raises(redis.ResponseError, match="^Invalid master port$"):
+        r.execute_command("REPLICAOF", "127.0.0.1", "70000")
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'replicaof' command"):
+        r.execute_command("REPLICAOF", "127.0.0.1")
+    assert r.execute_command("REPLICAOF", "NO", "ONE") == b"OK"  # (already a primary: nothing)
+    assert r.info("replication")["role"] == "master"
+    assert r.execute_command("SLAVEOF", "127.0.0.1", primary.port) is True  # (redis-py reads +OK so)
+    assert r.execute_command("REPLICAOF", "127.0.0.1", primary.port) == b"OK Already connected to specified master"
+    wait_link(r)
+    assert r.config_get("replicaof") == {"replicaof": f"127.0.0.1 {primary.port}"}
+    assert r.execute_command("REPLICAOF", "no", "one") == b"OK"
+    assert r.config_get("replicaof") == {"replicaof": ""}
+    assert r.set("x", 1)
+
+
+def test_stale_data_and_a_primary_that_is_not_there(servers, tmp_path):
+    replica = start(tmp_path, "r")
+    servers.append(replica)
+    r = replica.client()
+    r.set("k", "v")
+    # (Port 1: nothing listens there, and no connection can be made to
+    # itself, as one to a free ephemeral port can.)
+    r.execute_command("REPLICAOF", "127.0.0.1", 1)
+    info = r.info("replication")
+    assert info["master_link_status"] == "down"
+    assert info["master_link_down_since_seconds"] == -1  # (never up)
+    assert r.get("k") == b"v"  # (replica-serve-stale-data yes)
+    r.config_set("replica-serve-stale-data", "no")
+    with pytest.raises(redis.ResponseError, match="^Link with MASTER is down and replica-serve-stale-data is set "
+                                                  "to 'no'.$"):
+        r.get("k")
+    assert r.info("replication")["role"] == "slave"  # (INFO is allowed)
+    assert r.execute_command("ROLE")[3] in (b"connect", b"connecting")
+    r.execute_command("REPLICAOF", "NO", "ONE")
+    assert r.get("k") == b"v"
+
+
+def test_masterauth(servers, tmp_path):
+    primary = start(tmp_path, "p", kind="redis", args=["--requirepass", "secret"])
+    replica = start(tmp_path, "r")
+    servers += [primary, replica]
+    p = primary.client(password="secret")
+    r = replica.client()
+    p.set("k", "v")
+    r.config_set("masterauth", "wrong")
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    time.sleep(1.5)
+    assert r.info("replication")["master_link_status"] == "down"
+    r.config_set("masterauth", "secret")
+    wait_link(r)
+    wait_caught_up(p, r)
+    assert r.get("k") == b"v"
