@@ -275,3 +275,37 @@ def test_masterauth(servers, tmp_path):
     wait_link(r)
     wait_caught_up(p, r)
     assert r.get("k") == b"v"
+
+
+def test_subscribers_of_a_replica_hear_the_primarys_publish(servers, tmp_path):
+    primary = start(tmp_path, "p", kind="redis")
+    replica = start(tmp_path, "r")
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_caught_up(p, r)
+    sub = r.pubsub()
+    sub.subscribe("news")
+    assert sub.get_message(timeout=5)["type"] == "subscribe"
+    p.publish("news", "hello")
+    msg = sub.get_message(timeout=5)
+    assert msg is not None and msg["data"] == b"hello", msg
+    sub.close()
+
+
+def test_a_writable_replica(servers, tmp_path):
+    primary = start(tmp_path, "p", kind="redis")
+    replica = start(tmp_path, "r", args=["--replica-read-only", "no"])
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    p.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    p.set("soon", "old", px=200)
+    wait_caught_up(p, r)
+    time.sleep(0.4)
+    assert r.info("replication")["slave_read_only"] == 0
+    # A local write to a key past its deadline replaces it, once.
+    assert r.set("soon", "local")
+    assert r.get("soon") == b"local"
+    assert r.execute_command("DBSIZE") == 1
+    assert r.set("mine", "x") and r.get("mine") == b"x"

@@ -30,7 +30,8 @@ bool CommandReplayer::Run(std::span<const std::string_view> args) {
   const bool scripts = options_.scripts;
   const bool runs = (cmd->flags & kCmdWrite) || (scripts && (cmd->flags & kCmdScript)) ||
                     cmd->fullname == "select" || (scripts && cmd->fullname == "script|load") ||
-                    cmd->fullname == "pfcount";  // (its cached cardinality is part of the value)
+                    cmd->fullname == "pfcount" ||  // (its cached cardinality is part of the value)
+                    (options_.publishes && (cmd->flags & kCmdPublishes));
   if (!runs) return true;
   Shard* shard = &server_.shard(0);
   if (cmd->first_key > 0 && cmd->KeyPositions(args, &keys_) && !keys_.empty())

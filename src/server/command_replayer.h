@@ -24,6 +24,9 @@ class CommandReplayer {
     // The commands are logged as any client's (a replica's own
     // append-only file); the start-up load logs nothing.
     bool logged = false;
+    // PUBLISH and SPUBLISH run too (a replica's stream: its subscribers
+    // hear what its primary's do, as in Redis).
+    bool publishes = false;
   };
   CommandReplayer(Server& server, Worker& worker, bool scripts)
       : CommandReplayer(server, worker, Options{.scripts = scripts}) {}

@@ -421,8 +421,9 @@ bool RdbLoader::Finish() {
 }
 
 bool LoadRdbFile(ServerState& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
-                 std::string* err) {
+                 std::string* err, bool keep_expired) {
   RdbLoader loader(server, lua, merge);
+  if (keep_expired) loader.set_keep_expired();
   if (!loader.Open(filename, found, err)) return false;
   if (!*found) return true;
   for (;;) {

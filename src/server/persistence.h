@@ -167,8 +167,10 @@ class RdbLoader final : public StartupLoader {
 // there was one. Function libraries are checked by running them in `lua`
 // (the calling thread's interpreter). Every shard held, or no worker
 // running. False with *err.
+// `keep_expired`: keys past their deadline are loaded too (a replica's
+// full sync: its primary's DELs remove them).
 bool LoadRdbFile(ServerState& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
-                 std::string* err);
+                 std::string* err, bool keep_expired = false);
 
 // Redis's writeCommandsDeniedByDiskError for RDB: the last save failed,
 // a schedule is configured and stop-writes-on-bgsave-error is on.

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,9 +44,14 @@ const char* ReplicaLink::StateName(State s) {
 ReplicaLink::ReplicaLink(Settings settings, std::string replid, uint64_t offset, std::function<void()> wake)
     : settings_(std::move(settings)), wake_(std::move(wake)), replid_(std::move(replid)), offset_(offset) {
   status_.offset = status_.read_offset = offset;
+  timeout_s_.store(settings_.timeout_s, std::memory_order_relaxed);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
-ReplicaLink::~ReplicaLink() { Stop(); }
+ReplicaLink::~ReplicaLink() {
+  Stop();
+  ::close(wake_fd_);
+}
 
 void ReplicaLink::Start() {
   LOG_NOTICE("Connecting to MASTER %s:%d", settings_.host.c_str(), settings_.port);
@@ -53,7 +59,13 @@ void ReplicaLink::Start() {
 }
 
 void ReplicaLink::Stop() {
-  stop_.store(true, std::memory_order_release);
+  {
+    // (Under the lock: a waiter that has just found stop_ false is then
+    // asleep before the notify below, and wakes.)
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_.store(true, std::memory_order_release);
+  }
+  WakeThread();
   {
     std::lock_guard<std::mutex> lock(write_mu_);
     const int fd = fd_.load(std::memory_order_acquire);
@@ -72,6 +84,7 @@ void ReplicaLink::UpdateSettings(const std::string& masteruser, const std::strin
   settings_.masteruser = masteruser;
   settings_.masterauth = masterauth;
   settings_.timeout_s = timeout_s;
+  timeout_s_.store(timeout_s, std::memory_order_relaxed);
 }
 
 // --- Worker 0's side ---
@@ -109,16 +122,26 @@ void ReplicaLink::Drop() {
     std::lock_guard<std::mutex> lock(mu_);
     drop_ = true;
   }
+  WakeThread();
   std::lock_guard<std::mutex> lock(write_mu_);
   const int fd = fd_.load(std::memory_order_acquire);
   if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+}
+
+void ReplicaLink::RequestAck() {
+  ack_wanted_.store(true, std::memory_order_release);
+  WakeThread();
+}
+
+void ReplicaLink::WakeThread() {
+  const uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof(one));
 }
 
 void ReplicaLink::SendAck() {
   uint64_t offset;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (status_.state != State::kConnected) return;
     offset = offset_;
   }
   std::string bytes;
@@ -258,7 +281,7 @@ bool ReplicaLink::Connect() {
   fd_.store(fd, std::memory_order_release);
   if (stop_.load(std::memory_order_acquire)) return false;
   pollfd p{fd, POLLOUT, 0};
-  const int64_t deadline = MonotonicUs() + int64_t{settings_.timeout_s} * 1000000;
+  const int64_t deadline = MonotonicUs() + int64_t{timeout_s_.load(std::memory_order_relaxed)} * 1000000;
   while (::poll(&p, 1, 100) == 0) {
     if (stop_.load(std::memory_order_acquire)) return false;
     if (MonotonicUs() >= deadline) {
@@ -285,7 +308,7 @@ bool ReplicaLink::SendAll(const std::string& bytes) {
   const int fd = fd_.load(std::memory_order_acquire);
   if (fd < 0) return false;
   size_t done = 0;
-  const int64_t deadline = MonotonicUs() + int64_t{settings_.timeout_s} * 1000000;
+  const int64_t deadline = MonotonicUs() + int64_t{timeout_s_.load(std::memory_order_relaxed)} * 1000000;
   while (done < bytes.size()) {
     const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
     if (n > 0) {
@@ -307,7 +330,7 @@ bool ReplicaLink::SendAll(const std::string& bytes) {
 bool ReplicaLink::ReadMore() {
   const int fd = fd_.load(std::memory_order_acquire);
   if (fd < 0) return false;
-  const int64_t deadline = MonotonicUs() + int64_t{settings_.timeout_s} * 1000000;
+  const int64_t deadline = MonotonicUs() + int64_t{timeout_s_.load(std::memory_order_relaxed)} * 1000000;
   for (;;) {
     if (stop_.load(std::memory_order_acquire)) return false;
     const size_t old = in_.size();
@@ -399,6 +422,7 @@ bool ReplicaLink::Handshake(std::string* psync_reply) {
     if (stop_.load(std::memory_order_acquire)) return false;
     replid = replid_;
     offset = offset_;
+    status_.read_offset = offset;
   }
   std::vector<std::string> psync{"PSYNC", "?", "-1"};
   if (!replid.empty()) {
@@ -523,7 +547,14 @@ bool ReplicaLink::ReceiveSnapshot(const std::string& replid, uint64_t offset) {
   Push(Event{Event::Kind::kFullSync, name, replid, offset});
   temp_file_.clear();
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return stop_.load(std::memory_order_acquire) || load_result_ >= 0; });
+  // A newline a second while it loads, so that the primary does not take
+  // the replica for gone (Redis's replicationSendNewlineToMaster).
+  while (!cv_.wait_for(lock, std::chrono::seconds(1),
+                       [&] { return stop_.load(std::memory_order_acquire) || load_result_ >= 0; })) {
+    lock.unlock();
+    SendAll("\n");
+    lock.lock();
+  }
   if (load_result_ != 1) {
     if (load_result_ == 0) LOG_WARNING("Failed trying to load the MASTER synchronization DB from disk");
     return false;
@@ -555,20 +586,24 @@ void ReplicaLink::Stream() {
         return stop_.load(std::memory_order_acquire) || drop_ || queued < kMaxQueued;
       });
       if (stop_.load(std::memory_order_acquire) || drop_) return;
-      timeout_s = settings_.timeout_s;
+      timeout_s = timeout_s_.load(std::memory_order_relaxed);
       if (UnixTimeMs() - status_.last_io_ms > int64_t{timeout_s} * 1000) {
         LOG_WARNING("MASTER timeout: no data nor PING received...");
         return;
       }
     }
     const int64_t now = UnixTimeMs();
-    if (now - last_ack_ms >= 1000) {
+    if (now - last_ack_ms >= 1000 || ack_wanted_.exchange(false, std::memory_order_acq_rel)) {
       SendAck();
       last_ack_ms = now;
     }
-    pollfd p{fd, POLLIN, 0};
-    const int r = ::poll(&p, 1, 100);
-    if (r <= 0) continue;
+    pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    const int r = ::poll(p, 2, 100);
+    if (p[1].revents & POLLIN) {
+      uint64_t n;
+      [[maybe_unused]] const ssize_t got = ::read(wake_fd_, &n, sizeof(n));
+    }
+    if (r <= 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     buf.resize(kReadSize);
     const ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n == 0) return;

@@ -78,9 +78,9 @@ class ReplicaLink {
   // continues it), and whether a snapshot loaded (false drops the link).
   void Applied(const std::string& replid, uint64_t offset);
   void LoadDone(bool ok);
-  // REPLCONF ACK <offset> now (REPLCONF GETACK); the thread sends one a
-  // second by itself.
-  void SendAck();
+  // REPLCONF ACK <offset> now (REPLCONF GETACK), sent by the thread (it
+  // sends one a second by itself too).
+  void RequestAck();
   // The stream had an error: the link is dropped and made again.
   void Drop();
   // CONFIG SET of masterauth, masteruser, repl-timeout: for the next
@@ -118,6 +118,8 @@ class ReplicaLink {
   bool ReadLine(std::string* line);
   bool Command(const std::vector<std::string>& args, std::string* reply);
   void Push(Event ev);
+  void SendAck();
+  void WakeThread();
   void SetState(State s);
   void CloseSocket();
   bool Sleep(int ms);
@@ -129,6 +131,9 @@ class ReplicaLink {
   std::atomic<bool> told_{false};
   std::atomic<bool> up_{false};
   std::atomic<bool> finished_{false};
+  std::atomic<bool> ack_wanted_{false};
+  std::atomic<int> timeout_s_{60};
+  int wake_fd_ = -1;  // wakes the thread's poll (Stop, Drop, RequestAck)
   std::atomic<int> fd_{-1};
   std::string in_;  // (the thread's) received and not yet handed on
   std::string temp_file_;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <strings.h>
 
 #include "protocol/parser.h"
 #include "server/command_replayer.h"
@@ -41,7 +42,7 @@ ReplicaLink::Settings Server::LinkSettings() const {
 }
 
 bool Server::BecomeReplica(const std::string& host, int port, int connected_fd) {
-  if (link_ != nullptr && link_->host() == host && link_->port() == port) return false;
+  if (link_ != nullptr && strcasecmp(link_->host().c_str(), host.c_str()) == 0 && link_->port() == port) return false;
   if (link_ != nullptr) {
     link_->Stop();
     link_.reset();
@@ -54,7 +55,9 @@ bool Server::BecomeReplica(const std::string& host, int port, int connected_fd) 
   replica_.store(true, std::memory_order_relaxed);
   replication_->SetRelaying(true);
   for (size_t i = 0; i < num_shards(); i++) {
-    shard(i).SetHideExpired(true);
+    // (A writable replica deletes them as a primary does: a write must not
+    // find a key hidden and add it again.)
+    shard(i).SetHideExpired(config_.replica_read_only);
     shard(i).SetLogRemovals(aof_->active());
   }
   master_in_.clear();
@@ -117,17 +120,30 @@ bool Server::LoadFullSync(Worker& w, const std::string& file, const std::string&
   }
   functions().Flush();
   LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
+  // A new history: this server's own replicas start again too.
+  replication_->SetRelaying(true);
   bool found = false;
   std::string err;
-  if (!LoadRdbFile(*this, w.lua(), target, /*merge=*/false, &found, &err) || !found) {
+  PersistenceState& p = persistence_;
+  p.loaded_repl_id.clear();
+  p.loaded_repl_db = 0;
+  // (Keys past their deadline too: the primary's DELs remove them.)
+  if (!LoadRdbFile(*this, w.lua(), target, /*merge=*/false, &found, &err, /*keep_expired=*/true) || !found) {
     LOG_WARNING("%s", found ? err.c_str() : "the synchronization file went");
+    // The data is gone or half there: no history to continue (the next
+    // PSYNC asks for a full sync), as Redis discards its cached primary.
+    repl_ids_.Change();
+    repl_ids_.ClearSecond();
+    replication_->FreeBacklog();
     return false;
   }
   repl_ids_.replid = replid;
   repl_ids_.ClearSecond();
   replication_->ResetBacklog(config_.repl_backlog_size, offset);
   master_in_.clear();
-  master_db_ = 0;
+  // The database the stream goes on in (a primary that is itself a
+  // replica sends no SELECT until its primary's changes).
+  master_db_ = p.loaded_repl_db;
   // The append-only file starts again from the new data (Redis restarts
   // it after a full sync).
   if (aof_->active()) {
@@ -148,6 +164,7 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
         // +CONTINUE <id>: the primary's ID changed (it was promoted): ours
         // follows, the old one reachable up to here (Redis's same steps).
         if (ev.replid.size() == 40 && ev.replid != repl_ids_.replid) {
+          replication_->SetRelaying(true);  // (this server's replicas must hear of it)
           repl_ids_.replid2 = repl_ids_.replid;
           repl_ids_.second_offset = static_cast<int64_t>(replication_->offset()) + 1;
           repl_ids_.replid = ev.replid;
@@ -174,10 +191,12 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
 void Server::ApplyMasterStream(Worker& w) {
   if (master_in_.empty()) return;
   if (master_replayer_ == nullptr)
-    master_replayer_ = std::make_unique<CommandReplayer>(*this, w, CommandReplayer::Options{.logged = true});
+    master_replayer_ =
+        std::make_unique<CommandReplayer>(*this, w, CommandReplayer::Options{.logged = true, .publishes = true});
   // Whole commands only, and a transaction only once its EXEC is here (no
   // reader may see half of it; every shard is held while they run).
-  RequestParser parser;
+  // (No limit on a bulk's length from the primary, as Redis.)
+  RequestParser parser(RequestParser::Limits{.max_bulk_len = UINT64_MAX});
   std::vector<std::string_view> flat;             // every command's arguments (views into master_in_)
   std::vector<std::pair<size_t, size_t>> cmds;    // (first in flat, count)
   size_t pos = 0, end = 0, whole = 0;
@@ -225,7 +244,7 @@ void Server::ApplyMasterStream(Worker& w) {
   master_in_.erase(0, end);
   if (getack) {
     link_->Applied(repl_ids_.replid, replication_->offset());
-    link_->SendAck();
+    link_->RequestAck();
   }
 }
 
@@ -244,7 +263,9 @@ bool Server::ReplicaHistory(std::string* id, uint64_t* offset, int* db) {
 void Server::StartReplicaOfConfig() {
   if (config_.replicaof_host.empty()) return;
   const PersistenceState& p = persistence_;
-  if (!p.loaded_repl_id.empty()) {
+  // (Not from an append-only file: its base's offset is older than the
+  // commands after it, as Redis ignores it there.)
+  if (!p.loaded_repl_id.empty() && !config_.appendonly) {
     // Redis 7's restart of a replica: the file's history, continued.
     repl_ids_.replid = p.loaded_repl_id;
     repl_ids_.ClearSecond();

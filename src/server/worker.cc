@@ -226,6 +226,7 @@ void Worker::ApplyConfigIfChanged() {
     loop_.SetTick(1000 / config.hz, [this] { Cron(); });
   }
   shard_.ConfigureAccess(config, MonotonicMs());
+  shard_.SetHideExpired(server_.read_only_replica());  // (replica-read-only: docs/replication.md)
 }
 
 uint64_t Worker::ClientBufferBytes() const {
@@ -330,6 +331,7 @@ auto Worker::HoldingAll(F&& f) {
   for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
   AcquireShards(all);
   holding_ = true;
+  shard_set_ = all;  // (held_workers(): what f's commands see as held)
   const auto result = f();
   holding_ = false;
   router_.GiveBack(all);
