@@ -309,3 +309,112 @@ def test_a_writable_replica(servers, tmp_path):
     assert r.get("soon") == b"local"
     assert r.execute_command("DBSIZE") == 1
     assert r.set("mine", "x") and r.get("mine") == b"x"
+
+
+class CuttingProxy:
+    """A loopback TCP proxy to `port` that cuts every connection through it
+    at random moments while `cutting` is set."""
+
+    def __init__(self, port, seed):
+        import random
+        import socket
+        import threading
+        self.target = port
+        self.rng = random.Random(seed)
+        self.listener = socket.socket()
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.port = self.listener.getsockname()[1]
+        self.conns = []
+        self.lock = threading.Lock()
+        self.cutting = threading.Event()
+        self.done = threading.Event()
+        self.cuts = 0
+        self.threads = [threading.Thread(target=self._accept, daemon=True),
+                        threading.Thread(target=self._cut, daemon=True)]
+        for t in self.threads:
+            t.start()
+
+    def _accept(self):
+        import socket
+        import threading
+        self.listener.settimeout(0.1)
+        while not self.done.is_set():
+            try:
+                a, _ = self.listener.accept()
+            except OSError:
+                continue
+            b = socket.create_connection(("127.0.0.1", self.target))
+            with self.lock:
+                self.conns.append((a, b))
+            for x, y in ((a, b), (b, a)):
+                threading.Thread(target=self._pump, args=(x, y), daemon=True).start()
+
+    @staticmethod
+    def _pump(src, dst):
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def _cut(self):
+        import socket
+        while not self.done.is_set():
+            time.sleep(self.rng.uniform(0.02, 0.4))
+            if not self.cutting.is_set():
+                continue
+            with self.lock:
+                conns, self.conns = self.conns, []
+            for pair in conns:
+                self.cuts += 1
+                for s in pair:
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+
+    def close(self):
+        self.done.set()
+        for t in self.threads:
+            t.join(timeout=5)
+        self.listener.close()
+
+
+@pytest.mark.parametrize("primary_kind", ["redis", TEST_SERVER])
+def test_links_cut_at_random_points_end_equal(servers, tmp_path, primary_kind):
+    # A small backlog on the primary: some cuts end in a full resync, some
+    # continue; a slowed snapshot: some cuts land in the middle of one.
+    primary = start(tmp_path, "p", kind=primary_kind, args=["--repl-backlog-size", "16kb"])
+    replica = start(tmp_path, "r")
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    write_every_type(p, "base", 1500)
+    proxy = CuttingProxy(primary.port, seed=38)
+    try:
+        r.execute_command("REPLICAOF", "127.0.0.1", proxy.port)
+        proxy.cutting.set()
+        deadline = time.monotonic() + 6
+        round_ = 0
+        while time.monotonic() < deadline:
+            write_every_type(p, f"w{round_ % 5}", 60)
+            p.incr("counter")
+            round_ += 1
+        proxy.cutting.clear()
+        wait_caught_up(p, r, timeout=60)
+        assert snapshot(r) == snapshot(p)
+        assert r.get("counter") == p.get("counter")
+        stats = p.info("stats")
+        assert proxy.cuts >= 5, proxy.cuts
+        assert stats["sync_full"] + stats["sync_partial_ok"] >= 2
+    finally:
+        proxy.close()
