@@ -13,6 +13,8 @@ a stream of commands after it; and the ways each step can go wrong.
 import os
 import shutil
 
+from make_corpus import resp
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus", "replica")
 RDB_CORPUS = os.path.join(HERE, "corpus", "rdb")
@@ -20,14 +22,6 @@ WHOLE, BYTEWISE, FIVE = 0x07, 0x00, 0x03
 REPLID = b"0123456789abcdef0123456789abcdef01234567"
 MARK = b"m" * 20 + b"0123456789abcdefghij"
 HANDSHAKE = b"+PONG\r\n+OK\r\n+OK\r\n"
-
-
-def resp(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
 
 
 def rdb(name):
