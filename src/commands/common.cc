@@ -49,6 +49,22 @@ bool ParseTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_m
   return true;
 }
 
+bool ParseTimeoutMs(CommandContext& ctx, std::string_view arg, int64_t* ms) {
+  if (!ParseInt64(arg, ms)) {
+    ctx.reply.Error("ERR timeout is not an integer or out of range");
+    return false;
+  }
+  if (*ms < 0) {
+    ctx.reply.Error("ERR timeout is negative");
+    return false;
+  }
+  if (*ms > INT64_MAX - UnixTimeMs()) {
+    ctx.reply.Error("ERR timeout is out of range");
+    return false;
+  }
+  return true;
+}
+
 bool ParseIntInRange(CommandContext& ctx, std::string_view arg, int64_t min, int64_t max, int64_t* out,
                      std::string_view msg) {
   if (!ParseIntArg(ctx, arg, out, msg.empty() ? kErrNotInteger : msg)) return false;

@@ -50,6 +50,10 @@ bool ParseIntInRange(CommandContext& ctx, std::string_view arg, int64_t min, int
 // getTimeoutFromObjectOrReply): *deadline_ms becomes 0 (wait for ever) or
 // the unix ms the wait ends at. False after replying the error.
 bool ParseTimeout(CommandContext& ctx, std::string_view arg, int64_t* deadline_ms);
+// The same in whole milliseconds (WAIT, CLIENT PAUSE: Redis's
+// UNIT_MILLISECONDS): *ms is the timeout itself, at most what the clock
+// can add to now.
+bool ParseTimeoutMs(CommandContext& ctx, std::string_view arg, int64_t* ms);
 
 // After a command added a value at `key` of database `db` on `shard` (held
 // by the command): clients blocked on that key are served as soon as the

@@ -349,6 +349,36 @@ void ClientKillCommand(CommandContext& ctx) {
 // CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked by BLPOP & co. gets
 // its command's timeout reply, or an UNBLOCKED error. Every shard is held:
 // the wait is claimed like a key serving it (docs/blocking.md).
+// CLIENT PAUSE timeout [WRITE|ALL] and CLIENT UNPAUSE, as Redis 7: for
+// `timeout` ms, clients' commands (ALL) or those that write or may
+// replicate (WRITE) wait; replicas never do (client_pause.h).
+void ClientPauseCommand(CommandContext& ctx) {
+  if (ctx.args.size() > 4) {
+    ReplySubcommandSyntaxError(ctx);
+    return;
+  }
+  uint8_t actions = ClientPause::kAll;
+  if (ctx.args.size() == 4) {
+    if (EqualsIgnoreCase(ctx.args[3], "write")) {
+      actions = ClientPause::kWrites;
+    } else if (!EqualsIgnoreCase(ctx.args[3], "all")) {
+      ctx.reply.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+      return;
+    }
+  }
+  int64_t ms;
+  if (!ParseTimeoutMs(ctx, ctx.args[2], &ms)) return;
+  ctx.server.client_pause().Pause(ClientPause::kByCommand, UnixTimeMs() + ms, actions);
+  ctx.server.WakeWorkers();
+  ctx.reply.Ok();
+}
+
+void ClientUnpauseCommand(CommandContext& ctx) {
+  ctx.server.client_pause().Unpause(ClientPause::kByCommand);
+  ctx.server.WakeWorkers();
+  ctx.reply.Ok();
+}
+
 void ClientUnblockCommand(CommandContext& ctx) {
   if (ctx.args.size() > 4) {
     ReplySubcommandSyntaxError(ctx);
@@ -400,10 +430,13 @@ void ClientHelpCommand(CommandContext& ctx) {
              "LIST [options ...]", "    Return information about client connections. Options:",
              "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
              "    * ID id [id ...]", "      Return clients of specified IDs only.",
+             "PAUSE <timeout> [WRITE|ALL]",
+             "    Suspend all, or just write, clients for <timeout> milliseconds.",
              "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
              "SETNAME <name>", "    Assign the name <name> to the current connection.",
              "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-             "    Unblock the specified blocked client."});
+             "    Unblock the specified blocked client.",
+             "UNPAUSE", "    Stop the current client pause, resuming traffic."});
 }
 
 }  // namespace
@@ -457,6 +490,12 @@ void RegisterConnectionCommands(CommandTable& t) {
               .summary = "Unblocks a client blocked by a blocking command from a different connection.",
               .since = "5.0.0", .complexity = "O(log N) where N is the number of client connections",
               .handler = ClientUnblockCommand},
+             {.name = "pause", .arity = -3, .flags = kClientFlags | kCmdAdmin | kCmdSentinel,
+              .summary = "Suspends commands processing.", .since = "3.0.0", .complexity = "O(1)",
+              .handler = ClientPauseCommand},
+             {.name = "unpause", .arity = 2, .flags = kClientFlags | kCmdAdmin | kCmdSentinel,
+              .summary = "Resumes processing commands from paused clients.", .since = "6.2.0", .complexity = "O(N) Where N is the number of paused clients",
+              .handler = ClientUnpauseCommand},
              {.name = "setinfo", .arity = 4, .flags = kClientFlags,
               .summary = "Sets information specific to the client or connection.", .since = "7.2.0",
               .complexity = "O(1)", .handler = ClientSetinfoCommand},

@@ -232,20 +232,8 @@ void WaitCommand(CommandContext& ctx) {
     return;
   }
   int64_t need, timeout_ms;
-  if (!ParseIntArg(ctx, ctx.args[1], &need)) return;
-  if (!ParseInt64(ctx.args[2], &timeout_ms)) {
-    ctx.reply.Error("ERR timeout is not an integer or out of range");
-    return;
-  }
-  if (timeout_ms < 0) {
-    ctx.reply.Error("ERR timeout is negative");
-    return;
-  }
+  if (!ParseIntArg(ctx, ctx.args[1], &need) || !ParseTimeoutMs(ctx, ctx.args[2], &timeout_ms)) return;
   const int64_t now_ms = UnixTimeMs();
-  if (timeout_ms > INT64_MAX - now_ms) {
-    ctx.reply.Error("ERR timeout is out of range");
-    return;
-  }
   ServerState& server = ctx.server;
   ReplicationPrimary& repl = server.replication();
   server.EmitShardChunks();

@@ -72,12 +72,13 @@ struct Client final : IoHandler {
     // allowed): EXEC fails with EXECABORT.
     bool aborted = false;
     bool denyoom = false;  // a queued command may add memory (EXEC checks maxmemory)
+    bool writes = false;   // a queued command writes or may replicate (CLIENT PAUSE WRITE holds EXEC)
     size_t Bytes() const { return bytes.capacity() + arg_sizes.capacity() * 4 + commands.capacity() * sizeof(Queued); }
     void Clear() {
       commands.clear();
       bytes.clear();
       arg_sizes.clear();
-      aborted = denyoom = false;
+      aborted = denyoom = writes = false;
     }
   };
   std::unique_ptr<Transaction> multi;
@@ -175,7 +176,9 @@ struct Client final : IoHandler {
   int64_t rerun_deadline_ms = -1;
   // Whether its input waits: blocked, or woken and its command not yet run
   // again (its reply comes before any later command's).
-  bool waiting() const { return blocked != nullptr || rerun != nullptr || pending != nullptr || wait_acks; }
+  bool waiting() const {
+    return blocked != nullptr || rerun != nullptr || pending != nullptr || wait_acks || pause_held;
+  }
 
   // The peer shut down its side while commands of it were still running
   // elsewhere: no more reading; closed once they are answered.
@@ -201,6 +204,8 @@ struct Client final : IoHandler {
   // In WAIT: answered when enough replicas acknowledged, or at its
   // timeout (ReplicationPrimary's waiters); its later input waits.
   bool wait_acks = false;
+  // Its next command waits for CLIENT PAUSE's end (client_pause.h).
+  bool pause_held = false;
 };
 
 }  // namespace peregrine

@@ -71,6 +71,9 @@ class Server final : public ServerState {
   void ResetStats() override;
   void ApplyRuntimeConfig() override;
   void RequestShutdown() override;
+  void WakeWorkers() override {
+    for (auto& w : workers_) w->waker().Notify();
+  }
   MemoryOverview Memory() override;
   bool StartBgSave(std::string* err) override;
   void AbortBgSave(bool aof_rewrite_too = false) override;

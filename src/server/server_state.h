@@ -27,6 +27,7 @@
 #include "server/acl.h"
 #include "server/aof.h"
 #include "server/bgsave.h"
+#include "server/client_pause.h"
 #include "server/command.h"
 #include "server/config.h"
 #include "server/persistence.h"
@@ -247,6 +248,10 @@ class ServerState {
   };
   AofStats& aof_stats() { return aof_stats_; }
 
+  // CLIENT PAUSE, and FAILOVER's (client_pause.h). WakeWorkers: every
+  // worker looks at its held clients again (an unpause).
+  ClientPause& client_pause() { return client_pause_; }
+  virtual void WakeWorkers() = 0;
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
@@ -275,6 +280,7 @@ class ServerState {
   std::atomic<uint64_t> config_epoch_{0};
   std::atomic<int64_t> watched_keys_{0};  // keys in the shards' WatchTables
   std::atomic<bool> active_expire_{true};
+  ClientPause client_pause_;
   ScriptCache scripts_;
   FunctionRegistry functions_;
   PersistenceState persistence_;

@@ -32,6 +32,7 @@ void TransactionRunner::Queue(Client& c, std::span<const std::string_view> args,
   }
   t.commands.push_back({cmd, static_cast<uint32_t>(args.size())});
   t.denyoom = t.denyoom || (cmd->flags & kCmdDenyOom) != 0;
+  t.writes = t.writes || (cmd->flags & (kCmdWrite | kCmdMayReplicate)) != 0;
 }
 
 bool TransactionRunner::Shards(const Client& c, std::vector<uint32_t>* out, bool* keyed) {

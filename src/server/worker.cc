@@ -91,6 +91,7 @@ bool Worker::Init() {
     // Blocked clients timed out, or woken: their replies, then their
     // pending input (with one thread BeforeWait never runs).
     if (waits_.has_deadlines()) waits_.ExpireBlocked();
+    if (!pause_held_.empty()) ReleasePauseHeld();
     if (!resume_.empty()) ResumeClients();
     if (!resume_.empty()) loop_.WakeWithin(0);
     if (waits_.has_deadlines())
@@ -338,6 +339,24 @@ auto Worker::HoldingAll(F&& f) {
   return result;
 }
 
+void Worker::ReleasePauseHeld() {
+  const int64_t now = UnixTimeMs();
+  int64_t until;
+  const ClientPause& pause = server_.client_pause();
+  if (pause.Paused(now, &until) != ClientPause::kNone && pause.generation() == pause_gen_) {
+    loop_.WakeWithin(std::clamp<int64_t>(until - now, 0, 1000));
+    return;
+  }
+  // Over, or changed: each goes on (and waits again if it still must).
+  for (uint64_t id : pause_held_) {
+    auto it = clients_.find(id);
+    if (it == clients_.end()) continue;
+    it->second->pause_held = false;
+    resume_.push_back(id);
+  }
+  pause_held_.clear();
+}
+
 void Worker::ServeMasterLink() {
   ReplicaLink* link = server_.replica_link();
   if (link == nullptr || !link->told()) [[likely]]
@@ -454,7 +473,10 @@ void Worker::PublishEvictable() {
 void Worker::ActiveExpireSlice() {
   constexpr int64_t kSliceUs = 1000;
   // (A replica's keys go when its primary's DELs say: docs/replication.md.)
-  expire_pressure_ = server_.active_expire() && !server_.is_replica() && shard_.ActiveExpire(UnixTimeMs(), kSliceUs);
+  // (Nor while clients are paused: CLIENT PAUSE stops expiry, as Redis.)
+  expire_pressure_ = server_.active_expire() && !server_.is_replica() &&
+                     (!server_.client_pause().active() || server_.client_pause().Paused(UnixTimeMs()) == 0) &&
+                     shard_.ActiveExpire(UnixTimeMs(), kSliceUs);
   last_expire_slice_us_ = MonotonicUs();
 }
 

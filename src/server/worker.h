@@ -77,22 +77,18 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // CLIENT KILL of a client of this worker: the client running the command
   // is closed once its reply is written; any other client at once.
   void CloseClient(Client& c);
-  // CLIENT KILL of a client of this worker by a command running elsewhere
-  // while it holds this worker's shard: the client is closed when the shard
-  // comes back.
+  // CLIENT KILL by a command elsewhere holding this shard: closed when the
+  // shard comes back.
   void RequestKill(uint64_t client_id) override { kill_requests_.push_back(client_id); }
   // Resets this worker's counters (CONFIG RESETSTAT, with its shard held).
   void ResetStats();
   uint64_t ClientBufferBytes() const;
   uint64_t instantaneous_ops_per_sec() const { return ops_rate_.PerSecond(); }
-  // The client buffer bytes as of the last cron tick, readable from any
-  // thread (maxmemory and used_memory without stopping this worker).
+  // The client buffer bytes as of the last cron tick (any thread).
   uint64_t published_client_bytes() const { return published_client_bytes_.load(std::memory_order_relaxed); }
-  // Connections on this worker (counted by the acceptor when it hands one
-  // over): for least-connections placement and maxclients.
+  // Connections on this worker (the acceptor counts them): placement, maxclients.
   std::atomic<int64_t>& connections() { return connections_; }
-  // Whether this worker's shard had keys the eviction policy may take, as of
-  // its last command or cron tick (readable from any thread).
+  // Whether its shard had keys the policy may evict, at its last command or tick (any thread).
   bool evictable() const { return evictable_.load(std::memory_order_relaxed); }
   // Recomputes it (this worker's thread, or a command holding its shard).
   void PublishEvictable();
@@ -208,6 +204,10 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void FreeClient(Client& c) override;
   void ServeReplicas();  // its replicas' stream bytes and WAIT answers (worker_output.cc)
   void ServeMasterLink();  // worker 0 of a replica: what its link brought (worker.cc)
+  // CLIENT PAUSE: holds c when its command must wait (worker_input.cc), and
+  // lets those held go on when the pause changes or ends (worker.cc).
+  bool HeldByPause(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args);
+  void ReleasePauseHeld();
   void BeforeReplies() override { FlushAof(); }
   // Runs a command here, adds it to the client's open batch for another
   // worker, or runs it over several shards; kPause if it must wait for the
@@ -351,10 +351,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   TransactionRunner txn_{*this};  // MULTI/EXEC and WATCH (transaction_runner.h)
   AccessCheck access_;            // authentication and ACL checks (access_check.h)
 
-  // Scripts: lua(), created on first use; NoteScriptRerun (the script runs
-  // again holding every shard); the errors counted by the commands scripts
-  // call (not their caller's failure: Run tells failed calls by the errors
-  // counted meanwhile); OnCountedErrorReply.
+  // Scripts: lua() (made on first use), NoteScriptRerun, the errors their
+  // commands count (not their caller's failure), OnCountedErrorReply.
   std::unique_ptr<LuaEngine> lua_;
   bool script_rerun_ = false;
   uint64_t script_errors_ = 0;
@@ -378,6 +376,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   std::vector<uint32_t> shard_set_;    // scratch; the shards held while holding_
   bool holding_ = false;              // a command over several shards is running
   std::vector<uint64_t> resume_;             // clients whose batch came back, to continue
+  std::vector<uint64_t> pause_held_;         // clients whose command waits for CLIENT PAUSE's end
+  uint64_t pause_gen_ = 0;                   // ClientPause::generation() when they were held
   std::vector<uint64_t> kill_requests_;
   uint32_t events_since_mail_ = 0;  // client events since the mail was last served
   std::atomic<bool> snapshot_work_{false};  // a BGSAVE waits for this shard's keys

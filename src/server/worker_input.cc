@@ -54,6 +54,10 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
         uint32_t shard = index_;
         if (nworkers_ > 1 && cmd != nullptr && cmd->first_key > 0 && static_cast<size_t>(cmd->first_key) < args.size())
           shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
+        if (server_.client_pause().active() && HeldByPause(c, cmd, args)) [[unlikely]] {
+          paused = true;
+          break;
+        }
         uint64_t t = CycleClock::Now();
         if (nworkers_ == 1) {
           ExecuteCommand(c, args, cmd, nullptr, t);
@@ -123,6 +127,10 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
       if (b.nargs > 0) {
         std::span<const std::string_view> args(batch_args_.data() + b.first_arg, b.nargs);
         const CompactKey::Probe* hint = b.key.bytes.empty() ? nullptr : &b.key;
+        if (server_.client_pause().active() && HeldByPause(c, b.cmd, args)) [[unlikely]] {
+          paused = true;
+          break;
+        }
         if (nworkers_ == 1) {
           now_tsc = ExecuteCommand(c, args, b.cmd, hint, now_tsc);
         } else if (Dispatch(c, args, b.cmd, hint, b.shard, &now_tsc) == Route::kPause) {
@@ -212,6 +220,30 @@ const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const
     return sub;
   }
   return cmd;
+}
+
+bool Worker::HeldByPause(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args) {
+  if (c.replica || c.obeyed) return false;  // (replicas never wait, as in Redis)
+  const int64_t now = UnixTimeMs();
+  int64_t until;
+  const uint8_t actions = server_.client_pause().Paused(now, &until);
+  if (actions == ClientPause::kNone) return false;
+  if (actions == ClientPause::kWrites) {
+    // Writes and what may replicate (EVAL, FCALL, PUBLISH ...); EXEC when
+    // its queue has one.
+    const CommandSpec* spec = cmd;
+    if (spec != nullptr && !spec->subcommands.empty() && args.size() > 1)
+      spec = CommandTable::FindSubcommand(*spec, args[1]);
+    if (spec == nullptr) return false;
+    bool writes = (spec->flags & (kCmdWrite | kCmdMayReplicate)) != 0;
+    if ((spec->flags & kCmdExec) && c.multi != nullptr) writes = c.multi->writes;
+    if (!writes) return false;
+  }
+  c.pause_held = true;
+  pause_held_.push_back(c.id);
+  pause_gen_ = server_.client_pause().generation();
+  loop_.WakeWithin(std::clamp<int64_t>(until - now, 0, 1000));
+  return true;
 }
 
 Worker::Route Worker::DispatchWhileLoading(Client& c, std::span<const std::string_view> args,

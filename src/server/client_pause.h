@@ -1,0 +1,66 @@
+// CLIENT PAUSE and FAILOVER's pause (Redis 7's pauseActions): for a time,
+// clients' write commands (and those that may replicate: EVAL, PUBLISH ...)
+// or all their commands wait, not refused; replicas never do. Each purpose
+// (the command, a failover) has its own end and kind; the pause in force is
+// their union. Changed by any thread (under a mutex); read by every worker
+// on each command through one atomic (active()).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+namespace peregrine {
+
+class ClientPause {
+ public:
+  enum Purpose : uint8_t { kByCommand, kForFailover, kPurposes };
+  enum Actions : uint8_t { kNone = 0, kWrites = 1, kAll = 2 };
+
+  // Whether any pause may be in force (the fast check before a command).
+  bool active() const { return active_.load(std::memory_order_relaxed); }
+  // What is paused at `now_ms` (kAll, kWrites or kNone), and until when
+  // (*until_ms: the earliest end among what is in force).
+  uint8_t Paused(int64_t now_ms, int64_t* until_ms = nullptr) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    uint8_t actions = kNone;
+    int64_t until = INT64_MAX;
+    for (const Entry& e : entries_) {
+      if (e.actions == kNone || e.end_ms <= now_ms) continue;
+      actions = actions > e.actions ? actions : e.actions;
+      until = until < e.end_ms ? until : e.end_ms;
+    }
+    if (until_ms != nullptr) *until_ms = until;
+    return actions;
+  }
+  // As Redis: the kind is replaced, the end only moves later.
+  void Pause(Purpose p, int64_t end_ms, uint8_t actions) {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_[p].actions = actions;
+    if (entries_[p].end_ms < end_ms) entries_[p].end_ms = end_ms;
+    active_.store(true, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void Unpause(Purpose p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_[p] = Entry{};
+    bool any = false;
+    for (const Entry& e : entries_) any = any || e.actions != kNone;
+    active_.store(any, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Moves at every change (a worker holding clients looks at them again).
+  uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Entry {
+    int64_t end_ms = 0;
+    uint8_t actions = kNone;
+  };
+  mutable std::mutex mu_;
+  Entry entries_[kPurposes];
+  std::atomic<bool> active_{false};
+  std::atomic<uint64_t> generation_{0};
+};
+
+}  // namespace peregrine
