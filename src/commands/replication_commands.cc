@@ -107,6 +107,26 @@ void SyncCommand(CommandContext& ctx) {
   Client& c = ctx.client;
   if (c.replica) return;  // (a replica's second SYNC is ignored, as Redis)
   const bool psync = ctx.args.size() >= 3;
+  if (psync && ctx.args.size() > 3 && EqualsIgnoreCase(ctx.args[3], "failover")) {
+    // FAILOVER's last step from our primary: we take over if its history
+    // is ours, then answer the PSYNC as the primary we now are.
+    LOG_NOTICE("Failover request received for replid %s.", AsCString(ctx.args[1]).c_str());
+    if (!ctx.server.is_replica()) {
+      ctx.reply.Error("ERR PSYNC FAILOVER can't be sent to a master.");
+      return;
+    }
+    if (!EqualsIgnoreCase(ctx.args[1], ctx.server.repl_ids().replid)) {
+      ctx.reply.Error("ERR PSYNC FAILOVER replid must match my replid.");
+      return;
+    }
+    ctx.server.BecomePrimary();
+    LOG_NOTICE("MASTER MODE enabled (failover request from '%s')",
+               ctx.server.ClientInfoLine(c, UnixTimeMs()).c_str());
+  }
+  if (ctx.server.failing_over()) {
+    ctx.reply.Error("NOMASTERLINK Can't SYNC while failing over");
+    return;
+  }
   int64_t offset = -1;
   if (psync && !ParseInt64(ctx.args[2], &offset)) {
     LOG_WARNING("Replica %s asks for synchronization but with a wrong offset", c.addr.c_str());
@@ -189,6 +209,10 @@ void SyncCommand(CommandContext& ctx) {
 void ReplicaofCommand(CommandContext& ctx) {
   ServerState& server = ctx.server;
   const int64_t now_ms = UnixTimeMs();
+  if (server.failing_over()) {
+    ctx.reply.Error("ERR REPLICAOF not allowed while failing over.");
+    return;
+  }
   if (EqualsIgnoreCase(ctx.args[1], "no") && EqualsIgnoreCase(ctx.args[2], "one")) {
     if (server.is_replica()) {
       server.BecomePrimary();
@@ -215,6 +239,51 @@ void ReplicaofCommand(CommandContext& ctx) {
   }
   LOG_NOTICE("REPLICAOF %s:%d enabled (user request from '%s')", host.c_str(), static_cast<int>(port),
              server.ClientInfoLine(ctx.client, now_ms).c_str());
+  ctx.reply.Ok();
+}
+
+// FAILOVER [TO host port [FORCE]] [TIMEOUT ms] | ABORT (every shard
+// held), as Redis 7.2's failoverCommand (failover.cc does the rest).
+void FailoverCommand(CommandContext& ctx) {
+  ServerState& server = ctx.server;
+  if (ctx.args.size() == 2 && EqualsIgnoreCase(ctx.args[1], "abort")) {
+    if (!server.AbortFailover("Failover manually aborted")) {
+      ctx.reply.Error("ERR No failover in progress.");
+      return;
+    }
+    ctx.reply.Ok();
+    return;
+  }
+  int64_t timeout_ms = 0, port = 0;
+  bool force = false;
+  std::string host;
+  bool has_host = false;
+  for (size_t j = 1; j < ctx.args.size(); j++) {
+    const std::string_view a = ctx.args[j];
+    if (EqualsIgnoreCase(a, "timeout") && j + 1 < ctx.args.size() && timeout_ms == 0) {
+      if (!ParseIntArg(ctx, ctx.args[j + 1], &timeout_ms)) return;
+      if (timeout_ms <= 0) {
+        ctx.reply.Error("ERR FAILOVER timeout must be greater than 0");
+        return;
+      }
+      j++;
+    } else if (EqualsIgnoreCase(a, "to") && j + 2 < ctx.args.size() && !has_host) {
+      if (!ParseIntArg(ctx, ctx.args[j + 2], &port)) return;
+      host = std::string(ctx.args[j + 1]);
+      has_host = true;
+      j += 2;
+    } else if (EqualsIgnoreCase(a, "force") && !force) {
+      force = true;
+    } else {
+      ctx.reply.Error(kErrSyntax);
+      return;
+    }
+  }
+  const std::string err = server.StartFailover(host, static_cast<int>(port), timeout_ms, force);
+  if (!err.empty()) {
+    ctx.reply.Error("ERR " + err);
+    return;
+  }
   ctx.reply.Ok();
 }
 
@@ -267,6 +336,9 @@ void RegisterReplicationCommands(CommandTable& t) {
     f.Add({.name = name, .arity = 3, .flags = kCmdAdmin | kCmdNoscript | kCmdStale | kCmdAllShards,
            .summary = "Configures a server as replica of another, or promotes it to a master.", .since = "5.0.0",
            .complexity = "O(1)", .handler = ReplicaofCommand});
+  f.Add({.name = "failover", .arity = -1, .flags = kCmdAdmin | kCmdNoscript | kCmdStale | kCmdAllShards,
+         .summary = "Starts a coordinated failover from a server to one of its replicas.", .since = "6.2.0",
+         .complexity = "O(1)", .handler = FailoverCommand});
   CommandFamily g(t, kAclConnection, "generic");
   g.Add({.name = "wait", .arity = 3, .flags = kCmdNoscript | kCmdAllShards,
          .summary = "Blocks until the asynchronous replication of all preceding write commands sent by the "

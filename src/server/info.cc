@@ -409,7 +409,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
                 ",offset=" + std::to_string(r.ack_offset) +
                 ",lag=" + std::to_string(std::max<int64_t>(0, (now_ms - r.last_ack_ms) / 1000)));
     }
-    Field(out, "master_failover_state", "no-failover");
+    Field(out, "master_failover_state", FailoverStateName());
     Field(out, "master_replid", repl_ids_.replid);
     Field(out, "master_replid2", repl_ids_.replid2);
     Field(out, "master_repl_offset", offset);

@@ -206,6 +206,11 @@ void ReplicaLink::Main() {
     in_.clear();
     Session();
     CloseSocket();
+    if (settings_.failover) {
+      // (The failover's PSYNC got no +CONTINUE / +FULLRESYNC: it is over.)
+      Push(Event{Event::Kind::kRefused, {}, {}, 0});
+      break;
+    }
     const bool was_up = status().up;
     SetState(State::kConnect);
     Push(Event{Event::Kind::kDown, {}, {}, 0});
@@ -224,6 +229,9 @@ void ReplicaLink::Session() {
   SetState(State::kHandshake);
   std::string reply;
   if (!Handshake(&reply)) return;
+  // A failover's PSYNC answered: the target took over; from now on the
+  // link is an ordinary one (reconnects ask without FAILOVER).
+  if (reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE")) settings_.failover = false;
   if (reply.starts_with("+FULLRESYNC")) {
     // "+FULLRESYNC <replid> <offset>"
     char id[41] = {0};
@@ -425,6 +433,7 @@ bool ReplicaLink::Handshake(std::string* psync_reply) {
     status_.read_offset = offset;
   }
   std::vector<std::string> psync{"PSYNC", "?", "-1"};
+  if (s.failover) psync.push_back("FAILOVER");
   if (!replid.empty()) {
     psync[1] = replid;
     psync[2] = std::to_string(offset + 1);

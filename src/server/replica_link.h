@@ -35,6 +35,10 @@ class ReplicaLink {
     // A socket already connected to the primary, used for one session and
     // no other (the fuzzer's; -1: connect to host:port, again and again).
     int connected_fd = -1;
+    // FAILOVER's last step (this server was the primary): the first PSYNC
+    // says FAILOVER, so that the target takes over (Redis's PSYNC ...
+    // FAILOVER); if it refuses, or the link fails first, kRefused.
+    bool failover = false;
   };
   // Redis's repl_state names as ROLE shows them.
   enum class State : uint8_t { kConnect, kConnecting, kHandshake, kTransfer, kConnected };
@@ -46,6 +50,7 @@ class ReplicaLink {
       kContinue,  // +CONTINUE; `replid`: the primary's ID when it named one
       kBytes,     // stream bytes, in order
       kDown,      // the link ended: a command cut short is dropped
+      kRefused,   // a failover's PSYNC was refused, or never answered
     };
     Kind kind;
     std::string data, replid;

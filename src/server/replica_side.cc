@@ -41,7 +41,7 @@ ReplicaLink::Settings Server::LinkSettings() const {
   return s;
 }
 
-bool Server::BecomeReplica(const std::string& host, int port, int connected_fd) {
+bool Server::BecomeReplica(const std::string& host, int port, int connected_fd, bool failover) {
   if (link_ != nullptr && strcasecmp(link_->host().c_str(), host.c_str()) == 0 && link_->port() == port) return false;
   if (link_ != nullptr) {
     link_->Stop();
@@ -66,6 +66,7 @@ bool Server::BecomeReplica(const std::string& host, int port, int connected_fd) 
   // took over (its second ID).
   ReplicaLink::Settings settings = LinkSettings();
   settings.connected_fd = connected_fd;
+  settings.failover = failover;
   link_ = std::make_unique<ReplicaLink>(std::move(settings), repl_ids_.replid, replication_->offset(),
                                         [this] { worker(0).waker().Notify(); });
   link_->Start();
@@ -158,9 +159,16 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
   for (ReplicaLink::Event& ev : events) {
     switch (ev.kind) {
       case ReplicaLink::Event::Kind::kFullSync:
+        FailoverAnswered(true);
         link_->LoadDone(LoadFullSync(w, ev.data, ev.replid, ev.offset));
         break;
+      case ReplicaLink::Event::Kind::kRefused:
+        // A failover's target said no: a primary again (the link goes).
+        FailoverAnswered(false);
+        if (link_ == nullptr) return;
+        break;
       case ReplicaLink::Event::Kind::kContinue:
+        FailoverAnswered(true);
         // +CONTINUE <id>: the primary's ID changed (it was promoted): ours
         // follows, the old one reachable up to here (Redis's same steps).
         if (ev.replid.size() == 40 && ev.replid != repl_ids_.replid) {

@@ -105,13 +105,20 @@ class Server final : public ServerState {
   // The replica side (replica_side.cc; every shard held): REPLICAOF's
   // switches, and worker 0 applying what the link brought.
   // (`connected_fd`: the fuzzer's socket to its primary: ReplicaLink.)
-  bool BecomeReplica(const std::string& host, int port, int connected_fd = -1) override;
+  bool BecomeReplica(const std::string& host, int port, int connected_fd = -1, bool failover = false) override;
   void BecomePrimary() override;
   bool ReplicaHistory(std::string* id, uint64_t* offset, int* db) override;
   // At start (no other worker running): REPLICAOF of the config file,
   // continuing the history the loaded RDB file kept.
   void StartReplicaOfConfig();
   void StopReplicaLink();
+  // FAILOVER (failover.cc): the command's start and ABORT, worker 0's cron
+  // step while it waits for a replica, and the target's answer.
+  std::string StartFailover(const std::string& host, int port, int64_t timeout_ms, bool force) override;
+  bool AbortFailover(const char* why) override;
+  const char* FailoverStateName() const override;
+  void FailoverCron(int64_t now_ms);
+  void FailoverAnswered(bool accepted);
   void ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events);
   // The start-up load (main(), before Run): worker 0 goes on with it
   // between its events, accepting every connection and answering
@@ -167,6 +174,13 @@ class Server final : public ServerState {
   ReplicaLink::Settings LinkSettings() const;
   bool LoadFullSync(Worker& w, const std::string& file, const std::string& replid, uint64_t offset);
   void ApplyMasterStream(Worker& w);
+  void ClearFailover();
+  void HandOver();
+  enum FailoverState : int { kNoFailover, kFailoverWaitForSync, kFailoverInProgress };
+  std::string failover_host_;
+  int failover_port_ = 0;
+  int64_t failover_end_ms_ = 0;
+  bool failover_force_ = false;
   std::string master_in_;
   int master_db_ = 0;
   std::unique_ptr<CommandReplayer> master_replayer_;

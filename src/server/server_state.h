@@ -94,8 +94,15 @@ class ServerState {
   }
   // REPLICAOF host port (false: already its replica) and REPLICAOF NO ONE,
   // every shard held.
-  virtual bool BecomeReplica(const std::string& host, int port, int connected_fd = -1) = 0;
+  virtual bool BecomeReplica(const std::string& host, int port, int connected_fd = -1, bool failover = false) = 0;
   virtual void BecomePrimary() = 0;
+  // FAILOVER (failover.cc; every shard held): "" when started, else the
+  // error (without "ERR "); ABORT (false: none in progress); the state's
+  // name for INFO (any thread).
+  virtual std::string StartFailover(const std::string& host, int port, int64_t timeout_ms, bool force) = 0;
+  virtual bool AbortFailover(const char* why) = 0;
+  virtual const char* FailoverStateName() const = 0;
+  bool failing_over() const { return failover_state_.load(std::memory_order_relaxed) != 0; }
   // A replica's history for its RDB files (every shard held): the
   // primary's ID, the offset applied, the stream's database. False when
   // not a replica.
@@ -269,6 +276,7 @@ class ServerState {
   std::unique_ptr<ReplicationPrimary> replication_;
   ReplStats repl_stats_;
   std::atomic<bool> replica_{false};
+  std::atomic<int> failover_state_{0};  // Server's kNoFailover ...
   std::unique_ptr<ReplicaLink> link_;
   CommandTable commands_;
   std::unique_ptr<Acl> acl_;

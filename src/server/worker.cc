@@ -497,6 +497,10 @@ void Worker::Cron() {
         return true;
       });
     server_.ReplicationCron(now);
+    if (server_.failing_over()) HoldingAll([&] {
+        server_.FailoverCron(now);
+        return true;
+      });
     if (!server_.is_replica() && server_.replication().BacklogExpired(now, server_.config().repl_backlog_ttl))
       HoldingAll([&] {
         server_.FreeBacklog();
