@@ -418,3 +418,56 @@ def test_links_cut_at_random_points_end_equal(servers, tmp_path, primary_kind):
         assert stats["sync_full"] + stats["sync_partial_ok"] >= 2
     finally:
         proxy.close()
+
+
+def test_a_primary_before_redis_7_sends_relative_deadlines(servers, tmp_path):
+    # A primary of Redis 6.2 and before sends EXPIRE, SETEX, SET ... EX as
+    # given: the replica's clock makes them deadlines. A fake primary says
+    # +CONTINUE and sends such a stream.
+    import socket
+    replica = start(tmp_path, "r")
+    servers.append(replica)
+    r = replica.client()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    listener.settimeout(10)
+    r.execute_command("REPLICAOF", "127.0.0.1", listener.getsockname()[1])
+    conn, _ = listener.accept()
+    conn.settimeout(10)
+    got = b""
+
+    def until(token):
+        nonlocal got
+        while token not in got:
+            data = conn.recv(4096)
+            assert data, got
+            got += data
+
+    def resp(*args):
+        out = b"*%d\r\n" % len(args)
+        for a in args:
+            a = str(a).encode()
+            out += b"$%d\r\n%s\r\n" % (len(a), a)
+        return out
+
+    until(b"PING")
+    conn.sendall(b"+PONG\r\n")
+    until(b"listening-port")
+    conn.sendall(b"+OK\r\n")
+    until(b"capa")
+    conn.sendall(b"+OK\r\n")
+    until(b"PSYNC")
+    conn.sendall(b"+CONTINUE\r\n" + b"".join([
+        resp("SELECT", 0), resp("SET", "a", 1), resp("EXPIRE", "a", 100), resp("SETEX", "b", 100, "v"),
+        resp("PSETEX", "c", 100000, "v"), resp("SET", "d", "v", "EX", 100), resp("SET", "e", "v", "PX", 100000),
+        resp("SET", "f", "v"), resp("PEXPIRE", "f", 100000), resp("REPLCONF", "GETACK", "*")]))
+    deadline = time.monotonic() + 10
+    while r.pttl("f") < 0 and time.monotonic() < deadline:  # (applied in order: f is last)
+        time.sleep(0.02)
+    for k in "abcdef":
+        assert 90000 < r.pttl(k) <= 100000, (k, r.pttl(k))
+    assert r.get("a") == b"1" and r.get("d") == b"v"
+    conn.close()
+    listener.close()
+    r.execute_command("REPLICAOF", "NO", "ONE")

@@ -1,6 +1,11 @@
 // CommandReplayer (see command_replayer.h).
 #include "server/command_replayer.h"
 
+#include <cctype>
+
+#include "core/numbers.h"
+#include "net/event_loop.h"
+
 #include "server/server.h"
 #include "server/worker.h"
 #include "server/worker_internal.h"
@@ -15,7 +20,69 @@ CommandReplayer::CommandReplayer(Server& server, Worker& worker, Options options
 int CommandReplayer::db() const { return client_.db; }
 void CommandReplayer::set_db(int db) { client_.db = db; }
 
+namespace {
+
+bool Is(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
+  return true;
+}
+
+// now + v units (1000: seconds) as text; false when v is not an integer
+// or the sum would not fit (the command then runs as given, and errs).
+bool Deadline(std::string_view v, int64_t unit, int64_t now_ms, std::string* out) {
+  int64_t n;
+  constexpr int64_t kMax = int64_t{1} << 52;  // (past any real deadline, far from overflow)
+  if (!ParseInt64(v, &n) || n > kMax / unit || n < -kMax / unit) return false;
+  *out = std::to_string(now_ms + n * unit);
+  return true;
+}
+
+}  // namespace
+
+bool CommandReplayer::AbsoluteDeadline(std::span<const std::string_view> args, int64_t now_ms,
+                                       std::vector<std::string>* out) {
+  const std::string_view name = args[0];
+  if (name.size() < 3 || name.size() > 7) return false;  // (most commands stop here)
+  // Which argument is the deadline, in what unit, and what it becomes.
+  size_t at = 0;
+  int64_t unit = 1;
+  std::string when;
+  if ((Is(name, "setex") || Is(name, "psetex")) && args.size() == 4) {
+    // SETEX key seconds value -> SET key value PXAT when
+    if (!Deadline(args[2], Is(name, "setex") ? 1000 : 1, now_ms, &when)) return false;
+    *out = {"SET", std::string(args[1]), std::string(args[3]), "PXAT", when};
+    return true;
+  }
+  if ((Is(name, "expire") || Is(name, "pexpire")) && args.size() >= 3) {
+    at = 2;
+    unit = Is(name, "expire") ? 1000 : 1;
+  } else if (Is(name, "set") || Is(name, "getex")) {
+    for (size_t i = Is(name, "set") ? 3 : 2; i + 1 < args.size() && at == 0; i++) {
+      if (Is(args[i], "ex")) at = i + 1, unit = 1000;
+      else if (Is(args[i], "px")) at = i + 1;
+    }
+  } else if (Is(name, "restore") && args.size() >= 4 && args[2] != "0") {
+    // RESTORE key ttl payload [REPLACE] [ABSTTL] ...: a ttl of 0 is none.
+    for (size_t i = 4; i < args.size(); i++)
+      if (Is(args[i], "absttl")) return false;
+    at = 2;
+  }
+  if (at == 0 || !Deadline(args[at], unit, now_ms, &when)) return false;
+  out->assign(args.begin(), args.end());
+  (*out)[at] = when;
+  if (Is(name, "expire") || Is(name, "pexpire")) (*out)[0] = "PEXPIREAT";
+  else if (Is(name, "restore")) out->push_back("ABSTTL");
+  else (*out)[at - 1] = "PXAT";
+  return true;
+}
+
 bool CommandReplayer::Run(std::span<const std::string_view> args) {
+  if (options_.absolute_deadlines && AbsoluteDeadline(args, UnixTimeMs(), &owned_)) [[unlikely]] {
+    rewritten_.assign(owned_.begin(), owned_.end());
+    args = rewritten_;
+  }
   const CommandSpec* cmd = server_.commands().Find(args[0]);
   if (cmd != nullptr && !cmd->subcommands.empty() && args.size() > 1)
     cmd = CommandTable::FindSubcommand(*cmd, args[1]);

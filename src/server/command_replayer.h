@@ -27,6 +27,11 @@ class CommandReplayer {
     // PUBLISH and SPUBLISH run too (a replica's stream: its subscribers
     // hear what its primary's do, as in Redis).
     bool publishes = false;
+    // Relative deadlines are made absolute with the clock as they run
+    // (SET EX/PX, SETEX, PSETEX, EXPIRE, PEXPIRE, GETEX EX/PX, RESTORE
+    // without ABSTTL): a primary before Redis 7 sends them as given, and
+    // the commands run with no clock (nothing counts as expired).
+    bool absolute_deadlines = false;
   };
   CommandReplayer(Server& server, Worker& worker, bool scripts)
       : CommandReplayer(server, worker, Options{.scripts = scripts}) {}
@@ -34,6 +39,10 @@ class CommandReplayer {
 
   // Runs one command. False for one the server does not know (nothing ran).
   bool Run(std::span<const std::string_view> args);
+  // The command with its relative deadline made absolute at `now_ms` (as
+  // Redis 7 propagates it), or false when it has none.
+  static bool AbsoluteDeadline(std::span<const std::string_view> args, int64_t now_ms,
+                               std::vector<std::string>* out);
   // The database the commands run in (SELECT changes it).
   int db() const;
   void set_db(int db);
@@ -43,6 +52,8 @@ class CommandReplayer {
   Worker& worker_;
   Client client_;
   Options options_;
+  std::vector<std::string> owned_;         // scratch: a command's rewritten arguments
+  std::vector<std::string_view> rewritten_;
   Buffer out_;
   std::vector<size_t> keys_;  // scratch: the running command's key positions
 };

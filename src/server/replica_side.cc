@@ -200,7 +200,7 @@ void Server::ApplyMasterStream(Worker& w) {
   if (master_in_.empty()) return;
   if (master_replayer_ == nullptr)
     master_replayer_ =
-        std::make_unique<CommandReplayer>(*this, w, CommandReplayer::Options{.logged = true, .publishes = true});
+        std::make_unique<CommandReplayer>(*this, w, CommandReplayer::Options{.logged = true, .publishes = true, .absolute_deadlines = true});
   // Whole commands only, and a transaction only once its EXEC is here (no
   // reader may see half of it; every shard is held while they run).
   // (No limit on a bulk's length from the primary, as Redis.)
