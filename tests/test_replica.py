@@ -471,3 +471,30 @@ def test_a_primary_before_redis_7_sends_relative_deadlines(servers, tmp_path):
     conn.close()
     listener.close()
     r.execute_command("REPLICAOF", "NO", "ONE")
+
+
+def test_a_client_blocked_on_a_replica_is_served_by_the_primarys_write(servers, tmp_path):
+    # (BLPOP writes: refused on a read-only replica. XREAD BLOCK reads.)
+    primary = start(tmp_path, "p", kind="redis")
+    replica = start(tmp_path, "r")
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_caught_up(p, r)
+    import threading
+    box = {}
+
+    def reader(k):
+        box[k] = replica.client().xread({k: "$"}, block=10000)
+
+    waiters = [threading.Thread(target=reader, args=(k,)) for k in ("s1", "s2", "s3")]
+    for t in waiters:
+        t.start()
+    deadline = time.monotonic() + 5
+    while r.info("clients")["blocked_clients"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for k in ("s1", "s2", "s3"):
+        p.xadd(k, {"f": k}, id="1-1")
+    for t in waiters:
+        t.join(timeout=10)
+    assert box == {k: [[k.encode(), [(b"1-1", {b"f": k.encode()})]]] for k in ("s1", "s2", "s3")}

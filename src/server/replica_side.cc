@@ -246,6 +246,9 @@ void Server::ApplyMasterStream(Worker& w) {
   }
   master_db_ = master_replayer_->db();
   for (size_t s = 0; s < num_shards(); s++) shard(s).BumpVersion();
+  // Clients of the replica blocked on keys the stream filled (BLPOP on a
+  // replica, as Redis serves them).
+  if (w.waits().has_ready()) w.waits().ServeReadyKeys(UnixTimeMs());
   // The replica's own append-only file, then its replicas: the same bytes.
   EmitShardChunks();
   replication_->FeedRaw(std::string_view(master_in_).substr(0, end));

@@ -128,9 +128,10 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool holding() const { return holding_; }
 
   // Parts the layers around the worker use: INFO reads the blocking waits'
-  // counts; the Lua engine checks a script's calls and makes the server
-  // busy; the fuzzer lowers the large-argument size (before the worker runs).
-  const BlockingWaits& waits() const { return waits_; }
+  // counts (a replica's stream serves those its writes woke); the Lua engine
+  // checks a script's calls and makes the server busy; the fuzzer lowers
+  // the large-argument size (before the worker runs).
+  BlockingWaits& waits() { return waits_; }
   AccessCheck& access() { return access_; }
   ScriptBusy& script_busy() { return script_busy_; }
   void set_big_arg_min(size_t n) { io_.set_big_arg_min(n); }
