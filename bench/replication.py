@@ -3,11 +3,12 @@
 
     bench/replication.py [PEREGRINE_BINARY] [--keys 1000000] [--requests 2000000]
 
-For each primary, in one run: Debian's redis-server, and Peregrine with
-`--threads 2`; each fresh, pinned to CPU 0 (benchlib), with the keyspace
-(--keys keys, 16-byte values) loaded first. A replica (Debian's
-redis-server, on CPU 1, the same for both) is then started with
---replicaof, and measured:
+Three runs, each with a fresh primary pinned to CPU 0 (benchlib) and its
+keyspace (--keys keys, 16-byte values) loaded first: Debian's redis-server
+with a redis-server replica, Peregrine (`--threads 2`) with the same
+redis-server replica (the primaries compared), and Peregrine with a
+Peregrine replica (one worker; the whole sync Peregrine's). The replica,
+on CPU 1, is started with --replicaof, and measured:
 
   - full sync time: from the replica's start to master_link_status:up,
     both diskless (Redis's repl-diskless-sync-delay set to 0, so that
@@ -51,13 +52,15 @@ END = "<!-- replication:end -->"
 VALUE = 16
 
 
-def start_replica(workdir: str, primary_port: int) -> tuple[subprocess.Popen, int, str]:
+def start_replica(workdir: str, primary_port: int, binary: str | None) -> tuple[subprocess.Popen, int, str]:
+    """A replica on CPU 1: Debian's redis-server, or Peregrine's `binary`
+    (one worker)."""
     port = bl.free_port()
     d = tempfile.mkdtemp(prefix="replica-", dir=workdir)
     log = open(os.path.join(d, "replica.log"), "wb")
-    argv = bl.taskset(bl.CLIENT_CPU) + ["redis-server", "--port", str(port), "--bind", bl.HOST, "--save", "",
-                                        "--appendonly", "no", "--dir", d,
-                                        "--replicaof", bl.HOST, str(primary_port)]
+    server = ["redis-server", "--appendonly", "no"] if binary is None else [binary, "--threads", "1"]
+    argv = bl.taskset(bl.CLIENT_CPU) + server + ["--port", str(port), "--bind", bl.HOST, "--save", "",
+                                                 "--dir", d, "--replicaof", bl.HOST, str(primary_port)]
     return subprocess.Popen(argv, cwd=d, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL), port, d
 
 
@@ -98,7 +101,7 @@ def set_load(srv: bl.Server, rb: str, keys: int, requests: int) -> tuple[float, 
     return cpu_us, rps
 
 
-def measure(spec: bl.ServerSpec, workdir: str, rb: str, keys: int, requests: int) -> dict:
+def measure(spec: bl.ServerSpec, workdir: str, rb: str, keys: int, requests: int, replica_binary: str | None) -> dict:
     srv = bl.Server(spec, workdir)
     replica = None
     try:
@@ -121,7 +124,7 @@ def measure(spec: bl.ServerSpec, workdir: str, rb: str, keys: int, requests: int
         sampler = threading.Thread(target=sample)
         sampler.start()
         t0 = time.monotonic()
-        replica, rport, rdir = start_replica(workdir, srv.port)
+        replica, rport, rdir = start_replica(workdir, srv.port, replica_binary)
         deadline = t0 + 600
         while time.monotonic() < deadline:
             if replica_info(rport).get("master_link_status") == "up":
@@ -195,16 +198,23 @@ def main(argv=None) -> int:
     binary, sha = bl.snapshot_binary(pbin, workdir)
     specs = [bl.redis_spec(), bl.ServerSpec("peregrine", f"Peregrine --threads {args.threads}", binary,
                                             ["--threads", str(args.threads)])]
-    res = {}
-    for spec in specs:
-        r = measure(spec, workdir, rb, args.keys, args.requests)
-        res[spec.name] = r
-        print(f"{spec.label:24s} sync {r['sync_s']:.2f} s, RSS {r['rss_before_kb'] / 1024:.0f} -> peak "
+    # Redis -> a Redis replica, Peregrine -> a Redis replica (the same
+    # replica: the primaries compared), Peregrine -> a Peregrine replica
+    # (the whole sync, both sides Peregrine's).
+    runs = [("redis", specs[0], None, "Redis 7.0 (Debian) -> Redis"),
+            ("peregrine", specs[1], None, f"Peregrine `--threads {args.threads}` -> Redis"),
+            ("peregrine_to_peregrine", specs[1], binary, f"Peregrine `--threads {args.threads}` -> Peregrine")]
+    res: dict = {}
+    for name, spec, replica_binary, label in runs:
+        r = measure(spec, workdir, rb, args.keys, args.requests, replica_binary)
+        r["label"] = label
+        res[name] = r
+        print(f"{label:34s} sync {r['sync_s']:.2f} s, RSS {r['rss_before_kb'] / 1024:.0f} -> peak "
               f"{r['rss_peak_kb'] / 1024:.0f} MB ({r['rss_peak_kb'] / r['rss_before_kb']:.2f}x), SET P16 "
               f"{r['cpu_us_no_replica']:.3f} -> {r['cpu_us_replica']:.3f} µs/req "
               f"({r['cpu_us_replica'] / r['cpu_us_no_replica']:.2f}x), lag <= {r['max_lag_bytes']:,} bytes, "
               f"keys {r['primary_keys']} / replica {r['replica_keys']}", flush=True)
-    red, per = res["redis"], res["peregrine"]
+    red, per, pp = res["redis"], res["peregrine"], res["peregrine_to_peregrine"]
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     with open(args.json, "w") as f:
         json.dump({"binary_sha256": sha, "git": bl.git_describe(), "keys": args.keys, "requests": args.requests,
@@ -218,7 +228,8 @@ def main(argv=None) -> int:
                     f"({r['cpu_us_replica'] / r['cpu_us_no_replica']:.2f}x) | {r['max_lag_bytes']:,} bytes |")
         lines = [BEGIN, "## Replication (issue #38)", "",
                  f"Measured {time.strftime('%Y-%m-%d')} by `make bench-replication` (`bench/replication.py`, "
-                 f"binary {sha}): {args.keys:,} keys of {VALUE} bytes, a Debian redis-server replica on CPU 1, "
+                 f"binary {sha}): {args.keys:,} keys of {VALUE} bytes, a replica on CPU 1 (Debian's redis-server, "
+                 "or Peregrine with one worker), "
                  f"the primary on CPU 0 (Peregrine's two workers share it); both syncs diskless. Steady state: "
                  f"redis-benchmark SET, pipeline 16, 25 connections, {args.requests:,} requests, on CPU 1 with "
                  "the replica. On two cores the figures compare the two primaries; the issue's targets are for "
@@ -226,8 +237,10 @@ def main(argv=None) -> int:
                  "| primary | full sync | primary RSS during it | CPU per SET, without -> with a replica | "
                  "largest replica lag |",
                  "|---|---|---|---|---|",
-                 row("Redis 7.0 (Debian)", red), row(f"Peregrine `--threads {args.threads}`", per), "",
-                 f"Peregrine / Redis: full sync {per['sync_s'] / red['sync_s']:.2f}x (target <= 0.5x).", "", END]
+                 row(red["label"], red), row(per["label"], per), row(pp["label"], pp), "",
+                 f"Full sync, Peregrine -> Peregrine / Redis -> Redis: {pp['sync_s'] / red['sync_s']:.2f}x "
+                 f"(target <= 0.5x); Peregrine -> Redis / Redis -> Redis: {per['sync_s'] / red['sync_s']:.2f}x.",
+                 "", END]
         bl.put_docs_section(BEGIN, END, "\n".join(lines))
     return 0
 

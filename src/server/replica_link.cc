@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
 
 #include "net/event_loop.h"
 #include "persist/aof_format.h"
@@ -27,6 +28,7 @@ namespace {
 // reading (the primary's output limit for replicas then bounds the rest).
 constexpr size_t kMaxQueued = 64u << 20;
 constexpr size_t kReadSize = 256u << 10;
+constexpr size_t kMaxPush = 4u << 20;
 
 }  // namespace
 
@@ -583,7 +585,7 @@ void ReplicaLink::Stream() {
   SendAck();
   int64_t last_ack_ms = UnixTimeMs();
   const int fd = fd_.load(std::memory_order_acquire);
-  std::string buf;
+  std::unique_ptr<char[]> buf(new char[kReadSize]);  // (not zeroed per read)
   for (;;) {
     int timeout_s;
     {
@@ -613,19 +615,28 @@ void ReplicaLink::Stream() {
       [[maybe_unused]] const ssize_t got = ::read(wake_fd_, &n, sizeof(n));
     }
     if (r <= 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-    buf.resize(kReadSize);
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n == 0) return;
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
-      return;
+    // What the socket has, up to kMaxPush, as one event: fewer wake-ups of
+    // worker 0, and larger batches for it to apply.
+    std::string bytes;
+    bool closed = false;
+    while (bytes.size() < kMaxPush) {
+      const ssize_t n = ::read(fd, buf.get(), kReadSize);
+      if (n > 0) {
+        bytes.append(buf.get(), static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      closed = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+      break;
     }
-    buf.resize(static_cast<size_t>(n));
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      status_.last_io_ms = UnixTimeMs();
+    if (!bytes.empty()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        status_.last_io_ms = UnixTimeMs();
+      }
+      Push(Event{Event::Kind::kBytes, std::move(bytes), {}, 0});
     }
-    Push(Event{Event::Kind::kBytes, buf, {}, 0});
+    if (closed) return;
   }
 }
 
