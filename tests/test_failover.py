@@ -133,3 +133,52 @@ def test_a_failover_times_out(servers, tmp_path):
     assert p.info("replication")["role"] == "master"
     assert p.set("k2", "v")  # writes go on
     sleeper.join()
+
+
+# ---------------------------------------------------------------- WAITAOF (Redis 7.2; Debian's is 7.0)
+
+needs_waitaof = pytest.mark.skipif(TEST_SERVER == "redis", reason="Debian's redis-server 7.0 has no WAITAOF")
+
+
+@needs_waitaof
+def test_waitaof_errors_and_without_a_file(servers, tmp_path):
+    primary = start(tmp_path, "p")
+    servers.append(primary)
+    p = primary.client()
+    with pytest.raises(redis.ResponseError, match="^WAITAOF cannot be used when numlocal is set but appendonly is "
+                                                  "disabled.$"):
+        p.execute_command("WAITAOF", 1, 0, 0)
+    with pytest.raises(redis.ResponseError, match="^value is out of range, value must between 0 and 1$"):
+        p.execute_command("WAITAOF", 2, 0, 0)
+    with pytest.raises(redis.ResponseError, match="^value is out of range, must be positive$"):
+        p.execute_command("WAITAOF", 0, -1, 0)
+    with pytest.raises(redis.ResponseError, match="^value is not an integer or out of range$"):
+        p.execute_command("WAITAOF", "x", 0, 0)
+    with pytest.raises(redis.ResponseError, match="^timeout is negative$"):
+        p.execute_command("WAITAOF", 0, 0, -1)
+    with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'waitaof' command"):
+        p.execute_command("WAITAOF", 0, 0)
+    assert p.execute_command("WAITAOF", 0, 0, 0) == [0, 0]
+
+
+@needs_waitaof
+def test_waitaof_local_and_replicas(servers, tmp_path):
+    primary = start(tmp_path, "p", args=["--appendonly", "yes"])
+    replica = start(tmp_path, "r", args=["--appendonly", "yes"])
+    other = start(tmp_path, "o", kind="redis")  # (7.0: no FACK)
+    servers += [primary, replica, other]
+    p, r, o = primary.client(), replica.client(), other.client()
+    p.set("k", "v")
+    assert p.execute_command("WAITAOF", 1, 0, 0) == [1, 0]  # (everysec: within a second)
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    o.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_caught_up(p, r)
+    wait_caught_up(p, o)
+    p.set("k2", "v")
+    t0 = time.monotonic()
+    assert p.execute_command("WAITAOF", 1, 1, 5000) == [1, 1]
+    assert time.monotonic() - t0 < 4
+    # Two replicas asked for, one can say so: the timeout's count.
+    assert p.execute_command("WAITAOF", 0, 2, 300) == [1, 1]
+    with pytest.raises(redis.ResponseError, match="^WAITAOF cannot be used with replica instances"):
+        r.execute_command("WAITAOF", 0, 0, 0)

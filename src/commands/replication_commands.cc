@@ -78,9 +78,15 @@ void ReplconfCommand(CommandContext& ctx) {
     } else if (EqualsIgnoreCase(opt, "ack")) {
       // From a replica only; never answered.
       if (!c.replica) return;
-      int64_t offset;
+      int64_t offset, aof_offset = -1;
       if (!ParseInt64(val, &offset)) return;
-      ctx.server.replication().Ack(c.id, static_cast<uint64_t>(std::max<int64_t>(offset, 0)), UnixTimeMs());
+      // (Redis 7.2's replicas add FACK <offset>: what their append-only
+      // file holds, fsynced; WAITAOF counts it.)
+      if (i + 3 < ctx.args.size() && EqualsIgnoreCase(ctx.args[i + 2], "fack") &&
+          (!ParseInt64(ctx.args[i + 3], &aof_offset) || aof_offset < 0))
+        aof_offset = -1;
+      ctx.server.replication().Ack(c.id, static_cast<uint64_t>(std::max<int64_t>(offset, 0)), aof_offset,
+                                   UnixTimeMs());
       return;
     } else if (EqualsIgnoreCase(opt, "getack")) {
       return;  // (for a replica to answer; a primary has nothing to say)
@@ -242,6 +248,51 @@ void ReplicaofCommand(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// WAITAOF numlocal numreplicas timeout (every shard held), as Redis
+// 7.2's: [whether this server's append-only file is durable up to this
+// point, how many replicas said theirs is (REPLCONF ACK ... FACK)], waiting
+// for numlocal (0 or 1) and numreplicas of them at most `timeout` ms (0:
+// for ever). The point is the stream's end (as WAIT's) and, locally, what
+// every shard logged so far, written to the file.
+void WaitaofCommand(CommandContext& ctx) {
+  int64_t need_local, need, timeout_ms;
+  if (!ParseIntInRange(ctx, ctx.args[1], 0, 1, &need_local)) return;
+  if (!ParseIntArg(ctx, ctx.args[2], &need)) return;
+  if (need < 0) {
+    ctx.reply.Error("ERR value is out of range, must be positive");
+    return;
+  }
+  if (!ParseTimeoutMs(ctx, ctx.args[3], &timeout_ms)) return;
+  ServerState& server = ctx.server;
+  if (server.is_replica()) {
+    ctx.reply.Error("ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas "
+                    "are just local and are not propagated.");
+    return;
+  }
+  AppendOnlyFile& aof = server.aof();
+  if (need_local > 0 && !aof.active()) {
+    ctx.reply.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
+    return;
+  }
+  ReplicationPrimary& repl = server.replication();
+  server.EmitShardChunks();
+  const uint64_t offset = repl.offset();
+  // (The file off: never durable here, as Redis's fsynced offset is none.)
+  const uint64_t aof_target = aof.active() ? aof.written() : UINT64_MAX;
+  const int local = aof.synced() >= aof_target ? 1 : 0;
+  const int acked = repl.CountAofAcks(offset);
+  if ((local >= need_local && acked >= need) || ctx.worker.in_exec()) {
+    ctx.reply.ArrayHeader(2);
+    ctx.reply.Integer(local);
+    ctx.reply.Integer(acked);
+    return;
+  }
+  ctx.client.wait_acks = true;
+  const int64_t now_ms = UnixTimeMs();
+  repl.AddAofWaiter(ctx.client.id, ctx.worker.index(), offset, need_local, aof_target, need,
+                    timeout_ms > 0 ? now_ms + timeout_ms : 0);
+}
+
 // FAILOVER [TO host port [FORCE]] [TIMEOUT ms] | ABORT (every shard
 // held), as Redis 7.2's failoverCommand (failover.cc does the rest).
 void FailoverCommand(CommandContext& ctx) {
@@ -340,6 +391,11 @@ void RegisterReplicationCommands(CommandTable& t) {
          .summary = "Starts a coordinated failover from a server to one of its replicas.", .since = "6.2.0",
          .complexity = "O(1)", .handler = FailoverCommand});
   CommandFamily g(t, kAclConnection, "generic");
+  g.Add({.name = "waitaof", .arity = 4, .flags = kCmdNoscript | kCmdAllShards,
+         .summary = "Blocks until all of the preceding write commands sent by the connection are written to the "
+                    "append-only file of the master and/or replicas.",
+         .since = "7.2.0", .complexity = "O(1)",
+         .tips = {"request_policy:all_shards", "response_policy:agg_min"}, .handler = WaitaofCommand});
   g.Add({.name = "wait", .arity = 3, .flags = kCmdNoscript | kCmdAllShards,
          .summary = "Blocks until the asynchronous replication of all preceding write commands sent by the "
                     "connection is completed.",

@@ -147,6 +147,10 @@ class AppendOnlyFile {
 
   // --- INFO ---
   uint64_t current_size() const { return current_size_.load(std::memory_order_relaxed); }
+  // Bytes ever written, and of them made durable (fsync): WAITAOF's local
+  // count compares the two (any thread).
+  uint64_t written() const { return written_.load(std::memory_order_acquire); }
+  uint64_t synced() const { return synced_.load(std::memory_order_acquire); }
   uint64_t base_size() const { return base_size_.load(std::memory_order_relaxed); }
 
  private:

@@ -148,7 +148,13 @@ void ReplicaLink::SendAck() {
   }
   std::string bytes;
   const std::string n = std::to_string(offset);
-  AppendRespCommand(&bytes, {"REPLCONF", "ACK", n});
+  const int64_t fsynced = fsynced_.load(std::memory_order_relaxed);
+  if (fsynced >= 0) {
+    const std::string f = std::to_string(fsynced);
+    AppendRespCommand(&bytes, {"REPLCONF", "ACK", n, "FACK", f});
+  } else {
+    AppendRespCommand(&bytes, {"REPLCONF", "ACK", n});
+  }
   SendAll(bytes);
 }
 

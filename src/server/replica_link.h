@@ -91,6 +91,9 @@ class ReplicaLink {
   // CONFIG SET of masterauth, masteruser, repl-timeout: for the next
   // connection (the timeout at once).
   void UpdateSettings(const std::string& masteruser, const std::string& masterauth, int timeout_s);
+  // With an append-only file: the offset up to which it is durable, sent
+  // as REPLCONF ACK's FACK (Redis 7.2, for WAITAOF); -1: none (no file).
+  void SetFsynced(int64_t offset) { fsynced_.store(offset, std::memory_order_relaxed); }
 
   // The thread has ended (a link on connected_fd, after its session).
   bool finished() const { return finished_.load(std::memory_order_acquire); }
@@ -138,6 +141,7 @@ class ReplicaLink {
   std::atomic<bool> finished_{false};
   std::atomic<bool> ack_wanted_{false};
   std::atomic<int> timeout_s_{60};
+  std::atomic<int64_t> fsynced_{-1};
   int wake_fd_ = -1;  // wakes the thread's poll (Stop, Drop, RequestAck)
   std::atomic<int> fd_{-1};
   std::string in_;  // (the thread's) received and not yet handed on

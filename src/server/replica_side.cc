@@ -276,6 +276,12 @@ void Server::ApplyMasterStream(Worker& w) {
   // The replica's own append-only file, then its replicas: the same bytes.
   EmitShardChunks();
   replication_->FeedRaw(std::string_view(master_in_).substr(0, end));
+  if (aof_->active()) {
+    // (appendfsync no makes nothing durable by itself: the oldest go, and
+    // FACK only lags.)
+    if (fack_pending_.size() >= 4096) fack_pending_.pop_front();
+    fack_pending_.emplace_back(aof_->written(), replication_->offset());
+  }
   master_in_.erase(0, end);
   if (getack) {
     link_->Applied(repl_ids_.replid, replication_->offset());
@@ -286,6 +292,23 @@ void Server::ApplyMasterStream(Worker& w) {
 }  // namespace peregrine
 
 namespace peregrine {
+
+void Server::ReplicaCron() {
+  // REPLCONF ACK's FACK: the offset whose commands the file holds durably.
+  if (link_ == nullptr) return;
+  if (!aof_->active()) {
+    fack_pending_.clear();
+    link_->SetFsynced(-1);
+    return;
+  }
+  const uint64_t synced = aof_->synced();
+  int64_t fsynced = -1;
+  while (!fack_pending_.empty() && fack_pending_.front().first <= synced) {
+    fsynced = static_cast<int64_t>(fack_pending_.front().second);
+    fack_pending_.pop_front();
+  }
+  if (fsynced >= 0) link_->SetFsynced(fsynced);
+}
 
 bool Server::ReplicaHistory(std::string* id, uint64_t* offset, int* db) {
   if (!replica_.load(std::memory_order_relaxed) || !replication_->feeding()) return false;

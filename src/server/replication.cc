@@ -224,18 +224,20 @@ void ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(u
   for (uint64_t id : closing) close(id);
 }
 
-void ReplicationPrimary::Ack(uint64_t id, uint64_t offset, int64_t now_ms) {
+void ReplicationPrimary::Ack(uint64_t id, uint64_t offset, int64_t aof_offset, int64_t now_ms) {
   std::vector<uint32_t> wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& r : replicas_)
       if (r->info.client_id == id) {
         r->info.ack_offset = std::max(r->info.ack_offset, offset);  // (only ever up, as Redis)
+        if (aof_offset >= 0)
+          r->info.aof_ack_offset = std::max(r->info.aof_ack_offset, static_cast<uint64_t>(aof_offset));
         r->info.last_ack_ms = now_ms;
       }
     // Clients in WAIT that have their count now.
     for (Waiter& w : waiters_)
-      if (!w.done && CountAcksLocked(w.offset) >= w.need) {
+      if (!w.done && SatisfiedLocked(w)) {
         w.done = true;
         Tell(w.worker);
       }
@@ -249,6 +251,32 @@ int ReplicationPrimary::CountAcksLocked(uint64_t offset) const {
   for (auto& r : replicas_)
     if (!r->close && !r->info.sync && r->info.state == State::kOnline && r->info.ack_offset >= offset) n++;
   return n;
+}
+
+int ReplicationPrimary::CountAofAcksLocked(uint64_t offset) const {
+  int n = 0;
+  for (auto& r : replicas_)
+    if (!r->close && !r->info.sync && r->info.state == State::kOnline && r->info.aof_ack_offset >= offset) n++;
+  return n;
+}
+
+int ReplicationPrimary::CountAofAcks(uint64_t offset) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CountAofAcksLocked(offset);
+}
+
+void ReplicationPrimary::AddAofWaiter(uint64_t id, uint32_t worker, uint64_t offset, int64_t need_local,
+                                      uint64_t aof_target, int64_t need, int64_t deadline_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Waiter w{id, worker, offset, need, deadline_ms};
+    w.aof = true;
+    w.need_local = need_local;
+    w.aof_target = aof_target;
+    waiters_.push_back(w);
+    told_[worker].waiters.fetch_add(1, std::memory_order_relaxed);
+  }
+  getack_.store(true, std::memory_order_relaxed);
 }
 
 int ReplicationPrimary::CountAcks(uint64_t offset) {
@@ -272,9 +300,9 @@ void ReplicationPrimary::FlushGetack() {
   if (getack_.exchange(false, std::memory_order_relaxed)) FeedCommand({"REPLCONF", "GETACK", "*"});
 }
 
-int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms,
-                                         const std::function<void(uint64_t, int, bool)>& done) {
-  std::vector<std::tuple<uint64_t, int, bool>> out;
+int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms, uint64_t aof_synced,
+                                         const std::function<void(uint64_t, int, int, bool)>& done) {
+  std::vector<std::tuple<uint64_t, int, int, bool>> out;
   int64_t next = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -284,8 +312,12 @@ int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms,
         i++;
         continue;
       }
-      if (w.done || (w.deadline_ms > 0 && now_ms >= w.deadline_ms)) {
-        out.emplace_back(w.id, CountAcksLocked(w.offset), w.error);
+      if (w.aof) w.local_ok = aof_synced >= w.aof_target;
+      if (w.done || SatisfiedLocked(w) || (w.deadline_ms > 0 && now_ms >= w.deadline_ms)) {
+        if (w.aof)
+          out.emplace_back(w.id, w.local_ok ? 1 : 0, CountAofAcksLocked(w.offset), w.error);
+        else
+          out.emplace_back(w.id, -1, CountAcksLocked(w.offset), w.error);
         waiters_.erase(waiters_.begin() + static_cast<ptrdiff_t>(i));
         told_[worker].waiters.fetch_sub(1, std::memory_order_relaxed);
         continue;
@@ -294,7 +326,7 @@ int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms,
       i++;
     }
   }
-  for (auto& [id, count, error] : out) done(id, count, error);
+  for (auto& [id, local, count, error] : out) done(id, local, count, error);
   return next;
 }
 

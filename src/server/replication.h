@@ -35,6 +35,7 @@ class ReplicationPrimary {
     int listening_port = 0;
     State state = State::kWaitBgsave;
     uint64_t ack_offset = 0;
+    uint64_t aof_ack_offset = 0;  // REPLCONF ACK ... FACK: written to its append-only file, fsynced
     int64_t last_ack_ms = 0;
     // It asked with SYNC (no +FULLRESYNC line before its snapshot), and
     // for the snapshot alone (REPLCONF rdb-only 1: closed after it, as
@@ -107,7 +108,8 @@ class ReplicationPrimary {
   // write to it now, or `close(id)`.
   void ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
                    const std::function<void(uint64_t)>& close);
-  void Ack(uint64_t id, uint64_t offset, int64_t now_ms);
+  // REPLCONF ACK <offset> [FACK <aof offset>] (`aof_offset` -1: none).
+  void Ack(uint64_t id, uint64_t offset, int64_t aof_offset, int64_t now_ms);
   void SetListeningPort(uint64_t id, int port);
   // The replica's connection closed.
   void Detach(uint64_t id);
@@ -119,14 +121,22 @@ class ReplicationPrimary {
   // `offset`, or until `deadline_ms` (unix ms; 0: for ever). Replicas are
   // asked for their ACK before the worker sleeps (FlushGetack).
   void AddWaiter(uint64_t id, uint32_t worker, uint64_t offset, int64_t need, int64_t deadline_ms);
+  // WAITAOF: also until this server's append-only file is durable up to
+  // `aof_target` (when `need_local`), the replicas counted by their FACK.
+  void AddAofWaiter(uint64_t id, uint32_t worker, uint64_t offset, int64_t need_local, uint64_t aof_target,
+                    int64_t need, int64_t deadline_ms);
+  int CountAofAcks(uint64_t offset);
   bool has_waiters(uint32_t worker) const { return told_[worker].waiters.load(std::memory_order_relaxed) > 0; }
   // One REPLCONF GETACK into the stream if a client began to wait since the
   // last (the waiter's worker, before it sleeps).
   void FlushGetack();
   // The worker's waiters that are done (enough ACKs, their deadline
-  // passed, unblocked): `done(id, count, unblocked_with_error)` each;
-  // returns the ms until the next deadline (-1: none).
-  int64_t ServeWaiters(uint32_t worker, int64_t now_ms, const std::function<void(uint64_t, int, bool)>& done);
+  // passed, unblocked): `done(id, local, count, unblocked_with_error)`
+  // each (`local`: -1 for WAIT, else WAITAOF's local count, against the
+  // file's durable bytes `aof_synced`); returns the ms until the next
+  // deadline (-1: none).
+  int64_t ServeWaiters(uint32_t worker, int64_t now_ms, uint64_t aof_synced,
+                       const std::function<void(uint64_t, int, int, bool)>& done);
   // The client went.
   void DropWaiter(uint64_t id, uint32_t worker);
   // CLIENT UNBLOCK: its answer now (`error`: -UNBLOCKED instead of the
@@ -198,8 +208,16 @@ class ReplicationPrimary {
     uint64_t offset;
     int64_t need, deadline_ms;
     bool done = false, error = false;
+    bool aof = false, local_ok = false;  // WAITAOF (local_ok: as ServeWaiters last saw)
+    int64_t need_local = 0;
+    uint64_t aof_target = 0;
   };
   int CountAcksLocked(uint64_t offset) const;
+  int CountAofAcksLocked(uint64_t offset) const;
+  bool SatisfiedLocked(const Waiter& w) const {
+    return w.aof ? (w.local_ok || w.need_local == 0) && CountAofAcksLocked(w.offset) >= w.need
+                 : CountAcksLocked(w.offset) >= w.need;
+  }
   std::vector<Waiter> waiters_;
   std::unique_ptr<Told[]> told_;
   std::vector<uint32_t> to_wake_;  // (scratch, under the lock)

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -118,6 +119,8 @@ class Server final : public ServerState {
   bool AbortFailover(const char* why) override;
   const char* FailoverStateName() const override;
   void FailoverCron(int64_t now_ms);
+  // Worker 0's cron on a replica: the FACK its link sends (WAITAOF).
+  void ReplicaCron();
   void FailoverAnswered(bool accepted);
   void ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events);
   // The start-up load (main(), before Run): worker 0 goes on with it
@@ -184,6 +187,7 @@ class Server final : public ServerState {
   int failover_port_ = 0;
   int64_t failover_end_ms_ = 0;
   bool failover_force_ = false;
+  std::deque<std::pair<uint64_t, uint64_t>> fack_pending_;  // (file bytes written, offset) not yet durable
   std::string master_in_;
   int master_db_ = 0;
   std::unique_ptr<CommandReplayer> master_replayer_;

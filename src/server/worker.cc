@@ -497,6 +497,7 @@ void Worker::Cron() {
         return true;
       });
     server_.ReplicationCron(now);
+    if (server_.is_replica()) server_.ReplicaCron();
     if (server_.failing_over()) HoldingAll([&] {
         server_.FailoverCron(now);
         return true;

@@ -71,16 +71,22 @@ void Worker::ServeReplicas() {
   if (!waiters) return;
   // Clients in WAIT that have their answer: it, then their input.
   repl.FlushGetack();
-  const int64_t next = repl.ServeWaiters(index_, UnixTimeMs(), [this](uint64_t id, int count, bool error) {
+  const int64_t next = repl.ServeWaiters(index_, UnixTimeMs(), server_.aof().synced(),
+                                         [this](uint64_t id, int local, int count, bool error) {
     auto it = clients_.find(id);
     if (it == clients_.end() || it->second->closed) return;
     Client& c = *it->second;
     c.wait_acks = false;
     ReplyWriter reply(&c.out, c.resp, this);
-    if (error)
+    if (error) {
       reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
-    else
+    } else if (local >= 0) {  // WAITAOF
+      reply.ArrayHeader(2);
+      reply.Integer(local);
       reply.Integer(count);
+    } else {
+      reply.Integer(count);
+    }
     io_.QueueWrite(c);
     resume_.push_back(c.id);
     loop_.WakeWithin(0);
