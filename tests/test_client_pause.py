@@ -92,3 +92,26 @@ def test_pause_errors(r):
     with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'client|unpause' command"):
         r.execute_command("CLIENT", "UNPAUSE", "x")
     assert r.execute_command("CLIENT", "UNPAUSE") == b"OK"  # (none: fine)
+
+
+def test_refusals_are_answered_during_a_pause(r, other):
+    # (Redis answers what it refuses before it looks at the pause.)
+    r.execute_command("CLIENT", "PAUSE", 100000, "WRITE")
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'set' command"):
+            other.execute_command("SET", "k")
+        with pytest.raises(redis.ResponseError, match="unknown command"):
+            other.execute_command("NOSUCHCOMMAND")
+        assert time.monotonic() - t0 < 2
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+
+
+def test_a_pause_that_ran_out_leaves_nothing_held(r, other):
+    r.execute_command("CLIENT", "PAUSE", 100, "WRITE")
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    for i in range(50):
+        assert other.set(f"k{i}", i)
+    assert time.monotonic() - t0 < 2

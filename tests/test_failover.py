@@ -182,3 +182,21 @@ def test_waitaof_local_and_replicas(servers, tmp_path):
     assert p.execute_command("WAITAOF", 0, 2, 300) == [1, 1]
     with pytest.raises(redis.ResponseError, match="^WAITAOF cannot be used with replica instances"):
         r.execute_command("WAITAOF", 0, 0, 0)
+
+
+@needs_waitaof
+def test_waitaof_when_the_file_goes_off(servers, tmp_path):
+    primary = start(tmp_path, "p", args=["--appendonly", "yes", "--appendfsync", "no"])
+    servers.append(primary)
+    p = primary.client()
+    p.set("k", "v")
+    # (appendfsync no: nothing is made durable by itself.)
+    assert p.execute_command("WAITAOF", 1, 0, 100) == [0, 0]
+    waiter = p.connection_pool.get_connection()
+    waiter.send_command("WAITAOF", 1, 0, 0)
+    assert not waiter.can_read(timeout=0.3)
+    primary.client().config_set("appendonly", "no")
+    with pytest.raises(redis.ResponseError, match="^WAITAOF cannot be used when numlocal is set but appendonly is "
+                                                  "disabled.$"):
+        waiter.read_response()
+    p.connection_pool.release(waiter)

@@ -279,7 +279,8 @@ void WaitaofCommand(CommandContext& ctx) {
   const uint64_t offset = repl.offset();
   // (The file off: never durable here, as Redis's fsynced offset is none.)
   const uint64_t aof_target = aof.active() ? aof.written() : UINT64_MAX;
-  const int local = aof.synced() >= aof_target ? 1 : 0;
+  const bool durable = aof.active() && !aof.write_failed() && !aof.waiting_for_base();
+  const int local = durable && aof.synced() >= aof_target ? 1 : 0;
   const int acked = repl.CountAofAcks(offset);
   if ((local >= need_local && acked >= need) || ctx.worker.in_exec()) {
     ctx.reply.ArrayHeader(2);
@@ -330,6 +331,7 @@ void FailoverCommand(CommandContext& ctx) {
       return;
     }
   }
+  // (The port is taken as an int, as Redis's findReplica takes it.)
   const std::string err = server.StartFailover(host, static_cast<int>(port), timeout_ms, force);
   if (!err.empty()) {
     ctx.reply.Error("ERR " + err);

@@ -143,7 +143,7 @@ class AppendOnlyFile {
   // Shutdown: syncs what was written (every worker stopped).
   void Close();
   // Whether the AOF is waiting for its first base (turned on at run time).
-  bool waiting_for_base() const { return waiting_; }
+  bool waiting_for_base() const { return waiting_.load(std::memory_order_acquire); }
 
   // --- INFO ---
   uint64_t current_size() const { return current_size_.load(std::memory_order_relaxed); }
@@ -166,7 +166,7 @@ class AppendOnlyFile {
   Server& server_;
   std::string dir_, prefix_;
   AofManifest manifest_;
-  bool waiting_ = false;  // on, writing the temporary incremental file, no base yet
+  std::atomic<bool> waiting_{false};  // on, writing the temporary incremental file, no base yet (read by any worker: WAITAOF)
   std::atomic<bool> active_{false};
   std::atomic<AppendFsync> fsync_{AppendFsync::kEverysec};
 

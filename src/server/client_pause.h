@@ -20,16 +20,22 @@ class ClientPause {
   // Whether any pause may be in force (the fast check before a command).
   bool active() const { return active_.load(std::memory_order_relaxed); }
   // What is paused at `now_ms` (kAll, kWrites or kNone), and until when
-  // (*until_ms: the earliest end among what is in force).
-  uint8_t Paused(int64_t now_ms, int64_t* until_ms = nullptr) const {
+  // (*until_ms: the earliest end among what is in force). A pause whose
+  // time is up is over: once none is left, active() is false again.
+  uint8_t Paused(int64_t now_ms, int64_t* until_ms = nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     uint8_t actions = kNone;
     int64_t until = INT64_MAX;
-    for (const Entry& e : entries_) {
-      if (e.actions == kNone || e.end_ms <= now_ms) continue;
+    for (Entry& e : entries_) {
+      if (e.actions != kNone && e.end_ms <= now_ms) {
+        e = Entry{};
+        generation_.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (e.actions == kNone) continue;
       actions = actions > e.actions ? actions : e.actions;
       until = until < e.end_ms ? until : e.end_ms;
     }
+    if (actions == kNone) active_.store(false, std::memory_order_relaxed);
     if (until_ms != nullptr) *until_ms = until;
     return actions;
   }

@@ -2,6 +2,7 @@
 #include "server/command_replayer.h"
 
 #include <cctype>
+#include <cstring>
 
 #include "core/numbers.h"
 #include "net/event_loop.h"
@@ -41,18 +42,17 @@ bool Deadline(std::string_view v, int64_t unit, int64_t now_ms, std::string* out
 
 }  // namespace
 
-bool CommandReplayer::AbsoluteDeadline(std::span<const std::string_view> args, int64_t now_ms,
-                                       std::vector<std::string>* out) {
+bool CommandReplayer::AbsoluteDeadline(std::span<const std::string_view> args, int64_t now_ms, std::string* when,
+                                       std::vector<std::string_view>* out) {
   const std::string_view name = args[0];
-  if (name.size() < 3 || name.size() > 7) return false;  // (most commands stop here)
-  // Which argument is the deadline, in what unit, and what it becomes.
+  // Which argument is the deadline, in what unit, and what it becomes
+  // (the rest stays a view of the command's own arguments).
   size_t at = 0;
   int64_t unit = 1;
-  std::string when;
   if ((Is(name, "setex") || Is(name, "psetex")) && args.size() == 4) {
     // SETEX key seconds value -> SET key value PXAT when
-    if (!Deadline(args[2], Is(name, "setex") ? 1000 : 1, now_ms, &when)) return false;
-    *out = {"SET", std::string(args[1]), std::string(args[3]), "PXAT", when};
+    if (!Deadline(args[2], Is(name, "setex") ? 1000 : 1, now_ms, when)) return false;
+    *out = {"SET", args[1], args[3], "PXAT", *when};
     return true;
   }
   if ((Is(name, "expire") || Is(name, "pexpire")) && args.size() >= 3) {
@@ -69,9 +69,9 @@ bool CommandReplayer::AbsoluteDeadline(std::span<const std::string_view> args, i
       if (Is(args[i], "absttl")) return false;
     at = 2;
   }
-  if (at == 0 || !Deadline(args[at], unit, now_ms, &when)) return false;
+  if (at == 0 || !Deadline(args[at], unit, now_ms, when)) return false;
   out->assign(args.begin(), args.end());
-  (*out)[at] = when;
+  (*out)[at] = *when;
   if (Is(name, "expire") || Is(name, "pexpire")) (*out)[0] = "PEXPIREAT";
   else if (Is(name, "restore")) out->push_back("ABSTTL");
   else (*out)[at - 1] = "PXAT";
@@ -79,10 +79,11 @@ bool CommandReplayer::AbsoluteDeadline(std::span<const std::string_view> args, i
 }
 
 bool CommandReplayer::Run(std::span<const std::string_view> args) {
-  if (options_.absolute_deadlines && AbsoluteDeadline(args, UnixTimeMs(), &owned_)) [[unlikely]] {
-    rewritten_.assign(owned_.begin(), owned_.end());
+  // (The names that may carry one first: the clock only for those.)
+  if (options_.absolute_deadlines && args[0].size() >= 3 && args[0].size() <= 7 &&
+      std::strchr("sSeEpPgGrR", args[0][0]) != nullptr && AbsoluteDeadline(args, UnixTimeMs(), &when_, &rewritten_))
+      [[unlikely]]
     args = rewritten_;
-  }
   const CommandSpec* cmd = server_.commands().Find(args[0]);
   if (cmd != nullptr && !cmd->subcommands.empty() && args.size() > 1)
     cmd = CommandTable::FindSubcommand(*cmd, args[1]);

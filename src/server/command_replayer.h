@@ -40,9 +40,10 @@ class CommandReplayer {
   // Runs one command. False for one the server does not know (nothing ran).
   bool Run(std::span<const std::string_view> args);
   // The command with its relative deadline made absolute at `now_ms` (as
-  // Redis 7 propagates it), or false when it has none.
-  static bool AbsoluteDeadline(std::span<const std::string_view> args, int64_t now_ms,
-                               std::vector<std::string>* out);
+  // Redis 7 propagates it): *out views `args`, *when and literals; false
+  // when it has none.
+  static bool AbsoluteDeadline(std::span<const std::string_view> args, int64_t now_ms, std::string* when,
+                               std::vector<std::string_view>* out);
   // The database the commands run in (SELECT changes it).
   int db() const;
   void set_db(int db);
@@ -52,8 +53,8 @@ class CommandReplayer {
   Worker& worker_;
   Client client_;
   Options options_;
-  std::vector<std::string> owned_;         // scratch: a command's rewritten arguments
-  std::vector<std::string_view> rewritten_;
+  std::string when_;                        // scratch: a rewritten deadline
+  std::vector<std::string_view> rewritten_;  // and the command around it
   Buffer out_;
   std::vector<size_t> keys_;  // scratch: the running command's key positions
 };

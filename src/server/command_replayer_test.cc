@@ -12,9 +12,10 @@ namespace peregrine {
 namespace {
 
 std::vector<std::string> Rewrite(std::vector<std::string_view> args, int64_t now = 1000000) {
-  std::vector<std::string> out;
-  if (!CommandReplayer::AbsoluteDeadline(args, now, &out)) return {"(unchanged)"};
-  return out;
+  std::string when;
+  std::vector<std::string_view> out;
+  if (!CommandReplayer::AbsoluteDeadline(args, now, &when, &out)) return {"(unchanged)"};
+  return std::vector<std::string>(out.begin(), out.end());
 }
 
 using V = std::vector<std::string>;

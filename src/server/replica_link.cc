@@ -239,6 +239,7 @@ void ReplicaLink::Session() {
   if (!Handshake(&reply)) return;
   // A failover's PSYNC answered: the target took over; from now on the
   // link is an ordinary one (reconnects ask without FAILOVER).
+  if (settings_.failover && reply.starts_with("+FULLRESYNC")) Push(Event{Event::Kind::kAccepted, {}, {}, 0});
   if (reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE")) settings_.failover = false;
   if (reply.starts_with("+FULLRESYNC")) {
     // "+FULLRESYNC <replid> <offset>"

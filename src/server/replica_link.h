@@ -51,6 +51,7 @@ class ReplicaLink {
       kBytes,     // stream bytes, in order
       kDown,      // the link ended: a command cut short is dropped
       kRefused,   // a failover's PSYNC was refused, or never answered
+      kAccepted,  // a failover's PSYNC was answered +FULLRESYNC (its snapshot follows)
     };
     Kind kind;
     std::string data, replid;

@@ -61,6 +61,7 @@ bool Server::BecomeReplica(const std::string& host, int port, int connected_fd, 
     shard(i).SetLogRemovals(aof_->active());
   }
   master_in_.clear();
+  fack_pending_.clear();
   // As Redis's replicationCacheMasterUsingMyself: this server's own
   // history, so that a former primary can continue from the replica that
   // took over (its second ID).
@@ -142,9 +143,12 @@ bool Server::LoadFullSync(Worker& w, const std::string& file, const std::string&
   repl_ids_.ClearSecond();
   replication_->ResetBacklog(config_.repl_backlog_size, offset);
   master_in_.clear();
+  // (A new history: nothing of the old one counts as durable.)
+  fack_pending_.clear();
+  link_->SetFsynced(-1);
   // The database the stream goes on in (a primary that is itself a
   // replica sends no SELECT until its primary's changes).
-  master_db_ = p.loaded_repl_db;
+  master_db_ = p.loaded_repl_db >= 0 && p.loaded_repl_db < config_.databases ? p.loaded_repl_db : 0;
   // The append-only file starts again from the new data (Redis restarts
   // it after a full sync).
   if (aof_->active()) {
@@ -162,6 +166,9 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
         FailoverAnswered(true);
         link_->LoadDone(LoadFullSync(w, ev.data, ev.replid, ev.offset));
         break;
+      case ReplicaLink::Event::Kind::kAccepted:
+        FailoverAnswered(true);  // (the target took over; its snapshot comes next)
+        break;
       case ReplicaLink::Event::Kind::kRefused:
         // A failover's target said no: a primary again (the link goes).
         FailoverAnswered(false);
@@ -173,6 +180,8 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
         // follows, the old one reachable up to here (Redis's same steps).
         if (ev.replid.size() == 40 && ev.replid != repl_ids_.replid) {
           replication_->SetRelaying(true);  // (this server's replicas must hear of it)
+          fack_pending_.clear();
+          link_->SetFsynced(-1);
           repl_ids_.replid2 = repl_ids_.replid;
           repl_ids_.second_offset = static_cast<int64_t>(replication_->offset()) + 1;
           repl_ids_.replid = ev.replid;
@@ -301,6 +310,9 @@ void Server::ReplicaCron() {
     link_->SetFsynced(-1);
     return;
   }
+  // (While the file has no base for the data yet, after a full sync,
+  // nothing in it can rebuild the data: no FACK moves.)
+  if (aof_->waiting_for_base() || (bgsave_ != nullptr && bgsave_->aof_base())) return;
   const uint64_t synced = aof_->synced();
   int64_t fsynced = -1;
   while (!fack_pending_.empty() && fack_pending_.front().first <= synced) {
@@ -328,7 +340,7 @@ void Server::StartReplicaOfConfig() {
     repl_ids_.replid = p.loaded_repl_id;
     repl_ids_.ClearSecond();
     replication_->ResetBacklog(config_.repl_backlog_size, p.loaded_repl_offset);
-    master_db_ = p.loaded_repl_db;
+    master_db_ = p.loaded_repl_db >= 0 && p.loaded_repl_db < config_.databases ? p.loaded_repl_db : 0;
     LOG_NOTICE("Before turning into a replica, using my own master parameters to synthesize a cached master: I may "
                "be able to synchronize with the new master with just a partial transfer.");
   }

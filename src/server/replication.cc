@@ -300,9 +300,9 @@ void ReplicationPrimary::FlushGetack() {
   if (getack_.exchange(false, std::memory_order_relaxed)) FeedCommand({"REPLCONF", "GETACK", "*"});
 }
 
-int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms, uint64_t aof_synced,
-                                         const std::function<void(uint64_t, int, int, bool)>& done) {
-  std::vector<std::tuple<uint64_t, int, int, bool>> out;
+int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms, uint64_t aof_synced, bool aof_on,
+                                         const std::function<void(uint64_t, int, int, int)>& done) {
+  std::vector<std::tuple<uint64_t, int, int, int>> out;
   int64_t next = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -313,11 +313,14 @@ int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms, uint64
         continue;
       }
       if (w.aof) w.local_ok = aof_synced >= w.aof_target;
-      if (w.done || SatisfiedLocked(w) || (w.deadline_ms > 0 && now_ms >= w.deadline_ms)) {
+      // (A local wait the file turned off can no longer end: Redis's error.)
+      const bool aof_gone = w.aof && w.need_local > 0 && !aof_on;
+      if (w.done || aof_gone || SatisfiedLocked(w) || (w.deadline_ms > 0 && now_ms >= w.deadline_ms)) {
+        const int error = w.error ? kWaitUnblocked : aof_gone ? kWaitAofOff : kWaitOk;
         if (w.aof)
-          out.emplace_back(w.id, w.local_ok ? 1 : 0, CountAofAcksLocked(w.offset), w.error);
+          out.emplace_back(w.id, w.local_ok ? 1 : 0, CountAofAcksLocked(w.offset), error);
         else
-          out.emplace_back(w.id, -1, CountAcksLocked(w.offset), w.error);
+          out.emplace_back(w.id, -1, CountAcksLocked(w.offset), error);
         waiters_.erase(waiters_.begin() + static_cast<ptrdiff_t>(i));
         told_[worker].waiters.fetch_sub(1, std::memory_order_relaxed);
         continue;

@@ -131,12 +131,13 @@ class ReplicationPrimary {
   // last (the waiter's worker, before it sleeps).
   void FlushGetack();
   // The worker's waiters that are done (enough ACKs, their deadline
-  // passed, unblocked): `done(id, local, count, unblocked_with_error)`
-  // each (`local`: -1 for WAIT, else WAITAOF's local count, against the
-  // file's durable bytes `aof_synced`); returns the ms until the next
-  // deadline (-1: none).
-  int64_t ServeWaiters(uint32_t worker, int64_t now_ms, uint64_t aof_synced,
-                       const std::function<void(uint64_t, int, int, bool)>& done);
+  // passed, unblocked): `done(id, local, count, error)` each (`local`: -1
+  // for WAIT, else WAITAOF's local count, against the file's durable
+  // bytes `aof_synced` (0 when nothing can count as durable); `error`: a
+  // WaitError); returns the ms until the next deadline (-1: none).
+  enum WaitError : int { kWaitOk, kWaitUnblocked, kWaitAofOff };
+  int64_t ServeWaiters(uint32_t worker, int64_t now_ms, uint64_t aof_synced, bool aof_on,
+                       const std::function<void(uint64_t, int, int, int)>& done);
   // The client went.
   void DropWaiter(uint64_t id, uint32_t worker);
   // CLIENT UNBLOCK: its answer now (`error`: -UNBLOCKED instead of the

@@ -342,11 +342,14 @@ auto Worker::HoldingAll(F&& f) {
 void Worker::ReleasePauseHeld() {
   const int64_t now = UnixTimeMs();
   int64_t until;
-  const ClientPause& pause = server_.client_pause();
-  if (pause.Paused(now, &until) != ClientPause::kNone && pause.generation() == pause_gen_) {
+  ClientPause& pause = server_.client_pause();
+  const uint8_t actions = pause.Paused(now, &until);
+  // Still the same pause, as strong as when they were held: they wait.
+  if (actions != ClientPause::kNone && actions >= pause_kind_ && pause.generation() == pause_gen_) {
     loop_.WakeWithin(std::clamp<int64_t>(until - now, 0, 1000));
     return;
   }
+  pause_kind_ = ClientPause::kNone;
   // Over, or changed: each goes on (and waits again if it still must).
   for (uint64_t id : pause_held_) {
     auto it = clients_.find(id);
@@ -409,6 +412,9 @@ bool Worker::EnforceMaxmemory(Shard& shard) {
   const Config& config = server_.config();
   auto over = [&] { return static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) > config.maxmemory; };
   if (!over() || (server_.is_replica() && config.replica_ignore_maxmemory)) return true;
+  // Nothing is evicted while clients are paused (as Redis: no change may
+  // reach the stream meanwhile).
+  if (server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0) return true;
   if (config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return false;
   // One limit for the whole process: a command evicts from the shard it
   // runs on (its own worker's, or one it holds; keys spread evenly over
@@ -447,6 +453,7 @@ void Worker::EvictFor(int64_t budget_us) {
   const Config& config = server_.config();
   if (config.maxmemory == 0 || config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return;
   if (server_.is_replica() && config.replica_ignore_maxmemory) return;
+  if (server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0) return;
   const int64_t deadline = MonotonicUs() + budget_us;
   while (static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) > config.maxmemory) {
     bool evicted = false;
@@ -546,8 +553,9 @@ void Worker::Cron() {
     // wakes the worker once a second: the bytes are read, and the client is
     // not taken for idle (timeout) while it is sending.
     if (c->rcvlowat > 1 && idle_ms > 1000) ClientIo::SetLowWater(*c, 1);
-    // (Replicas are never idle clients, as in Redis.)
-    if (timeout > 0 && idle_ms > static_cast<int64_t>(timeout) * 1000 && !c->batch_in_flight && c->blocked == nullptr &&
+    // (Replicas are never idle clients, nor clients that wait: blocked, in
+    // WAIT, held by CLIENT PAUSE, as in Redis.)
+    if (timeout > 0 && idle_ms > static_cast<int64_t>(timeout) * 1000 && !c->batch_in_flight && !c->waiting() &&
         !c->replica)
       idle.push_back(c.get());
   }

@@ -360,8 +360,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool failed_reply_ = false;
   bool in_exec_ = false;  // EXEC runs its queue (nothing blocks; woken clients wait for the end)
 
-  // A pipeline batch: commands parsed ahead of execution so that their keys'
-  // cache misses can be prefetched together (reused between batches).
+  // A pipeline batch: commands parsed ahead so that their keys' misses overlap.
   struct BatchedCommand {
     const CommandSpec* cmd;
     uint32_t first_arg;
@@ -379,6 +378,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   std::vector<uint64_t> resume_;             // clients whose batch came back, to continue
   std::vector<uint64_t> pause_held_;         // clients whose command waits for CLIENT PAUSE's end
   uint64_t pause_gen_ = 0;                   // ClientPause::generation() when they were held
+  uint8_t pause_kind_ = 0;                   // the strongest ClientPause::Actions they were held under
   std::vector<uint64_t> kill_requests_;
   uint32_t events_since_mail_ = 0;  // client events since the mail was last served
   std::atomic<bool> snapshot_work_{false};  // a BGSAVE waits for this shard's keys

@@ -224,24 +224,30 @@ const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const
 
 bool Worker::HeldByPause(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args) {
   if (c.replica || c.obeyed) return false;  // (replicas never wait, as in Redis)
+  // (Read before the pause: a change after it is a newer generation.)
+  const uint64_t generation = server_.client_pause().generation();
   const int64_t now = UnixTimeMs();
   int64_t until;
   const uint8_t actions = server_.client_pause().Paused(now, &until);
   if (actions == ClientPause::kNone) return false;
+  // What Redis refuses before its pause check is answered now: an unknown
+  // command, a wrong arity, no authentication, no permission.
+  const CommandSpec* spec = cmd;
+  if (spec != nullptr && !spec->subcommands.empty() && args.size() > 1)
+    spec = CommandTable::FindSubcommand(*spec, args[1]);
+  if (spec == nullptr || !ArityOk(*spec, args.size()) || !c.authenticated) return false;
+  if (!c.user->unrestricted && !access_.Permitted(c, *spec, args)) return false;
   if (actions == ClientPause::kWrites) {
     // Writes and what may replicate (EVAL, FCALL, PUBLISH ...); EXEC when
     // its queue has one.
-    const CommandSpec* spec = cmd;
-    if (spec != nullptr && !spec->subcommands.empty() && args.size() > 1)
-      spec = CommandTable::FindSubcommand(*spec, args[1]);
-    if (spec == nullptr) return false;
     bool writes = (spec->flags & (kCmdWrite | kCmdMayReplicate)) != 0;
     if ((spec->flags & kCmdExec) && c.multi != nullptr) writes = c.multi->writes;
     if (!writes) return false;
   }
   c.pause_held = true;
   pause_held_.push_back(c.id);
-  pause_gen_ = server_.client_pause().generation();
+  pause_gen_ = generation;
+  pause_kind_ = std::max(pause_kind_, actions);
   loop_.WakeWithin(std::clamp<int64_t>(until - now, 0, 1000));
   return true;
 }

@@ -71,15 +71,21 @@ void Worker::ServeReplicas() {
   if (!waiters) return;
   // Clients in WAIT that have their answer: it, then their input.
   repl.FlushGetack();
-  const int64_t next = repl.ServeWaiters(index_, UnixTimeMs(), server_.aof().synced(),
-                                         [this](uint64_t id, int local, int count, bool error) {
+  // (What the file holds counts as durable only while it can rebuild the
+  // data: on, its writes not failing, its base there.)
+  const AppendOnlyFile& aof = server_.aof();
+  const bool durable = aof.active() && !aof.write_failed() && !aof.waiting_for_base();
+  const int64_t next = repl.ServeWaiters(index_, UnixTimeMs(), durable ? aof.synced() : 0, aof.active(),
+                                         [this](uint64_t id, int local, int count, int error) {
     auto it = clients_.find(id);
     if (it == clients_.end() || it->second->closed) return;
     Client& c = *it->second;
     c.wait_acks = false;
     ReplyWriter reply(&c.out, c.resp, this);
-    if (error) {
+    if (error == ReplicationPrimary::kWaitUnblocked) {
       reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    } else if (error == ReplicationPrimary::kWaitAofOff) {
+      reply.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
     } else if (local >= 0) {  // WAITAOF
       reply.ArrayHeader(2);
       reply.Integer(local);
