@@ -56,7 +56,8 @@ int ProtocolOptions(const std::string& protocols) {
 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
-std::unique_ptr<TlsContext> TlsContext::Create(const TlsSettings& s, std::string* err) {
+std::unique_ptr<TlsContext> TlsContext::Create(const TlsSettings& s, std::string* err, bool client) {
+  if (client) return CreateClient(s, err);
   if (s.cert_file.empty()) {
     *err = "No tls-cert-file configured!";
     return nullptr;
@@ -143,10 +144,61 @@ std::unique_ptr<TlsContext> TlsContext::Create(const TlsSettings& s, std::string
   return out;
 }
 
-TlsSession::TlsSession(TlsContext& ctx, int fd) : ssl_(SSL_new(ctx.get())) {
+std::unique_ptr<TlsContext> TlsContext::CreateClient(const TlsSettings& s, std::string* err) {
+  const int protocols = ProtocolOptions(s.protocols);
+  if (protocols < 0) {
+    *err = "Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and 'TLSv1.3'.";
+    return nullptr;
+  }
+  if (s.ca_cert_file.empty() && s.ca_cert_dir.empty()) {
+    *err = "Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or "
+           "tls-auth-clients are enabled!";
+    return nullptr;
+  }
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  if (ctx == nullptr) {
+    *err = "Failed to create TLS context: " + OpenSslError();
+    return nullptr;
+  }
+  std::unique_ptr<TlsContext> out(new TlsContext(ctx));
+  SSL_CTX_set_options(ctx, SSL_OP_NO_SSLv2 | SSL_OP_NO_SSLv3 | SSL_OP_NO_COMPRESSION | static_cast<uint64_t>(protocols));
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  if (SSL_CTX_load_verify_locations(ctx, s.ca_cert_file.empty() ? nullptr : s.ca_cert_file.c_str(),
+                                    s.ca_cert_dir.empty() ? nullptr : s.ca_cert_dir.c_str()) <= 0) {
+    *err = "Failed to configure CA certificate(s) file/directory: " + OpenSslError();
+    return nullptr;
+  }
+  // This server's certificate, for a primary that asks for one.
+  if (!s.cert_file.empty()) {
+    SSL_CTX_set_default_passwd_cb(ctx, PasswordCallback);
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, const_cast<std::string*>(&s.key_file_pass));
+    const bool ok = SSL_CTX_use_certificate_chain_file(ctx, s.cert_file.c_str()) > 0 &&
+                    SSL_CTX_use_PrivateKey_file(ctx, s.key_file.c_str(), SSL_FILETYPE_PEM) > 0;
+    SSL_CTX_set_default_passwd_cb_userdata(ctx, nullptr);
+    if (!ok) {
+      *err = "Failed to load certificate or private key: " + OpenSslError();
+      return nullptr;
+    }
+  }
+  if (!s.ciphers.empty() && !SSL_CTX_set_cipher_list(ctx, s.ciphers.c_str())) {
+    *err = "Failed to configure ciphers: " + s.ciphers;
+    return nullptr;
+  }
+  if (!s.ciphersuites.empty() && !SSL_CTX_set_ciphersuites(ctx, s.ciphersuites.c_str())) {
+    *err = "Failed to configure ciphersuites: " + s.ciphersuites;
+    return nullptr;
+  }
+  return out;
+}
+
+TlsSession::TlsSession(TlsContext& ctx, int fd, bool client) : ssl_(SSL_new(ctx.get())) {
   if (ssl_ != nullptr) {
     SSL_set_fd(ssl_, fd);
-    SSL_set_accept_state(ssl_);
+    if (client)
+      SSL_set_connect_state(ssl_);
+    else
+      SSL_set_accept_state(ssl_);
   }
 }
 

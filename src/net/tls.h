@@ -40,11 +40,15 @@ class TlsContext {
   ~TlsContext();
   // nullptr with *err (Redis's wording where it has one) if the settings
   // cannot make a context (missing certificate, bad protocol name ...).
-  static std::unique_ptr<TlsContext> Create(const TlsSettings& s, std::string* err);
+  // `client`: for connections this server makes (a replica's link to its
+  // primary, tls-replication): the peer's certificate is verified against
+  // the CA; this server's certificate, when set, is presented.
+  static std::unique_ptr<TlsContext> Create(const TlsSettings& s, std::string* err, bool client = false);
   SSL_CTX* get() const { return ctx_; }
 
  private:
   explicit TlsContext(SSL_CTX* ctx) : ctx_(ctx) {}
+  static std::unique_ptr<TlsContext> CreateClient(const TlsSettings& s, std::string* err);
   SSL_CTX* ctx_;
 };
 
@@ -55,7 +59,8 @@ class TlsContext {
 // closed).
 class TlsSession {
  public:
-  TlsSession(TlsContext& ctx, int fd);
+  // (`client`: this side connected; the handshake is the client's.)
+  TlsSession(TlsContext& ctx, int fd, bool client = false);
   ~TlsSession();
   TlsSession(const TlsSession&) = delete;
   TlsSession& operator=(const TlsSession&) = delete;

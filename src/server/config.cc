@@ -453,7 +453,7 @@ const std::vector<Option>& config_options::Options() {
                          else return "argument(s) must be one of the following: no, yes, optional";
                          return "";
                        }});
-    o.push_back(BoolOption("tls-replication", &Config::tls_replication, kNotYet));
+    o.push_back(BoolOption("tls-replication", &Config::tls_replication, kMutable));
     o.push_back(BoolOption("tls-cluster", &Config::tls_cluster, kNotYet));
     o.push_back(BoolOption("protected-mode", &Config::protected_mode, kMutable));
     o.push_back(StringOption("aclfile", &Config::aclfile, kImmutable));

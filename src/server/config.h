@@ -216,7 +216,7 @@ struct Config {
   // the tls-* directives that make each worker's context. Set at start.
   int tls_port = 0;
   TlsSettings tls;
-  bool tls_replication = false;  // accepted for replication to come
+  bool tls_replication = false;  // a replica's link to its primary is TLS (docs/replication.md)
   bool tls_cluster = false;
   int64_t auto_aof_rewrite_percentage = 100;
   uint64_t auto_aof_rewrite_min_size = 64ull * 1024 * 1024;

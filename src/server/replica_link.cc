@@ -201,6 +201,7 @@ bool ReplicaLink::Sleep(int ms) {
 
 void ReplicaLink::CloseSocket() {
   std::lock_guard<std::mutex> lock(write_mu_);
+  tls_.reset();
   const int fd = fd_.exchange(-1);
   if (fd >= 0) ::close(fd);
 }
@@ -315,9 +316,36 @@ bool ReplicaLink::Connect() {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  if (settings_.tls) {
+    // (The handshake happens with the first write: the PING.)
+    std::string err;
+    if (tls_ctx_ == nullptr) tls_ctx_ = TlsContext::Create(settings_.tls_settings, &err, /*client=*/true);
+    if (tls_ctx_ == nullptr) {
+      LOG_WARNING("Unable to connect to MASTER: %s", err.c_str());
+      return false;
+    }
+    std::lock_guard<std::mutex> lock(write_mu_);
+    tls_ = std::make_unique<TlsSession>(*tls_ctx_, fd, /*client=*/true);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   status_.last_io_ms = UnixTimeMs();
   return true;
+}
+
+ssize_t ReplicaLink::IoRead(char* buf, size_t n) {
+  if (tls_ != nullptr) return tls_->Read(buf, n);
+  return ::read(fd_.load(std::memory_order_acquire), buf, n);
+}
+
+ssize_t ReplicaLink::IoWrite(const char* buf, size_t n) {
+  if (tls_ != nullptr) return tls_->Write(buf, n);
+  return ::send(fd_.load(std::memory_order_acquire), buf, n, MSG_NOSIGNAL);
+}
+
+short ReplicaLink::WaitEvents(bool reading) const {
+  // (TLS may need the other direction first: a handshake, a renegotiation.)
+  if (tls_ == nullptr) return reading ? POLLIN : POLLOUT;
+  return tls_->wants_write() ? POLLOUT : POLLIN;
 }
 
 bool ReplicaLink::SendAll(const std::string& bytes) {
@@ -327,14 +355,14 @@ bool ReplicaLink::SendAll(const std::string& bytes) {
   size_t done = 0;
   const int64_t deadline = MonotonicUs() + int64_t{timeout_s_.load(std::memory_order_relaxed)} * 1000000;
   while (done < bytes.size()) {
-    const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    const ssize_t n = IoWrite(bytes.data() + done, bytes.size() - done);
     if (n > 0) {
       done += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd p{fd, POLLOUT, 0};
+      pollfd p{fd, WaitEvents(/*reading=*/false), 0};
       ::poll(&p, 1, 100);
       if (stop_.load(std::memory_order_acquire) || MonotonicUs() >= deadline) return false;
       continue;
@@ -352,7 +380,7 @@ bool ReplicaLink::ReadMore() {
     if (stop_.load(std::memory_order_acquire)) return false;
     const size_t old = in_.size();
     in_.resize(old + kReadSize);
-    const ssize_t n = ::read(fd, in_.data() + old, kReadSize);
+    const ssize_t n = IoRead(in_.data() + old, kReadSize);
     in_.resize(old + (n > 0 ? static_cast<size_t>(n) : 0));
     if (n > 0) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -366,7 +394,7 @@ bool ReplicaLink::ReadMore() {
       LOG_WARNING("Timeout receiving from the MASTER...");
       return false;
     }
-    pollfd p{fd, POLLIN, 0};
+    pollfd p{fd, WaitEvents(/*reading=*/true), 0};
     ::poll(&p, 1, 100);
   }
 }
@@ -615,19 +643,21 @@ void ReplicaLink::Stream() {
       SendAck();
       last_ack_ms = now;
     }
-    pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    const int r = ::poll(p, 2, 100);
-    if (p[1].revents & POLLIN) {
-      uint64_t n;
-      [[maybe_unused]] const ssize_t got = ::read(wake_fd_, &n, sizeof(n));
+    if (!Buffered()) {
+      pollfd p[2] = {{fd, WaitEvents(/*reading=*/true), 0}, {wake_fd_, POLLIN, 0}};
+      const int r = ::poll(p, 2, 100);
+      if (p[1].revents & POLLIN) {
+        uint64_t n;
+        [[maybe_unused]] const ssize_t got = ::read(wake_fd_, &n, sizeof(n));
+      }
+      if (r <= 0 || !(p[0].revents & (POLLIN | POLLOUT | POLLHUP | POLLERR))) continue;
     }
-    if (r <= 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
     // What the socket has, up to kMaxPush, as one event: fewer wake-ups of
     // worker 0, and larger batches for it to apply.
     std::string bytes;
     bool closed = false;
     while (bytes.size() < kMaxPush) {
-      const ssize_t n = ::read(fd, buf.get(), kReadSize);
+      const ssize_t n = IoRead(buf.get(), kReadSize);
       if (n > 0) {
         bytes.append(buf.get(), static_cast<size_t>(n));
         continue;

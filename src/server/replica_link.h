@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "net/tls.h"
+
 namespace peregrine {
 
 class ReplicaLink {
@@ -39,6 +41,10 @@ class ReplicaLink {
     // says FAILOVER, so that the target takes over (Redis's PSYNC ...
     // FAILOVER); if it refuses, or the link fails first, kRefused.
     bool failover = false;
+    // tls-replication: the link is TLS, with these tls-* settings (the
+    // primary's certificate checked against the CA).
+    bool tls = false;
+    TlsSettings tls_settings;
   };
   // Redis's repl_state names as ROLE shows them.
   enum class State : uint8_t { kConnect, kConnecting, kHandshake, kTransfer, kConnected };
@@ -122,6 +128,12 @@ class ReplicaLink {
   void Stream();
   // Socket helpers, with the timeout (false: error, timeout or stop).
   bool Connect();
+  // The socket's reads and writes, through TLS when the link has it; the
+  // poll events a would-block wants.
+  ssize_t IoRead(char* buf, size_t n);
+  ssize_t IoWrite(const char* buf, size_t n);
+  short WaitEvents(bool reading) const;
+  bool Buffered() const { return tls_ != nullptr && tls_->HasPending(); }
   bool SendAll(const std::string& bytes);
   bool ReadMore();
   bool ReadLine(std::string* line);
@@ -147,6 +159,8 @@ class ReplicaLink {
   std::atomic<int> fd_{-1};
   std::string in_;  // (the thread's) received and not yet handed on
   std::string temp_file_;
+  std::unique_ptr<TlsContext> tls_ctx_;  // (the thread's)
+  std::unique_ptr<TlsSession> tls_;
 
   std::mutex mu_;  // everything below
   std::condition_variable cv_;

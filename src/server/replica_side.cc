@@ -38,6 +38,8 @@ ReplicaLink::Settings Server::LinkSettings() const {
   s.listening_port = config_.replica_announce_port != 0 ? config_.replica_announce_port : config_.port;
   s.announce_ip = config_.replica_announce_ip;
   s.timeout_s = config_.repl_timeout;
+  s.tls = config_.tls_replication;
+  s.tls_settings = config_.tls;
   return s;
 }
 
