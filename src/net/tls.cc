@@ -52,6 +52,19 @@ int ProtocolOptions(const std::string& protocols) {
   return options;
 }
 
+// tls-ciphers (TLS 1.2 and below) and tls-ciphersuites (TLS 1.3), when set.
+bool SetCiphers(SSL_CTX* ctx, const TlsSettings& s, std::string* err) {
+  if (!s.ciphers.empty() && !SSL_CTX_set_cipher_list(ctx, s.ciphers.c_str())) {
+    *err = "Failed to configure ciphers: " + s.ciphers;
+    return false;
+  }
+  if (!s.ciphersuites.empty() && !SSL_CTX_set_ciphersuites(ctx, s.ciphersuites.c_str())) {
+    *err = "Failed to configure ciphersuites: " + s.ciphersuites;
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
@@ -133,14 +146,7 @@ std::unique_ptr<TlsContext> TlsContext::Create(const TlsSettings& s, std::string
     std::fclose(f);
   }
   SSL_CTX_set_dh_auto(ctx, 1);
-  if (!s.ciphers.empty() && !SSL_CTX_set_cipher_list(ctx, s.ciphers.c_str())) {
-    *err = "Failed to configure ciphers: " + s.ciphers;
-    return nullptr;
-  }
-  if (!s.ciphersuites.empty() && !SSL_CTX_set_ciphersuites(ctx, s.ciphersuites.c_str())) {
-    *err = "Failed to configure ciphersuites: " + s.ciphersuites;
-    return nullptr;
-  }
+  if (!SetCiphers(ctx, s, err)) return nullptr;
   return out;
 }
 
@@ -181,14 +187,7 @@ std::unique_ptr<TlsContext> TlsContext::CreateClient(const TlsSettings& s, std::
       return nullptr;
     }
   }
-  if (!s.ciphers.empty() && !SSL_CTX_set_cipher_list(ctx, s.ciphers.c_str())) {
-    *err = "Failed to configure ciphers: " + s.ciphers;
-    return nullptr;
-  }
-  if (!s.ciphersuites.empty() && !SSL_CTX_set_ciphersuites(ctx, s.ciphersuites.c_str())) {
-    *err = "Failed to configure ciphersuites: " + s.ciphersuites;
-    return nullptr;
-  }
+  if (!SetCiphers(ctx, s, err)) return nullptr;
   return out;
 }
 

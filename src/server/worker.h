@@ -80,8 +80,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // CLIENT KILL by a command elsewhere holding this shard: closed when the
   // shard comes back.
   void RequestKill(uint64_t client_id) override { kill_requests_.push_back(client_id); }
-  // Resets this worker's counters (CONFIG RESETSTAT, with its shard held).
-  void ResetStats();
+  void ResetStats();  // CONFIG RESETSTAT, its shard held
   uint64_t ClientBufferBytes() const;
   uint64_t instantaneous_ops_per_sec() const { return ops_rate_.PerSecond(); }
   // The client buffer bytes as of the last cron tick (any thread).
