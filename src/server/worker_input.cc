@@ -508,9 +508,13 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   if (shard == nullptr) {
     shard = &shard_;
     if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc) {
-      if (!(cmd->flags & kCmdScript))
+      // A script's declared keys, and a command whose keys are found by
+      // parsing (XREAD's after STREAMS): its first key's shard, not the
+      // shard of whatever word comes first.
+      const bool parsed = (cmd->flags & kCmdScript) || cmd->find_keys != nullptr || cmd->numkeys_index > 0;
+      if (!parsed)
         shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
-      else if (cmd->KeyPositions(args, &key_positions_) && !key_positions_.empty())  // (declared keys only)
+      else if (cmd->KeyPositions(args, &key_positions_) && !key_positions_.empty())
         shard = &server_.shard(server_.ShardIndexOf(args[key_positions_[0]]));
     }
   }
