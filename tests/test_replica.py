@@ -498,3 +498,26 @@ def test_a_client_blocked_on_a_replica_is_served_by_the_primarys_write(servers, 
     for t in waiters:
         t.join(timeout=10)
     assert box == {k: [[k.encode(), [(b"1-1", {b"f": k.encode()})]]] for k in ("s1", "s2", "s3")}
+
+
+def test_a_replicas_own_aof_keeps_the_primarys_transactions_whole(servers, tmp_path):
+    primary = start(tmp_path, "p", kind="redis")
+    replica = start(tmp_path, "r", args=["--appendonly", "yes", "--appendfsync", "always"])
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_caught_up(p, r)
+    deadline = time.monotonic() + 10
+    while r.info("persistence")["aof_rewrite_in_progress"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    t = p.pipeline(transaction=True)
+    t.set("tx:a", "1")
+    t.incr("tx:b")
+    t.execute()
+    wait_caught_up(p, r)
+    aof_dir = tmp_path / "r" / "appendonlydir"
+    text = b"".join(f.read_bytes() for f in sorted(aof_dir.glob("*.incr.aof")))
+    at = text.find(b"tx:a")
+    assert at > 0, text[-500:]
+    assert text.rfind(b"MULTI", 0, at) > text.rfind(b"EXEC", 0, at), text[-500:]
+    assert text.find(b"EXEC", at) > text.find(b"tx:b", at) > at, text[-500:]

@@ -19,6 +19,19 @@ CommandReplayer::CommandReplayer(Server& server, Worker& worker, Options options
 }
 
 int CommandReplayer::db() const { return client_.db; }
+
+void CommandReplayer::BeginTransaction() {
+  // (A MULTI inside one, an EXEC outside one: the source's error, ignored.)
+  if (!options_.logged || in_transaction_) return;
+  in_transaction_ = true;
+  worker_.aof_log_.BeginGather();
+}
+
+void CommandReplayer::EndTransaction() {
+  if (!in_transaction_) return;
+  in_transaction_ = false;
+  worker_.aof_log_.EndGather();
+}
 void CommandReplayer::set_db(int db) { client_.db = db; }
 
 namespace {

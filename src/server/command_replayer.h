@@ -44,6 +44,10 @@ class CommandReplayer {
   // when it has none.
   static bool AbsoluteDeadline(std::span<const std::string_view> args, int64_t now_ms, std::string* when,
                                std::vector<std::string_view>* out);
+  // A transaction of the source (MULTI ... EXEC): its commands are logged
+  // as one (options.logged), as the source had them.
+  void BeginTransaction();
+  void EndTransaction();
   // The database the commands run in (SELECT changes it).
   int db() const;
   void set_db(int db);
@@ -53,6 +57,7 @@ class CommandReplayer {
   Worker& worker_;
   Client client_;
   Options options_;
+  bool in_transaction_ = false;
   std::string when_;                        // scratch: a rewritten deadline
   std::vector<std::string_view> rewritten_;  // and the command around it
   Buffer out_;

@@ -274,8 +274,16 @@ void Server::ApplyMasterStream(Worker& w) {
       if (args.size() >= 2 && EqualsNoCase(args[1], "getack")) getack = true;
       continue;
     }
-    if (EqualsNoCase(args[0], "multi") || EqualsNoCase(args[0], "exec") || EqualsNoCase(args[0], "discard"))
+    // (Every shard is held: the transaction is whole for readers anyway;
+    // the replica's own append-only file gets it as one.)
+    if (EqualsNoCase(args[0], "multi")) {
+      master_replayer_->BeginTransaction();
       continue;
+    }
+    if (EqualsNoCase(args[0], "exec") || EqualsNoCase(args[0], "discard")) {
+      master_replayer_->EndTransaction();
+      continue;
+    }
     if (!master_replayer_->Run(args))
       LOG_WARNING("Unknown command '%.*s' from the MASTER: skipped", static_cast<int>(args[0].size()), args[0].data());
   }

@@ -189,8 +189,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
 
  private:
   struct WakeWatcher;
-  // Parts of this worker that reach its internals (their headers say what).
-  friend class BatchRelay;
+  friend class BatchRelay;  // (parts that reach its internals: their headers say what)
+  friend class CommandReplayer;
   friend class BlockingWaits;
   friend class ScriptBusy;
   friend class ShardRouter;
