@@ -8,7 +8,7 @@ import pytest
 import redis
 
 from conftest import TEST_SERVER
-from test_replica import servers, start, wait_link  # noqa: F401 (servers: a fixture)
+from test_replica import replicated_pair, servers, start, wait_link  # noqa: F401 (servers: a fixture)
 from test_replication import snapshot, wait_caught_up, write_every_type
 
 
@@ -31,23 +31,9 @@ def wait_state(c, state, timeout=20):
     raise AssertionError(c.info("replication"))
 
 
-def pair(servers, tmp_path, replica_kind=None):
-    primary = start(tmp_path, "p")
-    replica = start(tmp_path, "r", kind=replica_kind)
-    servers += [primary, replica]
-    p, r = primary.client(), replica.client()
-    write_every_type(p, "a", 300)
-    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
-    wait_caught_up(p, r)
-    deadline = time.monotonic() + 10
-    while p.info("replication").get("slave0", {}).get("state") != "online" and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return primary, replica, p, r
-
-
 @pytest.mark.parametrize("replica_kind", ["redis", TEST_SERVER])
 def test_failover_hands_over_to_a_replica(servers, tmp_path, replica_kind):
-    primary, replica, p, r = pair(servers, tmp_path, replica_kind)
+    primary, replica, p, r = replicated_pair(servers, tmp_path, replica_kind=replica_kind)
     before = r.info("stats")
     assert p.execute_command("FAILOVER") == b"OK"
     wait_state(p, "no-failover")
@@ -68,7 +54,7 @@ def test_failover_hands_over_to_a_replica(servers, tmp_path, replica_kind):
 
 
 def test_failover_to_a_named_replica(servers, tmp_path):
-    primary, replica, p, r = pair(servers, tmp_path)
+    primary, replica, p, r = replicated_pair(servers, tmp_path)
     assert p.execute_command("FAILOVER", "TO", "127.0.0.1", replica.port, "TIMEOUT", 5000) == b"OK"
     wait_state(p, "no-failover")
     assert r.execute_command("ROLE")[0] == b"master"
@@ -108,7 +94,7 @@ def test_failover_errors(servers, tmp_path):
 
 
 def test_a_failover_that_waits_pauses_writes_and_can_be_aborted(servers, tmp_path):
-    primary, replica, p, r = pair(servers, tmp_path)
+    primary, replica, p, r = replicated_pair(servers, tmp_path)
     sleeper = lagging_replica(replica, p)
     assert p.execute_command("FAILOVER") == b"OK"
     assert p.info("replication")["master_failover_state"] == "waiting-for-sync"
@@ -126,7 +112,7 @@ def test_a_failover_that_waits_pauses_writes_and_can_be_aborted(servers, tmp_pat
 
 
 def test_a_failover_times_out(servers, tmp_path):
-    primary, replica, p, r = pair(servers, tmp_path)
+    primary, replica, p, r = replicated_pair(servers, tmp_path)
     sleeper = lagging_replica(replica, p)
     assert p.execute_command("FAILOVER", "TIMEOUT", 300) == b"OK"
     wait_state(p, "no-failover", timeout=5)

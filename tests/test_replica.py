@@ -108,14 +108,24 @@ def assert_continued(p, r, stats_before):
     assert snapshot(r) == snapshot(p)
 
 
-def test_a_killed_link_continues_where_it_was(servers, tmp_path):
-    primary = start(tmp_path, "p", kind="redis")
-    replica = start(tmp_path, "r")
+def replicated_pair(servers, tmp_path, primary_kind=None, replica_kind=None):
+    """A primary with every type written, and a replica caught up with it
+    (the primary sees it online): (primary, replica, their clients)."""
+    primary = start(tmp_path, "p", kind=primary_kind)
+    replica = start(tmp_path, "r", kind=replica_kind)
     servers += [primary, replica]
     p, r = primary.client(), replica.client()
     write_every_type(p, "a", 300)
     r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
     wait_caught_up(p, r)
+    deadline = time.monotonic() + 10
+    while p.info("replication").get("slave0", {}).get("state") != "online" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return primary, replica, p, r
+
+
+def test_a_killed_link_continues_where_it_was(servers, tmp_path):
+    primary, replica, p, r = replicated_pair(servers, tmp_path, primary_kind="redis")
     before = p.info("stats")
     p.execute_command("CLIENT", "KILL", "TYPE", "replica")
     write_every_type(p, "b", 300)
@@ -145,13 +155,7 @@ def test_a_restarted_replica_continues_where_it_was(servers, tmp_path):
 
 
 def test_promotion_and_the_old_primary_following_it(servers, tmp_path):
-    primary = start(tmp_path, "p")
-    replica = start(tmp_path, "r")
-    servers += [primary, replica]
-    p, r = primary.client(), replica.client()
-    write_every_type(p, "a", 300)
-    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
-    wait_caught_up(p, r)
+    primary, replica, p, r = replicated_pair(servers, tmp_path)
     old = p.info("replication")
     # The replica takes over: a new ID, the old one reachable up to here.
     assert r.execute_command("REPLICAOF", "NO", "ONE") == b"OK"
