@@ -94,7 +94,7 @@ void Server::BecomePrimary() {
     shard(i).SetHideExpired(false);
     shard(i).SetLogRemovals(true);
   }
-  LOG_NOTICE("MASTER MODE enabled");
+  // (The caller logs Redis's "MASTER MODE enabled (... request from ...)".)
 }
 
 void Server::StopReplicaLink() {
