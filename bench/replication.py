@@ -234,7 +234,7 @@ def main(argv=None) -> int:
                  f"redis-benchmark SET, pipeline 16, 25 connections, {args.requests:,} requests, on CPU 1 with "
                  "the replica. On two cores the figures compare the two primaries; the issue's targets are for "
                  "a 16-core machine.", "",
-                 "| primary | full sync | primary RSS during it | CPU per SET, without -> with a replica | "
+                 "| primary -> replica | full sync | primary RSS during it | CPU per SET, without -> with a replica | "
                  "largest replica lag |",
                  "|---|---|---|---|---|",
                  row(red["label"], red), row(per["label"], per), row(pp["label"], pp), "",
