@@ -108,14 +108,16 @@ def assert_continued(p, r, stats_before):
     assert snapshot(r) == snapshot(p)
 
 
-def replicated_pair(servers, tmp_path, primary_kind=None, replica_kind=None):
-    """A primary with every type written, and a replica caught up with it
-    (the primary sees it online): (primary, replica, their clients)."""
+def replicated_pair(servers, tmp_path, primary_kind=None, replica_kind=None, writes=300):
+    """A primary with every type written (`writes` rounds of it), and a
+    replica caught up with it (the primary sees it online): (primary,
+    replica, their clients)."""
     primary = start(tmp_path, "p", kind=primary_kind)
     replica = start(tmp_path, "r", kind=replica_kind)
     servers += [primary, replica]
     p, r = primary.client(), replica.client()
-    write_every_type(p, "a", 300)
+    if writes:
+        write_every_type(p, "a", writes)
     r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
     wait_caught_up(p, r)
     deadline = time.monotonic() + 10
@@ -282,12 +284,7 @@ def test_masterauth(servers, tmp_path):
 
 
 def test_subscribers_of_a_replica_hear_the_primarys_publish(servers, tmp_path):
-    primary = start(tmp_path, "p", kind="redis")
-    replica = start(tmp_path, "r")
-    servers += [primary, replica]
-    p, r = primary.client(), replica.client()
-    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
-    wait_caught_up(p, r)
+    primary, replica, p, r = replicated_pair(servers, tmp_path, primary_kind="redis", writes=0)
     sub = r.pubsub()
     sub.subscribe("news")
     assert sub.get_message(timeout=5)["type"] == "subscribe"
@@ -479,12 +476,7 @@ def test_a_primary_before_redis_7_sends_relative_deadlines(servers, tmp_path):
 
 def test_a_client_blocked_on_a_replica_is_served_by_the_primarys_write(servers, tmp_path):
     # (BLPOP writes: refused on a read-only replica. XREAD BLOCK reads.)
-    primary = start(tmp_path, "p", kind="redis")
-    replica = start(tmp_path, "r")
-    servers += [primary, replica]
-    p, r = primary.client(), replica.client()
-    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
-    wait_caught_up(p, r)
+    primary, replica, p, r = replicated_pair(servers, tmp_path, primary_kind="redis", writes=0)
     import threading
     box = {}
 

@@ -91,13 +91,14 @@ bool CommandReplayer::AbsoluteDeadline(std::span<const std::string_view> args, i
   return true;
 }
 
-bool CommandReplayer::Run(std::span<const std::string_view> args) {
+bool CommandReplayer::Run(std::span<const std::string_view> args, const CommandSpec* found) {
   // (The names that may carry one first: the clock only for those.)
   if (options_.absolute_deadlines && args[0].size() >= 3 && args[0].size() <= 7 &&
       std::strchr("sSeEpPgGrR", args[0][0]) != nullptr && AbsoluteDeadline(args, UnixTimeMs(), &when_, &rewritten_))
       [[unlikely]]
     args = rewritten_;
-  const CommandSpec* cmd = server_.commands().Find(args[0]);
+  // (A rewritten command is another one: looked up again.)
+  const CommandSpec* cmd = found != nullptr && args.data() != rewritten_.data() ? found : server_.commands().Find(args[0]);
   if (cmd != nullptr && !cmd->subcommands.empty() && args.size() > 1)
     cmd = CommandTable::FindSubcommand(*cmd, args[1]);
   if (cmd == nullptr) return false;

@@ -16,6 +16,7 @@ namespace peregrine {
 
 class Server;
 class Worker;
+struct CommandSpec;
 
 class CommandReplayer {
  public:
@@ -37,8 +38,9 @@ class CommandReplayer {
       : CommandReplayer(server, worker, Options{.scripts = scripts}) {}
   CommandReplayer(Server& server, Worker& worker, Options options);
 
-  // Runs one command. False for one the server does not know (nothing ran).
-  bool Run(std::span<const std::string_view> args);
+  // Runs one command (`found`: its table entry when the caller looked it
+  // up already). False for one the server does not know (nothing ran).
+  bool Run(std::span<const std::string_view> args, const CommandSpec* found = nullptr);
   // The command with its relative deadline made absolute at `now_ms` (as
   // Redis 7 propagates it): *out views `args`, *when and literals; false
   // when it has none.

@@ -193,7 +193,11 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
         master_in_.clear();
         break;
       case ReplicaLink::Event::Kind::kBytes:
-        master_in_ += ev.data;
+        // (Mostly nothing is left over from before: the bytes move in.)
+        if (master_in_.empty())
+          master_in_ = std::move(ev.data);
+        else
+          master_in_ += ev.data;
         break;
       case ReplicaLink::Event::Kind::kDown:
         // What came whole runs; a command cut short goes (the next link
@@ -208,7 +212,8 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
 }
 
 void Server::PrefetchMasterKeys(const std::vector<std::string_view>& flat,
-                                const std::vector<std::pair<size_t, size_t>>& cmds, size_t from, size_t to) {
+                                const std::vector<std::pair<size_t, size_t>>& cmds, size_t from, size_t to,
+                                const CommandSpec** specs) {
   // As a client's pipeline (Worker::ProcessInput): every first key's home
   // group, then its arena line, then its entry, so that the cache misses of
   // the window overlap instead of coming one command at a time. (In the
@@ -218,9 +223,11 @@ void Server::PrefetchMasterKeys(const std::vector<std::string_view>& flat,
   size_t n = 0;
   const int db = master_replayer_->db();
   for (size_t i = from; i < to; i++) {
-    if (cmds[i].second < 2) continue;
+    specs[i - from] = nullptr;
+    if (cmds[i].second == 0) continue;
     const std::string_view* args = flat.data() + cmds[i].first;
-    const CommandSpec* spec = commands_.Find(args[0]);
+    const CommandSpec* spec = specs[i - from] = commands_.Find(args[0]);
+    if (cmds[i].second < 2) continue;
     if (spec == nullptr || spec->first_key <= 0 || static_cast<size_t>(spec->first_key) >= cmds[i].second) continue;
     const std::string_view key = args[spec->first_key];
     keys[n++] = {&shard(ShardIndexOf(key)).db(db), CompactKey::Hash(key)};
@@ -265,9 +272,10 @@ void Server::ApplyMasterStream(Worker& w) {
   }
   if (whole == 0) return;
   master_replayer_->set_db(master_db_);
+  const CommandSpec* specs[kPrefetchWindow];
   bool getack = false;
   for (size_t i = 0; i < whole; i++) {
-    if (i % kPrefetchWindow == 0) PrefetchMasterKeys(flat, cmds, i, std::min(whole, i + kPrefetchWindow));
+    if (i % kPrefetchWindow == 0) PrefetchMasterKeys(flat, cmds, i, std::min(whole, i + kPrefetchWindow), specs);
     const std::span<const std::string_view> args(flat.data() + cmds[i].first, cmds[i].second);
     if (args.empty()) continue;
     if (EqualsNoCase(args[0], "replconf")) {
@@ -284,7 +292,7 @@ void Server::ApplyMasterStream(Worker& w) {
       master_replayer_->EndTransaction();
       continue;
     }
-    if (!master_replayer_->Run(args))
+    if (!master_replayer_->Run(args, specs[i % kPrefetchWindow]))
       LOG_WARNING("Unknown command '%.*s' from the MASTER: skipped", static_cast<int>(args[0].size()), args[0].data());
   }
   master_db_ = master_replayer_->db();

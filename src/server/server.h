@@ -178,8 +178,9 @@ class Server final : public ServerState {
   bool LoadFullSync(Worker& w, const std::string& file, const std::string& replid, uint64_t offset);
   void ApplyMasterStream(Worker& w);
   static constexpr size_t kPrefetchWindow = 32;
+  // (*specs: each command's entry, looked up once for both uses.)
   void PrefetchMasterKeys(const std::vector<std::string_view>& flat, const std::vector<std::pair<size_t, size_t>>& cmds,
-                          size_t from, size_t to);
+                          size_t from, size_t to, const CommandSpec** specs);
   void ClearFailover();
   void HandOver();
   enum FailoverState : int { kNoFailover, kFailoverWaitForSync, kFailoverInProgress };
