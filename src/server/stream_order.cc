@@ -1,0 +1,147 @@
+// StreamOrder: write groups whole in the replication stream (see
+// stream_order.h).
+#include "server/stream_order.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace peregrine {
+
+void StreamOrder::Push(uint32_t s, uint64_t group, const AofChunk& chunk) {
+  queues_[s].push_back(Item{group, chunk});
+  waiting_++;
+  bytes_ += chunk.size();
+}
+
+void StreamOrder::Pop(uint32_t s) {
+  bytes_ -= queues_[s].front().chunk.size();
+  waiting_--;
+  queues_[s].pop_front();
+}
+
+void StreamOrder::Chunk(uint32_t s, const AofChunk& chunk, const Emit& emit) {
+  // (A shard's queue, when not empty, starts with a group that cannot go
+  // yet: Drain sends everything up to one.)
+  if (queues_[s].empty()) {
+    emit(chunk);
+    return;
+  }
+  Push(s, 0, chunk);
+}
+
+void StreamOrder::Multi(std::span<const uint32_t> shards, const AofChunk& chunk, const Emit& emit) {
+  if (std::all_of(shards.begin(), shards.end(), [&](uint32_t t) { return queues_[t].empty(); })) {
+    emit(chunk);
+    return;
+  }
+  // One item on each shard, the chunk on the first (the others empty): it
+  // goes as a group whose parts are all here.
+  const uint64_t id = next_multi_++;
+  Group& g = groups_[id];
+  g.need = static_cast<uint32_t>(shards.size());
+  const AofChunk none;
+  for (uint32_t t : shards) {
+    Push(t, id, g.shards.empty() ? chunk : none);
+    g.shards.push_back(t);
+  }
+  work_.assign(shards.begin(), shards.end());
+  Drain(emit);
+}
+
+void StreamOrder::Part(uint32_t s, uint64_t group, uint32_t parts, const AofChunk& chunk, const Emit& emit) {
+  auto [it, fresh] = groups_.try_emplace(group);
+  Group& g = it->second;
+  if (fresh) g.need = parts;
+  g.shards.push_back(s);
+  if (g.broken) [[unlikely]] {
+    // (Flush sent its other parts already: this one goes as the shard's.)
+    if (g.shards.size() >= g.need) groups_.erase(it);
+    Chunk(s, chunk, emit);
+    return;
+  }
+  Push(s, group, chunk);
+  if (g.shards.size() < g.need) return;
+  work_.assign(g.shards.begin(), g.shards.end());
+  Drain(emit);
+}
+
+bool StreamOrder::Ready(uint64_t id, const Group& g) const {
+  if (g.shards.size() < g.need) return false;
+  return std::all_of(g.shards.begin(), g.shards.end(), [&](uint32_t t) { return queues_[t].front().group == id; });
+}
+
+void StreamOrder::Drain(const Emit& emit) {
+  while (!work_.empty()) {
+    const uint32_t s = work_.back();
+    work_.pop_back();
+    while (!queues_[s].empty()) {
+      const Item& front = queues_[s].front();
+      if (front.group == 0) {
+        emit(front.chunk);
+        Pop(s);
+        continue;
+      }
+      auto it = groups_.find(front.group);
+      if (!Ready(front.group, it->second)) break;
+      SendGroup(front.group, emit);  // (pops it off `s` too; its other shards are looked at next)
+    }
+  }
+}
+
+void StreamOrder::SendGroup(uint64_t id, const Emit& emit) {
+  auto node = groups_.extract(id);
+  const Group& g = node.mapped();
+  // As one transaction when more than one part logged something, as a
+  // transaction's or script's commands are (AofLog::EndGather): a replica
+  // applies it at once.
+  const AofChunk* only = nullptr;
+  int logged = 0;
+  for (uint32_t t : g.shards) {
+    const AofChunk& c = queues_[t].front().chunk;
+    if (c.empty()) continue;
+    only = &c;
+    logged++;
+  }
+  if (logged == 1) {
+    emit(*only);
+  } else if (logged > 1) {
+    wrapped_.Clear();
+    for (uint32_t t : g.shards) {
+      const AofChunk& c = queues_[t].front().chunk;
+      if (c.empty()) continue;
+      if (wrapped_.empty()) wrapped_.Add(c.first_db(), {"MULTI"});
+      wrapped_.Add(c);
+    }
+    wrapped_.Add(wrapped_.last_db(), {"EXEC"});
+    emit(wrapped_);
+  }
+  for (uint32_t t : g.shards) {
+    Pop(t);
+    work_.push_back(t);
+  }
+}
+
+void StreamOrder::Reset() {
+  for (auto& q : queues_) q.clear();
+  groups_.clear();
+  waiting_ = bytes_ = 0;
+}
+
+void StreamOrder::Flush(const Emit& emit) {
+  for (uint32_t s = 0; s < queues_.size(); s++) {
+    while (!queues_[s].empty()) {
+      const Item& front = queues_[s].front();
+      if (front.group != 0) {
+        auto it = groups_.find(front.group);
+        if (it != groups_.end()) it->second.broken = true;
+      }
+      if (!front.chunk.empty()) emit(front.chunk);
+      Pop(s);
+    }
+  }
+  // Groups with every part sent are done; the others' parts to come go as
+  // they come.
+  std::erase_if(groups_, [](const auto& kv) { return kv.second.shards.size() >= kv.second.need; });
+}
+
+}  // namespace peregrine
