@@ -1,0 +1,147 @@
+// The replica's link thread, a full sync's snapshot (see replica_link.h):
+// read from the primary into a file for worker 0 to load. Log texts are
+// Redis's (replication.c, readSyncBulkPayload).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "net/event_loop.h"
+#include "server/log.h"
+#include "server/replica_link.h"
+
+namespace peregrine {
+
+bool ReplicaLink::ReceiveSnapshot(const std::string& replid, uint64_t offset) {
+  SetState(State::kTransfer);
+  std::string line;
+  do {
+    if (!ReadLine(&line)) return false;
+  } while (line.empty());  // (the primary's keep-alive while its snapshot waits)
+  if (line[0] == '-') {
+    LOG_WARNING("MASTER aborted replication with an error: %s", line.c_str() + 1);
+    return false;
+  }
+  if (line[0] != '$') {
+    LOG_WARNING("Bad protocol from MASTER, the first byte is not '$' (we received '%s'), are you sure the host "
+                "and port are right?",
+                line.c_str());
+    return false;
+  }
+  std::string mark;
+  int64_t total = -1;
+  if (line.starts_with("$EOF:") && line.size() == 5 + 40) {
+    mark = line.substr(5);
+    LOG_NOTICE("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+  } else {
+    char* end = nullptr;
+    total = std::strtoll(line.c_str() + 1, &end, 10);
+    if (end == line.c_str() + 1 || *end != '\0' || total < 0) {
+      LOG_WARNING("Bad protocol from MASTER: bad transfer length '%s'", line.c_str());
+      return false;
+    }
+    LOG_NOTICE("MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", static_cast<long long>(total));
+  }
+  char name[64];
+  std::snprintf(name, sizeof(name), "temp-%d.%ld.rdb", static_cast<int>(UnixTimeMs() / 1000),
+                static_cast<long>(::getpid()));
+  const int file = ::open(name, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+  if (file < 0) {
+    LOG_WARNING("Opening the temp file needed for MASTER <-> REPLICA synchronization: %s", std::strerror(errno));
+    return false;
+  }
+  temp_file_ = name;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.sync_total = total;
+    status_.sync_read = 0;
+  }
+  auto write_out = [&](const char* p, size_t n) {
+    while (n > 0) {
+      const ssize_t w = ::write(file, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+    return true;
+  };
+  bool ok = false;
+  int64_t got = 0;
+  for (;;) {
+    if (total >= 0) {
+      const size_t take = static_cast<size_t>(std::min<int64_t>(total - got, static_cast<int64_t>(in_.size())));
+      if (!write_out(in_.data(), take)) break;
+      in_.erase(0, take);
+      got += static_cast<int64_t>(take);
+      if (got == total) {
+        ok = true;
+        break;
+      }
+    } else {
+      const size_t at = in_.find(mark);
+      if (at != std::string::npos) {
+        if (!write_out(in_.data(), at)) break;
+        got += static_cast<int64_t>(at);
+        in_.erase(0, at + mark.size());
+        ok = true;
+        break;
+      }
+      // Keep what could be the start of the mark.
+      if (in_.size() > mark.size()) {
+        const size_t take = in_.size() - mark.size();
+        if (!write_out(in_.data(), take)) break;
+        in_.erase(0, take);
+        got += static_cast<int64_t>(take);
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      status_.sync_read = got;
+    }
+    if (!ReadMore()) {
+      LOG_WARNING("I/O error trying to sync with MASTER: connection lost");
+      break;
+    }
+  }
+  if (ok && ::fsync(file) != 0) {
+    LOG_WARNING("Failed trying to sync the temp DB to disk in MASTER <-> REPLICA synchronization: %s",
+                std::strerror(errno));
+    ok = false;
+  }
+  ::close(file);
+  if (!ok) {
+    ::unlink(name);
+    temp_file_.clear();
+    return false;
+  }
+  LOG_NOTICE("MASTER <-> REPLICA sync: Flushing old data");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    load_result_ = -1;
+  }
+  Push(Event{Event::Kind::kFullSync, name, replid, offset});
+  temp_file_.clear();
+  std::unique_lock<std::mutex> lock(mu_);
+  // A newline a second while it loads, so that the primary does not take
+  // the replica for gone (Redis's replicationSendNewlineToMaster).
+  while (!cv_.wait_for(lock, std::chrono::seconds(1),
+                       [&] { return stop_.load(std::memory_order_acquire) || load_result_ >= 0; })) {
+    lock.unlock();
+    SendAll("\n");
+    lock.lock();
+  }
+  if (load_result_ != 1) {
+    if (load_result_ == 0) LOG_WARNING("Failed trying to load the MASTER synchronization DB from disk");
+    return false;
+  }
+  status_.sync_total = -1;
+  status_.read_offset = offset;
+  LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success");
+  return true;
+}
+
+}  // namespace peregrine
