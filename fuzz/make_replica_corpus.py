@@ -5,7 +5,7 @@ sends on a replication link (fuzz/replica_fuzzer.cc).
     python3 fuzz/make_replica_corpus.py
 
 A seed's first byte picks how the harness cuts the rest into writes (7:
-all at once, 0: a byte at a time). The rest: the replies to PING and the
+all at once, 0: a byte at a time; 0x87: all at once, loaded diskless). The rest: the replies to PING and the
 two REPLCONFs, the PSYNC reply, a snapshot (the RDB files of the rdb
 fuzzer's corpus, as Redis and Peregrine write them) in both framings, and
 a stream of commands after it; and the ways each step can go wrong.
@@ -18,7 +18,7 @@ from make_corpus import resp
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus", "replica")
 RDB_CORPUS = os.path.join(HERE, "corpus", "rdb")
-WHOLE, BYTEWISE, FIVE = 0x07, 0x00, 0x03
+WHOLE, BYTEWISE, FIVE, DISKLESS = 0x07, 0x00, 0x03, 0x87
 REPLID = b"0123456789abcdef0123456789abcdef01234567"
 MARK = b"m" * 20 + b"0123456789abcdefghij"
 HANDSHAKE = b"+PONG\r\n+OK\r\n+OK\r\n"
@@ -59,6 +59,13 @@ def seeds():
         yield f"full-{name}-len", WHOLE, HANDSHAKE + full + b"$%d\r\n" % len(body) + body + STREAM
         yield f"full-{name}-eof", WHOLE, HANDSHAKE + full + b"$EOF:" + MARK + b"\r\n" + body + MARK + STREAM
         yield f"full-{name}-eof-split", FIVE, HANDSHAKE + full + b"\n\n$EOF:" + MARK + b"\r\n" + body + MARK + STREAM
+        yield f"full-{name}-diskless-len", DISKLESS, HANDSHAKE + full + b"$%d\r\n" % len(body) + body + STREAM
+        yield f"full-{name}-diskless-eof", DISKLESS, HANDSHAKE + full + b"$EOF:" + MARK + b"\r\n" + body + MARK + \
+            STREAM
+        yield f"full-{name}-diskless-cut", DISKLESS, HANDSHAKE + full + b"$EOF:" + MARK + b"\r\n" + \
+            body[: len(body) // 2]
+        yield f"full-{name}-diskless-bad-rdb", DISKLESS, HANDSHAKE + full + b"$%d\r\n" % len(body) + body[:20] + \
+            b"\xff" * (len(body) - 20) + STREAM
         yield f"full-{name}-cut", WHOLE, HANDSHAKE + full + b"$%d\r\n" % len(body) + body[: len(body) // 2]
         yield f"full-{name}-bad-rdb", WHOLE, HANDSHAKE + full + b"$%d\r\n" % len(body) + body[:20] + \
             b"\xff" * (len(body) - 20) + STREAM

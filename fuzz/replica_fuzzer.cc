@@ -11,7 +11,11 @@
 // it brought. A fresh one-worker server per input.
 //
 // The first byte picks how the rest is cut into writes (as the connection
-// fuzzer: 1, 2, 3, 5, 8, 13 or 64 bytes, or all at once). Built with ASan
+// fuzzer: 1, 2, 3, 5, 8, 13 or 64 bytes, or all at once), and, with its high
+// bit and all at once, a diskless load (repl-diskless-load swapdb: worker 0
+// loads from the link's pipe as the snapshot comes; written in pieces, the
+// input would wait for worker 0, which waits for the load, until the link's
+// timeout). Built with ASan
 // and UBSan (make fuzz); a crash, a leak, a sanitizer report, or a link
 // that does not end within 20 s of its input's end (abort below) is a
 // finding.
@@ -35,8 +39,9 @@ namespace {
 
 constexpr size_t kChunkSizes[] = {1, 2, 3, 5, 8, 13, 64, SIZE_MAX};
 
-peregrine::Config FuzzConfig() {
+peregrine::Config FuzzConfig(bool diskless) {
   peregrine::Config c;
+  c.repl_diskless_load = diskless ? 2 : 0;
   c.port = 0;
   c.bind.clear();
   c.threads = 1;
@@ -56,10 +61,11 @@ peregrine::Config FuzzConfig() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const size_t chunk = kChunkSizes[data[0] % std::size(kChunkSizes)];
+  const bool diskless = (data[0] & 0x80) != 0 && chunk == SIZE_MAX;
   data++;
   size--;
 
-  peregrine::Server server(FuzzConfig(), peregrine::AllCommands(), "", "peregrine-fuzz");
+  peregrine::Server server(FuzzConfig(diskless), peregrine::AllCommands(), "", "peregrine-fuzz");
   std::string err;
   if (!server.InitWorkers(&err)) {
     std::fprintf(stderr, "InitWorkers: %s\n", err.c_str());
@@ -73,6 +79,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::perror("socketpair");
     std::abort();
   }
+  // (Room for a whole input: a diskless load's is written before worker 0
+  // runs, as it blocks on the load.)
+  const int room = 8 << 20;
+  setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &room, sizeof(room));
+  setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &room, sizeof(room));
   // (No worker runs yet: this thread is worker 0's.)
   server.BecomeReplica("fuzz", 1, sv[0]);
   peregrine::ReplicaLink* link = server.replica_link();

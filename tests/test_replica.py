@@ -391,12 +391,13 @@ class CuttingProxy:
         self.listener.close()
 
 
-@pytest.mark.parametrize("primary_kind", ["redis", TEST_SERVER])
-def test_links_cut_at_random_points_end_equal(servers, tmp_path, primary_kind):
+@pytest.mark.parametrize("primary_kind,load", [("redis", "disabled"), (TEST_SERVER, "swapdb")])
+def test_links_cut_at_random_points_end_equal(servers, tmp_path, primary_kind, load):
     # A small backlog on the primary: some cuts end in a full resync, some
-    # continue; a slowed snapshot: some cuts land in the middle of one.
+    # continue; a slowed snapshot: some cuts land in the middle of one (with
+    # swapdb, in the middle of a load from the socket).
     primary = start(tmp_path, "p", kind=primary_kind, args=["--repl-backlog-size", "16kb"])
-    replica = start(tmp_path, "r")
+    replica = start(tmp_path, "r", args=["--repl-diskless-load", load])
     servers += [primary, replica]
     p, r = primary.client(), replica.client()
     write_every_type(p, "base", 1500)
@@ -419,6 +420,35 @@ def test_links_cut_at_random_points_end_equal(servers, tmp_path, primary_kind):
         assert stats["sync_full"] + stats["sync_partial_ok"] >= 2
     finally:
         proxy.close()
+
+
+@pytest.mark.parametrize("primary_kind", ["redis", TEST_SERVER])
+def test_a_diskless_load_ends_equal(servers, tmp_path, primary_kind):
+    # repl-diskless-load on-empty-db: an empty replica loads the snapshot as
+    # it comes from the socket (no file); one with keys through a file, as
+    # Redis chooses.
+    primary = start(tmp_path, "p", kind=primary_kind)
+    replica = start(tmp_path, "r", args=["--repl-diskless-load", "on-empty-db"])
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    write_every_type(p, "a", 1500)
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    write_every_type(p, "b", 200)
+    wait_caught_up(p, r)
+    assert snapshot(r) == snapshot(p)
+    assert abs(r.pttl("a:ttl:0") - p.pttl("a:ttl:0")) < 2000
+    log = replica.output()
+    assert "from master with EOF to parser" in log or "bytes from master to parser" in log
+    assert "to disk" not in log
+    assert not [f for f in os.listdir(tmp_path / "r") if f.startswith("temp-")]
+    # Its own history now (a full sync again), with keys: through a file.
+    r.execute_command("REPLICAOF", "NO", "ONE")
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    write_every_type(p, "c", 100)
+    wait_caught_up(p, r)
+    assert snapshot(r) == snapshot(p)
+    assert "to disk" in replica.output()
+    assert r.config_get("repl-diskless-load") == {"repl-diskless-load": "on-empty-db"}
 
 
 def test_a_primary_before_redis_7_sends_relative_deadlines(servers, tmp_path):

@@ -48,9 +48,16 @@ bool RdbReader::Ensure(size_t n) {
     const ssize_t got = ::read(fd_, buf_.data() + end_, want);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return Fail(std::string("Read error reading the RDB file: ") + std::strerror(errno));
-    if (got == 0) return Fail("Unexpected EOF reading RDB file");
+    if (got == 0) {
+      source_left_ = 0;  // (the end: enough for `n` or not, said below)
+      break;
+    }
     end_ += static_cast<size_t>(got);
     source_left_ -= static_cast<uint64_t>(got);
+    // A short read from a pipe (a replica's diskless load): go on with what
+    // came rather than wait for a full window (a file's reads are short only
+    // at its end).
+    if (static_cast<size_t>(got) < want && end_ >= n) break;
   }
   return end_ - pos_ >= n || Fail("Unexpected EOF reading RDB file");
 }

@@ -16,7 +16,8 @@ class RdbReader {
  public:
   // Reads `data` (which must outlive the reader).
   explicit RdbReader(std::string_view data) : data_(data.data()), end_(data.size()) {}
-  // Reads `size` bytes from the open file `fd` (the reader does not close it).
+  // Reads `size` bytes from the open file or pipe `fd` (the reader does not
+  // close it); a pipe that closes ends the input.
   RdbReader(int fd, uint64_t size);
 
   bool ok() const { return error_.empty(); }

@@ -220,15 +220,25 @@ bool RdbLoader::Open(const std::string& filename, bool* found, std::string* err)
     *err = std::string("Fatal error: can't stat the RDB file: ") + std::strerror(errno);
     return false;
   }
-  size_ = static_cast<uint64_t>(sb.st_size);
-  reader_ = std::make_unique<RdbReader>(fd_, size_);
+  return Begin(static_cast<uint64_t>(sb.st_size), static_cast<uint64_t>(sb.st_size), err);
+}
+
+bool RdbLoader::OpenStream(int fd, uint64_t size, std::string* err) {
+  fd_ = fd;
+  // (Read until the RDB's end, however long: the writer's close ends it.)
+  return Begin(UINT64_MAX, size, err);
+}
+
+bool RdbLoader::Begin(uint64_t source, uint64_t size, std::string* err) {
+  size_ = source;
+  reader_ = std::make_unique<RdbReader>(fd_, source);
   limits_ = ContainerLimitsOf(server_.config());
   start_ms_ = now_ms_ = UnixTimeMs();
   if (keep_expired_) now_ms_ = 0;  // nothing counts as expired
   key_delay_us_ = server_.config().key_load_delay;
   PersistenceState& st = server_.persistence();
   st.loading_start_s = start_ms_ / 1000;
-  st.loading_total_bytes = size_;
+  st.loading_total_bytes = size;
   st.loading_loaded_bytes.store(0, std::memory_order_relaxed);
   st.loading_loaded_keys.store(0, std::memory_order_relaxed);
   st.loading.store(true, std::memory_order_release);
@@ -420,12 +430,9 @@ bool RdbLoader::Finish() {
   return true;
 }
 
-bool LoadRdbFile(ServerState& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
-                 std::string* err, bool keep_expired) {
-  RdbLoader loader(server, lua, merge);
-  if (keep_expired) loader.set_keep_expired();
-  if (!loader.Open(filename, found, err)) return false;
-  if (!*found) return true;
+namespace {
+
+bool RunLoader(RdbLoader& loader, std::string* err) {
   for (;;) {
     switch (loader.Step(SIZE_MAX)) {
       case RdbLoader::Status::kMore:
@@ -437,6 +444,24 @@ bool LoadRdbFile(ServerState& server, LuaEngine& lua, const std::string& filenam
         return false;
     }
   }
+}
+
+}  // namespace
+
+bool LoadRdbFile(ServerState& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
+                 std::string* err, bool keep_expired) {
+  RdbLoader loader(server, lua, merge);
+  if (keep_expired) loader.set_keep_expired();
+  if (!loader.Open(filename, found, err)) return false;
+  if (!*found) return true;
+  return RunLoader(loader, err);
+}
+
+bool LoadRdbStream(ServerState& server, LuaEngine& lua, int fd, uint64_t size, std::string* err) {
+  RdbLoader loader(server, lua, /*merge=*/false);
+  loader.set_keep_expired();
+  if (!loader.OpenStream(fd, size, err)) return false;
+  return RunLoader(loader, err);
 }
 
 bool Server::StartBgSave(std::string* err) {

@@ -130,6 +130,10 @@ class RdbLoader final : public StartupLoader {
   // Opens the file and reads its header. A missing file is not an error:
   // *found says whether there was one. False with *err.
   bool Open(const std::string& filename, bool* found, std::string* err);
+  // Reads from `fd` instead (a pipe: a replica's diskless load), which it
+  // then owns; the RDB ends at its EOF opcode. `size`: the bytes to come if
+  // known (INFO's loading figures), else 0.
+  bool OpenStream(int fd, uint64_t size, std::string* err);
   // Loads about `max_keys` more keys (and what comes between them).
   Status Step(size_t max_keys) override;
   const std::string& error() const override { return reader_->error(); }
@@ -138,6 +142,9 @@ class RdbLoader final : public StartupLoader {
   uint64_t consumed() const { return size_ - reader_->remaining(); }
 
  private:
+  // After Open's or OpenStream's fd: the reader over `source` bytes (of
+  // which `size` are known) and the header.
+  bool Begin(uint64_t source, uint64_t size, std::string* err);
   bool ReadHeader();
   bool LoadKey(int type);
   bool LoadFunction();
@@ -171,6 +178,9 @@ class RdbLoader final : public StartupLoader {
 // full sync: its primary's DELs remove them).
 bool LoadRdbFile(ServerState& server, LuaEngine& lua, const std::string& filename, bool merge, bool* found,
                  std::string* err, bool keep_expired = false);
+// The same from a stream (`fd`, closed after; `size`: its bytes if known,
+// else 0), keys past their deadline included: a replica's diskless load.
+bool LoadRdbStream(ServerState& server, LuaEngine& lua, int fd, uint64_t size, std::string* err);
 
 // Redis's writeCommandsDeniedByDiskError for RDB: the last save failed,
 // a schedule is configured and stop-writes-on-bgsave-error is on.

@@ -47,6 +47,7 @@ ReplicaLink::ReplicaLink(Settings settings, std::string replid, uint64_t offset,
     : settings_(std::move(settings)), wake_(std::move(wake)), replid_(std::move(replid)), offset_(offset) {
   status_.offset = status_.read_offset = offset;
   timeout_s_.store(settings_.timeout_s, std::memory_order_relaxed);
+  diskless_load_.store(settings_.diskless_load, std::memory_order_relaxed);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
@@ -77,7 +78,12 @@ void ReplicaLink::Stop() {
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mu_);
   for (const Event& ev : events_)
-    if (ev.kind == Event::Kind::kFullSync) ::unlink(ev.data.c_str());
+    if (ev.kind == Event::Kind::kFullSync) {
+      if (ev.fd >= 0)
+        ::close(ev.fd);
+      else
+        ::unlink(ev.data.c_str());
+    }
   events_.clear();
 }
 

@@ -45,6 +45,10 @@ class ReplicaLink {
     // primary's certificate checked against the CA).
     bool tls = false;
     TlsSettings tls_settings;
+    // repl-diskless-load: 0 disabled (the snapshot to a file, then
+    // loaded), 1 on-empty-db (loaded as it comes when this server has no
+    // keys), 2 swapdb (loaded as it comes).
+    int diskless_load = 0;
   };
   // Redis's repl_state names as ROLE shows them.
   enum class State : uint8_t { kConnect, kConnecting, kHandshake, kTransfer, kConnected };
@@ -52,7 +56,7 @@ class ReplicaLink {
 
   struct Event {
     enum class Kind : uint8_t {
-      kFullSync,  // `data`: the snapshot's file; `replid`, `offset`: +FULLRESYNC's
+      kFullSync,  // `data`: the snapshot's file, or `fd` (a pipe it comes through); `replid`, `offset`: +FULLRESYNC's
       kContinue,  // +CONTINUE; `replid`: the primary's ID when it named one
       kBytes,     // stream bytes, in order
       kDown,      // the link ended: a command cut short is dropped
@@ -62,6 +66,10 @@ class ReplicaLink {
     Kind kind;
     std::string data, replid;
     uint64_t offset = 0;
+    // A diskless load's pipe (the reading end, the loader's to close) and
+    // the snapshot's size if the primary said it (else 0).
+    int fd = -1;
+    uint64_t size = 0;
   };
 
   // `replid` and `offset`: the history this server has (PSYNC asks to
@@ -101,6 +109,10 @@ class ReplicaLink {
   // With an append-only file: the offset up to which it is durable, sent
   // as REPLCONF ACK's FACK (Redis 7.2, for WAITAOF); -1: none (no file).
   void SetFsynced(int64_t offset) { fsynced_.store(offset, std::memory_order_relaxed); }
+  // Whether this server has no keys (repl-diskless-load on-empty-db loads
+  // a snapshot as it comes only then), as worker 0 last saw it.
+  void SetDatasetEmpty(bool empty) { dataset_empty_.store(empty, std::memory_order_relaxed); }
+  void UpdateDisklessLoad(int mode) { diskless_load_.store(mode, std::memory_order_relaxed); }
 
   // The thread has ended (a link on connected_fd, after its session).
   bool finished() const { return finished_.load(std::memory_order_acquire); }
@@ -125,6 +137,17 @@ class ReplicaLink {
   void Session();
   bool Handshake(std::string* psync_reply);
   bool ReceiveSnapshot(const std::string& replid, uint64_t offset);
+  // The snapshot's bytes (`total` of them, or up to `mark`) from the socket
+  // to `out`, in pieces; false if the link or `out` failed.
+  bool ReadPayload(int64_t total, const std::string& mark, const std::function<bool(const char*, size_t)>& out);
+  // Into a file for worker 0 to load after (`name`, fsynced).
+  bool PayloadToFile(const char* name, int64_t total, const std::string& mark);
+  // Into a pipe worker 0 loads from as it comes (its reading end in the
+  // event pushed first).
+  bool PayloadToPipe(const std::string& replid, uint64_t offset, int64_t total, const std::string& mark);
+  // Waits for worker 0's load, with Redis's newline a second to the
+  // primary meanwhile.
+  bool WaitLoaded();
   void Stream();
   // Socket helpers, with the timeout (false: error, timeout or stop).
   bool Connect();
@@ -155,6 +178,8 @@ class ReplicaLink {
   std::atomic<bool> ack_wanted_{false};
   std::atomic<int> timeout_s_{60};
   std::atomic<int64_t> fsynced_{-1};
+  std::atomic<bool> dataset_empty_{true};
+  std::atomic<int> diskless_load_{0};
   int wake_fd_ = -1;  // wakes the thread's poll (Stop, Drop, RequestAck)
   std::atomic<int> fd_{-1};
   std::string in_;  // (the thread's) received and not yet handed on

@@ -40,6 +40,7 @@ ReplicaLink::Settings Server::LinkSettings() const {
   s.timeout_s = config_.repl_timeout;
   s.tls = config_.tls_replication;
   s.tls_settings = config_.tls;
+  s.diskless_load = config_.repl_diskless_load;
   return s;
 }
 
@@ -72,6 +73,7 @@ bool Server::BecomeReplica(const std::string& host, int port, int connected_fd, 
   settings.failover = failover;
   link_ = std::make_unique<ReplicaLink>(std::move(settings), repl_ids_.replid, replication_->offset(),
                                         [this] { worker(0).waker().Notify(); });
+  NoteDatasetEmpty();
   link_->Start();
   return true;
 }
@@ -101,12 +103,14 @@ void Server::StopReplicaLink() {
   if (link_ != nullptr) link_->Stop();
 }
 
-bool Server::LoadFullSync(Worker& w, const std::string& file, const std::string& replid, uint64_t offset) {
-  // As Redis's readSyncBulkPayload with repl-diskless-load disabled: the
-  // file becomes the RDB file, and is loaded in place of every database.
+bool Server::LoadFullSync(Worker& w, const ReplicaLink::Event& ev) {
+  // As Redis's readSyncBulkPayload: with repl-diskless-load disabled the
+  // file becomes the RDB file, and is loaded in place of every database;
+  // otherwise the snapshot loads as it comes, through the link's pipe.
   AbortBgSave(/*aof_rewrite_too=*/true);
+  const std::string& file = ev.data;
   const std::string& target = config_.dbfilename;
-  if (::rename(file.c_str(), target.c_str()) != 0) {
+  if (ev.fd < 0 && ::rename(file.c_str(), target.c_str()) != 0) {
     LOG_WARNING("Failed trying to rename the temp DB into %s in MASTER <-> REPLICA synchronization: %s",
                 target.c_str(), std::strerror(errno));
     ::unlink(file.c_str());
@@ -132,7 +136,10 @@ bool Server::LoadFullSync(Worker& w, const std::string& file, const std::string&
   p.loaded_repl_id.clear();
   p.loaded_repl_db = 0;
   // (Keys past their deadline too: the primary's DELs remove them.)
-  if (!LoadRdbFile(*this, w.lua(), target, /*merge=*/false, &found, &err, /*keep_expired=*/true) || !found) {
+  const bool loaded = ev.fd >= 0 ? (found = true, LoadRdbStream(*this, w.lua(), ev.fd, ev.size, &err))
+                                 : LoadRdbFile(*this, w.lua(), target, /*merge=*/false, &found, &err,
+                                               /*keep_expired=*/true);
+  if (!loaded || !found) {
     LOG_WARNING("%s", found ? err.c_str() : "the synchronization file went");
     // The data is gone or half there: no history to continue (the next
     // PSYNC asks for a full sync), as Redis discards its cached primary.
@@ -141,9 +148,9 @@ bool Server::LoadFullSync(Worker& w, const std::string& file, const std::string&
     replication_->FreeBacklog();
     return false;
   }
-  repl_ids_.replid = replid;
+  repl_ids_.replid = ev.replid;
   repl_ids_.ClearSecond();
-  replication_->ResetBacklog(config_.repl_backlog_size, offset);
+  replication_->ResetBacklog(config_.repl_backlog_size, ev.offset);
   master_in_.clear();
   // (A new history: nothing of the old one counts as durable.)
   fack_pending_.clear();
@@ -166,7 +173,7 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
     switch (ev.kind) {
       case ReplicaLink::Event::Kind::kFullSync:
         FailoverAnswered(true);
-        link_->LoadDone(LoadFullSync(w, ev.data, ev.replid, ev.offset));
+        link_->LoadDone(LoadFullSync(w, ev));
         break;
       case ReplicaLink::Event::Kind::kAccepted:
         FailoverAnswered(true);  // (the target took over; its snapshot comes next)
@@ -208,7 +215,16 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
     }
   }
   ApplyMasterStream(w);
+  NoteDatasetEmpty();
   link_->Applied(repl_ids_.replid, replication_->offset());
+}
+
+void Server::NoteDatasetEmpty() {
+  // (Every shard held.)
+  bool empty = true;
+  for (size_t s = 0; s < num_shards() && empty; s++)
+    for (int d = 0; d < shard(s).num_dbs() && empty; d++) empty = shard(s).db(d).size() == 0;
+  link_->SetDatasetEmpty(empty);
 }
 
 void Server::PrefetchMasterKeys(const std::vector<std::string_view>& flat,

@@ -337,7 +337,10 @@ void Server::ApplyRuntimeConfig() {
     acl_->SetRequirePass(config_.requirepass);
     applied_requirepass_ = config_.requirepass;
   }
-  if (link_ != nullptr) link_->UpdateSettings(config_.masteruser, config_.masterauth, config_.repl_timeout);
+  if (link_ != nullptr) {
+    link_->UpdateSettings(config_.masteruser, config_.masterauth, config_.repl_timeout);
+    link_->UpdateDisklessLoad(config_.repl_diskless_load);
+  }
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
   replication_->Resize(config_.repl_backlog_size);  // (a no-op unless it changed)
   replication_->set_pending_limit(config_.output_buffer_limits[Config::kReplicaClients].hard);

@@ -175,7 +175,10 @@ class Server final : public ServerState {
   // transaction without its EXEC yet), the database it is in, and what
   // runs it (every shard held).
   ReplicaLink::Settings LinkSettings() const;
-  bool LoadFullSync(Worker& w, const std::string& file, const std::string& replid, uint64_t offset);
+  bool LoadFullSync(Worker& w, const ReplicaLink::Event& ev);
+  // Tells the link whether this server has no keys (repl-diskless-load
+  // on-empty-db).
+  void NoteDatasetEmpty();
   void ApplyMasterStream(Worker& w);
   static constexpr size_t kPrefetchWindow = 32;
   // (*specs: each command's entry, looked up once for both uses.)
