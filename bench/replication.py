@@ -11,8 +11,10 @@ Peregrine replica (one worker; the whole sync Peregrine's). The replica,
 on CPU 1, is started with --replicaof, and measured:
 
   - full sync time: from the replica's start to master_link_status:up,
-    both diskless (Redis's repl-diskless-sync-delay set to 0, so that
-    neither waits for more replicas);
+    both diskless: the primary streams its snapshot (Redis's
+    repl-diskless-sync-delay set to 0, so that neither waits for more
+    replicas) and the (empty) replica loads it as it comes
+    (repl-diskless-load on-empty-db);
   - the primary's peak RSS during the sync against its RSS before (sampled
     every 20 ms; with its children's: Redis forks for the sync);
   - steady state: redis-benchmark SET at pipeline 16 (1 thread, 25
@@ -56,15 +58,19 @@ END = "<!-- replication:end -->"
 VALUE = 16
 
 
+DISKLESS_LOAD = "on-empty-db"
+
+
 def start_replica(workdir: str, primary_port: int, binary: str | None) -> tuple[subprocess.Popen, int, str]:
     """A replica on CPU 1: Debian's redis-server, or Peregrine's `binary`
-    (one worker)."""
+    (one worker); either loads the snapshot as it comes (DISKLESS_LOAD)."""
     port = bl.free_port()
     d = tempfile.mkdtemp(prefix="replica-", dir=workdir)
     log = open(os.path.join(d, "replica.log"), "wb")
     server = ["redis-server", "--appendonly", "no"] if binary is None else [binary, "--threads", "1"]
     argv = bl.taskset(bl.CLIENT_CPU) + server + ["--port", str(port), "--bind", bl.HOST, "--save", "",
-                                                 "--dir", d, "--replicaof", bl.HOST, str(primary_port)]
+                                                 "--dir", d, "--replicaof", bl.HOST, str(primary_port),
+                                                 "--repl-diskless-load", DISKLESS_LOAD]
     return subprocess.Popen(argv, cwd=d, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL), port, d
 
 
@@ -289,7 +295,9 @@ def main(argv=None) -> int:
                  f"Measured {time.strftime('%Y-%m-%d')} by `make bench-replication` (`bench/replication.py`, "
                  f"binary {sha}): {args.keys:,} keys of {VALUE} bytes, a replica on CPU 1 (Debian's redis-server, "
                  "or Peregrine with one worker), "
-                 f"the primary on CPU 0 (Peregrine's two workers share it); both syncs diskless. Steady state: "
+                 f"the primary on CPU 0 (Peregrine's two workers share it); both syncs diskless (the primary streams "
+                 f"its snapshot, the replica loads it as it comes: repl-diskless-load {DISKLESS_LOAD}). "
+                 "Steady state: "
                  f"redis-benchmark SET, pipeline 16, 25 connections, {args.requests:,} requests, on CPU 1 with "
                  "the replica. The lag in ms is the largest lag in bytes over the stream's rate under that load. "
                  f"Latency: redis-benchmark SET without pipelining, 50 connections, {args.latency_requests:,} "

@@ -354,6 +354,28 @@ def test_bgsave_round_trip(tmp_path):
     assert_loads_as(tmp_path, before)
 
 
+def test_bgsave_says_each_databases_size(tmp_path):
+    # RESIZEDB after SELECTDB, with the whole database's keys and keys with
+    # a deadline (as Redis writes it; a loader sizes its table once). Each
+    # shard's part of the file says the same.
+    s = server_in(tmp_path, "--rdbcompression", "no")
+    c = s.client(single_connection_client=True)
+    for i in range(50):
+        c.set(f"k{i}", i, ex=1000 if i < 7 else None)
+    c.select(3)
+    for i in range(20):
+        c.set(f"t{i}", i)
+    assert c.bgsave()
+    wait_bgsave(c)
+    with open(tmp_path / "dump.rdb", "rb") as f:
+        data = f.read()
+    # (Lengths under 64 are one byte.)
+    assert b"\xfe\x00\xfb\x32\x07" in data
+    assert b"\xfe\x03\xfb\x14\x00" in data
+    body = data[:-8]  # (not the checksum)
+    assert body.count(b"\xfe\x00") == body.count(b"\xfe\x00\xfb\x32\x07")
+
+
 def test_bgsave_is_a_point_in_time_while_writes_go_on(tmp_path):
     # A slow save (rdb-key-save-delay) while every key is rewritten: the
     # file has the values of the moment BGSAVE started, every key once.

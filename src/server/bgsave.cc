@@ -53,6 +53,13 @@ struct BgSave::ShardSink {
     if (db != current_db) {
       writer.Byte(rdb::kOpSelectDb);
       writer.Len(static_cast<uint64_t>(db));
+      // The whole database's size as the snapshot began (every shard's
+      // part says the same): a loader sizes its table once (Redis's
+      // dictExpand; without it a Redis replica rehashes as it loads).
+      const auto& [count, expires] = job->db_totals_[static_cast<size_t>(db)];
+      writer.Byte(rdb::kOpResizeDb);
+      writer.Len(count);
+      writer.Len(expires);
       current_db = db;
     }
     if (keys.Write(writer, *shard, e)) chunk_keys++;
@@ -140,6 +147,12 @@ void BgSave::Begin(Server& server) {
   static std::atomic<uint32_t> epochs{0};
   const uint32_t epoch = epochs.fetch_add(1, std::memory_order_relaxed) + 1;
   const RdbKeyWriter keys(server.config().maxmemory_policy, start_ms_);
+  db_totals_.assign(static_cast<size_t>(server.config().databases), {0, 0});
+  for (size_t s = 0; s < server.num_shards(); s++)
+    for (int d = 0; d < server.shard(s).num_dbs(); d++) {
+      db_totals_[static_cast<size_t>(d)].first += server.shard(s).db(d).size();
+      db_totals_[static_cast<size_t>(d)].second += server.shard(s).db(d).expires_count();
+    }
   for (size_t s = 0; s < server.num_shards(); s++) {
     Shard& shard = server.shard(s);
     auto sink = std::make_unique<ShardSink>(this, &shard, keys, server.config().rdbcompression);

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/db.h"
@@ -103,6 +104,9 @@ class BgSave {
   int64_t start_ms_ = 0;
   uint64_t dirty_at_start_ = 0;
   uint64_t keys_total_ = 0;
+  // Each database's keys and keys with a deadline as the snapshot began
+  // (RESIZEDB after each shard's SELECTDB).
+  std::vector<std::pair<uint64_t, uint64_t>> db_totals_;
   int64_t key_delay_us_ = 0;
   bool checksum_ = true;
   std::vector<std::unique_ptr<ShardSink>> shards_;
