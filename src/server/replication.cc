@@ -17,7 +17,18 @@ ReplicationPrimary::ReplicationPrimary(uint32_t workers, std::function<void(uint
       wake_(std::move(wake)) {}
 
 void ReplicationPrimary::Tell(uint32_t worker) {
+  // (Looked at first: while the worker has yet to take its bytes the flag
+  // stays set, and a store would pull its line from the worker's core.)
+  if (told_[worker].flag.load(std::memory_order_relaxed)) return;
   if (!told_[worker].flag.exchange(true, std::memory_order_acq_rel)) to_wake_.push_back(worker);
+}
+
+std::vector<uint32_t>& ReplicationPrimary::WakeList() {
+  // The workers to wake, swapped out of to_wake_ under the lock: both
+  // vectors keep their room, so that no chunk fed allocates for it.
+  thread_local std::vector<uint32_t> wake;
+  wake.clear();
+  return wake;
 }
 
 void ReplicationPrimary::AppendLocked(std::string_view bytes) {
@@ -72,7 +83,7 @@ void ReplicationPrimary::SettleOrderLocked() {
 }
 
 void ReplicationPrimary::Feed(uint32_t shard, const AofChunk& chunk) {
-  std::vector<uint32_t> wake;
+  std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (backlog_ == nullptr || relaying_.load(std::memory_order_relaxed)) return;
@@ -89,7 +100,7 @@ void ReplicationPrimary::Feed(uint32_t shard, const AofChunk& chunk) {
 }
 
 void ReplicationPrimary::FeedMulti(std::span<const uint32_t> shards, const AofChunk& chunk) {
-  std::vector<uint32_t> wake;
+  std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (backlog_ == nullptr || relaying_.load(std::memory_order_relaxed)) return;
@@ -101,7 +112,7 @@ void ReplicationPrimary::FeedMulti(std::span<const uint32_t> shards, const AofCh
 }
 
 void ReplicationPrimary::FeedPart(uint32_t shard, uint64_t group, uint32_t parts, const AofChunk& chunk) {
-  std::vector<uint32_t> wake;
+  std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (backlog_ == nullptr || relaying_.load(std::memory_order_relaxed)) return;
@@ -113,7 +124,7 @@ void ReplicationPrimary::FeedPart(uint32_t shard, uint64_t group, uint32_t parts
 }
 
 void ReplicationPrimary::FeedCommand(std::initializer_list<std::string_view> args) {
-  std::vector<uint32_t> wake;
+  std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (backlog_ == nullptr) return;
@@ -126,7 +137,7 @@ void ReplicationPrimary::FeedCommand(std::initializer_list<std::string_view> arg
 }
 
 void ReplicationPrimary::FeedRaw(std::string_view bytes) {
-  std::vector<uint32_t> wake;
+  std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (backlog_ == nullptr) return;
@@ -138,7 +149,7 @@ void ReplicationPrimary::FeedRaw(std::string_view bytes) {
 }
 
 void ReplicationPrimary::SetRelaying(bool on) {
-  std::vector<uint32_t> wake;
+  std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
     SettleOrderLocked();
@@ -261,7 +272,11 @@ void ReplicationPrimary::KeepWaitingAlive() {
 void ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
                                      const std::function<void(uint64_t)>& close) {
   if (!told_[worker].flag.exchange(false, std::memory_order_acq_rel)) return;
-  std::vector<std::pair<uint64_t, std::string>> out;
+  // The worker's own buffers (its thread's alone): each replica's bytes
+  // are swapped for one of them, so that the buffers go back and forth
+  // keeping their room instead of growing again from nothing.
+  auto& out = told_[worker].out;
+  size_t n = 0;
   std::vector<uint64_t> closing;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -270,17 +285,23 @@ void ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(u
       if (r->close) {
         closing.push_back(r->info.client_id);
       } else if (r->info.state == State::kOnline && !r->pending.empty()) {
-        out.emplace_back(r->info.client_id, std::string());
-        out.back().second.swap(r->pending);
+        if (n == out.size()) out.emplace_back();
+        out[n].first = r->info.client_id;
+        out[n].second.swap(r->pending);
+        n++;
       }
     }
   }
-  for (auto& [id, bytes] : out) send(id, bytes);
+  for (size_t i = 0; i < n; i++) {
+    send(out[i].first, out[i].second);
+    out[i].second.clear();
+    if (out[i].second.capacity() > kKeptBuffer) std::string().swap(out[i].second);
+  }
   for (uint64_t id : closing) close(id);
 }
 
 void ReplicationPrimary::Ack(uint64_t id, uint64_t offset, int64_t aof_offset, int64_t now_ms) {
-  std::vector<uint32_t> wake;
+  std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& r : replicas_)
@@ -431,7 +452,7 @@ void ReplicationPrimary::Detach(uint64_t id) {
 }
 
 void ReplicationPrimary::DropSilent(int64_t now_ms, int timeout_s) {
-  std::vector<uint32_t> wake;
+  std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& r : replicas_) {

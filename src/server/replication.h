@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "persist/aof_format.h"
@@ -224,7 +225,12 @@ class ReplicationPrimary {
   struct alignas(64) Told {
     std::atomic<bool> flag{false};
     std::atomic<int> waiters{0};  // its clients in WAIT
+    // (ServeWorker's: its replicas' bytes, by client id.)
+    std::vector<std::pair<uint64_t, std::string>> out;
   };
+  // A buffer ServeWorker keeps between wake-ups at most this large.
+  static constexpr size_t kKeptBuffer = size_t{1} << 20;
+  static std::vector<uint32_t>& WakeList();
   struct Waiter {
     uint64_t id;
     uint32_t worker;
