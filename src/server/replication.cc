@@ -39,6 +39,7 @@ void ReplicationPrimary::AppendLocked(std::string_view bytes) {
   for (auto& r : replicas_) {
     if (r->close || r->info.state == State::kWaitBgsave) continue;
     r->pending.append(bytes);
+    if (r->pending.size() == bytes.size()) r->pending_since_us = MonotonicUs();
     if (limit != 0 && r->pending.size() >= limit) [[unlikely]] {
       // (Online, its worker moves the bytes into its output and checks
       // the limit there; this is for one whose snapshot is still going.)
@@ -131,6 +132,8 @@ void ReplicationPrimary::FeedCommand(std::initializer_list<std::string_view> arg
     std::string bytes;
     AppendRespCommand(&bytes, std::span<const std::string_view>(args.begin(), args.size()));
     AppendLocked(bytes);
+    // (A GETACK's answer is waited for; a PING keeps an idle link alive.)
+    for (auto& r : replicas_) r->urgent = true;
     wake.swap(to_wake_);
   }
   for (uint32_t w : wake) wake_(w);
@@ -249,6 +252,7 @@ void ReplicationPrimary::SyncDone(uint64_t id, bool ok) {
     if (it == replicas_.end()) return;
     Replica& r = **it;
     r.fd = -1;  // (the snapshot's, closed with it)
+    r.urgent = true;
     if (ok && !r.info.rdb_only)
       r.info.state = State::kOnline;
     else
@@ -269,22 +273,30 @@ void ReplicationPrimary::KeepWaitingAlive() {
 }
 
 
-void ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
-                                     const std::function<void(uint64_t)>& close) {
-  if (!told_[worker].flag.exchange(false, std::memory_order_acq_rel)) return;
+int64_t ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
+                                        const std::function<void(uint64_t)>& close) {
+  if (!told_[worker].flag.exchange(false, std::memory_order_acq_rel)) return -1;
   // The worker's own buffers (its thread's alone): each replica's bytes
   // are swapped for one of them, so that the buffers go back and forth
   // keeping their room instead of growing again from nothing.
   auto& out = told_[worker].out;
   size_t n = 0;
   std::vector<uint64_t> closing;
+  int64_t due_us = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const int64_t now_us = MonotonicUs();
     for (auto& r : replicas_) {
       if (r->worker != worker) continue;
       if (r->close) {
         closing.push_back(r->info.client_id);
       } else if (r->info.state == State::kOnline && !r->pending.empty()) {
+        const int64_t age = now_us - r->pending_since_us;
+        if (!r->urgent && r->pending.size() < kBatchBytes && age < kBatchUs) {
+          due_us = due_us < 0 ? kBatchUs - age : std::min(due_us, kBatchUs - age);
+          continue;
+        }
+        r->urgent = false;
         if (n == out.size()) out.emplace_back();
         out[n].first = r->info.client_id;
         out[n].second.swap(r->pending);
@@ -298,6 +310,9 @@ void ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(u
     if (out[i].second.capacity() > kKeptBuffer) std::string().swap(out[i].second);
   }
   for (uint64_t id : closing) close(id);
+  // (Bytes left: the flag again, so that the worker's next look finds them.)
+  if (due_us >= 0) told_[worker].flag.store(true, std::memory_order_release);
+  return due_us;
 }
 
 void ReplicationPrimary::Ack(uint64_t id, uint64_t offset, int64_t aof_offset, int64_t now_ms) {

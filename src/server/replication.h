@@ -115,9 +115,16 @@ class ReplicationPrimary {
   // before ServeWorker).
   bool told(uint32_t worker) const { return told_[worker].flag.load(std::memory_order_relaxed); }
   // For each replica of `worker` told of: `send(id, bytes)` with what to
-  // write to it now, or `close(id)`.
-  void ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
-                   const std::function<void(uint64_t)>& close);
+  // write to it now, or `close(id)`. A replica's bytes are taken once
+  // kBatchBytes have gathered, or kBatchUs after the first came, or at
+  // once for a GETACK or PING or its snapshot's end: fewer, larger writes
+  // (each a system call, and the loopback's delivery on this core) for at
+  // most kBatchUs more lag. Returns the µs until bytes left now are due
+  // (the worker comes back then; its flag stays set), or -1.
+  int64_t ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
+                      const std::function<void(uint64_t)>& close);
+  static constexpr size_t kBatchBytes = 64 << 10;
+  static constexpr int64_t kBatchUs = 1000;
   // REPLCONF ACK <offset> [FACK <aof offset>] (`aof_offset` -1: none).
   void Ack(uint64_t id, uint64_t offset, int64_t aof_offset, int64_t now_ms);
   void SetListeningPort(uint64_t id, int port);
@@ -189,6 +196,10 @@ class ReplicationPrimary {
     ReplicaInfo info;
     uint32_t worker = 0;
     std::string pending;     // stream bytes its worker has yet to take
+    int64_t pending_since_us = 0;  // when `pending` last went from empty to not
+    // Its bytes go at the next wake-up whatever their size (a GETACK, a
+    // PING, the end of its snapshot): see ServeWorker.
+    bool urgent = false;
     bool close = false;      // failed: its worker closes it
     // Its socket's duplicate: owned while it waits; the snapshot's while
     // that is sent (a replica that goes shuts it down, so that the

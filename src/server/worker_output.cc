@@ -52,7 +52,7 @@ void Worker::ServeReplicas() {
     return;
   // The replicas' bytes first: taking them clears this worker's flag, so
   // an ACK that comes after the waiters are looked at below wakes it again.
-  repl.ServeWorker(
+  const int64_t due_us = repl.ServeWorker(
       index_,
       [this](uint64_t id, std::string& bytes) {
         auto it = clients_.find(id);
@@ -68,6 +68,7 @@ void Worker::ServeReplicas() {
         auto it = clients_.find(id);
         if (it != clients_.end()) CloseClient(*it->second);
       });
+  if (due_us >= 0) loop_.WakeWithin(static_cast<int>((due_us + 999) / 1000));
   if (!waiters) return;
   // Clients in WAIT that have their answer: it, then their input.
   repl.FlushGetack();
