@@ -183,10 +183,12 @@ void ReplicationPrimary::SyncDone(uint64_t id, bool ok) {
     if (it == replicas_.end()) return;
     Replica& r = **it;
     r.fd = -1;  // (the snapshot's, closed with it)
-    if (ok && !r.info.rdb_only)
+    if (ok && !r.info.rdb_only) {
       r.info.state = State::kOnline;
-    else
+    } else {
       r.close = true;  // (failed, or all it asked for is out)
+      r.drain = ok;
+    }
     worker = r.worker;
     told_[worker].flag.store(true, std::memory_order_release);
   }
@@ -204,16 +206,16 @@ void ReplicationPrimary::KeepWaitingAlive() {
 
 
 void ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
-                                     const std::function<void(uint64_t)>& close) {
+                                     const std::function<void(uint64_t, bool)>& close) {
   if (!told_[worker].flag.exchange(false, std::memory_order_acq_rel)) return;
   std::vector<std::pair<uint64_t, std::string>> out;
-  std::vector<uint64_t> closing;
+  std::vector<std::pair<uint64_t, bool>> closing;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& r : replicas_) {
       if (r->worker != worker) continue;
       if (r->close) {
-        closing.push_back(r->info.client_id);
+        closing.emplace_back(r->info.client_id, r->drain);
       } else if (r->info.state == State::kOnline && !r->pending.empty()) {
         out.emplace_back(r->info.client_id, std::string());
         out.back().second.swap(r->pending);
@@ -221,7 +223,7 @@ void ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(u
     }
   }
   for (auto& [id, bytes] : out) send(id, bytes);
-  for (uint64_t id : closing) close(id);
+  for (auto [id, drain] : closing) close(id, drain);
 }
 
 void ReplicationPrimary::Ack(uint64_t id, uint64_t offset, int64_t aof_offset, int64_t now_ms) {

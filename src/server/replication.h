@@ -105,9 +105,11 @@ class ReplicationPrimary {
   // before ServeWorker).
   bool told(uint32_t worker) const { return told_[worker].flag.load(std::memory_order_relaxed); }
   // For each replica of `worker` told of: `send(id, bytes)` with what to
-  // write to it now, or `close(id)`.
+  // write to it now, or `close(id, after_snapshot)` (after_snapshot: it
+  // asked for the snapshot alone, which is all written: closed once it is
+  // all out).
   void ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
-                   const std::function<void(uint64_t)>& close);
+                   const std::function<void(uint64_t, bool)>& close);
   // REPLCONF ACK <offset> [FACK <aof offset>] (`aof_offset` -1: none).
   void Ack(uint64_t id, uint64_t offset, int64_t aof_offset, int64_t now_ms);
   void SetListeningPort(uint64_t id, int port);
@@ -180,6 +182,7 @@ class ReplicationPrimary {
     uint32_t worker = 0;
     std::string pending;     // stream bytes its worker has yet to take
     bool close = false;      // failed: its worker closes it
+    bool drain = false;      // (closed as rdb-only: after what it was sent)
     // Its socket's duplicate: owned while it waits; the snapshot's while
     // that is sent (a replica that goes shuts it down, so that the
     // snapshot stops); -1 after.

@@ -121,6 +121,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   LuaEngine& lua() override;  // worker_script.cc
   void SyncScripts() override;
   KillResult KillBusyScript(bool eval) override { return script_busy_.Kill(eval); }
+  int PumpSnapshot(Client& c) override { return io_.StartPump(c); }
 
   // Whether the running command holds shards of other workers (a command
   // over several shards).
@@ -143,6 +144,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
 
   // --- For the I/O layer ---
   void OnClientEvent(Client& c, uint32_t events);
+  // Its pump's snapshot bytes are ready to read (SnapshotPump).
+  void OnPumpEvent(Client& c) { io_.Pump(c); }
   // A connection accepted on worker 0: served here from now on.
   // `tls`: accepted on tls-port (a TLS session over it, this worker's context).
   void Adopt(int fd, bool is_unix, uint64_t id, bool tls = false);
