@@ -76,11 +76,16 @@ void Worker::ServeReplicas() {
         auto it = clients_.find(id);
         if (it == clients_.end()) return;
         Client& c = *it->second;
-        // (rdb-only over TLS: once the pump has passed on all of it.)
-        if (after_snapshot && c.pumping())
-          c.repl_pump->close_at_end = true;
-        else
+        // rdb-only over TLS: closed once what the pump passed on is out
+        // (the pump may read the snapshot's end before or after this).
+        if (!after_snapshot || c.repl_pump == nullptr) {
           CloseClient(c);
+        } else if (c.pumping()) {
+          c.repl_pump->close_at_end = true;
+        } else {
+          c.close_after_reply = true;
+          io_.QueueWrite(c);
+        }
       });
   if (!waiters) return;
   // Clients in WAIT that have their answer: it, then their input.
