@@ -105,9 +105,9 @@ std::string ReplicaIp(const Client& c) {
 }
 
 // SYNC and PSYNC <replid> <offset> (every shard held): a continuation from
-// the backlog (PSYNC), or a full resync: a snapshot straight to the
-// replica's socket, then the stream from the snapshot's point on (Redis's
-// syncCommand). SYNC is the protocol before PSYNC (redis-cli --replica,
+// the backlog (PSYNC), or a full resync: a snapshot sent by the BGSAVE's
+// thread (diskless, or through the RDB file), then the stream from the
+// snapshot's point on (Redis's syncCommand). SYNC is the protocol before PSYNC (redis-cli --replica,
 // --rdb): the snapshot without a +FULLRESYNC line, and no ACKs expected.
 void SyncCommand(CommandContext& ctx) {
   Client& c = ctx.client;
@@ -178,11 +178,9 @@ void SyncCommand(CommandContext& ctx) {
     LOG_NOTICE("%s", a.reason.c_str());
     if (ctx.args[1] != "?") server.repl_stats().partial_err.fetch_add(1, std::memory_order_relaxed);
   }
-  if (!c.repl_capa_eof) {
-    // (A snapshot to disk first, then its length: not built yet.)
-    ctx.reply.Error("ERR full resync needs a replica that accepts diskless sync (REPLCONF capa eof)");
-    return;
-  }
+  // As Redis 7: through the RDB file with repl-diskless-sync no, and
+  // always for a replica that cannot read the diskless form.
+  info.disk = !c.repl_capa_eof || !server.config().repl_diskless_sync;
   if (!server.is_replica() && repl.EnsureBacklog(server.config().repl_backlog_size)) {
     // The first replica: the stream starts here, under a new ID (no
     // replica of an older history can continue it), as Redis does.

@@ -160,15 +160,16 @@ bool ReplicationPrimary::has_waiting() {
   return false;
 }
 
-bool ReplicationPrimary::StartNext(uint64_t* id, int* fd, uint64_t* offset, bool* sync) {
+bool ReplicationPrimary::StartNext(SyncStart* start) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& r : replicas_) {
     if (r->info.state != State::kWaitBgsave || r->close) continue;
     r->info.state = State::kSendingRdb;
-    *id = r->info.client_id;
-    *fd = r->fd;
-    *offset = offset_;
-    *sync = r->info.sync;
+    start->id = r->info.client_id;
+    start->fd = r->fd;
+    start->offset = offset_;
+    start->sync = r->info.sync;
+    start->disk = r->info.disk;
     stream_db_ = -1;
     return true;
   }

@@ -41,6 +41,9 @@ class ReplicationPrimary {
     // for the snapshot alone (REPLCONF rdb-only 1: closed after it, as
     // redis-cli --rdb asks).
     bool sync = false, rdb_only = false;
+    // Its snapshot goes through the RDB file (repl-diskless-sync no, or it
+    // did not say REPLCONF capa eof): `$<length>` and the file's bytes.
+    bool disk = false;
   };
 
   // `wake(worker)`: the worker has replica bytes to take (ServeWorker).
@@ -89,10 +92,17 @@ class ReplicationPrimary {
   bool has_waiting();
   // The first waiting replica's sync starts now (no BGSAVE running): the
   // stream from here on is kept for it until its snapshot is sent. Its id,
-  // its socket's duplicate (the snapshot's now) and the offset the snapshot
-  // stands for (master_repl_offset now); the stream's database is unset
-  // (its next chunk selects one: the replica's load leaves its own).
-  bool StartNext(uint64_t* id, int* fd, uint64_t* offset, bool* sync);
+  // its socket's duplicate (the snapshot's now), the offset the snapshot
+  // stands for (master_repl_offset now) and how it asked; the stream's
+  // database is unset (its next chunk selects one: the replica's load
+  // leaves its own).
+  struct SyncStart {
+    uint64_t id = 0;
+    int fd = -1;
+    uint64_t offset = 0;
+    bool sync = false, disk = false;
+  };
+  bool StartNext(SyncStart* start);
   // The snapshot for replica `id` has gone out (`ok`) or failed: online,
   // or to be closed by its worker. (Before the job and its socket go.)
   void SyncDone(uint64_t id, bool ok);
