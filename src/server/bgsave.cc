@@ -347,11 +347,12 @@ void BgSave::WriterMain() {
     // replica (read through a descriptor of the same file, whatever is
     // renamed meanwhile).
     const int file = failed ? -1 : ::open(temp_.c_str(), O_RDONLY | O_CLOEXEC);
+    const int open_errno = errno;
     file_ok_ = CommitRdbFile(fd_, !failed, temp_, filename_, &why);
     fd_ = -1;
     file_error_ = file_error_ || (!failed && !file_ok_);
     file_end_ms_ = UnixTimeMs();
-    if (file_ok_ && file < 0) why = std::string("Can't open the RDB file to send: ") + std::strerror(errno);
+    if (file_ok_ && file < 0) why = std::string("Can't open the RDB file to send: ") + std::strerror(open_errno);
     ok_ = file_ok_ && file >= 0 && SendFile(file, &why);
     if (file >= 0) ::close(file);
   } else {
