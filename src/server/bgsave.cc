@@ -173,7 +173,9 @@ bool BgSave::Send(std::string_view bytes) {
   // The replica's socket is non-blocking (its worker's): wait while full.
   const int timeout_ms = static_cast<int>(std::min<int64_t>(send_timeout_ms_, INT32_MAX));
   while (!bytes.empty()) {
-    const ssize_t n = ::write(out_fd_, bytes.data(), bytes.size());
+    // (send: a replica gone is an error here, not SIGPIPE, whatever the
+    // process does with the signal; the fuzzers do not ignore it.)
+    const ssize_t n = ::send(out_fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
       continue;

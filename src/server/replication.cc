@@ -201,7 +201,7 @@ void ReplicationPrimary::KeepWaitingAlive() {
   for (auto& r : replicas_)
     if (r->info.state == State::kWaitBgsave && r->fd >= 0 && !r->close) {
       // (Nothing else writes to its socket meanwhile; a full one skips it.)
-      [[maybe_unused]] const ssize_t n = ::write(r->fd, "\n", 1);
+      [[maybe_unused]] const ssize_t n = ::send(r->fd, "\n", 1, MSG_NOSIGNAL);
     }
 }
 
