@@ -186,6 +186,7 @@ bool BgSave::Send(std::string_view bytes) {
       const int r = ::poll(&p, 1, timeout_ms > 0 ? timeout_ms : -1);
       if (r > 0 && !(p.revents & (POLLERR | POLLHUP))) continue;
       if (r == 0) errno = ETIMEDOUT;
+      if (r > 0) errno = EPIPE;  // (its end went)
     }
     return false;
   }
