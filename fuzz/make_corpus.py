@@ -495,15 +495,19 @@ SEEDS = {
     # snapshot to this connection from the BGSAVE thread, then the stream.
     "replication_full_sync": seq(("REPLCONF", "capa", "eof", "capa", "psync2"), ("PSYNC", "?", "-1"),
                                  ("SET", "s", "1"), ("REPLCONF", "ACK", "1"), ("WAIT", "1", "5")),
+    # The same without capa eof: a disk-based sync (the file, then
+    # `$<length>` and its bytes from the BGSAVE thread).
+    "replication_disk_sync": seq(("REPLCONF", "capa", "psync2"), ("PSYNC", "?", "-1"), ("SET", "s", "1"),
+                                 ("REPLCONF", "ACK", "1")),
 }
-SEEDS_BYTEWISE = {"bytewise_pipeline", "big_args_bytewise", "replication_full_sync"}
+SEEDS_BYTEWISE = {"bytewise_pipeline", "big_args_bytewise", "replication_full_sync", "replication_disk_sync"}
 # Seeds run under each tiny-memory policy (harness bits 4-6).
 SEEDS_MAXMEMORY = {"tiny_maxmemory", "containers_maxmemory"}
 
 # Words the fuzzer may splice in: command and subcommand names, options,
 # numbers at the edges, RESP framing.
 DICT_WORDS = sorted(set("""
-psync sync replconf wait role capa eof psync2 rdb-only listening-port ip-address ack getack ?
+psync sync replconf wait role capa eof psync2 rdb-only listening-port ip-address ack getack ? repl-diskless-sync
 acl setuser getuser deluser users whoami cat genpass dryrun log nopass resetpass allkeys resetkeys
 allchannels resetchannels allcommands nocommands clearselectors sanitize-payload skip-sanitize-payload
 on off ~* &* %R~ %W~ %RW~ +@all -@all +@read -@write +@dangerous requirepass protected-mode acllog-max-len

@@ -142,6 +142,18 @@ def wait_caught_up(primary, replica, timeout=30):
                          f"{primary.info('replication')}")
 
 
+def end_slowed_sync(p, r, n_after):
+    """A sync slowed by rdb-key-save-delay goes at full speed; once the
+    replica has caught up, writes (and a DEL) follow in the stream, and it
+    ends equal."""
+    p.config_set("rdb-key-save-delay", "0")
+    wait_caught_up(p, r)
+    write_every_type(p, "after", n_after)
+    p.delete("before:n")
+    wait_caught_up(p, r)
+    assert snapshot(r) == snapshot(p)
+
+
 @pytest.fixture
 def primary(start_server):
     return start_server()
@@ -171,12 +183,7 @@ def test_a_redis_replica_ends_equal(primary, tmp_path):
         t.start()
         t.join(timeout=60)
         assert writer_done.is_set()
-        p.config_set("rdb-key-save-delay", "0")
-        wait_caught_up(p, r)
-        write_every_type(p, "after", 500)
-        p.delete("before:n")
-        wait_caught_up(p, r)
-        assert snapshot(r) == snapshot(p)
+        end_slowed_sync(p, r, 500)
         info = p.info("replication")
         assert info["connected_slaves"] == 1
         assert info["slave0"]["state"] == "online"
@@ -522,6 +529,64 @@ def test_redis_cli_rdb_and_replica(primary, tmp_path):
         text = cli.communicate(timeout=10)[0]
     assert "SYNC done" in text, text
     assert '"set","from-the-stream","yes"' in text.lower(), text
+
+
+def test_a_disk_based_sync(start_server, tmp_path):
+    # repl-diskless-sync no: a BGSAVE to dbfilename, then `$<length>` and the
+    # file's bytes (Redis 7's disk-based sync); what is written meanwhile
+    # follows in the stream. redis-cli --rdb gets the file too.
+    server = start_server("--dir", str(tmp_path), "--repl-diskless-sync", "no")
+    p = server.client()
+    write_every_type(p, "before", 1000)
+    p.config_set("rdb-key-save-delay", "1000")  # (the file takes about a second)
+    (tmp_path / "r").mkdir()
+    replica = start_replica(tmp_path / "r", server)
+    try:
+        r = replica.client()
+        assert wait_for(lambda: p.info("replication")["connected_slaves"] == 1)
+        assert p.info("replication")["slave0"]["state"] == "wait_bgsave"
+        write_every_type(p, "during", 300)
+        end_slowed_sync(p, r, 200)
+        assert p.info("replication")["slave0"]["state"] == "online"
+        assert (tmp_path / "dump.rdb").read_bytes().startswith(b"REDIS00")
+        assert p.info("persistence")["rdb_last_bgsave_status"] == "ok"
+        log = server.output()
+        assert "Starting BGSAVE for SYNC with target: disk" in log
+        assert "Synchronization with replica 127.0.0.1:%d succeeded" % replica.port in log
+        path = tmp_path / "cli.rdb"
+        out = subprocess.run(["redis-cli", "-p", str(server.port), "--rdb", str(path)], capture_output=True,
+                             text=True, timeout=30)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert path.read_bytes().startswith(b"REDIS00")
+        assert wait_for(lambda: p.info("replication")["connected_slaves"] == 1)
+    finally:
+        replica.stop()
+
+
+def test_a_replica_without_capa_eof_gets_the_file(start_server, tmp_path):
+    # (Redis 7: a replica that cannot read the diskless form syncs from the
+    # file, whatever repl-diskless-sync says.)
+    server = start_server("--dir", str(tmp_path))
+    p = server.client()
+    p.set("k", "v")
+    with socket.create_connection((server.host, server.port), timeout=10) as s:
+        s.sendall(b"REPLCONF capa psync2\r\n")
+        assert s.recv(100) == b"+OK\r\n"
+        s.sendall(b"PSYNC ? -1\r\n")
+        buf = b""
+        while buf.lstrip(b"\n").count(b"\r\n") < 2:
+            buf += s.recv(65536)
+        full, bulk, rest = buf.split(b"\r\n", 2)
+        assert re.fullmatch(rb"\+FULLRESYNC [0-9a-f]{40} \d+", full), full
+        bulk = bulk.lstrip(b"\n")
+        assert re.fullmatch(rb"\$\d+", bulk), bulk
+        size = int(bulk[1:])
+        while len(rest) < size:
+            rest += s.recv(65536)
+        assert rest.startswith(b"REDIS00") and rest[size - 9] == 0xFF  # (the RDB's end, then its checksum)
+        p.set("from-the-stream", "1")
+        while b"from-the-stream" not in rest:
+            rest += s.recv(65536)
 
 
 def test_wait_without_replicas(r):

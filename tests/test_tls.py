@@ -7,6 +7,7 @@ import os
 import socket
 import ssl
 import subprocess
+import time
 
 import pytest
 import redis
@@ -214,7 +215,7 @@ def test_tls_config_is_reported(srv):
 def test_a_replica_over_tls(certs, tmp_path):
     # tls-replication: the replica's link to a primary's TLS port (Debian's
     # redis-server, asking for a client certificate: the replica shows its
-    # own). (A Peregrine primary's full sync over TLS is not built yet.)
+    # own).
     from test_replication import snapshot, wait_caught_up, write_every_type
     port = free_port()
     pdir = tmp_path / "p"
@@ -235,6 +236,81 @@ def test_a_replica_over_tls(certs, tmp_path):
         wait_caught_up(p, r)
         assert snapshot(r) == snapshot(p)
         assert p.info("replication")["slave0"]["state"] == "online"
+    finally:
+        replica.stop()
+        primary.stop()
+
+
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_a_redis_replica_of_this_server_over_tls(certs, tmp_path, diskless):
+    # The primary's full sync over TLS: the snapshot goes through the
+    # replica's worker, which owns the TLS session (docs/replication.md);
+    # with repl-diskless-sync no it is the file's bytes, the same way. A
+    # slowed snapshot with writes meanwhile: the stream follows it.
+    from test_replication import end_slowed_sync, write_every_type
+    (tmp_path / "p").mkdir()
+    rdir = tmp_path / "r"
+    rdir.mkdir()
+    primary = tls_server(certs, tmp_path / "p", "--repl-diskless-sync", diskless)
+    replica = None
+    try:
+        p = primary.client()
+        write_every_type(p, "before", 1000)
+        p.config_set("rdb-key-save-delay", "100")
+        replica = ServerProcess(["--tls-cert-file", str(certs / "client.crt"), "--tls-key-file",
+                                 str(certs / "client.key"), "--tls-ca-cert-file", str(certs / "ca.crt"),
+                                 "--tls-replication", "yes", "--replicaof", "127.0.0.1", str(primary.tls_port)],
+                                tmp_path=rdir, kind="redis")
+        r = replica.client()
+        deadline = time.monotonic() + 10
+        while p.info("replication")["connected_slaves"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        write_every_type(p, "during", 200)
+        end_slowed_sync(p, r, 200)
+        assert p.info("replication")["slave0"]["state"] == "online"
+        assert p.info("stats")["sync_full"] == 1
+    finally:
+        if replica is not None:
+            replica.stop()
+        primary.stop()
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine on both ends")
+def test_a_peregrine_replica_of_peregrine_over_tls(certs, tmp_path):
+    from test_replication import snapshot, wait_caught_up, write_every_type
+    (tmp_path / "p").mkdir()
+    (tmp_path / "r").mkdir()
+    primary = tls_server(certs, tmp_path / "p")
+    replica = tls_server(certs, tmp_path / "r", "--tls-replication", "yes")
+    try:
+        p, r = primary.client(), replica.client()
+        write_every_type(p, "a", 500)
+        p.set("big", os.urandom(3 << 20))  # (more than the pump's bound at once)
+        r.execute_command("REPLICAOF", "127.0.0.1", primary.tls_port)
+        wait_caught_up(p, r)
+        write_every_type(p, "b", 200)
+        wait_caught_up(p, r)
+        assert snapshot(r) == snapshot(p)
+        assert r.get("big") == p.get("big")
+        # A dropped link continues over TLS (+CONTINUE).
+        r.execute_command("CLIENT", "KILL", "TYPE", "master")
+        write_every_type(p, "c", 100)
+        wait_caught_up(p, r)
+        assert snapshot(r) == snapshot(p)
+        assert p.info("stats")["sync_full"] == 1
+        # redis-cli --rdb over TLS (REPLCONF rdb-only: closed once all of it
+        # has gone through the pump).
+        path = tmp_path / "cli.rdb"
+        out = subprocess.run(["redis-cli", "-p", str(primary.tls_port), "--tls", "--cacert", str(certs / "ca.crt"),
+                              "--cert", str(certs / "client.crt"), "--key", str(certs / "client.key"),
+                              "--rdb", str(path)], capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stdout + out.stderr
+        data = path.read_bytes()
+        assert data.startswith(b"REDIS00") and len(data) > 3 << 20
+        deadline = time.monotonic() + 10
+        while p.info("replication")["connected_slaves"] != 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert p.info("replication")["connected_slaves"] == 1
     finally:
         replica.stop()
         primary.stop()

@@ -105,9 +105,9 @@ std::string ReplicaIp(const Client& c) {
 }
 
 // SYNC and PSYNC <replid> <offset> (every shard held): a continuation from
-// the backlog (PSYNC), or a full resync: a snapshot straight to the
-// replica's socket, then the stream from the snapshot's point on (Redis's
-// syncCommand). SYNC is the protocol before PSYNC (redis-cli --replica,
+// the backlog (PSYNC), or a full resync: a snapshot sent by the BGSAVE's
+// thread (diskless, or through the RDB file), then the stream from the
+// snapshot's point on (Redis's syncCommand). SYNC is the protocol before PSYNC (redis-cli --replica,
 // --rdb): the snapshot without a +FULLRESYNC line, and no ACKs expected.
 void SyncCommand(CommandContext& ctx) {
   Client& c = ctx.client;
@@ -178,16 +178,9 @@ void SyncCommand(CommandContext& ctx) {
     LOG_NOTICE("%s", a.reason.c_str());
     if (ctx.args[1] != "?") server.repl_stats().partial_err.fetch_add(1, std::memory_order_relaxed);
   }
-  if (!c.repl_capa_eof) {
-    // (A snapshot to disk first, then its length: not built yet.)
-    ctx.reply.Error("ERR full resync needs a replica that accepts diskless sync (REPLCONF capa eof)");
-    return;
-  }
-  if (c.tls != nullptr) {
-    // (The snapshot's thread writes the socket itself, not through TLS.)
-    ctx.reply.Error("ERR full resync over TLS is not supported yet");
-    return;
-  }
+  // As Redis 7: through the RDB file with repl-diskless-sync no, and
+  // always for a replica that cannot read the diskless form.
+  info.disk = !c.repl_capa_eof || !server.config().repl_diskless_sync;
   if (!server.is_replica() && repl.EnsureBacklog(server.config().repl_backlog_size)) {
     // The first replica: the stream starts here, under a new ID (no
     // replica of an older history can continue it), as Redis does.
@@ -197,16 +190,18 @@ void SyncCommand(CommandContext& ctx) {
     LOG_NOTICE("Replication backlog created, my new replication IDs are '%s' and '%s'", ids.replid.c_str(),
                ids.replid2.c_str());
   }
+  // Where the snapshot's thread writes: over plain TCP the replica's socket
+  // itself (a duplicate), its worker writing nothing to it meanwhile (the
+  // +FULLRESYNC line comes first, from that thread); over TLS a socketpair
+  // this worker reads, passing the bytes on through the TLS session.
   std::string err;
-  const int fd = fcntl(c.fd, F_DUPFD_CLOEXEC, 0);
+  const int fd = c.tls != nullptr ? ctx.worker.PumpSnapshot(c) : fcntl(c.fd, F_DUPFD_CLOEXEC, 0);
   if (!server.StartReplicaSync(info, ctx.worker.index(), fd, &err)) {
     ctx.reply.Error("ERR " + err);
     return;
   }
-  // Its worker writes nothing to it from now on until its snapshot is out:
-  // the +FULLRESYNC line comes first, from the snapshot's thread.
   c.replica = true;
-  c.repl_hold = true;
+  c.repl_hold = c.tls == nullptr;
   server.repl_stats().full.fetch_add(1, std::memory_order_relaxed);
 }
 

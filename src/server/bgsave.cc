@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,45 +89,55 @@ std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err) {
                false);
 }
 
-std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err, std::string temp, std::string filename,
-                                      bool aof_base, bool commands) {
+std::unique_ptr<BgSave> BgSave::Make(Server& server) {
   std::unique_ptr<BgSave> job(new BgSave());
   job->server_ = &server;
   job->start_ms_ = UnixTimeMs();
   job->dirty_at_start_ = TotalDirty(server);
+  job->key_delay_us_ = server.config().rdb_key_save_delay;
+  job->checksum_ = server.config().rdbchecksum;
+  return job;
+}
+
+bool BgSave::OpenTemp(std::string* err) {
+  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ >= 0) return true;
+  *err = aof_base_ ? "Can't open the temporary file for AOF rewrite " + temp_ + ": " + std::strerror(errno)
+                   : "Failed opening the temp RDB file " + temp_ + " for saving: " + std::strerror(errno);
+  return false;
+}
+
+std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err, std::string temp, std::string filename,
+                                      bool aof_base, bool commands) {
+  std::unique_ptr<BgSave> job = Make(server);
   job->filename_ = std::move(filename);
   job->aof_base_ = aof_base;
   job->commands_ = commands;
-  job->key_delay_us_ = server.config().rdb_key_save_delay;
-  job->checksum_ = server.config().rdbchecksum;
   job->temp_ = std::move(temp);
-  job->fd_ = ::open(job->temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (job->fd_ < 0) {
-    *err = aof_base ? "Can't open the temporary file for AOF rewrite " + job->temp_ + ": " + std::strerror(errno)
-                    : "Failed opening the temp RDB file " + job->temp_ + " for saving: " + std::strerror(errno);
-    return nullptr;
-  }
+  if (!job->OpenTemp(err)) return nullptr;
   job->Begin(server);
   job->writer_ = std::thread([j = job.get()] { j->WriterMain(); });
   return job;
 }
 
 std::unique_ptr<BgSave> BgSave::StartToReplica(Server& server, std::string* err, uint64_t client_id, int fd,
-                                               std::string prefix, std::string mark) {
-  std::unique_ptr<BgSave> job(new BgSave());
-  job->server_ = &server;
-  job->start_ms_ = UnixTimeMs();
-  job->dirty_at_start_ = TotalDirty(server);
-  job->key_delay_us_ = server.config().rdb_key_save_delay;
-  job->checksum_ = server.config().rdbchecksum;
-  job->replica_ = client_id;
-  job->send_timeout_ms_ = int64_t{server.config().repl_timeout} * 1000;
-  job->mark_ = std::move(mark);
-  job->fd_ = fd;
+                                               std::string prefix, std::string mark, bool disk) {
   if (fd < 0) {
     *err = "no socket for the replica";
     return nullptr;
   }
+  std::unique_ptr<BgSave> job = Make(server);
+  job->replica_ = client_id;
+  job->send_timeout_ms_ = int64_t{server.config().repl_timeout} * 1000;
+  job->mark_ = std::move(mark);
+  job->disk_ = disk;
+  if (disk) {
+    // (The file BGSAVE writes, as Redis's disk-based sync.)
+    job->temp_ = "temp-bg-" + std::to_string(getpid()) + ".rdb";
+    job->filename_ = server.config().dbfilename;
+    if (!job->OpenTemp(err)) return nullptr;
+  }
+  job->out_fd_ = fd;  // (the caller's until here)
   job->prefix_ = std::move(prefix);
   job->Begin(server);
   job->writer_ = std::thread([j = job.get()] { j->WriterMain(); });
@@ -168,30 +179,61 @@ void BgSave::Begin(Server& server) {
 }
 
 bool BgSave::Write(std::string_view bytes) {
-  if (replica_ == 0) return WriteAll(fd_, bytes);
+  return replica_ == 0 || disk_ ? WriteAll(fd_, bytes) : Send(bytes);
+}
+
+bool BgSave::Send(std::string_view bytes) {
   // The replica's socket is non-blocking (its worker's): wait while full.
   const int timeout_ms = static_cast<int>(std::min<int64_t>(send_timeout_ms_, INT32_MAX));
   while (!bytes.empty()) {
-    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    // (send: a replica gone is an error here, not SIGPIPE, whatever the
+    // process does with the signal; the fuzzers do not ignore it.)
+    const ssize_t n = ::send(out_fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd p{fd_, POLLOUT, 0};
+      pollfd p{out_fd_, POLLOUT, 0};
       const int r = ::poll(&p, 1, timeout_ms > 0 ? timeout_ms : -1);
       if (r > 0 && !(p.revents & (POLLERR | POLLHUP))) continue;
       if (r == 0) errno = ETIMEDOUT;
+      if (r > 0) errno = EPIPE;  // (its end went)
     }
     return false;
   }
   return true;
 }
 
+bool BgSave::SendFile(int file, std::string* why) {
+  struct stat st;
+  if (::fstat(file, &st) != 0) {
+    *why = std::string("Can't stat the RDB file to send: ") + std::strerror(errno);
+    return false;
+  }
+  sending_file_.store(true, std::memory_order_release);
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  bool ok = Send("$" + std::to_string(size) + "\r\n");
+  std::string buf(kChunkBytes, '\0');
+  for (uint64_t off = 0; ok && off < size;) {
+    const ssize_t n = ::pread(file, buf.data(), buf.size(), static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *why = std::string("Read error sending DB to replica: ") + (n == 0 ? "unexpected end" : std::strerror(errno));
+      return false;
+    }
+    off += static_cast<uint64_t>(n);
+    ok = Send(std::string_view(buf.data(), static_cast<size_t>(n)));
+  }
+  if (!ok) *why = std::string("Write error sending DB to replica: ") + std::strerror(errno);
+  return ok;
+}
+
 BgSave::~BgSave() {
   if (writer_.joinable()) writer_.join();
   if (fd_ >= 0) ::close(fd_);
+  if (out_fd_ >= 0) ::close(out_fd_);
 }
 
 bool BgSave::Step(size_t shard, size_t max_entries) {
@@ -224,7 +266,7 @@ void BgSave::Abort() {
     sink->next_db = sink->shard->num_dbs();
   }
   // A replica's socket: a writer waiting for it to drain stops now.
-  if (replica_ != 0) ::shutdown(fd_, SHUT_RDWR);
+  if (replica_ != 0) ::shutdown(out_fd_, SHUT_RDWR);
   std::lock_guard<std::mutex> lock(mu_);
   aborted_ = true;
   cv_.notify_one();
@@ -244,12 +286,23 @@ void BgSave::WriterMain() {
   const size_t nshards = shards_.size();
   // (To a replica: the +FULLRESYNC line and the payload's header first,
   // outside the checksum.)
-  if (!prefix_.empty() && !Write(prefix_)) {
+  if (!prefix_.empty() && !Send(prefix_)) {
     failed = true;
     give_up_.store(true, std::memory_order_relaxed);
     why = std::string("Write error sending the snapshot to the replica: ") + std::strerror(errno);
   }
+  int64_t keepalive_ms = MonotonicMs();
   for (;;) {
+    if (disk_ && !failed && MonotonicMs() - keepalive_ms >= 1000) {
+      // Writing the file: a newline a second keeps the replica waiting
+      // (Redis's keep-alive); one gone stops the snapshot.
+      keepalive_ms = MonotonicMs();
+      if (!Send("\n")) {
+        failed = true;
+        give_up_.store(true, std::memory_order_relaxed);
+        why = std::string("Write error sending the snapshot to the replica: ") + std::strerror(errno);
+      }
+    }
     std::pair<std::string, uint64_t> item;
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -268,6 +321,7 @@ void BgSave::WriterMain() {
       crc = Crc64(crc, chunk);
       if (!Write(chunk)) {
         failed = true;
+        file_error_ = disk_;
         if (replica_ != 0) give_up_.store(true, std::memory_order_relaxed);
         why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
       }
@@ -296,13 +350,27 @@ void BgSave::WriterMain() {
     tail += mark_;
     if (!Write(tail)) {
       failed = true;
+      file_error_ = disk_;
       why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
     }
   }
-  if (replica_ != 0) {
+  if (replica_ != 0 && !disk_) {
     // (The duplicate stays open until the job goes, ~BgSave: Abort may
     // shut the socket down meanwhile.)
     ok_ = !failed;
+  } else if (replica_ != 0) {
+    // The file goes into place as BGSAVE's does; then its bytes go to the
+    // replica (read through a descriptor of the same file, whatever is
+    // renamed meanwhile).
+    const int file = failed ? -1 : ::open(temp_.c_str(), O_RDONLY | O_CLOEXEC);
+    const int open_errno = errno;
+    file_ok_ = CommitRdbFile(fd_, !failed, temp_, filename_, &why);
+    fd_ = -1;
+    file_error_ = file_error_ || (!failed && !file_ok_);
+    file_end_ms_ = UnixTimeMs();
+    if (file_ok_ && file < 0) why = std::string("Can't open the RDB file to send: ") + std::strerror(open_errno);
+    ok_ = file_ok_ && file >= 0 && SendFile(file, &why);
+    if (file >= 0) ::close(file);
   } else {
     ok_ = CommitRdbFile(fd_, !failed, temp_, filename_, &why);
     fd_ = -1;

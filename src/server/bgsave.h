@@ -45,14 +45,28 @@ class BgSave {
   // `commands`: the file is an AOF base of commands, not RDB.
   static std::unique_ptr<BgSave> Start(Server& server, std::string* err, std::string temp, std::string filename,
                                        bool aof_base, bool commands);
-  // A replica's full sync without a file (diskless, docs/replication.md):
-  // the snapshot goes to `fd` (the replica's socket, duplicated; the job
-  // closes it) after `prefix` (the +FULLRESYNC line and the `$EOF:<mark>`
-  // header), ended by the 40-byte `mark`. Every shard held.
+  // A replica's full sync (docs/replication.md): what goes to the replica
+  // goes to `fd` (its socket, duplicated; over TLS the socketpair its
+  // worker reads; the job closes it), `prefix` first (the +FULLRESYNC line,
+  // none for SYNC). Diskless, the snapshot follows with the `$EOF:<mark>`
+  // header (in `prefix`) and ends with the 40-byte `mark`. With `disk`
+  // (repl-diskless-sync no, or a replica without capa eof) it is written to
+  // dbfilename first, as BGSAVE writes it, a newline going to the replica
+  // every second meanwhile; then `$<length>` and the file's bytes go.
+  // Every shard held; null with *err if the file cannot be opened.
   static std::unique_ptr<BgSave> StartToReplica(Server& server, std::string* err, uint64_t client_id, int fd,
-                                                std::string prefix, std::string mark);
-  // The replica a diskless sync is for (0: a file).
+                                                std::string prefix, std::string mark, bool disk);
+  // The replica a sync is for (0: a BGSAVE or AOF rewrite), whether it goes
+  // through the file, and whether the file's bytes are being sent (INFO's
+  // send_bulk; the file is in place then).
   uint64_t replica() const { return replica_; }
+  bool disk() const { return disk_; }
+  bool sending_file() const { return sending_file_.load(std::memory_order_acquire); }
+  // (A disk-based sync, once finished: the file was written and is in place
+  // (it counts as a BGSAVE's), or writing it failed on the disk, and when.)
+  bool file_ok() const { return file_ok_; }
+  bool file_error() const { return file_error_; }
+  int64_t file_end_ms() const { return file_end_ms_; }
   bool aof_base() const { return aof_base_; }
   const std::string& filename() const { return filename_; }
   ~BgSave();
@@ -83,12 +97,19 @@ class BgSave {
  private:
   struct ShardSink;
   BgSave() = default;
+  // The settings every kind of job takes when it starts.
+  static std::unique_ptr<BgSave> Make(Server& server);
+  // Opens temp_ for writing (fd_); false with *err (Redis's text).
+  bool OpenTemp(std::string* err);
   void Push(std::string&& chunk, uint64_t keys);
   // Every shard held: the header, and every database's snapshot starts.
   void Begin(Server& server);
-  // Writes to the file or the replica's socket (waiting while it is full,
-  // up to repl-timeout).
+  // The snapshot's bytes: to the file, or to a diskless sync's replica.
   bool Write(std::string_view bytes);
+  // To the replica (waiting while its socket is full, up to repl-timeout).
+  bool Send(std::string_view bytes);
+  // A disk-based sync's second half: `$<length>` and the file's bytes.
+  bool SendFile(int file, std::string* why);
   void WriterMain();
 
   Server* server_ = nullptr;
@@ -96,11 +117,16 @@ class BgSave {
   bool aof_base_ = false;
   bool commands_ = false;
   uint64_t replica_ = 0;
+  bool disk_ = false;
   std::string prefix_, mark_;  // (to a replica: what goes before and after)
   int64_t send_timeout_ms_ = 0;  // (to a replica: repl-timeout when it started)
   // To a replica whose socket failed: the shards stop their walk.
   std::atomic<bool> give_up_{false};
-  int fd_ = -1;
+  std::atomic<bool> sending_file_{false};
+  bool file_ok_ = false, file_error_ = false;
+  int64_t file_end_ms_ = 0;
+  int fd_ = -1;      // the file
+  int out_fd_ = -1;  // the replica's
   int64_t start_ms_ = 0;
   uint64_t dirty_at_start_ = 0;
   uint64_t keys_total_ = 0;

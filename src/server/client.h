@@ -26,6 +26,23 @@ class Worker;
 struct AclUser;
 struct CommandSpec;
 struct ExecBatch;
+struct Client;
+
+// A replica's full sync over TLS (docs/replication.md): the snapshot's
+// thread writes to the far end of a socketpair, and the client's worker
+// moves what it reads from `fd` into the client's output, through its TLS
+// session (ClientIo::Pump), reading only while that output is below
+// ClientIo::kPumpBound (the snapshot's thread waits meanwhile). Owned by its
+// client; its worker's thread only.
+struct SnapshotPump final : IoHandler {
+  explicit SnapshotPump(Client* c, int fd) : client(c), fd(fd) {}
+  void OnEvent(uint32_t events) override;
+  Client* client;
+  int fd;                      // -1 once the snapshot's end was read (or the client went)
+  bool paused = false;         // its output at the bound: out of the loop until it drains
+  bool close_at_end = false;   // REPLCONF rdb-only: closed once the snapshot is out
+  std::string after;           // stream bytes that came before the snapshot's end
+};
 
 struct Client final : IoHandler {
   Client(Worker* worker, uint64_t id, int fd) : worker(worker), id(id), fd(fd) {}
@@ -195,12 +212,16 @@ struct Client final : IoHandler {
   bool reading_held = false;
   // Replication (docs/replication.md): what it said in REPLCONF before
   // PSYNC, whether it is a replica now, and whether a snapshot is going to
-  // its socket from the BGSAVE's thread (nothing else is written to it).
+  // its socket from the BGSAVE's thread (nothing else is written to it;
+  // plain TCP).
   int repl_port = 0;
   std::string repl_ip;
   bool repl_capa_eof = false, repl_capa_psync2 = false, repl_rdb_only = false;
   bool replica = false;
   bool repl_hold = false;
+  // Over TLS, instead of repl_hold: the snapshot goes through this worker.
+  std::unique_ptr<SnapshotPump> repl_pump;
+  bool pumping() const { return repl_pump != nullptr && repl_pump->fd >= 0; }
   // In WAIT: answered when enough replicas acknowledged, or at its
   // timeout (ReplicationPrimary's waiters); its later input waits.
   bool wait_acks = false;

@@ -265,6 +265,11 @@ void ClientIo::Flush(Client& c) {
     stats_.total_writes_processed++;
     c.last_interaction_ms = loop_.iteration_ms();
   }
+  if (c.repl_pump != nullptr && c.repl_pump->paused && c.out.size() < kPumpBound / 2) [[unlikely]] {
+    // (Its snapshot's thread may write again: the pump reads on.)
+    c.repl_pump->paused = false;
+    loop_.Add(c.repl_pump->fd, EPOLLIN, c.repl_pump.get());
+  }
   if (c.out.empty()) {
     c.out.ShrinkIfIdle(kIdleBufferKeep);
     // QUIT or a protocol error: closed once every reply is out (those of
@@ -333,6 +338,68 @@ void ClientIo::CloseOverLimit(Client& c, bool own_thread) {
   } else {
     owner_.RequestKill(c.id);
   }
+}
+
+int ClientIo::StartPump(Client& c) {
+  // A socketpair rather than a pipe: the snapshot's side shuts it down to
+  // stop (BgSave::Abort, ReplicationPrimary::Detach), as it does a socket.
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) return -1;
+  c.repl_pump = std::make_unique<SnapshotPump>(&c, sv[0]);
+  if (!loop_.Add(sv[0], EPOLLIN, c.repl_pump.get())) {
+    close(sv[0]);
+    close(sv[1]);
+    c.repl_pump.reset();
+    return -1;
+  }
+  return sv[1];
+}
+
+void ClientIo::Pump(Client& c) {
+  SnapshotPump& p = *c.repl_pump;
+  if (c.closed || p.fd < 0 || p.paused) return;
+  while (c.out.size() < kPumpBound) {
+    Buffer& b = c.out.bytes();
+    char* dst = b.Reserve(kReadChunk * 4);
+    const ssize_t n = read(p.fd, dst, std::min(b.writable(), kReadChunk * 4));
+    if (n > 0) {
+      b.Commit(static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    // The far end closed: the snapshot is all here (or its thread failed,
+    // and the sync's end closes the client).
+    EndPump(c);
+    break;
+  }
+  if (p.fd >= 0 && c.out.size() >= kPumpBound) {
+    // Not read again until the client's output drains (Flush): the
+    // snapshot's thread waits for room meanwhile, up to repl-timeout.
+    p.paused = true;
+    loop_.Remove(p.fd);
+  }
+  QueueWrite(c);
+}
+
+void ClientIo::EndPump(Client& c) {
+  SnapshotPump& p = *c.repl_pump;
+  StopPump(c);
+  if (!p.after.empty()) {
+    c.out.Append(p.after);
+    std::string().swap(p.after);
+  }
+  if (p.close_at_end) c.close_after_reply = true;  // (rdb-only: all it asked for is out)
+  QueueWrite(c);
+}
+
+void ClientIo::StopPump(Client& c) {
+  if (!c.pumping()) return;
+  SnapshotPump& p = *c.repl_pump;
+  if (!p.paused) loop_.Remove(p.fd);
+  close(p.fd);
+  p.fd = -1;
+  p.paused = false;
 }
 
 ssize_t ClientIo::WriteSocket(Client& c, const char* p, size_t n) {

@@ -137,6 +137,17 @@ class ClientIo {
   // After a change of client-output-buffer-limit (and at start).
   void ApplyConfig();
 
+  // A replica's full sync over TLS (SnapshotPump, client.h): its output
+  // bound (the pump reads while below it, and again once the output drained
+  // to half of it); StartPump makes the pump and returns the socket the
+  // snapshot is to be written to (-1 on failure); Pump moves what is there
+  // into the output (the pump's events); StopPump: the client goes (the
+  // snapshot's writes then fail).
+  static constexpr size_t kPumpBound = 1 << 20;
+  int StartPump(Client& c);
+  void Pump(Client& c);
+  void StopPump(Client& c);
+
   // The TLS context for a connection accepted on tls-port: this thread's
   // own (OpenSSL's contexts are not shared between workers), made again
   // when CONFIG SET changed the tls-* settings. Null with *err if the
@@ -145,6 +156,8 @@ class ClientIo {
 
  private:
   bool CheckOutputLimit(Client& c, bool own_thread);
+  // The snapshot's end was read: the stream that waited follows it.
+  void EndPump(Client& c);
   void SetReadingHeld(Client& c, bool hold);
 
   Owner& owner_;

@@ -123,6 +123,12 @@ class CommandHost {
   enum class KillResult : uint8_t { kNotBusy, kKilled, kWrote, kOtherKind };
   virtual KillResult KillBusyScript(bool eval) = 0;
 
+  // --- Replication ---
+  // PSYNC's full resync of `c`, a client of this worker over TLS: its
+  // snapshot goes through this worker (SnapshotPump, client.h). Returns the
+  // socket the snapshot is to be written to (-1 if none could be made).
+  virtual int PumpSnapshot(Client& c) = 0;
+
  protected:
   explicit CommandHost(uint32_t index) : index_(index) {}
   ~CommandHost() = default;

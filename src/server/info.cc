@@ -265,7 +265,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "current_save_keys_processed", bgsave_ ? bgsave_->keys_saved() : 0);
     Field(out, "current_save_keys_total", bgsave_ ? bgsave_->keys_total() : 0);
     Field(out, "rdb_changes_since_last_save", TotalDirty(*this) - st.dirty_at_save.load(std::memory_order_relaxed));
-    const bool rdb_job = bgsave_ && !bgsave_->aof_base(), aof_job = bgsave_ && bgsave_->aof_base();
+    // (A disk-based sync sending its file has no BGSAVE running any more.)
+    const bool rdb_job = bgsave_ && !bgsave_->aof_base() && !bgsave_->sending_file();
+    const bool aof_job = bgsave_ && bgsave_->aof_base();
     Field(out, "rdb_bgsave_in_progress", rdb_job ? 1 : 0);
     Field(out, "rdb_last_save_time", st.lastsave_s.load(std::memory_order_relaxed));
     Field(out, "rdb_last_bgsave_status", st.last_save_ok.load(std::memory_order_relaxed) ? "ok" : "err");
@@ -401,8 +403,11 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     for (size_t i = 0; i < replicas.size(); i++) {
       const ReplicationPrimary::ReplicaInfo& r = replicas[i];
       // (A diskless transfer is Redis's wait_bgsave too; send_bulk is a
-      // file's.)
-      const char* state = r.state == ReplicationPrimary::State::kOnline ? "online" : "wait_bgsave";
+      // file's being sent.)
+      const bool bulk = bgsave_ != nullptr && bgsave_->replica() == r.client_id && bgsave_->sending_file();
+      const char* state = r.state == ReplicationPrimary::State::kOnline ? "online"
+                          : bulk                                      ? "send_bulk"
+                                                                      : "wait_bgsave";
       const std::string name = "slave" + std::to_string(i);
       Field(out, name.c_str(),
             "ip=" + r.ip + ",port=" + std::to_string(r.listening_port) + ",state=" + state +

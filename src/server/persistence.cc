@@ -516,8 +516,13 @@ void Server::ReapBgSave() {
     bgsave_.reset();
     return;
   }
+  NoteRdbSaveEnd(bgsave_->ok(), end_ms);
+  bgsave_.reset();
+}
+
+void Server::NoteRdbSaveEnd(bool ok, int64_t end_ms) {
   PersistenceState& st = persistence_;
-  if (bgsave_->ok()) {
+  if (ok) {
     st.lastsave_s.store(end_ms / 1000, std::memory_order_relaxed);
     st.dirty_at_save.store(bgsave_->dirty_at_start(), std::memory_order_relaxed);
     st.last_save_ok.store(true, std::memory_order_relaxed);
@@ -531,7 +536,6 @@ void Server::ReapBgSave() {
     LOG_WARNING("Background saving error: %s", bgsave_->error().c_str());
   }
   st.last_save_duration_s = (end_ms - bgsave_->start_ms()) / 1000;
-  bgsave_.reset();
 }
 
 bool WritesRefusedAfterSaveError(ServerState& server) {

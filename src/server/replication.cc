@@ -228,16 +228,17 @@ bool ReplicationPrimary::has_waiting() {
   return false;
 }
 
-bool ReplicationPrimary::StartNext(uint64_t* id, int* fd, uint64_t* offset, bool* sync) {
+bool ReplicationPrimary::StartNext(SyncStart* start) {
   std::lock_guard<std::mutex> lock(mu_);
   SettleOrderLocked();
   for (auto& r : replicas_) {
     if (r->info.state != State::kWaitBgsave || r->close) continue;
     r->info.state = State::kSendingRdb;
-    *id = r->info.client_id;
-    *fd = r->fd;
-    *offset = offset_;
-    *sync = r->info.sync;
+    start->id = r->info.client_id;
+    start->fd = r->fd;
+    start->offset = offset_;
+    start->sync = r->info.sync;
+    start->disk = r->info.disk;
     stream_db_ = -1;
     return true;
   }
@@ -253,10 +254,12 @@ void ReplicationPrimary::SyncDone(uint64_t id, bool ok) {
     Replica& r = **it;
     r.fd = -1;  // (the snapshot's, closed with it)
     r.urgent = true;
-    if (ok && !r.info.rdb_only)
+    if (ok && !r.info.rdb_only) {
       r.info.state = State::kOnline;
-    else
+    } else {
       r.close = true;  // (failed, or all it asked for is out)
+      r.drain = ok;
+    }
     worker = r.worker;
     told_[worker].flag.store(true, std::memory_order_release);
   }
@@ -268,20 +271,20 @@ void ReplicationPrimary::KeepWaitingAlive() {
   for (auto& r : replicas_)
     if (r->info.state == State::kWaitBgsave && r->fd >= 0 && !r->close) {
       // (Nothing else writes to its socket meanwhile; a full one skips it.)
-      [[maybe_unused]] const ssize_t n = ::write(r->fd, "\n", 1);
+      [[maybe_unused]] const ssize_t n = ::send(r->fd, "\n", 1, MSG_NOSIGNAL);
     }
 }
 
 
 int64_t ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
-                                        const std::function<void(uint64_t)>& close) {
+                                        const std::function<void(uint64_t, bool)>& close) {
   if (!told_[worker].flag.exchange(false, std::memory_order_acq_rel)) return -1;
   // The worker's own buffers (its thread's alone): each replica's bytes
   // are swapped for one of them, so that the buffers go back and forth
   // keeping their room instead of growing again from nothing.
   auto& out = told_[worker].out;
   size_t n = 0;
-  std::vector<uint64_t> closing;
+  std::vector<std::pair<uint64_t, bool>> closing;
   int64_t due_us = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -289,7 +292,7 @@ int64_t ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<voi
     for (auto& r : replicas_) {
       if (r->worker != worker) continue;
       if (r->close) {
-        closing.push_back(r->info.client_id);
+        closing.emplace_back(r->info.client_id, r->drain);
       } else if (r->info.state == State::kOnline && !r->pending.empty()) {
         const int64_t age = now_us - r->pending_since_us;
         if (!r->urgent && r->pending.size() < kBatchBytes && age < kBatchUs) {
@@ -309,7 +312,7 @@ int64_t ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<voi
     out[i].second.clear();
     if (out[i].second.capacity() > kKeptBuffer) std::string().swap(out[i].second);
   }
-  for (uint64_t id : closing) close(id);
+  for (auto [id, drain] : closing) close(id, drain);
   // (Bytes left: the flag again, so that the worker's next look finds them.)
   if (due_us >= 0) told_[worker].flag.store(true, std::memory_order_release);
   return due_us;

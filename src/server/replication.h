@@ -44,6 +44,9 @@ class ReplicationPrimary {
     // for the snapshot alone (REPLCONF rdb-only 1: closed after it, as
     // redis-cli --rdb asks).
     bool sync = false, rdb_only = false;
+    // Its snapshot goes through the RDB file (repl-diskless-sync no, or it
+    // did not say REPLCONF capa eof): `$<length>` and the file's bytes.
+    bool disk = false;
   };
 
   // `wake(worker)`: the worker has replica bytes to take (ServeWorker).
@@ -99,10 +102,17 @@ class ReplicationPrimary {
   bool has_waiting();
   // The first waiting replica's sync starts now (no BGSAVE running): the
   // stream from here on is kept for it until its snapshot is sent. Its id,
-  // its socket's duplicate (the snapshot's now) and the offset the snapshot
-  // stands for (master_repl_offset now); the stream's database is unset
-  // (its next chunk selects one: the replica's load leaves its own).
-  bool StartNext(uint64_t* id, int* fd, uint64_t* offset, bool* sync);
+  // its socket's duplicate (the snapshot's now), the offset the snapshot
+  // stands for (master_repl_offset now) and how it asked; the stream's
+  // database is unset (its next chunk selects one: the replica's load
+  // leaves its own).
+  struct SyncStart {
+    uint64_t id = 0;
+    int fd = -1;
+    uint64_t offset = 0;
+    bool sync = false, disk = false;
+  };
+  bool StartNext(SyncStart* start);
   // The snapshot for replica `id` has gone out (`ok`) or failed: online,
   // or to be closed by its worker. (Before the job and its socket go.)
   void SyncDone(uint64_t id, bool ok);
@@ -115,14 +125,16 @@ class ReplicationPrimary {
   // before ServeWorker).
   bool told(uint32_t worker) const { return told_[worker].flag.load(std::memory_order_relaxed); }
   // For each replica of `worker` told of: `send(id, bytes)` with what to
-  // write to it now, or `close(id)`. A replica's bytes are taken once
-  // kBatchBytes have gathered, or kBatchUs after the first came, or at
-  // once for a GETACK or PING or its snapshot's end: fewer, larger writes
-  // (each a system call, and the loopback's delivery on this core) for at
-  // most kBatchUs more lag. Returns the µs until bytes left now are due
-  // (the worker comes back then; its flag stays set), or -1.
+  // write to it now, or `close(id, after_snapshot)` (after_snapshot: it
+  // asked for the snapshot alone, which is all written: closed once it is
+  // all out). A replica's bytes are taken once kBatchBytes have gathered,
+  // or kBatchUs after the first came, or at once for a GETACK or PING or
+  // its snapshot's end: fewer, larger writes (each a system call, and the
+  // loopback's delivery on this core) for at most kBatchUs more lag.
+  // Returns the µs until bytes left now are due (the worker comes back
+  // then; its flag stays set), or -1.
   int64_t ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
-                      const std::function<void(uint64_t)>& close);
+                      const std::function<void(uint64_t, bool)>& close);
   static constexpr size_t kBatchBytes = 64 << 10;
   static constexpr int64_t kBatchUs = 1000;
   // REPLCONF ACK <offset> [FACK <aof offset>] (`aof_offset` -1: none).
@@ -201,6 +213,7 @@ class ReplicationPrimary {
     // PING, the end of its snapshot): see ServeWorker.
     bool urgent = false;
     bool close = false;      // failed: its worker closes it
+    bool drain = false;      // (closed as rdb-only: after what it was sent)
     // Its socket's duplicate: owned while it waits; the snapshot's while
     // that is sent (a replica that goes shuts it down, so that the
     // snapshot stops); -1 after.

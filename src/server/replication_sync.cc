@@ -45,35 +45,51 @@ void Server::StartWaitingSync() {
   // point: it is in the snapshot, so it goes to the stream before the
   // replica's share of it starts.
   EmitShardChunks();
-  uint64_t id, offset;
-  int fd;
-  bool sync;
-  if (!replication_->StartNext(&id, &fd, &offset, &sync)) return;
-  // Redis's EOF mark: 40 random characters the payload ends with.
-  static constexpr char kChars[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::random_device rd;
-  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
-  std::string mark(40, 'x');
-  for (char& c : mark) c = kChars[rng() % 36];
+  ReplicationPrimary::SyncStart s;
+  if (!replication_->StartNext(&s)) return;
   // (SYNC, the protocol before PSYNC: the payload alone.)
-  std::string prefix = (sync ? std::string() : FullResyncLine(repl_ids_, offset)) + "$EOF:" + mark + "\r\n";
+  std::string prefix = s.sync ? std::string() : FullResyncLine(repl_ids_, s.offset);
+  std::string mark;
+  if (!s.disk) {
+    // Redis's EOF mark: 40 random characters the payload ends with.
+    static constexpr char kChars[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+    std::random_device rd;
+    std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+    mark.assign(40, 'x');
+    for (char& c : mark) c = kChars[rng() % 36];
+    prefix += "$EOF:" + mark + "\r\n";
+  } else {
+    persistence_.last_attempt_s.store(UnixTimeMs() / 1000, std::memory_order_relaxed);
+  }
   std::string err;
-  bgsave_ = BgSave::StartToReplica(*this, &err, id, fd, std::move(prefix), std::move(mark));
+  bgsave_ = BgSave::StartToReplica(*this, &err, s.id, s.fd, std::move(prefix), std::move(mark), s.disk);
   if (bgsave_ == nullptr) {
-    LOG_WARNING("Can't start the full resync of replica %llu: %s", static_cast<unsigned long long>(id), err.c_str());
-    ::close(fd);
-    replication_->SyncDone(id, false);
+    LOG_WARNING("Can't start the full resync of replica %llu: %s", static_cast<unsigned long long>(s.id),
+                err.c_str());
+    ::close(s.fd);
+    replication_->SyncDone(s.id, false);
     return;
   }
-  LOG_NOTICE("Starting BGSAVE for SYNC with target: replicas sockets (offset %llu)",
-             static_cast<unsigned long long>(offset));
+  LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (offset %llu)", s.disk ? "disk" : "replicas sockets",
+             static_cast<unsigned long long>(s.offset));
   for (size_t i = 0; i < num_shards(); i++) worker(i).StartSnapshotWork();
 }
 
 bool Server::ReapReplicaSync() {
   if (bgsave_ == nullptr || bgsave_->replica() == 0) return false;
   const bool ok = bgsave_->ok();
-  if (ok)
+  if (bgsave_->disk()) {
+    // The file counts as a BGSAVE's (LASTSAVE, the changes since); one
+    // stopped because the replica went is no failed save.
+    if (bgsave_->file_ok() || bgsave_->file_error()) NoteRdbSaveEnd(bgsave_->file_ok(), bgsave_->file_end_ms());
+    std::string name = std::to_string(bgsave_->replica());
+    for (const ReplicationPrimary::ReplicaInfo& r : replication_->Replicas())
+      if (r.client_id == bgsave_->replica()) name = r.ip + ":" + std::to_string(r.listening_port);
+    if (ok)
+      LOG_NOTICE("Synchronization with replica %s succeeded", name.c_str());
+    else
+      LOG_WARNING("Disk-based sync of replica %s failed: %s", name.c_str(), bgsave_->error().c_str());
+  } else if (ok)
     LOG_NOTICE("Diskless rdb transfer to replica done (%llu keys, %llu bytes in %lld ms)",
                static_cast<unsigned long long>(bgsave_->keys_saved()),
                static_cast<unsigned long long>(bgsave_->bytes_written()),

@@ -89,6 +89,9 @@ class Server final : public ServerState {
   // Worker 0's cron: once the BGSAVE's file is written (or failed), its
   // outcome goes to the persistence state and the job goes.
   void ReapBgSave();
+  // The RDB file of the job running (bgsave_) was written and is in place
+  // (`ok`), or failed, at `end_ms`: LASTSAVE, the status, the log.
+  void NoteRdbSaveEnd(bool ok, int64_t end_ms);
   // Replicas (replication_sync.cc): PSYNC's full resync, the next waiting
   // one (every shard held; after a BGSAVE), a finished one (worker 0;
   // true if the job was one) and the stream's keep-alive (worker 0's cron).

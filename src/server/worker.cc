@@ -57,6 +57,7 @@ struct Worker::WakeWatcher final : IoHandler {
 };
 
 void Client::OnEvent(uint32_t events) { worker->OnClientEvent(*this, events); }
+void SnapshotPump::OnEvent(uint32_t) { client->worker->OnPumpEvent(*client); }
 
 
 Worker::Worker(Server& server, uint32_t index)

@@ -121,9 +121,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   LuaEngine& lua() override;  // worker_script.cc
   void SyncScripts() override;
   KillResult KillBusyScript(bool eval) override { return script_busy_.Kill(eval); }
+  int PumpSnapshot(Client& c) override { return io_.StartPump(c); }
 
-  // Whether the running command holds shards of other workers (a command
-  // over several shards).
+  // Whether the running command holds shards of other workers (a command over several shards).
   bool holding() const { return holding_; }
 
   // Parts the layers around the worker use: INFO reads the blocking waits'
@@ -143,6 +143,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
 
   // --- For the I/O layer ---
   void OnClientEvent(Client& c, uint32_t events);
+  void OnPumpEvent(Client& c) { io_.Pump(c); }  // (its SnapshotPump is readable)
   // A connection accepted on worker 0: served here from now on.
   // `tls`: accepted on tls-port (a TLS session over it, this worker's context).
   void Adopt(int fd, bool is_unix, uint64_t id, bool tls = false);
@@ -281,8 +282,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // holds) while the process's keyspace is over the limit. False if it is
   // over and nothing could go.
   bool EnforceMaxmemory(Shard& shard);
-  // Evicts from this shard while the process is over maxmemory, for at most
-  // about `budget_us`.
+  // Evicts from this shard while the process is over maxmemory, for about `budget_us` at most.
   void EvictFor(int64_t budget_us);
  public:
   // A snapshot (SaveRdbFile) taken holding every shard, from outside any

@@ -58,15 +58,34 @@ void Worker::ServeReplicas() {
         auto it = clients_.find(id);
         if (it == clients_.end() || it->second->closed) return;
         Client& c = *it->second;
+        if (c.pumping()) [[unlikely]] {
+          // (Over TLS: the end of its snapshot is still to be read from
+          // the pump; the stream follows it, ClientIo::EndPump.)
+          c.repl_pump->after.append(bytes);
+          const uint64_t hard = server_.config().output_buffer_limits[Config::kReplicaClients].hard;
+          if (hard != 0 && c.repl_pump->after.size() >= hard) io_.CloseOverLimit(c);
+          return;
+        }
         c.repl_hold = false;  // (online now: its snapshot went out)
         c.out.Append(bytes);
         // A replica that falls behind by client-output-buffer-limit
         // replica is dropped (it will ask to continue, or sync again).
         if (!io_.OverOutputLimit(c)) io_.QueueWrite(c);
       },
-      [this](uint64_t id) {
+      [this](uint64_t id, bool after_snapshot) {
         auto it = clients_.find(id);
-        if (it != clients_.end()) CloseClient(*it->second);
+        if (it == clients_.end()) return;
+        Client& c = *it->second;
+        // rdb-only over TLS: closed once what the pump passed on is out
+        // (the pump may read the snapshot's end before or after this).
+        if (!after_snapshot || c.repl_pump == nullptr) {
+          CloseClient(c);
+        } else if (c.pumping()) {
+          c.repl_pump->close_at_end = true;
+        } else {
+          c.close_after_reply = true;
+          io_.QueueWrite(c);
+        }
       });
   if (due_us >= 0) loop_.WakeWithin(static_cast<int>((due_us + 999) / 1000));
   if (!waiters) return;
@@ -126,6 +145,7 @@ void Worker::FreeClient(Client& c) {
   if (c.closed) return;
   c.closed = true;
   if (c.replica) server_.replication().Detach(c.id);
+  io_.StopPump(c);
   if (c.wait_acks) server_.replication().DropWaiter(c.id, index_);
   if (c.blocked != nullptr) {
     waits_.CancelBlocked(c.blocked);  // if it was served meanwhile, its outcome goes with it
