@@ -42,10 +42,12 @@ void ReplicationPrimary::AppendLocked(std::string_view bytes) {
     if (r->pending.size() == bytes.size()) r->pending_since_us = MonotonicUs();
     if (limit != 0 && r->pending.size() >= limit) [[unlikely]] {
       // (Online, its worker moves the bytes into its output and checks
-      // the limit there; this is for one whose snapshot is still going.)
+      // the limit there; this is for one whose snapshot is still going,
+      // or whose stream waits for its first ACK.)
       LOG_WARNING("Replica %s:%d dropped: its stream waiting for its snapshot passed client-output-buffer-limit",
                   r->info.ip.c_str(), r->info.listening_port);
       r->close = true;
+      r->how = kCloseOverLimit;
       std::string().swap(r->pending);
       Tell(r->worker);
       continue;
@@ -256,9 +258,13 @@ void ReplicationPrimary::SyncDone(uint64_t id, bool ok) {
     r.urgent = true;
     if (ok && !r.info.rdb_only) {
       r.info.state = State::kOnline;
+      // (Its silence counts from now: a snapshot longer than repl-timeout
+      // must not drop it at once.)
+      r.info.last_ack_ms = UnixTimeMs();
+      r.await_ack = !r.info.sync && !r.info.disk;
     } else {
       r.close = true;  // (failed, or all it asked for is out)
-      r.drain = ok;
+      r.how = ok ? kCloseAfterSnapshot : kCloseNow;
     }
     worker = r.worker;
     told_[worker].flag.store(true, std::memory_order_release);
@@ -277,14 +283,14 @@ void ReplicationPrimary::KeepWaitingAlive() {
 
 
 int64_t ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
-                                        const std::function<void(uint64_t, bool)>& close) {
+                                        const std::function<void(uint64_t, CloseHow)>& close) {
   if (!told_[worker].flag.exchange(false, std::memory_order_acq_rel)) return -1;
   // The worker's own buffers (its thread's alone): each replica's bytes
   // are swapped for one of them, so that the buffers go back and forth
   // keeping their room instead of growing again from nothing.
   auto& out = told_[worker].out;
   size_t n = 0;
-  std::vector<std::pair<uint64_t, bool>> closing;
+  std::vector<std::pair<uint64_t, CloseHow>> closing;
   int64_t due_us = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -292,8 +298,8 @@ int64_t ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<voi
     for (auto& r : replicas_) {
       if (r->worker != worker) continue;
       if (r->close) {
-        closing.emplace_back(r->info.client_id, r->drain);
-      } else if (r->info.state == State::kOnline && !r->pending.empty()) {
+        closing.emplace_back(r->info.client_id, r->how);
+      } else if (r->info.state == State::kOnline && !r->await_ack && !r->pending.empty()) {
         const int64_t age = now_us - r->pending_since_us;
         if (!r->urgent && r->pending.size() < kBatchBytes && age < kBatchUs) {
           due_us = due_us < 0 ? kBatchUs - age : std::min(due_us, kBatchUs - age);
@@ -312,7 +318,7 @@ int64_t ReplicationPrimary::ServeWorker(uint32_t worker, const std::function<voi
     out[i].second.clear();
     if (out[i].second.capacity() > kKeptBuffer) std::string().swap(out[i].second);
   }
-  for (auto [id, drain] : closing) close(id, drain);
+  for (auto [id, how] : closing) close(id, how);
   // (Bytes left: the flag again, so that the worker's next look finds them.)
   if (due_us >= 0) told_[worker].flag.store(true, std::memory_order_release);
   return due_us;
@@ -325,6 +331,12 @@ void ReplicationPrimary::Ack(uint64_t id, uint64_t offset, int64_t aof_offset, i
     for (auto& r : replicas_)
       if (r->info.client_id == id) {
         r->info.ack_offset = std::max(r->info.ack_offset, offset);  // (only ever up, as Redis)
+        if (r->await_ack) {
+          // Its first ACK after its snapshot: the stream may go now.
+          r->await_ack = false;
+          r->urgent = true;
+          Tell(r->worker);
+        }
         if (aof_offset >= 0)
           r->info.aof_ack_offset = std::max(r->info.aof_ack_offset, static_cast<uint64_t>(aof_offset));
         r->info.last_ack_ms = now_ms;

@@ -125,16 +125,18 @@ class ReplicationPrimary {
   // before ServeWorker).
   bool told(uint32_t worker) const { return told_[worker].flag.load(std::memory_order_relaxed); }
   // For each replica of `worker` told of: `send(id, bytes)` with what to
-  // write to it now, or `close(id, after_snapshot)` (after_snapshot: it
-  // asked for the snapshot alone, which is all written: closed once it is
-  // all out). A replica's bytes are taken once kBatchBytes have gathered,
+  // write to it now, or `close(id, how)` (kCloseAfterSnapshot: it asked
+  // for the snapshot alone, which is all written: closed once it is all
+  // out; kCloseOverLimit: its stream passed client-output-buffer-limit
+  // replica while it could not be sent, counted as such). A replica's bytes are taken once kBatchBytes have gathered,
   // or kBatchUs after the first came, or at once for a GETACK or PING or
   // its snapshot's end: fewer, larger writes (each a system call, and the
   // loopback's delivery on this core) for at most kBatchUs more lag.
   // Returns the µs until bytes left now are due (the worker comes back
   // then; its flag stays set), or -1.
+  enum CloseHow : uint8_t { kCloseNow, kCloseAfterSnapshot, kCloseOverLimit };
   int64_t ServeWorker(uint32_t worker, const std::function<void(uint64_t, std::string&)>& send,
-                      const std::function<void(uint64_t, bool)>& close);
+                      const std::function<void(uint64_t, CloseHow)>& close);
   static constexpr size_t kBatchBytes = 64 << 10;
   static constexpr int64_t kBatchUs = 1000;
   // REPLCONF ACK <offset> [FACK <aof offset>] (`aof_offset` -1: none).
@@ -213,7 +215,11 @@ class ReplicationPrimary {
     // PING, the end of its snapshot): see ServeWorker.
     bool urgent = false;
     bool close = false;      // failed: its worker closes it
-    bool drain = false;      // (closed as rdb-only: after what it was sent)
+    CloseHow how = kCloseNow;  // (how its worker closes it)
+    // Its diskless snapshot is out: the stream waits for its first ACK, as
+    // Redis's repl_start_cmd_stream_on_ack (a replica looking for the
+    // `$EOF:` mark must not get the stream's first bytes in the same read).
+    bool await_ack = false;
     // Its socket's duplicate: owned while it waits; the snapshot's while
     // that is sent (a replica that goes shuts it down, so that the
     // snapshot stops); -1 after.

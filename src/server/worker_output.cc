@@ -72,13 +72,17 @@ void Worker::ServeReplicas() {
         // replica is dropped (it will ask to continue, or sync again).
         if (!io_.OverOutputLimit(c)) io_.QueueWrite(c);
       },
-      [this](uint64_t id, bool after_snapshot) {
+      [this](uint64_t id, ReplicationPrimary::CloseHow how) {
         auto it = clients_.find(id);
         if (it == clients_.end()) return;
         Client& c = *it->second;
+        if (how == ReplicationPrimary::kCloseOverLimit) {
+          io_.CloseOverLimit(c);
+          return;
+        }
         // rdb-only over TLS: closed once what the pump passed on is out
         // (the pump may read the snapshot's end before or after this).
-        if (!after_snapshot || c.repl_pump == nullptr) {
+        if (how == ReplicationPrimary::kCloseNow || c.repl_pump == nullptr) {
           CloseClient(c);
         } else if (c.pumping()) {
           c.repl_pump->close_at_end = true;
