@@ -131,6 +131,7 @@ std::unique_ptr<BgSave> BgSave::StartToReplica(Server& server, std::string* err,
   job->send_timeout_ms_ = int64_t{server.config().repl_timeout} * 1000;
   job->mark_ = std::move(mark);
   job->disk_ = disk;
+  if (!disk) job->max_queued_ = kMaxQueuedSocket;
   if (disk) {
     // (The file BGSAVE writes, as Redis's disk-based sync.)
     job->temp_ = "temp-bg-" + std::to_string(getpid()) + ".rdb";
@@ -244,7 +245,7 @@ bool BgSave::Step(size_t shard, size_t max_entries) {
     for (; sink.next_db < s.num_dbs(); sink.next_db++) s.db(sink.next_db).EndSnapshot();
   }
   // The disk is behind: wait (the writes' own copies still go).
-  if (queued_bytes_.load(std::memory_order_relaxed) >= kMaxQueued && sink.next_db < s.num_dbs()) return true;
+  if (queued_bytes_.load(std::memory_order_relaxed) >= max_queued_ && sink.next_db < s.num_dbs()) return true;
   while (sink.next_db < s.num_dbs()) {
     if (s.db(sink.next_db).SnapshotStep(max_entries)) return true;
     s.db(sink.next_db).EndSnapshot();

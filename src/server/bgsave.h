@@ -9,7 +9,8 @@
 // database many times), checksumming as it goes; when every shard is done
 // it writes the end, fsyncs, and renames the file into place. The memory
 // it takes is the chunks waiting for the disk (at most kMaxQueued before
-// the workers' own steps wait; writes' copies go regardless).
+// the workers' own steps wait, kMaxQueuedSocket for a replica's socket;
+// writes' copies go regardless).
 #pragma once
 
 #include <atomic>
@@ -33,6 +34,11 @@ class Server;
 class BgSave {
  public:
   static constexpr size_t kMaxQueued = 16 << 20;
+  // A diskless sync's: the replica's socket (its loader's pace) rather than
+  // a disk's latency is what the queue covers, and the chunks waiting are
+  // the primary's whole growth during a sync (16 MB was 1.3x the RSS of a
+  // 1M-key primary syncing a Redis replica).
+  static constexpr size_t kMaxQueuedSocket = 4 << 20;
   static constexpr size_t kChunkBytes = 64 << 10;
 
   // Every shard held: opens the temporary file, queues the header (aux
@@ -92,7 +98,7 @@ class BgSave {
   uint64_t bytes_written() const { return bytes_written_.load(std::memory_order_relaxed); }
   // Whether the chunks waiting for the disk are at their bound (Step then
   // does nothing).
-  bool backlogged() const { return queued_bytes_.load(std::memory_order_relaxed) >= kMaxQueued; }
+  bool backlogged() const { return queued_bytes_.load(std::memory_order_relaxed) >= max_queued_; }
 
  private:
   struct ShardSink;
@@ -130,6 +136,7 @@ class BgSave {
   int64_t start_ms_ = 0;
   uint64_t dirty_at_start_ = 0;
   uint64_t keys_total_ = 0;
+  size_t max_queued_ = kMaxQueued;
   // Each database's keys and keys with a deadline as the snapshot began
   // (RESIZEDB after each shard's SELECTDB).
   std::vector<std::pair<uint64_t, uint64_t>> db_totals_;
