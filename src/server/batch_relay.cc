@@ -84,7 +84,14 @@ void BatchRelay::SendOpen(Client& c) {
   c.batch_in_flight = true;
   worker_.stats_.cross_shard_batches++;
   if (b->commands.size() > 1 && !b->transaction && b->plain) {
-    if (b->reads_only ? SendReadGroup(b) : SendWriteGroup(b)) {
+    // (Not a write group while replicas follow the stream. StreamOrder
+    // takes a group whole into the stream, but a shard's later chunks wait
+    // there behind a part whose sibling has not run, and their replies
+    // would leave first: a client's next write elsewhere could reach a
+    // replica before the one it saw acknowledged. Until replies wait for
+    // the stream, a relay logs each stop before the next:
+    // docs/replication.md, "Order across shards".)
+    if (b->reads_only ? SendReadGroup(b) : !worker_.server_.replication().feeding() && SendWriteGroup(b)) {
       (b->reads_only ? worker_.stats_.cross_shard_read_groups : worker_.stats_.cross_shard_write_groups)++;
       return;
     }

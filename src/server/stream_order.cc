@@ -38,7 +38,7 @@ void StreamOrder::Multi(std::span<const uint32_t> shards, const AofChunk& chunk,
   // goes as a group whose parts are all here.
   const uint64_t id = next_multi_++;
   Group& g = groups_[id];
-  g.need = static_cast<uint32_t>(shards.size());
+  g.need = g.arrived = static_cast<uint32_t>(shards.size());
   const AofChunk none;
   for (uint32_t t : shards) {
     Push(t, id, g.shards.empty() ? chunk : none);
@@ -52,21 +52,22 @@ void StreamOrder::Part(uint32_t s, uint64_t group, uint32_t parts, const AofChun
   auto [it, fresh] = groups_.try_emplace(group);
   Group& g = it->second;
   if (fresh) g.need = parts;
-  g.shards.push_back(s);
-  if (g.broken) [[unlikely]] {
-    // (Flush sent its other parts already: this one goes as the shard's.)
-    if (g.shards.size() >= g.need) groups_.erase(it);
+  g.arrived++;
+  if (g.sent) [[unlikely]] {
+    // (Flush let the group go without this part: it goes as the shard's.)
+    if (g.arrived >= g.need) groups_.erase(it);
     Chunk(s, chunk, emit);
     return;
   }
+  g.shards.push_back(s);
   Push(s, group, chunk);
-  if (g.shards.size() < g.need) return;
+  if (g.arrived < g.need && !g.broken) return;
   work_.assign(g.shards.begin(), g.shards.end());
   Drain(emit);
 }
 
 bool StreamOrder::Ready(uint64_t id, const Group& g) const {
-  if (g.shards.size() < g.need) return false;
+  if (g.sent || (g.arrived < g.need && !g.broken)) return false;
   return std::all_of(g.shards.begin(), g.shards.end(), [&](uint32_t t) { return queues_[t].front().group == id; });
 }
 
@@ -89,8 +90,8 @@ void StreamOrder::Drain(const Emit& emit) {
 }
 
 void StreamOrder::SendGroup(uint64_t id, const Emit& emit) {
-  auto node = groups_.extract(id);
-  const Group& g = node.mapped();
+  auto it = groups_.find(id);
+  Group& g = it->second;
   // As one transaction when more than one part logged something, as a
   // transaction's or script's commands are (AofLog::EndGather): a replica
   // applies it at once.
@@ -119,6 +120,13 @@ void StreamOrder::SendGroup(uint64_t id, const Emit& emit) {
     Pop(t);
     work_.push_back(t);
   }
+  if (g.arrived < g.need) {
+    // (Broken: kept to count the parts still to come.)
+    g.sent = true;
+    g.shards.clear();
+    return;
+  }
+  groups_.erase(it);
 }
 
 void StreamOrder::Reset() {
@@ -128,20 +136,17 @@ void StreamOrder::Reset() {
 }
 
 void StreamOrder::Flush(const Emit& emit) {
-  for (uint32_t s = 0; s < queues_.size(); s++) {
-    while (!queues_[s].empty()) {
-      const Item& front = queues_[s].front();
-      if (front.group != 0) {
-        auto it = groups_.find(front.group);
-        if (it != groups_.end()) it->second.broken = true;
-      }
-      if (!front.chunk.empty()) emit(front.chunk);
-      Pop(s);
-    }
-  }
-  // Groups with every part sent are done; the others' parts to come go as
-  // they come.
-  std::erase_if(groups_, [](const auto& kv) { return kv.second.shards.size() >= kv.second.need; });
+  // Every group goes as it is now, its missing parts as their shards' when
+  // they come; but each still waits to stand first on each of its shards,
+  // and so does a command over several (sent shard by shard, one could
+  // overtake a write to its key on another shard). With nothing missing,
+  // nothing waits in a cycle: everything drains.
+  for (auto& [id, g] : groups_)
+    if (g.arrived < g.need) g.broken = true;
+  work_.clear();
+  for (uint32_t s = 0; s < queues_.size(); s++)
+    if (!queues_[s].empty()) work_.push_back(s);
+  Drain(emit);
 }
 
 }  // namespace peregrine

@@ -69,14 +69,19 @@ class StreamOrder {
   };
   struct Group {
     uint32_t need = 0;                 // parts (shards) it has
-    std::vector<uint32_t> shards;      // those whose part came, in that order
-    bool broken = false;               // Flush sent parts of it apart
+    uint32_t arrived = 0;              // parts that came
+    std::vector<uint32_t> shards;      // those whose part waits here, in that order
+    // Flush let it go without its missing parts (they go as their shards'
+    // chunks when they come); `sent`: it went, and is kept only to count
+    // them.
+    bool broken = false, sent = false;
   };
   void Push(uint32_t s, uint64_t group, const AofChunk& chunk);
   // Sends what stands first on the shards in `work_` and may go, and what
   // that frees behind it.
   void Drain(const Emit& emit);
-  // Whether group `id` can go: all its parts here, each first on its shard.
+  // Whether group `id` can go: all its parts here (a broken one: those
+  // that came), each first on its shard.
   bool Ready(uint64_t id, const Group& g) const;
   void SendGroup(uint64_t id, const Emit& emit);
   void Pop(uint32_t s);

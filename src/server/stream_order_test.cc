@@ -120,7 +120,9 @@ TEST(StreamOrder, FlushSendsEverythingAndLaterPartsOfABrokenGroupGoAsTheirShards
 // a command over several shards) in one serial order, each shard's share
 // arriving in its own order, the shards interleaved at random, as workers
 // run. What goes out keeps every shard's order, and each group together.
-TEST(StreamOrder, RandomHistoriesKeepEachShardsOrderAndEveryGroupWhole) {
+// `flushes`: Flush now and then (as when too much waits): every shard's
+// order must still hold, but not every group whole.
+void RandomHistories(bool flushes) {
   for (uint32_t seed = 1; seed <= 300; seed++) {
     std::mt19937 rng(seed);
     const uint32_t nshards = 2 + rng() % 4;
@@ -188,6 +190,10 @@ TEST(StreamOrder, RandomHistoriesKeepEachShardsOrderAndEveryGroupWhole) {
       }
       at[s]++;
       left--;
+      if (flushes && rng() % 16 == 0) {
+        order.Flush(out.emit());
+        ASSERT_TRUE(order.empty()) << "seed " << seed;
+      }
     }
     ASSERT_TRUE(order.empty()) << "seed " << seed;
     // Each shard's commands in its order; a group's between MULTI and EXEC
@@ -209,9 +215,9 @@ TEST(StreamOrder, RandomHistoriesKeepEachShardsOrderAndEveryGroupWhole) {
         continue;
       }
       const uint32_t shard = std::stoul(cmd[1]), op = std::stoul(cmd[2]);
-      ASSERT_TRUE(in_multi || ops[op].kind != Op::kGroup || logged_parts[op] < 2)
+      ASSERT_TRUE(flushes || in_multi || ops[op].kind != Op::kGroup || logged_parts[op] < 2)
           << "seed " << seed << ": a group's commands outside a transaction";
-      if (in_multi) {
+      if (in_multi && !flushes) {
         if (multi_op < 0) multi_op = static_cast<int>(op);
         ASSERT_EQ(static_cast<uint32_t>(multi_op), op) << "seed " << seed << ": a group's commands apart";
       }
@@ -236,6 +242,27 @@ TEST(StreamOrder, RandomHistoriesKeepEachShardsOrderAndEveryGroupWhole) {
       }
     }
   }
+}
+
+TEST(StreamOrder, RandomHistoriesKeepEachShardsOrderAndEveryGroupWhole) { RandomHistories(false); }
+
+TEST(StreamOrder, RandomHistoriesWithFlushesKeepEachShardsOrder) { RandomHistories(true); }
+
+TEST(StreamOrder, FlushKeepsACommandOverSeveralShardsBehindAPartOnEach) {
+  // A group's part on shard 2 waits for its sibling on shard 1; RENAME
+  // over shards 0 and 2 ran after it. A flush must not send the RENAME
+  // (first on shard 0) before the part it follows on shard 2.
+  StreamOrder order(3);
+  Out out;
+  order.Part(2, 4, 2, One(0, {"SET", "y", "old"}), out.emit());
+  const uint32_t both[] = {0, 2};
+  order.Multi(both, One(0, {"RENAME", "x", "y"}), out.emit());
+  order.Flush(out.emit());
+  EXPECT_TRUE(order.empty());
+  order.Part(1, 4, 2, One(0, {"SET", "z", "1"}), out.emit());
+  EXPECT_TRUE(order.empty());
+  EXPECT_EQ(out.Commands(), (std::vector<std::vector<std::string>>{
+                                {"SET", "y", "old"}, {"RENAME", "x", "y"}, {"SET", "z", "1"}}));
 }
 
 }  // namespace
