@@ -313,7 +313,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
       Field(out, "loading_loaded_perc", perc);
       // Redis's estimate: elapsed * remaining / (loaded + 1), 1 in the first second.
       Field(out, "loading_eta_seconds",
-            elapsed <= 0 ? int64_t{1} : static_cast<int64_t>(static_cast<uint64_t>(elapsed) * (total - done) / (done + 1)));
+            elapsed <= 0 ? int64_t{1}
+                         : static_cast<int64_t>(static_cast<uint64_t>(elapsed) * (total > done ? total - done : 0) /
+                                                (done + 1)));
     }
   }
   if (section("stats")) {
