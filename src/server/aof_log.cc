@@ -108,42 +108,22 @@ void AofLog::LogChunk(const AofChunk& chunk) {
   }
   // Over several shards (or another's alone): what they logged before goes
   // first, then this.
-  const auto held = host_.held_workers();
-  for (uint32_t s : held) WriteShard(server_.shard(s));
-  Emit(held, chunk);
+  for (uint32_t s : host_.held_workers()) WriteShard(server_.shard(s));
+  Emit(chunk);
   unflushed_ = true;
 }
 
-void AofLog::Emit(std::span<const uint32_t> shards, const AofChunk& chunk) {
+void AofLog::Emit(const AofChunk& chunk) {
   AppendOnlyFile& aof = server_.aof();
   if (aof.active()) sync_to_ = std::max(sync_to_, aof.Write(chunk));
   ReplicationPrimary& repl = server_.replication();
-  if (!repl.feeding()) return;
-  if (shards.size() == 1)
-    repl.Feed(shards[0], chunk);
-  else
-    repl.FeedMulti(shards, chunk);
+  if (repl.feeding()) repl.Feed(chunk);
 }
 
 void AofLog::WriteShard(Shard& s) {
   if (s.aof().empty()) return;
-  const uint32_t index = static_cast<uint32_t>(s.index());
-  Emit(std::span<const uint32_t>(&index, 1), s.aof());
+  Emit(s.aof());
   s.aof().Clear();
-}
-
-bool AofLog::parts_apart() const { return server_.replication().logs(); }
-
-void AofLog::BeginPart() { WriteShard(own_); }
-
-void AofLog::EndPart(uint64_t group, uint32_t parts) {
-  // (Every part feeds, logged or not: its group goes out once all have.)
-  AofChunk& chunk = own_.aof();
-  AppendOnlyFile& aof = server_.aof();
-  if (aof.active() && !chunk.empty()) sync_to_ = std::max(sync_to_, aof.Write(chunk));
-  server_.replication().FeedPart(host_.index(), group, parts, chunk);
-  chunk.Clear();
-  unflushed_ = true;  // (with appendfsync always, the replies wait for the fsync)
 }
 
 void AofLog::Write(bool lent) {

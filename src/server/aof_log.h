@@ -53,13 +53,6 @@ class AofLog {
   // Commands were added to the shard's chunk outside a command (the cron's
   // expired and evicted keys, as DEL): the next Flush writes them.
   void NoteUnflushed() { unflushed_ = true; }
-  // A write group's part runs on this worker's shard (BatchRelay::Run):
-  // what the shard logged before goes out first, and the part's commands
-  // reach the replication stream as the group's (StreamOrder), not as the
-  // shard's. Only while the stream is fed (`parts_apart()`).
-  bool parts_apart() const;
-  void BeginPart();
-  void EndPart(uint64_t group, uint32_t parts);
 
  private:
   void Write(bool lent);
@@ -69,9 +62,8 @@ class AofLog {
   void LogChunk(const AofChunk& chunk);
   // The chunk of shard `s` (held) goes to the file now.
   void WriteShard(Shard& s);
-  // A chunk that shards `shards` logged goes to the file and to the
-  // replication stream, where on.
-  void Emit(std::span<const uint32_t> shards, const AofChunk& chunk);
+  // A chunk goes to the file and to the replication stream, where on.
+  void Emit(const AofChunk& chunk);
   // Whether the running command holds this worker's shard alone.
   bool OwnShardOnly() const {
     const auto held = host_.held_workers();

@@ -84,13 +84,11 @@ void BatchRelay::SendOpen(Client& c) {
   c.batch_in_flight = true;
   worker_.stats_.cross_shard_batches++;
   if (b->commands.size() > 1 && !b->transaction && b->plain) {
-    // (Not a write group while replicas follow the stream. StreamOrder
-    // takes a group whole into the stream, but a shard's later chunks wait
-    // there behind a part whose sibling has not run, and their replies
-    // would leave first: a client's next write elsewhere could reach a
-    // replica before the one it saw acknowledged. Until replies wait for
-    // the stream, a relay logs each stop before the next:
-    // docs/replication.md, "Order across shards".)
+    // (Not a write group while replicas follow the stream: its parts' logs
+    // could reach the stream in either order, and a replica applies them in
+    // that order, so that a reader there could see a client's later write
+    // without its earlier one. A relay logs each stop before the next:
+    // docs/replication.md.)
     if (b->reads_only ? SendReadGroup(b) : !worker_.server_.replication().feeding() && SendWriteGroup(b)) {
       (b->reads_only ? worker_.stats_.cross_shard_read_groups : worker_.stats_.cross_shard_write_groups)++;
       return;
@@ -166,14 +164,7 @@ bool BatchRelay::SendWriteGroup(ExecBatch* relay) {
     DropParts(relay);  // a shard is lent or held: one shard after another
     return false;
   }
-  // (The id: this worker's index over a count of its groups.)
-  const uint64_t group = (uint64_t{worker_.index_} << 40) | (++groups_sent_ & ((uint64_t{1} << 40) - 1));
-  for (size_t i = 0; i < group_shards_.size(); i++) {
-    ExecBatch* part = relay->parts[group_shards_[i]];
-    part->ticket = group_tickets_[i];
-    part->group = group;
-    part->group_parts = static_cast<uint32_t>(group_shards_.size());
-  }
+  for (size_t i = 0; i < group_shards_.size(); i++) relay->parts[group_shards_[i]]->ticket = group_tickets_[i];
   for (ExecBatch* part : relay->parts)
     if (part != nullptr && part->target != worker_.index_) worker_.router_.Send(part->target, part);
   if (ExecBatch* here = relay->parts[worker_.index_]; here != nullptr) Arrive(here);
@@ -322,11 +313,6 @@ void BatchRelay::Run(ExecBatch* b) {
     }
   }
   const bool part = b->relay != nullptr;
-  // A write group's part logs apart while replicas follow the stream: the
-  // group reaches it whole (a reader there sees all of it or none, as on
-  // this server; docs/replication.md, "Order across shards").
-  const bool part_apart = b->group != 0 && worker_.aof_log_.parts_apart();
-  if (part_apart) worker_.aof_log_.BeginPart();
   if (!stopped) Prefetch(*b);
   if (!stopped) {
     b->RunFrom(worker_.index_, &exec_args_, [&](size_t i, const ExecBatch::Command& cmd,
@@ -373,7 +359,6 @@ void BatchRelay::Run(ExecBatch* b) {
     worker_.aof_log_.EndGather();
     if (worker_.waits_.has_ready()) worker_.waits_.ServeReadyKeys(now_ms);
   }
-  if (part_apart) worker_.aof_log_.EndPart(b->group, b->group_parts);
   PassOn(b, stopped);
 }
 

@@ -107,7 +107,6 @@ class BatchRelay {
   std::vector<std::string_view> exec_args_;  // scratch: the command of a batch being run
   std::vector<uint32_t> group_shards_;       // scratch: a write group's workers
   std::vector<uint64_t> group_tickets_;      // scratch: their tickets
-  uint64_t groups_sent_ = 0;                 // (for their ids)
 
   // This shard's side of the write groups' tickets: the last that ran,
   // the parts that came before their turn, and the batches and clients

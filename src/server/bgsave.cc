@@ -159,12 +159,8 @@ void BgSave::Begin(Server& server) {
   static std::atomic<uint32_t> epochs{0};
   const uint32_t epoch = epochs.fetch_add(1, std::memory_order_relaxed) + 1;
   const RdbKeyWriter keys(server.config().maxmemory_policy, start_ms_);
-  db_totals_.assign(static_cast<size_t>(server.config().databases), {0, 0});
-  for (size_t s = 0; s < server.num_shards(); s++)
-    for (int d = 0; d < server.shard(s).num_dbs(); d++) {
-      db_totals_[static_cast<size_t>(d)].first += server.shard(s).db(d).size();
-      db_totals_[static_cast<size_t>(d)].second += server.shard(s).db(d).expires_count();
-    }
+  db_totals_.clear();
+  for (int d = 0; d < server.config().databases; d++) db_totals_.push_back(DbSizes(server, d));
   for (size_t s = 0; s < server.num_shards(); s++) {
     Shard& shard = server.shard(s);
     auto sink = std::make_unique<ShardSink>(this, &shard, keys, server.config().rdbcompression);

@@ -83,11 +83,7 @@ bool WriteRdb(ServerState& server, RdbWriter& w, int64_t now_ms, std::string* er
   const RdbKeyWriter keys(config.maxmemory_policy, now_ms);
   const int64_t delay_us = config.rdb_key_save_delay;
   for (int d = 0; d < config.databases; d++) {
-    uint64_t count = 0, expires = 0;
-    for (size_t s = 0; s < server.num_shards(); s++) {
-      count += server.shard(s).db(d).size();
-      expires += server.shard(s).db(d).expires_count();
-    }
+    const auto [count, expires] = DbSizes(server, d);
     if (count == 0) continue;
     w.Byte(rdb::kOpSelectDb);
     w.Len(static_cast<uint64_t>(d));
@@ -112,6 +108,15 @@ bool WriteRdb(ServerState& server, RdbWriter& w, int64_t now_ms, std::string* er
 }
 
 }  // namespace
+
+std::pair<uint64_t, uint64_t> DbSizes(ServerState& server, int db) {
+  uint64_t count = 0, expires = 0;
+  for (size_t s = 0; s < server.num_shards(); s++) {
+    count += server.shard(s).db(db).size();
+    expires += server.shard(s).db(db).expires_count();
+  }
+  return {count, expires};
+}
 
 void WriteRdbHeader(ServerState& server, RdbWriter& w, int64_t now_ms, bool aof_base) {
   // A hash with field deadlines needs Redis 7.4's form (version 12): known

@@ -7,6 +7,7 @@
 #include <memory>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <string_view>
 
 #include "core/db.h"
@@ -25,6 +26,9 @@ class Shard;
 // libraries (every shard held).
 // `aof_base`: the file is an append-only file's base (aux aof-base 1).
 void WriteRdbHeader(ServerState& server, RdbWriter& w, int64_t now_ms, bool aof_base = false);
+// Database `db`'s keys and keys with a deadline over every shard (RDB's
+// RESIZEDB). Every shard held.
+std::pair<uint64_t, uint64_t> DbSizes(ServerState& server, int db);
 
 // The function libraries as FUNCTION LOAD commands (an AOF base without
 // the RDB preamble starts with them, as Redis's rewrite writes them; after

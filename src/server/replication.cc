@@ -13,8 +13,7 @@
 namespace peregrine {
 
 ReplicationPrimary::ReplicationPrimary(uint32_t workers, std::function<void(uint32_t)> wake)
-    : order_(workers), emit_([this](const AofChunk& c) { FeedLocked(c); }), told_(new Told[workers]),
-      wake_(std::move(wake)) {}
+    : told_(new Told[workers]), wake_(std::move(wake)) {}
 
 void ReplicationPrimary::Tell(uint32_t worker) {
   // (Looked at first: while the worker has yet to take its bytes the flag
@@ -57,70 +56,20 @@ void ReplicationPrimary::AppendLocked(std::string_view bytes) {
   }
 }
 
-void ReplicationPrimary::FeedLocked(const AofChunk& chunk) {
-  if (chunk.first_db() != stream_db_) {
-    std::string select;
-    const std::string n = std::to_string(chunk.first_db());
-    AppendRespCommand(&select, {"SELECT", n});
-    AppendLocked(select);
-  }
-  AppendLocked(chunk.bytes());
-  stream_db_ = chunk.last_db();
-}
-
-void ReplicationPrimary::BoundOrderLocked() {
-  const uint64_t limit = pending_limit_.load(std::memory_order_relaxed);
-  if (order_.bytes() <= (limit != 0 ? limit : kOrderLimit)) [[likely]]
-    return;
-  LOG_WARNING("A write group's part is late: %llu bytes of the stream waited for it, sent as they are",
-              static_cast<unsigned long long>(order_.bytes()));
-  order_.Flush(emit_);
-}
-
-void ReplicationPrimary::SettleOrderLocked() {
-  if (order_.empty()) [[likely]]
-    return;
-  LOG_WARNING("The stream had %llu bytes waiting for write groups with every shard held",
-              static_cast<unsigned long long>(order_.bytes()));
-  order_.Flush(emit_);
-}
-
-void ReplicationPrimary::Feed(uint32_t shard, const AofChunk& chunk) {
+void ReplicationPrimary::Feed(const AofChunk& chunk) {
   std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (backlog_ == nullptr || relaying_.load(std::memory_order_relaxed)) return;
-    if (order_.idle(shard)) [[likely]] {
-      FeedLocked(chunk);
-    } else {
-      order_.Chunk(shard, chunk, emit_);
-      BoundOrderLocked();
+    if (chunk.first_db() != stream_db_) {
+      std::string select;
+      const std::string n = std::to_string(chunk.first_db());
+      AppendRespCommand(&select, {"SELECT", n});
+      AppendLocked(select);
     }
+    AppendLocked(chunk.bytes());
+    stream_db_ = chunk.last_db();
     if (to_wake_.empty()) return;
-    wake.swap(to_wake_);
-  }
-  for (uint32_t w : wake) wake_(w);
-}
-
-void ReplicationPrimary::FeedMulti(std::span<const uint32_t> shards, const AofChunk& chunk) {
-  std::vector<uint32_t>& wake = WakeList();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (backlog_ == nullptr || relaying_.load(std::memory_order_relaxed)) return;
-    order_.Multi(shards, chunk, emit_);
-    BoundOrderLocked();
-    wake.swap(to_wake_);
-  }
-  for (uint32_t w : wake) wake_(w);
-}
-
-void ReplicationPrimary::FeedPart(uint32_t shard, uint64_t group, uint32_t parts, const AofChunk& chunk) {
-  std::vector<uint32_t>& wake = WakeList();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (backlog_ == nullptr || relaying_.load(std::memory_order_relaxed)) return;
-    order_.Part(shard, group, parts, chunk, emit_);
-    BoundOrderLocked();
     wake.swap(to_wake_);
   }
   for (uint32_t w : wake) wake_(w);
@@ -157,7 +106,6 @@ void ReplicationPrimary::SetRelaying(bool on) {
   std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    SettleOrderLocked();
     relaying_.store(on, std::memory_order_release);
     stream_db_ = -1;
     for (auto& r : replicas_) {
@@ -174,7 +122,6 @@ void ReplicationPrimary::SetRelaying(bool on) {
 void ReplicationPrimary::ResetBacklog(size_t size, uint64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
   backlog_ = std::make_unique<ReplBacklog>(size, offset);
-  order_.Reset();
   offset_ = offset;
   stream_db_ = -1;
   no_replicas_since_ms_ = UnixTimeMs();
@@ -192,7 +139,6 @@ bool ReplicationPrimary::EnsureBacklog(size_t size) {
 
 PsyncAnswer ReplicationPrimary::Decide(std::string_view replid, int64_t offset, const ReplIds& ids, bool psync2) {
   std::lock_guard<std::mutex> lock(mu_);
-  SettleOrderLocked();
   return DecidePsync(replid, offset, ids, backlog_.get(), psync2);
 }
 
@@ -232,7 +178,6 @@ bool ReplicationPrimary::has_waiting() {
 
 bool ReplicationPrimary::StartNext(SyncStart* start) {
   std::lock_guard<std::mutex> lock(mu_);
-  SettleOrderLocked();
   for (auto& r : replicas_) {
     if (r->info.state != State::kWaitBgsave || r->close) continue;
     r->info.state = State::kSendingRdb;
@@ -508,7 +453,6 @@ bool ReplicationPrimary::BacklogExpired(int64_t now_ms, int ttl_s) {
 void ReplicationPrimary::FreeBacklog() {
   std::lock_guard<std::mutex> lock(mu_);
   backlog_.reset();
-  order_.Reset();
   feeding_.store(false, std::memory_order_release);
   stream_db_ = -1;
 }

@@ -16,7 +16,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,7 +23,6 @@
 
 #include "persist/aof_format.h"
 #include "server/repl_backlog.h"
-#include "server/stream_order.h"
 
 namespace peregrine {
 
@@ -63,16 +61,9 @@ class ReplicationPrimary {
   // Whether the shards log their commands for the stream.
   bool logs() const { return feeding() && !relaying(); }
 
-  // A chunk of logged commands that shard `shard` logged (a SELECT first
-  // when its database is not the stream's). It goes now, or after a write
-  // group's part that the shard ran before it, once that group is whole
-  // (StreamOrder).
-  void Feed(uint32_t shard, const AofChunk& chunk);
-  // A command over several shards (after each one's earlier chunks).
-  void FeedMulti(std::span<const uint32_t> shards, const AofChunk& chunk);
-  // Shard `shard`'s part of write group `group` of `parts` parts (empty if
-  // it logged nothing): the group goes to the stream as one transaction.
-  void FeedPart(uint32_t shard, uint64_t group, uint32_t parts, const AofChunk& chunk);
+  // A chunk of logged commands, in the order the stream takes them (a
+  // SELECT first when its database is not the stream's).
+  void Feed(const AofChunk& chunk);
   // A command outside any database (the PING every
   // repl-ping-replica-period).
   void FeedCommand(std::initializer_list<std::string_view> args);
@@ -229,24 +220,12 @@ class ReplicationPrimary {
   void Tell(uint32_t worker);
   static std::unique_ptr<Replica> MakeReplica(const ReplicaInfo& info, uint32_t worker, State state);
   void AppendLocked(std::string_view bytes);
-  // A chunk into the stream (a SELECT first where needed).
-  void FeedLocked(const AofChunk& chunk);
-  // After StreamOrder took a chunk: what waits there past the replicas'
-  // hard limit goes out as it is (never in the normal course: a group's
-  // part keeps the others' waiting only until its worker runs it).
-  void BoundOrderLocked();
-  // Every shard held: nothing can be waiting for a part; made sure of.
-  void SettleOrderLocked();
 
-  // What StreamOrder may keep waiting when the replicas' hard limit is off.
-  static constexpr uint64_t kOrderLimit = uint64_t{256} << 20;
 
   std::mutex mu_;
   std::atomic<bool> feeding_{false};
   std::atomic<bool> relaying_{false};
   std::unique_ptr<ReplBacklog> backlog_;
-  StreamOrder order_;
-  const StreamOrder::Emit emit_;  // (FeedLocked, for order_)
   uint64_t offset_ = 0;  // master_repl_offset
   int stream_db_ = -1;
   std::vector<std::unique_ptr<Replica>> replicas_;
