@@ -220,7 +220,12 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
 }
 
 void Server::NoteDatasetEmpty() {
-  // (Every shard held.)
+  // (Every shard held. Only on-empty-db asks: otherwise "not empty", the
+  // safe side should CONFIG SET turn it on before the stream's next batch.)
+  if (config_.repl_diskless_load != 1) {
+    link_->SetDatasetEmpty(false);
+    return;
+  }
   bool empty = true;
   for (size_t s = 0; s < num_shards() && empty; s++)
     for (int d = 0; d < shard(s).num_dbs() && empty; d++) empty = shard(s).db(d).size() == 0;
