@@ -52,12 +52,13 @@ def libraries_of(binary: str) -> list[str]:
     return libs
 
 
-def make_bundle(dest: str, peregrine: str) -> None:
+def make_bundle(dest: str, peregrine: str, extra: list[str]) -> None:
     os.makedirs(os.path.join(dest, "bin"), exist_ok=True)
     os.makedirs(os.path.join(dest, "lib"), exist_ok=True)
     found = []
+    named = dict(e.split("=", 1) for e in extra)  # --tool NAME=PATH: a binary not on the PATH
     for tool in TOOLS:
-        path = peregrine if tool == "peregrine" else shutil.which(tool)
+        path = peregrine if tool == "peregrine" else named.get(tool) or shutil.which(tool)
         if path is None or not os.path.exists(path):
             continue
         shutil.copy2(os.path.realpath(path), os.path.join(dest, "bin", tool))
@@ -94,10 +95,29 @@ class Runner:
                 os.path.join(self.bundle, "bin", tool)] + args
 
 
+def pinned(cores: str):
+    """A preexec_fn that pins the child to cores ("0-7", "3", "8-15"): what taskset -c does,
+    without needing taskset on a bare machine."""
+    cpus = set()
+    for part in cores.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return lambda: os.sched_setaffinity(0, cpus)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port whose cluster-bus port (+10000) is free too: the kernel's ephemeral
+    ports go past 55535, where the bus port would not exist."""
+    import random
+    while True:
+        port = random.randrange(20000, 45000)
+        try:
+            for p in (port, port + 10000):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", p))
+            return port
+        except OSError:
+            continue
 
 
 def wait_ready(port: int, timeout: float = 30) -> None:
@@ -114,17 +134,22 @@ def wait_ready(port: int, timeout: float = 30) -> None:
     raise RuntimeError(f"no server on port {port} after {timeout} s")
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    ticks = 0
+def thread_cpu(pids: list[int]) -> dict[str, float]:
+    """user + system seconds of every thread of these processes, by pid/tid."""
+    out = {}
     for pid in pids:
         for tid in os.listdir(f"/proc/{pid}/task"):
             try:
                 with open(f"/proc/{pid}/task/{tid}/stat") as f:
                     fields = f.read().rsplit(")", 1)[1].split()
-                ticks += int(fields[11]) + int(fields[12])
+                out[f"{pid}/{tid}"] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
             except OSError:
                 pass
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    return sum(thread_cpu(pids).values())
 
 
 class Servers:
@@ -138,7 +163,7 @@ class Servers:
             d = tempfile.mkdtemp(prefix=f"{kind}-{i}-", dir=workdir)
             if kind.startswith("peregrine"):
                 args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                        "--dir", d, "--threads", str(1 if kind == "peregrine1" else n)]
+                        "--dir", d, "--threads", kind[len("peregrine"):] if kind[-1].isdigit() else str(n)]
                 tool = "peregrine"
             else:
                 tool = "valkey-server" if kind == "valkey" else "redis-server"
@@ -150,11 +175,15 @@ class Servers:
                     args += ["--cluster-enabled", "yes", "--cluster-config-file", os.path.join(d, "nodes.conf")]
             # A cluster: one process per core; otherwise every server core.
             pin = str(i % (os.cpu_count() or 1)) if self.cluster else cores
-            self.procs.append(subprocess.Popen(["taskset", "-c", pin] + r.argv(tool, args),
+            self.procs.append(subprocess.Popen(r.argv(tool, args), preexec_fn=pinned(pin),
                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             self.ports.append(port)
-        for p in self.ports:
-            wait_ready(p)
+        try:
+            for p in self.ports:
+                wait_ready(p)
+        except Exception:
+            self.stop()
+            raise
         if self.cluster:
             subprocess.run(r.argv("redis-cli", ["--cluster", "create"] + [f"127.0.0.1:{p}" for p in self.ports] +
                                   ["--cluster-replicas", "0", "--cluster-yes"]),
@@ -188,12 +217,15 @@ def load_generator(r: Runner, a, ccores: str, port: int, cluster: bool, cmd: str
             args += ["--ratio", "1:0", "--key-pattern", "P:P", "--requests", "allkeys", "-t", "1", "-c", "1"]
         else:
             args += ["--ratio", "0:1" if cmd == "get" else "1:0", "--key-pattern", "R:R", "--test-time", str(secs)]
-        subprocess.run(["taskset", "-c", ccores] + r.argv("memtier_benchmark", args), check=True,
+        subprocess.run(r.argv("memtier_benchmark", args), preexec_fn=pinned(ccores), check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=secs + 600)
         t = json.load(open(out))["ALL STATS"]["Totals"]
         pct = t.get("Percentile Latencies", {})
-        return {"rps": t["Ops/sec"], "p50_ms": pct.get("p50.00"), "p99_ms": pct.get("p99.00"),
-                "requests": t.get("Count") or t["Ops/sec"] * secs}
+        # (memtier's own Ops/sec divides by a duration that some versions get wrong, 1 s
+        # for a 2 s run: the count over the test's time is used instead.)
+        return {"rps": t["Count"] / secs, "p50_ms": pct.get("p50.00"), "p99_ms": pct.get("p99.00"),
+                "p999_ms": pct.get("p99.90"),
+                "requests": t["Count"]}
     n = a.keys if prefill else int(a.expect_rps * secs)
     args = ["-h", "127.0.0.1", "-p", str(port), "-c", str(conns), "--threads", str(a.client_threads),
             "-P", str(pipeline), "-n", str(n), "-r", str(a.keys), "-d", str(a.size), "-t", cmd, "-q"]
@@ -202,7 +234,7 @@ def load_generator(r: Runner, a, ccores: str, port: int, cluster: bool, cmd: str
     if prefill:
         args = ["-h", "127.0.0.1", "-p", str(port), "-c", "8", "-P", "64", "-n", str(a.keys),
                 "-r", str(a.keys), "-d", str(a.size), "-t", "set", "-q"] + (["--cluster"] if cluster else [])
-    p = subprocess.run(["taskset", "-c", ccores] + r.argv("redis-benchmark", args), capture_output=True,
+    p = subprocess.run(r.argv("redis-benchmark", args), preexec_fn=pinned(ccores), capture_output=True,
                        text=True, timeout=secs * 20 + 600)
     m = re.findall(r"([\d.]+) requests per second(?:, p50=([\d.]+) msec)?", p.stdout + p.stderr)
     if not m:
@@ -221,23 +253,42 @@ def run(a) -> int:
     kinds = [k for k in a.servers.split(",")
              if (k != "valkey" or r.has("valkey-server")) and (k != "rcluster" or s >= 3)]
     workdir = tempfile.mkdtemp(prefix="peregrine-scale-")
+    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    machine = f"{ncpu} CPUs ({model}), kernel {os.uname().release}"
+    print(f"machine: {machine}; servers on {scores}, load generator on {ccores}", flush=True)
     results = []
     for rnd in range(a.rounds):
         for kind in (kinds if rnd % 2 == 0 else list(reversed(kinds))):
-            srv = Servers(r, kind, scores, s, workdir)
+            try:
+                srv = Servers(r, kind, scores, s, workdir)
+            except Exception as e:  # (one server that fails to start does not end the run)
+                print(f"  {kind}: did not start: {e}", flush=True)
+                continue
             try:
                 cluster = kind == "rcluster"
                 load_generator(r, a, ccores, srv.ports[0], cluster, "set", 64, a.secs, prefill=True)
                 for wl in a.workloads.split(","):
                     cmd, pipeline = wl[:3], (1 if wl.endswith("1") else a.pipeline)
-                    c0 = cpu_seconds([p.pid for p in srv.procs])
+                    t0 = thread_cpu([p.pid for p in srv.procs])
                     res = load_generator(r, a, ccores, srv.ports[0], cluster, cmd, pipeline, a.secs)
-                    cpu = cpu_seconds([p.pid for p in srv.procs]) - c0
+                    t1 = thread_cpu([p.pid for p in srv.procs])
+                    per_thread = sorted((t1[k] - t0.get(k, 0.0) for k in t1), reverse=True)
+                    cpu = sum(per_thread)
+                    # How the work spread: the busiest threads' CPU seconds (a worker that is
+                    # the bottleneck shows as one thread near the run's length).
+                    res["thread_cpu_s"] = [round(x, 2) for x in per_thread[:12] if x > 0]
                     res.update(server=kind, workload=f"{cmd.upper()} P{pipeline}", round=rnd + 1,
                                cpu_us_per_req=cpu * 1e6 / max(1, res["requests"]))
                     results.append(res)
+                    if a.json:  # (written as it goes: a run cut short keeps what it measured)
+                        with open(a.json, "w") as f:
+                            json.dump({"machine": machine, "cores": ncpu, "server_cores": s, "args": vars(a), "results": results}, f,
+                                      indent=1)
                     print(f"  {kind:11s} {res['workload']:8s} {res['rps']:>12,.0f} req/s  p50 {res['p50_ms']}  "
-                          f"p99 {res['p99_ms']}  {res['cpu_us_per_req']:.2f} µs CPU/req", flush=True)
+                          f"p99 {res['p99_ms']}  {res['cpu_us_per_req']:.2f} µs CPU/req  "
+                          f"threads {res['thread_cpu_s'][:9]}", flush=True)
+            except Exception as e:
+                print(f"  {kind}: {e}", flush=True)
             finally:
                 srv.stop()
     print(f"\n| server ({s} cores) | " + " | ".join(w.upper() for w in a.workloads.split(",")) + " |")
@@ -250,7 +301,7 @@ def run(a) -> int:
         print(f"| {kind} | " + " | ".join(cells) + " |")
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"cores": ncpu, "server_cores": s, "args": vars(a), "results": results}, f, indent=1)
+            json.dump({"machine": machine, "cores": ncpu, "server_cores": s, "args": vars(a), "results": results}, f, indent=1)
     return 0
 
 
@@ -259,6 +310,8 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="what", required=True)
     b = sub.add_parser("bundle")
     b.add_argument("dir")
+    b.add_argument("--tool", action="append", default=[], metavar="NAME=PATH",
+                   help="bundle this binary for NAME (memtier_benchmark, valkey-server) instead of the PATH's")
     b.add_argument("peregrine", nargs="?", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                                 "..", "build", "release", "peregrine"))
     rp = sub.add_parser("run")
@@ -278,7 +331,7 @@ def main(argv=None) -> int:
     rp.add_argument("--json")
     a = ap.parse_args(argv)
     if a.what == "bundle":
-        make_bundle(a.dir, a.peregrine)
+        make_bundle(a.dir, a.peregrine, a.tool)
         return 0
     return run(a)
 
