@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-TOOLS = ["peregrine", "redis-server", "redis-cli", "redis-benchmark", "memtier_benchmark", "valkey-server"]
+TOOLS = ["peregrine", "redis-server", "redis-cli", "redis-benchmark", "memtier_benchmark", "valkey-server", "perf"]
 
 
 # --- bundle -----------------------------------------------------------------
@@ -62,8 +62,8 @@ def make_bundle(dest: str, peregrine: str, extra: list[str]) -> None:
         if path is None or not os.path.exists(path):
             continue
         shutil.copy2(os.path.realpath(path), os.path.join(dest, "bin", tool))
-        if shutil.which("strip"):  # (debug info off: the bundle travels)
-            subprocess.run(["strip", os.path.join(dest, "bin", tool)], check=False)
+        if shutil.which("strip"):  # (debug info off, symbols kept for perf: the bundle travels)
+            subprocess.run(["strip", "--strip-debug", os.path.join(dest, "bin", tool)], check=False)
         for lib in libraries_of(path):
             name = "ld-linux-x86-64.so.2" if "ld-linux" in os.path.basename(lib) else os.path.basename(lib)
             target = os.path.join(dest, "lib", name)
@@ -156,6 +156,9 @@ class Servers:
     """One server under test: one process, or a cluster of them."""
 
     def __init__(self, r: Runner, kind: str, cores: str, n: int, workdir: str):
+        # KIND+name=value+...: the server with `--name value` added (variants side by side).
+        kind, *extras = kind.split("+")
+        extra = [x for e in extras for x in ("--" + e.split("=", 1)[0], e.split("=", 1)[1])]
         self.procs, self.ports, self.cluster = [], [], kind == "rcluster"
         count = n if self.cluster else 1
         for i in range(count):
@@ -175,7 +178,7 @@ class Servers:
                     args += ["--cluster-enabled", "yes", "--cluster-config-file", os.path.join(d, "nodes.conf")]
             # A cluster: one process per core; otherwise every server core.
             pin = str(i % (os.cpu_count() or 1)) if self.cluster else cores
-            self.procs.append(subprocess.Popen(r.argv(tool, args), preexec_fn=pinned(pin),
+            self.procs.append(subprocess.Popen(r.argv(tool, args + extra), preexec_fn=pinned(pin),
                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             self.ports.append(port)
         try:
@@ -243,6 +246,47 @@ def load_generator(r: Runner, a, ccores: str, port: int, cluster: bool, cmd: str
     return {"rps": float(rps), "p50_ms": float(p50) if p50 else None, "p99_ms": None, "requests": n}
 
 
+PER_REQUEST = ("cross_shard_batches", "worker_wakeups", "worker_spins", "worker_spin_hits",
+               "total_reads_processed", "total_writes_processed")
+
+
+def server_info(r: Runner, port: int) -> dict[str, int]:
+    out = subprocess.run(r.argv("redis-cli", ["-p", str(port), "info", "stats"]), capture_output=True,
+                         text=True, timeout=30).stdout
+    vals = dict(l.strip().split(":", 1) for l in out.splitlines() if ":" in l)
+    return {k: int(vals[k]) for k in PER_REQUEST if k in vals}
+
+
+def profile(a, pid: int, name: str, cmd: str, pipeline: int, r: Runner, ccores: str, port: int) -> str:
+    """perf record (cpu-clock, call graphs) of the server over a second run of the
+    workload; the report goes to a file beside --json (the bundle's perf: DIR/bin/perf)."""
+    perf = os.path.abspath(a.perf)
+    lib = os.path.join(os.path.dirname(os.path.dirname(perf)), "lib")
+    base = [os.path.join(lib, "ld-linux-x86-64.so.2"), "--library-path", lib, perf]
+    data = os.path.join(os.path.dirname(os.path.abspath(a.json or "x")), f"perf-{name}-{cmd}{pipeline}.data")
+    rec = subprocess.Popen(base + ["record", "-e", "cpu-clock", "-F", "1999", "-g", "-p", str(pid), "-o", data],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    load_generator(r, a, ccores, port, False, cmd, pipeline, max(3, a.secs // 2))
+    rec.send_signal(2)
+    err = rec.communicate(timeout=120)[1]
+    report = os.path.join(os.path.dirname(data), f"perf-{name}-{cmd}{pipeline}.txt")
+    with open(report, "w") as f:
+        for sort in ("dso,sym", "sym"):
+            f.write(f"=== --no-children --sort {sort}\n")
+            f.flush()
+            subprocess.run(base + ["report", "-i", data, "--stdio", "--no-children", "--sort", sort,
+                                   "-g", "none", "--percent-limit", "0.3"],
+                           stdout=f, stderr=subprocess.STDOUT, timeout=300)
+        f.write("=== callers, --children\n")
+        f.flush()
+        subprocess.run(base + ["report", "-i", data, "--stdio", "--children", "--sort", "sym",
+                               "-g", "caller,0.5,callee", "--percent-limit", "2"],
+                       stdout=f, stderr=subprocess.STDOUT, timeout=300)
+    os.unlink(data)
+    return f"{report} ({err.strip()[-200:]})"
+
+
 def run(a) -> int:
     r = Runner(a.bundle if a.bundle == "system" else os.path.abspath(a.bundle))
     ncpu = os.cpu_count() or 1
@@ -251,7 +295,7 @@ def run(a) -> int:
     ccores = f"{s}-{ncpu - 1}" if s < ncpu else str(ncpu - 1)  # (a smoke run on few cores shares one)
     # (Valkey only if bundled; redis-cli makes a cluster of 3 processes or more.)
     kinds = [k for k in a.servers.split(",")
-             if (k != "valkey" or r.has("valkey-server")) and (k != "rcluster" or s >= 3)]
+             if (not k.startswith("valkey") or r.has("valkey-server")) and (k != "rcluster" or s >= 3)]
     workdir = tempfile.mkdtemp(prefix="peregrine-scale-")
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     machine = f"{ncpu} CPUs ({model}), kernel {os.uname().release}"
@@ -266,6 +310,7 @@ def run(a) -> int:
                 continue
             try:
                 cluster = kind == "rcluster"
+                info_before = server_info(r, srv.ports[0]) if kind.startswith("peregrine") else {}
                 load_generator(r, a, ccores, srv.ports[0], cluster, "set", 64, a.secs, prefill=True)
                 for wl in a.workloads.split(","):
                     cmd, pipeline = wl[:3], (1 if wl.endswith("1") else a.pipeline)
@@ -277,6 +322,15 @@ def run(a) -> int:
                     # How the work spread: the busiest threads' CPU seconds (a worker that is
                     # the bottleneck shows as one thread near the run's length).
                     res["thread_cpu_s"] = [round(x, 2) for x in per_thread[:12] if x > 0]
+                    if kind.startswith("peregrine"):  # (mail counters per request: wake-ups, spins)
+                        info = server_info(r, srv.ports[0])
+                        res["per_request"] = {k: round((v - info_before.get(k, 0)) / max(1, res["requests"]), 4)
+                                              for k, v in info.items()}
+                        info_before = info
+                    if a.perf and kind in a.perf_server.split(",") and wl in a.perf_workload.split(","):
+                        res["profile"] = profile(a, srv.procs[0].pid, re.sub(r"[^A-Za-z0-9]+", "_", kind), cmd,
+                                                 pipeline, r, ccores, srv.ports[0])
+                        info_before = server_info(r, srv.ports[0])
                     res.update(server=kind, workload=f"{cmd.upper()} P{pipeline}", round=rnd + 1,
                                cpu_us_per_req=cpu * 1e6 / max(1, res["requests"]))
                     results.append(res)
@@ -329,6 +383,9 @@ def main(argv=None) -> int:
     rp.add_argument("--expect-rps", type=float, default=2e6,
                     help="redis-benchmark only: requests per run = this x secs")
     rp.add_argument("--json")
+    rp.add_argument("--perf", help="a bundled perf (DIR/bin/perf, its libraries in DIR/lib): profile one run")
+    rp.add_argument("--perf-server", default="peregrineN")
+    rp.add_argument("--perf-workload", default="get1")
     a = ap.parse_args(argv)
     if a.what == "bundle":
         make_bundle(a.dir, a.peregrine, a.tool)

@@ -1,6 +1,7 @@
 // epoll event loop (see event_loop.h).
 #include "net/event_loop.h"
 
+#include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -82,6 +83,11 @@ void EventLoop::DispatchReady(bool (*only)(IoHandler*)) {
     auto* h = static_cast<IoHandler*>(events[i].data.ptr);
     if (only == nullptr || only(h)) h->OnEvent(events[i].events);
   }
+}
+
+bool EventLoop::HasReadyEvents() const {
+  pollfd p{epfd_, POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
 }
 
 void EventLoop::Poll(int max_wait_ms) {

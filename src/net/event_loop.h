@@ -53,6 +53,8 @@ class EventLoop {
     before_wait_ = std::move(before_wait);
     after_wait_ = std::move(after_wait);
   }
+  // Whether a wait now would return events at once (it consumes none).
+  bool HasReadyEvents() const;
 
   // Makes the next wait last at most `ms` milliseconds (one-shot), for work
   // that must continue soon even if no event arrives.

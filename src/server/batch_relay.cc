@@ -54,6 +54,7 @@ void BatchRelay::Add(Client& c, std::span<const std::string_view> args, const Co
   // Nothing of the client runs after a blocking command before its outcome.
   if (spec->flags & kCmdBlocking) b->sealed = true;
   if (detached) {
+    away_++;
     worker_.router_.Send(target, b);
     return;
   }
@@ -82,6 +83,7 @@ void BatchRelay::SendOpen(Client& c) {
   if (b == nullptr) return;
   c.open_batch = nullptr;
   c.batch_in_flight = true;
+  away_++;
   worker_.stats_.cross_shard_batches++;
   if (b->commands.size() > 1 && !b->transaction && b->plain) {
     // (Not a write group while replicas follow the stream: its parts' logs
@@ -185,6 +187,7 @@ void BatchRelay::MergeReplies(const ExecBatch& relay, Client& c) {
 void BatchRelay::FinishPart(ExecBatch* part) {
   ExecBatch* relay = part->relay;
   if (--relay->parts_out > 0) return;
+  away_--;  // (out again below if it runs after all)
   // Every part is back. A read group's replies stand if no shard they read
   // changed since the group was sent: each read what was there then, and
   // the group read at one point in time, between the client's earlier
@@ -210,6 +213,7 @@ void BatchRelay::FinishPart(ExecBatch* part) {
     // Something changed meanwhile: the reads run again, one after another,
     // as a relay (always in order; a busy shard cannot keep them waiting).
     worker_.stats_.cross_shard_read_group_reruns++;
+    away_++;
     worker_.router_.Send(relay->target, relay);
     return;
   }
@@ -401,6 +405,7 @@ void BatchRelay::Finish(ExecBatch* b) {
     FinishPart(b);
     return;
   }
+  away_--;
   auto it = worker_.clients_.find(b->client_id);
   if (it != worker_.clients_.end() && !it->second->closed) {
     Client& c = *it->second;

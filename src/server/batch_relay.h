@@ -71,6 +71,8 @@ class BatchRelay {
   }
   // Whether every ticket taken on this shard has run (it may be lent).
   bool Drained() const { return registered_.load(std::memory_order_acquire) == done_; }
+  // This worker's clients' batches out on other workers (sent, not back).
+  size_t away() const { return away_; }
   // Batches for reuse (their buffers keep their room).
   ExecBatch* NewBatch();
   void Recycle(ExecBatch* b);
@@ -114,6 +116,7 @@ class BatchRelay {
   // so by increasing ticket).
   const std::atomic<uint64_t>& registered_;  // this shard's last ticket taken (ClaimBoard)
   uint64_t done_ = 0;
+  size_t away_ = 0;
   std::map<uint64_t, ExecBatch*> early_;
   struct Waiting {
     uint64_t ticket;

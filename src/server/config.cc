@@ -170,6 +170,7 @@ const std::vector<Option>& config_options::Options() {
                        }});
     o.push_back(IntOption("databases", &Config::databases, 1, INT_MAX, kImmutable));
     o.push_back(IntOption("threads", &Config::threads, 1, 256, kImmutable));
+    o.push_back(IntOption("worker-spin-us", &Config::worker_spin_us, 0, 1000000, kImmutable));
     o.push_back(Option{"worker-sched-policy", kImmutable, 1, 1,
                        [](const Config& c) -> std::string {
                          switch (c.worker_sched) {

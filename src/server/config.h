@@ -62,6 +62,11 @@ struct Config {
   // they outnumber the cores the process may run on; `normal` never.
   enum class WorkerSched { kAuto, kBatch, kNormal };
   WorkerSched worker_sched = WorkerSched::kAuto;
+  // worker-spin-us: a worker about to sleep while it expects mail (its
+  // clients' batches are out on other workers, or mail just came) watches
+  // its mailbox this long first; only when the workers have a core each
+  // (docs/transactions.md, "Cost"). 0: never.
+  int worker_spin_us = 20;
   uint32_t maxclients = 10000;
   int timeout = 0;  // seconds idle before a client is closed; 0 = never
   int tcp_keepalive = 300;

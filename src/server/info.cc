@@ -360,6 +360,11 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "cross_shard_read_groups", stats.cross_shard_read_groups);
     Field(out, "cross_shard_read_group_reruns", stats.cross_shard_read_group_reruns);
     Field(out, "cross_shard_write_groups", stats.cross_shard_write_groups);
+    uint64_t wakeups = 0;
+    for (auto& w : workers_) wakeups += w->waker().signals();
+    Field(out, "worker_wakeups", wakeups);
+    Field(out, "worker_spins", stats.worker_spins);
+    Field(out, "worker_spin_hits", stats.worker_spin_hits);
     Field(out, "acl_access_denied_auth", acl_->denied(AclResult::kDeniedAuth));
     Field(out, "acl_access_denied_cmd", acl_->denied(AclResult::kDeniedCmd));
     Field(out, "acl_access_denied_key", acl_->denied(AclResult::kDeniedKey));

@@ -115,6 +115,9 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
     else
       LOG_WARNING("Could not make the workers SCHED_BATCH: %s", strerror(errno));
   }
+  // A worker that spins for mail holds its core: where workers share cores,
+  // the one it waits for may be the one it keeps off the core.
+  worker_spin_us_ = config_.threads <= static_cast<int>(cores) ? config_.worker_spin_us : 0;
   const auto n = static_cast<uint32_t>(config_.threads);
   if (n > 1)
     for (uint32_t i = 0; i < n * n; i++) rings_.push_back(std::make_unique<Ring>());

@@ -157,6 +157,9 @@ class Server final : public ServerState {
   std::atomic<uint32_t>& stopped_workers() { return stopped_workers_; }
   // Raises the recorded peak to `used` if higher.
   void NotePeak(uint64_t used);
+  // How long a worker that expects mail watches for it before sleeping (µs):
+  // worker-spin-us, or 0 when workers outnumber the cores (Server()).
+  int worker_spin_us() const { return worker_spin_us_; }
 
  private:
   struct Listener;
@@ -201,6 +204,7 @@ class Server final : public ServerState {
   std::unique_ptr<StartupLoader> loader_;
   std::vector<std::thread> threads_;  // workers 1.. (Run)
   uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished
+  int worker_spin_us_ = 0;
 };
 
 }  // namespace peregrine

@@ -27,6 +27,10 @@ struct ServerStats {
   uint64_t cross_shard_read_groups = 0;
   uint64_t cross_shard_read_group_reruns = 0;
   uint64_t cross_shard_write_groups = 0;
+  // Waits for mail by spinning (worker-spin-us), and those that ended with
+  // mail or a client's event rather than a sleep.
+  uint64_t worker_spins = 0;
+  uint64_t worker_spin_hits = 0;
   std::map<std::string, uint64_t> error_counts;  // by error code ("ERR", "WRONGTYPE")
 
   // Adds another worker's counters (INFO sums them).

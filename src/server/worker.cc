@@ -44,6 +44,8 @@ void ServerStats::Add(const ServerStats& o) {
   cross_shard_read_groups += o.cross_shard_read_groups;
   cross_shard_read_group_reruns += o.cross_shard_read_group_reruns;
   cross_shard_write_groups += o.cross_shard_write_groups;
+  worker_spins += o.worker_spins;
+  worker_spin_hits += o.worker_spin_hits;
   for (const auto& [code, n] : o.error_counts) error_counts[code] += n;
 }
 
@@ -151,6 +153,7 @@ bool Worker::Init() {
     wake_watcher_ = std::make_unique<WakeWatcher>(this);
     loop_.Add(waker_.fd(), EPOLLIN, wake_watcher_.get());
     loop_.SetWaitHooks([this] { return BeforeWait(); }, [this] { waker_.Awake(); });
+    spin_ticks_ = static_cast<uint64_t>(server_.worker_spin_us() * CycleClock::TicksPerUs());
   }
   shard_.ConfigureAccess(server_.config(), MonotonicMs());
   io_.ApplyConfig();

@@ -273,8 +273,10 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool TakeScriptRerun();
   uint64_t RerunHoldingAll(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd, uint64_t start);
   void RunPending(Client& c);
-  // The event loop's hooks (threads > 1 only).
+  // The event loop's hooks (threads > 1 only); before sleeping, a spin of
+  // up to spin_ticks_ for mail or a client's event (true if one came).
   int BeforeWait();
+  bool SpinForMail(uint64_t seen);
   void ResumeClients();
   void ApplyConfigIfChanged();
 
@@ -309,16 +311,13 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // Runs a command's handler, logged when the file is on (AofLog::Call).
   // (Inline in worker_internal.h: every command comes this way.)
   void CallHandler(CommandContext& ctx, const CommandSpec* cmd);
-  // AofLog::Flush: before any reply leaves.
-  void FlushAof() { aof_log_.Flush(router_.lent()); }
-  // Start-up replay of the append-only file (worker 0, no other running):
-  // every shard counts as held.
+  void FlushAof() { aof_log_.Flush(router_.lent()); }  // AofLog::Flush: before any reply leaves
+  // Start-up replay of the AOF (worker 0, no other running): every shard counts as held.
   void HoldAllForReplay(bool on);
 
  private:
-  // Runs f() holding every shard, from outside any command; returns its result.
   template <typename F>
-  auto HoldingAll(F&& f);
+  auto HoldingAll(F&& f);  // runs f() holding every shard, from outside any command
   // A client subscribed over RESP2 may run only the commands flagged
   // kCmdPubsubContext (Redis's list); the others get an error, in order.
   static bool RefusedWhileSubscribed(const Client& c, const CommandSpec& cmd) {
@@ -380,6 +379,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   uint8_t pause_kind_ = 0;                   // the strongest ClientPause::Actions they were held under
   std::vector<uint64_t> kill_requests_;
   uint32_t events_since_mail_ = 0;  // client events since the mail was last served
+  uint64_t spin_ticks_ = 0;         // worker-spin-us in CycleClock ticks (Init)
   std::atomic<bool> snapshot_work_{false};  // a BGSAVE waits for this shard's keys
   int applied_hz_ = 0;
   uint64_t config_epoch_ = 0;

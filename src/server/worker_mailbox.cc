@@ -197,6 +197,11 @@ int Worker::BeforeWait() {
   // last part ran here, a ticket that let a waiting client go): no sleep
   // before they go on, as nothing else may wake this worker.
   if (!resume_.empty()) return 0;
+  // Mail is likely soon (this worker's clients wait for batches out on
+  // other workers, or mail just came): watch for it a moment rather than
+  // sleep, so that neither side pays for a wake-up (an eventfd write, the
+  // sleep, the wake, an interrupt to another core).
+  if (spin_ticks_ > 0 && (work || relay_.away() > 0) && SpinForMail(seen)) return 0;
   if (!waker_.TrySleep(seen)) return 0;
   // A ring was full: try again soon even if nobody wakes this worker.
   int cap = router_.ring_full() ? 1 : -1;
@@ -206,6 +211,33 @@ int Worker::BeforeWait() {
     cap = cap < 0 ? until : std::min(cap, until);
   }
   return cap;
+}
+
+bool Worker::SpinForMail(uint64_t seen) {
+  stats_.worker_spins++;
+  const uint64_t start = CycleClock::Now();
+  // A client's event ends the spin too: the sockets are looked at (a poll
+  // of the epoll descriptor) four times over it.
+  const uint64_t look_every = spin_ticks_ / 4 + 1;
+  uint64_t next_look = start + look_every;
+  for (;;) {
+    for (int i = 0; i < 8; i++) {
+      if (waker_.Prepare() != seen) {  // (every Notify changes the word)
+        stats_.worker_spin_hits++;
+        return true;
+      }
+      __builtin_ia32_pause();
+    }
+    const uint64_t now = CycleClock::Now();
+    if (now - start >= spin_ticks_) return false;
+    if (now >= next_look) {
+      if (loop_.HasReadyEvents()) {
+        stats_.worker_spin_hits++;
+        return true;
+      }
+      next_look = now + look_every;
+    }
+  }
 }
 
 }  // namespace peregrine
