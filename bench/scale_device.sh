@@ -15,10 +15,10 @@ export PYTHONUNBUFFERED=1
 python3 bench/scale.py run --bundle .scale --server-cores "${SERVER_CORES:-8}" --client-threads "${CLIENT_THREADS:-8}" \
     --secs "${SECS:-8}" --servers "${SERVERS:-redis,rcluster,valkey,peregrine1,peregrineN}" \
     --json "$OUT/scale16.json" ${EXTRA:-} 2>&1 | tee "$OUT/scale16.log"
-if [ -n "${TESTS:-tests/test_pipeline_order.py tests/test_atomicity.py}" ]; then
+if [ -n "${TESTS-tests/test_pipeline_order.py tests/test_atomicity.py}" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
     PYTHONPATH=/tmp/site PEREGRINE_BIN="$PWD/.scale/peregrine-run" timeout 180 \
-        python3 -m pytest ${TESTS:-tests/test_pipeline_order.py tests/test_atomicity.py} -q -p no:cacheprovider \
+        python3 -m pytest ${TESTS-tests/test_pipeline_order.py tests/test_atomicity.py} -q -p no:cacheprovider \
         > "$OUT/tests.log" 2>&1
     echo "tests rc $?"; tail -15 "$OUT/tests.log"
 fi
