@@ -95,13 +95,18 @@ class Runner:
                 os.path.join(self.bundle, "bin", tool)] + args
 
 
-def pinned(cores: str):
-    """A preexec_fn that pins the child to cores ("0-7", "3", "8-15"): what taskset -c does,
-    without needing taskset on a bare machine."""
+def pinned_set(cores: str) -> set[int]:
     cpus = set()
     for part in cores.split(","):
         lo, _, hi = part.partition("-")
         cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def pinned(cores: str):
+    """A preexec_fn that pins the child to cores ("0-7", "3", "8-15"): what taskset -c does,
+    without needing taskset on a bare machine."""
+    cpus = pinned_set(cores)
     return lambda: os.sched_setaffinity(0, cpus)
 
 
@@ -160,13 +165,20 @@ class Servers:
         kind, *extras = kind.split("+")
         extra = [x for e in extras for x in ("--" + e.split("=", 1)[0], e.split("=", 1)[1])]
         self.procs, self.ports, self.cluster = [], [], kind == "rcluster"
-        count = n if self.cluster else 1
+        # "apart": S processes of one worker each, one per core, each with its own load
+        # generator and its share of the keys (no hops: the ceiling of S workers here).
+        self.apart = kind == "apart"
+        count = n if self.cluster or self.apart else 1
         for i in range(count):
             port = free_port()
             d = tempfile.mkdtemp(prefix=f"{kind}-{i}-", dir=workdir)
             if kind.startswith("peregrine"):
                 args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                         "--dir", d, "--threads", kind[len("peregrine"):] if kind[-1].isdigit() else str(n)]
+                tool = "peregrine"
+            elif self.apart:
+                args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                        "--dir", d, "--threads", "1"]
                 tool = "peregrine"
             else:
                 tool = "valkey-server" if kind == "valkey" else "redis-server"
@@ -177,7 +189,7 @@ class Servers:
                 if self.cluster:
                     args += ["--cluster-enabled", "yes", "--cluster-config-file", os.path.join(d, "nodes.conf")]
             # A cluster: one process per core; otherwise every server core.
-            pin = str(i % (os.cpu_count() or 1)) if self.cluster else cores
+            pin = str(i % (os.cpu_count() or 1)) if self.cluster or self.apart else cores
             self.procs.append(subprocess.Popen(r.argv(tool, args + extra), preexec_fn=pinned(pin),
                                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             self.ports.append(port)
@@ -246,6 +258,38 @@ def load_generator(r: Runner, a, ccores: str, port: int, cluster: bool, cmd: str
     return {"rps": float(rps), "p50_ms": float(p50) if p50 else None, "p99_ms": None, "requests": n}
 
 
+def load_apart(r: Runner, a, ccores: list[int], ports: list[int], cmd: str, pipeline: int, secs: int,
+               prefill: bool = False) -> dict:
+    """One memtier (one thread, --conns connections) per server of an "apart" set, each
+    pinned to a core of its own, over that server's share of the keys; run together."""
+    runs = []
+    share = a.keys // len(ports)
+    for i, port in enumerate(ports):
+        fd, out = tempfile.mkstemp(suffix=".json", prefix="memtier-")
+        os.close(fd)
+        args = ["-s", "127.0.0.1", "-p", str(port), "--hide-histogram", "--json-out-file", out, "-t", "1",
+                "-c", "1" if prefill else str(a.conns), "--pipeline", str(pipeline), "--key-minimum", "1",
+                "--key-maximum", str(share), "-d", str(a.size), "--distinct-client-seed"]
+        if prefill:
+            args += ["--ratio", "1:0", "--key-pattern", "P:P", "--requests", "allkeys"]
+        else:
+            args += ["--ratio", "0:1" if cmd == "get" else "1:0", "--key-pattern", "R:R", "--test-time", str(secs)]
+        runs.append((subprocess.Popen(r.argv("memtier_benchmark", args), preexec_fn=pinned(str(ccores[i % len(ccores)])),
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), out))
+    total, p50s, p99s, p999s = 0, [], [], []
+    for proc, out in runs:
+        proc.wait(secs + 600)
+        t = json.load(open(out))["ALL STATS"]["Totals"]
+        pct = t.get("Percentile Latencies", {})
+        total += t["Count"]
+        p50s.append(pct.get("p50.00") or 0)
+        p99s.append(pct.get("p99.00") or 0)
+        p999s.append(pct.get("p99.90") or 0)
+    # (Latencies: the median of the processes' p50s, the worst p99 and p99.9.)
+    return {"rps": total / secs, "p50_ms": sorted(p50s)[len(p50s) // 2], "p99_ms": max(p99s),
+            "p999_ms": max(p999s), "requests": total}
+
+
 PER_REQUEST = ("cross_shard_batches", "worker_wakeups", "worker_spins", "worker_spin_hits",
                "total_reads_processed", "total_writes_processed")
 
@@ -311,11 +355,18 @@ def run(a) -> int:
             try:
                 cluster = kind == "rcluster"
                 info_before = server_info(r, srv.ports[0]) if kind.startswith("peregrine") else {}
-                load_generator(r, a, ccores, srv.ports[0], cluster, "set", 64, a.secs, prefill=True)
+                ccore_list = sorted(pinned_set(ccores))
+                if srv.apart:
+                    load_apart(r, a, ccore_list, srv.ports, "set", 64, a.secs, prefill=True)
+                else:
+                    load_generator(r, a, ccores, srv.ports[0], cluster, "set", 64, a.secs, prefill=True)
                 for wl in a.workloads.split(","):
                     cmd, pipeline = wl[:3], (1 if wl.endswith("1") else a.pipeline)
                     t0 = thread_cpu([p.pid for p in srv.procs])
-                    res = load_generator(r, a, ccores, srv.ports[0], cluster, cmd, pipeline, a.secs)
+                    if srv.apart:
+                        res = load_apart(r, a, ccore_list, srv.ports, cmd, pipeline, a.secs)
+                    else:
+                        res = load_generator(r, a, ccores, srv.ports[0], cluster, cmd, pipeline, a.secs)
                     t1 = thread_cpu([p.pid for p in srv.procs])
                     per_thread = sorted((t1[k] - t0.get(k, 0.0) for k in t1), reverse=True)
                     cpu = sum(per_thread)
