@@ -174,6 +174,12 @@ bool BatchRelay::SendWriteGroup(ExecBatch* relay) {
 }
 
 void BatchRelay::MergeReplies(const ExecBatch& relay, Client& c) {
+  // Every part's replies, written on other workers: fetched in one sweep.
+  for (const ExecBatch* p : relay.parts)
+    if (p != nullptr) {
+      __builtin_prefetch(p->reply.data());
+      __builtin_prefetch(p->reply_ends.data());
+    }
   group_cursor_.assign(worker_.nworkers_, 0);
   for (const ExecBatch::Command& cmd : relay.commands) {
     const ExecBatch* p = relay.parts[cmd.target];
