@@ -65,12 +65,28 @@ ExecBatch* BatchRelay::NewBatch() {
   if (free_batches_.empty()) return new ExecBatch();
   ExecBatch* b = free_batches_.back();
   free_batches_.pop_back();
+  pool_low_ = std::min(pool_low_, free_batches_.size());
   return b;
 }
 
+void BatchRelay::TrimPool() {
+  const size_t spare = std::min(pool_low_, free_batches_.size());
+  if (spare > worker_internal::kFreeBatches) {
+    const size_t n = spare - worker_internal::kFreeBatches;
+    for (size_t i = 0; i < n; i++) delete free_batches_[i];  // (the bottom of the stack: least recently used)
+    free_batches_.erase(free_batches_.begin(), free_batches_.begin() + static_cast<ptrdiff_t>(n));
+  }
+  pool_low_ = free_batches_.size();
+}
+
 void BatchRelay::Recycle(ExecBatch* b) {
-  if (free_batches_.size() >= worker_internal::kFreeBatches || b->bytes.capacity() > ClientIo::kIdleBufferKeep ||
-      b->reply.capacity() > ClientIo::kIdleBufferKeep) {
+  using namespace worker_internal;
+  const bool small = b->bytes.capacity() <= kSmallBatchBytes && b->reply.capacity() <= kSmallBatchBytes &&
+                     b->commands.capacity() * sizeof(ExecBatch::Command) <= kSmallBatchBytes &&
+                     b->arg_sizes.capacity() * sizeof(uint32_t) <= kSmallBatchBytes;
+  if (free_batches_.size() >= kFreeSmallBatches ||
+      (!small && (free_batches_.size() >= kFreeBatches || b->bytes.capacity() > ClientIo::kIdleBufferKeep ||
+                  b->reply.capacity() > ClientIo::kIdleBufferKeep))) {
     delete b;
     return;
   }

@@ -73,6 +73,9 @@ class BatchRelay {
   bool Drained() const { return registered_.load(std::memory_order_acquire) == done_; }
   // This worker's clients' batches out on other workers (sent, not back).
   size_t away() const { return away_; }
+  // The cron: the batches the pool kept beyond kFreeBatches that nothing
+  // took since the last trim go (the least recently used first).
+  void TrimPool();
   // Batches for reuse (their buffers keep their room).
   ExecBatch* NewBatch();
   void Recycle(ExecBatch* b);
@@ -105,6 +108,7 @@ class BatchRelay {
 
   Worker& worker_;
   std::vector<ExecBatch*> free_batches_;
+  size_t pool_low_ = 0;  // the fewest free_batches_ since the last TrimPool
   std::vector<size_t> group_cursor_;         // FinishPart's scratch
   std::vector<std::string_view> exec_args_;  // scratch: the command of a batch being run
   std::vector<uint32_t> group_shards_;       // scratch: a write group's workers

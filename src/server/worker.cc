@@ -493,6 +493,7 @@ void Worker::ActiveExpireSlice() {
 
 void Worker::Cron() {
   const int64_t now = UnixTimeMs();
+  relay_.TrimPool();
   if (index_ == 0) CycleClock::Recalibrate();
   // Snapshots (docs/persistence.md): worker 0 collects a finished BGSAVE,
   // and starts one when BGSAVE SCHEDULE or the save schedule asks.

@@ -24,8 +24,15 @@ namespace peregrine::worker_internal {
 inline constexpr int64_t kIdleBufferFreeMs = 2000;
 // Keys a BGSAVE slice sends between events (about 100-200 us of small keys).
 inline constexpr size_t kSnapshotSlice = 1000;
-// Batches kept for reuse per worker (their buffers keep their capacity).
+// Batches kept for reuse per worker (their buffers keep their capacity):
+// up to kFreeBatches of any size (buffers up to ClientIo::kIdleBufferKeep),
+// and up to kFreeSmallBatches in all of those whose room is small. Every
+// client with a pipeline over 8 shards has a relay and up to 7 parts out:
+// a pool smaller than what is in flight allocates and frees them all the
+// time (5.5% of the CPU on 16 cores at pipeline 32).
 inline constexpr size_t kFreeBatches = 64;
+inline constexpr size_t kFreeSmallBatches = 2048;
+inline constexpr size_t kSmallBatchBytes = 4096;
 // Client events of one loop iteration between two servings of the mail
 // (Worker::ServeMailBetweenEvents).
 inline constexpr uint32_t kEventsPerMail = 16;
