@@ -388,6 +388,27 @@ void BatchRelay::Run(ExecBatch* b) {
   PassOn(b, stopped);
 }
 
+void BatchRelay::PrefetchKeys(const uint64_t* words, size_t n) {
+  constexpr size_t kMaxKeys = 128;
+  prefetch_keys_.clear();
+  for (size_t w = 0; w < n && prefetch_keys_.size() < kMaxKeys; w++) {
+    if (ShardRouter::IsControl(words[w])) continue;
+    const Mail* m = reinterpret_cast<const Mail*>(words[w]);
+    if (m->kind != Mail::Kind::kExec) continue;
+    const auto* b = static_cast<const ExecBatch*>(m);
+    const Db& db = worker_.shard_.db(b->db);
+    for (size_t i = b->next; i < b->commands.size() && prefetch_keys_.size() < kMaxKeys; i++) {
+      const ExecBatch::Command& cmd = b->commands[i];
+      if (cmd.target != worker_.index_) break;
+      if (!cmd.key.bytes.empty()) prefetch_keys_.emplace_back(&db, cmd.key.hash);
+    }
+  }
+  if (prefetch_keys_.size() < 2) return;
+  for (const auto& [db, hash] : prefetch_keys_) db->PrefetchGroup(hash);
+  for (const auto& [db, hash] : prefetch_keys_) db->PrefetchArena(hash);
+  for (const auto& [db, hash] : prefetch_keys_) db->PrefetchEntry(hash);
+}
+
 void BatchRelay::Prefetch(const ExecBatch& b) {
   // Two or more commands that run here next: the prefetches ProcessInput
   // makes for a client's own batch, by the keys' hashes made on the

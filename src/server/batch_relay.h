@@ -22,6 +22,7 @@
 #include <map>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/compact_key.h"
@@ -32,6 +33,7 @@
 
 namespace peregrine {
 
+class Db;
 class Worker;
 
 class BatchRelay {
@@ -76,6 +78,12 @@ class BatchRelay {
   // The cron: the batches the pool kept beyond kFreeBatches that nothing
   // took since the last trim go (the least recently used first).
   void TrimPool();
+  // The shard's lines of the keys that the batches among these messages
+  // run here next, for all of them at once (each stage for every key, then
+  // the next), so that their misses overlap across batches: a part of a
+  // pipeline over 8 shards has about 4 keys of its own. Mail not handled
+  // yet: this only reads the shard (its owner's thread, the shard not lent).
+  void PrefetchKeys(const uint64_t* words, size_t n);
   // Batches for reuse (their buffers keep their room).
   ExecBatch* NewBatch();
   void Recycle(ExecBatch* b);
@@ -105,6 +113,7 @@ class BatchRelay {
   // The first keys of the commands that run here next, prefetched (two or
   // more).
   void Prefetch(const ExecBatch& b);
+  std::vector<std::pair<const Db*, uint64_t>> prefetch_keys_;  // PrefetchKeys' scratch
 
   Worker& worker_;
   std::vector<ExecBatch*> free_batches_;

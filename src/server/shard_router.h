@@ -62,11 +62,11 @@ class ShardRouter {
   // on each word; true if anything arrived.
   template <typename F>
   bool Pop(F&& handle) {
-    return Pop([](uint64_t) {}, std::forward<F>(handle));
+    return Pop([](const uint64_t*, size_t) {}, std::forward<F>(handle));
   }
   // The same, with the messages' lines fetched before any is handled: their
-  // first lines for every message taken from a ring, then `look(word)` for
-  // each (which may prefetch what the message points to, its first lines
+  // first lines for every message taken from a ring, then `look(words, n)`
+  // (which may prefetch what the messages point to, their first lines
   // having come meanwhile). What the other worker wrote then crosses cores
   // in one overlapping sweep rather than one miss after another.
   template <typename L, typename F>
@@ -83,8 +83,7 @@ class ShardRouter {
           if (!IsControl(words[i]))
             for (int line = 0; line < 4; line++)
               __builtin_prefetch(reinterpret_cast<const char*>(words[i]) + 64 * line);
-        for (size_t i = 0; i < n; i++)
-          if (!IsControl(words[i])) look(words[i]);
+        look(static_cast<const uint64_t*>(words), n);
         for (size_t i = 0; i < n; i++) handle(from, words[i]);
       }
     }

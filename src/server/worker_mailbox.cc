@@ -42,7 +42,14 @@ void PrefetchMailBody(uint64_t word) {
 }  // namespace
 
 bool Worker::Drain() {
-  const bool any = router_.Pop(PrefetchMailBody, [this](uint32_t from, uint64_t word) { Handle(from, word); });
+  const bool any = router_.Pop(
+      [this](const uint64_t* words, size_t n) {
+        for (size_t i = 0; i < n; i++)
+          if (!ShardRouter::IsControl(words[i])) PrefetchMailBody(words[i]);
+        // (Not while lent: the shard is another worker's to read then.)
+        if (!router_.lent()) relay_.PrefetchKeys(words, n);
+      },
+      [this](uint32_t from, uint64_t word) { Handle(from, word); });
   // Workers may have asked for the shard while this one held it for a
   // command of its own (Drain runs only where lending is safe).
   router_.TryLend();
