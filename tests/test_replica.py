@@ -283,15 +283,98 @@ def test_masterauth(servers, tmp_path):
     assert r.get("k") == b"v"
 
 
-def test_subscribers_of_a_replica_hear_the_primarys_publish(servers, tmp_path):
-    primary, replica, p, r = replicated_pair(servers, tmp_path, primary_kind="redis", writes=0)
+def _next_message(sub, timeout=5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = sub.get_message(timeout=max(0.01, deadline - time.monotonic()))
+        if msg is not None and msg["type"] in ("message", "pmessage"):
+            return msg
+    return None
+
+
+@pytest.mark.parametrize("primary_kind", ["redis", TEST_SERVER])
+@pytest.mark.parametrize("replica_kind", ["redis", TEST_SERVER])
+def test_subscribers_of_a_replica_hear_the_primarys_publish(servers, tmp_path, primary_kind, replica_kind):
+    primary, replica, p, r = replicated_pair(servers, tmp_path, primary_kind=primary_kind,
+                                             replica_kind=replica_kind, writes=0)
     sub = r.pubsub()
     sub.subscribe("news")
-    assert sub.get_message(timeout=5)["type"] == "subscribe"
-    p.publish("news", "hello")
-    msg = sub.get_message(timeout=5)
-    assert msg is not None and msg["data"] == b"hello", msg
+    sub.psubscribe("n*")
+    for _ in range(2):
+        assert sub.get_message(timeout=5)["type"] in ("subscribe", "psubscribe")
+    assert p.publish("news", "hello") == 0  # (nobody subscribed on the primary)
+    # From another database and inside a transaction too: PUBLISH goes down
+    # the stream whatever the client's database, and in the order it ran.
+    p3 = primary.client(db=3)
+    with p3.pipeline(transaction=True) as t:
+        t.set("k3", "v3")
+        t.publish("news", "in-multi")
+        t.execute()
+    got = [(m["type"], m["data"]) for m in (_next_message(sub) for _ in range(4)) if m is not None]
+    assert sorted(got) == sorted([("message", b"hello"), ("pmessage", b"hello"),
+                                  ("message", b"in-multi"), ("pmessage", b"in-multi")]), got
+    wait_caught_up(p, r)
+    assert replica.client(db=3).get("k3") == b"v3"
     sub.close()
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine's workers")
+@pytest.mark.parametrize("replica_kind", ["redis", TEST_SERVER])
+def test_a_replica_subscriber_finds_what_was_written_before_the_publish(servers, tmp_path, replica_kind):
+    # A producer pipelines SET data:<i> then PUBLISH jobs <i> over a primary
+    # of 4 workers (the keys on every shard); a subscriber on the replica
+    # reads data:<i> when it hears <i>: the stream must carry the PUBLISH
+    # after the SET, whichever worker ran each.
+    primary = start(tmp_path, "p", args=["--threads", "4"])
+    replica = start(tmp_path, "r", kind=replica_kind)
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_caught_up(p, r)
+    sub = r.pubsub()
+    sub.subscribe("jobs")
+    assert sub.get_message(timeout=5)["type"] == "subscribe"
+    reader = replica.client()
+    n, missing = 200, []
+    for start_i in range(0, n, 20):
+        with p.pipeline(transaction=False) as pipe:
+            for i in range(start_i, start_i + 20):
+                pipe.set(f"data:{i}", f"v{i}")
+                pipe.publish("jobs", str(i))
+            pipe.execute()
+    heard = 0
+    while heard < n:
+        msg = _next_message(sub, timeout=10)
+        assert msg is not None, f"heard {heard} of {n}"
+        heard += 1
+        i = int(msg["data"])
+        if reader.get(f"data:{i}") != f"v{i}".encode():
+            missing.append(i)
+    assert missing == []
+    sub.close()
+
+
+@pytest.mark.skipif(IS_REDIS, reason="reads Peregrine's own AOF files")
+def test_publish_goes_to_replicas_not_to_the_append_only_file(servers, tmp_path):
+    primary = start(tmp_path, "p", args=["--appendonly", "yes"])
+    replica = start(tmp_path, "r", kind="redis")
+    servers += [primary, replica]
+    p, r = primary.client(), replica.client()
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_caught_up(p, r)
+    p.set("before", "1")
+    p.publish("news", "not-logged")
+    p.set("after", "2")
+    wait_caught_up(p, r)
+    assert r.get("after") == b"2"
+    logged = b""
+    for root, _, files in os.walk(tmp_path / "p"):
+        for f in files:
+            if ".aof" in f:
+                with open(os.path.join(root, f), "rb") as fh:
+                    logged += fh.read()
+    assert b"after" in logged
+    assert b"not-logged" not in logged and b"PUBLISH" not in logged.upper()
 
 
 def test_a_writable_replica(servers, tmp_path):

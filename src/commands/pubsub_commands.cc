@@ -89,12 +89,16 @@ void PublishCommand(CommandContext& ctx) {
     int64_t elsewhere = 0;
     ParseInt64(ctx.args[3], &elsewhere);
     ctx.reply.Integer(elsewhere + static_cast<int64_t>(ctx.worker.Publish(channel, message, true)));
+    ctx.worker.ReplicateOnly(ctx.client.db, ctx.args.first(3));
     return;
   }
   size_t receivers = 0;
   for (uint32_t w : ctx.worker.held_workers())
     receivers += ctx.server.host(w).Publish(channel, message, w == ctx.worker.index());
   ctx.reply.Integer(static_cast<int64_t>(receivers));
+  // The replicas' subscribers hear it too (Redis sends PUBLISH down the
+  // stream, not to the append-only file).
+  ctx.worker.ReplicateOnly(ctx.client.db, ctx.args);
 }
 
 // PUBSUB CHANNELS and SHARDCHANNELS take at most one pattern.

@@ -113,6 +113,15 @@ void AofLog::LogChunk(const AofChunk& chunk) {
   unflushed_ = true;
 }
 
+void AofLog::ReplicateOnly(int db, std::span<const std::string_view> args) {
+  ReplicationPrimary& repl = server_.replication();
+  if (!repl.logs()) return;  // (none, or this server relays its primary's stream)
+  WriteShard(own_);  // (what this worker logged before comes first)
+  AofChunk chunk;
+  chunk.Add(db, args);
+  repl.Feed(chunk);
+}
+
 void AofLog::Emit(const AofChunk& chunk) {
   AppendOnlyFile& aof = server_.aof();
   if (aof.active()) sync_to_ = std::max(sync_to_, aof.Write(chunk));

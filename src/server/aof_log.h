@@ -38,6 +38,10 @@ class AofLog {
   // CommandHost::LogAs and LogOnlyForms, for the running handler.
   void LogAs(std::span<const std::string_view> args) { log_as_.emplace_back(args.begin(), args.end()); }
   void LogOnlyForms() { forms_only_ = true; }
+  // CommandHost::ReplicateOnly: to the replication stream alone, now,
+  // after this worker's shard's chunk so far (inside EXEC or a script:
+  // before their gathered commands, which go at their end).
+  void ReplicateOnly(int db, std::span<const std::string_view> args);
   // A transaction's (or script's) commands gather from here, and are
   // logged as one at the matching EndGather.
   void BeginGather() { depth_++; }

@@ -57,6 +57,10 @@ class CommandHost {
   // none if it gave none (Redis's preventCommandPropagation: XREADGROUP
   // logs what it delivered, never itself).
   virtual void LogOnlyForms() = 0;
+  // `args` (of the client's database) go to the replicas' stream only, not
+  // to the append-only file, after what this worker logged before (Redis's
+  // PROPAGATE_REPL: PUBLISH, for the replicas' subscribers).
+  virtual void ReplicateOnly(int db, std::span<const std::string_view> args) = 0;
 
   // --- Blocking (docs/blocking.md) ---
   // For a handler that found nothing to serve: blocks the client on `keys`

@@ -57,8 +57,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // Before the threads start (on the main thread): the loop, the timer, the
-  // wake-up descriptor. False if epoll could not be created.
+  // Before the threads start (main thread): the loop, the timer, the wake-up fd; false without epoll.
   bool Init();
   // The thread's body: serves until shutdown, then closes its clients and
   // keeps answering the other workers until all of them have stopped.
@@ -101,6 +100,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void LogAs(std::span<const std::string_view> args) override { aof_log_.LogAs(args); }
   using CommandHost::LogAs;
   void LogOnlyForms() override { aof_log_.LogOnlyForms(); }
+  void ReplicateOnly(int db, std::span<const std::string_view> args) override { aof_log_.ReplicateOnly(db, args); }
   void Block(CommandContext& ctx, std::span<const std::string_view> keys, ValueType type, int64_t deadline_ms,
              NoWaitReply no_wait = NoWaitReply::kNullArray) override {
     waits_.Block(ctx, keys, type, deadline_ms, no_wait);
