@@ -2,6 +2,7 @@
 # replica attached answers as Redis 7 does (INFO replication, ROLE, the
 # backlog's directives). The same tests run against Debian's redis-server
 # (TEST_SERVER=redis), which is where these shapes come from.
+import contextlib
 import os
 import re
 import socket
@@ -659,3 +660,112 @@ def test_client_unblock_ends_a_wait(r, server):
         assert got == expect + b"+PONG\r\n", got
         assert r.execute_command("CLIENT", "UNBLOCK", ident, reason) == 0  # (not waiting any more)
         s.close()
+
+
+# ---------------------------------------------------------------- SHUTDOWN and lagging replicas
+
+@contextlib.contextmanager
+def lagging_replica(start_server, timeout_s):
+    """A server with shutdown-timeout `timeout_s` and a replica online (it
+    acknowledged its snapshot) that acknowledges nothing after: once
+    something is written, it lags. Yields (server, client, replica)."""
+    server = start_server("--shutdown-timeout", str(timeout_s))
+    p = server.client()
+    fake = FakeReplica(server)
+    try:
+        fake.ack(fake.offset)
+        assert wait_for(lambda: p.info("replication").get("slave0", {}).get("state") == "online")
+        p.set("lag", "1")
+        yield server, p, fake
+    finally:
+        fake.close()
+
+
+def _shutdown_in_thread(server):
+    out = {}
+
+    def run():
+        try:
+            server.client(socket_timeout=60).execute_command("SHUTDOWN", "NOSAVE")
+            out["r"] = "answered"
+        except redis.ConnectionError:
+            out["r"] = "closed"
+        except redis.ResponseError as e:
+            out["r"] = str(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    return t, out
+
+
+def _seconds_to_exit(server, *args):
+    """SHUTDOWN `args` (which do not wait): the seconds until the process is gone."""
+    t0 = time.monotonic()
+    with pytest.raises(redis.ConnectionError):
+        server.client(socket_timeout=30).execute_command("SHUTDOWN", *args)
+    server.proc.wait(timeout=20)
+    return time.monotonic() - t0
+
+
+def test_shutdown_waits_for_a_lagging_replica_up_to_shutdown_timeout(start_server):
+    with lagging_replica(start_server, 2) as (server, p, _):
+        assert p.config_get("shutdown-timeout") == {"shutdown-timeout": "2"}
+        t0 = time.monotonic()
+        t, out = _shutdown_in_thread(server)
+        t.join(30)
+        server.proc.wait(timeout=10)
+        assert out["r"] == "closed"
+        assert 1.5 <= time.monotonic() - t0 < 8
+
+
+def test_shutdown_ends_when_the_replica_catches_up(start_server):
+    with lagging_replica(start_server, 60) as (server, p, fake):
+        t, out = _shutdown_in_thread(server)
+        time.sleep(0.5)
+        assert server.proc.poll() is None  # (waiting)
+        assert p.get("lag") == b"1"  # (reads go on)
+        fake.ack(p.info("replication")["master_repl_offset"])
+        t0 = time.monotonic()
+        server.proc.wait(timeout=20)
+        t.join(10)
+        assert out["r"] == "closed"
+        assert time.monotonic() - t0 < 10
+
+
+def test_shutdown_abort_while_waiting_for_replicas(start_server):
+    with lagging_replica(start_server, 60) as (server, p, _):
+        with pytest.raises(redis.ResponseError, match="No shutdown in progress"):
+            p.execute_command("SHUTDOWN", "ABORT")
+        t, out = _shutdown_in_thread(server)
+        time.sleep(0.5)
+        # A write waits for the shutdown's end (writes are paused).
+        wrote = {}
+        w = threading.Thread(target=lambda: wrote.setdefault("r", server.client(socket_timeout=30).set("w", "1")))
+        w.start()
+        time.sleep(0.3)
+        assert "r" not in wrote
+        assert p.execute_command("SHUTDOWN", "ABORT") in (True, b"OK")
+        t.join(10)
+        assert "Errors trying to SHUTDOWN" in out["r"], out
+        w.join(10)
+        assert wrote["r"] is True
+        assert p.ping() and p.get("w") == b"1"
+        with pytest.raises(redis.ResponseError, match="No shutdown in progress"):
+            p.execute_command("SHUTDOWN", "ABORT")
+        # NOW does not wait (not the 60 s; both servers take a few seconds
+        # to close a replica that does not read).
+        assert _seconds_to_exit(server, "NOW", "NOSAVE") < 10
+
+
+def test_shutdown_timeout_0_does_not_wait(start_server):
+    with lagging_replica(start_server, 0) as (server, _, _):
+        assert _seconds_to_exit(server, "NOSAVE") < 8  # (the default 10 s would be more)
+
+
+def test_shutdown_goes_on_when_its_client_leaves(start_server):
+    with lagging_replica(start_server, 2) as (server, _, _):
+        s = socket.create_connection((server.host, server.port))
+        s.sendall(b"SHUTDOWN NOSAVE\r\n")
+        time.sleep(0.3)
+        s.close()  # (its waiting client gone: the server still shuts down)
+        server.proc.wait(timeout=20)

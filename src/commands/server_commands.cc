@@ -34,17 +34,53 @@ void TimeCommand(CommandContext& ctx) {
   ctx.reply.Bulk(std::to_string(us % 1000000));
 }
 
-// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the snapshot first (unless
-// NOSAVE, or no schedule and no SAVE); a failed one keeps the server
-// running unless FORCE. NOW changes nothing here (there are no replicas to
-// wait for).
+// SHUTDOWN ABORT: a SHUTDOWN waiting for replicas stops waiting (its
+// clients get an error) and writes go on.
+bool AbortShutdownWait(ServerState& server) {
+  if (!server.shutdown_waiting.exchange(false)) return false;
+  LOG_WARNING("Shutdown manually aborted.");
+  server.replication().AbortShutdownWaiters();
+  server.client_pause().Unpause(ClientPause::kForShutdown);
+  server.WakeWorkers();
+  return true;
+}
+
+// As Redis 7: with replicas online that have not acknowledged the whole
+// stream, SHUTDOWN (without NOW) pauses writes and waits up to
+// shutdown-timeout seconds for them; then (Worker::ServeReplicas) it saves
+// and shuts down as it would have. True if the client now waits.
+bool ShutdownWaitsForReplicas(CommandContext& ctx, bool save, bool nosave, bool force) {
+  ServerState& server = ctx.server;
+  const int timeout_s = server.config().shutdown_timeout;
+  if (timeout_s <= 0 || server.is_replica()) return false;
+  ReplicationPrimary& repl = server.replication();
+  server.EmitShardChunks();
+  const uint64_t offset = repl.offset();
+  const int online = repl.CountOnline();
+  if (online == 0 || repl.CountAcks(offset) >= online) return false;
+  const bool saves = !nosave && (save || !server.config().save_params.empty()) && !server.loading();
+  server.shutdown_flags.store((saves ? ServerState::kShutdownSave : 0) | (force ? ServerState::kShutdownForce : 0));
+  if (!server.shutdown_waiting.exchange(true)) {
+    LOG_NOTICE("Waiting for replicas before shutting down.");
+    server.client_pause().Pause(ClientPause::kForShutdown, INT64_MAX, ClientPause::kWrites);
+    server.WakeWorkers();
+  }
+  ctx.client.wait_acks = true;
+  repl.AddShutdownWaiter(ctx.client.id, ctx.worker.index(), offset, online,
+                         UnixTimeMs() + int64_t{timeout_s} * 1000);
+  return true;
+}
+
+// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: first, unless NOW, a wait
+// for lagging replicas (above); then the snapshot (unless NOSAVE, or no
+// schedule and no SAVE); a failed one keeps the server running unless FORCE.
 void ShutdownCommand(CommandContext& ctx) {
-  bool save = false, nosave = false, abort = false, other = false, force = false;
+  bool save = false, nosave = false, abort = false, other = false, force = false, now = false;
   for (size_t i = 1; i < ctx.args.size(); i++) {
     std::string_view o = ctx.args[i];
     if (EqualsIgnoreCase(o, "nosave")) nosave = true;
     else if (EqualsIgnoreCase(o, "save")) save = true;
-    else if (EqualsIgnoreCase(o, "now")) other = true;
+    else if (EqualsIgnoreCase(o, "now")) other = now = true;
     else if (EqualsIgnoreCase(o, "force")) other = force = true;
     else if (EqualsIgnoreCase(o, "abort")) abort = true;
     else {
@@ -57,9 +93,13 @@ void ShutdownCommand(CommandContext& ctx) {
     return;
   }
   if (abort) {
-    ctx.reply.Error("ERR No shutdown in progress.");
+    if (AbortShutdownWait(ctx.server))
+      ctx.reply.Ok();
+    else
+      ctx.reply.Error("ERR No shutdown in progress.");
     return;
   }
+  if (!now && ShutdownWaitsForReplicas(ctx, save, nosave, force)) return;
   if (!SaveForShutdown(ctx, save, nosave) && !force) {
     ctx.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
     return;

@@ -209,6 +209,7 @@ const std::vector<Option>& config_options::Options() {
     o.push_back(MemoryOption("repl-backlog-size", &Config::repl_backlog_size, 1, LLONG_MAX, kMutable));
     o.push_back(IntOption("repl-backlog-ttl", &Config::repl_backlog_ttl, 0, INT_MAX, kMutable));
     o.push_back(IntOption("repl-timeout", &Config::repl_timeout, 1, INT_MAX, kMutable));
+    o.push_back(IntOption("shutdown-timeout", &Config::shutdown_timeout, 0, INT_MAX, kMutable));
     o.push_back(IntOption("repl-ping-replica-period", &Config::repl_ping_replica_period, 1, INT_MAX, kMutable));
     // "replicaof <host> <port>", or "no one" (none); REPLICAOF changes it.
     for (std::string_view name : {"replicaof", "slaveof"})

@@ -84,6 +84,9 @@ struct Config {
   // Seconds without news from a replica (or, sending it a snapshot, without
   // progress) before it is dropped; seconds between the PINGs in the stream.
   int repl_timeout = 60;
+  // shutdown-timeout: seconds SHUTDOWN waits (writes paused) for lagging
+  // replicas to acknowledge the whole stream; 0: it does not.
+  int shutdown_timeout = 10;
   int repl_ping_replica_period = 10;
   // The replica side (docs/replication.md): the primary to follow (empty
   // host: none; REPLICAOF changes it), how to authenticate to it, and what

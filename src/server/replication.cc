@@ -344,6 +344,32 @@ void ReplicationPrimary::AddWaiter(uint64_t id, uint32_t worker, uint64_t offset
   getack_.store(true, std::memory_order_relaxed);
 }
 
+void ReplicationPrimary::AddShutdownWaiter(uint64_t id, uint32_t worker, uint64_t offset, int64_t need,
+                                           int64_t deadline_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Waiter w{id, worker, offset, need, deadline_ms};
+    w.shutdown = true;
+    waiters_.push_back(w);
+    told_[worker].waiters.fetch_add(1, std::memory_order_relaxed);
+  }
+  getack_.store(true, std::memory_order_relaxed);
+}
+
+void ReplicationPrimary::AbortShutdownWaiters() {
+  std::vector<uint32_t> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Waiter& w : waiters_) {
+      if (!w.shutdown || w.done) continue;
+      w.done = w.error = true;
+      told_[w.worker].flag.store(true, std::memory_order_release);
+      wake.push_back(w.worker);
+    }
+  }
+  for (uint32_t worker : wake) wake_(worker);
+}
+
 void ReplicationPrimary::FlushGetack() {
   // (Redis's replicationRequestAckFromSlaves, once per loop however many
   // clients began to wait: replicas answer GETACK at once instead of at
@@ -367,7 +393,10 @@ int64_t ReplicationPrimary::ServeWaiters(uint32_t worker, int64_t now_ms, uint64
       // (A local wait the file turned off can no longer end: Redis's error.)
       const bool aof_gone = w.aof && w.need_local > 0 && !aof_on;
       if (w.done || aof_gone || SatisfiedLocked(w) || (w.deadline_ms > 0 && now_ms >= w.deadline_ms)) {
-        const int error = w.error ? kWaitUnblocked : aof_gone ? kWaitAofOff : kWaitOk;
+        const int error = w.shutdown ? (w.error ? kWaitShutdownAborted : kWaitShutdownGo)
+                          : w.error  ? kWaitUnblocked
+                          : aof_gone ? kWaitAofOff
+                                     : kWaitOk;
         if (w.aof)
           out.emplace_back(w.id, w.local_ok ? 1 : 0, CountAofAcksLocked(w.offset), error);
         else
@@ -389,7 +418,7 @@ bool ReplicationPrimary::UnblockWaiter(uint64_t id, bool error) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = std::find_if(waiters_.begin(), waiters_.end(), [&](const Waiter& w) { return w.id == id; });
-    if (it == waiters_.end() || it->done) return false;
+    if (it == waiters_.end() || it->done || it->shutdown) return false;
     it->done = true;
     it->error = error;
     worker = it->worker;
@@ -401,7 +430,10 @@ bool ReplicationPrimary::UnblockWaiter(uint64_t id, bool error) {
 
 void ReplicationPrimary::DropWaiter(uint64_t id, uint32_t worker) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (std::erase_if(waiters_, [&](const Waiter& w) { return w.id == id; }) > 0)
+  // (SHUTDOWN's goes on without its client: the server still shuts down.)
+  for (Waiter& w : waiters_)
+    if (w.id == id && w.shutdown) w.id = 0;
+  if (std::erase_if(waiters_, [&](const Waiter& w) { return w.id == id && id != 0; }) > 0)
     told_[worker].waiters.fetch_sub(1, std::memory_order_relaxed);
 }
 

@@ -139,6 +139,8 @@ class ReplicationPrimary {
   // --- WAIT ---
   // Replicas online (not SYNC's) that acknowledged `offset`.
   int CountAcks(uint64_t offset);
+  // Replicas online (not SYNC's), acknowledged or not.
+  int CountOnline() { return CountAcks(0); }
   // Client `id` of `worker` waits until `need` replicas acknowledged
   // `offset`, or until `deadline_ms` (unix ms; 0: for ever). Replicas are
   // asked for their ACK before the worker sleeps (FlushGetack).
@@ -148,6 +150,13 @@ class ReplicationPrimary {
   void AddAofWaiter(uint64_t id, uint32_t worker, uint64_t offset, int64_t need_local, uint64_t aof_target,
                     int64_t need, int64_t deadline_ms);
   int CountAofAcks(uint64_t offset);
+  // SHUTDOWN waiting for lagging replicas (shutdown-timeout): as a WAIT for
+  // `need` replicas, whose end (kWaitShutdownGo) shuts down; a client that
+  // goes meanwhile leaves it waiting without one (id 0); CLIENT UNBLOCK
+  // does not end it. AbortShutdownWaiters ends them all (SHUTDOWN ABORT,
+  // a failed save): kWaitShutdownAborted.
+  void AddShutdownWaiter(uint64_t id, uint32_t worker, uint64_t offset, int64_t need, int64_t deadline_ms);
+  void AbortShutdownWaiters();
   bool has_waiters(uint32_t worker) const { return told_[worker].waiters.load(std::memory_order_relaxed) > 0; }
   // One REPLCONF GETACK into the stream if a client began to wait since the
   // last (the waiter's worker, before it sleeps).
@@ -157,7 +166,7 @@ class ReplicationPrimary {
   // for WAIT, else WAITAOF's local count, against the file's durable
   // bytes `aof_synced` (0 when nothing can count as durable); `error`: a
   // WaitError); returns the ms until the next deadline (-1: none).
-  enum WaitError : int { kWaitOk, kWaitUnblocked, kWaitAofOff };
+  enum WaitError : int { kWaitOk, kWaitUnblocked, kWaitAofOff, kWaitShutdownGo, kWaitShutdownAborted };
   int64_t ServeWaiters(uint32_t worker, int64_t now_ms, uint64_t aof_synced, bool aof_on,
                        const std::function<void(uint64_t, int, int, int)>& done);
   // The client went.
@@ -247,6 +256,7 @@ class ReplicationPrimary {
     int64_t need, deadline_ms;
     bool done = false, error = false;
     bool aof = false, local_ok = false;  // WAITAOF (local_ok: as ServeWaiters last saw)
+    bool shutdown = false;               // SHUTDOWN's (AddShutdownWaiter)
     int64_t need_local = 0;
     uint64_t aof_target = 0;
   };

@@ -259,6 +259,12 @@ class ServerState {
   // worker looks at its held clients again (an unpause).
   ClientPause& client_pause() { return client_pause_; }
   virtual void WakeWorkers() = 0;
+  // SHUTDOWN waiting for lagging replicas (shutdown-timeout): whether one
+  // is, and what its end does (kShutdownSave: save first; kShutdownForce:
+  // shut down even if that fails). Set by SHUTDOWN (every shard held).
+  enum : uint8_t { kShutdownSave = 1, kShutdownForce = 2 };
+  std::atomic<bool> shutdown_waiting{false};
+  std::atomic<uint8_t> shutdown_flags{0};
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }

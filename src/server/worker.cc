@@ -376,6 +376,35 @@ void Worker::ServeMasterLink() {
   });
 }
 
+bool Worker::ShutdownAfterWait() {
+  if (server_.stopping()) return true;
+  // (Aborted meanwhile, or another waiting SHUTDOWN's end failed to save.)
+  if (!server_.shutdown_waiting.load()) return false;
+  const uint8_t flags = server_.shutdown_flags.load();
+  bool ok = true;
+  if (flags & ServerState::kShutdownSave) {
+    std::string err;
+    ok = SaveHoldingAll(&err);
+    if (!ok) LOG_WARNING("Error trying to save the DB, can't exit.");
+  }
+  if (!ok && !(flags & ServerState::kShutdownForce)) {
+    // As Redis: the server goes on, writes again, and every SHUTDOWN
+    // waiting is told.
+    if (server_.shutdown_waiting.exchange(false)) {
+      server_.replication().AbortShutdownWaiters();
+      server_.client_pause().Unpause(ClientPause::kForShutdown);
+      server_.WakeWorkers();
+    }
+    return false;
+  }
+  HoldingAll([this] {
+    server_.set_shutdown_save(ServerState::ShutdownSave::kNoSave);  // (saved, or NOSAVE)
+    return 0;
+  });
+  server_.RequestShutdown();
+  return true;
+}
+
 bool Worker::SaveHoldingAll(std::string* err) {
   return HoldingAll([&] {
     server_.AbortBgSave(/*aof_rewrite_too=*/true);  // (before a shutdown)

@@ -287,9 +287,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // Evicts from this shard while the process is over maxmemory, for about `budget_us` at most.
   void EvictFor(int64_t budget_us);
  public:
-  // A snapshot (SaveRdbFile) taken holding every shard, from outside any
-  // command: a signal's before shutting down (a BGSAVE in progress stops).
+  // A snapshot (SaveRdbFile) holding every shard, outside any command (a signal's; a BGSAVE stops).
   bool SaveHoldingAll(std::string* err);
+  bool ShutdownAfterWait();  // SHUTDOWN's wait for replicas ended: saves, shuts down; false if it may not
   // The last snapshot failed and stop-writes-on-bgsave-error says so:
   // writes (and PING, as Redis) are refused until a save succeeds.
   bool RefusedAfterSaveError(const CommandSpec& cmd) const;

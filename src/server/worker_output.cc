@@ -102,8 +102,23 @@ void Worker::ServeReplicas() {
   const int64_t next = repl.ServeWaiters(index_, UnixTimeMs(), durable ? aof.synced() : 0, aof.active(),
                                          [this](uint64_t id, int local, int count, int error) {
     auto it = clients_.find(id);
-    if (it == clients_.end() || it->second->closed) return;
-    Client& c = *it->second;
+    Client* client = it == clients_.end() || it->second->closed ? nullptr : it->second.get();
+    if (error == ReplicationPrimary::kWaitShutdownGo || error == ReplicationPrimary::kWaitShutdownAborted) {
+      // SHUTDOWN's wait for replicas is over (its client may be gone).
+      if (error == ReplicationPrimary::kWaitShutdownGo && ShutdownAfterWait()) {
+        if (client != nullptr) client->close_after_reply = true;
+      } else if (client != nullptr) {
+        ReplyWriter(&client->out, client->resp, this).Error("ERR Errors trying to SHUTDOWN. Check logs.");
+        resume_.push_back(client->id);
+      }
+      if (client == nullptr) return;
+      client->wait_acks = false;
+      io_.QueueWrite(*client);
+      loop_.WakeWithin(0);
+      return;
+    }
+    if (client == nullptr) return;
+    Client& c = *client;
     c.wait_acks = false;
     ReplyWriter reply(&c.out, c.resp, this);
     if (error == ReplicationPrimary::kWaitUnblocked) {
@@ -123,6 +138,7 @@ void Worker::ServeReplicas() {
   });
   if (next >= 0) loop_.WakeWithin(static_cast<int>(std::min<int64_t>(next, 1000)));
 }
+
 
 size_t Worker::Publish(std::string_view channel, std::string_view message, bool own_thread) {
   if (pubsub_.subscriptions() == 0) return 0;
