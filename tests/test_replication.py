@@ -5,6 +5,7 @@
 import contextlib
 import os
 import re
+import signal
 import socket
 import subprocess
 import threading
@@ -769,3 +770,23 @@ def test_shutdown_goes_on_when_its_client_leaves(start_server):
         time.sleep(0.3)
         s.close()  # (its waiting client gone: the server still shuts down)
         server.proc.wait(timeout=20)
+
+
+def test_sigterm_waits_for_a_lagging_replica_and_sigint_insists(start_server):
+    with lagging_replica(start_server, 2) as (server, _, _):
+        t0 = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=20) == 0
+        assert 1.5 <= time.monotonic() - t0 < 8
+    with lagging_replica(start_server, 60) as (server, p, _):
+        server.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        assert server.proc.poll() is None and p.ping()  # (waiting)
+        server.proc.send_signal(signal.SIGTERM)  # (changes nothing)
+        time.sleep(0.5)
+        assert server.proc.poll() is None and p.ping()
+        # A SIGINT meanwhile: out at once, with an error status.
+        t0 = time.monotonic()
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(timeout=20) == 1
+        assert time.monotonic() - t0 < 5

@@ -51,23 +51,9 @@ bool AbortShutdownWait(ServerState& server) {
 // and shuts down as it would have. True if the client now waits.
 bool ShutdownWaitsForReplicas(CommandContext& ctx, bool save, bool nosave, bool force) {
   ServerState& server = ctx.server;
-  const int timeout_s = server.config().shutdown_timeout;
-  if (timeout_s <= 0 || server.is_replica()) return false;
-  ReplicationPrimary& repl = server.replication();
-  server.EmitShardChunks();
-  const uint64_t offset = repl.offset();
-  const int online = repl.CountOnline();
-  if (online == 0 || repl.CountAcks(offset) >= online) return false;
   const bool saves = !nosave && (save || !server.config().save_params.empty()) && !server.loading();
-  server.shutdown_flags.store((saves ? ServerState::kShutdownSave : 0) | (force ? ServerState::kShutdownForce : 0));
-  if (!server.shutdown_waiting.exchange(true)) {
-    LOG_NOTICE("Waiting for replicas before shutting down.");
-    server.client_pause().Pause(ClientPause::kForShutdown, INT64_MAX, ClientPause::kWrites);
-    server.WakeWorkers();
-  }
+  if (!server.BeginShutdownWait(saves, force, ctx.client.id, ctx.worker.index())) return false;
   ctx.client.wait_acks = true;
-  repl.AddShutdownWaiter(ctx.client.id, ctx.worker.index(), offset, online,
-                         UnixTimeMs() + int64_t{timeout_s} * 1000);
   return true;
 }
 

@@ -1,4 +1,5 @@
-// FAILOVER (docs/replication.md), as Redis 7's: a primary pauses its
+// FAILOVER (docs/replication.md), and SHUTDOWN's wait for lagging replicas
+// (BeginShutdownWait; Worker::ShutdownAfterWait ends it). FAILOVER, as Redis 7's: a primary pauses its
 // clients' writes, waits until a replica (the one named, or the first)
 // has acknowledged its whole stream, then becomes that replica's replica
 // with `PSYNC <replid> <offset> FAILOVER`, which makes the target take over
@@ -98,6 +99,23 @@ void Server::FailoverCron(int64_t now_ms) {
     HandOver();
     return;
   }
+}
+
+bool Server::BeginShutdownWait(bool saves, bool force, uint64_t client_id, uint32_t worker) {
+  const int timeout_s = config_.shutdown_timeout;
+  if (timeout_s <= 0 || is_replica()) return false;
+  EmitShardChunks();
+  const uint64_t offset = replication_->offset();
+  const int online = replication_->CountOnline();
+  if (online == 0 || replication_->CountAcks(offset) >= online) return false;
+  shutdown_flags.store((saves ? kShutdownSave : 0) | (force ? kShutdownForce : 0));
+  if (!shutdown_waiting.exchange(true)) {
+    LOG_NOTICE("Waiting for replicas before shutting down.");
+    client_pause_.Pause(ClientPause::kForShutdown, INT64_MAX, ClientPause::kWrites);
+    WakeWorkers();
+  }
+  replication_->AddShutdownWaiter(client_id, worker, offset, online, UnixTimeMs() + int64_t{timeout_s} * 1000);
+  return true;
 }
 
 void Server::HandOver() {

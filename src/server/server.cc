@@ -43,7 +43,7 @@ struct Server::SignalWatcher final : IoHandler {
     while (read(fd, &info, sizeof(info)) == sizeof(info)) {
       const char* name = info.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM";
       LOG_WARNING("Received %s scheduling shutdown...", name);
-      server->ShutdownOnSignal();
+      server->ShutdownOnSignal(info.ssi_signo == SIGINT);
     }
   }
   Server* server;
@@ -285,11 +285,24 @@ void Server::FinishStartupLoad() {
   for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
 }
 
-void Server::ShutdownOnSignal() {
+void Server::ShutdownOnSignal(bool sigint) {
   // As Redis: the snapshot first when a schedule is configured; if it
   // fails, the server keeps running (the data would be lost otherwise).
   // While loading nothing is saved (the file would be half the data).
   if (loading()) shutdown_save_ = ShutdownSave::kNoSave;
+  // First, as SHUTDOWN, a wait for lagging replicas (worker 0 ends it).
+  // Meanwhile, as Redis, another SIGTERM changes nothing and a SIGINT
+  // exits at once, unsaved, with an error status.
+  if (!stopping() && shutdown_waiting.load()) {
+    if (!sigint) return;
+    LOG_WARNING("You insist... exiting now.");
+    _exit(1);
+  }
+  if (!stopping()) {
+    const bool saves = shutdown_save_ == ShutdownSave::kSave ||
+                       (shutdown_save_ == ShutdownSave::kDefault && !config_.save_params.empty());
+    if (workers_[0]->WaitBeforeShutdown(saves)) return;
+  }
   if (shutdown_save_ == ShutdownSave::kDefault && !config_.save_params.empty() && !stopping()) {
     LOG_NOTICE("Saving the final RDB snapshot before exiting.");
     std::string err;

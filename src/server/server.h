@@ -141,7 +141,8 @@ class Server final : public ServerState {
   // SIGTERM / SIGINT (worker 0's loop): the snapshot the schedule asks for,
   // holding every shard, then the shutdown; a failed save keeps the server
   // running, as Redis does.
-  void ShutdownOnSignal();
+  void ShutdownOnSignal(bool sigint);
+  bool BeginShutdownWait(bool saves, bool force, uint64_t client_id, uint32_t worker) override;
   // The cron (worker 0): whether a rewrite waits for a BGSAVE to end, or
   // auto-aof-rewrite-* asks for one.
   bool AofRewriteDue();

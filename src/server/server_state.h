@@ -265,6 +265,10 @@ class ServerState {
   enum : uint8_t { kShutdownSave = 1, kShutdownForce = 2 };
   std::atomic<bool> shutdown_waiting{false};
   std::atomic<uint8_t> shutdown_flags{0};
+  // Starts that wait if replicas online lag (every shard held), for client
+  // `client_id` of `worker` (0: none, a signal's); false if none lags or
+  // shutdown-timeout is 0 (then shut down at once).
+  virtual bool BeginShutdownWait(bool saves, bool force, uint64_t client_id, uint32_t worker) = 0;
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }

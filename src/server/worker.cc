@@ -405,6 +405,10 @@ bool Worker::ShutdownAfterWait() {
   return true;
 }
 
+bool Worker::WaitBeforeShutdown(bool saves) {
+  return HoldingAll([&] { return server_.BeginShutdownWait(saves, /*force=*/false, /*client_id=*/0, index_); });
+}
+
 bool Worker::SaveHoldingAll(std::string* err) {
   return HoldingAll([&] {
     server_.AbortBgSave(/*aof_rewrite_too=*/true);  // (before a shutdown)

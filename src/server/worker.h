@@ -289,15 +289,15 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
  public:
   // A snapshot (SaveRdbFile) holding every shard, outside any command (a signal's; a BGSAVE stops).
   bool SaveHoldingAll(std::string* err);
-  bool ShutdownAfterWait();  // SHUTDOWN's wait for replicas ended: saves, shuts down; false if it may not
+  bool ShutdownAfterWait();  // SHUTDOWN's wait for replicas ended: saves, shuts down (false if it may not)
+  bool WaitBeforeShutdown(bool saves);  // a signal's start of that wait (BeginShutdownWait)
   // The last snapshot failed and stop-writes-on-bgsave-error says so:
   // writes (and PING, as Redis) are refused until a save succeeds.
   bool RefusedAfterSaveError(const CommandSpec& cmd) const;
   // Worker 0: a slice of the start-up load (server.h: SetStartupLoader);
   // a corrupt file ends the process, as Redis's does.
   void StepStartupLoad();
-  // The save schedule's BGSAVE, started holding every shard.
-  bool BgSaveHoldingAll(std::string* err);
+  bool BgSaveHoldingAll(std::string* err);  // the save schedule's BGSAVE, holding every shard
   // An AOF rewrite the cron starts (auto-aof-rewrite-*, or one that waited
   // for a BGSAVE), holding every shard.
   void AofRewriteHoldingAll();
