@@ -342,10 +342,18 @@ def test_a_replica_subscriber_finds_what_was_written_before_the_publish(servers,
                 pipe.set(f"data:{i}", f"v{i}")
                 pipe.publish("jobs", str(i))
             pipe.execute()
+    # And from scripts and transactions: the PUBLISH in its place in their
+    # MULTI/EXEC, after their writes.
+    for i in range(n, n + 50):
+        p.eval("redis.call('SET', KEYS[1], ARGV[2]); redis.call('PUBLISH', 'jobs', ARGV[1])", 1,
+               f"data:{i}", str(i), f"v{i}")
+    for i in range(n + 50, n + 100):
+        with p.pipeline(transaction=True) as t:
+            t.set(f"data:{{t{i}}}", "x").set(f"data:{i}", f"v{i}").publish("jobs", str(i)).execute()
     heard = 0
-    while heard < n:
+    while heard < n + 100:
         msg = _next_message(sub, timeout=10)
-        assert msg is not None, f"heard {heard} of {n}"
+        assert msg is not None, f"heard {heard} of {n + 100}"
         heard += 1
         i = int(msg["data"])
         if reader.get(f"data:{i}") != f"v{i}".encode():
@@ -364,6 +372,8 @@ def test_publish_goes_to_replicas_not_to_the_append_only_file(servers, tmp_path)
     wait_caught_up(p, r)
     p.set("before", "1")
     p.publish("news", "not-logged")
+    p.eval("redis.call('SET', 'in-script', '1'); redis.call('PUBLISH', 'news', 'not-logged')", 0)
+    p.eval("redis.call('PUBLISH', 'news', 'not-logged')", 0)
     p.set("after", "2")
     wait_caught_up(p, r)
     assert r.get("after") == b"2"
@@ -373,8 +383,9 @@ def test_publish_goes_to_replicas_not_to_the_append_only_file(servers, tmp_path)
             if ".aof" in f:
                 with open(os.path.join(root, f), "rb") as fh:
                     logged += fh.read()
-    assert b"after" in logged
+    assert b"after" in logged and b"in-script" in logged
     assert b"not-logged" not in logged and b"PUBLISH" not in logged.upper()
+    assert r.get("in-script") == b"1"
 
 
 def test_a_writable_replica(servers, tmp_path):

@@ -85,7 +85,10 @@ void ShutdownCommand(CommandContext& ctx) {
       ctx.reply.Error("ERR No shutdown in progress.");
     return;
   }
-  if (!now && ShutdownWaitsForReplicas(ctx, save, nosave, force)) return;
+  // (Not during a busy script: SHUTDOWN NOSAVE then runs without the
+  // shards, and stops the script at once.)
+  const bool script_busy = ctx.server.busy_scripts().load(std::memory_order_relaxed) > 0;
+  if (!now && !script_busy && ShutdownWaitsForReplicas(ctx, save, nosave, force)) return;
   if (!SaveForShutdown(ctx, save, nosave) && !force) {
     ctx.reply.Error("ERR Errors trying to SHUTDOWN. Check logs.");
     return;

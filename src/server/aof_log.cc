@@ -60,9 +60,14 @@ void AofLog::Call(CommandContext& ctx, const CommandSpec* cmd) {
 }
 
 void AofLog::EndGather() {
-  if (--depth_ > 0 || txn_.empty()) return;
+  if (--depth_ > 0 || (txn_.empty() && !txn_split_)) return;
   if (!server_.propagating()) {  // (turned off inside the transaction)
     txn_.Clear();
+    txn_split_ = false;
+    return;
+  }
+  if (txn_split_) [[unlikely]] {
+    EmitSplit();
     return;
   }
   // Several commands are one transaction in the file, as Redis propagates
@@ -84,6 +89,7 @@ void AofLog::EndGather() {
 void AofLog::Log(int db, std::span<const std::string_view> args) {
   if (depth_ > 0) {
     txn_.Add(db, args);
+    if (txn_split_) txn_stream_.Add(db, args);
     return;
   }
   if (OwnShardOnly()) {
@@ -99,6 +105,7 @@ void AofLog::Log(int db, std::span<const std::string_view> args) {
 void AofLog::LogChunk(const AofChunk& chunk) {
   if (depth_ > 0) {
     txn_.Add(chunk);
+    if (txn_split_) txn_stream_.Add(chunk);
     return;
   }
   if (OwnShardOnly()) {
@@ -116,10 +123,47 @@ void AofLog::LogChunk(const AofChunk& chunk) {
 void AofLog::ReplicateOnly(int db, std::span<const std::string_view> args) {
   ReplicationPrimary& repl = server_.replication();
   if (!repl.logs()) return;  // (none, or this server relays its primary's stream)
+  if (depth_ > 0) {
+    // From here the stream's version of the transaction differs from the
+    // file's: both are kept.
+    if (!txn_split_) {
+      txn_stream_.Clear();
+      txn_stream_.Add(txn_);
+      txn_split_ = true;
+    }
+    txn_stream_.Add(db, args);
+    return;
+  }
   WriteShard(own_);  // (what this worker logged before comes first)
   AofChunk chunk;
   chunk.Add(db, args);
   repl.Feed(chunk);
+}
+
+namespace {
+// Several commands are one transaction, as Redis propagates a script's or
+// EXEC's effects.
+AofChunk Wrapped(const AofChunk& txn) {
+  AofChunk out;
+  if (txn.commands() > 1) out.Add(txn.first_db(), {"MULTI"});
+  out.Add(txn);
+  if (txn.commands() > 1) out.Add(txn.last_db(), {"EXEC"});
+  return out;
+}
+}  // namespace
+
+void AofLog::EmitSplit() {
+  // What the held shards logged before goes first; then the file gets the
+  // transaction without what only replicates, the stream with it.
+  for (uint32_t s : host_.held_workers()) WriteShard(server_.shard(s));
+  AppendOnlyFile& aof = server_.aof();
+  if (aof.active() && !txn_.empty()) sync_to_ = std::max(sync_to_, aof.Write(Wrapped(txn_)));
+  ReplicationPrimary& repl = server_.replication();
+  if (repl.logs()) repl.Feed(Wrapped(txn_stream_));
+  txn_.Clear();
+  txn_stream_.Clear();
+  txn_split_ = false;
+  unflushed_ = true;
 }
 
 void AofLog::Emit(const AofChunk& chunk) {

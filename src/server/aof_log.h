@@ -39,8 +39,8 @@ class AofLog {
   void LogAs(std::span<const std::string_view> args) { log_as_.emplace_back(args.begin(), args.end()); }
   void LogOnlyForms() { forms_only_ = true; }
   // CommandHost::ReplicateOnly: to the replication stream alone, now,
-  // after this worker's shard's chunk so far (inside EXEC or a script:
-  // before their gathered commands, which go at their end).
+  // after this worker's shard's chunk so far (inside EXEC or a script: in
+  // its place among their gathered commands, at their end).
   void ReplicateOnly(int db, std::span<const std::string_view> args);
   // A transaction's (or script's) commands gather from here, and are
   // logged as one at the matching EndGather.
@@ -68,6 +68,8 @@ class AofLog {
   void WriteShard(Shard& s);
   // A chunk goes to the file and to the replication stream, where on.
   void Emit(const AofChunk& chunk);
+  // EndGather of a transaction whose stream differs from the file's.
+  void EmitSplit();
   // Whether the running command holds this worker's shard alone.
   bool OwnShardOnly() const {
     const auto held = host_.held_workers();
@@ -82,6 +84,10 @@ class AofLog {
   bool forms_only_ = false;
   int depth_ = 0;         // EXEC or scripts running (their commands gather in txn_)
   AofChunk txn_;          // a transaction's or script's commands so far
+  // The same for the stream once one of them replicates only (a PUBLISH):
+  // the stream gets it in its place, the file does not (EndGather).
+  AofChunk txn_stream_;
+  bool txn_split_ = false;
   AofChunk direct_;       // scratch: a command over several shards
   bool unflushed_ = false;  // the shard's chunk has commands, or a write awaits its fsync
   uint64_t sync_to_ = 0;    // the file position this worker's replies wait for (always)

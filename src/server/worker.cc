@@ -378,31 +378,33 @@ void Worker::ServeMasterLink() {
 
 bool Worker::ShutdownAfterWait() {
   if (server_.stopping()) return true;
-  // (Aborted meanwhile, or another waiting SHUTDOWN's end failed to save.)
-  if (!server_.shutdown_waiting.load()) return false;
-  const uint8_t flags = server_.shutdown_flags.load();
-  bool ok = true;
-  if (flags & ServerState::kShutdownSave) {
-    std::string err;
-    ok = SaveHoldingAll(&err);
-    if (!ok) LOG_WARNING("Error trying to save the DB, can't exit.");
-  }
-  if (!ok && !(flags & ServerState::kShutdownForce)) {
-    // As Redis: the server goes on, writes again, and every SHUTDOWN
-    // waiting is told.
-    if (server_.shutdown_waiting.exchange(false)) {
-      server_.replication().AbortShutdownWaiters();
-      server_.client_pause().Unpause(ClientPause::kForShutdown);
-      server_.WakeWorkers();
+  // All of it holding every shard, as SHUTDOWN ABORT does: an ABORT either
+  // came first (the wait is over: no shutdown) or comes too late.
+  const bool down = HoldingAll([this] {
+    // (Aborted meanwhile, or another waiting SHUTDOWN's end failed to save.)
+    if (!server_.shutdown_waiting.load()) return false;
+    const uint8_t flags = server_.shutdown_flags.load();
+    if (flags & ServerState::kShutdownSave) {
+      std::string err;
+      server_.AbortBgSave(/*aof_rewrite_too=*/true);
+      if (!SaveRdbFile(server_, server_.config().dbfilename, &err, SaveKind::kScheduled)) {
+        LOG_WARNING("Error trying to save the DB, can't exit.");
+        if (!(flags & ServerState::kShutdownForce)) {
+          // As Redis: the server goes on, writes again, and every
+          // SHUTDOWN waiting is told.
+          server_.shutdown_waiting.store(false);
+          server_.replication().AbortShutdownWaiters();
+          server_.client_pause().Unpause(ClientPause::kForShutdown);
+          server_.WakeWorkers();
+          return false;
+        }
+      }
     }
-    return false;
-  }
-  HoldingAll([this] {
     server_.set_shutdown_save(ServerState::ShutdownSave::kNoSave);  // (saved, or NOSAVE)
-    return 0;
+    return true;
   });
-  server_.RequestShutdown();
-  return true;
+  if (down) server_.RequestShutdown();
+  return down;
 }
 
 bool Worker::WaitBeforeShutdown(bool saves) {
