@@ -34,17 +34,6 @@ void TimeCommand(CommandContext& ctx) {
   ctx.reply.Bulk(std::to_string(us % 1000000));
 }
 
-// SHUTDOWN ABORT: a SHUTDOWN waiting for replicas stops waiting (its
-// clients get an error) and writes go on.
-bool AbortShutdownWait(ServerState& server) {
-  if (!server.shutdown_waiting.exchange(false)) return false;
-  LOG_WARNING("Shutdown manually aborted.");
-  server.replication().AbortShutdownWaiters();
-  server.client_pause().Unpause(ClientPause::kForShutdown);
-  server.WakeWorkers();
-  return true;
-}
-
 // As Redis 7: with replicas online that have not acknowledged the whole
 // stream, SHUTDOWN (without NOW) pauses writes and waits up to
 // shutdown-timeout seconds for them; then (Worker::ServeReplicas) it saves
@@ -79,10 +68,13 @@ void ShutdownCommand(CommandContext& ctx) {
     return;
   }
   if (abort) {
-    if (AbortShutdownWait(ctx.server))
+    // (A SHUTDOWN waiting for replicas stops waiting; its clients get an error.)
+    if (ctx.server.AbortShutdownWait()) {
+      LOG_WARNING("Shutdown manually aborted.");
       ctx.reply.Ok();
-    else
+    } else {
       ctx.reply.Error("ERR No shutdown in progress.");
+    }
     return;
   }
   // (Not during a busy script: SHUTDOWN NOSAVE then runs without the

@@ -118,6 +118,14 @@ bool Server::BeginShutdownWait(bool saves, bool force, uint64_t client_id, uint3
   return true;
 }
 
+bool Server::AbortShutdownWait() {
+  if (!shutdown_waiting.exchange(false)) return false;
+  replication_->AbortShutdownWaiters();
+  client_pause_.Unpause(ClientPause::kForShutdown);
+  WakeWorkers();
+  return true;
+}
+
 void Server::HandOver() {
   failover_state_.store(kFailoverInProgress, std::memory_order_relaxed);
   const std::string host = failover_host_;

@@ -143,6 +143,7 @@ class Server final : public ServerState {
   // running, as Redis does.
   void ShutdownOnSignal(bool sigint);
   bool BeginShutdownWait(bool saves, bool force, uint64_t client_id, uint32_t worker) override;
+  bool AbortShutdownWait() override;
   // The cron (worker 0): whether a rewrite waits for a BGSAVE to end, or
   // auto-aof-rewrite-* asks for one.
   bool AofRewriteDue();

@@ -269,6 +269,9 @@ class ServerState {
   // `client_id` of `worker` (0: none, a signal's); false if none lags or
   // shutdown-timeout is 0 (then shut down at once).
   virtual bool BeginShutdownWait(bool saves, bool force, uint64_t client_id, uint32_t worker) = 0;
+  // Ends that wait without shutting down (SHUTDOWN ABORT, a failed save):
+  // its clients get an error, writes go on; false if none was waiting.
+  virtual bool AbortShutdownWait() = 0;
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }

@@ -392,10 +392,7 @@ bool Worker::ShutdownAfterWait() {
         if (!(flags & ServerState::kShutdownForce)) {
           // As Redis: the server goes on, writes again, and every
           // SHUTDOWN waiting is told.
-          server_.shutdown_waiting.store(false);
-          server_.replication().AbortShutdownWaiters();
-          server_.client_pause().Unpause(ClientPause::kForShutdown);
-          server_.WakeWorkers();
+          server_.AbortShutdownWait();
           return false;
         }
       }

@@ -139,7 +139,6 @@ void Worker::ServeReplicas() {
   if (next >= 0) loop_.WakeWithin(static_cast<int>(std::min<int64_t>(next, 1000)));
 }
 
-
 size_t Worker::Publish(std::string_view channel, std::string_view message, bool own_thread) {
   if (pubsub_.subscriptions() == 0) return 0;
   return pubsub_.ForEachReceiver(channel, [&](Client& c, std::string_view pattern) {
