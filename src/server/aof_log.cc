@@ -59,6 +59,18 @@ void AofLog::Call(CommandContext& ctx, const CommandSpec* cmd) {
   forms_only_ = outer_forms_only;
 }
 
+namespace {
+// Several commands are one transaction, as Redis propagates a script's or
+// EXEC's effects.
+AofChunk Wrapped(const AofChunk& txn) {
+  AofChunk out;
+  if (txn.commands() > 1) out.Add(txn.first_db(), {"MULTI"});
+  out.Add(txn);
+  if (txn.commands() > 1) out.Add(txn.last_db(), {"EXEC"});
+  return out;
+}
+}  // namespace
+
 void AofLog::EndGather() {
   if (--depth_ > 0 || (txn_.empty() && !txn_split_)) return;
   if (!server_.propagating()) {  // (turned off inside the transaction)
@@ -70,13 +82,8 @@ void AofLog::EndGather() {
     EmitSplit();
     return;
   }
-  // Several commands are one transaction in the file, as Redis propagates
-  // a script's or EXEC's effects.
   if (txn_.commands() > 1) {
-    AofChunk wrapped;
-    wrapped.Add(txn_.first_db(), {"MULTI"});
-    wrapped.Add(txn_);
-    wrapped.Add(txn_.last_db(), {"EXEC"});
+    AofChunk wrapped = Wrapped(txn_);
     txn_.Clear();
     LogChunk(wrapped);
   } else {
@@ -134,23 +141,12 @@ void AofLog::ReplicateOnly(int db, std::span<const std::string_view> args) {
     txn_stream_.Add(db, args);
     return;
   }
-  WriteShard(own_);  // (what this worker logged before comes first)
+  // What the shards it holds logged before comes first (as LogChunk).
+  for (uint32_t s : host_.held_workers()) WriteShard(server_.shard(s));
   AofChunk chunk;
   chunk.Add(db, args);
   repl.Feed(chunk);
 }
-
-namespace {
-// Several commands are one transaction, as Redis propagates a script's or
-// EXEC's effects.
-AofChunk Wrapped(const AofChunk& txn) {
-  AofChunk out;
-  if (txn.commands() > 1) out.Add(txn.first_db(), {"MULTI"});
-  out.Add(txn);
-  if (txn.commands() > 1) out.Add(txn.last_db(), {"EXEC"});
-  return out;
-}
-}  // namespace
 
 void AofLog::EmitSplit() {
   // What the held shards logged before goes first; then the file gets the

@@ -403,7 +403,12 @@ void BatchRelay::PrefetchKeys(const uint64_t* words, size_t n) {
       if (!cmd.key.bytes.empty()) prefetch_keys_.emplace_back(&db, cmd.key.hash);
     }
   }
-  if (prefetch_keys_.size() < 2) return;
+  if (prefetch_keys_.size() >= 2) PrefetchStages();
+}
+
+void BatchRelay::PrefetchStages() {
+  // Every home group, then the arena lines, then the entries (each stage
+  // reads what the one before fetched), so that the keys' misses overlap.
   for (const auto& [db, hash] : prefetch_keys_) db->PrefetchGroup(hash);
   for (const auto& [db, hash] : prefetch_keys_) db->PrefetchArena(hash);
   for (const auto& [db, hash] : prefetch_keys_) db->PrefetchEntry(hash);
@@ -412,19 +417,14 @@ void BatchRelay::PrefetchKeys(const uint64_t* words, size_t n) {
 void BatchRelay::Prefetch(const ExecBatch& b) {
   // Two or more commands that run here next: the prefetches ProcessInput
   // makes for a client's own batch, by the keys' hashes made on the
-  // client's worker (every home group, then the arena lines, then the
-  // entries), so that their misses overlap.
+  // client's worker.
   const size_t n = b.commands.size();
   if (b.next + 1 >= n || b.commands[b.next + 1].target != worker_.index_) return;
   const Db& db = worker_.shard_.db(b.db);
-  size_t end = b.next;
-  while (end < n && b.commands[end].target == worker_.index_) end++;
-  for (size_t i = b.next; i < end; i++)
-    if (!b.commands[i].key.bytes.empty()) db.PrefetchGroup(b.commands[i].key.hash);
-  for (size_t i = b.next; i < end; i++)
-    if (!b.commands[i].key.bytes.empty()) db.PrefetchArena(b.commands[i].key.hash);
-  for (size_t i = b.next; i < end; i++)
-    if (!b.commands[i].key.bytes.empty()) db.PrefetchEntry(b.commands[i].key.hash);
+  prefetch_keys_.clear();
+  for (size_t i = b.next; i < n && b.commands[i].target == worker_.index_; i++)
+    if (!b.commands[i].key.bytes.empty()) prefetch_keys_.emplace_back(&db, b.commands[i].key.hash);
+  PrefetchStages();
 }
 
 void BatchRelay::PassOn(ExecBatch* b, bool stopped) {

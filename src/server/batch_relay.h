@@ -113,6 +113,7 @@ class BatchRelay {
   // The first keys of the commands that run here next, prefetched (two or
   // more).
   void Prefetch(const ExecBatch& b);
+  void PrefetchStages();  // the three stages over prefetch_keys_
   std::vector<std::pair<const Db*, uint64_t>> prefetch_keys_;  // PrefetchKeys' scratch
 
   Worker& worker_;
