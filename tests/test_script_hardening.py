@@ -246,6 +246,23 @@ def test_script_fuzzer_findings(rc):
     # u - l + 1 wraps in Redis's int arithmetic (x86): the interval's width is 0
     assert ev(rc, "return math.random(-2^31, 2^31 - 1)") == -2147483648
     assert ev(rc, "local t = {} table.insert(t, 0, 'x') return {#t, t[0], t[1] == nil}") == [0, b"x", 1]
+    # string.format's unsigned conversions give x86-64's results for numbers
+    # out of range (the plain cast is undefined behaviour in C)
+    cases = ["1e25", "-1e25", "-1", "0/0", "2^63", "2^64", "2^64 - 2^11", "-2^63 - 2^12", "1/0", "-1/0",
+             "2^63 + 2^11"]
+    got = ev(rc, "local r = {} for _, e in ipairs(ARGV) do local n = loadstring('return ' .. e)() "
+                 "r[#r + 1] = string.format('%x %d %o', n, n, n) end return r", *cases)
+    assert got == [b"0 -9223372036854775808 0",
+                   b"8000000000000000 -9223372036854775808 1000000000000000000000",
+                   b"ffffffffffffffff -1 1777777777777777777777",
+                   b"8000000000000000 -9223372036854775808 1000000000000000000000",
+                   b"8000000000000000 -9223372036854775808 1000000000000000000000",
+                   b"0 -9223372036854775808 0",
+                   b"fffffffffffff800 -9223372036854775808 1777777777777777774000",
+                   b"8000000000000000 -9223372036854775808 1000000000000000000000",
+                   b"0 -9223372036854775808 0",
+                   b"8000000000000000 -9223372036854775808 1000000000000000000000",
+                   b"8000000000000800 -9223372036854775808 1000000000000000004000"]
     if not IS_REDIS:  # (both crash Redis 7.0.15: match() recursed without a limit)
         assert "pattern too complex" in err(rc, "return string.find(string.rep('a', 300), string.rep('a?', 300))")
         assert "pattern too complex" in err(rc, "return string.gsub(string.rep('a', 300), string.rep('a-', 250) .. '$', '')")
