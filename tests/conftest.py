@@ -39,13 +39,16 @@ class ServerProcess:
         self.kind = kind or TEST_SERVER
         if self.kind == "redis":
             cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-                   "--save", "", "--appendonly", "no"]
+                   "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0"]
             if tmp_path is not None:
                 cmd += ["--dir", str(tmp_path)]
         else:
             # No snapshots unless a test asks (as for redis-server above):
             # the default schedule would save into the working directory.
-            cmd = [PEREGRINE_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+            # A diskless sync starts at once (Redis waits 5 s for more
+            # replicas by default; tests that look at that ask for it).
+            cmd = [PEREGRINE_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                   "--repl-diskless-sync-delay", "0"]
             cmd += shlex.split(os.environ.get("PEREGRINE_ARGS", ""))
         if config is not None:
             cmd.insert(1, str(config))  # (a config file comes first)

@@ -296,7 +296,6 @@ def test_psync_with_replies_pending_is_refused(server):
     assert got == b"+OK\r\n-ERR SYNC and PSYNC are invalid with pending output\r\n", got
 
 
-@pytest.mark.skipif(IS_REDIS, reason="Redis delays a diskless sync (repl-diskless-sync-delay)")
 def test_a_replica_gone_during_its_sync_harms_nothing(primary, tmp_path):
     p = primary.client()
     write_every_type(p, "k", 2000)
@@ -330,7 +329,6 @@ def test_a_replica_gone_during_its_sync_harms_nothing(primary, tmp_path):
         again.stop()
 
 
-@pytest.mark.skipif(IS_REDIS, reason="Redis delays a diskless sync (repl-diskless-sync-delay)")
 def test_shutdown_with_a_stuck_replica_is_prompt(start_server):
     # A replica that asks for a full resync and never reads: the snapshot's
     # thread waits for its socket; SHUTDOWN does not wait for it.

@@ -120,14 +120,15 @@ std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err, std::str
   return job;
 }
 
-std::unique_ptr<BgSave> BgSave::StartToReplica(Server& server, std::string* err, uint64_t client_id, int fd,
-                                               std::string prefix, std::string mark, bool disk) {
-  if (fd < 0) {
-    *err = "no socket for the replica";
-    return nullptr;
-  }
+std::unique_ptr<BgSave> BgSave::StartToReplicas(Server& server, std::string* err, std::vector<Target> targets,
+                                                std::string mark, bool disk) {
+  for (const Target& t : targets)
+    if (t.fd < 0) {
+      *err = "no socket for the replica";
+      return nullptr;
+    }
   std::unique_ptr<BgSave> job = Make(server);
-  job->replica_ = client_id;
+  job->for_replicas_ = true;
   job->send_timeout_ms_ = int64_t{server.config().repl_timeout} * 1000;
   job->mark_ = std::move(mark);
   job->disk_ = disk;
@@ -138,11 +139,36 @@ std::unique_ptr<BgSave> BgSave::StartToReplica(Server& server, std::string* err,
     job->filename_ = server.config().dbfilename;
     if (!job->OpenTemp(err)) return nullptr;
   }
-  job->out_fd_ = fd;  // (the caller's until here)
-  job->prefix_ = std::move(prefix);
+  // (The sockets are the caller's until here.)
+  for (Target& t : targets) job->outs_.push_back(std::make_unique<Out>(Out{t.id, t.fd, std::move(t.prefix)}));
   job->Begin(server);
   job->writer_ = std::thread([j = job.get()] { j->WriterMain(); });
   return job;
+}
+
+bool BgSave::AddTarget(Target target) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!for_replicas_ || !disk_ || file_phase_ || aborted_ || give_up_.load(std::memory_order_relaxed)) return false;
+  outs_.push_back(std::make_unique<Out>(Out{target.id, target.fd, std::move(target.prefix)}));
+  cv_.notify_one();
+  return true;
+}
+
+std::vector<uint64_t> BgSave::replicas() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint64_t> ids;
+  for (auto& o : outs_) ids.push_back(o->id);
+  return ids;
+}
+
+std::vector<BgSave::Outcome> BgSave::outcomes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Outcome> all;
+  for (auto& o : outs_) {
+    const bool sent = ok_ && !o->failed;
+    all.push_back(Outcome{o->id, sent, sent ? std::string() : o->failed ? o->error : error_});
+  }
+  return all;
 }
 
 void BgSave::Begin(Server& server) {
@@ -176,31 +202,74 @@ void BgSave::Begin(Server& server) {
 }
 
 bool BgSave::Write(std::string_view bytes) {
-  return replica_ == 0 || disk_ ? WriteAll(fd_, bytes) : Send(bytes);
+  return for_replicas_ && !disk_ ? SendTo(writer_outs_, bytes) : WriteAll(fd_, bytes);
 }
 
-bool BgSave::Send(std::string_view bytes) {
-  // The replica's socket is non-blocking (its worker's): wait while full.
-  const int timeout_ms = static_cast<int>(std::min<int64_t>(send_timeout_ms_, INT32_MAX));
-  while (!bytes.empty()) {
-    // (send: a replica gone is an error here, not SIGPIPE, whatever the
-    // process does with the signal; the fuzzers do not ignore it.)
-    const ssize_t n = ::send(out_fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      bytes.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd p{out_fd_, POLLOUT, 0};
-      const int r = ::poll(&p, 1, timeout_ms > 0 ? timeout_ms : -1);
-      if (r > 0 && !(p.revents & (POLLERR | POLLHUP))) continue;
-      if (r == 0) errno = ETIMEDOUT;
-      if (r > 0) errno = EPIPE;  // (its end went)
-    }
-    return false;
+bool BgSave::SendTo(const std::vector<Out*>& outs, std::string_view bytes) {
+  // The replicas' sockets are non-blocking (their workers'): each takes
+  // what it can, and a poll waits for those that are full. (send: a
+  // replica gone is an error here, not SIGPIPE, whatever the process does
+  // with the signal; the fuzzers do not ignore it.)
+  auto fail = [](Out* o, int err) {
+    o->failed = true;
+    o->error = std::string("Write error sending the snapshot to the replica: ") + std::strerror(err);
+    ::shutdown(o->fd, SHUT_RDWR);  // (its worker sees it go at once)
+  };
+  const int64_t start_ms = MonotonicMs();
+  for (Out* o : outs) {
+    o->done = 0;
+    o->progress_ms = start_ms;
   }
-  return true;
+  for (;;) {
+    polls_.clear();
+    polled_.clear();
+    for (Out* o : outs) {
+      while (!o->failed && o->done < bytes.size()) {
+        const ssize_t n = ::send(o->fd, bytes.data() + o->done, bytes.size() - o->done, MSG_NOSIGNAL);
+        if (n > 0) {
+          o->done += static_cast<size_t>(n);
+          o->progress_ms = MonotonicMs();
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+          polls_.push_back(pollfd{o->fd, POLLOUT, 0});
+          polled_.push_back(o);
+          break;
+        } else if (!(n < 0 && errno == EINTR)) {
+          fail(o, n < 0 ? errno : EPIPE);
+        }
+      }
+    }
+    if (polls_.empty()) break;
+    int wait_ms = -1;
+    if (send_timeout_ms_ > 0) {
+      int64_t until = INT64_MAX;
+      for (Out* o : polled_) until = std::min(until, o->progress_ms + send_timeout_ms_);
+      wait_ms = static_cast<int>(std::clamp<int64_t>(until - MonotonicMs(), 0, INT32_MAX));
+    }
+    const int r = ::poll(polls_.data(), polls_.size(), wait_ms);
+    if (r < 0 && errno == EINTR) continue;
+    const int64_t now_ms = MonotonicMs();
+    for (size_t i = 0; i < polls_.size(); i++) {
+      if (polls_[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+        fail(polled_[i], EPIPE);  // (its end went)
+      else if (polls_[i].revents == 0 && send_timeout_ms_ > 0 && now_ms - polled_[i]->progress_ms >= send_timeout_ms_)
+        fail(polled_[i], ETIMEDOUT);
+    }
+  }
+  return std::any_of(outs.begin(), outs.end(), [](const Out* o) { return !o->failed; });
+}
+
+void BgSave::TakeNewOuts() {
+  std::vector<Out*> fresh;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = writer_outs_.size(); i < outs_.size(); i++) fresh.push_back(outs_[i].get());
+  }
+  // (The +FULLRESYNC line, and a diskless snapshot's `$EOF:` header,
+  // outside the checksum.)
+  for (Out* o : fresh) {
+    if (!o->prefix.empty()) SendTo({o}, o->prefix);
+    writer_outs_.push_back(o);
+  }
 }
 
 bool BgSave::SendFile(int file, std::string* why) {
@@ -209,9 +278,15 @@ bool BgSave::SendFile(int file, std::string* why) {
     *why = std::string("Can't stat the RDB file to send: ") + std::strerror(errno);
     return false;
   }
+  {
+    // (No replica joins from here on.)
+    std::lock_guard<std::mutex> lock(mu_);
+    file_phase_ = true;
+  }
+  TakeNewOuts();
   sending_file_.store(true, std::memory_order_release);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
-  bool ok = Send("$" + std::to_string(size) + "\r\n");
+  bool ok = SendTo(writer_outs_, "$" + std::to_string(size) + "\r\n");
   std::string buf(kChunkBytes, '\0');
   for (uint64_t off = 0; ok && off < size;) {
     const ssize_t n = ::pread(file, buf.data(), buf.size(), static_cast<off_t>(off));
@@ -221,23 +296,23 @@ bool BgSave::SendFile(int file, std::string* why) {
       return false;
     }
     off += static_cast<uint64_t>(n);
-    ok = Send(std::string_view(buf.data(), static_cast<size_t>(n)));
+    ok = SendTo(writer_outs_, std::string_view(buf.data(), static_cast<size_t>(n)));
   }
-  if (!ok) *why = std::string("Write error sending DB to replica: ") + std::strerror(errno);
+  if (!ok) *why = "Write error sending DB to replica: every replica failed";
   return ok;
 }
 
 BgSave::~BgSave() {
   if (writer_.joinable()) writer_.join();
   if (fd_ >= 0) ::close(fd_);
-  if (out_fd_ >= 0) ::close(out_fd_);
+  for (auto& o : outs_) ::close(o->fd);
 }
 
 bool BgSave::Step(size_t shard, size_t max_entries) {
   ShardSink& sink = *shards_[shard];
   Shard& s = *sink.shard;
   if (give_up_.load(std::memory_order_relaxed)) [[unlikely]] {
-    // (The replica is gone: nothing more is read.)
+    // (The replicas are gone: nothing more is read.)
     for (; sink.next_db < s.num_dbs(); sink.next_db++) s.db(sink.next_db).EndSnapshot();
   }
   // The disk is behind: wait (the writes' own copies still go).
@@ -262,9 +337,9 @@ void BgSave::Abort() {
     for (int d = 0; d < sink->shard->num_dbs(); d++) sink->shard->db(d).EndSnapshot();
     sink->next_db = sink->shard->num_dbs();
   }
-  // A replica's socket: a writer waiting for it to drain stops now.
-  if (replica_ != 0) ::shutdown(out_fd_, SHUT_RDWR);
+  // The replicas' sockets: a writer waiting for them to drain stops now.
   std::lock_guard<std::mutex> lock(mu_);
+  for (auto& o : outs_) ::shutdown(o->fd, SHUT_RDWR);
   aborted_ = true;
   cv_.notify_one();
 }
@@ -281,24 +356,30 @@ void BgSave::WriterMain() {
   bool failed = false;
   std::string why;
   const size_t nshards = shards_.size();
-  // (To a replica: the +FULLRESYNC line and the payload's header first,
-  // outside the checksum.)
-  if (!prefix_.empty() && !Send(prefix_)) {
+  // A full sync goes on while one of its replicas does.
+  static constexpr const char* kNoneLeft = "Write error sending the snapshot to the replicas: none is left";
+  auto replicas_left = [&] {
+    if (std::any_of(writer_outs_.begin(), writer_outs_.end(), [](const Out* o) { return !o->failed; })) return true;
     failed = true;
     give_up_.store(true, std::memory_order_relaxed);
-    why = std::string("Write error sending the snapshot to the replica: ") + std::strerror(errno);
+    why = kNoneLeft;
+    return false;
+  };
+  if (for_replicas_) {
+    TakeNewOuts();
+    replicas_left();
   }
   int64_t keepalive_ms = MonotonicMs();
   for (;;) {
-    if (disk_ && !failed && MonotonicMs() - keepalive_ms >= 1000) {
-      // Writing the file: a newline a second keeps the replica waiting
-      // (Redis's keep-alive); one gone stops the snapshot.
-      keepalive_ms = MonotonicMs();
-      if (!Send("\n")) {
-        failed = true;
-        give_up_.store(true, std::memory_order_relaxed);
-        why = std::string("Write error sending the snapshot to the replica: ") + std::strerror(errno);
+    if (for_replicas_ && disk_ && !failed) {
+      // Writing the file: replicas that joined get their prefix, and a
+      // newline a second keeps them waiting (Redis's keep-alive).
+      TakeNewOuts();
+      if (MonotonicMs() - keepalive_ms >= 1000) {
+        keepalive_ms = MonotonicMs();
+        SendTo(writer_outs_, "\n");
       }
+      replicas_left();
     }
     std::pair<std::string, uint64_t> item;
     {
@@ -319,8 +400,8 @@ void BgSave::WriterMain() {
       if (!Write(chunk)) {
         failed = true;
         file_error_ = disk_;
-        if (replica_ != 0) give_up_.store(true, std::memory_order_relaxed);
-        why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
+        if (for_replicas_) give_up_.store(true, std::memory_order_relaxed);
+        why = for_replicas_ && !disk_ ? kNoneLeft : std::string("Write error saving DB on disk: ") + std::strerror(errno);
       }
       bytes_written_.fetch_add(chunk.size(), std::memory_order_relaxed);
     }
@@ -348,16 +429,16 @@ void BgSave::WriterMain() {
     if (!Write(tail)) {
       failed = true;
       file_error_ = disk_;
-      why = std::string("Write error saving DB on disk: ") + std::strerror(errno);
+      why = for_replicas_ && !disk_ ? kNoneLeft : std::string("Write error saving DB on disk: ") + std::strerror(errno);
     }
   }
-  if (replica_ != 0 && !disk_) {
-    // (The duplicate stays open until the job goes, ~BgSave: Abort may
-    // shut the socket down meanwhile.)
+  if (for_replicas_ && !disk_) {
+    // (The duplicates stay open until the job goes, ~BgSave: Abort may
+    // shut the sockets down meanwhile.)
     ok_ = !failed;
-  } else if (replica_ != 0) {
+  } else if (for_replicas_) {
     // The file goes into place as BGSAVE's does; then its bytes go to the
-    // replica (read through a descriptor of the same file, whatever is
+    // replicas (read through a descriptor of the same file, whatever is
     // renamed meanwhile).
     const int file = failed ? -1 : ::open(temp_.c_str(), O_RDONLY | O_CLOEXEC);
     const int open_errno = errno;

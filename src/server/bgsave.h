@@ -13,6 +13,8 @@
 // writes' copies go regardless).
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -51,23 +53,44 @@ class BgSave {
   // `commands`: the file is an AOF base of commands, not RDB.
   static std::unique_ptr<BgSave> Start(Server& server, std::string* err, std::string temp, std::string filename,
                                        bool aof_base, bool commands);
-  // A replica's full sync (docs/replication.md): what goes to the replica
-  // goes to `fd` (its socket, duplicated; over TLS the socketpair its
-  // worker reads; the job closes it), `prefix` first (the +FULLRESYNC line,
-  // none for SYNC). Diskless, the snapshot follows with the `$EOF:<mark>`
-  // header (in `prefix`) and ends with the 40-byte `mark`. With `disk`
+  // A full sync of one or more replicas (docs/replication.md), each a
+  // Target: its client id, where its bytes go (`fd`: its socket,
+  // duplicated; over TLS the socketpair its worker reads; the job closes
+  // it) and what goes first (`prefix`: the +FULLRESYNC line, none for SYNC).
+  // Diskless, the snapshot follows with the `$EOF:<mark>` header and ends
+  // with the 40-byte `mark`, to every target at once. With `disk`
   // (repl-diskless-sync no, or a replica without capa eof) it is written to
-  // dbfilename first, as BGSAVE writes it, a newline going to the replica
-  // every second meanwhile; then `$<length>` and the file's bytes go.
-  // Every shard held; null with *err if the file cannot be opened.
-  static std::unique_ptr<BgSave> StartToReplica(Server& server, std::string* err, uint64_t client_id, int fd,
-                                                std::string prefix, std::string mark, bool disk);
-  // The replica a sync is for (0: a BGSAVE or AOF rewrite), whether it goes
-  // through the file, and whether the file's bytes are being sent (INFO's
-  // send_bulk; the file is in place then).
-  uint64_t replica() const { return replica_; }
+  // dbfilename first, as BGSAVE writes it, a newline going to the replicas
+  // every second meanwhile; then `$<length>` and the file's bytes go. A
+  // target whose socket fails (or takes nothing for repl-timeout) is shut
+  // down and dropped alone; the snapshot stops once none is left. Every
+  // shard held; null with *err if the file cannot be opened.
+  struct Target {
+    uint64_t id = 0;
+    int fd = -1;
+    std::string prefix;
+  };
+  static std::unique_ptr<BgSave> StartToReplicas(Server& server, std::string* err, std::vector<Target> targets,
+                                                 std::string mark, bool disk);
+  // A disk-based sync still writing its file takes one more replica (its
+  // prefix goes at once; the job owns `fd` then). False while the file's
+  // bytes are going already, or none of the replicas is left.
+  bool AddTarget(Target target);
+  // Whether this job is a full sync's, and whether it goes through the
+  // file; whether the file's bytes are being sent (INFO's send_bulk; the
+  // file is in place then).
+  bool for_replicas() const { return for_replicas_; }
   bool disk() const { return disk_; }
   bool sending_file() const { return sending_file_.load(std::memory_order_acquire); }
+  // The replicas the sync is for.
+  std::vector<uint64_t> replicas();
+  // Once finished(): how it went for each replica (`error` if not ok).
+  struct Outcome {
+    uint64_t id = 0;
+    bool ok = false;
+    std::string error;
+  };
+  std::vector<Outcome> outcomes();
   // (A disk-based sync, once finished: the file was written and is in place
   // (it counts as a BGSAVE's), or writing it failed on the disk, and when.)
   bool file_ok() const { return file_ok_; }
@@ -110,10 +133,24 @@ class BgSave {
   void Push(std::string&& chunk, uint64_t keys);
   // Every shard held: the header, and every database's snapshot starts.
   void Begin(Server& server);
-  // The snapshot's bytes: to the file, or to a diskless sync's replica.
+  // The snapshot's bytes: to the file, or to a diskless sync's replicas.
   bool Write(std::string_view bytes);
-  // To the replica (waiting while its socket is full, up to repl-timeout).
-  bool Send(std::string_view bytes);
+  // A replica's destination (outs_; `done`, `progress_ms`: SendTo's).
+  struct Out {
+    uint64_t id = 0;
+    int fd = -1;
+    std::string prefix;
+    bool failed = false;
+    std::string error;
+    size_t done = 0;
+    int64_t progress_ms = 0;
+  };
+  // To the replicas in `outs` not failed, all at once (polling the sockets
+  // that are full, each allowed repl-timeout without progress); false if
+  // none took it all.
+  bool SendTo(const std::vector<Out*>& outs, std::string_view bytes);
+  // The writer's: outs_ added since its last look get their prefix.
+  void TakeNewOuts();
   // A disk-based sync's second half: `$<length>` and the file's bytes.
   bool SendFile(int file, std::string* why);
   void WriterMain();
@@ -122,17 +159,23 @@ class BgSave {
   std::string temp_, filename_;
   bool aof_base_ = false;
   bool commands_ = false;
-  uint64_t replica_ = 0;
+  bool for_replicas_ = false;
   bool disk_ = false;
-  std::string prefix_, mark_;  // (to a replica: what goes before and after)
+  std::string mark_;  // (diskless: what the snapshot ends with)
   int64_t send_timeout_ms_ = 0;  // (to a replica: repl-timeout when it started)
-  // To a replica whose socket failed: the shards stop their walk.
+  // To replicas whose sockets all failed: the shards stop their walk.
   std::atomic<bool> give_up_{false};
   std::atomic<bool> sending_file_{false};
   bool file_ok_ = false, file_error_ = false;
   int64_t file_end_ms_ = 0;
   int fd_ = -1;      // the file
-  int out_fd_ = -1;  // the replica's
+  // The replicas' (under mu_: AddTarget appends; the writer's own list,
+  // writer_outs_, follows it).
+  std::vector<std::unique_ptr<Out>> outs_;
+  bool file_phase_ = false;  // (under mu_: the file's bytes are going)
+  std::vector<Out*> writer_outs_;
+  std::vector<pollfd> polls_;  // (SendTo's)
+  std::vector<Out*> polled_;
   int64_t start_ms_ = 0;
   uint64_t dirty_at_start_ = 0;
   uint64_t keys_total_ = 0;

@@ -411,7 +411,8 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
       const ReplicationPrimary::ReplicaInfo& r = replicas[i];
       // (A diskless transfer is Redis's wait_bgsave too; send_bulk is a
       // file's being sent.)
-      const bool bulk = bgsave_ != nullptr && bgsave_->replica() == r.client_id && bgsave_->sending_file();
+      const bool bulk = r.state == ReplicationPrimary::State::kSendingRdb && bgsave_ != nullptr &&
+                        bgsave_->for_replicas() && bgsave_->sending_file();
       const char* state = r.state == ReplicationPrimary::State::kOnline ? "online"
                           : bulk                                      ? "send_bulk"
                                                                       : "wait_bgsave";

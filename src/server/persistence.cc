@@ -490,7 +490,7 @@ void Server::AbortBgSave(bool aof_rewrite_too) {
   if (bgsave_ == nullptr || (bgsave_->aof_base() && !aof_rewrite_too)) return;
   for (size_t i = 0; i < num_shards(); i++) worker(i).StopSnapshotWork();
   // A replica's sync stops too: it is closed, and will ask again.
-  if (bgsave_->replica() != 0) replication_->SyncDone(bgsave_->replica(), false);
+  for (uint64_t id : bgsave_->replicas()) replication_->SyncDone(id, false);
   bgsave_->Abort();
   bgsave_.reset();  // (joins the writer, which removes the temporary file)
   LOG_NOTICE("Background saving stopped: a save in the foreground replaces it");

@@ -166,30 +166,60 @@ void ReplicationPrimary::AttachWaiting(const ReplicaInfo& info, uint32_t worker,
   std::lock_guard<std::mutex> lock(mu_);
   auto r = MakeReplica(info, worker, State::kWaitBgsave);
   r->fd = fd;
+  r->waiting_since_ms = UnixTimeMs();
   replicas_.push_back(std::move(r));
 }
 
-bool ReplicationPrimary::has_waiting() {
+bool ReplicationPrimary::SyncDue(int64_t now_ms, bool diskless, int delay_s, int max_replicas) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto& r : replicas_)
-    if (r->info.state == State::kWaitBgsave && !r->close) return true;
-  return false;
+  int waiting = 0;
+  int64_t longest_ms = 0;
+  for (auto& r : replicas_) {
+    if (r->info.state != State::kWaitBgsave || r->close) continue;
+    waiting++;
+    longest_ms = std::max(longest_ms, now_ms - r->waiting_since_ms);
+    if (r->info.disk) diskless = false;
+  }
+  return waiting > 0 && (!diskless || (max_replicas > 0 && waiting >= max_replicas) ||
+                         longest_ms >= int64_t{delay_s} * 1000);
 }
 
-bool ReplicationPrimary::StartNext(SyncStart* start) {
+bool ReplicationPrimary::StartWaiting(SyncStart* start) {
   std::lock_guard<std::mutex> lock(mu_);
+  start->targets.clear();
+  start->disk = false;
+  start->offset = offset_;
   for (auto& r : replicas_) {
     if (r->info.state != State::kWaitBgsave || r->close) continue;
     r->info.state = State::kSendingRdb;
-    start->id = r->info.client_id;
-    start->fd = r->fd;
-    start->offset = offset_;
-    start->sync = r->info.sync;
-    start->disk = r->info.disk;
-    stream_db_ = -1;
-    return true;
+    r->sync_offset = offset_;
+    start->targets.push_back(SyncTarget{r->info.client_id, r->fd, r->info.sync});
+    start->disk = start->disk || r->info.disk;
   }
-  return false;
+  if (start->targets.empty()) return false;
+  // (Every one of them reads the same bytes: the file's form for all if
+  // one needs it.)
+  for (auto& r : replicas_)
+    if (r->info.state == State::kSendingRdb) r->info.disk = start->disk;
+  stream_db_ = -1;
+  return true;
+}
+
+bool ReplicationPrimary::JoinSync(const ReplicaInfo& info, uint32_t worker, int fd,
+                                  const std::function<bool(uint64_t)>& join) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // (A sibling closed over its limit has dropped what it kept.)
+  auto it = std::find_if(replicas_.begin(), replicas_.end(),
+                         [](auto& r) { return r->info.state == State::kSendingRdb && !r->close; });
+  if (it == replicas_.end() || !join((*it)->sync_offset)) return false;
+  auto r = MakeReplica(info, worker, State::kSendingRdb);
+  r->info.disk = true;
+  r->fd = fd;
+  r->sync_offset = (*it)->sync_offset;
+  r->pending = (*it)->pending;
+  r->pending_since_us = (*it)->pending_since_us;
+  replicas_.push_back(std::move(r));
+  return true;
 }
 
 void ReplicationPrimary::SyncDone(uint64_t id, bool ok) {

@@ -90,20 +90,37 @@ class ReplicationPrimary {
   // may be running); `fd` is a duplicate of its socket, kept here until its
   // sync starts (closed if it goes first).
   void AttachWaiting(const ReplicaInfo& info, uint32_t worker, int fd);
-  bool has_waiting();
-  // The first waiting replica's sync starts now (no BGSAVE running): the
-  // stream from here on is kept for it until its snapshot is sent. Its id,
-  // its socket's duplicate (the snapshot's now), the offset the snapshot
-  // stands for (master_repl_offset now) and how it asked; the stream's
+  // Whether the replicas waiting should have their sync started now (no
+  // BGSAVE running), as Redis's replicationCron: at once unless the
+  // snapshot goes to sockets (`diskless`, and every one waiting reads that
+  // form), else once the first has waited `delay_s` seconds or
+  // `max_replicas` (0: no such bound) are waiting.
+  bool SyncDue(int64_t now_ms, bool diskless, int delay_s, int max_replicas);
+  // The sync of every waiting replica starts now, one snapshot for them
+  // all (no BGSAVE running): the stream from here on is kept for each
+  // until the snapshot is sent. Each one's id, its socket's duplicate (the
+  // snapshot's now) and whether it asked with SYNC; the offset the
+  // snapshot stands for (master_repl_offset now); through the file if any
+  // of them cannot read the diskless form (Redis's mincapa). The stream's
   // database is unset (its next chunk selects one: the replica's load
-  // leaves its own).
-  struct SyncStart {
+  // leaves its own). False if none waits.
+  struct SyncTarget {
     uint64_t id = 0;
     int fd = -1;
-    uint64_t offset = 0;
-    bool sync = false, disk = false;
+    bool sync = false;
   };
-  bool StartNext(SyncStart* start);
+  struct SyncStart {
+    std::vector<SyncTarget> targets;
+    uint64_t offset = 0;
+    bool disk = false;
+  };
+  bool StartWaiting(SyncStart* start);
+  // A replica joins the disk-based sync running (Redis's "Waiting for end
+  // of BGSAVE for SYNC"): the stream its siblings kept since the snapshot
+  // began is copied for it, if `join(offset)` (the snapshot's offset) lets
+  // it into the job. False (nothing changed) if no replica of the job is
+  // left to copy from, or `join` refuses.
+  bool JoinSync(const ReplicaInfo& info, uint32_t worker, int fd, const std::function<bool(uint64_t)>& join);
   // The snapshot for replica `id` has gone out (`ok`) or failed: online,
   // or to be closed by its worker. (Before the job and its socket go.)
   void SyncDone(uint64_t id, bool ok);
@@ -221,9 +238,11 @@ class ReplicationPrimary {
     // `$EOF:` mark must not get the stream's first bytes in the same read).
     bool await_ack = false;
     // Its socket's duplicate: owned while it waits; the snapshot's while
-    // that is sent (a replica that goes shuts it down, so that the
-    // snapshot stops); -1 after.
+    // that is sent (a replica that goes shuts it down: the snapshot stops
+    // going to it); -1 after.
     int fd = -1;
+    int64_t waiting_since_ms = 0;  // (AttachWaiting's)
+    uint64_t sync_offset = 0;      // the offset its snapshot stands for
   };
   // Tells the replica's worker (under the lock).
   void Tell(uint32_t worker);

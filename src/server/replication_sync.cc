@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <random>
+#include <vector>
 
 #include "server/log.h"
 #include "server/server.h"
@@ -17,13 +18,36 @@ bool Server::StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint3
     *err = "cannot duplicate the replica's socket";
     return false;
   }
+  if (bgsave_ != nullptr && bgsave_->for_replicas() && bgsave_->disk()) {
+    // A disk-based sync is writing its file: this replica takes the same
+    // file and the stream kept since it began (Redis 7's CASE 1).
+    const bool joined = replication_->JoinSync(info, worker, fd, [&](uint64_t offset) {
+      return bgsave_->AddTarget(BgSave::Target{info.client_id, fd, info.sync ? std::string()
+                                                                             : FullResyncLine(repl_ids_, offset)});
+    });
+    if (joined) {
+      LOG_NOTICE("Waiting for end of BGSAVE for SYNC");
+      return true;
+    }
+  }
   replication_->AttachWaiting(info, worker, fd);
-  if (bgsave_ == nullptr) {
-    StartWaitingSync();
-  } else {
+  if (bgsave_ != nullptr && bgsave_->for_replicas() && !bgsave_->disk()) {
+    LOG_NOTICE("Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC");
+  } else if (bgsave_ != nullptr) {
     LOG_NOTICE("Full resync for replica %s waits for the background save in progress", info.ip.c_str());
+  } else if (!info.disk && config_.repl_diskless_sync_delay > 0) {
+    // (Worker 0's cron starts it: SyncDue.)
+    LOG_NOTICE("Delay next BGSAVE for diskless SYNC");
+  } else {
+    StartWaitingSync();
   }
   return true;
+}
+
+bool Server::SyncDue(int64_t now_ms) {
+  return bgsave_ == nullptr && replication_->SyncDue(now_ms, config_.repl_diskless_sync,
+                                                     config_.repl_diskless_sync_delay,
+                                                     config_.repl_diskless_sync_max_replicas);
 }
 
 void Server::EmitShardChunks() {
@@ -46,10 +70,8 @@ void Server::StartWaitingSync() {
   // replica's share of it starts.
   EmitShardChunks();
   ReplicationPrimary::SyncStart s;
-  if (!replication_->StartNext(&s)) return;
-  // (SYNC, the protocol before PSYNC: the payload alone.)
-  std::string prefix = s.sync ? std::string() : FullResyncLine(repl_ids_, s.offset);
-  std::string mark;
+  if (!replication_->StartWaiting(&s)) return;
+  std::string mark, eof;
   if (!s.disk) {
     // Redis's EOF mark: 40 random characters the payload ends with.
     static constexpr char kChars[] = "0123456789abcdefghijklmnopqrstuvwxyz";
@@ -57,46 +79,56 @@ void Server::StartWaitingSync() {
     std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
     mark.assign(40, 'x');
     for (char& c : mark) c = kChars[rng() % 36];
-    prefix += "$EOF:" + mark + "\r\n";
+    eof = "$EOF:" + mark + "\r\n";
   } else {
     persistence_.last_attempt_s.store(UnixTimeMs() / 1000, std::memory_order_relaxed);
   }
+  // (SYNC, the protocol before PSYNC: the payload alone.)
+  const std::string line = FullResyncLine(repl_ids_, s.offset);
+  std::vector<BgSave::Target> targets;
+  for (const ReplicationPrimary::SyncTarget& t : s.targets)
+    targets.push_back(BgSave::Target{t.id, t.fd, (t.sync ? std::string() : line) + eof});
   std::string err;
-  bgsave_ = BgSave::StartToReplica(*this, &err, s.id, s.fd, std::move(prefix), std::move(mark), s.disk);
+  bgsave_ = BgSave::StartToReplicas(*this, &err, std::move(targets), std::move(mark), s.disk);
   if (bgsave_ == nullptr) {
-    LOG_WARNING("Can't start the full resync of replica %llu: %s", static_cast<unsigned long long>(s.id),
-                err.c_str());
-    ::close(s.fd);
-    replication_->SyncDone(s.id, false);
+    LOG_WARNING("Can't start the full resync of %zu replica(s): %s", s.targets.size(), err.c_str());
+    for (const ReplicationPrimary::SyncTarget& t : s.targets) {
+      ::close(t.fd);
+      replication_->SyncDone(t.id, false);
+    }
     return;
   }
-  LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (offset %llu)", s.disk ? "disk" : "replicas sockets",
-             static_cast<unsigned long long>(s.offset));
+  LOG_NOTICE("Starting BGSAVE for SYNC with target: %s (offset %llu, %zu replica(s))",
+             s.disk ? "disk" : "replicas sockets", static_cast<unsigned long long>(s.offset), s.targets.size());
   for (size_t i = 0; i < num_shards(); i++) worker(i).StartSnapshotWork();
 }
 
 bool Server::ReapReplicaSync() {
-  if (bgsave_ == nullptr || bgsave_->replica() == 0) return false;
-  const bool ok = bgsave_->ok();
-  if (bgsave_->disk()) {
-    // The file counts as a BGSAVE's (LASTSAVE, the changes since); one
-    // stopped because the replica went is no failed save.
-    if (bgsave_->file_ok() || bgsave_->file_error()) NoteRdbSaveEnd(bgsave_->file_ok(), bgsave_->file_end_ms());
-    std::string name = std::to_string(bgsave_->replica());
-    for (const ReplicationPrimary::ReplicaInfo& r : replication_->Replicas())
-      if (r.client_id == bgsave_->replica()) name = r.ip + ":" + std::to_string(r.listening_port);
-    if (ok)
-      LOG_NOTICE("Synchronization with replica %s succeeded", name.c_str());
-    else
-      LOG_WARNING("Disk-based sync of replica %s failed: %s", name.c_str(), bgsave_->error().c_str());
-  } else if (ok)
-    LOG_NOTICE("Diskless rdb transfer to replica done (%llu keys, %llu bytes in %lld ms)",
+  if (bgsave_ == nullptr || !bgsave_->for_replicas()) return false;
+  // The file counts as a BGSAVE's (LASTSAVE, the changes since); one
+  // stopped because the replicas went is no failed save.
+  if (bgsave_->disk() && (bgsave_->file_ok() || bgsave_->file_error()))
+    NoteRdbSaveEnd(bgsave_->file_ok(), bgsave_->file_end_ms());
+  const std::vector<ReplicationPrimary::ReplicaInfo> replicas = replication_->Replicas();
+  size_t sent = 0;
+  for (const BgSave::Outcome& o : bgsave_->outcomes()) {
+    std::string name = std::to_string(o.id);
+    for (const ReplicationPrimary::ReplicaInfo& r : replicas)
+      if (r.client_id == o.id) name = r.ip + ":" + std::to_string(r.listening_port);
+    if (o.ok) {
+      sent++;
+      if (bgsave_->disk()) LOG_NOTICE("Synchronization with replica %s succeeded", name.c_str());
+    } else {
+      LOG_WARNING("%s sync of replica %s failed: %s", bgsave_->disk() ? "Disk-based" : "Diskless", name.c_str(),
+                  o.error.c_str());
+    }
+    replication_->SyncDone(o.id, o.ok);
+  }
+  if (!bgsave_->disk() && sent > 0)
+    LOG_NOTICE("Diskless rdb transfer to %zu replica(s) done (%llu keys, %llu bytes in %lld ms)", sent,
                static_cast<unsigned long long>(bgsave_->keys_saved()),
                static_cast<unsigned long long>(bgsave_->bytes_written()),
                static_cast<long long>(UnixTimeMs() - bgsave_->start_ms()));
-  else
-    LOG_WARNING("Diskless rdb transfer to replica failed: %s", bgsave_->error().c_str());
-  replication_->SyncDone(bgsave_->replica(), ok);
   bgsave_.reset();
   return true;
 }

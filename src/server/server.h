@@ -92,13 +92,15 @@ class Server final : public ServerState {
   // The RDB file of the job running (bgsave_) was written and is in place
   // (`ok`), or failed, at `end_ms`: LASTSAVE, the status, the log.
   void NoteRdbSaveEnd(bool ok, int64_t end_ms);
-  // Replicas (replication_sync.cc): PSYNC's full resync, the next waiting
-  // one (every shard held; after a BGSAVE), a finished one (worker 0;
+  // Replicas (replication_sync.cc): PSYNC's full resync, the waiting ones'
+  // (one snapshot for them all; every shard held), a finished one (worker 0;
   // true if the job was one) and the stream's keep-alive (worker 0's cron).
   bool StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint32_t worker, int fd,
                         std::string* err) override;
   void StartWaitingSync();
-  bool has_waiting_sync() { return replication_->has_waiting(); }
+  // Whether the replicas waiting for a full sync should have it now
+  // (repl-diskless-sync-delay, -max-replicas; no BGSAVE running).
+  bool SyncDue(int64_t now_ms);
   bool ReapReplicaSync();
   // (Also before a snapshot's instant, or an AOF change.)
   void EmitShardChunks() override;

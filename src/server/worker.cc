@@ -536,7 +536,7 @@ void Worker::Cron() {
       BgSaveHoldingAll(&err);
     }
     // A replica's full resync that waited for a BGSAVE; the stream's PINGs.
-    if (server_.bgsave() == nullptr && server_.has_waiting_sync()) HoldingAll([&] {
+    if (server_.SyncDue(now)) HoldingAll([&] {
         server_.StartWaitingSync();
         return true;
       });
