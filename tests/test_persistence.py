@@ -512,6 +512,18 @@ def test_bgsave_snapshot_is_atomic_across_shards(tmp_path):
         s2.stop()
 
 
+def save_keys(tmp_path, n):
+    """k0 .. k<n-1> saved in tmp_path's dump.rdb."""
+    s = server_in(tmp_path)
+    c = s.client()
+    pipe = c.pipeline(transaction=False)
+    for i in range(n):
+        pipe.set(f"k{i}", i)
+    pipe.execute()
+    c.save()
+    s.stop()
+
+
 def start_slow_load(tmp_path, *args):
     """A server started on tmp_path's data with key-load-delay 1 ms (and
     `args`), and ask(request) -> the bytes it answers on one connection,
@@ -539,16 +551,26 @@ def start_slow_load(tmp_path, *args):
     return proc, port, ask
 
 
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine's start-up")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_the_start_up_load_exits(tmp_path, sig):
+    # (With several workers: the others have not started yet, and the
+    # shutdown must not wait for them.)
+    save_keys(tmp_path, 3000)
+    proc, port, ask = start_slow_load(tmp_path, "--threads", "2")
+    try:
+        assert ask(b"GET k1\r\n").startswith(b"-LOADING")
+        proc.send_signal(sig)
+        proc.wait(timeout=5)  # (a 256-key slice, 1 ms a key, at most)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.skipif(IS_REDIS, reason="Peregrine's start-up (redis-server: key-load-delay works the same)")
 def test_clients_get_loading_while_the_file_loads(tmp_path):
-    s = server_in(tmp_path)
-    c = s.client()
-    pipe = c.pipeline(transaction=False)
-    for i in range(3000):
-        pipe.set(f"k{i}", i)
-    pipe.execute()
-    c.save()
-    s.stop()
+    save_keys(tmp_path, 3000)
     proc, port, ask = start_slow_load(tmp_path)
     try:
         assert ask(b"GET k1\r\n") == b"-LOADING Redis is loading the dataset in memory\r\n"

@@ -9,6 +9,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS, TEST_SERVER, ServerProcess
+from helpers import wait_for
 from test_replication import snapshot, wait_caught_up, write_every_type
 
 ZEROS = "0" * 40
@@ -543,6 +544,51 @@ def test_a_diskless_load_ends_equal(servers, tmp_path, primary_kind):
     assert snapshot(r) == snapshot(p)
     assert "to disk" in replica.output()
     assert r.config_get("repl-diskless-load") == {"repl-diskless-load": "on-empty-db"}
+
+
+@pytest.mark.parametrize("load", ["disabled", "on-empty-db"])
+def test_a_replica_loading_its_snapshot_answers_loading(servers, tmp_path, load):
+    # While the snapshot loads (from the file, or as it comes from the
+    # socket) the replica answers: -LOADING to what may not run then (PING
+    # too: Sentinel takes that answer for a live server), INFO with
+    # loading:1; then the data, as Redis's.
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+    primary = start(tmp_path, "p")
+    replica = start(tmp_path, "r", args=["--repl-diskless-load", load, "--key-load-delay", "75"])
+    servers += [primary, replica]
+    p = primary.client()
+    r = replica.client(socket_timeout=5, retry=Retry(NoBackoff(), 0))
+    pipe = p.pipeline(transaction=False)
+    for i in range(40000):
+        pipe.set(f"k:{i}", os.urandom(200))  # (8 MB the compression cannot shrink: Redis answers every 2 MB)
+    pipe.execute()
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    assert wait_for(lambda: r.info("persistence")["loading"] == 1, timeout=20)
+    got = {"get": [], "set": [], "ping": []}
+    t0 = time.monotonic()
+    while r.info("persistence")["loading"] == 1 and time.monotonic() - t0 < 20:
+        assert r.info("replication")["role"] == "slave"
+        for name, call in (("get", lambda: r.get("k:1")), ("set", lambda: r.set("x", "1")), ("ping", r.ping)):
+            try:
+                call()
+                got[name].append("answered")
+            except redis.BusyLoadingError as e:  # (redis-py's name for -LOADING)
+                assert str(e) == "Redis is loading the dataset in memory"
+                got[name].append("loading")
+            except redis.ReadOnlyError:
+                got[name].append("read-only")  # (once loaded)
+        time.sleep(0.05)
+    # (About 3 s of load, answered throughout: each answer is -LOADING but
+    # for the last ones, which may come once the load is over; Redis answers
+    # only every 2 MB it loads.)
+    if IS_REDIS:
+        assert "loading" in got["get"] + got["set"] + got["ping"], got
+    else:
+        for name in got:
+            assert got[name].count("loading") >= 5 and "answered" not in got[name][:-1], got
+    wait_caught_up(p, r)
+    assert r.dbsize() == 40000 and r.get("k:39999") == p.get("k:39999")
 
 
 def test_a_primary_before_redis_7_sends_relative_deadlines(servers, tmp_path):

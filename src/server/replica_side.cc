@@ -103,7 +103,7 @@ void Server::StopReplicaLink() {
   if (link_ != nullptr) link_->Stop();
 }
 
-bool Server::LoadFullSync(Worker& w, const ReplicaLink::Event& ev) {
+bool Server::BeginFullSyncLoad(Worker& w, const ReplicaLink::Event& ev) {
   // As Redis's readSyncBulkPayload: with repl-diskless-load disabled the
   // file becomes the RDB file, and is loaded in place of every database;
   // otherwise the snapshot loads as it comes, through the link's pipe.
@@ -130,50 +130,97 @@ bool Server::LoadFullSync(Worker& w, const ReplicaLink::Event& ev) {
   LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
   // A new history: this server's own replicas start again too.
   replication_->SetRelaying(true);
-  bool found = false;
-  std::string err;
-  PersistenceState& p = persistence_;
-  p.loaded_repl_id.clear();
-  p.loaded_repl_db = 0;
+  persistence_.loaded_repl_id.clear();
+  persistence_.loaded_repl_db = 0;
+  auto load = std::make_unique<SyncLoad>();
+  load->loader = std::make_unique<RdbLoader>(*this, w.lua(), /*merge=*/false);
   // (Keys past their deadline too: the primary's DELs remove them.)
-  const bool loaded = ev.fd >= 0 ? (found = true, LoadRdbStream(*this, w.lua(), ev.fd, ev.size, &err))
-                                 : LoadRdbFile(*this, w.lua(), target, /*merge=*/false, &found, &err,
-                                               /*keep_expired=*/true);
-  if (!loaded || !found) {
-    LOG_WARNING("%s", found ? err.c_str() : "the synchronization file went");
+  load->loader->set_keep_expired();
+  bool found = true;
+  std::string err;
+  const bool opened = ev.fd >= 0 ? load->loader->OpenStream(ev.fd, ev.size, &err)
+                                 : load->loader->Open(target, &found, &err);
+  if (!opened || !found) {
+    EndFullSyncLoad(w, false, found ? err : "the synchronization file went");
+    return true;  // (ended)
+  }
+  load->replid = ev.replid;
+  load->offset = ev.offset;
+  sync_load_ = std::move(load);
+  loading_.store(true, std::memory_order_release);
+  return true;
+}
+
+void Server::StepFullSyncLoad(Worker& w) {
+  // (10 ms, then 1 ms for the others: Worker::ServeMasterLink.)
+  const int64_t until = MonotonicUs() + 10000;
+  for (;;) {
+    switch (sync_load_->loader->Step(32)) {
+      case StartupLoader::Status::kMore:
+        if (MonotonicUs() < until) continue;
+        return;
+      case StartupLoader::Status::kDone:
+        EndFullSyncLoad(w, true, {});
+        return;
+      case StartupLoader::Status::kError:
+        EndFullSyncLoad(w, false, sync_load_->loader->error());
+        return;
+    }
+  }
+}
+
+void Server::EndFullSyncLoad(Worker& w, bool ok, const std::string& err) {
+  std::unique_ptr<SyncLoad> load = std::move(sync_load_);
+  loading_.store(false, std::memory_order_release);
+  std::vector<ReplicaLink::Event> rest;
+  if (load != nullptr) rest = std::move(load->rest);
+  if (!ok) {
+    LOG_WARNING("%s", err.c_str());
     // The data is gone or half there: no history to continue (the next
     // PSYNC asks for a full sync), as Redis discards its cached primary.
     repl_ids_.Change();
     repl_ids_.ClearSecond();
     replication_->FreeBacklog();
-    return false;
+  } else {
+    repl_ids_.replid = load->replid;
+    repl_ids_.ClearSecond();
+    replication_->ResetBacklog(config_.repl_backlog_size, load->offset);
+    master_in_.clear();
+    // (A new history: nothing of the old one counts as durable.)
+    fack_pending_.clear();
+    if (link_ != nullptr) link_->SetFsynced(-1);
+    // The database the stream goes on in (a primary that is itself a
+    // replica sends no SELECT until its primary's changes).
+    const int db = persistence_.loaded_repl_db;
+    master_db_ = db >= 0 && db < config_.databases ? db : 0;
+    // The append-only file starts again from the new data (Redis restarts
+    // it after a full sync).
+    if (aof_->active()) {
+      bool scheduled;
+      std::string why;
+      if (!StartAofRewrite(&why, &scheduled))
+        LOG_WARNING("Can't rewrite the append only file after the sync: %s", why.c_str());
+    }
   }
-  repl_ids_.replid = ev.replid;
-  repl_ids_.ClearSecond();
-  replication_->ResetBacklog(config_.repl_backlog_size, ev.offset);
-  master_in_.clear();
-  // (A new history: nothing of the old one counts as durable.)
-  fack_pending_.clear();
-  link_->SetFsynced(-1);
-  // The database the stream goes on in (a primary that is itself a
-  // replica sends no SELECT until its primary's changes).
-  master_db_ = p.loaded_repl_db >= 0 && p.loaded_repl_db < config_.databases ? p.loaded_repl_db : 0;
-  // The append-only file starts again from the new data (Redis restarts
-  // it after a full sync).
-  if (aof_->active()) {
-    bool scheduled;
-    if (!StartAofRewrite(&err, &scheduled))
-      LOG_WARNING("Can't rewrite the append only file after the sync: %s", err.c_str());
-  }
-  return true;
+  load.reset();  // (the loader's pipe closes: a link still writing stops)
+  if (link_ == nullptr) return;
+  link_->LoadDone(ok);
+  ApplyMasterEvents(w, std::move(rest));
 }
 
 void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events) {
-  for (ReplicaLink::Event& ev : events) {
+  for (size_t i = 0; i < events.size(); i++) {
+    ReplicaLink::Event& ev = events[i];
+    if (sync_load_ != nullptr) {
+      // (A load started: what follows it waits for its end.)
+      sync_load_->rest.assign(std::make_move_iterator(events.begin() + static_cast<ptrdiff_t>(i)),
+                              std::make_move_iterator(events.end()));
+      return;
+    }
     switch (ev.kind) {
       case ReplicaLink::Event::Kind::kFullSync:
         FailoverAnswered(true);
-        link_->LoadDone(LoadFullSync(w, ev));
+        if (!BeginFullSyncLoad(w, ev)) link_->LoadDone(false);
         break;
       case ReplicaLink::Event::Kind::kAccepted:
         FailoverAnswered(true);  // (the target took over; its snapshot comes next)
@@ -214,6 +261,7 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
         break;
     }
   }
+  if (sync_load_ != nullptr) return;  // (the load's end comes back here)
   ApplyMasterStream(w);
   NoteDatasetEmpty();
   link_->Applied(repl_ids_.replid, replication_->offset());

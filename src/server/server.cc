@@ -245,6 +245,7 @@ bool Server::Start(std::string* err) {
 int Server::Run() {
   if (loader_ != nullptr) {
     // Worker 0 loads first (FinishStartupLoad starts the others).
+    startup_loading_.store(true, std::memory_order_release);
     loading_.store(true, std::memory_order_release);
   } else {
     StartReplicaOfConfig();
@@ -281,6 +282,7 @@ int Server::Run() {
 void Server::FinishStartupLoad() {
   loader_.reset();
   loading_.store(false, std::memory_order_release);
+  startup_loading_.store(false, std::memory_order_release);
   StartReplicaOfConfig();
   for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
 }
@@ -298,7 +300,9 @@ void Server::ShutdownOnSignal(bool sigint) {
     LOG_WARNING("You insist... exiting now.");
     _exit(1);
   }
-  if (!stopping()) {
+  // (Not during the start-up load: no replica can be attached then, and
+  // the other workers, not started, could not lend their shards.)
+  if (!stopping() && !startup_loading()) {
     const bool saves = shutdown_save_ == ShutdownSave::kSave ||
                        (shutdown_save_ == ShutdownSave::kDefault && !config_.save_params.empty());
     if (workers_[0]->WaitBeforeShutdown(saves)) return;
@@ -408,8 +412,9 @@ void Server::Accept(int listen_fd, bool is_unix, bool tls) {
     for (auto& w : workers_) {
       const int64_t n = w->connections().load(std::memory_order_relaxed);
       total += n;
-      // (While loading only worker 0 runs: it keeps every connection.)
-      if (n < target->connections().load(std::memory_order_relaxed) && !loading()) target = w.get();
+      // (While the start-up load runs only worker 0 does: it keeps every
+      // connection.)
+      if (n < target->connections().load(std::memory_order_relaxed) && !startup_loading()) target = w.get();
     }
     if (total >= static_cast<int64_t>(config_.maxclients)) {
       static const char kMsg[] = "-ERR max number of clients reached\r\n";

@@ -128,6 +128,12 @@ class Server final : public ServerState {
   void ReplicaCron();
   void FailoverAnswered(bool accepted);
   void ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events);
+  // A full sync's snapshot loads a slice (about 10 ms) at a time between
+  // worker 0's events, every shard held for each and 1 ms between them
+  // (Worker::ServeMasterLink), so that clients are answered (-LOADING)
+  // meanwhile, as Redis's.
+  bool sync_loading() const { return sync_load_ != nullptr; }
+  void StepFullSyncLoad(Worker& w);
   // The start-up load (main(), before Run): worker 0 goes on with it
   // between its events, accepting every connection and answering
   // -LOADING to what may not run while loading; the other workers start
@@ -185,7 +191,6 @@ class Server final : public ServerState {
   // transaction without its EXEC yet), the database it is in, and what
   // runs it (every shard held).
   ReplicaLink::Settings LinkSettings() const;
-  bool LoadFullSync(Worker& w, const ReplicaLink::Event& ev);
   // Tells the link whether this server has no keys (repl-diskless-load
   // on-empty-db).
   void NoteDatasetEmpty();
@@ -206,6 +211,19 @@ class Server final : public ServerState {
   int master_db_ = 0;
   std::unique_ptr<CommandReplayer> master_replayer_;
   std::unique_ptr<StartupLoader> loader_;
+  // A full sync's load in progress (worker 0's): the snapshot's history,
+  // and the link's events that came after it.
+  struct SyncLoad {
+    std::unique_ptr<RdbLoader> loader;
+    std::string replid;
+    uint64_t offset = 0;
+    std::vector<ReplicaLink::Event> rest;
+  };
+  std::unique_ptr<SyncLoad> sync_load_;
+  // (replica_side.cc) Every shard held: the old data goes and the load
+  // starts (false: failed at once); its end, either way.
+  bool BeginFullSyncLoad(Worker& w, const ReplicaLink::Event& ev);
+  void EndFullSyncLoad(Worker& w, bool ok, const std::string& err);
   std::vector<std::thread> threads_;  // workers 1.. (Run)
   uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished
   int worker_spin_us_ = 0;

@@ -223,9 +223,13 @@ class ServerState {
   // rewrite goes on (as Redis's AOF child does) unless `aof_rewrite_too`
   // (shutdown, the AOF turned off).
   virtual void AbortBgSave(bool aof_rewrite_too = false) = 0;
-  // The start-up load (server.h: SetStartupLoader) is running: nothing may
-  // wait for another worker.
+  // A load is running (what may not run then is answered -LOADING): the
+  // start-up load (server.h: SetStartupLoader), while which nothing may
+  // wait for another worker (startup_loading()), or a replica's full sync
+  // (every worker runs; worker 0 loads a slice at a time holding every
+  // shard: Server::StepFullSyncLoad).
   bool loading() const { return loading_.load(std::memory_order_acquire); }
+  bool startup_loading() const { return startup_loading_.load(std::memory_order_acquire); }
   // BGSAVE SCHEDULE / BGSAVE inside a transaction: started by the cron.
   void ScheduleBgSave() { bgsave_scheduled_.store(true, std::memory_order_relaxed); }
   bool TakeScheduledBgSave() { return bgsave_scheduled_.exchange(false, std::memory_order_relaxed); }
@@ -309,6 +313,7 @@ class ServerState {
   std::unique_ptr<AppendOnlyFile> aof_;
   AofStats aof_stats_;
   std::atomic<bool> loading_{false};
+  std::atomic<bool> startup_loading_{false};
   std::atomic<bool> bgsave_scheduled_{false};
   ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
   std::atomic<bool> script_disable_deny_{false};

@@ -117,7 +117,7 @@ bool Worker::Init() {
     }
     // The start-up load, a slice at a time (about 2 ms), clients answered
     // -LOADING between slices.
-    if (index_ == 0 && server_.loading()) [[unlikely]] {
+    if (index_ == 0 && server_.startup_loading()) [[unlikely]] {
       StepStartupLoad();
       if (server_.loading()) loop_.WakeWithin(0);
     }
@@ -167,7 +167,7 @@ void Worker::Run() {
   loop_.Run();
   // Stopped during the start-up load (SHUTDOWN, a signal): the other
   // workers start now, only to stop with this one.
-  if (index_ == 0 && server_.loading()) server_.FinishStartupLoad();
+  if (index_ == 0 && server_.startup_loading()) server_.FinishStartupLoad();
   CloseAllClients();
   if (nworkers_ == 1) return;
   // Every other worker may still be running a command that needs this
@@ -365,6 +365,16 @@ void Worker::ReleasePauseHeld() {
 }
 
 void Worker::ServeMasterLink() {
+  if (server_.sync_loading()) [[unlikely]] {
+    HoldingAll([&] {
+      server_.StepFullSyncLoad(*this);
+      return true;
+    });
+    // (Not at once: the other workers, given their shards back, serve
+    // their clients before the next slice asks for them again.)
+    if (server_.sync_loading()) loop_.WakeWithin(1);
+    return;
+  }
   ReplicaLink* link = server_.replica_link();
   if (link == nullptr || !link->told()) [[likely]]
     return;

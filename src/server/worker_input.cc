@@ -254,21 +254,30 @@ bool Worker::HeldByPause(Client& c, const CommandSpec* cmd, std::span<const std:
 
 Worker::Route Worker::DispatchWhileLoading(Client& c, std::span<const std::string_view> args,
                                            const CommandSpec* cmd, const CompactKey::Probe* hint, uint64_t* now_tsc) {
-  // Here, without asking for other shards (no other worker runs yet);
-  // ExecuteCommand answers -LOADING to what may not run while loading.
+  // Here, without asking for other shards (no other worker runs yet, or
+  // the command is refused); ExecuteCommand answers -LOADING to what may
+  // not run while loading.
   *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
   return Route::kDone;
 }
 
 Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                                const CompactKey::Probe* hint, uint32_t first_key_shard, uint64_t* now_tsc) {
-  if (server_.loading()) [[unlikely]]
+  if (server_.startup_loading()) [[unlikely]]
     return DispatchWhileLoading(c, args, cmd, hint, now_tsc);
   const bool waiting = c.open_batch != nullptr || c.batch_in_flight;
   const CommandSpec* spec = cmd;
   if (cmd == nullptr || !cmd->subcommands.empty()) {
     std::string error;
     spec = Resolve(args, cmd, &error);
+  }
+  // A replica's full sync loading (every worker runs; the load's start and
+  // end happen while worker 0 holds every shard, so not between here and
+  // ExecuteCommand): what may not run then is answered here, -LOADING,
+  // after what the client sent before it.
+  if (server_.loading() && (spec == nullptr || !(spec->flags & kCmdLoading))) [[unlikely]] {
+    if (waiting) return Route::kPause;
+    return DispatchWhileLoading(c, args, cmd, hint, now_tsc);
   }
   // Where it runs: errors and keyless commands here; a command whose keys
   // all live on one shard on that shard's worker; otherwise here, holding
