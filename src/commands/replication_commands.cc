@@ -7,6 +7,8 @@
 #include "commands/common.h"
 #include "core/numbers.h"
 #include "net/socket.h"
+#include "protocol/parser.h"
+#include "server/bgsave.h"
 #include "server/log.h"
 #include "server/shard.h"
 
@@ -75,6 +77,23 @@ void ReplconfCommand(CommandContext& ctx) {
       int64_t on;
       if (!ParseIntInRange(ctx, val, 0, 1, &on)) return;
       c.repl_rdb_only = on == 1;
+    } else if (EqualsIgnoreCase(opt, "rdb-filter-only")) {
+      // Redis 7.2's (redis-cli --functions-rdb): what the snapshot keeps,
+      // of "functions" only; an empty list keeps nothing.
+      std::vector<std::string> filters;
+      if (!SplitArgs(val, &filters)) {
+        ctx.reply.Error("ERR Missing rdb-filter-only values");
+        return;
+      }
+      uint8_t filter = BgSave::kNoData | BgSave::kNoFunctions;
+      for (const std::string& f : filters) {
+        if (!EqualsIgnoreCase(f, "functions")) {
+          ctx.reply.Error("ERR Unsupported rdb-filter-only option: " + f);
+          return;
+        }
+        filter &= static_cast<uint8_t>(~BgSave::kNoFunctions);
+      }
+      c.repl_rdb_filter = filter;
     } else if (EqualsIgnoreCase(opt, "ack")) {
       // From a replica only; never answered.
       if (!c.replica) return;
@@ -161,6 +180,12 @@ void SyncCommand(CommandContext& ctx) {
   info.last_ack_ms = UnixTimeMs();
   info.sync = !psync;
   info.rdb_only = c.repl_rdb_only;
+  info.rdb_filter = c.repl_rdb_filter;
+  // (Redis 7.2: a filtered snapshot goes to the socket, never to the file.)
+  if (info.rdb_filter != 0 && !c.repl_capa_eof) {
+    ctx.reply.Error("ERR Filtered replica requires EOF capability");
+    return;
+  }
   LOG_NOTICE("Replica %s asks for synchronization", info.ip.c_str());
   if (psync) {
     PsyncAnswer a = repl.Decide(ctx.args[1], offset, ids, c.repl_capa_psync2);
@@ -180,7 +205,7 @@ void SyncCommand(CommandContext& ctx) {
   }
   // As Redis 7: through the RDB file with repl-diskless-sync no, and
   // always for a replica that cannot read the diskless form.
-  info.disk = !c.repl_capa_eof || !server.config().repl_diskless_sync;
+  info.disk = !c.repl_capa_eof || (!server.config().repl_diskless_sync && info.rdb_filter == 0);
   if (!server.is_replica() && repl.EnsureBacklog(server.config().repl_backlog_size)) {
     // The first replica: the stream starts here, under a new ID (no
     // replica of an older history can continue it), as Redis does.

@@ -121,7 +121,7 @@ std::unique_ptr<BgSave> BgSave::Start(Server& server, std::string* err, std::str
 }
 
 std::unique_ptr<BgSave> BgSave::StartToReplicas(Server& server, std::string* err, std::vector<Target> targets,
-                                                std::string mark, bool disk) {
+                                                std::string mark, bool disk, uint8_t filter) {
   for (const Target& t : targets)
     if (t.fd < 0) {
       *err = "no socket for the replica";
@@ -129,6 +129,7 @@ std::unique_ptr<BgSave> BgSave::StartToReplicas(Server& server, std::string* err
     }
   std::unique_ptr<BgSave> job = Make(server);
   job->for_replicas_ = true;
+  job->filter_ = filter;
   job->send_timeout_ms_ = int64_t{server.config().repl_timeout} * 1000;
   job->mark_ = std::move(mark);
   job->disk_ = disk;
@@ -177,7 +178,7 @@ void BgSave::Begin(Server& server) {
     if (!header.empty()) Push(std::move(header), 0);
   } else {
     RdbWriter header(server.config().rdbcompression, false);
-    WriteRdbHeader(server, header, start_ms_, aof_base_);
+    WriteRdbHeader(server, header, start_ms_, aof_base_, !(filter_ & kNoFunctions));
     Push(std::move(header.buffer()), 0);
   }
   // Every database of every shard starts its snapshot now, at one epoch
@@ -190,6 +191,11 @@ void BgSave::Begin(Server& server) {
   for (size_t s = 0; s < server.num_shards(); s++) {
     Shard& shard = server.shard(s);
     auto sink = std::make_unique<ShardSink>(this, &shard, keys, server.config().rdbcompression);
+    if (filter_ & kNoData) {
+      sink->next_db = shard.num_dbs();  // (nothing to walk: its first Step ends it)
+      shards_.push_back(std::move(sink));
+      continue;
+    }
     sink->dbs.resize(static_cast<size_t>(shard.num_dbs()));
     for (int d = 0; d < shard.num_dbs(); d++) {
       sink->dbs[static_cast<size_t>(d)].owner = sink.get();
@@ -334,7 +340,8 @@ bool BgSave::Step(size_t shard, size_t max_entries) {
 
 void BgSave::Abort() {
   for (auto& sink : shards_) {
-    for (int d = 0; d < sink->shard->num_dbs(); d++) sink->shard->db(d).EndSnapshot();
+    if (!(filter_ & kNoData))
+      for (int d = 0; d < sink->shard->num_dbs(); d++) sink->shard->db(d).EndSnapshot();
     sink->next_db = sink->shard->num_dbs();
   }
   // The replicas' sockets: a writer waiting for them to drain stops now.

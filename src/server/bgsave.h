@@ -70,8 +70,11 @@ class BgSave {
     int fd = -1;
     std::string prefix;
   };
+  // `filter` leaves parts out (REPLCONF rdb-filter-only; diskless only):
+  // kNoData (no keys), kNoFunctions (no function libraries).
+  static constexpr uint8_t kNoData = 1, kNoFunctions = 2;
   static std::unique_ptr<BgSave> StartToReplicas(Server& server, std::string* err, std::vector<Target> targets,
-                                                 std::string mark, bool disk);
+                                                 std::string mark, bool disk, uint8_t filter = 0);
   // A disk-based sync still writing its file takes one more replica (its
   // prefix goes at once; the job owns `fd` then). False while the file's
   // bytes are going already, or none of the replicas is left.
@@ -161,6 +164,7 @@ class BgSave {
   bool commands_ = false;
   bool for_replicas_ = false;
   bool disk_ = false;
+  uint8_t filter_ = 0;
   std::string mark_;  // (diskless: what the snapshot ends with)
   int64_t send_timeout_ms_ = 0;  // (to a replica: repl-timeout when it started)
   // To replicas whose sockets all failed: the shards stop their walk.

@@ -217,6 +217,7 @@ struct Client final : IoHandler {
   int repl_port = 0;
   std::string repl_ip;
   bool repl_capa_eof = false, repl_capa_psync2 = false, repl_rdb_only = false;
+  uint8_t repl_rdb_filter = 0;  // REPLCONF rdb-filter-only: BgSave::kNoData | kNoFunctions
   bool replica = false;
   bool repl_hold = false;
   // Over TLS, instead of repl_hold: the snapshot goes through this worker.

@@ -118,7 +118,7 @@ std::pair<uint64_t, uint64_t> DbSizes(ServerState& server, int db) {
   return {count, expires};
 }
 
-void WriteRdbHeader(ServerState& server, RdbWriter& w, int64_t now_ms, bool aof_base) {
+void WriteRdbHeader(ServerState& server, RdbWriter& w, int64_t now_ms, bool aof_base, bool functions) {
   // A hash with field deadlines needs Redis 7.4's form (version 12): known
   // from the databases' field timers before the header is written.
   int version = rdb::kVersion;
@@ -142,6 +142,7 @@ void WriteRdbHeader(ServerState& server, RdbWriter& w, int64_t now_ms, bool aof_
     Aux(w, "repl-id", id);
     Aux(w, "repl-offset", std::to_string(offset));
   }
+  if (!functions) return;  // (a replica's filtered snapshot: REPLCONF rdb-filter-only)
   for (const auto& lib : server.functions().List(std::nullopt)) {
     w.Byte(rdb::kOpFunction2);
     w.String(lib->code);

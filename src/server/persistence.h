@@ -25,7 +25,7 @@ class Shard;
 // The start of an RDB file: "REDIS00NN", Redis's aux fields, the function
 // libraries (every shard held).
 // `aof_base`: the file is an append-only file's base (aux aof-base 1).
-void WriteRdbHeader(ServerState& server, RdbWriter& w, int64_t now_ms, bool aof_base = false);
+void WriteRdbHeader(ServerState& server, RdbWriter& w, int64_t now_ms, bool aof_base = false, bool functions = true);
 // Database `db`'s keys and keys with a deadline over every shard (RDB's
 // RESIZEDB). Every shard held.
 std::pair<uint64_t, uint64_t> DbSizes(ServerState& server, int db);

@@ -188,9 +188,14 @@ bool ReplicationPrimary::StartWaiting(SyncStart* start) {
   std::lock_guard<std::mutex> lock(mu_);
   start->targets.clear();
   start->disk = false;
+  start->rdb_filter = 0;
   start->offset = offset_;
+  bool first = true;
   for (auto& r : replicas_) {
     if (r->info.state != State::kWaitBgsave || r->close) continue;
+    if (first) start->rdb_filter = r->info.rdb_filter;
+    first = false;
+    if (r->info.rdb_filter != start->rdb_filter) continue;
     r->info.state = State::kSendingRdb;
     r->sync_offset = offset_;
     start->targets.push_back(SyncTarget{r->info.client_id, r->fd, r->info.sync});
@@ -209,8 +214,9 @@ bool ReplicationPrimary::JoinSync(const ReplicaInfo& info, uint32_t worker, int 
                                   const std::function<bool(uint64_t)>& join) {
   std::lock_guard<std::mutex> lock(mu_);
   // (A sibling closed over its limit has dropped what it kept.)
-  auto it = std::find_if(replicas_.begin(), replicas_.end(),
-                         [](auto& r) { return r->info.state == State::kSendingRdb && !r->close; });
+  auto it = std::find_if(replicas_.begin(), replicas_.end(), [&](auto& r) {
+    return r->info.state == State::kSendingRdb && !r->close && r->info.rdb_filter == info.rdb_filter;
+  });
   if (it == replicas_.end() || !join((*it)->sync_offset)) return false;
   auto r = MakeReplica(info, worker, State::kSendingRdb);
   r->info.disk = true;

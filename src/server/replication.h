@@ -42,6 +42,9 @@ class ReplicationPrimary {
     // for the snapshot alone (REPLCONF rdb-only 1: closed after it, as
     // redis-cli --rdb asks).
     bool sync = false, rdb_only = false;
+    // What its snapshot leaves out (REPLCONF rdb-filter-only: BgSave's
+    // kNoData, kNoFunctions); only replicas asking the same share one.
+    uint8_t rdb_filter = 0;
     // Its snapshot goes through the RDB file (repl-diskless-sync no, or it
     // did not say REPLCONF capa eof): `$<length>` and the file's bytes.
     bool disk = false;
@@ -103,7 +106,8 @@ class ReplicationPrimary {
   // snapshot stands for (master_repl_offset now); through the file if any
   // of them cannot read the diskless form (Redis's mincapa). The stream's
   // database is unset (its next chunk selects one: the replica's load
-  // leaves its own). False if none waits.
+  // leaves its own). Only those asking the first one's rdb_filter; the
+  // others wait for the next. False if none waits.
   struct SyncTarget {
     uint64_t id = 0;
     int fd = -1;
@@ -113,6 +117,7 @@ class ReplicationPrimary {
     std::vector<SyncTarget> targets;
     uint64_t offset = 0;
     bool disk = false;
+    uint8_t rdb_filter = 0;
   };
   bool StartWaiting(SyncStart* start);
   // A replica joins the disk-based sync running (Redis's "Waiting for end

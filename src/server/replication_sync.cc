@@ -89,7 +89,7 @@ void Server::StartWaitingSync() {
   for (const ReplicationPrimary::SyncTarget& t : s.targets)
     targets.push_back(BgSave::Target{t.id, t.fd, (t.sync ? std::string() : line) + eof});
   std::string err;
-  bgsave_ = BgSave::StartToReplicas(*this, &err, std::move(targets), std::move(mark), s.disk);
+  bgsave_ = BgSave::StartToReplicas(*this, &err, std::move(targets), std::move(mark), s.disk, s.rdb_filter);
   if (bgsave_ == nullptr) {
     LOG_WARNING("Can't start the full resync of %zu replica(s): %s", s.targets.size(), err.c_str());
     for (const ReplicationPrimary::SyncTarget& t : s.targets) {

@@ -111,6 +111,32 @@ TEST(ReplicationSync, AJoinerGetsTheStreamItsSiblingKept) {
   for (const auto& t : s.targets) ::close(t.fd);
 }
 
+TEST(ReplicationSync, OnlyReplicasAskingTheSameFilterShareASnapshot) {
+  Primary p;
+  ReplicationPrimary::ReplicaInfo functions_only = Info(2);
+  functions_only.rdb_filter = 1;  // (BgSave::kNoData)
+  p.repl.AttachWaiting(Info(1), 0, Socket());
+  p.repl.AttachWaiting(functions_only, 1, Socket());
+  p.repl.AttachWaiting(Info(3), 1, Socket());
+  ReplicationPrimary::SyncStart s;
+  ASSERT_TRUE(p.repl.StartWaiting(&s));
+  ASSERT_EQ(s.targets.size(), 2u);
+  EXPECT_EQ(s.targets[0].id, 1u);
+  EXPECT_EQ(s.targets[1].id, 3u);
+  EXPECT_EQ(s.rdb_filter, 0);
+  // A filtered replica does not join an unfiltered sync; it goes next.
+  EXPECT_FALSE(p.repl.JoinSync(functions_only, 1, -1, [](uint64_t) { return true; }));
+  for (const auto& t : s.targets) ::close(t.fd);
+  p.repl.SyncDone(1, true);
+  p.repl.SyncDone(3, true);
+  ReplicationPrimary::SyncStart next;
+  ASSERT_TRUE(p.repl.StartWaiting(&next));
+  ASSERT_EQ(next.targets.size(), 1u);
+  EXPECT_EQ(next.targets[0].id, 2u);
+  EXPECT_EQ(next.rdb_filter, 1);
+  ::close(next.targets[0].fd);
+}
+
 TEST(ReplicationSync, NoJoinWithoutASyncRunning) {
   Primary p;
   EXPECT_FALSE(p.repl.JoinSync(Info(1), 0, -1, [](uint64_t) { return true; }));
