@@ -7,6 +7,8 @@ import time
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from conftest import IS_REDIS, TEST_SERVER, ServerProcess
 from helpers import wait_for
@@ -552,8 +554,6 @@ def test_a_replica_loading_its_snapshot_answers_loading(servers, tmp_path, load)
     # socket) the replica answers: -LOADING to what may not run then (PING
     # too: Sentinel takes that answer for a live server), INFO with
     # loading:1; then the data, as Redis's.
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
     primary = start(tmp_path, "p")
     replica = start(tmp_path, "r", args=["--repl-diskless-load", load, "--key-load-delay", "75"])
     servers += [primary, replica]
@@ -591,14 +591,11 @@ def test_a_replica_loading_its_snapshot_answers_loading(servers, tmp_path, load)
     assert r.dbsize() == 40000 and r.get("k:39999") == p.get("k:39999")
 
 
-def test_a_primary_before_redis_7_sends_relative_deadlines(servers, tmp_path):
-    # A primary of Redis 6.2 and before sends EXPIRE, SETEX, SET ... EX as
-    # given: the replica's clock makes them deadlines. A fake primary says
-    # +CONTINUE and sends such a stream.
+def fake_primary_link(r):
+    """A primary by hand for replica `r`: REPLICAOF it, answer the
+    handshake (PING, REPLCONF listening-port, capa) and read up to its
+    PSYNC; the listener and the link's socket, for the test to answer."""
     import socket
-    replica = start(tmp_path, "r")
-    servers.append(replica)
-    r = replica.client()
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
@@ -607,13 +604,66 @@ def test_a_primary_before_redis_7_sends_relative_deadlines(servers, tmp_path):
     conn, _ = listener.accept()
     conn.settimeout(10)
     got = b""
-
-    def until(token):
-        nonlocal got
+    for token, answer in ((b"PING", b"+PONG\r\n"), (b"listening-port", b"+OK\r\n"), (b"capa", b"+OK\r\n"),
+                          (b"PSYNC", b"")):
         while token not in got:
             data = conn.recv(4096)
             assert data, got
             got += data
+        conn.sendall(answer)
+    return listener, conn
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Redis's main thread waits for the socket inside its load")
+def test_a_load_from_a_stalled_primary_keeps_answering(servers, tmp_path):
+    # repl-diskless-load swapdb: the snapshot loads from the socket as it
+    # comes. A primary that stops sending halfway leaves the replica
+    # answering (INFO, -LOADING) meanwhile: its slices wait for bytes
+    # holding no shard. When the link goes, the half-loaded data goes too.
+    source = start(tmp_path, "src")
+    servers.append(source)
+    s = source.client()
+    pipe = s.pipeline(transaction=False)
+    for i in range(20000):
+        pipe.set(f"k:{i}", os.urandom(100))
+    pipe.execute()
+    s.save()
+    rdb = (tmp_path / "src" / "dump.rdb").read_bytes()
+    replica = start(tmp_path, "r", args=["--repl-diskless-load", "swapdb", "--threads", "2"])
+    servers.append(replica)
+    r = replica.client(socket_timeout=2, retry=Retry(NoBackoff(), 0))  # (no retries of -LOADING)
+    listener, conn = fake_primary_link(r)
+    conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n$EOF:" + b"m" * 40 + b"\r\n" + rdb[:len(rdb) * 2 // 3])
+    try:
+        assert wait_for(lambda: r.info("persistence")["loading"] == 1)
+        t0 = time.monotonic()
+        answers = 0
+        while time.monotonic() - t0 < 2:
+            t = time.monotonic()
+            assert r.info("persistence")["loading"] == 1
+            with pytest.raises(redis.BusyLoadingError):
+                r.get("k:1")
+            assert time.monotonic() - t < 1.0  # (answered, not held up until the bytes come)
+            answers += 1
+            time.sleep(0.1)
+        assert answers >= 10
+    finally:
+        conn.close()
+        listener.close()
+    # The link went: the load fails, and what it had loaded goes.
+    assert wait_for(lambda: r.info("persistence")["loading"] == 0)
+    r.execute_command("REPLICAOF", "NO", "ONE")
+    assert r.dbsize() == 0
+
+
+def test_a_primary_before_redis_7_sends_relative_deadlines(servers, tmp_path):
+    # A primary of Redis 6.2 and before sends EXPIRE, SETEX, SET ... EX as
+    # given: the replica's clock makes them deadlines. A fake primary says
+    # +CONTINUE and sends such a stream.
+    replica = start(tmp_path, "r")
+    servers.append(replica)
+    r = replica.client()
+    listener, conn = fake_primary_link(r)
 
     def resp(*args):
         out = b"*%d\r\n" % len(args)
@@ -622,13 +672,6 @@ def test_a_primary_before_redis_7_sends_relative_deadlines(servers, tmp_path):
             out += b"$%d\r\n%s\r\n" % (len(a), a)
         return out
 
-    until(b"PING")
-    conn.sendall(b"+PONG\r\n")
-    until(b"listening-port")
-    conn.sendall(b"+OK\r\n")
-    until(b"capa")
-    conn.sendall(b"+OK\r\n")
-    until(b"PSYNC")
     conn.sendall(b"+CONTINUE\r\n" + b"".join([
         resp("SELECT", 0), resp("SET", "a", 1), resp("EXPIRE", "a", 100), resp("SETEX", "b", 100, "v"),
         resp("PSETEX", "c", 100000, "v"), resp("SET", "d", "v", "EX", 100), resp("SET", "e", "v", "PX", 100000),

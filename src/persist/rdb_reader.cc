@@ -2,6 +2,7 @@
 #include "persist/rdb_reader.h"
 
 #include <lzf.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,11 +25,7 @@ bool RdbReader::Fail(std::string why) {
   return false;
 }
 
-bool RdbReader::Ensure(size_t n) {
-  if (!error_.empty()) return false;
-  if (end_ - pos_ >= n) return true;
-  if (n - (end_ - pos_) > source_left_) return Fail("Unexpected EOF reading RDB file");
-  // Slide the unread bytes to the front of the window and refill it.
+void RdbReader::Slide(size_t n) {
   if (pos_ > crc_pos_) crc_ = Crc64(crc_, data_ + crc_pos_, pos_ - crc_pos_);
   const size_t keep = end_ - pos_;
   if (buf_.size() < std::max(n, kWindow)) {
@@ -42,11 +39,46 @@ bool RdbReader::Ensure(size_t n) {
   data_ = buf_.data();
   pos_ = crc_pos_ = 0;
   end_ = keep;
+}
+
+bool RdbReader::FillAvailable() {
+  if (ended()) return false;
+  if (pos_ > 0 || buf_.empty()) Slide(0);
+  while (end_ < buf_.size() && source_left_ > 0) {
+    const size_t want = std::min<uint64_t>(buf_.size() - end_, source_left_);
+    const ssize_t got = ::read(fd_, buf_.data() + end_, want);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (got < 0) return Fail(std::string("Read error reading the RDB file: ") + std::strerror(errno));
+    if (got == 0) {
+      source_left_ = 0;
+      break;
+    }
+    end_ += static_cast<size_t>(got);
+    source_left_ -= static_cast<uint64_t>(got);
+  }
+  return !ended();
+}
+
+bool RdbReader::Ensure(size_t n) {
+  if (!error_.empty()) return false;
+  if (end_ - pos_ >= n) return true;
+  if (n - (end_ - pos_) > source_left_) return Fail("Unexpected EOF reading RDB file");
+  // Slide the unread bytes to the front of the window and refill it.
+  Slide(n);
   while (end_ < n || (end_ < buf_.size() && source_left_ > 0)) {
     const size_t want = std::min<uint64_t>(buf_.size() - end_, source_left_);
     if (want == 0) break;
     const ssize_t got = ::read(fd_, buf_.data() + end_, want);
     if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // (A non-blocking pipe with nothing yet: wait for its bytes, if
+      // what came is not enough.)
+      if (end_ >= n) break;
+      pollfd p{fd_, POLLIN, 0};
+      ::poll(&p, 1, -1);
+      continue;
+    }
     if (got < 0) return Fail(std::string("Read error reading the RDB file: ") + std::strerror(errno));
     if (got == 0) {
       source_left_ = 0;  // (the end: enough for `n` or not, said below)

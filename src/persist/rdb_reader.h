@@ -41,6 +41,13 @@ class RdbReader {
   bool MillisTime(int64_t* out);
   bool SecondsTime(int64_t* out);
 
+  // A pipe's reader (the pipe non-blocking; Ensure waits for its bytes):
+  // reads what has come into the window without waiting, up to the
+  // window's room. False once the input has ended or failed.
+  bool FillAvailable();
+  // Bytes read in and not consumed yet; whether nothing more will come.
+  size_t buffered() const { return end_ - pos_; }
+  bool ended() const { return source_left_ == 0 || !error_.empty(); }
   // Bytes of the input not yet consumed.
   uint64_t remaining() const { return end_ - pos_ + source_left_; }
   // Bytes consumed so far.
@@ -51,6 +58,9 @@ class RdbReader {
  private:
   // Makes `n` bytes available from pos_ (refilling from the file).
   bool Ensure(size_t n);
+  // Moves the unread bytes to the window's front, the window made room for
+  // at least `n` (the CRC taken up to pos_ first).
+  void Slide(size_t n);
 
   const char* data_ = nullptr;
   size_t pos_ = 0;

@@ -353,7 +353,10 @@ void BatchRelay::Run(ExecBatch* b) {
         key.bytes = args[static_cast<size_t>(cmd.spec->first_key)];
         hint = &key;
       }
-      t = worker_.Run(worker_.proxy_, cmd.spec, args, reply, worker_.shard_, hint, now_ms, t);
+      if (worker_.server_.loading() && !(cmd.spec->flags & kCmdLoading)) [[unlikely]]
+        reply.Error("LOADING Redis is loading the dataset in memory");  // (sent before a replica's load began)
+      else
+        t = worker_.Run(worker_.proxy_, cmd.spec, args, reply, worker_.shard_, hint, now_ms, t);
       if (part) b->reply_ends.push_back(static_cast<uint32_t>(b->reply.size()));
       if (worker_.TakeScriptRerun()) [[unlikely]] {
         // A script touched a key of another shard before writing: it and the

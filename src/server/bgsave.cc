@@ -133,6 +133,7 @@ std::unique_ptr<BgSave> BgSave::StartToReplicas(Server& server, std::string* err
   job->send_timeout_ms_ = int64_t{server.config().repl_timeout} * 1000;
   job->mark_ = std::move(mark);
   job->disk_ = disk;
+  job->accepting_ = disk;  // (AddTarget: a disk-based sync takes joiners until its file is written)
   if (!disk) job->max_queued_ = kMaxQueuedSocket;
   if (disk) {
     // (The file BGSAVE writes, as Redis's disk-based sync.)
@@ -149,7 +150,7 @@ std::unique_ptr<BgSave> BgSave::StartToReplicas(Server& server, std::string* err
 
 bool BgSave::AddTarget(Target target) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!for_replicas_ || !disk_ || file_phase_ || aborted_ || give_up_.load(std::memory_order_relaxed)) return false;
+  if (!accepting_) return false;
   outs_.push_back(std::make_unique<Out>(Out{target.id, target.fd, std::move(target.prefix)}));
   cv_.notify_one();
   return true;
@@ -284,12 +285,6 @@ bool BgSave::SendFile(int file, std::string* why) {
     *why = std::string("Can't stat the RDB file to send: ") + std::strerror(errno);
     return false;
   }
-  {
-    // (No replica joins from here on.)
-    std::lock_guard<std::mutex> lock(mu_);
-    file_phase_ = true;
-  }
-  TakeNewOuts();
   sending_file_.store(true, std::memory_order_release);
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   bool ok = SendTo(writer_outs_, "$" + std::to_string(size) + "\r\n");
@@ -348,6 +343,7 @@ void BgSave::Abort() {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& o : outs_) ::shutdown(o->fd, SHUT_RDWR);
   aborted_ = true;
+  accepting_ = false;
   cv_.notify_one();
 }
 
@@ -367,6 +363,13 @@ void BgSave::WriterMain() {
   static constexpr const char* kNoneLeft = "Write error sending the snapshot to the replicas: none is left";
   auto replicas_left = [&] {
     if (std::any_of(writer_outs_.begin(), writer_outs_.end(), [](const Out* o) { return !o->failed; })) return true;
+    {
+      // (One that joined since the last look goes on with it; else none
+      // may join any more.)
+      std::lock_guard<std::mutex> lock(mu_);
+      if (outs_.size() > writer_outs_.size()) return true;
+      accepting_ = false;
+    }
     failed = true;
     give_up_.store(true, std::memory_order_relaxed);
     why = kNoneLeft;
@@ -421,9 +424,12 @@ void BgSave::WriterMain() {
   }
   bool aborted;
   {
+    // (No replica joins from here on: those that did are taken below.)
     std::lock_guard<std::mutex> lock(mu_);
     aborted = aborted_;
+    accepting_ = false;
   }
+  if (for_replicas_) TakeNewOuts();
   if (aborted) {
     failed = true;
     why = "Background saving aborted";

@@ -176,7 +176,7 @@ class BgSave {
   // The replicas' (under mu_: AddTarget appends; the writer's own list,
   // writer_outs_, follows it).
   std::vector<std::unique_ptr<Out>> outs_;
-  bool file_phase_ = false;  // (under mu_: the file's bytes are going)
+  bool accepting_ = false;  // (under mu_: AddTarget may add a replica)
   std::vector<Out*> writer_outs_;
   std::vector<pollfd> polls_;  // (SendTo's)
   std::vector<Out*> polled_;

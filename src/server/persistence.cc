@@ -231,6 +231,7 @@ bool RdbLoader::Open(const std::string& filename, bool* found, std::string* err)
 
 bool RdbLoader::OpenStream(int fd, uint64_t size, std::string* err) {
   fd_ = fd;
+  streaming_ = true;
   // (Read until the RDB's end, however long: the writer's close ends it.)
   return Begin(UINT64_MAX, size, err);
 }

@@ -140,6 +140,13 @@ class RdbLoader final : public StartupLoader {
   bool OpenStream(int fd, uint64_t size, std::string* err);
   // Loads about `max_keys` more keys (and what comes between them).
   Status Step(size_t max_keys) override;
+  // OpenStream's pipe (made non-blocking by its writer): what has come is
+  // read in without waiting (RdbReader::FillAvailable); the bytes read in
+  // and not loaded yet; whether nothing more will come.
+  bool streaming() const { return streaming_; }
+  void FillAvailable() { reader_->FillAvailable(); }
+  size_t buffered() const { return reader_->buffered(); }
+  bool input_ended() const { return reader_->ended(); }
   const std::string& error() const override { return reader_->error(); }
   // The bytes of the file read so far (after kDone: where the RDB data
   // ends; an old-style AOF goes on with commands there).
@@ -158,6 +165,7 @@ class RdbLoader final : public StartupLoader {
   LuaEngine& lua_;
   bool merge_;
   bool keep_expired_ = false;
+  bool streaming_ = false;
   int fd_ = -1;
   uint64_t size_ = 0;
   std::unique_ptr<RdbReader> reader_;

@@ -156,6 +156,9 @@ bool ReplicaLink::PayloadToPipe(const std::string& replid, uint64_t offset, int6
   // (A larger pipe: fewer wake-ups of the loader; best effort.)
   ::fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
   ::fcntl(p[1], F_SETFL, O_NONBLOCK);
+  // (And the loader's end: it reads what has come between its slices,
+  // holding no shard, and waits only inside a key: RdbLoader::FillAvailable.)
+  ::fcntl(p[0], F_SETFL, O_NONBLOCK);
   LOG_NOTICE("MASTER <-> REPLICA sync: Flushing old data");
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -141,8 +141,8 @@ bool Server::BeginFullSyncLoad(Worker& w, const ReplicaLink::Event& ev) {
   const bool opened = ev.fd >= 0 ? load->loader->OpenStream(ev.fd, ev.size, &err)
                                  : load->loader->Open(target, &found, &err);
   if (!opened || !found) {
-    EndFullSyncLoad(w, false, found ? err : "the synchronization file went");
-    return true;  // (ended)
+    EndFullSyncLoad(w, false, found ? err : "the synchronization file went", /*apply_rest=*/false);
+    return true;  // (ended; the caller's loop goes on with its events)
   }
   load->replid = ev.replid;
   load->offset = ev.offset;
@@ -151,13 +151,22 @@ bool Server::BeginFullSyncLoad(Worker& w, const ReplicaLink::Event& ev) {
   return true;
 }
 
+bool Server::SyncLoadReady() {
+  RdbLoader& l = *sync_load_->loader;
+  if (!l.streaming()) return true;
+  l.FillAvailable();
+  return l.input_ended() || l.buffered() >= kSliceBytes;
+}
+
 void Server::StepFullSyncLoad(Worker& w) {
   // (10 ms, then 1 ms for the others: Worker::ServeMasterLink.)
   const int64_t until = MonotonicUs() + 10000;
+  RdbLoader& l = *sync_load_->loader;
   for (;;) {
-    switch (sync_load_->loader->Step(32)) {
+    switch (l.Step(32)) {
       case StartupLoader::Status::kMore:
-        if (MonotonicUs() < until) continue;
+        if (MonotonicUs() < until && (!l.streaming() || l.input_ended() || l.buffered() >= kSliceLowBytes))
+          continue;
         return;
       case StartupLoader::Status::kDone:
         EndFullSyncLoad(w, true, {});
@@ -169,7 +178,7 @@ void Server::StepFullSyncLoad(Worker& w) {
   }
 }
 
-void Server::EndFullSyncLoad(Worker& w, bool ok, const std::string& err) {
+void Server::EndFullSyncLoad(Worker& w, bool ok, const std::string& err, bool apply_rest) {
   std::unique_ptr<SyncLoad> load = std::move(sync_load_);
   loading_.store(false, std::memory_order_release);
   std::vector<ReplicaLink::Event> rest;
@@ -181,6 +190,13 @@ void Server::EndFullSyncLoad(Worker& w, bool ok, const std::string& err) {
     repl_ids_.Change();
     repl_ids_.ClearSecond();
     replication_->FreeBacklog();
+    // What was loaded goes too, as Redis empties its data after a failed
+    // load.
+    for (size_t s = 0; s < num_shards(); s++) {
+      for (int d = 0; d < shard(s).num_dbs(); d++) shard(s).db(d).Clear();
+      shard(s).BumpVersion();
+    }
+    functions().Flush();
   } else {
     repl_ids_.replid = load->replid;
     repl_ids_.ClearSecond();
@@ -205,7 +221,7 @@ void Server::EndFullSyncLoad(Worker& w, bool ok, const std::string& err) {
   load.reset();  // (the loader's pipe closes: a link still writing stops)
   if (link_ == nullptr) return;
   link_->LoadDone(ok);
-  ApplyMasterEvents(w, std::move(rest));
+  if (apply_rest) ApplyMasterEvents(w, std::move(rest));
 }
 
 void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events) {

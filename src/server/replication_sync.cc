@@ -93,8 +93,8 @@ void Server::StartWaitingSync() {
   if (bgsave_ == nullptr) {
     LOG_WARNING("Can't start the full resync of %zu replica(s): %s", s.targets.size(), err.c_str());
     for (const ReplicationPrimary::SyncTarget& t : s.targets) {
+      replication_->SyncDone(t.id, false);  // (first: it forgets the socket)
       ::close(t.fd);
-      replication_->SyncDone(t.id, false);
     }
     return;
   }

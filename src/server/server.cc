@@ -132,6 +132,7 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
 }
 
 Server::~Server() {
+  sync_load_.reset();  // (a full sync's load cut short: its loader uses the shards)
   link_.reset();  // (its thread ends)
   master_replayer_.reset();
   AbortBgSave(true);  // (its writer thread ends, its temporary file goes)

@@ -133,7 +133,13 @@ class Server final : public ServerState {
   // (Worker::ServeMasterLink), so that clients are answered (-LOADING)
   // meanwhile, as Redis's.
   bool sync_loading() const { return sync_load_ != nullptr; }
+  // Whether a slice may go now (not holding any shard): a load from the
+  // link's pipe reads what has come first, and goes on once enough has
+  // (kSliceBytes, or the end), so that a slice waits for the primary only
+  // inside a key larger than kSliceLowBytes.
+  bool SyncLoadReady();
   void StepFullSyncLoad(Worker& w);
+  static constexpr size_t kSliceBytes = 256 << 10, kSliceLowBytes = 64 << 10;
   // The start-up load (main(), before Run): worker 0 goes on with it
   // between its events, accepting every connection and answering
   // -LOADING to what may not run while loading; the other workers start
@@ -223,7 +229,9 @@ class Server final : public ServerState {
   // (replica_side.cc) Every shard held: the old data goes and the load
   // starts (false: failed at once); its end, either way.
   bool BeginFullSyncLoad(Worker& w, const ReplicaLink::Event& ev);
-  void EndFullSyncLoad(Worker& w, bool ok, const std::string& err);
+  // (`apply_rest`: the link's events that came after the snapshot now;
+  // not when the load fails to open, inside ApplyMasterEvents' own loop.)
+  void EndFullSyncLoad(Worker& w, bool ok, const std::string& err, bool apply_rest = true);
   std::vector<std::thread> threads_;  // workers 1.. (Run)
   uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished
   int worker_spin_us_ = 0;

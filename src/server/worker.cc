@@ -366,14 +366,17 @@ void Worker::ReleasePauseHeld() {
 
 void Worker::ServeMasterLink() {
   if (server_.sync_loading()) [[unlikely]] {
-    HoldingAll([&] {
-      server_.StepFullSyncLoad(*this);
-      return true;
-    });
+    if (server_.SyncLoadReady()) HoldingAll([&] {
+        server_.StepFullSyncLoad(*this);
+        return true;
+      });
     // (Not at once: the other workers, given their shards back, serve
     // their clients before the next slice asks for them again.)
-    if (server_.sync_loading()) loop_.WakeWithin(1);
-    return;
+    if (server_.sync_loading()) {
+      loop_.WakeWithin(1);
+      return;
+    }
+    // (Over: the link's events that came meanwhile, below.)
   }
   ReplicaLink* link = server_.replica_link();
   if (link == nullptr || !link->told()) [[likely]]
