@@ -25,8 +25,13 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_PEREGRINE = REPO / "build" / "release" / "peregrine"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 HOST = "127.0.0.1"
-SERVER_CPU = "0"      # taskset -c for the server
-CLIENT_CPU = "1"      # taskset -c for redis-benchmark and the Python loaders
+# taskset -c lists: the server's, redis-benchmark's and the Python loaders',
+# and a replica's (bench/replication.py). The environment may set others
+# (bench/replication_device.sh on a many-core machine); the other scripts
+# pin themselves to CLIENT_CPU and expect one CPU there.
+SERVER_CPU = os.environ.get("BENCH_SERVER_CPUS", "0")
+CLIENT_CPU = os.environ.get("BENCH_CLIENT_CPUS", "1")
+REPLICA_CPU = os.environ.get("BENCH_REPLICA_CPUS", CLIENT_CPU)
 
 
 class BenchError(RuntimeError):
@@ -47,8 +52,17 @@ except AttributeError:
     _INITIAL_AFFINITY = frozenset()
 
 
+def cpu_set(spec: str) -> set[int]:
+    """The CPUs of a taskset -c list ("0", "0-1", "2,4-7")."""
+    out: set[int] = set()
+    for part in spec.split(","):
+        first, _, last = part.partition("-")
+        out.update(range(int(first), int(last or first) + 1))
+    return out
+
+
 def have_cpus(*cpus: str) -> bool:
-    return all(int(c) in _INITIAL_AFFINITY for c in cpus)
+    return all(cpu_set(c) <= _INITIAL_AFFINITY for c in cpus)
 
 
 def taskset(cpu: str) -> list[str]:

@@ -62,13 +62,13 @@ DISKLESS_LOAD = "on-empty-db"
 
 
 def start_replica(workdir: str, primary_port: int, binary: str | None) -> tuple[subprocess.Popen, int, str]:
-    """A replica on CPU 1: Debian's redis-server, or Peregrine's `binary`
+    """A replica on REPLICA_CPU (CPU 1 by default): Debian's redis-server, or Peregrine's `binary`
     (one worker); either loads the snapshot as it comes (DISKLESS_LOAD)."""
     port = bl.free_port()
     d = tempfile.mkdtemp(prefix="replica-", dir=workdir)
     log = open(os.path.join(d, "replica.log"), "wb")
     server = ["redis-server", "--appendonly", "no"] if binary is None else [binary, "--threads", "1"]
-    argv = bl.taskset(bl.CLIENT_CPU) + server + ["--port", str(port), "--bind", bl.HOST, "--save", "",
+    argv = bl.taskset(bl.REPLICA_CPU) + server + ["--port", str(port), "--bind", bl.HOST, "--save", "",
                                                  "--dir", d, "--replicaof", bl.HOST, str(primary_port),
                                                  "--repl-diskless-load", DISKLESS_LOAD]
     return subprocess.Popen(argv, cwd=d, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL), port, d
@@ -136,8 +136,8 @@ def measure(spec: bl.ServerSpec, workdir: str, rb: str, keys: int, requests: int
     srv = bl.Server(spec, workdir)
     replica = None
     try:
-        if spec.name == "redis":
-            srv.client().call("CONFIG", "SET", "repl-diskless-sync-delay", "0")
+        # (Both wait 5 s for more replicas by default.)
+        srv.client().call("CONFIG", "SET", "repl-diskless-sync-delay", "0")
         bl.load_keys(srv.port, keys, VALUE)
         out: dict = {}
         # Without a replica first.
