@@ -591,6 +591,60 @@ def test_a_replica_loading_its_snapshot_answers_loading(servers, tmp_path, load)
     assert r.dbsize() == 40000 and r.get("k:39999") == p.get("k:39999")
 
 
+def test_swapdb_serves_the_old_data_while_the_same_history_loads(servers, tmp_path):
+    # repl-diskless-load swapdb, and a full sync of the history the replica
+    # already follows (its PSYNC came too late for the backlog): the old
+    # data is served until the new is whole (async_loading:1), then
+    # swapped in; BGSAVE and the like are refused meanwhile. As Redis 7.
+    primary = start(tmp_path, "p", args=["--repl-backlog-size", "16kb"])
+    replica = start(tmp_path, "r", args=["--repl-diskless-load", "swapdb"])
+    servers += [primary, replica]
+    p = primary.client()
+    r = replica.client(retry=Retry(NoBackoff(), 0))
+    pipe = p.pipeline(transaction=False)
+    for i in range(40000):
+        pipe.set(f"k:{i}", os.urandom(200))  # (8 MB: Redis answers every 2 MB it loads)
+    pipe.set("marker", "old")
+    pipe.execute()
+    r.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+    wait_caught_up(p, r)
+    assert r.get("marker") == b"old"
+    replid = r.info("replication")["master_replid"]
+    r.config_set("key-load-delay", "75")  # (about 3 s of load)
+    # The link cut, and more written at once than the backlog holds: the
+    # replica's PSYNC gets a full sync of the same history.
+    pipe = p.pipeline(transaction=False)
+    pipe.execute_command("CLIENT", "KILL", "TYPE", "replica")
+    pipe.set("marker", "new")
+    for i in range(100):
+        pipe.set(f"filler:{i}", "x" * 1000)
+    pipe.execute()
+    assert wait_for(lambda: r.info("persistence")["async_loading"] == 1, timeout=20)
+    seen = []
+    while True:
+        info = r.info("persistence")
+        if info["async_loading"] == 0:
+            break
+        assert info["loading"] == 0
+        seen.append(r.get("marker"))
+        try:
+            r.bgsave()
+            seen.append("bgsave ran")
+        except redis.BusyLoadingError:
+            pass
+        time.sleep(0.05)
+    # (Each answer came during the load but the last ones, which may come
+    # once it is over.)
+    assert seen and seen[0] == b"old" and b"old" in seen[:-2] or seen[:1] == [b"old"], seen
+    assert "bgsave ran" not in seen[:-2], seen
+    wait_caught_up(p, r)
+    assert r.get("marker") == b"new" and r.get("filler:99") == b"x" * 1000
+    assert r.dbsize() == p.dbsize()
+    assert r.info("replication")["master_replid"] == replid
+    log = replica.output()
+    assert "Swapping active DB with loaded DB" in log or IS_REDIS
+
+
 def fake_primary_link(r):
     """A primary by hand for replica `r`: REPLICAOF it, answer the
     handshake (PING, REPLCONF listening-port, capa) and read up to its

@@ -274,6 +274,27 @@ def test_a_dropped_link_continues_from_the_backlog(primary, tmp_path):
         replica.stop()
 
 
+def test_client_list_and_kill_of_type_replica(primary, tmp_path):
+    # A replica's connection is of the replica type (flags S), not normal.
+    p = primary.client()
+    p.set("k", "v")
+    replica = start_replica(tmp_path, primary)
+    try:
+        r = replica.client()
+        wait_caught_up(p, r)
+        listed = p.execute_command("CLIENT", "LIST", "TYPE", "replica").decode().splitlines()
+        assert len(listed) == 1 and " flags=S " in listed[0], listed
+        assert "flags=S" not in p.execute_command("CLIENT", "LIST", "TYPE", "normal").decode()
+        assert p.execute_command("CLIENT", "LIST", "TYPE", "master") == b""
+        before = p.info("stats")["sync_partial_ok"]
+        assert p.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
+        p.set("k", "w")
+        wait_caught_up(p, r)
+        assert r.get("k") == b"w" and p.info("stats")["sync_partial_ok"] == before + 1
+    finally:
+        replica.stop()
+
+
 def test_psync_errors(r):
     with pytest.raises(redis.ResponseError, match="wrong number of arguments for 'psync' command"):
         r.execute_command("PSYNC", "?")

@@ -201,17 +201,21 @@ void ClientInfoCommand(CommandContext& ctx) {
   ctx.reply.Verbatim(ctx.server.ClientInfoLine(ctx.client, ctx.now_ms));
 }
 
-// CLIENT LIST / KILL TYPE: a client with Pub/Sub subscriptions is of the
-// pubsub type, any other of the normal type; there are no masters or
-// replicas. False (error replied) for an unknown type.
-enum class ClientType { kAny, kNormal, kPubsub, kNone };
+// CLIENT LIST / KILL TYPE, as Redis's getClientType: a replica's
+// connection (SYNC or PSYNC) is of the replica type, a client with Pub/Sub
+// subscriptions of the pubsub type, any other of the normal type; the link
+// to this server's own primary is no client here, so no client is of the
+// master type. False (error replied) for an unknown type.
+enum class ClientType { kAny, kNormal, kPubsub, kReplica, kNone };
 
 bool ParseClientType(CommandContext& ctx, std::string_view t, ClientType* out) {
   if (EqualsIgnoreCase(t, "normal")) {
     *out = ClientType::kNormal;
   } else if (EqualsIgnoreCase(t, "pubsub")) {
     *out = ClientType::kPubsub;
-  } else if (EqualsIgnoreCase(t, "master") || EqualsIgnoreCase(t, "replica") || EqualsIgnoreCase(t, "slave")) {
+  } else if (EqualsIgnoreCase(t, "replica") || EqualsIgnoreCase(t, "slave")) {
+    *out = ClientType::kReplica;
+  } else if (EqualsIgnoreCase(t, "master")) {
     *out = ClientType::kNone;
   } else {
     ctx.reply.Error("ERR Unknown client type '" + AsCString(t) + "'");
@@ -223,8 +227,9 @@ bool ParseClientType(CommandContext& ctx, std::string_view t, ClientType* out) {
 bool IsOfType(const Client& c, ClientType type) {
   switch (type) {
     case ClientType::kAny: return true;
-    case ClientType::kNormal: return c.subs == nullptr;
-    case ClientType::kPubsub: return c.subs != nullptr;
+    case ClientType::kNormal: return c.subs == nullptr && !c.replica;
+    case ClientType::kPubsub: return c.subs != nullptr && !c.replica;
+    case ClientType::kReplica: return c.replica;
     case ClientType::kNone: return false;
   }
   return false;

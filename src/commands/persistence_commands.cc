@@ -154,13 +154,16 @@ void DebugReloadCommand(CommandContext& ctx) {
 
 void RegisterPersistenceCommands(CommandTable& t) {
   CommandFamily f(t, kAclAdmin | kAclDangerous, "server");
-  f.Add({.name = "save", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards,
+  f.Add({.name = "save", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards |
+         kCmdNoAsyncLoading,
          .summary = "Synchronously saves the database(s) to disk.", .since = "1.0.0",
          .complexity = "O(N) where N is the total number of keys in all databases", .handler = SaveCommand});
-  f.Add({.name = "bgsave", .arity = -1, .flags = kCmdAdmin | kCmdNoscript | kCmdAllShards,
+  f.Add({.name = "bgsave", .arity = -1, .flags = kCmdAdmin | kCmdNoscript | kCmdAllShards |
+         kCmdNoAsyncLoading,
          .summary = "Asynchronously saves the database(s) to disk.", .since = "1.0.0", .complexity = "O(1)",
          .handler = BgsaveCommand});
-  f.Add({.name = "bgrewriteaof", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdAllShards,
+  f.Add({.name = "bgrewriteaof", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdAllShards |
+         kCmdNoAsyncLoading,
          .summary = "Asynchronously rewrites the append-only file to disk.", .since = "1.0.0", .complexity = "O(1)",
          .handler = BgrewriteaofCommand});
   f.Add({.name = "lastsave", .arity = 1, .flags = kCmdLoading | kCmdStale | kCmdFast,

@@ -399,14 +399,17 @@ void RegisterReplicationCommands(CommandTable& t) {
   f.Add({.name = "replconf", .arity = -1, .flags = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale | kCmdAllowBusy,
          .summary = "An internal command for configuring the replication stream.", .since = "3.0.0",
          .complexity = "O(1)", .handler = ReplconfCommand});
-  f.Add({.name = "psync", .arity = -3, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards,
+  f.Add({.name = "psync", .arity = -3, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards |
+         kCmdNoAsyncLoading,
          .summary = "An internal command used in replication.", .since = "2.8.0", .complexity = "",
          .handler = SyncCommand});
-  f.Add({.name = "sync", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards,
+  f.Add({.name = "sync", .arity = 1, .flags = kCmdAdmin | kCmdNoscript | kCmdNoMulti | kCmdAllShards |
+         kCmdNoAsyncLoading,
          .summary = "An internal command used in replication.", .since = "1.0.0", .complexity = "",
          .handler = SyncCommand});
   for (const char* name : {"replicaof", "slaveof"})
-    f.Add({.name = name, .arity = 3, .flags = kCmdAdmin | kCmdNoscript | kCmdStale | kCmdAllShards,
+    f.Add({.name = name, .arity = 3, .flags = kCmdAdmin | kCmdNoscript | kCmdStale | kCmdAllShards |
+           kCmdNoAsyncLoading,
            .summary = "Configures a server as replica of another, or promotes it to a master.", .since = "5.0.0",
            .complexity = "O(1)", .handler = ReplicaofCommand});
   f.Add({.name = "failover", .arity = -1, .flags = kCmdAdmin | kCmdNoscript | kCmdStale | kCmdAllShards,

@@ -117,7 +117,8 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {kCmdBlocking, "blocking"},    {kCmdLoading, "loading"},       {kCmdStale, "stale"},
       {kCmdSkipMonitor, "skip_monitor"}, {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},
       {kCmdNoAuth, "no_auth"},       {kCmdMayReplicate, "may_replicate"},
-      {kCmdNoMandatoryKeys, "no_mandatory_keys"}, {kCmdNoMulti, "no_multi"},
+      {kCmdNoMandatoryKeys, "no_mandatory_keys"}, {kCmdNoAsyncLoading, "no_async_loading"},
+      {kCmdNoMulti, "no_multi"},
       {kCmdMovableKeys, "movablekeys"}, {kCmdAllowBusy, "allow_busy"}, {kCmdSentinel, "sentinel"},
   };  // Redis 7.2's order (addReplyFlagsForCommand)
   std::vector<std::string_view> out;

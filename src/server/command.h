@@ -34,6 +34,9 @@ enum CommandFlag : uint32_t {
   kCmdNoAuth = 1u << 12,
   kCmdMayReplicate = 1u << 13,
   kCmdNoMulti = 1u << 14,
+  // Refused (-LOADING) while a replica serves its old data during a swapdb
+  // load (Redis's CMD_NO_ASYNC_LOADING).
+  kCmdNoAsyncLoading = 1u << 19,
   kCmdAllowBusy = 1u << 15,
   kCmdSentinel = 1u << 16,
   // Set by Register for a command with numkeys.

@@ -255,9 +255,10 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
   }
   if (section("persistence")) {
     const PersistenceState& st = persistence_;
-    const bool loading = st.loading.load(std::memory_order_acquire);
+    const bool async = async_loading();
+    const bool loading = st.loading.load(std::memory_order_acquire) && !async;
     Field(out, "loading", loading ? 1 : 0);
-    Field(out, "async_loading", 0);
+    Field(out, "async_loading", async ? 1 : 0);
     Field(out, "current_cow_peak", 0);
     Field(out, "current_cow_size", 0);
     Field(out, "current_cow_size_age", 0);

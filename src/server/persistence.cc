@@ -297,7 +297,7 @@ bool RdbLoader::LoadKey(int type) {
     return true;
   }
   Shard& shard = server_.shard(server_.ShardIndexOf(key_));
-  Db& db = shard.db(db_);
+  Db& db = staged_ ? shard.staged(db_) : shard.db(db_);
   if (db.FindRaw(key_) != nullptr) {
     if (!merge_) return r.Fail("RDB has duplicated key '" + key_ + "' in DB " + std::to_string(db_));
     db.Erase(key_);
@@ -311,12 +311,20 @@ bool RdbLoader::LoadKey(int type) {
 bool RdbLoader::LoadFunction() {
   std::string code;
   if (!reader_->String(&code)) return reader_->Fail("Failed loading library payload");
-  auto lib = std::make_shared<FunctionLibrary>();
+  if (staged_) {
+    staged_libs_.push_back(std::move(code));  // (loaded when the staged data goes live)
+    return true;
+  }
   std::string err;
-  if (!ParseLibraryMetadata(code, lib.get(), &err) || !lua_.LoadLibrary(lib.get(), &err) ||
-      !server_.functions().Add(lib, /*replace=*/merge_, &err))
+  if (!AddFunctionLibrary(server_, lua_, std::move(code), /*replace=*/merge_, &err))
     return reader_->Fail("Failed loading library, " + err);
   return true;
+}
+
+bool AddFunctionLibrary(ServerState& server, LuaEngine& lua, std::string code, bool replace, std::string* err) {
+  auto lib = std::make_shared<FunctionLibrary>();
+  return ParseLibraryMetadata(code, lib.get(), err) && lua.LoadLibrary(lib.get(), err) &&
+         server.functions().Add(lib, replace, err);
 }
 
 RdbLoader::Status RdbLoader::Step(size_t max_keys) {
@@ -374,7 +382,8 @@ RdbLoader::Status RdbLoader::Step(size_t max_keys) {
         if (!r.Len(&n) || !r.Len(&expires)) return fail();
         n = std::min<uint64_t>(n, r.remaining() / 3);
         for (size_t s = 0; s < server_.num_shards(); s++)
-          server_.shard(s).db(db_).Reserve(static_cast<size_t>(n / server_.num_shards()));
+          (staged_ ? server_.shard(s).staged(db_) : server_.shard(s).db(db_))
+              .Reserve(static_cast<size_t>(n / server_.num_shards()));
         continue;
       }
       case rdb::kOpSlotInfo: {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 #include <string_view>
 
 #include "core/db.h"
@@ -131,6 +132,11 @@ class RdbLoader final : public StartupLoader {
   // file's commands after it may still touch them, as Redis loads a
   // base). Before Open.
   void set_keep_expired() { keep_expired_ = true; }
+  // A replica's swapdb load: keys go to the shards' staged databases
+  // (Shard::BeginStaging), and function libraries are kept aside
+  // (staged_libraries) rather than replacing the live ones. Before Open.
+  void set_staged() { staged_ = true; }
+  std::vector<std::string>& staged_libraries() { return staged_libs_; }
   // Opens the file and reads its header. A missing file is not an error:
   // *found says whether there was one. False with *err.
   bool Open(const std::string& filename, bool* found, std::string* err);
@@ -165,6 +171,8 @@ class RdbLoader final : public StartupLoader {
   LuaEngine& lua_;
   bool merge_;
   bool keep_expired_ = false;
+  bool staged_ = false;
+  std::vector<std::string> staged_libs_;
   bool streaming_ = false;
   int fd_ = -1;
   uint64_t size_ = 0;
@@ -179,6 +187,10 @@ class RdbLoader final : public StartupLoader {
   uint64_t keys_ = 0, expired_ = 0, empty_ = 0;
   std::string key_;
 };
+
+// A function library from an RDB file (its code), checked by running it in
+// `lua`, added to the server's (`replace`: over one of the same name).
+bool AddFunctionLibrary(ServerState& server, LuaEngine& lua, std::string code, bool replace, std::string* err);
 
 // Loads an RDB file into the shards (keys to the shard owning them). A key
 // that exists already is an error, unless `merge` (DEBUG RELOAD MERGE),

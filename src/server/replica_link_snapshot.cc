@@ -159,7 +159,8 @@ bool ReplicaLink::PayloadToPipe(const std::string& replid, uint64_t offset, int6
   // (And the loader's end: it reads what has come between its slices,
   // holding no shard, and waits only inside a key: RdbLoader::FillAvailable.)
   ::fcntl(p[0], F_SETFL, O_NONBLOCK);
-  LOG_NOTICE("MASTER <-> REPLICA sync: Flushing old data");
+  // (swapdb keeps the old data until the new is whole.)
+  if (diskless_load_.load(std::memory_order_relaxed) != 2) LOG_NOTICE("MASTER <-> REPLICA sync: Flushing old data");
   {
     std::lock_guard<std::mutex> lock(mu_);
     load_result_ = -1;

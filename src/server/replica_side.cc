@@ -116,9 +116,23 @@ bool Server::BeginFullSyncLoad(Worker& w, const ReplicaLink::Event& ev) {
     ::unlink(file.c_str());
     return false;
   }
+  auto load = std::make_unique<SyncLoad>();
+  load->replid = ev.replid;
+  load->offset = ev.offset;
+  // swapdb (from the socket): the old data stays until the new is whole,
+  // and stays if the load fails. Served meanwhile when the primary's
+  // history is this server's (a PSYNC that could not continue): the old
+  // data is an earlier point of the same data set (Redis's async loading);
+  // else answered -LOADING.
+  load->staged = ev.fd >= 0 && config_.repl_diskless_load == 2;
+  load->async = load->staged && ev.replid == repl_ids_.replid;
   const int64_t now = UnixTimeMs();
   for (size_t s = 0; s < num_shards(); s++) {
     Shard& sh = shard(s);
+    if (load->staged) {
+      sh.BeginStaging();
+      continue;
+    }
     for (int d = 0; d < sh.num_dbs(); d++) {
       sh.watches().TouchAll(d, sh.db(d), nullptr, now);
       sh.db(d).Clear();
@@ -126,29 +140,26 @@ bool Server::BeginFullSyncLoad(Worker& w, const ReplicaLink::Event& ev) {
     sh.aof().Clear();
     sh.BumpVersion();
   }
-  functions().Flush();
+  if (!load->staged) functions().Flush();
   LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
   // A new history: this server's own replicas start again too.
   replication_->SetRelaying(true);
   persistence_.loaded_repl_id.clear();
   persistence_.loaded_repl_db = 0;
-  auto load = std::make_unique<SyncLoad>();
   load->loader = std::make_unique<RdbLoader>(*this, w.lua(), /*merge=*/false);
   // (Keys past their deadline too: the primary's DELs remove them.)
   load->loader->set_keep_expired();
+  if (load->staged) load->loader->set_staged();
+  RdbLoader& loader = *load->loader;
+  const bool async = load->async;
+  sync_load_ = std::move(load);
+  (async ? async_loading_ : loading_).store(true, std::memory_order_release);
   bool found = true;
   std::string err;
-  const bool opened = ev.fd >= 0 ? load->loader->OpenStream(ev.fd, ev.size, &err)
-                                 : load->loader->Open(target, &found, &err);
-  if (!opened || !found) {
+  const bool opened = ev.fd >= 0 ? loader.OpenStream(ev.fd, ev.size, &err) : loader.Open(target, &found, &err);
+  if (!opened || !found)
     EndFullSyncLoad(w, false, found ? err : "the synchronization file went", /*apply_rest=*/false);
-    return true;  // (ended; the caller's loop goes on with its events)
-  }
-  load->replid = ev.replid;
-  load->offset = ev.offset;
-  sync_load_ = std::move(load);
-  loading_.store(true, std::memory_order_release);
-  return true;
+  return true;  // (started, or ended; the caller's loop goes on with its events)
 }
 
 bool Server::SyncLoadReady() {
@@ -178,11 +189,40 @@ void Server::StepFullSyncLoad(Worker& w) {
   }
 }
 
+void Server::EndStaging(Worker& w, bool ok, std::vector<std::string>& libraries) {
+  if (ok) LOG_NOTICE("MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
+  else LOG_NOTICE("MASTER <-> REPLICA sync: Discarding temporary DB");
+  const int64_t now = UnixTimeMs();
+  for (size_t s = 0; s < num_shards(); s++) {
+    Shard& sh = shard(s);
+    if (!ok) {
+      sh.DropStaged();
+      continue;
+    }
+    // As SWAPDB: watchers of a key on either side see a change, and
+    // clients blocked on a database may find their keys now.
+    for (int d = 0; d < sh.num_dbs(); d++) sh.watches().TouchAll(d, sh.db(d), &sh.staged(d), now);
+    sh.SwapStaged();
+    sh.aof().Clear();  // (a writable replica's writes to the old data)
+    bool ready = false;
+    for (int d = 0; d < sh.num_dbs() && !sh.blocking().empty(); d++) ready = sh.blocking().SignalAll(d) || ready;
+    if (ready) w.NoteReady(static_cast<uint32_t>(s));
+  }
+  if (!ok) return;
+  functions().Flush();
+  for (std::string& code : libraries) {
+    std::string err;
+    if (!AddFunctionLibrary(*this, w.lua(), std::move(code), /*replace=*/true, &err))
+      LOG_WARNING("Failed loading library from the MASTER synchronization, %s", err.c_str());
+  }
+}
+
 void Server::EndFullSyncLoad(Worker& w, bool ok, const std::string& err, bool apply_rest) {
   std::unique_ptr<SyncLoad> load = std::move(sync_load_);
   loading_.store(false, std::memory_order_release);
-  std::vector<ReplicaLink::Event> rest;
-  if (load != nullptr) rest = std::move(load->rest);
+  async_loading_.store(false, std::memory_order_release);
+  std::vector<ReplicaLink::Event> rest = std::move(load->rest);
+  if (load->staged) EndStaging(w, ok, load->loader->staged_libraries());
   if (!ok) {
     LOG_WARNING("%s", err.c_str());
     // The data is gone or half there: no history to continue (the next
@@ -191,12 +231,12 @@ void Server::EndFullSyncLoad(Worker& w, bool ok, const std::string& err, bool ap
     repl_ids_.ClearSecond();
     replication_->FreeBacklog();
     // What was loaded goes too, as Redis empties its data after a failed
-    // load.
-    for (size_t s = 0; s < num_shards(); s++) {
+    // load (swapdb: the old data stays, EndStaging).
+    for (size_t s = 0; s < num_shards() && !load->staged; s++) {
       for (int d = 0; d < shard(s).num_dbs(); d++) shard(s).db(d).Clear();
       shard(s).BumpVersion();
     }
-    functions().Flush();
+    if (!load->staged) functions().Flush();
   } else {
     repl_ids_.replid = load->replid;
     repl_ids_.ClearSecond();

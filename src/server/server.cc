@@ -472,10 +472,11 @@ void Server::ResetStats() {
 
 std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   std::string cmd = c.last_cmd ? c.last_cmd->fullname : "NULL";
-  // Redis's letters, in its order (P: Pub/Sub, x: in MULTI, b: blocked, d: watch
-  // failed; N: none).
+  // Redis's letters, in its order (S: a replica, P: Pub/Sub, x: in MULTI,
+  // b: blocked, d: watch failed; N: none).
   char flags[8];
   char* f = flags;
+  if (c.replica) *f++ = 'S';
   if (c.subs != nullptr) *f++ = 'P';
   if (c.multi != nullptr) *f++ = 'x';
   if (c.blocked != nullptr || c.wait_acks) *f++ = 'b';

@@ -224,6 +224,9 @@ class Server final : public ServerState {
     std::string replid;
     uint64_t offset = 0;
     std::vector<ReplicaLink::Event> rest;
+    // swapdb: loaded beside the old data (Shard::BeginStaging), which is
+    // served meanwhile if `async` (async_loading()).
+    bool staged = false, async = false;
   };
   std::unique_ptr<SyncLoad> sync_load_;
   // (replica_side.cc) Every shard held: the old data goes and the load
@@ -232,6 +235,9 @@ class Server final : public ServerState {
   // (`apply_rest`: the link's events that came after the snapshot now;
   // not when the load fails to open, inside ApplyMasterEvents' own loop.)
   void EndFullSyncLoad(Worker& w, bool ok, const std::string& err, bool apply_rest = true);
+  // A swapdb load's end: the staged data and function libraries replace
+  // the old (`ok`), or are dropped.
+  void EndStaging(Worker& w, bool ok, std::vector<std::string>& libraries);
   std::vector<std::thread> threads_;  // workers 1.. (Run)
   uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished
   int worker_spin_us_ = 0;

@@ -230,6 +230,9 @@ class ServerState {
   // shard: Server::StepFullSyncLoad).
   bool loading() const { return loading_.load(std::memory_order_acquire); }
   bool startup_loading() const { return startup_loading_.load(std::memory_order_acquire); }
+  // A replica's swapdb load while it serves its old data (Redis's async
+  // loading): only kCmdNoAsyncLoading commands are refused.
+  bool async_loading() const { return async_loading_.load(std::memory_order_acquire); }
   // BGSAVE SCHEDULE / BGSAVE inside a transaction: started by the cron.
   void ScheduleBgSave() { bgsave_scheduled_.store(true, std::memory_order_relaxed); }
   bool TakeScheduledBgSave() { return bgsave_scheduled_.exchange(false, std::memory_order_relaxed); }
@@ -314,6 +317,7 @@ class ServerState {
   AofStats aof_stats_;
   std::atomic<bool> loading_{false};
   std::atomic<bool> startup_loading_{false};
+  std::atomic<bool> async_loading_{false};
   std::atomic<bool> bgsave_scheduled_{false};
   ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
   std::atomic<bool> script_disable_deny_{false};

@@ -45,6 +45,25 @@ class Shard {
   int num_dbs() const { return static_cast<int>(dbs_.size()); }
   // REQUIRES: 0 <= i < num_dbs().
   Db& db(int i) { return *dbs_[static_cast<size_t>(i)]; }
+  // A replica's swapdb load (docs/replication.md): databases built beside
+  // the live ones (no observer: nobody watches them yet), whose contents
+  // take the live ones' place when the load ends well (Db::Swap, as
+  // SWAPDB; the old contents are dropped), or dropped. Holding the shard.
+  void BeginStaging() {
+    staged_.clear();
+    for (size_t i = 0; i < dbs_.size(); i++) {
+      staged_.push_back(std::make_unique<Db>());
+      staged_.back()->set_access_tracker(&access_);
+      staged_.back()->set_change_counter(&version_);
+    }
+  }
+  Db& staged(int i) { return *staged_[static_cast<size_t>(i)]; }
+  void SwapStaged() {
+    for (size_t i = 0; i < dbs_.size(); i++) dbs_[i]->Swap(*staged_[i]);
+    staged_.clear();
+    BumpVersion();
+  }
+  void DropStaged() { staged_.clear(); }
   ShardStats& stats() { return stats_; }
   // Changes to this shard's keys since the start (Redis's server.dirty, per
   // shard, for the save schedules and rdb_changes_since_last_save): bumped
@@ -164,6 +183,7 @@ class Shard {
 
   int index_;
   std::vector<std::unique_ptr<Db>> dbs_;
+  std::vector<std::unique_ptr<Db>> staged_;  // (BeginStaging)
   ShardStats stats_;
   std::atomic<uint64_t> dirty_{0};
   alignas(64) std::atomic<uint64_t> version_{0};  // (its own line: other threads read it)

@@ -497,7 +497,8 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   // Redis allows while loading runs (INFO, CONFIG, SHUTDOWN ...).
   if (server_.is_replica() && !(cmd->flags & kCmdStale) && !server_.ServesStaleData()) [[unlikely]]
     return reject(ServerState::kMasterDownError);
-  if (server_.loading() && !(cmd->flags & kCmdLoading)) [[unlikely]]
+  if ((server_.loading() && !(cmd->flags & kCmdLoading)) ||
+      (server_.async_loading() && (cmd->flags & kCmdNoAsyncLoading))) [[unlikely]]
     return reject("LOADING Redis is loading the dataset in memory");
   if (c.multi != nullptr && !(cmd->flags & kCmdNotQueued)) [[unlikely]] {
     if (cmd->flags & kCmdNoMulti) return reject("ERR Command not allowed inside a transaction");
