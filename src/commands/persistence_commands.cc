@@ -90,7 +90,7 @@ bool SaveForShutdown(CommandContext& ctx, bool save, bool nosave) {
   const Config& config = ctx.server.config();
   // While the start-up load goes on nothing is saved (the file would be
   // half the data), as Redis.
-  if (nosave || (!save && config.save_params.empty()) || ctx.server.loading()) {
+  if (nosave || (!save && config.save_params.empty()) || ctx.server.any_loading()) {
     ctx.server.set_shutdown_save(ServerState::ShutdownSave::kNoSave);
     return true;
   }
@@ -106,7 +106,7 @@ bool SaveForShutdown(CommandContext& ctx, bool save, bool nosave) {
 }
 
 void DebugReloadCommand(CommandContext& ctx) {
-  if (ctx.server.loading()) {
+  if (ctx.server.any_loading()) {
     ctx.reply.Error("LOADING Redis is loading the dataset in memory");
     return;
   }

@@ -40,7 +40,7 @@ void TimeCommand(CommandContext& ctx) {
 // and shuts down as it would have. True if the client now waits.
 bool ShutdownWaitsForReplicas(CommandContext& ctx, bool save, bool nosave, bool force) {
   ServerState& server = ctx.server;
-  const bool saves = !nosave && (save || !server.config().save_params.empty()) && !server.loading();
+  const bool saves = !nosave && (save || !server.config().save_params.empty()) && !server.any_loading();
   if (!server.BeginShutdownWait(saves, force, ctx.client.id, ctx.worker.index())) return false;
   ctx.client.wait_acks = true;
   return true;
@@ -328,7 +328,7 @@ void ConfigSetCommand(CommandContext& ctx) {
   std::string err;
   const bool protected_ok = CommandHost::Allows(ctx.server.config().enable_protected_configs, ctx.client);
   // Redis's DENY_LOADING_CONFIG directives: refused while a load runs.
-  if (ctx.server.loading()) {
+  if (ctx.server.any_loading()) {
     for (size_t i = 2; i < ctx.args.size(); i += 2) {
       if (EqualsIgnoreCase(ctx.args[i], "appendonly") || EqualsIgnoreCase(ctx.args[i], "dir")) {
         ctx.reply.Error("LOADING Redis is loading the dataset in memory");

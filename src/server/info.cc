@@ -301,8 +301,8 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
       Field(out, "aof_pending_bio_fsync", 0);
       Field(out, "aof_delayed_fsync", 0);
     }
-    // (Redis lists the loading fields last.)
-    if (loading) {
+    // (Redis lists the loading fields last; an async load's too.)
+    if (loading || async) {
       const uint64_t total = st.loading_total_bytes, done = st.loading_loaded_bytes.load(std::memory_order_relaxed);
       const int64_t elapsed = now_ms / 1000 - st.loading_start_s;
       char perc[32];

@@ -311,20 +311,21 @@ bool RdbLoader::LoadKey(int type) {
 bool RdbLoader::LoadFunction() {
   std::string code;
   if (!reader_->String(&code)) return reader_->Fail("Failed loading library payload");
+  std::string err;
+  std::shared_ptr<FunctionLibrary> lib = CheckFunctionLibrary(lua_, code, &err);
+  if (lib == nullptr) return reader_->Fail("Failed loading library, " + err);
   if (staged_) {
-    staged_libs_.push_back(std::move(code));  // (loaded when the staged data goes live)
+    staged_libs_.push_back(std::move(lib));  // (added when the staged data goes live)
     return true;
   }
-  std::string err;
-  if (!AddFunctionLibrary(server_, lua_, std::move(code), /*replace=*/merge_, &err))
-    return reader_->Fail("Failed loading library, " + err);
+  if (!server_.functions().Add(lib, /*replace=*/merge_, &err)) return reader_->Fail("Failed loading library, " + err);
   return true;
 }
 
-bool AddFunctionLibrary(ServerState& server, LuaEngine& lua, std::string code, bool replace, std::string* err) {
+std::shared_ptr<FunctionLibrary> CheckFunctionLibrary(LuaEngine& lua, std::string_view code, std::string* err) {
   auto lib = std::make_shared<FunctionLibrary>();
-  return ParseLibraryMetadata(code, lib.get(), err) && lua.LoadLibrary(lib.get(), err) &&
-         server.functions().Add(lib, replace, err);
+  if (!ParseLibraryMetadata(code, lib.get(), err) || !lua.LoadLibrary(lib.get(), err)) return nullptr;
+  return lib;
 }
 
 RdbLoader::Status RdbLoader::Step(size_t max_keys) {

@@ -19,6 +19,7 @@
 
 namespace peregrine {
 
+struct FunctionLibrary;
 class LuaEngine;
 class ServerState;
 class Shard;
@@ -133,10 +134,11 @@ class RdbLoader final : public StartupLoader {
   // base). Before Open.
   void set_keep_expired() { keep_expired_ = true; }
   // A replica's swapdb load: keys go to the shards' staged databases
-  // (Shard::BeginStaging), and function libraries are kept aside
-  // (staged_libraries) rather than replacing the live ones. Before Open.
+  // (Shard::BeginStaging), and function libraries, checked as they come,
+  // are kept aside (staged_libraries) rather than replacing the live ones.
+  // Before Open.
   void set_staged() { staged_ = true; }
-  std::vector<std::string>& staged_libraries() { return staged_libs_; }
+  std::vector<std::shared_ptr<FunctionLibrary>>& staged_libraries() { return staged_libs_; }
   // Opens the file and reads its header. A missing file is not an error:
   // *found says whether there was one. False with *err.
   bool Open(const std::string& filename, bool* found, std::string* err);
@@ -172,7 +174,7 @@ class RdbLoader final : public StartupLoader {
   bool merge_;
   bool keep_expired_ = false;
   bool staged_ = false;
-  std::vector<std::string> staged_libs_;
+  std::vector<std::shared_ptr<FunctionLibrary>> staged_libs_;
   bool streaming_ = false;
   int fd_ = -1;
   uint64_t size_ = 0;
@@ -189,8 +191,8 @@ class RdbLoader final : public StartupLoader {
 };
 
 // A function library from an RDB file (its code), checked by running it in
-// `lua`, added to the server's (`replace`: over one of the same name).
-bool AddFunctionLibrary(ServerState& server, LuaEngine& lua, std::string code, bool replace, std::string* err);
+// `lua`; null with *err if it does not load.
+std::shared_ptr<FunctionLibrary> CheckFunctionLibrary(LuaEngine& lua, std::string_view code, std::string* err);
 
 // Loads an RDB file into the shards (keys to the shard owning them). A key
 // that exists already is an error, unless `merge` (DEBUG RELOAD MERGE),

@@ -189,10 +189,11 @@ void Server::StepFullSyncLoad(Worker& w) {
   }
 }
 
-void Server::EndStaging(Worker& w, bool ok, std::vector<std::string>& libraries) {
+void Server::EndStaging(Worker& w, bool ok, std::vector<std::shared_ptr<FunctionLibrary>>& libraries) {
   if (ok) LOG_NOTICE("MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
   else LOG_NOTICE("MASTER <-> REPLICA sync: Discarding temporary DB");
   const int64_t now = UnixTimeMs();
+  if (ok) AbortBgSave(/*aof_rewrite_too=*/true);
   for (size_t s = 0; s < num_shards(); s++) {
     Shard& sh = shard(s);
     if (!ok) {
@@ -200,7 +201,9 @@ void Server::EndStaging(Worker& w, bool ok, std::vector<std::string>& libraries)
       continue;
     }
     // As SWAPDB: watchers of a key on either side see a change, and
-    // clients blocked on a database may find their keys now.
+    // clients blocked on a database may find their keys now. (A BGSAVE
+    // of the old data stopped first, below: its snapshot would take the
+    // new data's segments too.)
     for (int d = 0; d < sh.num_dbs(); d++) sh.watches().TouchAll(d, sh.db(d), &sh.staged(d), now);
     sh.SwapStaged();
     sh.aof().Clear();  // (a writable replica's writes to the old data)
@@ -210,9 +213,9 @@ void Server::EndStaging(Worker& w, bool ok, std::vector<std::string>& libraries)
   }
   if (!ok) return;
   functions().Flush();
-  for (std::string& code : libraries) {
-    std::string err;
-    if (!AddFunctionLibrary(*this, w.lua(), std::move(code), /*replace=*/true, &err))
+  for (std::shared_ptr<FunctionLibrary>& lib : libraries) {
+    std::string err;  // (checked as they came: only a name twice in the snapshot fails here)
+    if (!functions().Add(lib, /*replace=*/true, &err))
       LOG_WARNING("Failed loading library from the MASTER synchronization, %s", err.c_str());
   }
 }
@@ -227,9 +230,12 @@ void Server::EndFullSyncLoad(Worker& w, bool ok, const std::string& err, bool ap
     LOG_WARNING("%s", err.c_str());
     // The data is gone or half there: no history to continue (the next
     // PSYNC asks for a full sync), as Redis discards its cached primary.
-    repl_ids_.Change();
-    repl_ids_.ClearSecond();
-    replication_->FreeBacklog();
+    // (swapdb: the old data is whole, and so is its history.)
+    if (!load->staged) {
+      repl_ids_.Change();
+      repl_ids_.ClearSecond();
+      replication_->FreeBacklog();
+    }
     // What was loaded goes too, as Redis empties its data after a failed
     // load (swapdb: the old data stays, EndStaging).
     for (size_t s = 0; s < num_shards() && !load->staged; s++) {

@@ -292,7 +292,7 @@ void Server::ShutdownOnSignal(bool sigint) {
   // As Redis: the snapshot first when a schedule is configured; if it
   // fails, the server keeps running (the data would be lost otherwise).
   // While loading nothing is saved (the file would be half the data).
-  if (loading()) shutdown_save_ = ShutdownSave::kNoSave;
+  if (any_loading()) shutdown_save_ = ShutdownSave::kNoSave;
   // First, as SHUTDOWN, a wait for lagging replicas (worker 0 ends it).
   // Meanwhile, as Redis, another SIGTERM changes nothing and a SIGINT
   // exits at once, unsaved, with an error status.

@@ -237,7 +237,7 @@ class Server final : public ServerState {
   void EndFullSyncLoad(Worker& w, bool ok, const std::string& err, bool apply_rest = true);
   // A swapdb load's end: the staged data and function libraries replace
   // the old (`ok`), or are dropped.
-  void EndStaging(Worker& w, bool ok, std::vector<std::string>& libraries);
+  void EndStaging(Worker& w, bool ok, std::vector<std::shared_ptr<FunctionLibrary>>& libraries);
   std::vector<std::thread> threads_;  // workers 1.. (Run)
   uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished
   int worker_spin_us_ = 0;

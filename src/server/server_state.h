@@ -233,6 +233,10 @@ class ServerState {
   // A replica's swapdb load while it serves its old data (Redis's async
   // loading): only kCmdNoAsyncLoading commands are refused.
   bool async_loading() const { return async_loading_.load(std::memory_order_acquire); }
+  // Either (Redis's server.loading, set through an async load too): no
+  // save at shutdown, no BGSAVE, AOF rewrite or eviction by the cron,
+  // DEBUG RELOAD and some CONFIG SETs refused.
+  bool any_loading() const { return loading() || async_loading(); }
   // BGSAVE SCHEDULE / BGSAVE inside a transaction: started by the cron.
   void ScheduleBgSave() { bgsave_scheduled_.store(true, std::memory_order_relaxed); }
   bool TakeScheduledBgSave() { return bgsave_scheduled_.exchange(false, std::memory_order_relaxed); }

@@ -542,7 +542,7 @@ void Worker::Cron() {
   if (index_ == 0) CycleClock::Recalibrate();
   // Snapshots (docs/persistence.md): worker 0 collects a finished BGSAVE,
   // and starts one when BGSAVE SCHEDULE or the save schedule asks.
-  if (index_ == 0 && !server_.stopping() && !server_.loading()) {
+  if (index_ == 0 && !server_.stopping() && !server_.any_loading()) {
     server_.ReapBgSave();
     if (server_.bgsave() == nullptr && (server_.TakeScheduledBgSave() || SaveDue(server_, now / 1000))) {
       std::string err;
@@ -586,7 +586,7 @@ void Worker::Cron() {
   // Access data (OBJECT FREQ / IDLETIME): at most 1% of the time.
   shard_.AccessCron(MonotonicMs(), 10'000 / server_.config().hz);
   // A worker that gets no commands still evicts its share.
-  if (server_.config().maxmemory > 0 && !server_.loading()) EvictFor(1000);
+  if (server_.config().maxmemory > 0 && !server_.any_loading()) EvictFor(1000);
   PublishEvictable();
 
   std::vector<Client*> idle;
