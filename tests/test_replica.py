@@ -137,6 +137,17 @@ def test_a_killed_link_continues_where_it_was(servers, tmp_path):
     assert_continued(p, r, before)
 
 
+@pytest.mark.parametrize("primary_kind", ["redis", TEST_SERVER])
+def test_client_kill_type_master_drops_the_link_which_continues(servers, tmp_path, primary_kind):
+    # On the replica: its link to the primary goes, and comes back with a
+    # partial resync (Redis's master client killed).
+    primary, replica, p, r = replicated_pair(servers, tmp_path, primary_kind=primary_kind)
+    before = p.info("stats")
+    assert r.execute_command("CLIENT", "KILL", "TYPE", "master") == 1
+    write_every_type(p, "b", 300)
+    assert_continued(p, r, before)
+
+
 def test_a_restarted_replica_continues_where_it_was(servers, tmp_path):
     primary = start(tmp_path, "p", kind="redis")
     servers.append(primary)

@@ -286,6 +286,7 @@ def test_client_list_and_kill_of_type_replica(primary, tmp_path):
         assert len(listed) == 1 and " flags=S " in listed[0], listed
         assert "flags=S" not in p.execute_command("CLIENT", "LIST", "TYPE", "normal").decode()
         assert p.execute_command("CLIENT", "LIST", "TYPE", "master") == b""
+        assert p.execute_command("CLIENT", "KILL", "TYPE", "master") == 0  # (a primary has none)
         before = p.info("stats")["sync_partial_ok"]
         assert p.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
         p.set("k", "w")

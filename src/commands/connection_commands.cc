@@ -6,6 +6,7 @@
 #include "commands/common.h"
 #include "core/numbers.h"
 #include "server/client.h"
+#include "server/replica_link.h"
 
 namespace peregrine {
 namespace {
@@ -205,8 +206,9 @@ void ClientInfoCommand(CommandContext& ctx) {
 // connection (SYNC or PSYNC) is of the replica type, a client with Pub/Sub
 // subscriptions of the pubsub type, any other of the normal type; the link
 // to this server's own primary is no client here, so no client is of the
-// master type. False (error replied) for an unknown type.
-enum class ClientType { kAny, kNormal, kPubsub, kReplica, kNone };
+// master type (CLIENT KILL TYPE master drops that link instead). False
+// (error replied) for an unknown type.
+enum class ClientType { kAny, kNormal, kPubsub, kReplica, kMaster };
 
 bool ParseClientType(CommandContext& ctx, std::string_view t, ClientType* out) {
   if (EqualsIgnoreCase(t, "normal")) {
@@ -216,7 +218,7 @@ bool ParseClientType(CommandContext& ctx, std::string_view t, ClientType* out) {
   } else if (EqualsIgnoreCase(t, "replica") || EqualsIgnoreCase(t, "slave")) {
     *out = ClientType::kReplica;
   } else if (EqualsIgnoreCase(t, "master")) {
-    *out = ClientType::kNone;
+    *out = ClientType::kMaster;
   } else {
     ctx.reply.Error("ERR Unknown client type '" + AsCString(t) + "'");
     return false;
@@ -230,7 +232,7 @@ bool IsOfType(const Client& c, ClientType type) {
     case ClientType::kNormal: return c.subs == nullptr && !c.replica;
     case ClientType::kPubsub: return c.subs != nullptr && !c.replica;
     case ClientType::kReplica: return c.replica;
-    case ClientType::kNone: return false;
+    case ClientType::kMaster: return false;
   }
   return false;
 }
@@ -346,6 +348,14 @@ void ClientKillCommand(CommandContext& ctx) {
   }
   for (Client* c : victims) {
     kill(*c);
+    killed++;
+  }
+  // TYPE master (alone, or with SKIPME): a replica's link to its primary,
+  // a thread here rather than a client, is dropped; it connects again and
+  // continues (PSYNC), as Redis's master client killed.
+  if (type == ClientType::kMaster && id == 0 && addr.empty() && laddr.empty() && user == nullptr && !have_max_age &&
+      ctx.server.replica_link() != nullptr && ctx.server.replica_link()->up()) {
+    ctx.server.replica_link()->Drop();
     killed++;
   }
   ctx.reply.Integer(killed);
