@@ -566,7 +566,7 @@ def test_a_replica_loading_its_snapshot_answers_loading(servers, tmp_path, load)
     # too: Sentinel takes that answer for a live server), INFO with
     # loading:1; then the data, as Redis's.
     primary = start(tmp_path, "p")
-    replica = start(tmp_path, "r", args=["--repl-diskless-load", load, "--key-load-delay", "75"])
+    replica = start(tmp_path, "r", args=["--repl-diskless-load", load, "--key-load-delay", "40"])
     servers += [primary, replica]
     p = primary.client()
     r = replica.client(socket_timeout=5, retry=Retry(NoBackoff(), 0))
@@ -590,7 +590,7 @@ def test_a_replica_loading_its_snapshot_answers_loading(servers, tmp_path, load)
             except redis.ReadOnlyError:
                 got[name].append("read-only")  # (once loaded)
         time.sleep(0.05)
-    # (About 3 s of load, answered throughout: each answer is -LOADING but
+    # (About 2 s of load, answered throughout: each answer is -LOADING but
     # for the last ones, which may come once the load is over; Redis answers
     # only every 2 MB it loads.)
     if IS_REDIS:
@@ -621,7 +621,7 @@ def test_swapdb_serves_the_old_data_while_the_same_history_loads(servers, tmp_pa
     wait_caught_up(p, r)
     assert r.get("marker") == b"old"
     replid = r.info("replication")["master_replid"]
-    r.config_set("key-load-delay", "75")  # (about 3 s of load)
+    r.config_set("key-load-delay", "40")  # (about 2 s of load)
     # The link cut, and more written at once than the backlog holds: the
     # replica's PSYNC gets a full sync of the same history.
     pipe = p.pipeline(transaction=False)
