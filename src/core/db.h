@@ -264,6 +264,11 @@ class Db : private DbLayout {
 
   // Deletes everything.
   void Clear();
+  // The same, the table empty at once, but a large one's keys freed later,
+  // a segment at a time between the calling thread's events
+  // (lazy_free::Queue; their bytes counted until then): a whole database
+  // dropped without a pause (a replica's swapdb load replacing it).
+  void ClearLater();
 
   // Exchanges the contents of two databases (SWAPDB).
   void Swap(Db& other);
@@ -296,7 +301,9 @@ class Db : private DbLayout {
   void RemoveAt(const Slot& at);
 
   Segment* NewSegment(uint8_t depth, uint32_t ngroups);
-  void FreeSegment(Segment* s, bool destroy_entries);
+  static void FreeSegment(Segment* s, bool destroy_entries);
+  // ClearLater's job: some of the detached segments freed (lazy_free).
+  static bool FreeSomeDetached(void* detached, size_t blocks);
   // Makes room for one more key in the segment of `hash`.
   void MakeRoom(uint64_t hash);
   // Rebuilds the index of `s` (which holds hash `pos`) with `ngroups`

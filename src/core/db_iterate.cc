@@ -10,6 +10,8 @@
 #include <string>
 
 #include "core/db_internal.h"
+#include "core/lazy_free.h"
+#include "core/memory.h"
 
 namespace peregrine {
 
@@ -211,6 +213,45 @@ void Db::Clear() {
   field_timers_.shrink_to_fit();
   field_timers_compact_at_ = 1024;
   zset_moves_.clear();
+}
+
+namespace {
+
+// A table's segments (Db::Segment, private to it) and directory, detached
+// by ClearLater.
+struct DetachedTable {
+  std::vector<void*> segments;
+  size_t next = 0;
+  void* dir = nullptr;
+};
+
+}  // namespace
+
+void Db::ClearLater() {
+  SaveAllPending();  // (a snapshot in progress takes what it has not yet)
+  if (dir_ != nullptr && size_ >= lazy_free::kMinQueuedEntries) {
+    auto* d = new DetachedTable();
+    ForEachSegmentFrom(0, [&](Segment* s, uint64_t) {
+      d->segments.push_back(s);
+      return true;
+    });
+    d->dir = dir_;
+    dir_ = nullptr;  // (Clear's FreeAll then has nothing to free)
+    lazy_free::Queue(d, &Db::FreeSomeDetached);
+  }
+  Clear();
+}
+
+bool Db::FreeSomeDetached(void* detached, size_t blocks) {
+  auto* d = static_cast<DetachedTable*>(detached);
+  // (A segment is some tens of pages of entries: one per 16 asked.)
+  const size_t n = std::max<size_t>(1, blocks / 16);
+  for (size_t i = 0; i < n && d->next < d->segments.size(); i++)
+    FreeSegment(static_cast<Segment*>(d->segments[d->next++]), true);
+  if (d->next < d->segments.size()) return false;
+  CountedFree(d->dir);
+  delete d;
+  return true;
 }
 
 void Db::Swap(Db& other) {

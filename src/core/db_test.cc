@@ -1,6 +1,7 @@
 // Unit tests for Db: the per-database key table (lookup, expiry bookkeeping,
 // resizing, random sampling, active expiry and SCAN's guarantee).
 #include "core/db.h"
+#include "core/lazy_free.h"
 
 #include <gtest/gtest.h>
 
@@ -966,6 +967,33 @@ TEST(DbFieldExpiry, SwapAndClearTakeTheTimers) {
   b.Insert("h", HashWithDeadlines(2, kNow + 1));
   b.Clear();
   EXPECT_EQ(b.field_timers(), 0u);
+}
+
+}  // namespace
+}  // namespace peregrine
+
+namespace peregrine {
+namespace {
+
+TEST(DbClearLater, EmptyAtOnceFreedInSlices) {
+  Db db;
+  for (int i = 0; i < 20'000; i++) db.Insert("key:" + std::to_string(i), Value::String("v"));
+  const size_t pending = lazy_free::Pending();
+  db.ClearLater();
+  EXPECT_EQ(db.size(), 0u);
+  EXPECT_EQ(db.FindRaw("key:1"), nullptr);
+  EXPECT_EQ(lazy_free::Pending(), pending + 1);  // (the old segments, queued)
+  // The table works at once; the old keys go between events.
+  db.Insert("key:1", Value::String("new"));
+  EXPECT_NE(db.FindRaw("key:1"), nullptr);
+  while (lazy_free::RunSlice(1000)) {
+  }
+  EXPECT_EQ(lazy_free::Pending(), 0u);
+  EXPECT_EQ(db.size(), 1u);
+  // A small table is freed at once.
+  db.ClearLater();
+  EXPECT_EQ(lazy_free::Pending(), 0u);
+  EXPECT_EQ(db.size(), 0u);
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ class Shard {
   // A replica's swapdb load (docs/replication.md): databases built beside
   // the live ones (no observer: nobody watches them yet), whose contents
   // take the live ones' place when the load ends well (Db::Swap, as
-  // SWAPDB; the old contents are dropped), or dropped. Holding the shard.
+  // SWAPDB), or dropped. What goes is freed later, between the calling
+  // thread's events (Db::ClearLater). Holding the shard.
   void BeginStaging() {
     staged_.clear();
     for (size_t i = 0; i < dbs_.size(); i++) {
@@ -60,10 +61,13 @@ class Shard {
   Db& staged(int i) { return *staged_[static_cast<size_t>(i)]; }
   void SwapStaged() {
     for (size_t i = 0; i < dbs_.size(); i++) dbs_[i]->Swap(*staged_[i]);
-    staged_.clear();
+    DropStaged();
     BumpVersion();
   }
-  void DropStaged() { staged_.clear(); }
+  void DropStaged() {
+    for (auto& db : staged_) db->ClearLater();
+    staged_.clear();
+  }
   ShardStats& stats() { return stats_; }
   // Changes to this shard's keys since the start (Redis's server.dirty, per
   // shard, for the save schedules and rdb_changes_since_last_save): bumped
