@@ -5,7 +5,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
-from helpers import NOT_INT, SYNTAX, arity, make_list, raises, rc, rc3  # noqa: F401  (fixtures)
+from helpers import NOT_INT, SYNTAX, arity, make_list, raises, rc, rc3, wait_for  # noqa: F401  (fixtures)
 
 DB_RANGE = "DB index is out of range"
 
@@ -730,6 +730,31 @@ def test_flushall(rc, mode):
     assert rc.execute_command("DBSIZE") == 0
     rc.execute_command("SELECT", "0")
     assert rc.execute_command("DBSIZE") == 0
+
+
+@pytest.mark.parametrize("how", [("FLUSHALL", "ASYNC"), ("FLUSHDB", "ASYNC"), ("FLUSHALL",)])
+def test_flush_async_frees_a_large_keyspace_after(start_server, how):
+    # The keys go at once; their memory soon after (between events); the
+    # server serves meanwhile. With lazyfree-lazy-user-flush yes a flush
+    # without SYNC or ASYNC is ASYNC.
+    server = start_server("--lazyfree-lazy-user-flush", "yes")
+    c = server.client()
+    assert c.config_get("lazyfree-lazy-user-flush") == {"lazyfree-lazy-user-flush": "yes"}
+    before = c.info("memory")["used_memory"]
+    pipe = c.pipeline(transaction=False)
+    for i in range(100_000):
+        pipe.set(f"k:{i}", "v" * 50)
+    pipe.execute()
+    loaded = c.info("memory")["used_memory"]
+    assert loaded > before + 5_000_000
+    assert c.execute_command(*how) is True  # (redis-py maps +OK)
+    assert c.dbsize() == 0 and c.get("k:1") is None
+    c.set("k:1", "new")
+    assert c.get("k:1") == b"new"
+    # (Freed within a second or so of 1 ms slices: back near the start.)
+    assert wait_for(lambda: c.info("memory")["used_memory"] < before + (loaded - before) // 10)
+    c.config_set("lazyfree-lazy-user-flush", "no")
+    assert c.config_get("lazyfree-lazy-user-flush") == {"lazyfree-lazy-user-flush": "no"}
 
 
 @pytest.mark.parametrize("cmd", ["FLUSHALL", "FLUSHDB"])

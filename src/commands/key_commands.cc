@@ -411,36 +411,49 @@ void DbsizeCommand(CommandContext& ctx) {
   ctx.reply.Integer(static_cast<int64_t>(n));
 }
 
-// FLUSHDB / FLUSHALL [ASYNC|SYNC]. Both run synchronously for now.
-bool ParseFlushMode(CommandContext& ctx) {
+// FLUSHDB / FLUSHALL [ASYNC|SYNC]: the keys go at once; with ASYNC (or
+// neither, and lazyfree-lazy-user-flush yes) a large table's are freed
+// after, between this worker's events (Db::ClearLater), as Redis frees
+// them in the background. -1 (error replied), 0 sync, 1 async.
+int ParseFlushMode(CommandContext& ctx) {
   if (ctx.args.size() > 2 ||
       (ctx.args.size() == 2 && !EqualsIgnoreCase(ctx.args[1], "async") && !EqualsIgnoreCase(ctx.args[1], "sync"))) {
     ctx.reply.Error(kErrSyntax);
-    return false;
+    return -1;
   }
-  return true;
+  if (ctx.args.size() == 2) return EqualsIgnoreCase(ctx.args[1], "async") ? 1 : 0;
+  return ctx.server.config().lazyfree_lazy_user_flush ? 1 : 0;
+}
+
+void FlushDb(Db& db, bool async) {
+  if (async)
+    db.ClearLater();
+  else
+    db.Clear();
 }
 
 void FlushdbCommand(CommandContext& ctx) {
-  if (!ParseFlushMode(ctx)) return;
+  const int mode = ParseFlushMode(ctx);
+  if (mode < 0) return;
   for (size_t s = 0; s < ctx.server.num_shards(); s++) {
     Shard& shard = ctx.server.shard(s);
     shard.watches().TouchAll(ctx.client.db, shard.db(ctx.client.db), nullptr, ctx.now_ms);
     shard.AddDirty(shard.db(ctx.client.db).size());
-    shard.db(ctx.client.db).Clear();
+    FlushDb(shard.db(ctx.client.db), mode == 1);
   }
   ctx.shard.AddDirty();
   ctx.reply.Ok();
 }
 
 void FlushallCommand(CommandContext& ctx) {
-  if (!ParseFlushMode(ctx)) return;
+  const int mode = ParseFlushMode(ctx);
+  if (mode < 0) return;
   for (size_t s = 0; s < ctx.server.num_shards(); s++) {
     Shard& shard = ctx.server.shard(s);
     for (int i = 0; i < shard.num_dbs(); i++) {
       shard.watches().TouchAll(i, shard.db(i), nullptr, ctx.now_ms);
       shard.AddDirty(shard.db(i).size());
-      shard.db(i).Clear();
+      FlushDb(shard.db(i), mode == 1);
     }
   }
   // As Redis's flushAllDataAndResetRDB: with a save schedule, the (empty)

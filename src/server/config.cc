@@ -259,6 +259,7 @@ const std::vector<Option>& config_options::Options() {
                          return "";
                        }});
     o.push_back(BoolOption("repl-diskless-sync", &Config::repl_diskless_sync, kMutable));
+    o.push_back(BoolOption("lazyfree-lazy-user-flush", &Config::lazyfree_lazy_user_flush, kMutable));
     o.push_back(IntOption("repl-diskless-sync-delay", &Config::repl_diskless_sync_delay, 0, INT_MAX, kMutable));
     o.push_back(IntOption("repl-diskless-sync-max-replicas", &Config::repl_diskless_sync_max_replicas, 0, INT_MAX,
                           kMutable));

@@ -107,6 +107,9 @@ struct Config {
   // The primary's side: its snapshots go to replicas' sockets always; the
   // delay and the sharing are not built (docs/replication.md).
   bool repl_diskless_sync = true;
+  // FLUSHALL / FLUSHDB without SYNC or ASYNC free the keys later
+  // (Db::ClearLater), as with ASYNC.
+  bool lazyfree_lazy_user_flush = false;
   int repl_diskless_sync_delay = 5;
   int repl_diskless_sync_max_replicas = 0;
   uint64_t client_query_buffer_limit = 1024ULL * 1024 * 1024;
