@@ -759,8 +759,13 @@ def test_flush_async_frees_a_large_keyspace_after(start_server, how):
     assert c.dbsize() == 0 and c.get("k:1") is None
     c.set("k:1", "new")
     assert c.get("k:1") == b"new"
-    # (Freed within a second or so of 1 ms slices: back near the start.)
+    # (Freed within a second or so of 1 ms slices: back near the start;
+    # INFO counts what went through the lists.)
     assert wait_for(lambda: c.info("memory")["used_memory"] < before + (loaded - before) // 10)
+    assert wait_for(lambda: c.info("memory")["lazyfree_pending_objects"] == 0)
+    assert c.info("memory")["lazyfreed_objects"] >= 1
+    c.config_resetstat()
+    assert c.info("memory")["lazyfreed_objects"] == 0
     c.config_set("lazyfree-lazy-user-flush", "no")
     assert c.config_get("lazyfree-lazy-user-flush") == {"lazyfree-lazy-user-flush": "no"}
 

@@ -979,7 +979,10 @@ TEST(DbClearLater, EmptyAtOnceFreedInSlices) {
   Db db;
   for (int i = 0; i < 20'000; i++) db.Insert("key:" + std::to_string(i), Value::String("v"));
   const size_t pending = lazy_free::Pending();
+  const int64_t all_pending = lazy_free::PendingAllThreads();
+  const uint64_t freed = lazy_free::FreedAllThreads();
   db.ClearLater();
+  EXPECT_EQ(lazy_free::PendingAllThreads(), all_pending + 1);
   EXPECT_EQ(db.size(), 0u);
   EXPECT_EQ(db.FindRaw("key:1"), nullptr);
   EXPECT_EQ(lazy_free::Pending(), pending + 1);  // (the old segments, queued)
@@ -989,6 +992,7 @@ TEST(DbClearLater, EmptyAtOnceFreedInSlices) {
   while (lazy_free::RunSlice(1000)) {
   }
   EXPECT_EQ(lazy_free::Pending(), 0u);
+  EXPECT_EQ(lazy_free::FreedAllThreads(), freed + pending + 1);  // (this thread's earlier ones too)
   EXPECT_EQ(db.size(), 1u);
   // A small table is freed at once.
   db.ClearLater();

@@ -1,6 +1,8 @@
 // Incremental freeing of large containers (see lazy_free.h).
 #include "core/lazy_free.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -14,6 +16,14 @@ namespace {
 
 // Pages freed between clock reads (a page is at most ~2 KB of entries).
 constexpr size_t kPagesPerCheck = 32;
+
+std::atomic<int64_t> g_pending{0};
+std::atomic<uint64_t> g_freed{0};
+
+void Done(size_t n) {
+  g_pending.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
+  g_freed.fetch_add(n, std::memory_order_relaxed);
+}
 
 int64_t NowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -46,6 +56,7 @@ struct Jobs {
     for (const Job& j : jobs)
       while (!j.some(j.obj, SIZE_MAX)) {
       }
+    Done(jobs.size());
   }
 };
 
@@ -59,6 +70,7 @@ Jobs& ThisThread() {
 void Queue(void* obj, bool (*some)(void* obj, size_t blocks)) {
   ThisThread().jobs.push_back(Job{obj, some});
   detail::pending++;
+  g_pending.fetch_add(1, std::memory_order_relaxed);
 }
 
 void FreeTable(PackedTable* t) {
@@ -78,6 +90,7 @@ bool RunSlice(int64_t budget_us) {
     if (j.some(j.obj, kPagesPerCheck)) {
       q.jobs.pop_front();
       detail::pending--;
+      Done(1);
     }
     if (NowUs() >= deadline) break;
   }
@@ -89,9 +102,14 @@ void FreeAll() {
   for (const Job& j : q.jobs)
     while (!j.some(j.obj, SIZE_MAX)) {
     }
+  Done(q.jobs.size());
   q.jobs.clear();
   detail::pending = 0;
 }
+
+int64_t PendingAllThreads() { return std::max<int64_t>(0, g_pending.load(std::memory_order_relaxed)); }
+uint64_t FreedAllThreads() { return g_freed.load(std::memory_order_relaxed); }
+void ResetFreed() { g_freed.store(0, std::memory_order_relaxed); }
 
 }  // namespace lazy_free
 }  // namespace peregrine

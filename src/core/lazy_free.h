@@ -32,8 +32,7 @@ void Queue(void* obj, bool (*some)(void* obj, size_t blocks));
 // Frees queued tables for about `budget_us` microseconds; returns whether
 // any are left.
 bool RunSlice(int64_t budget_us);
-// Tables queued on this thread (for INFO's lazyfree_pending_objects, not
-// reported yet: each worker has its own list). Inline
+// Tables queued on this thread (PendingAllThreads: every thread's). Inline
 // and constant-initialized: the event loop asks on every iteration.
 namespace detail {
 inline thread_local size_t pending = 0;
@@ -42,6 +41,12 @@ inline size_t Pending() { return detail::pending; }
 // Frees every queued table now (eviction: the memory must be gone before
 // the limit is checked again).
 void FreeAll();
+// Every thread's: what is queued, and what was freed from the lists since
+// the start or ResetFreed (INFO's lazyfree_pending_objects and
+// lazyfreed_objects; CONFIG RESETSTAT).
+int64_t PendingAllThreads();
+uint64_t FreedAllThreads();
+void ResetFreed();
 
 }  // namespace lazy_free
 }  // namespace peregrine

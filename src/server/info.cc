@@ -11,6 +11,7 @@
 #include <set>
 
 #include "core/glob.h"
+#include "core/lazy_free.h"
 #include "core/memory.h"
 #include "server/server.h"
 
@@ -252,6 +253,8 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     snprintf(ratio, sizeof(ratio), "%.2f", used ? static_cast<double>(rss) / static_cast<double>(used) : 0.0);
     Field(out, "mem_fragmentation_ratio", ratio);
     Field(out, "mem_allocator", allocator);
+    Field(out, "lazyfree_pending_objects", lazy_free::PendingAllThreads());
+    Field(out, "lazyfreed_objects", lazy_free::FreedAllThreads());
   }
   if (section("persistence")) {
     const PersistenceState& st = persistence_;

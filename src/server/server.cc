@@ -16,6 +16,7 @@
 #include <random>
 #include <thread>
 
+#include "core/lazy_free.h"
 #include "core/memory.h"
 #include "net/socket.h"
 #include "server/log.h"
@@ -468,6 +469,7 @@ void Server::ResetStats() {
   for (auto& w : workers_) w->ResetStats();
   acl_->ResetDenied();
   used_memory_peak_.store(0, std::memory_order_relaxed);
+  lazy_free::ResetFreed();
 }
 
 std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
