@@ -341,6 +341,9 @@ void BatchRelay::Run(ExecBatch* b) {
   const bool part = b->relay != nullptr;
   if (!stopped) Prefetch(*b);
   if (!stopped) {
+    // (A load starts and ends only while every shard is held: not during
+    // this batch's run.)
+    const bool loading = worker_.server_.loading();
     b->RunFrom(worker_.index_, &exec_args_, [&](size_t i, const ExecBatch::Command& cmd,
                                                  std::span<const std::string_view> args) {
       worker_.proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
@@ -353,7 +356,7 @@ void BatchRelay::Run(ExecBatch* b) {
         key.bytes = args[static_cast<size_t>(cmd.spec->first_key)];
         hint = &key;
       }
-      if (worker_.server_.loading() && !(cmd.spec->flags & kCmdLoading)) [[unlikely]]
+      if (loading && !(cmd.spec->flags & kCmdLoading)) [[unlikely]]
         reply.Error("LOADING Redis is loading the dataset in memory");  // (sent before a replica's load began)
       else
         t = worker_.Run(worker_.proxy_, cmd.spec, args, reply, worker_.shard_, hint, now_ms, t);

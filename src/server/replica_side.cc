@@ -153,7 +153,7 @@ bool Server::BeginFullSyncLoad(Worker& w, const ReplicaLink::Event& ev) {
   RdbLoader& loader = *load->loader;
   const bool async = load->async;
   sync_load_ = std::move(load);
-  (async ? async_loading_ : loading_).store(true, std::memory_order_release);
+  load_state_.store(async ? kAsyncLoad : kLoading, std::memory_order_release);
   bool found = true;
   std::string err;
   const bool opened = ev.fd >= 0 ? loader.OpenStream(ev.fd, ev.size, &err) : loader.Open(target, &found, &err);
@@ -222,8 +222,7 @@ void Server::EndStaging(Worker& w, bool ok, std::vector<std::shared_ptr<Function
 
 void Server::EndFullSyncLoad(Worker& w, bool ok, const std::string& err, bool apply_rest) {
   std::unique_ptr<SyncLoad> load = std::move(sync_load_);
-  loading_.store(false, std::memory_order_release);
-  async_loading_.store(false, std::memory_order_release);
+  load_state_.store(0, std::memory_order_release);
   std::vector<ReplicaLink::Event> rest = std::move(load->rest);
   if (load->staged) EndStaging(w, ok, load->loader->staged_libraries());
   if (!ok) {

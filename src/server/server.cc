@@ -247,8 +247,7 @@ bool Server::Start(std::string* err) {
 int Server::Run() {
   if (loader_ != nullptr) {
     // Worker 0 loads first (FinishStartupLoad starts the others).
-    startup_loading_.store(true, std::memory_order_release);
-    loading_.store(true, std::memory_order_release);
+    load_state_.store(kLoading | kStartupLoad, std::memory_order_release);
   } else {
     StartReplicaOfConfig();
     for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
@@ -283,8 +282,7 @@ int Server::Run() {
 
 void Server::FinishStartupLoad() {
   loader_.reset();
-  loading_.store(false, std::memory_order_release);
-  startup_loading_.store(false, std::memory_order_release);
+  load_state_.store(0, std::memory_order_release);
   StartReplicaOfConfig();
   for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
 }

@@ -228,15 +228,18 @@ class ServerState {
   // wait for another worker (startup_loading()), or a replica's full sync
   // (every worker runs; worker 0 loads a slice at a time holding every
   // shard: Server::StepFullSyncLoad).
-  bool loading() const { return loading_.load(std::memory_order_acquire); }
-  bool startup_loading() const { return startup_loading_.load(std::memory_order_acquire); }
+  // (One word for all of them: a command's checks read it once.)
+  enum LoadState : uint8_t { kLoading = 1, kStartupLoad = 2, kAsyncLoad = 4 };
+  uint8_t load_state() const { return load_state_.load(std::memory_order_acquire); }
+  bool loading() const { return load_state() & kLoading; }
+  bool startup_loading() const { return load_state() & kStartupLoad; }
   // A replica's swapdb load while it serves its old data (Redis's async
   // loading): only kCmdNoAsyncLoading commands are refused.
-  bool async_loading() const { return async_loading_.load(std::memory_order_acquire); }
+  bool async_loading() const { return load_state() & kAsyncLoad; }
   // Either (Redis's server.loading, set through an async load too): no
   // save at shutdown, no BGSAVE, AOF rewrite or eviction by the cron,
   // DEBUG RELOAD and some CONFIG SETs refused.
-  bool any_loading() const { return loading() || async_loading(); }
+  bool any_loading() const { return load_state() & (kLoading | kAsyncLoad); }
   // BGSAVE SCHEDULE / BGSAVE inside a transaction: started by the cron.
   void ScheduleBgSave() { bgsave_scheduled_.store(true, std::memory_order_relaxed); }
   bool TakeScheduledBgSave() { return bgsave_scheduled_.exchange(false, std::memory_order_relaxed); }
@@ -319,9 +322,9 @@ class ServerState {
   std::unique_ptr<BgSave> bgsave_;
   std::unique_ptr<AppendOnlyFile> aof_;
   AofStats aof_stats_;
-  std::atomic<bool> loading_{false};
-  std::atomic<bool> startup_loading_{false};
-  std::atomic<bool> async_loading_{false};
+  // LoadState bits: set and cleared by the start-up (worker 0 alone) or by
+  // worker 0 holding every shard.
+  std::atomic<uint8_t> load_state_{0};
   std::atomic<bool> bgsave_scheduled_{false};
   ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
   std::atomic<bool> script_disable_deny_{false};

@@ -263,7 +263,8 @@ Worker::Route Worker::DispatchWhileLoading(Client& c, std::span<const std::strin
 
 Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                                const CompactKey::Probe* hint, uint32_t first_key_shard, uint64_t* now_tsc) {
-  if (server_.startup_loading()) [[unlikely]]
+  const bool loading = server_.loading();
+  if (loading && server_.startup_loading()) [[unlikely]]
     return DispatchWhileLoading(c, args, cmd, hint, now_tsc);
   const bool waiting = c.open_batch != nullptr || c.batch_in_flight;
   const CommandSpec* spec = cmd;
@@ -275,7 +276,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // end happen while worker 0 holds every shard, so not between here and
   // ExecuteCommand): what may not run then is answered here, -LOADING,
   // after what the client sent before it.
-  if (server_.loading() && (spec == nullptr || !(spec->flags & kCmdLoading))) [[unlikely]] {
+  if (loading && (spec == nullptr || !(spec->flags & kCmdLoading))) [[unlikely]] {
     if (waiting) return Route::kPause;
     return DispatchWhileLoading(c, args, cmd, hint, now_tsc);
   }
@@ -497,9 +498,11 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   // Redis allows while loading runs (INFO, CONFIG, SHUTDOWN ...).
   if (server_.is_replica() && !(cmd->flags & kCmdStale) && !server_.ServesStaleData()) [[unlikely]]
     return reject(ServerState::kMasterDownError);
-  if ((server_.loading() && !(cmd->flags & kCmdLoading)) ||
-      (server_.async_loading() && (cmd->flags & kCmdNoAsyncLoading))) [[unlikely]]
-    return reject("LOADING Redis is loading the dataset in memory");
+  if (const uint8_t load = server_.load_state(); load != 0) [[unlikely]] {
+    if (((load & ServerState::kLoading) && !(cmd->flags & kCmdLoading)) ||
+        ((load & ServerState::kAsyncLoad) && (cmd->flags & kCmdNoAsyncLoading)))
+      return reject("LOADING Redis is loading the dataset in memory");
+  }
   if (c.multi != nullptr && !(cmd->flags & kCmdNotQueued)) [[unlikely]] {
     if (cmd->flags & kCmdNoMulti) return reject("ERR Command not allowed inside a transaction");
     // (Run refuses what runs; a write is refused here as it is queued.)
