@@ -35,11 +35,12 @@ bool Server::StartReplicaSync(const ReplicationPrimary::ReplicaInfo& info, uint3
     LOG_NOTICE("Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC");
   } else if (bgsave_ != nullptr) {
     LOG_NOTICE("Full resync for replica %s waits for the background save in progress", info.ip.c_str());
-  } else if (!info.disk && config_.repl_diskless_sync_delay > 0) {
-    // (Worker 0's cron starts it: SyncDue.)
-    LOG_NOTICE("Delay next BGSAVE for diskless SYNC");
-  } else {
+  } else if (SyncDue(UnixTimeMs())) {
+    // (At once: no delay, a disk-based sync, or max-replicas reached.)
     StartWaitingSync();
+  } else {
+    // (Worker 0's cron starts it when SyncDue says so.)
+    LOG_NOTICE("Delay next BGSAVE for diskless SYNC");
   }
   return true;
 }
