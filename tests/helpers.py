@@ -395,3 +395,96 @@ def wait_for(pred, timeout=10.0):
             return True
         time.sleep(0.05)
     return pred()
+
+
+class Asking:
+    """A replica by hand that has asked for a full sync (PSYNC ? -1) and
+    reads what comes only when told to."""
+
+    def __init__(self, server, capa_eof=True):
+        self.s = socket.create_connection((server.host, server.port), timeout=20)
+        capa = b"REPLCONF capa eof capa psync2\r\n" if capa_eof else b"REPLCONF capa psync2\r\n"
+        for cmd in (b"REPLCONF listening-port 7777\r\n", capa):
+            self.s.sendall(cmd)
+            assert self.s.recv(100) == b"+OK\r\n"
+        self.s.sendall(b"PSYNC ? -1\r\n")
+        self.buf = b""
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            got = self.s.recv(65536)
+            assert got, "closed"
+            self.buf += got
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def fullresync(self):
+        """The +FULLRESYNC line's offset (the newlines that keep a waiting
+        replica's link alive come before it and after it)."""
+        line = self._line().lstrip(b"\n")
+        m = re.fullmatch(rb"\+FULLRESYNC ([0-9a-f]{40}) (\d+)", line)
+        assert m, line
+        return int(m.group(2))
+
+    def payload(self):
+        """The snapshot: diskless ($EOF:<mark> ... <mark>) or the file's
+        ($<length> and its bytes)."""
+        head = self._line().lstrip(b"\n")
+        if head.startswith(b"$EOF:"):
+            mark = head[5:]
+            assert len(mark) == 40, head
+            while mark not in self.buf:
+                got = self.s.recv(65536)
+                assert got, "closed before the snapshot's end"
+                self.buf += got
+            rdb, self.buf = self.buf.split(mark, 1)
+            return rdb
+        assert re.fullmatch(rb"\$\d+", head), head
+        size = int(head[1:])
+        while len(self.buf) < size:
+            got = self.s.recv(65536)
+            assert got, "closed before the snapshot's end"
+            self.buf += got
+        rdb, self.buf = self.buf[:size], self.buf[size:]
+        return rdb
+
+    def stream_until(self, needle, timeout=10):
+        """Reads the stream until `needle` is in it, acknowledging offset 0
+        every 0.2 s meanwhile, as a replica does every second (a diskless
+        sync's stream waits for the first ACK once the replica is online)."""
+        deadline = time.monotonic() + timeout
+        self.s.settimeout(0.2)
+        try:
+            while needle not in self.buf and time.monotonic() < deadline:
+                self.s.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$1\r\n0\r\n")
+                try:
+                    self.buf += self.s.recv(65536)
+                except TimeoutError:
+                    pass
+        finally:
+            self.s.settimeout(20)
+        return self.buf
+
+    def close(self):
+        self.s.close()
+
+    def commands(self):
+        """The stream read so far as its commands (lists of bytes), and the
+        bytes of an incomplete one left in the buffer."""
+        out, at, buf = [], 0, self.buf
+        while at < len(buf):
+            m = re.match(rb"\*(\d+)\r\n", buf[at:])
+            if not m:
+                break
+            pos, args = at + m.end(), []
+            for _ in range(int(m.group(1))):
+                n = re.match(rb"\$(\d+)\r\n", buf[pos:])
+                if not n or pos + n.end() + int(n.group(1)) + 2 > len(buf):
+                    return out
+                pos += n.end()
+                args.append(buf[pos:pos + int(n.group(1))])
+                pos += int(n.group(1)) + 2
+            out.append(args)
+            at = pos
+        return out
+

@@ -17,7 +17,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from conftest import IS_REDIS, ServerProcess, raw_command
-from helpers import wait_for
+from helpers import Asking, wait_for
 
 ZEROS = "0" * 40
 
@@ -203,11 +203,10 @@ def test_a_redis_replica_ends_equal(primary, tmp_path):
 
 @pytest.mark.parametrize("replica_kind", ["redis", "peregrine"])
 def test_pipelines_over_shards_reach_a_replica_in_order(start_server, tmp_path, replica_kind):
-    # A client's pipelined writes over several shards: while replicas follow
-    # the stream they relay, each stop logged before the next
-    # (docs/replication.md "Order across shards"), so a reader of the
-    # replica never sees a later write of the pipeline without an earlier
-    # one: each id in the queue has its data.
+    # A client's pipelined writes over several shards run as write groups,
+    # which reach the stream whole (docs/replication.md "Order across
+    # shards"), so a reader of the replica never sees a later write of the
+    # pipeline without an earlier one: each id in the queue has its data.
     if IS_REDIS and replica_kind == "peregrine":
         pytest.skip("the same run as with a Redis replica")
     primary = start_server() if IS_REDIS else start_server("--threads", "4")
@@ -244,14 +243,114 @@ def test_pipelines_over_shards_reach_a_replica_in_order(start_server, tmp_path, 
         assert not errors, f"ids without their data on the replica: {errors[:3]}"
         assert reads[0] > 0
         if not IS_REDIS:
-            # (No write groups meanwhile: their replies would leave before
-            # their shards' later chunks are in the stream.)
-            assert p.info("stats")["cross_shard_write_groups"] == before["cross_shard_write_groups"]
-            assert p.info("stats")["cross_shard_batches"] - before["cross_shard_batches"] >= 100
+            assert p.info("stats")["cross_shard_write_groups"] - before["cross_shard_write_groups"] >= 100
         wait_caught_up(p, r)
         assert snapshot(r) == snapshot(p)
     finally:
         replica.stop()
+
+
+def test_what_a_client_saw_reaches_the_stream_before_what_it_did_next(start_server):
+    # A reply never leaves before what it acknowledges, or shows, is in the
+    # replication stream (docs/replication.md "Order across shards"). Two
+    # writers run write groups: SET ack:data:i with a slow command on
+    # another shard (LINSERT scanning a long list for a pivot it lacks), so
+    # that the groups' parts run well apart; each then pushes i onto
+    # ack:queue on its own. A watcher polls ack:data:i on the primary and,
+    # once it is there, pushes i onto ack:seen. A marker pipelines SET
+    # ack:mark:i and LPUSH ack:marks i (the SET runs on its worker's shard
+    # while a part there may wait for its sibling, the push on another). In
+    # the stream a replica gets, every push must come after its SET.
+    primary = start_server() if IS_REDIS else start_server("--threads", "4")
+    p = primary.client()
+    for k in range(4):
+        for chunk in range(0, 100000, 10000):
+            p.rpush(f"ack:slow:{k}", *range(chunk, chunk + 10000))
+    raw = Asking(primary)
+    try:
+        raw.fullresync()
+        raw.payload()
+        stop = threading.Event()
+        done = [0]
+        n = 600
+
+        def watcher():
+            c = primary.client()
+            for i in range(n):
+                while c.get(f"ack:data:{i}") is None:
+                    if stop.is_set():
+                        return
+                c.lpush("ack:seen", i)
+                done[0] += 1
+
+        def marker():
+            c = primary.client()
+            for i in range(n):
+                if stop.is_set():
+                    return
+                pipe = c.pipeline(transaction=False)
+                pipe.set(f"ack:mark:{i}", i)
+                pipe.lpush("ack:marks", i)
+                pipe.execute()
+
+        def writer(first):
+            c = primary.client()
+            for i in range(first, n, 2):
+                pipe = c.pipeline(transaction=False)
+                pipe.set(f"ack:data:{i}", i)
+                pipe.linsert(f"ack:slow:{i % 4}", "BEFORE", "no-such-pivot", "x")
+                pipe.set(f"ack:other:{i}", i)
+                pipe.execute()
+                c.lpush("ack:queue", i)
+
+        before = p.info("stats")
+        w = threading.Thread(target=watcher)
+        w.start()
+        writers = [threading.Thread(target=writer, args=(k,)) for k in range(2)]
+        writers.append(threading.Thread(target=marker))
+        try:
+            for t in writers:
+                t.start()
+            for t in writers:
+                t.join(timeout=120)
+            w.join(timeout=60)
+        finally:
+            stop.set()
+            w.join(timeout=10)
+        assert done[0] == n
+        p.set("ack:end", "1")
+        raw.stream_until(b"ack:end", timeout=30)
+        # (A MULTI ... EXEC is one step for a replica: its commands count as
+        # at once, whatever their order inside.)
+        units, unit, in_multi = [], [], False
+        for cmd in raw.commands():
+            name = cmd[0].upper()
+            if name == b"MULTI":
+                in_multi = True
+            elif name == b"EXEC":
+                in_multi = False
+            else:
+                unit.append(cmd)
+            if not in_multi:
+                units.append(unit)
+                unit = []
+        set_at, late = {b"data": set(), b"mark": set()}, []
+        for unit in units:
+            for cmd in unit:
+                if cmd[0].upper() == b"SET" and cmd[1].startswith(b"ack:"):
+                    kind, _, i = cmd[1][4:].partition(b":")
+                    if kind in set_at:
+                        set_at[kind].add(int(i))
+            for cmd in unit:
+                if cmd[0].upper() == b"LPUSH" and cmd[1] in (b"ack:queue", b"ack:seen", b"ack:marks"):
+                    kind = b"mark" if cmd[1] == b"ack:marks" else b"data"
+                    late.extend((cmd[1], int(i)) for i in cmd[2:] if int(i) not in set_at[kind])
+        assert len(set_at[b"data"]) == n and len(set_at[b"mark"]) == n
+        assert not late, f"pushed before their SET in the stream: {late[:5]} ({len(late)} in all)"
+        if not IS_REDIS:
+            assert p.info("stats")["cross_shard_write_groups"] - before["cross_shard_write_groups"] >= n // 2
+    finally:
+        raw.close()
 
 
 def test_a_dropped_link_continues_from_the_backlog(primary, tmp_path):

@@ -122,8 +122,9 @@ void AofLog::LogChunk(const AofChunk& chunk) {
   }
   // Over several shards (or another's alone): what they logged before goes
   // first, then this.
-  for (uint32_t s : host_.held_workers()) WriteShard(server_.shard(s));
-  Emit(chunk);
+  const auto held = host_.held_workers();
+  for (uint32_t s : held) WriteShard(server_.shard(s));
+  Emit(held, chunk);
   unflushed_ = true;
 }
 
@@ -145,7 +146,7 @@ void AofLog::ReplicateOnly(int db, std::span<const std::string_view> args) {
   for (uint32_t s : host_.held_workers()) WriteShard(server_.shard(s));
   AofChunk chunk;
   chunk.Add(db, args);
-  repl.Feed(chunk);
+  repl.FeedMulti(host_.held_workers(), chunk);
 }
 
 void AofLog::EmitSplit() {
@@ -155,24 +156,43 @@ void AofLog::EmitSplit() {
   AppendOnlyFile& aof = server_.aof();
   if (aof.active() && !txn_.empty()) sync_to_ = std::max(sync_to_, aof.Write(Wrapped(txn_)));
   ReplicationPrimary& repl = server_.replication();
-  if (repl.logs()) repl.Feed(Wrapped(txn_stream_));
+  if (repl.logs()) repl.FeedMulti(host_.held_workers(), Wrapped(txn_stream_));
   txn_.Clear();
   txn_stream_.Clear();
   txn_split_ = false;
   unflushed_ = true;
 }
 
-void AofLog::Emit(const AofChunk& chunk) {
+void AofLog::Emit(std::span<const uint32_t> shards, const AofChunk& chunk) {
   AppendOnlyFile& aof = server_.aof();
   if (aof.active()) sync_to_ = std::max(sync_to_, aof.Write(chunk));
   ReplicationPrimary& repl = server_.replication();
-  if (repl.feeding()) repl.Feed(chunk);
+  if (!repl.feeding()) return;
+  if (shards.size() == 1)
+    repl.Feed(shards[0], chunk);
+  else
+    repl.FeedMulti(shards, chunk);
 }
 
 void AofLog::WriteShard(Shard& s) {
   if (s.aof().empty()) return;
-  Emit(s.aof());
+  const uint32_t index = static_cast<uint32_t>(s.index());
+  Emit(std::span<const uint32_t>(&index, 1), s.aof());
   s.aof().Clear();
+}
+
+void AofLog::BeginPart() { WriteShard(own_); }
+
+const std::vector<uint32_t>& AofLog::EndPart(uint64_t group, uint32_t parts, uint64_t ticket, uint64_t epoch) {
+  // (Every part feeds, logged or not: its group goes out once all have,
+  // and its ticket is released then.)
+  AofChunk& chunk = own_.aof();
+  AppendOnlyFile& aof = server_.aof();
+  if (aof.active() && !chunk.empty()) sync_to_ = std::max(sync_to_, aof.Write(chunk));
+  const std::vector<uint32_t>& wake = server_.replication().FeedPart(host_.index(), group, parts, ticket, epoch, chunk);
+  chunk.Clear();
+  unflushed_ = true;  // (with appendfsync always, the replies wait for the fsync)
+  return wake;
 }
 
 void AofLog::Write(bool lent) {

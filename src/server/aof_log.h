@@ -57,6 +57,13 @@ class AofLog {
   // Commands were added to the shard's chunk outside a command (the cron's
   // expired and evicted keys, as DEL): the next Flush writes them.
   void NoteUnflushed() { unflushed_ = true; }
+  // A write group's part runs on this worker's shard (BatchRelay::Run):
+  // what the shard logged before goes out first, and the part's commands
+  // reach the replication stream as the group's (StreamOrder), not as the
+  // shard's. For groups made while the stream was fed (ExecBatch::group).
+  void BeginPart();
+  // (Returns the workers to wake: ReplicationPrimary::FeedPart.)
+  const std::vector<uint32_t>& EndPart(uint64_t group, uint32_t parts, uint64_t ticket, uint64_t epoch);
 
  private:
   void Write(bool lent);
@@ -66,8 +73,9 @@ class AofLog {
   void LogChunk(const AofChunk& chunk);
   // The chunk of shard `s` (held) goes to the file now.
   void WriteShard(Shard& s);
-  // A chunk goes to the file and to the replication stream, where on.
-  void Emit(const AofChunk& chunk);
+  // A chunk that shards `shards` logged goes to the file and to the
+  // replication stream, where on.
+  void Emit(std::span<const uint32_t> shards, const AofChunk& chunk);
   // EndGather of a transaction whose stream differs from the file's.
   void EmitSplit();
   // Whether the running command holds this worker's shard alone.

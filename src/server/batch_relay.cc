@@ -14,6 +14,7 @@ BatchRelay::~BatchRelay() {
   // (At shutdown: parts and batches still waiting for their turn.)
   for (auto& [ticket, b] : early_) delete b;
   for (const Waiting& w : waiting_) delete w.batch;
+  for (const Held& h : held_) delete h.batch;
 }
 
 void BatchRelay::Add(Client& c, std::span<const std::string_view> args, const CommandSpec* spec,
@@ -101,13 +102,26 @@ void BatchRelay::SendOpen(Client& c) {
   c.batch_in_flight = true;
   away_++;
   worker_.stats_.cross_shard_batches++;
+  // The client's earlier commands here wait for the replication stream
+  // (stream_hold): what it writes elsewhere must reach the stream after
+  // them. As a write group with a part here (empty if need be) it does:
+  // StreamOrder takes the group after what this shard logged before.
+  // Reads change nothing; anything else waits until the stream has them.
+  const uint64_t hold = c.stream_hold != 0 && !StreamOut(c.stream_hold) ? c.stream_hold : 0;
+  if (hold != 0 && !b->reads_only && !b->transaction && b->plain && SendWriteGroup(b, true)) {
+    worker_.stats_.cross_shard_write_groups++;
+    return;
+  }
+  if (hold != 0 && !b->reads_only) {
+    held_.push_back({hold, b, false, true});
+    return;
+  }
+  Launch(b);
+}
+
+void BatchRelay::Launch(ExecBatch* b) {
   if (b->commands.size() > 1 && !b->transaction && b->plain) {
-    // (Not a write group while replicas follow the stream: its parts' logs
-    // could reach the stream in either order, and a replica applies them in
-    // that order, so that a reader there could see a client's later write
-    // without its earlier one. A relay logs each stop before the next:
-    // docs/replication.md.)
-    if (b->reads_only ? SendReadGroup(b) : !worker_.server_.replication().feeding() && SendWriteGroup(b)) {
+    if (b->reads_only ? SendReadGroup(b) : SendWriteGroup(b, false)) {
       (b->reads_only ? worker_.stats_.cross_shard_read_groups : worker_.stats_.cross_shard_write_groups)++;
       return;
     }
@@ -115,23 +129,27 @@ void BatchRelay::SendOpen(Client& c) {
   worker_.router_.Send(b->target, b);
 }
 
-bool BatchRelay::Split(ExecBatch* relay) {
-  // (A relay with one stop is one batch already.)
+bool BatchRelay::Split(ExecBatch* relay, bool here) {
+  // (A relay with one stop is one batch already, unless a part here is
+  // wanted: then an empty one.)
   const uint32_t first_target = relay->commands[0].target;
-  if (std::all_of(relay->commands.begin(), relay->commands.end(),
+  if ((!here || first_target == worker_.index_) &&
+      std::all_of(relay->commands.begin(), relay->commands.end(),
                   [&](const ExecBatch::Command& cmd) { return cmd.target == first_target; }))
     return false;
   uint32_t workers = 0;
   relay->parts.assign(worker_.nworkers_, nullptr);
-  for (const ExecBatch::Command& cmd : relay->commands) {
-    ExecBatch*& part = relay->parts[cmd.target];
-    if (part != nullptr) continue;
+  auto make = [&](uint32_t target) {
+    ExecBatch*& part = relay->parts[target];
+    if (part != nullptr) return;
     part = NewBatch();
     part->SameClientAs(*relay);
-    part->target = cmd.target;
+    part->target = target;
     part->relay = relay;
     workers++;
-  }
+  };
+  for (const ExecBatch::Command& cmd : relay->commands) make(cmd.target);
+  if (here) make(worker_.index_);
   // Each part: its worker's commands, in order, with where their
   // arguments are in the relay's (ExecBatch::RunFrom).
   size_t offset = 0;
@@ -157,7 +175,7 @@ void BatchRelay::DropParts(ExecBatch* relay) {
 }
 
 bool BatchRelay::SendReadGroup(ExecBatch* relay) {
-  if (!Split(relay)) return false;
+  if (!Split(relay, false)) return false;
   // The shards' versions before anything of the group runs: if they are
   // the same when every part is back, each part read what was there now.
   for (ExecBatch* part : relay->parts)
@@ -169,8 +187,8 @@ bool BatchRelay::SendReadGroup(ExecBatch* relay) {
   return true;
 }
 
-bool BatchRelay::SendWriteGroup(ExecBatch* relay) {
-  if (!Split(relay)) return false;
+bool BatchRelay::SendWriteGroup(ExecBatch* relay, bool here) {
+  if (!Split(relay, here)) return false;
   group_shards_.clear();
   for (ExecBatch* part : relay->parts)
     if (part != nullptr) group_shards_.push_back(part->target);
@@ -182,7 +200,21 @@ bool BatchRelay::SendWriteGroup(ExecBatch* relay) {
     DropParts(relay);  // a shard is lent or held: one shard after another
     return false;
   }
-  for (size_t i = 0; i < group_shards_.size(); i++) relay->parts[group_shards_[i]]->ticket = group_tickets_[i];
+  // While replicas follow the stream, the group reaches it whole (its parts
+  // log apart, StreamOrder): a reader there sees all of it or none, as on
+  // this server (docs/replication.md, "Order across shards"). The id: this
+  // worker's index over a count of its groups.
+  ReplicationPrimary& repl = worker_.server_.replication();
+  const bool apart = repl.logs();
+  const uint64_t group = apart ? (uint64_t{worker_.index_} << 40) | (++groups_sent_ & ((uint64_t{1} << 40) - 1)) : 0;
+  const uint64_t epoch = apart ? repl.order_epoch() : 0;
+  for (size_t i = 0; i < group_shards_.size(); i++) {
+    ExecBatch* part = relay->parts[group_shards_[i]];
+    part->ticket = group_tickets_[i];
+    part->group = group;
+    part->group_parts = static_cast<uint32_t>(group_shards_.size());
+    part->group_epoch = epoch;
+  }
   for (ExecBatch* part : relay->parts)
     if (part != nullptr && part->target != worker_.index_) worker_.router_.Send(part->target, part);
   if (ExecBatch* here = relay->parts[worker_.index_]; here != nullptr) Arrive(here);
@@ -339,6 +371,10 @@ void BatchRelay::Run(ExecBatch* b) {
     }
   }
   const bool part = b->relay != nullptr;
+  // A write group's part logs apart when its group was made while the
+  // stream was fed (SendWriteGroup).
+  const bool part_apart = b->group != 0;
+  if (part_apart) worker_.aof_log_.BeginPart();
   if (!stopped) Prefetch(*b);
   if (!stopped) {
     // (A load starts and ends only while every shard is held: not during
@@ -391,6 +427,12 @@ void BatchRelay::Run(ExecBatch* b) {
     worker_.aof_log_.EndGather();
     if (worker_.waits_.has_ready()) worker_.waits_.ServeReadyKeys(now_ms);
   }
+  if (part_apart) {
+    for (uint32_t w : worker_.aof_log_.EndPart(b->group, b->group_parts, b->ticket, b->group_epoch))
+      if (w != worker_.index_) worker_.router_.WakeLater(w);
+  } else if (b->ticket != 0) {
+    local_out_ = b->ticket;  // (logged as the shard's own: nothing to wait for)
+  }
   PassOn(b, stopped);
 }
 
@@ -434,6 +476,79 @@ void BatchRelay::Prefetch(const ExecBatch& b) {
 }
 
 void BatchRelay::PassOn(ExecBatch* b, bool stopped) {
+  // What it ran may show what a write group's part did here, which is not
+  // in the replication stream until the whole group is: it waits for that
+  // (its own ticket if a part, else the last that ran here).
+  const uint64_t upto = b->ticket != 0 ? b->ticket : done_;
+  if (upto > local_out_ && !StreamOut(upto)) [[unlikely]] {
+    held_.push_back({upto, b, stopped, false});
+    return;
+  }
+  PassOnNow(b, stopped);
+}
+
+bool BatchRelay::StreamOut(uint64_t upto) {
+  if (upto <= local_out_) return true;
+  ReplicationPrimary& repl = worker_.server_.replication();
+  if (repl.released(worker_.index_) >= upto) return true;
+  repl.WantRelease(worker_.index_);
+  return repl.released(worker_.index_) >= upto;  // (released meanwhile: nobody will wake us for it)
+}
+
+bool BatchRelay::HoldOutput(Client& c) {
+  if (StreamOut(c.stream_hold)) {
+    c.stream_hold = 0;
+    return false;
+  }
+  if (!c.stream_listed) {
+    c.stream_listed = true;
+    held_clients_.push_back(c.id);
+  }
+  return true;
+}
+
+void BatchRelay::ReleaseHeldSlow() {
+  // (Not while the shard is lent: the holder may read this worker's state.)
+  if (worker_.router_.lent()) return;
+  ReplicationPrimary& repl = worker_.server_.replication();
+  for (;;) {
+    const uint64_t out = std::max(local_out_, repl.released(worker_.index_));
+    while (!held_.empty() && held_.front().upto <= out) {
+      const Held h = held_.front();
+      held_.pop_front();
+      if (h.open)
+        Launch(h.batch);  // (a client's relay: SendOpen)
+      else
+        PassOnNow(h.batch, h.stopped);
+    }
+    size_t keep = 0;
+    for (uint64_t id : held_clients_) {
+      auto it = worker_.clients_.find(id);
+      if (it == worker_.clients_.end()) continue;
+      Client& c = *it->second;
+      if (c.stream_hold > out) {
+        held_clients_[keep++] = id;
+        continue;
+      }
+      // Its replies go, and what it sent after them runs (it may have
+      // paused before a command for another shard: Worker::Dispatch).
+      c.stream_listed = false;
+      c.stream_hold = 0;
+      if (c.closed) continue;
+      // (With a batch out, its replies go with the batch's: Finish.)
+      if (!c.batch_in_flight && (!c.out.empty() || c.close_after_reply)) worker_.io_.QueueWrite(c);
+      worker_.resume_.push_back(id);
+    }
+    held_clients_.resize(keep);
+    if (held_.empty() && held_clients_.empty()) return;
+    // Still waiting: woken when the next ticket is released (unless it was
+    // just now: look again).
+    repl.WantRelease(worker_.index_);
+    if (repl.released(worker_.index_) <= out) return;
+  }
+}
+
+void BatchRelay::PassOnNow(ExecBatch* b, bool stopped) {
   if (!stopped && !b->finished()) {
     // The next command runs on another worker (the client's own, maybe):
     // the batch goes there, after what this one ran.

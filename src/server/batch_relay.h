@@ -57,6 +57,8 @@ class BatchRelay {
   // replies (all ran, or `stopped`: the rest does not run).
   void Run(ExecBatch* b);
   void PassOn(ExecBatch* b, bool stopped);
+  void PassOnNow(ExecBatch* b, bool stopped);
+  void ReleaseHeldSlow();
   // A batch of this worker's client back: its replies to the client.
   void Finish(ExecBatch* b);
   // A batch another worker sent (or this one's write group part): a part
@@ -71,8 +73,39 @@ class BatchRelay {
       return false;
     return HoldClientSlow(c);
   }
-  // Whether every ticket taken on this shard has run (it may be lent).
-  bool Drained() const { return registered_.load(std::memory_order_acquire) == done_; }
+  // Whether every ticket taken on this shard has run (it may be lent), and
+  // every part it ran is in the replication stream (else the worker is
+  // woken when it is).
+  bool Drained() {
+    return registered_.load(std::memory_order_acquire) == done_ && (done_ <= local_out_ || StreamOut(done_));
+  }
+
+  // --- The replication stream (docs/replication.md, "Order across shards") ---
+  // A write group's part that ran here is in the stream only once every
+  // part of its group is (StreamOrder); until then nothing that could
+  // show its effect, or the effect of what ran here after it, leaves: a
+  // batch passed on waits (PassOn), and so do a client's replies and its
+  // commands for other shards (Client::stream_hold). A reply never leaves
+  // before what it acknowledges is in the stream.
+  //
+  // Whether something ran here after a part not in the stream yet: what it
+  // replies then waits for done().
+  bool StreamPending() {
+    return done_ > local_out_ && !StreamOut(done_);
+  }
+  uint64_t done() const { return done_; }
+  // Whether the parts up to ticket `upto` are in the stream; if not, the
+  // worker is woken when the next is.
+  bool StreamOut(uint64_t upto);
+  // A client with a stream_hold: true if it must wait (its replies stay,
+  // and it pauses before a command for another shard); it is resumed and
+  // its replies written once the stream has what they wait for.
+  bool HoldOutput(Client& c);
+  // What waited for the stream and may go now goes (Worker::Drain).
+  void ReleaseHeld() {
+    if (!held_.empty() || !held_clients_.empty()) [[unlikely]]
+      ReleaseHeldSlow();
+  }
   // This worker's clients' batches out on other workers (sent, not back).
   size_t away() const { return away_; }
   // The cron: the batches the pool kept beyond kFreeBatches that nothing
@@ -98,10 +131,14 @@ class BatchRelay {
   // A relay with writes over several workers as a write group: one part per
   // worker, each with its ticket; false (nothing sent) if it touches one
   // worker only or a shard is closed to groups (claims.h).
-  bool SendWriteGroup(ExecBatch* relay);
-  // The relay's commands split by worker (relay->parts); false if they all
-  // run on one.
-  bool Split(ExecBatch* relay);
+  // `here`: with a part on this worker's shard, empty if it has no
+  // command there (SendOpen: after what the client ran here).
+  bool SendWriteGroup(ExecBatch* relay, bool here);
+  // A client's relay leaves: as a read or write group if it can.
+  void Launch(ExecBatch* b);
+  // The relay's commands split by worker (relay->parts), with a part here
+  // if `here`; false if they all run on one (and `here` adds none).
+  bool Split(ExecBatch* relay, bool here);
   void DropParts(ExecBatch* relay);
   void FinishPart(ExecBatch* part);
   // A part's replies in the order of the group's commands (all back).
@@ -123,6 +160,7 @@ class BatchRelay {
   std::vector<std::string_view> exec_args_;  // scratch: the command of a batch being run
   std::vector<uint32_t> group_shards_;       // scratch: a write group's workers
   std::vector<uint64_t> group_tickets_;      // scratch: their tickets
+  uint64_t groups_sent_ = 0;                 // (for their ids)
 
   // This shard's side of the write groups' tickets: the last that ran,
   // the parts that came before their turn, and the batches and clients
@@ -130,7 +168,20 @@ class BatchRelay {
   // so by increasing ticket).
   const std::atomic<uint64_t>& registered_;  // this shard's last ticket taken (ClaimBoard)
   uint64_t done_ = 0;
+  // The last ticket whose part logged as the shard's own (its group made
+  // while no stream was fed): nothing up to it waits for the stream.
+  uint64_t local_out_ = 0;
   size_t away_ = 0;
+  // Batches that wait for the stream to have ticket `upto` (in order), and
+  // the clients with a stream_hold (Client::stream_listed).
+  struct Held {
+    uint64_t upto;
+    ExecBatch* batch;
+    bool stopped;
+    bool open;  // a client's relay that has yet to leave (SendOpen), else one to pass on
+  };
+  std::deque<Held> held_;
+  std::vector<uint64_t> held_clients_;
   std::map<uint64_t, ExecBatch*> early_;
   struct Waiting {
     uint64_t ticket;

@@ -181,6 +181,13 @@ struct Client final : IoHandler {
   // again: ClientIo::HoldReading).
   bool claim_wait = false;
   uint64_t claim_ticket = 0;
+  // A command of it ran on this worker's shard after a write group's part
+  // that is not in the replication stream yet (BatchRelay::StreamPending):
+  // its replies, and its commands for other shards, wait until the stream
+  // has this shard's tickets up to `stream_hold` (0: none). Listed
+  // (`stream_listed`) for BatchRelay::ReleaseHeld.
+  uint64_t stream_hold = 0;
+  bool stream_listed = false;
 
   // Blocked by BLPOP & co. (docs/blocking.md): the wait, shared with the
   // shards of its keys; its later input waits in `in` until it is over.

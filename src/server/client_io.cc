@@ -229,6 +229,8 @@ void ClientIo::FlushPending() {
 void ClientIo::Flush(Client& c) {
   if (c.repl_hold) [[unlikely]]
     return;  // (a replica whose snapshot the BGSAVE's thread is sending)
+  if (c.stream_hold != 0 && owner_.HoldOutput(c)) [[unlikely]]
+    return;  // (its replies wait for the replication stream: queued again then)
   while (!c.out.empty()) {
     // Replies and the large values they refer to, in one system call.
     ssize_t n;

@@ -40,6 +40,9 @@ class ClientIo {
     // Before replies leave: what they acknowledge goes to the append-only
     // file (Worker::FlushAof).
     virtual void BeforeReplies() = 0;
+    // Whether the client's replies wait for the replication stream
+    // (Client::stream_hold); it is queued again when they may go.
+    virtual bool HoldOutput(Client& c) = 0;
     // A client of this worker over its output limit, found by a command
     // holding this worker's shard: closed when the shard comes back.
     virtual void RequestKill(uint64_t client_id) = 0;

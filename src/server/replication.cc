@@ -13,7 +13,8 @@
 namespace peregrine {
 
 ReplicationPrimary::ReplicationPrimary(uint32_t workers, std::function<void(uint32_t)> wake)
-    : told_(new Told[workers]), wake_(std::move(wake)) {}
+    : order_(workers), emit_([this](const AofChunk& c) { FeedLocked(c); }), gates_(new Gate[workers]),
+      told_(new Told[workers]), wake_(std::move(wake)) {}
 
 void ReplicationPrimary::Tell(uint32_t worker) {
   // (Looked at first: while the worker has yet to take its bytes the flag
@@ -56,23 +57,125 @@ void ReplicationPrimary::AppendLocked(std::string_view bytes) {
   }
 }
 
-void ReplicationPrimary::Feed(const AofChunk& chunk) {
+void ReplicationPrimary::FeedLocked(const AofChunk& chunk) {
+  if (chunk.first_db() != stream_db_) {
+    std::string select;
+    const std::string n = std::to_string(chunk.first_db());
+    AppendRespCommand(&select, {"SELECT", n});
+    AppendLocked(select);
+  }
+  AppendLocked(chunk.bytes());
+  stream_db_ = chunk.last_db();
+}
+
+void ReplicationPrimary::PublishLocked() {
+  for (uint32_t s : order_.moved()) {
+    // (Dekker's with the worker's WantRelease: it sets `want`, then reads
+    // `released`; this stores `released`, then reads `want`. One of the
+    // two sees the other's store.)
+    gates_[s].released.store(order_.released(s), std::memory_order_seq_cst);
+    if (gates_[s].want.load(std::memory_order_seq_cst) && gates_[s].want.exchange(false, std::memory_order_seq_cst))
+      release_wake_.push_back(s);  // (the worker of shard s is worker s)
+  }
+  order_.ClearMoved();
+  epoch_.store(order_.epoch(), std::memory_order_release);
+}
+
+void ReplicationPrimary::WakeNowLocked() {
+  for (uint32_t w : to_wake_) wake_(w);
+  for (uint32_t w : release_wake_) wake_(w);
+  to_wake_.clear();
+  release_wake_.clear();
+}
+
+void ReplicationPrimary::MergeReleaseWakesLocked() {
+  if (release_wake_.empty()) [[likely]]
+    return;
+  to_wake_.insert(to_wake_.end(), release_wake_.begin(), release_wake_.end());
+  release_wake_.clear();
+}
+
+void ReplicationPrimary::BoundOrderLocked() {
+  const uint64_t limit = pending_limit_.load(std::memory_order_relaxed);
+  if (order_.bytes() <= (limit != 0 ? limit : kOrderLimit)) [[likely]]
+    return;
+  LOG_WARNING("A write group's part is late: %llu bytes of the stream waited for it, sent as they are",
+              static_cast<unsigned long long>(order_.bytes()));
+  order_.Flush(emit_);
+}
+
+void ReplicationPrimary::SettleOrderLocked() {
+  if (order_.empty()) [[likely]]
+    return;
+  LOG_WARNING("The stream had %llu bytes waiting for write groups with every shard held",
+              static_cast<unsigned long long>(order_.bytes()));
+  order_.Flush(emit_);
+  PublishLocked();
+  WakeNowLocked();
+}
+
+void ReplicationPrimary::ResetOrderLocked() {
+  order_.Reset();
+  PublishLocked();
+  WakeNowLocked();
+}
+
+void ReplicationPrimary::Feed(uint32_t shard, const AofChunk& chunk) {
   std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (backlog_ == nullptr || relaying_.load(std::memory_order_relaxed)) return;
-    if (chunk.first_db() != stream_db_) {
-      std::string select;
-      const std::string n = std::to_string(chunk.first_db());
-      AppendRespCommand(&select, {"SELECT", n});
-      AppendLocked(select);
+    if (order_.idle(shard)) [[likely]] {
+      FeedLocked(chunk);
+    } else {
+      order_.Chunk(shard, chunk, emit_);
+      BoundOrderLocked();
+      PublishLocked();
+      MergeReleaseWakesLocked();
     }
-    AppendLocked(chunk.bytes());
-    stream_db_ = chunk.last_db();
     if (to_wake_.empty()) return;
     wake.swap(to_wake_);
   }
   for (uint32_t w : wake) wake_(w);
+}
+
+void ReplicationPrimary::FeedMulti(std::span<const uint32_t> shards, const AofChunk& chunk) {
+  std::vector<uint32_t>& wake = WakeList();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (backlog_ == nullptr || relaying_.load(std::memory_order_relaxed)) return;
+    order_.Multi(shards, chunk, emit_);
+    BoundOrderLocked();
+    PublishLocked();
+    MergeReleaseWakesLocked();
+    wake.swap(to_wake_);
+  }
+  for (uint32_t w : wake) wake_(w);
+}
+
+const std::vector<uint32_t>& ReplicationPrimary::FeedPart(uint32_t shard, uint64_t group, uint32_t parts,
+                                                          uint64_t ticket, uint64_t epoch, const AofChunk& chunk) {
+  std::vector<uint32_t>& wake = WakeList();
+  // (Kept apart from `wake`: the caller sends them with its next mail.)
+  thread_local std::vector<uint32_t> released;
+  released.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (backlog_ == nullptr || relaying_.load(std::memory_order_relaxed)) {
+      // (Nothing goes to a stream now, and nothing waits in the order: the
+      // part's ticket is released as it stands.)
+      static const AofChunk kNone;
+      order_.Chunk(shard, kNone, emit_, ticket);
+    } else {
+      order_.Part(shard, group, parts, ticket, epoch, chunk, emit_);
+      BoundOrderLocked();
+    }
+    PublishLocked();
+    released.swap(release_wake_);
+    wake.swap(to_wake_);
+  }
+  for (uint32_t w : wake) wake_(w);
+  return released;
 }
 
 void ReplicationPrimary::FeedCommand(std::initializer_list<std::string_view> args) {
@@ -106,6 +209,7 @@ void ReplicationPrimary::SetRelaying(bool on) {
   std::vector<uint32_t>& wake = WakeList();
   {
     std::lock_guard<std::mutex> lock(mu_);
+    SettleOrderLocked();
     relaying_.store(on, std::memory_order_release);
     stream_db_ = -1;
     for (auto& r : replicas_) {
@@ -122,6 +226,7 @@ void ReplicationPrimary::SetRelaying(bool on) {
 void ReplicationPrimary::ResetBacklog(size_t size, uint64_t offset) {
   std::lock_guard<std::mutex> lock(mu_);
   backlog_ = std::make_unique<ReplBacklog>(size, offset);
+  ResetOrderLocked();
   offset_ = offset;
   stream_db_ = -1;
   no_replicas_since_ms_ = UnixTimeMs();
@@ -139,6 +244,7 @@ bool ReplicationPrimary::EnsureBacklog(size_t size) {
 
 PsyncAnswer ReplicationPrimary::Decide(std::string_view replid, int64_t offset, const ReplIds& ids, bool psync2) {
   std::lock_guard<std::mutex> lock(mu_);
+  SettleOrderLocked();
   return DecidePsync(replid, offset, ids, backlog_.get(), psync2);
 }
 
@@ -186,6 +292,7 @@ bool ReplicationPrimary::SyncDue(int64_t now_ms, bool diskless, int delay_s, int
 
 bool ReplicationPrimary::StartWaiting(SyncStart* start) {
   std::lock_guard<std::mutex> lock(mu_);
+  SettleOrderLocked();
   start->targets.clear();
   start->disk = false;
   start->rdb_filter = 0;
@@ -521,6 +628,7 @@ bool ReplicationPrimary::BacklogExpired(int64_t now_ms, int ttl_s) {
 void ReplicationPrimary::FreeBacklog() {
   std::lock_guard<std::mutex> lock(mu_);
   backlog_.reset();
+  ResetOrderLocked();
   feeding_.store(false, std::memory_order_release);
   stream_db_ = -1;
 }

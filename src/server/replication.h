@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,6 +24,7 @@
 
 #include "persist/aof_format.h"
 #include "server/repl_backlog.h"
+#include "server/stream_order.h"
 
 namespace peregrine {
 
@@ -64,9 +66,30 @@ class ReplicationPrimary {
   // Whether the shards log their commands for the stream.
   bool logs() const { return feeding() && !relaying(); }
 
-  // A chunk of logged commands, in the order the stream takes them (a
-  // SELECT first when its database is not the stream's).
-  void Feed(const AofChunk& chunk);
+  // A chunk of logged commands that shard `shard` logged (a SELECT first
+  // when its database is not the stream's). It goes now, or after a write
+  // group's part that the shard ran before it, once that group is whole
+  // (StreamOrder).
+  void Feed(uint32_t shard, const AofChunk& chunk);
+  // A command over several shards (after each one's earlier chunks).
+  void FeedMulti(std::span<const uint32_t> shards, const AofChunk& chunk);
+  // Shard `shard`'s part of write group `group` of `parts` parts (empty if
+  // it logged nothing), with its ticket there and the order's epoch when
+  // the group was made: the group goes to the stream as one transaction.
+  // Returns the workers that asked to be woken when their shard's ticket
+  // moved and now should be (WantRelease): the caller wakes them with its
+  // next mail, which mostly goes to them anyway (a group's replies go to
+  // its client's worker), so that they wake once, not twice.
+  const std::vector<uint32_t>& FeedPart(uint32_t shard, uint64_t group, uint32_t parts, uint64_t ticket,
+                                        uint64_t epoch, const AofChunk& chunk);
+  // The epoch a write group made now belongs to (StreamOrder).
+  uint64_t order_epoch() const { return epoch_.load(std::memory_order_acquire); }
+  // The last ticket of shard `s` whose part is in the stream, or need not
+  // be: what its worker holds back for a later one waits (BatchRelay).
+  uint64_t released(uint32_t s) const { return gates_[s].released.load(std::memory_order_seq_cst); }
+  // Shard `s`'s worker holds something back: it is woken when the shard's
+  // next ticket is released. (It reads released() again after this.)
+  void WantRelease(uint32_t s) { gates_[s].want.store(true, std::memory_order_seq_cst); }
   // A command outside any database (the PING every
   // repl-ping-replica-period).
   void FeedCommand(std::initializer_list<std::string_view> args);
@@ -253,12 +276,39 @@ class ReplicationPrimary {
   void Tell(uint32_t worker);
   static std::unique_ptr<Replica> MakeReplica(const ReplicaInfo& info, uint32_t worker, State state);
   void AppendLocked(std::string_view bytes);
+  // A chunk into the stream (a SELECT first where needed).
+  void FeedLocked(const AofChunk& chunk);
+  // After StreamOrder took a chunk: what waits there past the replicas'
+  // hard limit goes out as it is (never in the normal course: a group's
+  // part keeps the others' waiting only until its worker runs it).
+  void BoundOrderLocked();
+  // Every shard held: nothing can be waiting for a part; made sure of.
+  void SettleOrderLocked();
+  // The order starts again (a new or no backlog): what waited is released.
+  void ResetOrderLocked();
+  // The tickets StreamOrder released go to gates_; the workers that want
+  // to know join to_wake_.
+  void PublishLocked();
+  void WakeNowLocked();
+  void MergeReleaseWakesLocked();  // (release_wake_ into to_wake_)
 
+  // What StreamOrder may keep waiting when the replicas' hard limit is off.
+  static constexpr uint64_t kOrderLimit = uint64_t{256} << 20;
 
   std::mutex mu_;
   std::atomic<bool> feeding_{false};
   std::atomic<bool> relaying_{false};
   std::unique_ptr<ReplBacklog> backlog_;
+  StreamOrder order_;
+  const StreamOrder::Emit emit_;  // (FeedLocked, for order_)
+  std::atomic<uint64_t> epoch_{1};  // order_.epoch(), for reading without the lock
+  // Per shard, a line each: its last ticket released, and whether its
+  // worker wants to be woken when that moves.
+  struct alignas(64) Gate {
+    std::atomic<uint64_t> released{0};
+    std::atomic<bool> want{false};
+  };
+  std::unique_ptr<Gate[]> gates_;
   uint64_t offset_ = 0;  // master_repl_offset
   int stream_db_ = -1;
   std::vector<std::unique_ptr<Replica>> replicas_;
@@ -293,6 +343,7 @@ class ReplicationPrimary {
   std::vector<Waiter> waiters_;
   std::unique_ptr<Told[]> told_;
   std::vector<uint32_t> to_wake_;  // (scratch, under the lock)
+  std::vector<uint32_t> release_wake_;  // (PublishLocked's: see FeedPart)
   std::function<void(uint32_t)> wake_;
   std::atomic<uint64_t> pending_limit_{0};
   std::atomic<int> good_{0};

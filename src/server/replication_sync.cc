@@ -59,7 +59,7 @@ void Server::EmitShardChunks() {
       const uint64_t pos = aof_->Write(chunk);
       if (aof_->always()) aof_->SyncTo(pos);
     }
-    if (replication_->feeding()) replication_->Feed(chunk);
+    if (replication_->feeding()) replication_->Feed(static_cast<uint32_t>(i), chunk);
     chunk.Clear();
   }
 }

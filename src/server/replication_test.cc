@@ -35,7 +35,7 @@ struct Primary {
   void Write(std::initializer_list<std::string_view> args) {
     AofChunk chunk;
     chunk.Add(0, args);
-    repl.Feed(chunk);
+    repl.Feed(0, chunk);
   }
 };
 
@@ -141,6 +141,50 @@ TEST(ReplicationSync, NoJoinWithoutASyncRunning) {
   Primary p;
   EXPECT_FALSE(p.repl.JoinSync(Info(1), 0, -1, [](uint64_t) { return true; }));
   EXPECT_TRUE(p.repl.Replicas().empty());
+}
+
+// The write groups' tickets (BatchRelay waits on them): a part's is
+// released when its group is whole in the stream, and a worker that asked
+// is woken then, once.
+TEST(ReplicationGates, APartsTicketIsReleasedWhenItsGroupIsWholeAndTheWorkerWoken) {
+  std::vector<uint32_t> woken;
+  ReplicationPrimary repl{2, [&](uint32_t w) { woken.push_back(w); }};
+  repl.EnsureBacklog(1 << 20);
+  const uint64_t epoch = repl.order_epoch();
+  AofChunk a, b;
+  a.Add(0, {"SET", "a", "1"});
+  b.Add(0, {"SET", "b", "1"});
+  repl.WantRelease(1);
+  EXPECT_TRUE(repl.FeedPart(1, 7, 2, 3, epoch, b).empty());
+  EXPECT_EQ(repl.released(1), 0u);
+  const uint64_t before = repl.offset();
+  // (Worker 1 asked, worker 0 did not; the feeder wakes it with its mail.)
+  EXPECT_EQ(repl.FeedPart(0, 7, 2, 5, epoch, a), std::vector<uint32_t>{1});
+  EXPECT_GT(repl.offset(), before);
+  EXPECT_EQ(repl.released(0), 5u);
+  EXPECT_EQ(repl.released(1), 3u);
+  EXPECT_TRUE(woken.empty());
+  // Once: not asked again, not woken again.
+  EXPECT_TRUE(repl.FeedPart(0, 8, 1, 6, epoch, a).empty());
+  // A part of a group made in an earlier epoch goes as its shard's own.
+  repl.FeedPart(1, 8, 2, 4, epoch - 1, b);
+  EXPECT_EQ(repl.released(1), 4u);
+}
+
+TEST(ReplicationGates, WithoutABacklogAPartIsReleasedAtOnceAndFreeingReleasesWhatWaited) {
+  std::vector<uint32_t> woken;
+  ReplicationPrimary repl{2, [&](uint32_t w) { woken.push_back(w); }};
+  AofChunk a;
+  a.Add(0, {"SET", "a", "1"});
+  repl.FeedPart(0, 1, 2, 1, repl.order_epoch(), a);
+  EXPECT_EQ(repl.released(0), 1u);
+  repl.EnsureBacklog(1 << 20);
+  repl.FeedPart(0, 2, 2, 2, repl.order_epoch(), a);  // its sibling never comes
+  EXPECT_EQ(repl.released(0), 1u);
+  repl.WantRelease(0);
+  repl.FreeBacklog();
+  EXPECT_EQ(repl.released(0), 2u);
+  EXPECT_EQ(woken, std::vector<uint32_t>{0});
 }
 
 }  // namespace

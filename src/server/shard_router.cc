@@ -41,10 +41,13 @@ void ShardRouter::FlushOutboxes() {
     if (pushed > 0) {
       server_.worker(to).waker().Notify();
       box.erase(box.begin(), box.begin() + static_cast<ptrdiff_t>(pushed));
+      if (!wake_later_.empty()) std::erase(wake_later_, to);  // (woken now)
     }
     if (!box.empty()) outbox_targets_[keep++] = to;
   }
   outbox_targets_.resize(keep);
+  for (uint32_t to : wake_later_) server_.worker(to).waker().Notify();
+  wake_later_.clear();
 }
 
 void ShardRouter::OnControl(uint32_t from, Control k) {

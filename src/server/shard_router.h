@@ -15,6 +15,7 @@
 // for a grant), and OnShardBack when a holder returns the shard.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <span>
@@ -57,6 +58,11 @@ class ShardRouter {
   // not fit goes on the next flush (ring_full()).
   void FlushOutboxes();
   bool ring_full() const { return !outbox_targets_.empty(); }
+  // Worker `to` is woken at the next FlushOutboxes, with its mail if it
+  // gets some then (ReplicationPrimary::FeedPart).
+  void WakeLater(uint32_t to) {
+    if (std::find(wake_later_.begin(), wake_later_.end(), to) == wake_later_.end()) wake_later_.push_back(to);
+  }
   // Takes what the other workers sent (a bounded number each, so that a
   // busy sender cannot keep this worker here), calling handle(from, word)
   // on each word; true if anything arrived.
@@ -142,6 +148,7 @@ class ShardRouter {
   std::vector<MailRing*> inbound_;          // from each worker to this one
   std::vector<std::vector<uint64_t>> outbox_;  // per target, not yet in its ring
   std::vector<uint32_t> outbox_targets_;       // targets with a non-empty outbox
+  std::vector<uint32_t> wake_later_;           // (WakeLater's)
   int32_t lent_to_ = -1;            // the worker holding this shard, or -1
   bool holds_own_ = false;          // a command of this worker has taken its own shard
   bool wants_own_ = false;          // ... is waiting for it to come back (it goes first)

@@ -205,11 +205,11 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void FreeClient(Client& c) override;
   void ServeReplicas();  // its replicas' stream bytes and WAIT answers (worker_output.cc)
   void ServeMasterLink();  // worker 0 of a replica: what its link brought (worker.cc)
-  // CLIENT PAUSE: holds c when its command must wait (worker_input.cc), and
-  // lets those held go on when the pause changes or ends (worker.cc).
+  // CLIENT PAUSE: holds c when its command must wait, lets them go when it ends.
   bool HeldByPause(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args);
   void ReleasePauseHeld();
   void BeforeReplies() override { FlushAof(); }
+  bool HoldOutput(Client& c) override { return relay_.HoldOutput(c); }
   // Runs a command here, adds it to the client's open batch for another
   // worker, or runs it over several shards; kPause if it must wait for the
   // client's commands in flight (the caller stops and resumes later).

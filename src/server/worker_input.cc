@@ -290,8 +290,10 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   bool relayable = false;
   if (spec != nullptr && (c.multi != nullptr || (spec->flags & kCmdExec))) [[unlikely]] {
     // Queued here (or MULTI, DISCARD, WATCH's refusal); EXEC holds the
-    // shards of the queued commands' keys.
+    // shards of the queued commands' keys (after what the client's earlier
+    // commands here wait for in the stream: stream_hold).
     if (waiting) return Route::kPause;
+    if ((spec->flags & kCmdExec) && c.stream_hold != 0 && relay_.HoldOutput(c)) return Route::kPause;
     bool keyed = false;
     if ((spec->flags & kCmdExec) && txn_.Shards(c, &shard_set_, &keyed)) {
       // All of it on one other worker's shard: run there, as one batch.
@@ -371,7 +373,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     }
   }
   if (span) {
-    if (waiting) return Route::kPause;
+    if (waiting || (c.stream_hold != 0 && relay_.HoldOutput(c))) return Route::kPause;
     shard_set_.push_back(index_);
     std::sort(shard_set_.begin(), shard_set_.end());
     shard_set_.erase(std::unique(shard_set_.begin(), shard_set_.end()), shard_set_.end());
@@ -532,6 +534,10 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     }
   }
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
+  // What it replies may show a write group's part that the replication
+  // stream does not have yet: it waits for it (BatchRelay::HoldOutput).
+  if (relay_.StreamPending()) [[unlikely]]
+    c.stream_hold = relay_.done();
   if (waits_.blocked_now() != nullptr) [[unlikely]]
     waits_.BlockClient(c, waits_.TakeBlockedNow());
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once

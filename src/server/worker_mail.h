@@ -112,8 +112,14 @@ struct ExecBatch final : Mail {
   // may run as a write group (BatchRelay::SendWriteGroup).
   bool plain = true;
   // A write group's part: its ticket on the target's shard (ClaimBoard),
-  // which runs it in ticket order; 0 for any other batch.
+  // which runs it in ticket order; 0 for any other batch. And its group's
+  // id (unique among the groups in flight), number of parts and the
+  // stream order's epoch, by which the replication stream takes the group
+  // whole (StreamOrder); group 0 when no stream was fed as it was made.
   uint64_t ticket = 0;
+  uint64_t group = 0;
+  uint32_t group_parts = 0;
+  uint64_t group_epoch = 0;
   // A read or write group: on the relay (kept on the client's worker
   // meanwhile), its parts by worker (null where it has none) and how many
   // are still out; on a part, the relay it belongs to, its shard's version
@@ -172,6 +178,9 @@ struct ExecBatch final : Mail {
     reads_only = true;
     plain = true;
     ticket = 0;
+    group = 0;
+    group_parts = 0;
+    group_epoch = 0;
     parts.clear();
     parts_out = 0;
     relay = nullptr;

@@ -42,6 +42,9 @@ void PrefetchMailBody(uint64_t word) {
 }  // namespace
 
 bool Worker::Drain() {
+  // What waited for the replication stream and may go now (before the mail:
+  // it may let the shard be lent, TryLend below).
+  relay_.ReleaseHeld();
   const bool any = router_.Pop(
       [this](const uint64_t* words, size_t n) {
         for (size_t i = 0; i < n; i++)
