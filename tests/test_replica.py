@@ -148,6 +148,48 @@ def test_client_kill_type_master_drops_the_link_which_continues(servers, tmp_pat
     assert_continued(p, r, before)
 
 
+def master_line(r, *args):
+    lines = r.execute_command("CLIENT", "LIST", *args).decode().splitlines()
+    found = [dict(f.split("=", 1) for f in line.split(" ")) for line in lines if " flags=M " in line]
+    assert len(found) <= 1
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize("primary_kind", ["redis", TEST_SERVER])
+def test_client_list_shows_the_primarys_connection(servers, tmp_path, primary_kind):
+    # Redis's master client: flags=M, the primary's address, the database
+    # and command of the stream, no user (the superuser); listed by TYPE
+    # master and by its ID, killed by ID or ADDR, and the same after the
+    # link continues.
+    primary, replica, p, r = replicated_pair(servers, tmp_path, primary_kind=primary_kind)
+    p.execute_command("SELECT", "3")
+    p.set("in-three", "1")
+    wait_caught_up(p, r)
+    m = master_line(r)
+    assert m is not None
+    assert m["addr"] == f"127.0.0.1:{primary.port}"
+    assert m["db"] == "3" and m["cmd"] in ("set", "ping") and m["user"] == "(superuser)"
+    assert m["multi"] == "-1" and m["resp"] == "2" and m["fd"] != "-1"
+    # The primary sees the same connection from the other end.
+    seen = p.execute_command("CLIENT", "LIST", "TYPE", "replica").decode()
+    assert f"addr={m['laddr']} " in seen
+    assert master_line(r, "TYPE", "master")["id"] == m["id"]
+    assert master_line(r, "ID", m["id"])["id"] == m["id"]
+    assert master_line(r, "TYPE", "normal") is None
+    assert master_line(r, "ID", str(int(m["id"]) + 1000)) is None
+    assert r.execute_command("CLIENT", "KILL", "TYPE", "normal", "ADDR", m["addr"]) == 0
+    before = p.info("stats")
+    assert r.execute_command("CLIENT", "KILL", "ID", m["id"]) == 1
+    write_every_type(p, "b", 50)
+    assert_continued(p, r, before)
+    again = master_line(r)
+    assert again is not None and again["id"] == m["id"] and again["laddr"] != m["laddr"]
+    before = p.info("stats")
+    assert r.execute_command("CLIENT", "KILL", "ADDR", m["addr"]) == 1
+    write_every_type(p, "c", 50)
+    assert_continued(p, r, before)
+
+
 def test_a_restarted_replica_continues_where_it_was(servers, tmp_path):
     primary = start(tmp_path, "p", kind="redis")
     servers.append(primary)

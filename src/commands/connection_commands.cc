@@ -205,9 +205,9 @@ void ClientInfoCommand(CommandContext& ctx) {
 // CLIENT LIST / KILL TYPE, as Redis's getClientType: a replica's
 // connection (SYNC or PSYNC) is of the replica type, a client with Pub/Sub
 // subscriptions of the pubsub type, any other of the normal type; the link
-// to this server's own primary is no client here, so no client is of the
-// master type (CLIENT KILL TYPE master drops that link instead). False
-// (error replied) for an unknown type.
+// to this server's own primary is no client here but is listed and killed
+// as one, of the master type (ServerState::MasterClientNow). False (error
+// replied) for an unknown type.
 enum class ClientType { kAny, kNormal, kPubsub, kReplica, kMaster };
 
 bool ParseClientType(CommandContext& ctx, std::string_view t, ClientType* out) {
@@ -261,12 +261,22 @@ void ClientListCommand(CommandContext& ctx) {
       return;
     }
   }
+  // The primary's connection, in its place by id.
+  ServerState::MasterClientInfo master = ctx.server.MasterClientNow(ctx.now_ms);
+  if (master.id != 0 && ((type != ClientType::kAny && type != ClientType::kMaster) ||
+                         (filter_ids && std::find(ids.begin(), ids.end(), master.id) == ids.end())))
+    master.id = 0;
   std::string out;
   for (Client* c : ctx.server.AllClients()) {
+    if (master.id != 0 && master.id < c->id) {
+      out += master.line;
+      master.id = 0;
+    }
     if (c->closed || !IsOfType(*c, type)) continue;
     if (filter_ids && std::find(ids.begin(), ids.end(), c->id) == ids.end()) continue;
     out += ctx.server.ClientInfoLine(*c, ctx.now_ms);
   }
+  if (master.id != 0) out += master.line;
   ctx.reply.Verbatim(out);
 }
 
@@ -274,6 +284,7 @@ void ClientListCommand(CommandContext& ctx) {
 void ClientKillCommand(CommandContext& ctx) {
   auto& a = ctx.args;
   auto kill = [&](Client& c) { ctx.server.CloseClient(ctx.worker, c); };
+  const ServerState::MasterClientInfo master = ctx.server.MasterClientNow(ctx.now_ms);
   if (a.size() == 3) {  // old form
     for (Client* c : ctx.server.AllClients()) {
       if (!c->closed && !c->close_after_reply && c->addr == a[2]) {
@@ -281,6 +292,11 @@ void ClientKillCommand(CommandContext& ctx) {
         kill(*c);
         return;
       }
+    }
+    if (master.id != 0 && master.addr == a[2]) {
+      ctx.server.replica_link()->Drop();
+      ctx.reply.Ok();
+      return;
     }
     ctx.reply.Error("ERR No such client");
     return;
@@ -350,11 +366,12 @@ void ClientKillCommand(CommandContext& ctx) {
     kill(*c);
     killed++;
   }
-  // TYPE master (alone, or with SKIPME): a replica's link to its primary,
-  // a thread here rather than a client, is dropped; it connects again and
-  // continues (PSYNC), as Redis's master client killed.
-  if (type == ClientType::kMaster && id == 0 && addr.empty() && laddr.empty() && user == nullptr && !have_max_age &&
-      ctx.server.replica_link() != nullptr && ctx.server.replica_link()->up()) {
+  // A replica's link to its primary, a thread here rather than a client,
+  // is dropped when the filters match it as Redis's master client (no
+  // user: the superuser); it connects again and continues (PSYNC).
+  if (master.id != 0 && (type == ClientType::kAny || type == ClientType::kMaster) && (id == 0 || id == master.id) &&
+      (addr.empty() || addr == master.addr) && (laddr.empty() || laddr == master.laddr) && user == nullptr &&
+      (!have_max_age || master.age_s >= max_age)) {
     ctx.server.replica_link()->Drop();
     killed++;
   }

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "net/event_loop.h"
+#include "net/socket.h"
 #include "persist/aof_format.h"
 #include "server/log.h"
 
@@ -190,11 +191,16 @@ void ReplicaLink::Push(Event ev) {
 }
 
 void ReplicaLink::SetState(State s) {
+  const bool up = s == State::kConnected;
+  const int fd = up ? fd_.load(std::memory_order_acquire) : -1;
+  std::string addr = fd >= 0 ? PeerAddress(fd) : std::string(), laddr = fd >= 0 ? LocalAddress(fd) : std::string();
   std::lock_guard<std::mutex> lock(mu_);
   status_.state = s;
-  const bool up = s == State::kConnected;
   if (status_.up && !up) status_.down_since_ms = UnixTimeMs();
   status_.up = up;
+  status_.fd = fd;
+  status_.addr = std::move(addr);
+  status_.laddr = std::move(laddr);
   up_.store(up, std::memory_order_relaxed);
   status_.syncing = s == State::kTransfer;
 }

@@ -128,6 +128,10 @@ class ReplicaLink {
     uint64_t offset = 0;         // applied (slave_repl_offset)
     uint64_t read_offset = 0;    // received (slave_read_repl_offset)
     bool syncing = false;        // master_sync_in_progress
+    // The connection while up: its socket and both ends' addresses (the
+    // primary's client in CLIENT LIST).
+    int fd = -1;
+    std::string addr, laddr;
   };
   Status status();
 

@@ -5,6 +5,7 @@
 // bytes passed on to this server's backlog (and replicas) unchanged.
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -73,6 +74,10 @@ bool Server::BecomeReplica(const std::string& host, int port, int connected_fd, 
   settings.failover = failover;
   link_ = std::make_unique<ReplicaLink>(std::move(settings), repl_ids_.replid, replication_->offset(),
                                         [this] { worker(0).waker().Notify(); });
+  {
+    std::lock_guard<std::mutex> lock(master_client_mu_);
+    master_client_ = MasterClient();  // (made when its sync ends)
+  }
   NoteDatasetEmpty();
   link_->Start();
   return true;
@@ -254,6 +259,7 @@ void Server::EndFullSyncLoad(Worker& w, bool ok, const std::string& err, bool ap
     // replica sends no SELECT until its primary's changes).
     const int db = persistence_.loaded_repl_db;
     master_db_ = db >= 0 && db < config_.databases ? db : 0;
+    NewMasterClient();
     // The append-only file starts again from the new data (Redis restarts
     // it after a full sync).
     if (aof_->active()) {
@@ -306,6 +312,13 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
         }
         if (!replication_->feeding()) replication_->ResetBacklog(config_.repl_backlog_size, replication_->offset());
         master_in_.clear();
+        {
+          // (Redis resurrects its cached master client, or makes one.)
+          std::unique_lock<std::mutex> lock(master_client_mu_);
+          const bool none = master_client_.id == 0;
+          lock.unlock();
+          if (none) NewMasterClient();
+        }
         break;
       case ReplicaLink::Event::Kind::kBytes:
         // (Mostly nothing is left over from before: the bytes move in.)
@@ -404,10 +417,12 @@ void Server::ApplyMasterStream(Worker& w) {
   master_replayer_->set_db(master_db_);
   const CommandSpec* specs[kPrefetchWindow];
   bool getack = false;
+  std::string_view last;  // (the master client's cmd= in CLIENT LIST)
   for (size_t i = 0; i < whole; i++) {
     if (i % kPrefetchWindow == 0) PrefetchMasterKeys(flat, cmds, i, std::min(whole, i + kPrefetchWindow), specs);
     const std::span<const std::string_view> args(flat.data() + cmds[i].first, cmds[i].second);
     if (args.empty()) continue;
+    last = args[0];
     if (EqualsNoCase(args[0], "replconf")) {
       if (args.size() >= 2 && EqualsNoCase(args[1], "getack")) getack = true;
       continue;
@@ -426,6 +441,14 @@ void Server::ApplyMasterStream(Worker& w) {
       LOG_WARNING("Unknown command '%.*s' from the MASTER: skipped", static_cast<int>(args[0].size()), args[0].data());
   }
   master_db_ = master_replayer_->db();
+  if (!last.empty()) {
+    std::string name(last);
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::lock_guard<std::mutex> lock(master_client_mu_);
+    master_client_.cmd = std::move(name);
+    master_client_.db = master_db_;
+    master_client_.buffer = master_in_.capacity();
+  }
   for (size_t s = 0; s < num_shards(); s++) shard(s).BumpVersion();
   // Clients of the replica blocked on keys the stream filled (BLPOP on a
   // replica, as Redis serves them).

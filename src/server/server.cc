@@ -470,6 +470,43 @@ void Server::ResetStats() {
   lazy_free::ResetFreed();
 }
 
+void Server::NewMasterClient() {
+  std::lock_guard<std::mutex> lock(master_client_mu_);
+  master_client_ = MasterClient();
+  master_client_.id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
+  master_client_.ctime_ms = UnixTimeMs();
+  master_client_.db = master_db_;
+}
+
+ServerState::MasterClientInfo Server::MasterClientNow(int64_t now_ms) const {
+  MasterClientInfo out;
+  if (link_ == nullptr) return out;
+  const ReplicaLink::Status st = link_->status();
+  if (!st.up) return out;
+  MasterClient m;
+  {
+    std::lock_guard<std::mutex> lock(master_client_mu_);
+    m = master_client_;
+  }
+  if (m.id == 0) return out;
+  out.id = m.id;
+  out.addr = st.addr;
+  out.laddr = st.laddr;
+  out.age_s = (now_ms - m.ctime_ms) / 1000;
+  // As Redis shows its master client: no user (the superuser), nothing
+  // queued for it to send.
+  char buf[768];
+  snprintf(buf, sizeof(buf),
+           "id=%llu addr=%s laddr=%s fd=%d name= age=%lld idle=%lld flags=M db=%d sub=0 psub=0 ssub=0 multi=-1 "
+           "qbuf=0 qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 omem=0 tot-mem=%zu events=r "
+           "cmd=%s user=(superuser) redir=-1 resp=2 lib-name= lib-ver=\n",
+           static_cast<unsigned long long>(m.id), st.addr.c_str(), st.laddr.c_str(), st.fd,
+           static_cast<long long>(out.age_s), static_cast<long long>((now_ms - st.last_io_ms) / 1000), m.db,
+           m.buffer, m.buffer, m.buffer + sizeof(Client), m.cmd.c_str());
+  out.line = buf;
+  return out;
+}
+
 std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   std::string cmd = c.last_cmd ? c.last_cmd->fullname : "NULL";
   // Redis's letters, in its order (S: a replica, P: Pub/Sub, x: in MULTI,

@@ -68,6 +68,7 @@ class Server final : public ServerState {
   std::vector<Client*> AllClients() const override;
   void CloseClient(CommandHost& caller, Client& c) override;
   std::string ClientInfoLine(const Client& c, int64_t now_ms) const override;
+  MasterClientInfo MasterClientNow(int64_t now_ms) const override;
   std::string Info(std::span<const std::string_view> sections, int64_t now_ms) override;
   void ResetStats() override;
   void ApplyRuntimeConfig() override;
@@ -215,6 +216,19 @@ class Server final : public ServerState {
   std::deque<std::pair<uint64_t, uint64_t>> fack_pending_;  // (file bytes written, offset) not yet durable
   std::string master_in_;
   int master_db_ = 0;
+  // Redis's master client (CLIENT LIST flags=M, CLIENT KILL): made when a
+  // full sync's load ends, or at a partial resync without one (a new link
+  // has none). Worker 0 writes it; CLIENT LIST reads it under the lock.
+  struct MasterClient {
+    uint64_t id = 0;  // 0: none
+    int64_t ctime_ms = 0;
+    int db = 0;
+    std::string cmd = "NULL";  // the last command it ran, as cmd= names it
+    size_t buffer = 0;         // its input buffer's room
+  };
+  mutable std::mutex master_client_mu_;
+  MasterClient master_client_;
+  void NewMasterClient();  // (a fresh id, now)
   std::unique_ptr<CommandReplayer> master_replayer_;
   std::unique_ptr<StartupLoader> loader_;
   // A full sync's load in progress (worker 0's): the snapshot's history,

@@ -134,6 +134,14 @@ class ServerState {
   virtual void CloseClient(CommandHost& caller, Client& c) = 0;
   // The CLIENT LIST / CLIENT INFO line of a client, with its trailing "\n".
   virtual std::string ClientInfoLine(const Client& c, int64_t now_ms) const = 0;
+  // A replica's connection to its primary while it is up, as Redis's
+  // master client: its id (0: none), addresses, age and CLIENT LIST line.
+  struct MasterClientInfo {
+    uint64_t id = 0;
+    std::string addr, laddr, line;
+    int64_t age_s = 0;
+  };
+  virtual MasterClientInfo MasterClientNow(int64_t now_ms) const = 0;
   // INFO text for the requested sections (none = the default sections).
   virtual std::string Info(std::span<const std::string_view> sections, int64_t now_ms) = 0;
   // CONFIG RESETSTAT.
