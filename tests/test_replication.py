@@ -260,12 +260,17 @@ def test_what_a_client_saw_reaches_the_stream_before_what_it_did_next(start_serv
     # once it is there, pushes i onto ack:seen. A marker pipelines SET
     # ack:mark:i and LPUSH ack:marks i (the SET runs on its worker's shard
     # while a part there may wait for its sibling, the push on another). In
-    # the stream a replica gets, every push must come after its SET.
+    # the stream a replica gets, every push must come after its SET. A
+    # feeder pipelines SET ack:fd:i, the slow command and LPUSH ack:bq i,
+    # which a consumer blocked in BLPOP takes at once; it then sets
+    # ack:got:i, which must come after ack:fd:i.
     primary = start_server() if IS_REDIS else start_server("--threads", "4")
     p = primary.client()
     for k in range(4):
         for chunk in range(0, 100000, 10000):
             p.rpush(f"ack:slow:{k}", *range(chunk, chunk + 10000))
+    for chunk in range(0, 600000, 20000):
+        p.rpush("ack:slower", *range(chunk, chunk + 20000))
     raw = Asking(primary)
     try:
         raw.fullresync()
@@ -282,6 +287,29 @@ def test_what_a_client_saw_reaches_the_stream_before_what_it_did_next(start_serv
                         return
                 c.lpush("ack:seen", i)
                 done[0] += 1
+
+        fed = 200
+
+        def consumer():
+            c = primary.client()
+            got = 0
+            while got < fed and not stop.is_set():
+                item = c.blpop("ack:bq", timeout=1)
+                if item is not None:
+                    c.set(f"ack:got:{int(item[1])}", 1)
+                    got += 1
+
+        def feeder():
+            c = primary.client()
+            for i in range(fed):
+                pipe = c.pipeline(transaction=False)
+                pipe.set(f"ack:fd:{i}", i)
+                pipe.linsert("ack:slower", "BEFORE", "no-such-pivot", "x")
+                pipe.lpush("ack:bq", i)
+                pipe.execute()
+                deadline = time.monotonic() + 5
+                while c.get(f"ack:got:{i}") is None and time.monotonic() < deadline:
+                    pass
 
         def marker():
             c = primary.client()
@@ -306,17 +334,22 @@ def test_what_a_client_saw_reaches_the_stream_before_what_it_did_next(start_serv
         before = p.info("stats")
         w = threading.Thread(target=watcher)
         w.start()
+        consuming = threading.Thread(target=consumer)
+        consuming.start()
         writers = [threading.Thread(target=writer, args=(k,)) for k in range(2)]
         writers.append(threading.Thread(target=marker))
+        writers.append(threading.Thread(target=feeder))
         try:
             for t in writers:
                 t.start()
             for t in writers:
                 t.join(timeout=120)
             w.join(timeout=60)
+            consuming.join(timeout=60)
         finally:
             stop.set()
             w.join(timeout=10)
+            consuming.join(timeout=10)
         assert done[0] == n
         p.set("ack:end", "1")
         raw.stream_until(b"ack:end", timeout=30)
@@ -334,7 +367,7 @@ def test_what_a_client_saw_reaches_the_stream_before_what_it_did_next(start_serv
             if not in_multi:
                 units.append(unit)
                 unit = []
-        set_at, late = {b"data": set(), b"mark": set()}, []
+        set_at, late = {b"data": set(), b"mark": set(), b"fd": set()}, []
         for unit in units:
             for cmd in unit:
                 if cmd[0].upper() == b"SET" and cmd[1].startswith(b"ack:"):
@@ -345,7 +378,11 @@ def test_what_a_client_saw_reaches_the_stream_before_what_it_did_next(start_serv
                 if cmd[0].upper() == b"LPUSH" and cmd[1] in (b"ack:queue", b"ack:seen", b"ack:marks"):
                     kind = b"mark" if cmd[1] == b"ack:marks" else b"data"
                     late.extend((cmd[1], int(i)) for i in cmd[2:] if int(i) not in set_at[kind])
-        assert len(set_at[b"data"]) == n and len(set_at[b"mark"]) == n
+                if cmd[0].upper() == b"SET" and cmd[1].startswith(b"ack:got:"):
+                    i = int(cmd[1][8:])
+                    if i not in set_at[b"fd"]:
+                        late.append((b"ack:got", i))
+        assert len(set_at[b"data"]) == n and len(set_at[b"mark"]) == n and len(set_at[b"fd"]) == fed
         assert not late, f"pushed before their SET in the stream: {late[:5]} ({len(late)} in all)"
         if not IS_REDIS:
             assert p.info("stats")["cross_shard_write_groups"] - before["cross_shard_write_groups"] >= n // 2

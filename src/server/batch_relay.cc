@@ -14,7 +14,7 @@ BatchRelay::~BatchRelay() {
   // (At shutdown: parts and batches still waiting for their turn.)
   for (auto& [ticket, b] : early_) delete b;
   for (const Waiting& w : waiting_) delete w.batch;
-  for (const Held& h : held_) delete h.batch;
+  for (const Held& h : held_) delete h.mail;
 }
 
 void BatchRelay::Add(Client& c, std::span<const std::string_view> args, const CommandSpec* spec,
@@ -56,7 +56,11 @@ void BatchRelay::Add(Client& c, std::span<const std::string_view> args, const Co
   if (spec->flags & kCmdBlocking) b->sealed = true;
   if (detached) {
     away_++;
-    worker_.router_.Send(target, b);
+    // (After what it ran here, if the stream has yet to have that.)
+    if (c.stream_hold != 0 && !StreamOut(c.stream_hold))
+      held_.push_back({c.stream_hold, b, 0, Held::How::kOpen});
+    else
+      worker_.router_.Send(target, b);
     return;
   }
   c.last_cmd = spec;
@@ -113,7 +117,7 @@ void BatchRelay::SendOpen(Client& c) {
     return;
   }
   if (hold != 0 && !b->reads_only) {
-    held_.push_back({hold, b, false, true});
+    held_.push_back({hold, b, 0, Held::How::kOpen});
     return;
   }
   Launch(b);
@@ -374,7 +378,10 @@ void BatchRelay::Run(ExecBatch* b) {
   // A write group's part logs apart when its group was made while the
   // stream was fed (SendWriteGroup).
   const bool part_apart = b->group != 0;
-  if (part_apart) worker_.aof_log_.BeginPart();
+  if (part_apart) {
+    worker_.aof_log_.BeginPart();
+    running_ticket_ = b->ticket;  // (what it tells a blocked client or subscriber waits for it)
+  }
   if (!stopped) Prefetch(*b);
   if (!stopped) {
     // (A load starts and ends only while every shard is held: not during
@@ -428,6 +435,8 @@ void BatchRelay::Run(ExecBatch* b) {
     if (worker_.waits_.has_ready()) worker_.waits_.ServeReadyKeys(now_ms);
   }
   if (part_apart) {
+    running_ticket_ = 0;
+    // (This worker's own tickets released too: Worker::Drain looks again.)
     for (uint32_t w : worker_.aof_log_.EndPart(b->group, b->group_parts, b->ticket, b->group_epoch))
       if (w != worker_.index_) worker_.router_.WakeLater(w);
   } else if (b->ticket != 0) {
@@ -481,7 +490,7 @@ void BatchRelay::PassOn(ExecBatch* b, bool stopped) {
   // (its own ticket if a part, else the last that ran here).
   const uint64_t upto = b->ticket != 0 ? b->ticket : done_;
   if (upto > local_out_ && !StreamOut(upto)) [[unlikely]] {
-    held_.push_back({upto, b, stopped, false});
+    held_.push_back({upto, b, 0, stopped ? Held::How::kPassOnStopped : Held::How::kPassOn});
     return;
   }
   PassOnNow(b, stopped);
@@ -507,19 +516,37 @@ bool BatchRelay::HoldOutput(Client& c) {
   return true;
 }
 
-void BatchRelay::ReleaseHeldSlow() {
+void BatchRelay::SendAfter(uint64_t upto, uint32_t to, Mail* m) {
+  if (upto == 0 || StreamOut(upto)) {
+    worker_.router_.Send(to, m);
+    return;
+  }
+  held_.push_back({upto, m, to, Held::How::kSend});
+}
+
+bool BatchRelay::ReleaseHeldSlow() {
   // (Not while the shard is lent: the holder may read this worker's state.)
-  if (worker_.router_.lent()) return;
+  if (worker_.router_.lent()) return false;
   ReplicationPrimary& repl = worker_.server_.replication();
+  bool any = false;
   for (;;) {
     const uint64_t out = std::max(local_out_, repl.released(worker_.index_));
     while (!held_.empty() && held_.front().upto <= out) {
       const Held h = held_.front();
       held_.pop_front();
-      if (h.open)
-        Launch(h.batch);  // (a client's relay: SendOpen)
-      else
-        PassOnNow(h.batch, h.stopped);
+      any = true;
+      switch (h.how) {
+        case Held::How::kPassOn:
+        case Held::How::kPassOnStopped:
+          PassOnNow(static_cast<ExecBatch*>(h.mail), h.how == Held::How::kPassOnStopped);
+          break;
+        case Held::How::kOpen:
+          Launch(static_cast<ExecBatch*>(h.mail));  // (a client's relay: SendOpen)
+          break;
+        case Held::How::kSend:
+          worker_.router_.Send(h.to, h.mail);
+          break;
+      }
     }
     size_t keep = 0;
     for (uint64_t id : held_clients_) {
@@ -534,17 +561,18 @@ void BatchRelay::ReleaseHeldSlow() {
       // paused before a command for another shard: Worker::Dispatch).
       c.stream_listed = false;
       c.stream_hold = 0;
+      any = true;
       if (c.closed) continue;
       // (With a batch out, its replies go with the batch's: Finish.)
       if (!c.batch_in_flight && (!c.out.empty() || c.close_after_reply)) worker_.io_.QueueWrite(c);
       worker_.resume_.push_back(id);
     }
     held_clients_.resize(keep);
-    if (held_.empty() && held_clients_.empty()) return;
+    if (held_.empty() && held_clients_.empty()) return any;
     // Still waiting: woken when the next ticket is released (unless it was
     // just now: look again).
     repl.WantRelease(worker_.index_);
-    if (repl.released(worker_.index_) <= out) return;
+    if (repl.released(worker_.index_) <= out) return any;
   }
 }
 

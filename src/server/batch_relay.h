@@ -58,7 +58,7 @@ class BatchRelay {
   void Run(ExecBatch* b);
   void PassOn(ExecBatch* b, bool stopped);
   void PassOnNow(ExecBatch* b, bool stopped);
-  void ReleaseHeldSlow();
+  bool ReleaseHeldSlow();
   // A batch of this worker's client back: its replies to the client.
   void Finish(ExecBatch* b);
   // A batch another worker sent (or this one's write group part): a part
@@ -101,11 +101,23 @@ class BatchRelay {
   // and it pauses before a command for another shard); it is resumed and
   // its replies written once the stream has what they wait for.
   bool HoldOutput(Client& c);
-  // What waited for the stream and may go now goes (Worker::Drain).
-  void ReleaseHeld() {
+  // What waited for the stream and may go now goes (Worker::Drain); true
+  // if something did.
+  bool ReleaseHeld() {
     if (!held_.empty() || !held_clients_.empty()) [[unlikely]]
-      ReleaseHeldSlow();
+      return ReleaseHeldSlow();
+    return false;
   }
+  // What a client told now of what runs here (a blocked client served, a
+  // subscriber) must wait for: the running part's ticket, or the last that
+  // ran here; 0 if the stream has it.
+  uint64_t StreamHoldNow() {
+    const uint64_t t = running_ticket_ != 0 ? running_ticket_ : done_;
+    return t > local_out_ && !StreamOut(t) ? t : 0;
+  }
+  // Mail for worker `to` that tells of what ran here: sent once the stream
+  // has ticket `upto` (StreamHoldNow).
+  void SendAfter(uint64_t upto, uint32_t to, Mail* m);
   // This worker's clients' batches out on other workers (sent, not back).
   size_t away() const { return away_; }
   // The cron: the batches the pool kept beyond kFreeBatches that nothing
@@ -171,14 +183,21 @@ class BatchRelay {
   // The last ticket whose part logged as the shard's own (its group made
   // while no stream was fed): nothing up to it waits for the stream.
   uint64_t local_out_ = 0;
+  uint64_t running_ticket_ = 0;  // a part's, while it runs here (logged apart)
   size_t away_ = 0;
   // Batches that wait for the stream to have ticket `upto` (in order), and
   // the clients with a stream_hold (Client::stream_listed).
   struct Held {
+    enum class How : uint8_t {
+      kPassOn,         // a batch that ran here (PassOnNow)
+      kPassOnStopped,  // the same, stopped
+      kOpen,           // a client's relay that has yet to leave (SendOpen: Launch)
+      kSend,           // mail for worker `to` (SendAfter)
+    };
     uint64_t upto;
-    ExecBatch* batch;
-    bool stopped;
-    bool open;  // a client's relay that has yet to leave (SendOpen), else one to pass on
+    Mail* mail;
+    uint32_t to;
+    How how;
   };
   std::deque<Held> held_;
   std::vector<uint64_t> held_clients_;

@@ -64,6 +64,9 @@ struct BlockedClient {
   // The outcome, written by the thread that claimed it before kDone.
   bool rerun = false;  // run the command again on its own worker, which can hold every shard it needs
   Buffer reply;        // otherwise its reply, in the client's protocol
+  // Served on its own worker while the replication stream had yet to take
+  // what the serving command ran: the client's stream_hold (BatchRelay).
+  uint64_t stream_hold = 0;
 
   // The command's arguments (views into arg_bytes).
   std::vector<std::string_view> Args() const;

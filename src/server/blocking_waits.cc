@@ -141,15 +141,18 @@ void BlockingWaits::Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_m
     w->rerun = true;
   }
   w->state.store(BlockedClient::kDone, std::memory_order_release);
-  NotifyWoken(w);
+  // What it was served (a list's item) may come from a write the
+  // replication stream does not have yet: the client hears of it after.
+  NotifyWoken(w, worker_.relay_.StreamHoldNow());
 }
 
-void BlockingWaits::NotifyWoken(std::shared_ptr<BlockedClient> w) {
+void BlockingWaits::NotifyWoken(std::shared_ptr<BlockedClient> w, uint64_t hold) {
   if (w->home == worker_.index()) {
+    w->stream_hold = hold;
     OnWoken(w);
   } else {
     const uint32_t home = w->home;
-    worker_.router_.Send(home, new BlockMail(Mail::Kind::kWoken, std::move(w)));
+    worker_.relay_.SendAfter(hold, home, new BlockMail(Mail::Kind::kWoken, std::move(w)));
   }
 }
 
@@ -209,6 +212,8 @@ void BlockingWaits::FinishBlocked(Client& c) {
     if (!w->reply.view().empty() && w->reply.view()[0] == '-') st.failed_calls++;
     worker_.stats().total_commands_processed++;
     c.out.Append(w->reply.view());
+    if (w->stream_hold != 0) [[unlikely]]
+      c.stream_hold = std::max(c.stream_hold, w->stream_hold);
     if (worker_.io_.OverOutputLimit(c)) return;
     worker_.io_.QueueWrite(c);
   }

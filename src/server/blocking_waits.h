@@ -114,8 +114,9 @@ class BlockingWaits {
   // client's worker.
   void Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_ms);
   // A wait this thread took out of kWaiting and gave its outcome (kDone):
-  // tells the client's worker.
-  void NotifyWoken(std::shared_ptr<BlockedClient> w);
+  // tells the client's worker (once the replication stream has ticket
+  // `hold` of this worker's shard: BatchRelay::StreamHoldNow).
+  void NotifyWoken(std::shared_ptr<BlockedClient> w, uint64_t hold = 0);
   // `c`'s wait has its outcome (kDone): its reply goes out, or the command
   // runs again; its later input goes on.
   void FinishBlocked(Client& c);

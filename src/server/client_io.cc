@@ -229,8 +229,15 @@ void ClientIo::FlushPending() {
 void ClientIo::Flush(Client& c) {
   if (c.repl_hold) [[unlikely]]
     return;  // (a replica whose snapshot the BGSAVE's thread is sending)
-  if (c.stream_hold != 0 && owner_.HoldOutput(c)) [[unlikely]]
-    return;  // (its replies wait for the replication stream: queued again then)
+  if (c.stream_hold != 0 && owner_.HoldOutput(c)) [[unlikely]] {
+    // Its replies wait for the replication stream (queued again then): not
+    // woken meanwhile by a socket that could take them.
+    if (c.writable_armed) {
+      c.writable_armed = false;
+      loop_.Modify(c.fd, Events(c), &c);
+    }
+    return;
+  }
   while (!c.out.empty()) {
     // Replies and the large values they refer to, in one system call.
     ssize_t n;

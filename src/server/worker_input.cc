@@ -536,7 +536,8 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
   // What it replies may show a write group's part that the replication
   // stream does not have yet: it waits for it (BatchRelay::HoldOutput).
-  if (relay_.StreamPending()) [[unlikely]]
+  // (Not a replica's: its stream and snapshot never wait for the stream.)
+  if (relay_.StreamPending() && !c.replica) [[unlikely]]
     c.stream_hold = relay_.done();
   if (waits_.blocked_now() != nullptr) [[unlikely]]
     waits_.BlockClient(c, waits_.TakeBlockedNow());

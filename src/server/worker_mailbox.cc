@@ -43,9 +43,10 @@ void PrefetchMailBody(uint64_t word) {
 
 bool Worker::Drain() {
   // What waited for the replication stream and may go now (before the mail:
-  // it may let the shard be lent, TryLend below).
-  relay_.ReleaseHeld();
-  const bool any = router_.Pop(
+  // it may let the shard be lent, TryLend below; and after it: a part run
+  // here may have released this shard's own tickets).
+  bool any = relay_.ReleaseHeld();
+  any |= router_.Pop(
       [this](const uint64_t* words, size_t n) {
         for (size_t i = 0; i < n; i++)
           if (!ShardRouter::IsControl(words[i])) PrefetchMailBody(words[i]);
@@ -53,6 +54,7 @@ bool Worker::Drain() {
         if (!router_.lent()) relay_.PrefetchKeys(words, n);
       },
       [this](uint32_t from, uint64_t word) { Handle(from, word); });
+  any |= relay_.ReleaseHeld();
   // Workers may have asked for the shard while this one held it for a
   // command of its own (Drain runs only where lending is safe).
   router_.TryLend();

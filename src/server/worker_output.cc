@@ -141,8 +141,13 @@ void Worker::ServeReplicas() {
 
 size_t Worker::Publish(std::string_view channel, std::string_view message, bool own_thread) {
   if (pubsub_.subscriptions() == 0) return 0;
+  // A message may tell of writes here that the replication stream does not
+  // have yet: its subscribers' replies wait for them (BatchRelay).
+  const uint64_t hold = relay_.StreamHoldNow();
   return pubsub_.ForEachReceiver(channel, [&](Client& c, std::string_view pattern) {
     if (c.closed) return;  // closed by an earlier delivery of this message
+    if (hold != 0) [[unlikely]]
+      c.stream_hold = std::max(c.stream_hold, hold);
     ReplyWriter w(&c.out, c.resp);
     if (pattern.empty()) {
       w.PushHeader(3);
