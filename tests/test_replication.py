@@ -390,6 +390,26 @@ def test_what_a_client_saw_reaches_the_stream_before_what_it_did_next(start_serv
         raw.close()
 
 
+def test_a_replica_that_half_closes_its_connection_is_dropped(primary):
+    # Its stream never ends, so it cannot be "done with its replies" as a
+    # client that half-closes is: Redis frees it at once, and so does
+    # Peregrine (the fuzzer found it kept for ever, waiting for the 5 s delay).
+    p = primary.client()
+    p.config_set("repl-diskless-sync-delay", "5")
+    try:
+        raw = Asking(primary)
+        assert wait_for(lambda: p.info("replication")["connected_slaves"] == 1)
+        raw.s.sendall(b"*3\r\n$3\r\nSET\r\n")  # (a command cut short, left unread)
+        raw.s.shutdown(socket.SHUT_WR)
+        assert wait_for(lambda: p.info("replication")["connected_slaves"] == 0, timeout=3)
+        raw.s.settimeout(3)
+        while raw.s.recv(65536):
+            pass  # (the newlines that keep a waiting replica's link alive, then the close)
+        raw.close()
+    finally:
+        p.config_set("repl-diskless-sync-delay", "0")
+
+
 def test_a_dropped_link_continues_from_the_backlog(primary, tmp_path):
     p = primary.client()
     write_every_type(p, "a", 500)

@@ -97,6 +97,13 @@ void ClientIo::Read(Client& c) {
     LOG_VERBOSE("Client closed connection id=%llu addr=%s", static_cast<unsigned long long>(c.id),
                 c.addr.c_str());
     const bool out = c.batch_in_flight || c.open_batch != nullptr || c.claim_wait;
+    // A replica's connection goes at once, as Redis frees it ("Connection
+    // with replica lost"): the stream it gets never ends, so it would never
+    // be done with its replies.
+    if (c.replica) {
+      owner_.FreeClient(c);
+      return;
+    }
     if (out || (!c.in.empty() && !c.waiting() && !c.close_after_reply)) {
       // Half-closed with commands still running elsewhere (or waiting), or
       // read and not yet run (a batch of it just came back): answer them
