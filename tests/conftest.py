@@ -34,6 +34,17 @@ class ServerProcess:
     "peregrine" or "redis" (default: TEST_SERVER); `config`: a config file."""
 
     def __init__(self, args=(), tmp_path=None, kind=None, config=None):
+        # (The port is picked free before the server binds it: another
+        # socket may take it meanwhile; then again, with another.)
+        for attempt in range(3):
+            try:
+                self._start(args, tmp_path, kind, config)
+                return
+            except RuntimeError as e:
+                if "Address already in use" not in str(e) or attempt == 2:
+                    raise
+
+    def _start(self, args, tmp_path, kind, config):
         self.port = free_port()
         self.host = "127.0.0.1"
         self.kind = kind or TEST_SERVER

@@ -38,12 +38,20 @@ def certs(tmp_path_factory):
 
 
 def tls_server(certs, tmp_path, *extra):
-    port = free_port()
-    s = ServerProcess(["--tls-port", str(port), "--tls-cert-file", str(certs / "server.crt"),
-                       "--tls-key-file", str(certs / "server.key"), "--tls-ca-cert-file", str(certs / "ca.crt"),
-                       *extra], tmp_path=tmp_path)
-    s.tls_port = port
-    return s
+    # (Two ports picked free before the server binds them: another socket
+    # may take one meanwhile, or both picks be the same; then again.)
+    for attempt in range(3):
+        port = free_port()
+        try:
+            s = ServerProcess(["--tls-port", str(port), "--tls-cert-file", str(certs / "server.crt"),
+                               "--tls-key-file", str(certs / "server.key"), "--tls-ca-cert-file",
+                               str(certs / "ca.crt"), *extra], tmp_path=tmp_path)
+        except RuntimeError as e:
+            if "Address already in use" not in str(e) or attempt == 2:
+                raise
+            continue
+        s.tls_port = port
+        return s
 
 
 def tls_client(s, certs, cert="client", **kw):
