@@ -560,6 +560,13 @@ def test_links_cut_at_random_points_end_equal(servers, tmp_path, primary_kind, l
         while time.monotonic() < deadline:
             write_every_type(p, f"w{round_ % 5}", 60)
             p.incr("counter")
+            # Pipelined writes over the shards: write groups, whole in the
+            # stream, while the link is cut under them.
+            pipe = p.pipeline(transaction=False)
+            for k in range(16):
+                pipe.set(f"grp:{round_ % 7}:{k}", round_)
+                pipe.lpush(f"grpq:{k % 3}", round_)
+            pipe.execute()
             round_ += 1
         proxy.cutting.clear()
         wait_caught_up(p, r, timeout=60)
