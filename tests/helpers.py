@@ -401,8 +401,10 @@ class Asking:
     """A replica by hand that has asked for a full sync (PSYNC ? -1) and
     reads what comes only when told to."""
 
-    def __init__(self, server, capa_eof=True):
+    def __init__(self, server, capa_eof=True, rcvbuf=None):
         self.s = socket.create_connection((server.host, server.port), timeout=20)
+        if rcvbuf:
+            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         capa = b"REPLCONF capa eof capa psync2\r\n" if capa_eof else b"REPLCONF capa psync2\r\n"
         for cmd in (b"REPLCONF listening-port 7777\r\n", capa):
             self.s.sendall(cmd)
@@ -424,6 +426,7 @@ class Asking:
         line = self._line().lstrip(b"\n")
         m = re.fullmatch(rb"\+FULLRESYNC ([0-9a-f]{40}) (\d+)", line)
         assert m, line
+        self.replid = m.group(1).decode()
         return int(m.group(2))
 
     def payload(self):
@@ -464,6 +467,10 @@ class Asking:
         finally:
             self.s.settimeout(20)
         return self.buf
+
+    def ack(self, offset):
+        """REPLCONF ACK <offset>, as a replica sends it."""
+        self.s.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%d\r\n" % (len(str(offset)), offset))
 
     def close(self):
         self.s.close()

@@ -536,40 +536,16 @@ def test_shutdown_with_a_stuck_replica_is_prompt(start_server):
         s.close()
 
 
-class FakeReplica:
-    """A replica by hand: asks for a full resync, reads the snapshot, then
-    reads the stream only when told to, and acknowledges only when told to."""
+class FakeReplica(Asking):
+    """A replica by hand: asks for a full resync and reads the snapshot (the
+    socket's bytes after it stay unread); then reads the stream only when
+    told to, and acknowledges only when told to."""
 
     def __init__(self, server, rcvbuf=None):
-        self.s = socket.create_connection((server.host, server.port), timeout=10)
-        if rcvbuf:
-            self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-        # One at a time, as a replica does (PSYNC with replies pending is
-        # refused).
-        for cmd in (b"REPLCONF listening-port 7777\r\n", b"REPLCONF capa eof capa psync2\r\n"):
-            self.s.sendall(cmd)
-            assert self.s.recv(100) == b"+OK\r\n"
-        self.s.sendall(b"PSYNC ? -1\r\n")
-        buf = b""
-        while buf.count(b"\r\n") < 2:  # +FULLRESYNC, $EOF:<mark>
-            buf += self.s.recv(65536)
-        lines = buf.split(b"\r\n")
-        full = lines[0].split()
-        assert full[0] == b"+FULLRESYNC" and re.fullmatch(rb"[0-9a-f]{40}", full[1]), full
-        self.replid, self.offset = full[1].decode(), int(full[2])
-        assert lines[1].startswith(b"$EOF:") and len(lines[1]) == 45, lines[1]
-        mark = lines[1][5:]
-        rest = b"\r\n".join(lines[2:])
-        while not rest.endswith(mark):
-            rest += self.s.recv(65536)
-        self.rdb = rest[:-len(mark)]
+        super().__init__(server, rcvbuf=rcvbuf)
+        self.offset = self.fullresync()
+        self.rdb = self.payload()
         assert self.rdb.startswith(b"REDIS00"), self.rdb[:9]
-
-    def ack(self, offset):
-        self.s.sendall(b"*3\r\n$8\r\nREPLCONF\r\n$3\r\nACK\r\n$%d\r\n%d\r\n" % (len(str(offset)), offset))
-
-    def close(self):
-        self.s.close()
 
 
 @pytest.mark.skipif(IS_REDIS, reason="the replica's handshake by hand, timed as Peregrine's cron")
