@@ -57,8 +57,6 @@ class BatchRelay {
   // replies (all ran, or `stopped`: the rest does not run).
   void Run(ExecBatch* b);
   void PassOn(ExecBatch* b, bool stopped);
-  void PassOnNow(ExecBatch* b, bool stopped);
-  bool ReleaseHeldSlow();
   // A batch of this worker's client back: its replies to the client.
   void Finish(ExecBatch* b);
   // A batch another worker sent (or this one's write group part): a part
@@ -88,12 +86,6 @@ class BatchRelay {
   // commands for other shards (Client::stream_hold). A reply never leaves
   // before what it acknowledges is in the stream.
   //
-  // Whether something ran here after a part not in the stream yet: what it
-  // replies then waits for done().
-  bool StreamPending() {
-    return done_ > local_out_ && !StreamOut(done_);
-  }
-  uint64_t done() const { return done_; }
   // Whether the parts up to ticket `upto` are in the stream; if not, the
   // worker is woken when the next is.
   bool StreamOut(uint64_t upto);
@@ -108,9 +100,9 @@ class BatchRelay {
       return ReleaseHeldSlow();
     return false;
   }
-  // What a client told now of what runs here (a blocked client served, a
-  // subscriber) must wait for: the running part's ticket, or the last that
-  // ran here; 0 if the stream has it.
+  // What a client told now of what runs here (its command's reply, a
+  // blocked client served, a subscriber) must wait for: the running part's
+  // ticket, or the last that ran here; 0 if the stream has it.
   uint64_t StreamHoldNow() {
     const uint64_t t = running_ticket_ != 0 ? running_ticket_ : done_;
     return t > local_out_ && !StreamOut(t) ? t : 0;
@@ -151,6 +143,8 @@ class BatchRelay {
   // The relay's commands split by worker (relay->parts), with a part here
   // if `here`; false if they all run on one (and `here` adds none).
   bool Split(ExecBatch* relay, bool here);
+  void PassOnNow(ExecBatch* b, bool stopped);
+  bool ReleaseHeldSlow();
   void DropParts(ExecBatch* relay);
   void FinishPart(ExecBatch* part);
   // A part's replies in the order of the group's commands (all back).

@@ -182,7 +182,7 @@ struct Client final : IoHandler {
   bool claim_wait = false;
   uint64_t claim_ticket = 0;
   // A command of it ran on this worker's shard after a write group's part
-  // that is not in the replication stream yet (BatchRelay::StreamPending):
+  // that is not in the replication stream yet (BatchRelay::StreamHoldNow):
   // its replies, and its commands for other shards, wait until the stream
   // has this shard's tickets up to `stream_hold` (0: none). Listed
   // (`stream_listed`) for BatchRelay::ReleaseHeld.
