@@ -212,8 +212,7 @@ void BlockingWaits::FinishBlocked(Client& c) {
     if (!w->reply.view().empty() && w->reply.view()[0] == '-') st.failed_calls++;
     worker_.stats().total_commands_processed++;
     c.out.Append(w->reply.view());
-    if (w->stream_hold != 0) [[unlikely]]
-      c.stream_hold = std::max(c.stream_hold, w->stream_hold);
+    c.HoldForStream(w->stream_hold);
     if (worker_.io_.OverOutputLimit(c)) return;
     worker_.io_.QueueWrite(c);
   }

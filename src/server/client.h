@@ -188,6 +188,9 @@ struct Client final : IoHandler {
   // (`stream_listed`) for BatchRelay::ReleaseHeld.
   uint64_t stream_hold = 0;
   bool stream_listed = false;
+  void HoldForStream(uint64_t ticket) {
+    if (ticket > stream_hold) stream_hold = ticket;
+  }
 
   // Blocked by BLPOP & co. (docs/blocking.md): the wait, shared with the
   // shards of its keys; its later input waits in `in` until it is over.

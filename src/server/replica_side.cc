@@ -312,13 +312,7 @@ void Server::ApplyMasterEvents(Worker& w, std::vector<ReplicaLink::Event> events
         }
         if (!replication_->feeding()) replication_->ResetBacklog(config_.repl_backlog_size, replication_->offset());
         master_in_.clear();
-        {
-          // (Redis resurrects its cached master client, or makes one.)
-          std::unique_lock<std::mutex> lock(master_client_mu_);
-          const bool none = master_client_.id == 0;
-          lock.unlock();
-          if (none) NewMasterClient();
-        }
+        NewMasterClient(/*if_none=*/true);  // (Redis resurrects its cached master client, or makes one)
         break;
       case ReplicaLink::Event::Kind::kBytes:
         // (Mostly nothing is left over from before: the bytes move in.)

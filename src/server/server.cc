@@ -470,8 +470,9 @@ void Server::ResetStats() {
   lazy_free::ResetFreed();
 }
 
-void Server::NewMasterClient() {
+void Server::NewMasterClient(bool if_none) {
   std::lock_guard<std::mutex> lock(master_client_mu_);
+  if (if_none && master_client_.id != 0) return;
   master_client_ = MasterClient();
   master_client_.id = next_client_id_.fetch_add(1, std::memory_order_relaxed);
   master_client_.ctime_ms = UnixTimeMs();

@@ -228,7 +228,8 @@ class Server final : public ServerState {
   };
   mutable std::mutex master_client_mu_;
   MasterClient master_client_;
-  void NewMasterClient();  // (a fresh id, now)
+  // A fresh one (a fresh id, now); with `if_none`, only if there is none.
+  void NewMasterClient(bool if_none = false);
   std::unique_ptr<CommandReplayer> master_replayer_;
   std::unique_ptr<StartupLoader> loader_;
   // A full sync's load in progress (worker 0's): the snapshot's history,

@@ -538,7 +538,7 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   // stream does not have yet: it waits for it (BatchRelay::HoldOutput).
   // (Not a replica's: its stream and snapshot never wait for the stream.)
   if (const uint64_t hold = relay_.StreamHoldNow(); hold != 0 && !c.replica) [[unlikely]]
-    c.stream_hold = std::max(c.stream_hold, hold);
+    c.HoldForStream(hold);
   if (waits_.blocked_now() != nullptr) [[unlikely]]
     waits_.BlockClient(c, waits_.TakeBlockedNow());
   if (__builtin_expect(cmd->flags & kCmdAllShards, 0)) ApplyConfigIfChanged();  // CONFIG SET: this worker's part at once

@@ -146,8 +146,7 @@ size_t Worker::Publish(std::string_view channel, std::string_view message, bool 
   const uint64_t hold = relay_.StreamHoldNow();
   return pubsub_.ForEachReceiver(channel, [&](Client& c, std::string_view pattern) {
     if (c.closed) return;  // closed by an earlier delivery of this message
-    if (hold != 0) [[unlikely]]
-      c.stream_hold = std::max(c.stream_hold, hold);
+    c.HoldForStream(hold);
     ReplyWriter w(&c.out, c.resp);
     if (pattern.empty()) {
       w.PushHeader(3);
