@@ -124,11 +124,12 @@ test-tsan: deps pydeps
 # their own directory: `connection` (the whole request path), `config`
 # (the config file reader and CONFIG GET/SET round trips), `rdb` (RDB
 # files and RESTORE payloads), `script` (Lua scripts through EVAL & co.;
-# an input stuck for 30 s is a finding) and `replica` (what a primary sends
-# a replica: handshake replies, snapshot, stream).
+# an input stuck for 30 s is a finding), `replica` (what a primary sends
+# a replica: handshake replies, snapshot, stream) and `cluster_bus` (the
+# cluster bus's messages; 16 KB inputs: one message's header is 2256 bytes).
 FUZZ_BUILD  := build/fuzz
 FUZZ_TARGET ?= connection
-FUZZ_FLAGS   = -max_len=4096 -artifact_prefix=$(FUZZ_BUILD)/artifacts/ -print_final_stats=1 \
+FUZZ_FLAGS   = -max_len=$(if $(filter cluster_bus,$(1)),16384,4096) -artifact_prefix=$(FUZZ_BUILD)/artifacts/ -print_final_stats=1 \
                $(if $(wildcard fuzz/$(1).dict),-dict=fuzz/$(1).dict) $(if $(filter script,$(1)),-timeout=30)
 FUZZ_SMOKE_SECONDS ?= 30
 
@@ -136,7 +137,7 @@ fuzz-build: deps
 	$(call install_packages,$(FUZZ_PACKAGES))
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_FUZZ=ON -DPEREGRINE_TESTS=OFF -DPEREGRINE_BENCH=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	@mkdir -p $(addprefix $(FUZZ_BUILD)/corpus/,connection config rdb script replica) $(FUZZ_BUILD)/artifacts
+	@mkdir -p $(addprefix $(FUZZ_BUILD)/corpus/,connection config rdb script replica cluster_bus) $(FUZZ_BUILD)/artifacts
 
 # make fuzz SECONDS=N [FUZZ_TARGET=config]: fuzzes for N seconds (default
 # 600), starting from the checked-in seeds and what earlier runs found
@@ -148,7 +149,7 @@ fuzz: fuzz-build
 # CI: every checked-in seed and past finding of each target once, then short
 # runs from the seeds alone (fresh scratch corpora: CI starts the same way
 # every time): FUZZ_SMOKE_SECONDS for the connection, a quarter for config,
-# rdb and replica, half for script.
+# rdb, replica and cluster_bus, half for script.
 define fuzz_smoke
 	$(FUZZ_BUILD)/peregrine_$(1)_fuzzer $(call FUZZ_FLAGS,$(1)) -runs=0 fuzz/corpus/$(1)
 	$(if $(wildcard fuzz/regressions/$(1)/*),$(FUZZ_BUILD)/peregrine_$(1)_fuzzer $(wildcard fuzz/regressions/$(1)/*))
@@ -161,6 +162,7 @@ fuzz-smoke: fuzz-build
 	$(call fuzz_smoke,rdb,$(shell expr $(FUZZ_SMOKE_SECONDS) / 4))
 	$(call fuzz_smoke,script,$(shell expr $(FUZZ_SMOKE_SECONDS) / 2))
 	$(call fuzz_smoke,replica,$(shell expr $(FUZZ_SMOKE_SECONDS) / 4))
+	$(call fuzz_smoke,cluster_bus,$(shell expr $(FUZZ_SMOKE_SECONDS) / 4))
 
 test: unit-test integration-test bench-smoke fuzz-smoke test-asan test-tsan
 

@@ -18,6 +18,7 @@
 #include "server/config.h"
 #include "server/log.h"
 #include "server/persistence.h"
+#include "cluster/cluster_bus.h"
 #include "commands/all_commands.h"
 #include "server/server.h"
 
@@ -185,6 +186,18 @@ int main(int argc, char** argv) {
   SetLogLevel(LogLevel::kNotice);
   server.ApplyRuntimeConfig();
   LOG_NOTICE("Peregrine %s starting, pid=%d", PEREGRINE_VERSION, static_cast<int>(getpid()));
+  // Redis Cluster: nodes.conf is read (or made) in `dir`, before anything
+  // listens; a bad one stops the start, as in Redis.
+  if (config.cluster.enabled) {
+    auto bus = std::make_unique<peregrine::cluster::ClusterBus>(config.cluster, config.port, config.tls_port,
+                                                                 config.bind);
+    if (!bus->Load(&err)) {
+      LOG_WARNING("%s", err.c_str());
+      std::fprintf(stderr, "%s\n", err.c_str());
+      return 1;
+    }
+    server.SetCluster(std::move(bus));
+  }
   if (!server.Start(&err)) {
     LOG_WARNING("%s", err.c_str());
     std::fprintf(stderr, "%s\n", err.c_str());

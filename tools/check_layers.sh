@@ -10,7 +10,7 @@
 #   tools/check_layers.sh [SRC_DIR]   (default: src beside this script)
 set -euo pipefail
 src=${1:-$(cd "$(dirname "$0")/../src" && pwd)}
-layers=(core protocol net persist scripting server commands)
+layers=(core protocol net persist scripting server cluster commands)
 rank() { local i; for i in "${!layers[@]}"; do [ "${layers[$i]}" = "$1" ] && { echo "$i"; return; }; done; echo -1; }
 
 bad=0

@@ -165,4 +165,22 @@ bool ParseKeyScanOptions(CommandContext& ctx, bool allow_novalues, ScanOptions* 
   return true;
 }
 
+void FlushDb(Db& db, bool async) {
+  if (async)
+    db.ClearLater();
+  else
+    db.Clear();
+}
+
+void FlushAllShards(CommandContext& ctx, bool async) {
+  for (size_t s = 0; s < ctx.server.num_shards(); s++) {
+    Shard& shard = ctx.server.shard(s);
+    for (int i = 0; i < shard.num_dbs(); i++) {
+      shard.watches().TouchAll(i, shard.db(i), nullptr, ctx.now_ms);
+      shard.AddDirty(shard.db(i).size());
+      FlushDb(shard.db(i), async);
+    }
+  }
+}
+
 }  // namespace peregrine

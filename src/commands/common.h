@@ -184,6 +184,12 @@ inline void ReplyDone(CommandContext& ctx, bool nx) {
     ctx.reply.Ok();
 }
 
+// Empties one database (`async`: a large table's keys are freed later,
+// Db::ClearLater), and every database of every shard (the command holds
+// them all), touching their watched keys and counting the changes.
+void FlushDb(Db& db, bool async);
+void FlushAllShards(CommandContext& ctx, bool async);
+
 // A HELP subcommand's reply: its lines as simple strings.
 inline void ReplyHelp(CommandContext& ctx, const std::vector<std::string_view>& lines) {
   ctx.reply.ArrayHeader(lines.size());

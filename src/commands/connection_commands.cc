@@ -40,6 +40,9 @@ void QuitCommand(CommandContext& ctx) {
 
 void SelectCommand(CommandContext& ctx) {
   int db;
+  int64_t id;
+  if (ctx.server.cluster() != nullptr && ParseInt64(ctx.args[1], &id) && id != 0 && id >= INT_MIN && id <= INT_MAX)
+    return ctx.reply.Error("ERR SELECT is not allowed in cluster mode");
   if (!ParseDbIndex(ctx, ctx.args[1], &db)) return;
   ctx.client.db = db;
   ctx.reply.Ok();

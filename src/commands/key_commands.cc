@@ -312,6 +312,8 @@ void CopyCommand(CommandContext& ctx) {
       return;
     }
   }
+  if (ctx.server.cluster() != nullptr && (ctx.client.db != 0 || dbid != 0))
+    return ctx.reply.Error("ERR Copying to another database is not allowed in cluster mode");
   std::string_view src = ctx.args[1], dst = ctx.args[2];
   if (dbid == ctx.client.db && src == dst) {
     ctx.reply.Error(kErrSameObject);
@@ -341,6 +343,7 @@ void CopyCommand(CommandContext& ctx) {
 }
 
 void MoveCommand(CommandContext& ctx) {
+  if (ctx.server.cluster() != nullptr) return ctx.reply.Error("ERR MOVE is not allowed in cluster mode");
   int dbid;
   if (!ParseDbIndex(ctx, ctx.args[2], &dbid)) return;
   if (dbid == ctx.client.db) {
@@ -368,6 +371,7 @@ void MoveCommand(CommandContext& ctx) {
 }
 
 void SwapdbCommand(CommandContext& ctx) {
+  if (ctx.server.cluster() != nullptr) return ctx.reply.Error("ERR SWAPDB is not allowed in cluster mode");
   // As Redis's getIntFromObjectOrReply with a message: not an integer, or
   // outside int, gets the command's own error.
   int64_t a, b;
@@ -425,12 +429,6 @@ int ParseFlushMode(CommandContext& ctx) {
   return ctx.server.config().lazyfree_lazy_user_flush ? 1 : 0;
 }
 
-void FlushDb(Db& db, bool async) {
-  if (async)
-    db.ClearLater();
-  else
-    db.Clear();
-}
 
 void FlushdbCommand(CommandContext& ctx) {
   const int mode = ParseFlushMode(ctx);
@@ -448,14 +446,7 @@ void FlushdbCommand(CommandContext& ctx) {
 void FlushallCommand(CommandContext& ctx) {
   const int mode = ParseFlushMode(ctx);
   if (mode < 0) return;
-  for (size_t s = 0; s < ctx.server.num_shards(); s++) {
-    Shard& shard = ctx.server.shard(s);
-    for (int i = 0; i < shard.num_dbs(); i++) {
-      shard.watches().TouchAll(i, shard.db(i), nullptr, ctx.now_ms);
-      shard.AddDirty(shard.db(i).size());
-      FlushDb(shard.db(i), mode == 1);
-    }
-  }
+  FlushAllShards(ctx, mode == 1);
   // As Redis's flushAllDataAndResetRDB: with a save schedule, the (empty)
   // snapshot is written at once, and the flush still counts as a change.
   if (!ctx.server.config().save_params.empty()) {

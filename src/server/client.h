@@ -72,6 +72,9 @@ struct Client final : IoHandler {
   bool authenticated = false;
   int db = 0;
   int resp = 2;
+  // Redis Cluster: ASKING (for the next command, or the transaction's
+  // EXEC) and READONLY (reads of the primary's slots on a replica).
+  bool asking = false, cluster_readonly = false;
   std::string name;
   std::string lib_name;
   std::string lib_ver;

@@ -38,38 +38,6 @@ std::string_view MaxmemoryPolicyName(MaxmemoryPolicy p) {
 
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// Where a directive's value lives: a member of Config, or of its tls-*
-// settings.
-template <typename T>
-T& At(Config& c, T Config::*f) { return c.*f; }
-template <typename T>
-const T& At(const Config& c, T Config::*f) { return c.*f; }
-template <typename T>
-T& At(Config& c, T TlsSettings::*f) { return c.tls.*f; }
-template <typename T>
-const T& At(const Config& c, T TlsSettings::*f) { return c.tls.*f; }
-
-template <typename T, typename Owner>
-Option IntOption(std::string_view name, T Owner::*field, int64_t min, int64_t max, Mutability mut) {
-  return Option{
-      name, mut, 1, 1, [field](const Config& c) { return std::to_string(At(c, field)); },
-      [field, min, max](Config& c, Args a) -> std::string {
-        int64_t v;
-        if (!ParseInt64(a[0], &v)) return "argument couldn't be parsed into an integer";
-        if (v < min || v > max)
-          return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                 " inclusive";
-        At(c, field) = static_cast<T>(v);
-        return "";
-      }};
-}
-
 // A byte count with Redis's units (1k, 1kb, 1m, ...); Redis's range for it
 // (maxmemory: all of unsigned 64 bits; the buffer limits: up to LLONG_MAX).
 Option MemoryOption(std::string_view name, uint64_t Config::*field, uint64_t min, uint64_t max, Mutability mut) {
@@ -98,27 +66,6 @@ Option ProtectedActionOption(std::string_view name, Config::ProtectedAction Conf
                   else if (v == "yes") c.*field = Config::ProtectedAction::kYes;
                   else if (v == "local") c.*field = Config::ProtectedAction::kLocal;
                   else return "argument(s) must be one of the following: no, yes, local";
-                  return "";
-                }};
-}
-
-template <typename Owner>
-Option StringOption(std::string_view name, std::string Owner::*field, Mutability mut) {
-  return Option{name, mut, 1, 1, [field](const Config& c) { return At(c, field); },
-                [field](Config& c, Args a) -> std::string {
-                  At(c, field) = a[0];
-                  return "";
-                }};
-}
-
-template <typename Owner>
-Option BoolOption(std::string_view name, bool Owner::*field, Mutability mut) {
-  return Option{name, mut, 1, 1, [field](const Config& c) { return At(c, field) ? "yes" : "no"; },
-                [field](Config& c, Args a) -> std::string {
-                  std::string v = Lower(a[0]);
-                  if (v == "yes") At(c, field) = true;
-                  else if (v == "no") At(c, field) = false;
-                  else return "argument must be 'yes' or 'no'";
                   return "";
                 }};
 }
@@ -458,6 +405,7 @@ const std::vector<Option>& config_options::Options() {
                        }});
     o.push_back(BoolOption("tls-replication", &Config::tls_replication, kMutable));
     o.push_back(BoolOption("tls-cluster", &Config::tls_cluster, kNotYet));
+    AddClusterOptions(o);
     o.push_back(BoolOption("protected-mode", &Config::protected_mode, kMutable));
     o.push_back(StringOption("aclfile", &Config::aclfile, kImmutable));
     o.push_back(IntOption("acllog-max-len", &Config::acllog_max_len, 0, LONG_MAX, kMutable));

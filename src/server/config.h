@@ -230,6 +230,28 @@ struct Config {
   TlsSettings tls;
   bool tls_replication = false;  // a replica's link to its primary is TLS (docs/replication.md)
   bool tls_cluster = false;
+  // Redis Cluster (docs/cluster.md): the cluster-* directives.
+  struct ClusterSettings {
+    bool enabled = false;
+    std::string config_file = "nodes.conf";
+    int64_t node_timeout_ms = 15000;
+    int port = 0;  // the bus's; 0: the client port + 10000
+    std::string announce_ip, announce_hostname, announce_human_nodename;
+    int announce_port = 0, announce_bus_port = 0, announce_tls_port = 0;
+    // cluster-preferred-endpoint-type: what -MOVED, -ASK and CLUSTER SLOTS
+    // name a node by.
+    enum class Endpoint : uint8_t { kIp, kHostname, kUnknown };
+    Endpoint preferred_endpoint = Endpoint::kIp;
+    bool require_full_coverage = true;
+    bool allow_reads_when_down = false;
+    bool allow_pubsubshard_when_down = true;
+    int replica_validity_factor = 10;
+    int migration_barrier = 1;
+    bool allow_replica_migration = true;
+    bool replica_no_failover = false;
+    uint64_t link_sendbuf_limit = 0;  // bytes; 0: none
+  };
+  ClusterSettings cluster;
   int64_t auto_aof_rewrite_percentage = 100;
   uint64_t auto_aof_rewrite_min_size = 64ull * 1024 * 1024;
 };

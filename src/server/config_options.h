@@ -3,6 +3,7 @@
 // REWRITE). Not for anyone else: they go through config.h.
 #pragma once
 
+#include <cctype>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -10,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/numbers.h"
 #include "server/config.h"
 
 namespace peregrine::config_options {
@@ -34,6 +36,67 @@ struct Option {
   std::function<std::string(Config&, Args)> set;
 };
 
+
+// The directives' shapes, for the tables' files.
+inline std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Where a directive's value lives: a member of Config, or of its tls-* or
+// cluster-* settings.
+template <typename T>
+T& At(Config& c, T Config::*f) { return c.*f; }
+template <typename T>
+const T& At(const Config& c, T Config::*f) { return c.*f; }
+template <typename T>
+T& At(Config& c, T TlsSettings::*f) { return c.tls.*f; }
+template <typename T>
+const T& At(const Config& c, T TlsSettings::*f) { return c.tls.*f; }
+template <typename T>
+T& At(Config& c, T Config::ClusterSettings::*f) { return c.cluster.*f; }
+template <typename T>
+const T& At(const Config& c, T Config::ClusterSettings::*f) { return c.cluster.*f; }
+
+template <typename T, typename Owner>
+Option IntOption(std::string_view name, T Owner::*field, int64_t min, int64_t max, Mutability mut) {
+  return Option{
+      name, mut, 1, 1, [field](const Config& c) { return std::to_string(At(c, field)); },
+      [field, min, max](Config& c, Args a) -> std::string {
+        int64_t v;
+        if (!ParseInt64(a[0], &v)) return "argument couldn't be parsed into an integer";
+        if (v < min || v > max)
+          return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                 " inclusive";
+        At(c, field) = static_cast<T>(v);
+        return "";
+      }};
+}
+
+template <typename Owner>
+Option StringOption(std::string_view name, std::string Owner::*field, Mutability mut) {
+  return Option{name, mut, 1, 1, [field](const Config& c) { return At(c, field); },
+                [field](Config& c, Args a) -> std::string {
+                  At(c, field) = a[0];
+                  return "";
+                }};
+}
+
+template <typename Owner>
+Option BoolOption(std::string_view name, bool Owner::*field, Mutability mut) {
+  return Option{name, mut, 1, 1, [field](const Config& c) { return At(c, field) ? "yes" : "no"; },
+                [field](Config& c, Args a) -> std::string {
+                  std::string v = Lower(a[0]);
+                  if (v == "yes") At(c, field) = true;
+                  else if (v == "no") At(c, field) = false;
+                  else return "argument must be 'yes' or 'no'";
+                  return "";
+                }};
+}
+
+// The cluster-* directives (config_cluster.cc).
+void AddClusterOptions(std::vector<Option>& o);
 
 // Every directive, in CONFIG GET's order; one by name (aliases included).
 const std::vector<Option>& Options();

@@ -468,7 +468,9 @@ TEST(ConfigGet, GlobPatternsReturnEachNameOnce) {
   for (const auto& [name, value] : ps)
     EXPECT_TRUE(pnames.insert(name).second) << "duplicate " << name;
   EXPECT_EQ(pnames, (std::set<std::string>{"port", "pidfile", "proto-max-bulk-len", "protected-mode", "tls-port",
-                                           "replica-announce-port", "slave-announce-port"}));
+                                           "replica-announce-port", "slave-announce-port", "cluster-port",
+                                           "cluster-announce-port", "cluster-announce-bus-port",
+                                           "cluster-announce-tls-port"}));
 
   auto unix = Get(config, {"unixsocket*"});
   EXPECT_EQ(unix.size(), 2u);

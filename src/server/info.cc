@@ -480,7 +480,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     for (auto& [code, count] : stats.error_counts)
       Field(out, ("errorstat_" + code).c_str(), "count=" + std::to_string(count));
   }
-  if (section("cluster")) Field(out, "cluster_enabled", 0);
+  if (section("cluster")) Field(out, "cluster_enabled", cluster() != nullptr ? 1 : 0);
   if (section("keyspace")) {
     int ndb = config_.databases;
     for (int i = 0; i < ndb; i++) {

@@ -100,6 +100,7 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
   aof_ = std::make_unique<AppendOnlyFile>(*this);
   acl_ = std::make_unique<Acl>(commands_);
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
+  if (cluster_ != nullptr) cluster_->ApplyConfig(config_.cluster);
   if (!config_.requirepass.empty()) acl_->SetRequirePass(config_.requirepass);
   applied_requirepass_ = config_.requirepass;
   const unsigned cores = AllowedCores();
@@ -236,6 +237,8 @@ bool Server::Start(std::string* err) {
     loop0.Add(sfd, EPOLLIN, signals_.get());
   }
   signal(SIGPIPE, SIG_IGN);
+  // The cluster bus's thread (after the mask: it inherits it).
+  if (cluster_ != nullptr && !cluster_->Start(err)) return false;
 
   start_time_ms_ = UnixTimeMs();
   persistence_.lastsave_s.store(start_time_ms_ / 1000, std::memory_order_relaxed);
@@ -254,6 +257,7 @@ int Server::Run() {
   }
   workers_[0]->Run();
   for (auto& t : threads_) t.join();
+  if (cluster_ != nullptr) cluster_->Stop();
   StopReplicaLink();
   listeners_.clear();
   // What the shards logged and did not write yet goes to the append-only
@@ -362,6 +366,7 @@ void Server::ApplyRuntimeConfig() {
     link_->UpdateDisklessLoad(config_.repl_diskless_load);
   }
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
+  if (cluster_ != nullptr) cluster_->ApplyConfig(config_.cluster);
   replication_->Resize(config_.repl_backlog_size);  // (a no-op unless it changed)
   replication_->set_pending_limit(config_.output_buffer_limits[Config::kReplicaClients].hard);
   // dir: entered now (start-up, CONFIG SET dir); a failure leaves the

@@ -28,6 +28,7 @@
 #include "server/aof.h"
 #include "server/bgsave.h"
 #include "server/client_pause.h"
+#include "server/cluster_view.h"
 #include "server/command.h"
 #include "server/config.h"
 #include "server/persistence.h"
@@ -294,6 +295,10 @@ class ServerState {
   // Ends that wait without shutting down (SHUTDOWN ABORT, a failed save):
   // its clients get an error, writes go on; false if none was waiting.
   virtual bool AbortShutdownWait() = 0;
+  // Redis Cluster (cluster-enabled yes; docs/cluster.md): the bus, set by
+  // main() before Start(); null in a standalone server.
+  ClusterService* cluster() const { return cluster_.get(); }
+  void SetCluster(std::unique_ptr<ClusterService> c) { cluster_ = std::move(c); }
   // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
   // still expire them lazily).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
@@ -341,7 +346,8 @@ class ServerState {
   mutable std::mutex running_script_mu_;
   std::optional<RunningScript> running_script_;
   int64_t start_time_ms_ = 0;
-  std::atomic<uint64_t> used_memory_peak_{0};  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
+  std::atomic<uint64_t> used_memory_peak_{0};
+  std::unique_ptr<ClusterService> cluster_;  // reset by CONFIG RESETSTAT, as Redis's stat_peak_memory
 };
 
 }  // namespace peregrine

@@ -74,6 +74,7 @@ Worker::Worker(Server& server, uint32_t index)
       relay_(*this, server.claims(), index),
       io_(*this, loop_, server, stats_),
       access_(server, txn_),
+      cluster_(server),
       command_stats_(server.commands().num_ids()) {
   shard_.watches().set_counter(&server.watched_keys());
 }
@@ -555,6 +556,17 @@ void Worker::Cron() {
       });
     server_.ReplicationCron(now);
     if (server_.is_replica()) server_.ReplicaCron();
+    // Redis Cluster: the offset the bus reports, and what it left for the
+    // keyspace (slots lost, a primary to follow).
+    if (ClusterService* cl = server_.cluster()) {
+      ReplicaLink* link = server_.replica_link();
+      cl->NoteReplicationOffset(server_.is_replica() && link != nullptr ? link->status().offset
+                                                                         : server_.replication().offset());
+      if (cl->has_work()) HoldingAll([&] {
+          cl->DoWork(server_);
+          return true;
+        });
+    }
     if (server_.failing_over()) HoldingAll([&] {
         server_.FailoverCron(now);
         return true;

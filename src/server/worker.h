@@ -2,12 +2,12 @@
 // of the keyspace (docs/architecture.md, docs/transactions.md), made of
 // ClientIo, ShardRouter (mailbox, lending), BatchRelay (client batches on
 // other shards: relays, read and write groups), AofLog, BlockingWaits,
-// ScriptBusy, TransactionRunner and AccessCheck, all on its thread. Others
-// reach it by mail only, except a command holding its lent shard (it is
-// parked meanwhile). Here: the dispatcher (a command for this shard runs
-// inline, after the write groups' tickets taken on it; from a client's first
-// command for another shard on, its commands go to BatchRelay; a command
-// over several shards borrows them in increasing index order), the cron,
+// ScriptBusy, TransactionRunner, AccessCheck and ClusterRoute, all on its
+// thread. Others reach it by mail only, except a command holding its lent
+// shard (it is parked meanwhile). Here: the dispatcher (a command for this
+// shard runs inline, after the write groups' tickets taken on it; then a
+// client's commands for other shards go to BatchRelay; a command over
+// several shards borrows them in increasing index order), the cron,
 // eviction, and what handlers may ask of it (CommandHost).
 #pragma once
 
@@ -34,6 +34,7 @@
 #include "server/blocking_waits.h"
 #include "server/client.h"
 #include "server/client_io.h"
+#include "server/cluster_route.h"
 #include "server/command.h"
 #include "server/command_context.h"
 #include "server/mailbox.h"
@@ -135,8 +136,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   ScriptBusy& script_busy() { return script_busy_; }
   void set_big_arg_min(size_t n) { io_.set_big_arg_min(n); }
 
-  // ErrorSink: counts every error reply (INFO errorstats).
-  void OnErrorReply(std::string_view msg) override;
+  void OnErrorReply(std::string_view msg) override;  // ErrorSink: counts every error reply (INFO errorstats)
   // The running command's reply is an error counted already (a script's,
   // from a command it called): the command failed all the same.
   void OnCountedErrorReply() override { failed_reply_ = true; }
@@ -144,8 +144,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // --- For the I/O layer ---
   void OnClientEvent(Client& c, uint32_t events);
   void OnPumpEvent(Client& c) { io_.Pump(c); }  // (its SnapshotPump is readable)
-  // A connection accepted on worker 0: served here from now on.
-  // `tls`: accepted on tls-port (a TLS session over it, this worker's context).
+  // A connection accepted on worker 0: served here from now on (`tls`:
+  // accepted on tls-port; a TLS session over it, this worker's context).
   void Adopt(int fd, bool is_unix, uint64_t id, bool tls = false);
   // Worker 0's acceptor hands a connection to worker `to`.
   void SendAdopt(uint32_t to, AdoptMail* m) { router_.Send(to, m); }
@@ -308,8 +308,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void StopSnapshotWork() { snapshot_work_.store(false, std::memory_order_release); }
 
   // --- The append-only file (aof_log.h, docs/persistence.md) ---
-  // Runs a command's handler, logged when the file is on (AofLog::Call).
-  // (Inline in worker_internal.h: every command comes this way.)
+  // Runs a command's handler, logged when the file is on (AofLog::Call;
+  // inline in worker_internal.h: every command comes this way).
   void CallHandler(CommandContext& ctx, const CommandSpec* cmd);
   void FlushAof() { aof_log_.Flush(router_.lent()); }  // AofLog::Flush: before any reply leaves
   // Start-up replay of the AOF (worker 0, no other running): every shard counts as held.
@@ -349,6 +349,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   ClientIo io_;                   // the connection layer (client_io.h)
   TransactionRunner txn_{*this};  // MULTI/EXEC and WATCH (transaction_runner.h)
   AccessCheck access_;            // authentication and ACL checks (access_check.h)
+  ClusterRoute cluster_;          // Redis Cluster's redirections (cluster_route.h)
 
   // Scripts: lua() (made on first use), NoteScriptRerun, the errors their
   // commands count (not their caller's failure), OnCountedErrorReply.
@@ -375,8 +376,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool holding_ = false;              // a command over several shards is running
   std::vector<uint64_t> resume_;             // clients whose batch came back, to continue
   std::vector<uint64_t> pause_held_;         // clients whose command waits for CLIENT PAUSE's end
-  uint64_t pause_gen_ = 0;                   // ClientPause::generation() when they were held
-  uint8_t pause_kind_ = 0;                   // the strongest ClientPause::Actions they were held under
+  uint64_t pause_gen_ = 0;  // ClientPause::generation() when they were held; pause_kind_, the strongest Actions
+  uint8_t pause_kind_ = 0;
   std::vector<uint64_t> kill_requests_;
   uint32_t events_since_mail_ = 0;  // client events since the mail was last served
   uint64_t spin_ticks_ = 0;         // worker-spin-us in CycleClock ticks (Init)
@@ -392,8 +393,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   std::atomic<bool> evictable_{false};
   bool expire_pressure_ = false;
   int64_t last_expire_slice_us_ = 0;
-  int64_t last_lazy_free_us_ = 0;   // the last slice of lazy_free::RunSlice
-  int64_t last_zset_moves_us_ = 0;  // the last slice of Shard::StepZSetMoves
+  int64_t last_lazy_free_us_ = 0, last_zset_moves_us_ = 0;  // lazy_free::RunSlice's, StepZSetMoves' last slice
   bool zset_moves_ = false;         // the cron found some (cleared when none are left)
 };
 

@@ -280,6 +280,21 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     if (waiting) return Route::kPause;
     return DispatchWhileLoading(c, args, cmd, hint, now_tsc);
   }
+  // Redis Cluster: a command this node does not serve is answered here, in
+  // order (ExecuteCommand refuses it); one whose slot is being moved runs
+  // holding its shard, where its keys can be looked for.
+  bool cluster_open = false;
+  if (spec != nullptr && cluster_.enabled() && !c.obeyed && ClusterRoute::Checked(*spec) &&
+      ArityOk(*spec, args.size())) [[unlikely]] {
+    std::string error;
+    const auto v = cluster_.Check(c, *spec, args, nullptr, loop_.iteration_ms(), &error);
+    if (v == ClusterRoute::Verdict::kRefuse) {
+      if (waiting) return Route::kPause;
+      *now_tsc = ExecuteCommand(c, args, cmd, hint, *now_tsc, &shard_);
+      return Route::kDone;
+    }
+    cluster_open = v == ClusterRoute::Verdict::kOpen;
+  }
   // Where it runs: errors and keyless commands here; a command whose keys
   // all live on one shard on that shard's worker; otherwise here, holding
   // every shard it touches.
@@ -299,7 +314,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
       // All of it on one other worker's shard: run there, as one batch.
       // (A user with restricted permissions runs it here, where EXEC and
       // each queued command are checked.)
-      if (keyed && shard_set_.size() == 1 && shard_set_[0] != index_ && ArityOk(*spec, args.size()) &&
+      if (keyed && shard_set_.size() == 1 && shard_set_[0] != index_ && ArityOk(*spec, args.size()) && !cluster_open &&
           c.authenticated && c.user->unrestricted && txn_.SendWhole(c, spec, shard_set_[0]))
         return Route::kDone;
       shard_set_.push_back(index_);
@@ -372,6 +387,11 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
       }
     }
   }
+  if (cluster_open && !span) [[unlikely]] {
+    span = true;
+    shard_set_.assign(1, target);
+    target = index_;
+  }
   if (span) {
     if (waiting || (c.stream_hold != 0 && relay_.HoldOutput(c))) return Route::kPause;
     shard_set_.push_back(index_);
@@ -388,6 +408,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   const bool open_relay = c.open_batch != nullptr && !c.open_batch->sealed;  // (a whole MULTI/EXEC is sealed)
   if (target == index_ && open_relay && relayable && !(spec->flags & kCmdBlocking) && c.authenticated &&
       c.user->unrestricted) {
+    c.asking = false;  // (ExecuteCommand's reset, for a command run elsewhere)
     relay_.Add(c, args, spec, spec == cmd ? hint : nullptr, target, false, 0);
     return Route::kDone;
   }
@@ -428,6 +449,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     // of its own whose reply nobody waits for.
     published_here = Publish(args[1], args[2], true);
   }
+  c.asking = false;
   relay_.Add(c, args, spec, spec == cmd ? hint : nullptr, target, remote_publish, published_here);
   return Route::kDone;
 }
@@ -487,6 +509,25 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     const std::string error = access_.AccessError(c, *cmd, args);
     if (!error.empty()) return reject(error);
   }
+  // Redis Cluster's redirections (cluster_route.h); a refused EXEC
+  // discards its transaction and answers the redirection itself.
+  if (cluster_.enabled() && !c.obeyed && ClusterRoute::Checked(*cmd)) [[unlikely]] {
+    std::string error;
+    auto db_of = [&](std::string_view key) -> Db* {
+      const uint32_t s = static_cast<uint32_t>(server_.ShardIndexOf(key));
+      if (nworkers_ == 1 || s == index_ || (holding_ && std::binary_search(shard_set_.begin(), shard_set_.end(), s)))
+        return &server_.shard(s).db(0);
+      return nullptr;
+    };
+    if (cluster_.Check(c, *cmd, args, db_of, loop_.MsAt(start), &error) == ClusterRoute::Verdict::kRefuse) {
+      if (!(cmd->flags & kCmdExec)) return reject(error);
+      command_stats_[cmd->id].rejected_calls++;
+      DiscardTransaction(c);
+      reply.Error(error);
+      return start;
+    }
+  }
+  if (c.asking && (c.multi == nullptr || (cmd->flags & kCmdExec)) && cmd->name != "asking") c.asking = false;
   if (RefusedWhileSubscribed(c, *cmd)) {
     return reject("ERR Can't execute '" + cmd->fullname +
                   "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");

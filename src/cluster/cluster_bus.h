@@ -1,0 +1,241 @@
+// Redis Cluster (docs/cluster.md): this node's view of the cluster (the
+// nodes, who owns which slot, the epochs), the bus that keeps it in step
+// with the other nodes (Redis 7's binary protocol on the cluster port:
+// bus_message.h), nodes.conf, and what the CLUSTER command asks of it.
+//
+// Threads: the bus runs on a thread of its own, with its own event loop, so
+// that it never stalls a worker and a busy worker never delays a PONG. All
+// of the state below is guarded by one mutex: the bus thread takes it for
+// each event and each cron tick; a worker takes it for a CLUSTER command.
+// Workers route keyed commands by the published SlotRoutes
+// (server/cluster_view.h), not by this state. The bus never waits for a
+// worker: what it needs of the keyspace (emptying slots it lost, following
+// a new primary) it leaves for worker 0's cron to take (TakeServerTasks).
+//
+// Files: cluster_bus.cc (the thread, links, the cron), cluster_gossip.cc
+// (what a message does), cluster_slots.cc (slots, the state, the tables
+// CLUSTER shows), cluster_config.cc (nodes.conf), cluster_admin.cc (the
+// CLUSTER subcommands that change things).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/bus_message.h"
+#include "cluster/cluster_node.h"
+#include "net/event_loop.h"
+#include "server/cluster_view.h"
+#include "server/config.h"
+
+namespace peregrine::cluster {
+
+// A node id as Redis accepts one: 40 characters of [a-z0-9].
+bool ValidNodeName(std::string_view name);
+
+class ClusterBus final : public ClusterService {
+ public:
+  // `settings` and the client ports: the configuration at start.
+  ClusterBus(const Config::ClusterSettings& settings, int port, int tls_port, std::vector<std::string> bind);
+  ~ClusterBus() override;
+
+  // Loads nodes.conf (or makes a new node and writes it). At start, before
+  // Start(); false with *err (Redis refuses to start then too).
+  bool Load(std::string* err);
+  bool Start(std::string* err) override;
+  void Stop() override;
+  std::shared_ptr<const SlotRoutes> Routes() const override;
+  void ApplyConfig(const Config::ClusterSettings& settings) override;
+  bool has_work() const override { return server_tasks_pending_.load(std::memory_order_acquire); }
+  // Deletes the keys of the slots lost, follows a new primary.
+  void DoWork(ServerState& server) override;
+
+  // --- What worker 0's cron takes and does holding every shard ---
+  struct ServerTasks {
+    std::vector<uint16_t> empty_slots;  // slots lost with keys in them: delete those keys
+    bool follow = false;                // become a replica of (host, port)
+    std::string follow_host;
+    int follow_port = 0;
+    bool become_primary = false;
+  };
+  ServerTasks TakeServerTasks();
+  void NoteReplicationOffset(uint64_t offset) override { repl_offset_.store(offset, std::memory_order_relaxed); }
+
+  // --- For CLUSTER (each takes the lock) ---
+  std::string MyId() const;
+  std::string MyShardId() const;
+  std::string InfoText() const;
+  // CLUSTER NODES (and nodes.conf without `for_file`).
+  std::string NodesText() const;
+  // A node's CLUSTER NODES line of each replica of `id`; false if `id` is
+  // unknown (*error) or not a primary.
+  bool ReplicasText(const std::string& id, std::vector<std::string>* lines, std::string* error) const;
+  struct Endpoint {
+    std::string preferred;  // ip, hostname, or "?" as cluster-preferred-endpoint-type says
+    int port = 0;
+    std::string id;
+    std::string ip, hostname;  // the metadata CLUSTER SLOTS adds (the ones not preferred)
+  };
+  struct SlotRange {
+    int start, end;
+    std::vector<Endpoint> nodes;  // the owner first, then its replicas that are up
+  };
+  std::vector<SlotRange> SlotsView() const;
+  struct ShardNode {
+    std::string id, endpoint, ip, hostname, role, health;
+    int port = 0, tls_port = 0;
+    uint64_t offset = 0;
+  };
+  struct ShardView {
+    std::vector<std::pair<int, int>> slots;
+    std::vector<ShardNode> nodes;
+  };
+  std::vector<ShardView> ShardsView() const;
+  struct LinkView {
+    std::string direction, node;
+    int64_t create_time = 0;
+    std::string events;
+    uint64_t send_buffer_allocated = 0, send_buffer_used = 0;
+  };
+  std::vector<LinkView> LinksView() const;
+  int CountFailureReports(const std::string& id, std::string* error) const;
+  bool is_replica() const;
+  // The primary's address, for CLUSTER REPLICATE's caller.
+  int known_nodes() const;
+
+  // The changes: "" when done, else the error without "-" (as Redis
+  // words it, "ERR ..." included).
+  std::string AddSlots(const std::vector<int>& slots);
+  std::string DelSlots(const std::vector<int>& slots);
+  void FlushSlots();
+  // SETSLOT <slot> IMPORTING|MIGRATING <id>, NODE <id>, STABLE;
+  // `keys_in_slot`: how many keys this node has in it (NODE's check).
+  std::string SetSlot(int slot, const std::string& how, const std::string& id, uint64_t keys_in_slot);
+  std::string Meet(const std::string& ip, int port, int cport);
+  std::string Forget(const std::string& id);
+  // REPLICATE <id>: on success, *host/*port is the primary to follow.
+  std::string Replicate(const std::string& id, bool has_keys, std::string* host, int* port);
+  std::string Reset(bool hard, bool has_keys);
+  std::string SaveConfig();
+  // "BUMPED n" or "STILL n".
+  std::string BumpEpoch();
+  std::string SetConfigEpoch(int64_t epoch);
+  // An endpoint as -MOVED names it, for slot owner `n`.
+  std::string NodeEndpoint(const Node& n) const;
+
+  // --- The bus (cluster_bus.cc, cluster_gossip.cc) ---
+  void OnLinkEvent(Link* link, uint32_t events);
+
+ private:
+  friend struct Link;
+  class Acceptor;
+
+  // cluster_bus.cc: the thread, links, cron.
+  void Run();
+  void Cron();
+  void BeforeSleep();
+  void Accept();
+  void ConnectTo(Node* n);
+  void FreeLink(Link* link);
+  void SetLinkNode(Link* link, Node* n);
+  void ReadLink(Link* link);
+  void WriteLink(Link* link);
+  void Send(Link* link, const BusMessage& m);
+  void Broadcast(const BusMessage& m);
+  void Wake();
+  bool TickNode(Node* n, int64_t now, int64_t handshake_timeout);
+
+  // cluster_gossip.cc: messages.
+  void ProcessMessage(Link* link, BusMessage& m);
+  void ProcessPingFamily(Link* link, BusMessage& m, Node* sender);
+  void ProcessGossip(BusMessage& m, Link* link, Node* sender);
+  void ProcessExtensions(BusMessage& m, Node* sender);
+  bool UpdateAddressIfNeeded(Node* n, Link* link, const BusMessage& m);
+  void UpdateSlotsConfigWith(Node* sender, uint64_t epoch, const SlotBitmap& slots);
+  void HandleConfigEpochCollision(Node* sender);
+  void MarkFailingIfNeeded(Node* n);
+  void ClearFailureIfNeeded(Node* n);
+  bool AddFailureReport(Node* failing, Node* by);
+  bool DelFailureReport(Node* failing, Node* by);
+  int CountFailureReportsLocked(Node* n);
+  BusMessage Header(MsgType type) const;
+  void SendPing(Link* link, MsgType type);
+  void SendFail(const std::string& name);
+  void SendUpdate(Link* link, Node* about);
+  void SetNodeAsPrimary(Node* n);
+  // This node becomes a replica of `n` (Redis's clusterSetMaster); with
+  // `tell_server`, worker 0's cron follows it (ServerTasks).
+  void SetMyPrimary(Node* n, bool tell_server);
+
+  // cluster_slots.cc: nodes, slots, the state.
+  // Makes a node (a random name when `name` is empty) and adds it.
+  Node* CreateNode(const std::string& name, uint16_t flags);
+  void DelNode(Node* n);
+  void RenameNode(Node* n, const std::string& name);
+  Node* Lookup(std::string_view name) const;
+  bool AddSlot(Node* n, int slot);
+  bool DelSlot(int slot);
+  int DelNodeSlots(Node* n);
+  void AddReplica(Node* primary, Node* replica);
+  void RemoveReplica(Node* primary, Node* replica);
+  bool StartHandshake(const std::string& ip, int port, int cport);
+  void UpdateState();
+  void PublishRoutes();
+  std::string NodeLine(const Node& n, bool for_file) const;
+  std::string RandomName();
+  uint64_t MaxEpoch() const;
+  void NeedSave() { todo_save_ = true; }
+  // A change a CLUSTER command made: saved before it replies, as Redis's.
+  void SaveNow();
+
+  // cluster_config.cc: nodes.conf.
+  bool LoadConfigFile(const std::string& text, std::string* err);
+  bool SaveConfigFile(std::string* err);
+
+  Config::ClusterSettings settings_;
+  int port_ = 0, tls_port_ = 0, bus_port_ = 0;
+  std::vector<std::string> bind_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Node>, std::less<>> nodes_;
+  Node* myself_ = nullptr;
+  uint64_t current_epoch_ = 0;
+  uint64_t last_vote_epoch_ = 0;
+  bool state_ok_ = false;
+  int size_ = 0;  // primaries serving slots
+  int64_t first_cron_ms_ = 0;
+  int64_t among_minority_time_ = 0;
+  std::vector<Node*> slots_ = std::vector<Node*>(kNumSlots, nullptr);
+  std::vector<Node*> migrating_to_ = std::vector<Node*>(kNumSlots, nullptr);
+  std::vector<Node*> importing_from_ = std::vector<Node*>(kNumSlots, nullptr);
+  // Nodes forgotten (CLUSTER FORGET): not added back by gossip until then.
+  std::map<std::string, int64_t, std::less<>> blacklist_;
+  std::vector<std::unique_ptr<Link>> links_;  // every link, inbound and outbound
+  std::vector<Link*> freed_links_;            // closed during the current event batch
+  uint64_t stats_sent_[kMsgTypeCount] = {}, stats_received_[kMsgTypeCount] = {};
+  uint64_t stats_links_buffer_limit_exceeded_ = 0;
+  int64_t stats_pfail_nodes_ = 0;
+  bool todo_save_ = false, todo_update_state_ = false;
+  std::shared_ptr<const SlotRoutes> routes_;
+  std::mt19937_64 rng_{std::random_device{}()};
+  uint64_t cron_iteration_ = 0;
+
+  ServerTasks server_tasks_;
+  std::atomic<bool> server_tasks_pending_{false};
+  std::atomic<uint64_t> repl_offset_{0};
+
+  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<Acceptor> acceptor_;
+  std::unique_ptr<IoHandler> wake_handler_;
+  std::vector<int> listen_fds_;
+  int wake_fd_ = -1;
+  int lock_fd_ = -1;  // nodes.conf, locked (cluster_config.cc)
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace peregrine::cluster

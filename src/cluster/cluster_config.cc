@@ -1,0 +1,291 @@
+// nodes.conf (cluster_bus.h): the cluster as this node last knew it, one
+// line per node in CLUSTER NODES's format with Redis 7.2's aux fields,
+// then "vars currentEpoch N lastVoteEpoch M". Written whole to a
+// temporary file and renamed over the old one, so a crash leaves one or
+// the other; locked while the node runs, so that two nodes never share it.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "cluster/cluster_bus.h"
+#include "core/numbers.h"
+#include "server/log.h"
+
+namespace peregrine::cluster {
+
+namespace {
+
+std::vector<std::string> Words(const std::string& line) {
+  std::vector<std::string> out;
+  std::istringstream in(line);
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+bool ParsePort(std::string_view s, int* out) {
+  int64_t v;
+  if (!ParseInt64(s, &v) || v < 0 || v > 65535) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+bool ParseSlot(std::string_view s, int* out) {
+  int64_t v;
+  if (!ParseInt64(s, &v) || v < 0 || v >= static_cast<int64_t>(kNumSlots)) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+}  // namespace
+
+bool ClusterBus::Load(std::string* err) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string& path = settings_.config_file;
+  // The lock: held for as long as the process runs (the fd stays open).
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *err = "Can't open " + path + " in order to acquire a lock: " + strerror(errno);
+    return false;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    if (errno == EWOULDBLOCK) {
+      *err = "Sorry, the cluster configuration file " + path +
+             " is already used by a different Redis Cluster node. Please make sure that different nodes use "
+             "different cluster configuration files.";
+    } else {
+      *err = "Impossible to lock " + path + ": " + strerror(errno);
+    }
+    return false;
+  }
+  lock_fd_ = fd;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  bool save = false;
+  if (text.str().find_first_not_of(" \t\r\n") == std::string::npos) {
+    myself_ = CreateNode("", kNodeMyself | kNodeMaster);
+    LOG_NOTICE("No cluster configuration found, I'm %.40s", myself_->name.c_str());
+    save = true;
+  } else if (!LoadConfigFile(text.str(), err)) {
+    return false;
+  } else {
+    LOG_NOTICE("Node configuration loaded, I'm %.40s", myself_->name.c_str());
+  }
+  myself_->port = settings_.announce_port != 0 ? settings_.announce_port : port_;
+  myself_->tls_port = settings_.announce_tls_port != 0 ? settings_.announce_tls_port : tls_port_;
+  myself_->cport = settings_.announce_bus_port != 0 ? settings_.announce_bus_port : bus_port_;
+  myself_->hostname = settings_.announce_hostname;
+  myself_->human_nodename = settings_.announce_human_nodename;
+  if (!settings_.announce_ip.empty()) myself_->ip = settings_.announce_ip;
+  if (save && !SaveConfigFile(err)) return false;
+  PublishRoutes();
+  return true;
+}
+
+bool ClusterBus::LoadConfigFile(const std::string& text, std::string* err) {
+  auto corrupt = [&](const std::string& why) {
+    *err = "Unrecoverable error: corrupted cluster config file \"" + settings_.config_file + "\" (" + why + ").";
+    return false;
+  };
+  std::istringstream lines(text);
+  std::string line;
+  struct Pending {
+    Node* node;
+    std::string primary;
+  };
+  std::vector<Pending> pending;
+  std::vector<std::pair<int, std::string>> migrating, importing;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> w = Words(line);
+    if (w.empty()) continue;
+    if (w[0] == "vars") {
+      for (size_t i = 1; i + 1 < w.size(); i += 2) {
+        int64_t v;
+        if (!ParseInt64(w[i + 1], &v) || v < 0) return corrupt("bad vars");
+        if (w[i] == "currentEpoch")
+          current_epoch_ = static_cast<uint64_t>(v);
+        else if (w[i] == "lastVoteEpoch")
+          last_vote_epoch_ = static_cast<uint64_t>(v);
+        else
+          LOG_WARNING("Skipping unknown cluster config variable '%s'", w[i].c_str());
+      }
+      continue;
+    }
+    if (w.size() < 8) return corrupt("a line of fewer than 8 fields");
+    if (!ValidNodeName(w[0])) return corrupt("a bad node id");
+    Node* n = Lookup(w[0]);
+    if (n == nullptr) n = CreateNode(w[0], 0);
+    // ip:port@cport[,hostname[,key=value...]]
+    std::string addr = w[1];
+    std::vector<std::string> parts;
+    for (size_t start = 0;;) {
+      const size_t comma = addr.find(',', start);
+      parts.push_back(addr.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    const std::string& hostport = parts[0];
+    const size_t colon = hostport.rfind(':');
+    const size_t at = hostport.find('@', colon == std::string::npos ? 0 : colon);
+    if (colon == std::string::npos) return corrupt("an address without a port");
+    n->ip = hostport.substr(0, colon);
+    if (!ParsePort(std::string_view(hostport).substr(colon + 1, at == std::string::npos ? std::string::npos
+                                                                                          : at - colon - 1),
+                   &n->port))
+      return corrupt("a bad port");
+    if (at != std::string::npos && !ParsePort(std::string_view(hostport).substr(at + 1), &n->cport))
+      return corrupt("a bad bus port");
+    if (at == std::string::npos) n->cport = n->port + 10000;
+    for (size_t i = 1; i < parts.size(); i++) {
+      const size_t eq = parts[i].find('=');
+      if (eq == std::string::npos) {
+        if (i == 1) n->hostname = parts[i];
+        continue;
+      }
+      const std::string key = parts[i].substr(0, eq), value = parts[i].substr(eq + 1);
+      if (key == "shard-id") {
+        if (!ValidNodeName(value)) return corrupt("a bad shard id");
+        n->shard_id = value;
+      } else if (key == "nodename") {
+        n->human_nodename = value;
+      } else if (key == "tls-port") {
+        if (!ParsePort(value, &n->tls_port)) return corrupt("a bad tls-port");
+      } else if (key == "tcp-port") {
+        if (!ParsePort(value, &n->port)) return corrupt("a bad tcp-port");
+      }
+    }
+    // Flags.
+    std::istringstream flags(w[2]);
+    std::string f;
+    while (std::getline(flags, f, ',')) {
+      if (f == "myself") {
+        if (myself_ != nullptr && myself_ != n) return corrupt("two myself nodes");
+        myself_ = n;
+        n->flags |= kNodeMyself;
+      } else if (f == "master") {
+        n->flags |= kNodeMaster;
+      } else if (f == "slave") {
+        n->flags |= kNodeSlave;
+      } else if (f == "fail?") {
+        n->flags |= kNodePfail;
+      } else if (f == "fail") {
+        n->flags |= kNodeFail;
+        n->fail_time = UnixTimeMs();
+      } else if (f == "handshake") {
+        n->flags |= kNodeHandshake;
+      } else if (f == "noaddr") {
+        n->flags |= kNodeNoAddr;
+      } else if (f == "nofailover") {
+        n->flags |= kNodeNoFailover;
+      } else if (f != "noflags") {
+        return corrupt("unknown flag " + f);
+      }
+    }
+    if (w[3] != "-") pending.push_back({n, w[3]});
+    int64_t epoch;
+    if (!ParseInt64(w[6], &epoch) || epoch < 0) return corrupt("a bad config epoch");
+    n->config_epoch = static_cast<uint64_t>(epoch);
+    // (ping_sent, pong_received: a fresh start; link state: ignored.)
+    n->pong_received = UnixTimeMs();
+    for (size_t i = 8; i < w.size(); i++) {
+      const std::string& s = w[i];
+      if (s.size() > 2 && s.front() == '[' && s.back() == ']') {
+        const size_t arrow = s.find("->-");
+        const size_t back = s.find("-<-");
+        int slot;
+        if (arrow != std::string::npos && ParseSlot(s.substr(1, arrow - 1), &slot))
+          migrating.emplace_back(slot, s.substr(arrow + 3, s.size() - arrow - 4));
+        else if (back != std::string::npos && ParseSlot(s.substr(1, back - 1), &slot))
+          importing.emplace_back(slot, s.substr(back + 3, s.size() - back - 4));
+        else
+          return corrupt("a bad open slot " + s);
+        continue;
+      }
+      const size_t dash = s.find('-');
+      int start, end;
+      if (dash == std::string::npos) {
+        if (!ParseSlot(s, &start)) return corrupt("a bad slot " + s);
+        end = start;
+      } else if (!ParseSlot(s.substr(0, dash), &start) || !ParseSlot(s.substr(dash + 1), &end) || end < start) {
+        return corrupt("a bad slot range " + s);
+      }
+      for (int j = start; j <= end; j++) {
+        DelSlot(j);
+        AddSlot(n, j);
+      }
+    }
+  }
+  if (myself_ == nullptr) return corrupt("no myself node");
+  for (const Pending& p : pending) {
+    Node* primary = Lookup(p.primary);
+    if (primary == nullptr) primary = CreateNode(p.primary, 0);
+    p.node->primary = primary;
+    AddReplica(primary, p.node);
+  }
+  for (const auto& [slot, id] : migrating)
+    if (Node* n = Lookup(id)) migrating_to_[static_cast<size_t>(slot)] = n;
+  for (const auto& [slot, id] : importing)
+    if (Node* n = Lookup(id)) importing_from_[static_cast<size_t>(slot)] = n;
+  const uint64_t max = MaxEpoch();
+  if (max > current_epoch_) current_epoch_ = max;
+  return true;
+}
+
+void ClusterBus::SaveNow() {
+  std::string err;
+  if (!SaveConfigFile(&err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
+  todo_save_ = false;
+}
+
+bool ClusterBus::SaveConfigFile(std::string* err) {
+  std::string text;
+  for (auto& [name, n] : nodes_) {
+    if (n->in_handshake()) continue;
+    text += NodeLine(*n, true);
+    text += '\n';
+  }
+  text += "vars currentEpoch " + std::to_string(current_epoch_) + " lastVoteEpoch " +
+          std::to_string(last_vote_epoch_) + "\n";
+  const std::string& path = settings_.config_file;
+  const std::string tmp = path + ".tmp-" + std::to_string(getpid());
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *err = "Could not open " + tmp + ": " + strerror(errno);
+    return false;
+  }
+  size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t w = write(fd, text.data() + off, text.size() - off);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      *err = std::string("Could not write the cluster configuration: ") + strerror(errno);
+      close(fd);
+      unlink(tmp.c_str());
+      return false;
+    }
+    off += static_cast<size_t>(w);
+  }
+  if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
+    *err = std::string("Could not save the cluster configuration: ") + strerror(errno);
+    unlink(tmp.c_str());
+    return false;
+  }
+  // The lock moves to the new file (the old one's inode is gone).
+  const int lock = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0) {
+    if (lock_fd_ >= 0) close(lock_fd_);
+    lock_fd_ = lock;
+  } else if (lock >= 0) {
+    close(lock);
+  }
+  return true;
+}
+
+}  // namespace peregrine::cluster
