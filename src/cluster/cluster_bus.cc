@@ -248,10 +248,13 @@ void ClusterBus::ConnectTo(Node* n) {
 }
 
 void ClusterBus::FreeLink(Link* link) {
-  if (link == nullptr || link->fd < 0) return;
-  loop_->Remove(link->fd);
-  close(link->fd);
-  link->fd = -1;
+  if (link == nullptr || link->freed) return;
+  link->freed = true;
+  if (link->fd >= 0) {
+    loop_->Remove(link->fd);
+    close(link->fd);
+    link->fd = -1;
+  }
   if (link->node != nullptr) {
     if (link->node->link == link) link->node->link = nullptr;
     if (link->node->inbound_link == link) link->node->inbound_link = nullptr;
@@ -272,7 +275,7 @@ void ClusterBus::SetLinkNode(Link* link, Node* n) {
 
 void ClusterBus::OnLinkEvent(Link* link, uint32_t events) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (link->fd < 0) return;
+  if (link->freed) return;
   if (link->connecting) {
     int err = 0;
     socklen_t len = sizeof(err);
@@ -296,7 +299,24 @@ void ClusterBus::OnLinkEvent(Link* link, uint32_t events) {
     LOG_DEBUG("Connecting with Node %.40s at %s:%d", n->name.c_str(), n->ip.c_str(), n->cport);
   }
   if (events & EPOLLOUT) WriteLink(link);
-  if (link->fd >= 0 && (events & (EPOLLIN | EPOLLERR | EPOLLHUP))) ReadLink(link);
+  if (!link->freed && (events & (EPOLLIN | EPOLLERR | EPOLLHUP))) ReadLink(link);
+}
+
+size_t ClusterBus::FeedInboundForTest(std::string_view bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto owned = std::make_unique<Link>();
+  Link* link = owned.get();
+  link->bus = this;
+  link->inbound = true;
+  link->ctime = UnixTimeMs();
+  link->in.assign(bytes);
+  links_.push_back(std::move(owned));
+  const size_t ok = ParseMessages(link);
+  FreeLink(link);
+  links_.erase(std::remove_if(links_.begin(), links_.end(), [](const std::unique_ptr<Link>& l) { return l->freed; }),
+               links_.end());
+  freed_links_.clear();
+  return ok;
 }
 
 void ClusterBus::ReadLink(Link* link) {
@@ -315,8 +335,12 @@ void ClusterBus::ReadLink(Link* link) {
     link->in.append(buf, static_cast<size_t>(n));
     if (static_cast<size_t>(n) < sizeof(buf)) break;
   }
-  size_t pos = 0;
-  while (link->fd >= 0 && link->in.size() - pos >= 8) {
+  ParseMessages(link);
+}
+
+size_t ClusterBus::ParseMessages(Link* link) {
+  size_t pos = 0, ok = 0;
+  while (!link->freed && link->in.size() - pos >= 8) {
     std::string_view rest(link->in.data() + pos, link->in.size() - pos);
     // The frame first, as Redis reads it: a bad signature or length
     // drops the link; a whole message whose body is wrong is dropped
@@ -327,7 +351,8 @@ void ClusterBus::ReadLink(Link* link) {
     if (std::memcmp(rest.data(), "RCmb", 4) != 0 || totlen < kHeaderLen || totlen > kMaxMessageLen) {
       LOG_WARNING("Bad message length or signature received on the Cluster bus.");
       FreeLink(link);
-      return;
+      link->in.clear();
+      return ok;
     }
     if (rest.size() < totlen) break;
     BusMessage m;
@@ -339,9 +364,11 @@ void ClusterBus::ReadLink(Link* link) {
       LOG_WARNING("Dropped a cluster bus message: %s", error.c_str());
       continue;
     }
+    ok++;
     ProcessMessage(link, m);
   }
   if (pos > 0) link->in.erase(0, pos);
+  return ok;
 }
 
 void ClusterBus::WriteLink(Link* link) {
@@ -371,7 +398,7 @@ void ClusterBus::WriteLink(Link* link) {
 }
 
 void ClusterBus::Send(Link* link, const BusMessage& m) {
-  if (link == nullptr || link->fd < 0) return;
+  if (link == nullptr || link->freed) return;
   const size_t limit = settings_.link_sendbuf_limit != 0 ? settings_.link_sendbuf_limit : kDefaultSendLimit;
   if (link->out.size() - link->out_sent > limit) {
     stats_links_buffer_limit_exceeded_++;
@@ -385,7 +412,8 @@ void ClusterBus::Send(Link* link, const BusMessage& m) {
   link->out_peak = std::max<uint64_t>(link->out_peak, link->out.size());
   const uint16_t type = static_cast<uint16_t>(m.type);
   if (type < kMsgTypeCount) stats_sent_[type]++;
-  if (!link->connecting) WriteLink(link);
+  if (!link->connecting && link->fd >= 0) WriteLink(link);
+  if (link->fd < 0) link->out.clear();  // (FeedInboundForTest's: nowhere to go)
 }
 
 void ClusterBus::Broadcast(const BusMessage& m) {
@@ -408,7 +436,7 @@ void ClusterBus::BeforeSleep() {
   }
   if (!freed_links_.empty()) {
     links_.erase(std::remove_if(links_.begin(), links_.end(),
-                                [](const std::unique_ptr<Link>& l) { return l->fd < 0; }),
+                                [](const std::unique_ptr<Link>& l) { return l->freed; }),
                  links_.end());
     freed_links_.clear();
   }

@@ -129,6 +129,11 @@ class ClusterBus final : public ClusterService {
 
   // --- The bus (cluster_bus.cc, cluster_gossip.cc) ---
   void OnLinkEvent(Link* link, uint32_t events);
+  // Unit tests and the fuzzer, without Start(): `bytes` as if read from one
+  // new inbound link (whose replies go nowhere), messages acted on as
+  // they would be; then the link goes. Returns how many were whole and
+  // well-formed.
+  size_t FeedInboundForTest(std::string_view bytes);
 
  private:
   friend struct Link;
@@ -143,6 +148,8 @@ class ClusterBus final : public ClusterService {
   void FreeLink(Link* link);
   void SetLinkNode(Link* link, Node* n);
   void ReadLink(Link* link);
+  // The whole messages in link->in, acted on; how many were well-formed.
+  size_t ParseMessages(Link* link);
   void WriteLink(Link* link);
   void Send(Link* link, const BusMessage& m);
   void Broadcast(const BusMessage& m);

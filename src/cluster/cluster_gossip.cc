@@ -32,7 +32,7 @@ BusMessage ClusterBus::Header(MsgType type) const {
 }
 
 void ClusterBus::SendPing(Link* link, MsgType type) {
-  if (link == nullptr || link->fd < 0) return;
+  if (link == nullptr || link->freed) return;
   BusMessage m = Header(type);
   // Gossip about a tenth of the nodes (at least three), picked at random
   // among those worth telling of, then every node believed failing.
@@ -138,7 +138,7 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
       ProcessGossip(m, link, nullptr);
     }
     SendPing(link, MsgType::kPong);
-    if (link->fd < 0) return;
+    if (link->freed) return;
   }
   if (ping_family) {
     ProcessPingFamily(link, m, sender);
@@ -351,7 +351,7 @@ void ClusterBus::ProcessExtensions(BusMessage& m, Node* sender) {
   }
   for (const ForgottenNode& f : m.forgotten) {
     Node* n = Lookup(f.name);
-    if (n == nullptr || n == myself_ || (myself_->is_replica() && myself_->primary == n)) continue;
+    if (n == nullptr || n == myself_ || n == sender || (myself_->is_replica() && myself_->primary == n)) continue;
     LOG_NOTICE("Forgetting node %.40s for %llu s, as %.40s asks", f.name.c_str(),
                static_cast<unsigned long long>(f.ttl_s), sender->name.c_str());
     blacklist_[f.name] = UnixTimeMs() + static_cast<int64_t>(f.ttl_s) * 1000;

@@ -66,7 +66,8 @@ struct Node {
 // learn their node from the first message that names a known sender.
 struct Link final : public IoHandler {
   ClusterBus* bus = nullptr;
-  int fd = -1;
+  int fd = -1;  // (-1 for FeedInboundForTest's link)
+  bool freed = false;  // FreeLink'd: gone after the current batch of events
   bool inbound = false;
   bool connecting = false;  // an outbound connect() not yet completed
   Node* node = nullptr;

@@ -383,7 +383,7 @@ std::vector<ClusterBus::LinkView> ClusterBus::LinksView() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<LinkView> out;
   for (const auto& l : links_) {
-    if (l->fd < 0 || l->node == nullptr) continue;
+    if (l->freed || l->node == nullptr) continue;
     LinkView v;
     v.direction = l->inbound ? "from" : "to";
     v.node = l->node->name;
