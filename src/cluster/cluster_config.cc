@@ -188,7 +188,12 @@ bool ClusterBus::LoadConfigFile(const std::string& text, std::string* err) {
         return corrupt("unknown flag " + f);
       }
     }
-    if (w[3] != "-") pending.push_back({n, w[3]});
+    if (w[3] != "-") {
+      // (Else a node of that name would be made, and saved, and the file
+      // refused at the next start.)
+      if (!ValidNodeName(w[3])) return corrupt("a bad primary id");
+      pending.push_back({n, w[3]});
+    }
     int64_t epoch;
     if (!ParseInt64(w[6], &epoch) || epoch < 0) return corrupt("a bad config epoch");
     n->config_epoch = static_cast<uint64_t>(epoch);
@@ -200,9 +205,11 @@ bool ClusterBus::LoadConfigFile(const std::string& text, std::string* err) {
         const size_t arrow = s.find("->-");
         const size_t back = s.find("-<-");
         int slot;
-        if (arrow != std::string::npos && ParseSlot(s.substr(1, arrow - 1), &slot))
+        if (arrow != std::string::npos && ParseSlot(s.substr(1, arrow - 1), &slot) &&
+            ValidNodeName(s.substr(arrow + 3, s.size() - arrow - 4)))
           migrating.emplace_back(slot, s.substr(arrow + 3, s.size() - arrow - 4));
-        else if (back != std::string::npos && ParseSlot(s.substr(1, back - 1), &slot))
+        else if (back != std::string::npos && ParseSlot(s.substr(1, back - 1), &slot) &&
+                 ValidNodeName(s.substr(back + 3, s.size() - back - 4)))
           importing.emplace_back(slot, s.substr(back + 3, s.size() - back - 4));
         else
           return corrupt("a bad open slot " + s);

@@ -25,6 +25,7 @@ void RegisterGeoCommands(CommandTable& table);
 void RegisterTransactionCommands(CommandTable& table);
 void RegisterScriptingCommands(CommandTable& table);
 void RegisterDumpCommands(CommandTable& table);
+void RegisterMigrateCommands(CommandTable& table);
 void RegisterPersistenceCommands(CommandTable& table);
 void RegisterAclCommands(CommandTable& table);
 void RegisterReplicationCommands(CommandTable& table);
@@ -50,6 +51,7 @@ CommandTable AllCommands() {
   RegisterTransactionCommands(table);
   RegisterScriptingCommands(table);
   RegisterDumpCommands(table);
+  RegisterMigrateCommands(table);
   RegisterPersistenceCommands(table);
   RegisterAclCommands(table);
   RegisterReplicationCommands(table);

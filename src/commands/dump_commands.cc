@@ -127,6 +127,17 @@ void RegisterDumpCommands(CommandTable& t) {
                        "sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is "
                        "O(log(N)).",
          .handler = RestoreCommand});
+  // What MIGRATE sends in cluster mode: RESTORE, served on a slot being
+  // imported without ASKING.
+  f.Add({.name = "restore-asking", .arity = -4, .flags = kCmdWrite | kCmdDenyOom | kCmdAsking, .acl = kAclDangerous,
+         .first_key = 1, .last_key = 1, .summary = "An internal command for migrating keys in a cluster.",
+         .since = "3.0.0", .group = "server",
+         .complexity = "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N "
+                       "is the number of Redis objects composing the value and M their average size. For small string "
+                       "values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for "
+                       "sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is "
+                       "O(log(N)).",
+         .handler = RestoreCommand});
 }
 
 }  // namespace peregrine

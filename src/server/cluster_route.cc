@@ -117,7 +117,7 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
     }
     return Verdict::kRefuse;
   }
-  if (importing && c.asking) {
+  if (importing && (c.asking || (spec.flags & kCmdAsking))) {
     if (multiple_keys && missing > 0) {
       *error = "TRYAGAIN Multiple keys request during rehashing of slot";
       return Verdict::kRefuse;

@@ -37,6 +37,8 @@ enum CommandFlag : uint32_t {
   // Refused (-LOADING) while a replica serves its old data during a swapdb
   // load (Redis's CMD_NO_ASYNC_LOADING).
   kCmdNoAsyncLoading = 1u << 19,
+  // Served on a slot being imported without ASKING (RESTORE-ASKING).
+  kCmdAsking = 1u << 20,
   kCmdAllowBusy = 1u << 15,
   kCmdSentinel = 1u << 16,
   // Set by Register for a command with numkeys.
