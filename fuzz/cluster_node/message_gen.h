@@ -112,10 +112,13 @@ class Generator {
  private:
   void Message(uint8_t op);
   void Flush();
+  // The node as it is now, read once per link (nothing changes it before
+  // the link is fed).
+  const View& view();
   std::string Name();
   uint64_t Epoch();
   void Slots(SlotBitmap* out, const std::string& base_owner);
-  void Address(std::string* ip, uint16_t* port, uint16_t* cport);
+  void Address(std::string* ip, uint16_t* port, uint16_t* cport, uint16_t* pport);
   void Header(BusMessage* m);
   void PingBody(BusMessage* m);
   std::string Text();
@@ -124,6 +127,7 @@ class Generator {
   std::function<void(std::string_view)> feed_;
   std::function<void(View*)> refresh_;
   View view_;
+  bool view_valid_ = false;
   std::string stream_;  // the current link's bytes
 };
 

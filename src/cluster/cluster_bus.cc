@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "net/socket.h"
+#include "server/client_pause.h"
 #include "server/server_state.h"
 #include "server/shard.h"
 #include "server/log.h"
@@ -194,7 +195,21 @@ void ClusterBus::DoWork(ServerState& server) {
     if (deleted > 0) LOG_NOTICE("Deleted %zu keys of slots this node no longer serves", deleted);
   }
   if (t.follow) server.BecomeReplica(t.follow_host, t.follow_port);
-  if (t.become_primary) server.BecomePrimary();
+  if (t.become_primary) {
+    server.BecomePrimary();
+    LOG_NOTICE("Cluster failover: this node is a primary now");
+  }
+  if (t.unpause) {
+    server.client_pause().Unpause(ClientPause::kForFailover);
+    server.WakeWorkers();
+  }
+  if (t.pause_until_ms > 0) {
+    // A manual failover: writers wait, what they wrote goes to the stream,
+    // and the replica is told where it ends.
+    server.client_pause().Pause(ClientPause::kForFailover, t.pause_until_ms, ClientPause::kWrites);
+    server.EmitShardChunks();
+    PausedForFailover(server.replication().offset());
+  }
 }
 
 void ClusterBus::Accept() {
@@ -222,6 +237,9 @@ void ClusterBus::ConnectTo(Node* n) {
   hints.ai_flags = AI_NUMERICHOST;
   addrinfo* res = nullptr;
   const std::string port = std::to_string(n->cport);
+  // A node that cannot be reached counts as pinged from now, or failure
+  // detection would never start for it.
+  if (n->ping_sent == 0) n->ping_sent = UnixTimeMs();
   if (getaddrinfo(n->ip.c_str(), port.c_str(), &hints, &res) != 0 || res == nullptr) {
     LOG_VERBOSE("Unable to connect to Cluster Node [%s]:%d -> bad address", n->ip.c_str(), n->cport);
     return;
@@ -290,7 +308,7 @@ void ClusterBus::OnLinkEvent(Link* link, uint32_t events) {
     link->connecting = false;
     // A PING (or MEET) at once on a new link, keeping the time of a PING
     // still unanswered on the old one (else a node that drops links would
-    // never time out).
+    // never time out); ConnectTo counted one as sent already.
     Node* n = link->node;
     const int64_t old_ping_sent = n->ping_sent;
     SendPing(link, (n->flags & kNodeMeet) ? MsgType::kMeet : MsgType::kPing);
@@ -459,6 +477,10 @@ void ClusterBus::Cron() {
   const int64_t now = UnixTimeMs();
   if (first_cron_ms_ == 0) first_cron_ms_ = now;
   cron_iteration_++;
+  if (mf_end_ != 0 && mf_end_ < now) {
+    LOG_WARNING("Manual failover timed out.");
+    ResetManualFailover();
+  }
   const int64_t timeout = settings_.node_timeout_ms;
   const int64_t handshake_timeout = std::max<int64_t>(timeout, 1000);
   stats_pfail_nodes_ = 0;
@@ -496,6 +518,11 @@ void ClusterBus::Cron() {
       SendPing(n->link, MsgType::kPing);
       continue;
     }
+    // A primary in a manual failover pings its replica all along.
+    if (mf_end_ != 0 && myself_->is_primary() && mf_replica_ == n && n->link != nullptr) {
+      SendPing(n->link, MsgType::kPing);
+      continue;
+    }
     if (n->ping_sent == 0) continue;
     const int64_t delay = std::min(ping_delay, data_delay);
     if (delay > timeout && !(n->flags & (kNodePfail | kNodeFail))) {
@@ -513,6 +540,10 @@ void ClusterBus::Cron() {
       it = blacklist_.erase(it);
     else
       ++it;
+  }
+  if (myself_->is_replica()) {
+    HandleManualFailover();
+    HandleReplicaFailover();
   }
   if (update || !state_ok_) UpdateState();
 }

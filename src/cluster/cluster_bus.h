@@ -61,9 +61,18 @@ class ClusterBus final : public ClusterService {
     std::string follow_host;
     int follow_port = 0;
     bool become_primary = false;
+    int64_t pause_until_ms = 0;  // a manual failover: pause writers until then
+    bool unpause = false;        // its end
   };
   ServerTasks TakeServerTasks();
-  void NoteReplicationOffset(uint64_t offset) override { repl_offset_.store(offset, std::memory_order_relaxed); }
+  void NoteReplication(uint64_t offset, int64_t data_age_ms, int64_t ping_period_ms) override {
+    repl_offset_.store(offset, std::memory_order_relaxed);
+    repl_data_age_ms_.store(data_age_ms, std::memory_order_relaxed);
+    repl_ping_period_ms_.store(ping_period_ms, std::memory_order_relaxed);
+  }
+  // A manual failover's primary paused its writers (worker 0, every shard
+  // held), its stream ending at `offset`.
+  void PausedForFailover(uint64_t offset);
 
   // --- For CLUSTER (each takes the lock) ---
   std::string MyId() const;
@@ -124,6 +133,8 @@ class ClusterBus final : public ClusterService {
   // "BUMPED n" or "STILL n".
   std::string BumpEpoch();
   std::string SetConfigEpoch(int64_t epoch);
+  // CLUSTER FAILOVER [FORCE|TAKEOVER] (cluster_failover.cc).
+  std::string Failover(bool force, bool takeover);
   // An endpoint as -MOVED names it, for slot owner `n`.
   std::string NodeEndpoint(const Node& n) const;
 
@@ -178,6 +189,17 @@ class ClusterBus final : public ClusterService {
   // `tell_server`, worker 0's cron follows it (ServerTasks).
   void SetMyPrimary(Node* n, bool tell_server);
 
+  // cluster_failover.cc: elections and manual failover.
+  void ResetManualFailover();
+  void OnManualFailoverRequest(Node* sender, Link* link);
+  void HandleManualFailover();
+  int ReplicaRank() const;
+  void HandleReplicaFailover();
+  void LogCantFailover(const char* why);
+  void FailoverReplaceYourPrimary();
+  void SendFailoverAuthIfNeeded(Node* node, const BusMessage& req);
+  void OnFailoverAuthAck(Node* sender, const BusMessage& m);
+
   // cluster_slots.cc: nodes, slots, the state.
   // Makes a node (a random name when `name` is empty) and adds it.
   Node* CreateNode(const std::string& name, uint16_t flags);
@@ -231,9 +253,25 @@ class ClusterBus final : public ClusterService {
   std::mt19937_64 rng_{std::random_device{}()};
   uint64_t cron_iteration_ = 0;
 
+  // An election (Redis's failover_auth_*), and a manual failover (mf_*:
+  // its end, the replica it is for on a primary, the offset the primary
+  // paused at as a replica heard it and as the primary knows it).
+  int64_t failover_auth_time_ = 0;
+  int failover_auth_count_ = 0;
+  bool failover_auth_sent_ = false;
+  int failover_auth_rank_ = 0;
+  uint64_t failover_auth_epoch_ = 0;
+  const char* cant_failover_reason_ = nullptr;
+  int64_t cant_failover_logged_ms_ = 0;
+  int64_t mf_end_ = 0;
+  Node* mf_replica_ = nullptr;
+  int64_t mf_primary_offset_ = -1, mf_paused_offset_ = -1;
+  bool mf_can_start_ = false;
+
   ServerTasks server_tasks_;
   std::atomic<bool> server_tasks_pending_{false};
   std::atomic<uint64_t> repl_offset_{0};
+  std::atomic<int64_t> repl_data_age_ms_{0}, repl_ping_period_ms_{10'000};
 
   std::unique_ptr<EventLoop> loop_;
   std::unique_ptr<Acceptor> acceptor_;

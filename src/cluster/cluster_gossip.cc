@@ -28,6 +28,12 @@ BusMessage ClusterBus::Header(MsgType type) const {
   m.myip = settings_.announce_ip;
   m.flags = myself_->flags;
   m.state = state_ok_ ? 0 : 1;
+  // A primary paused for its replica's manual failover says so, with the
+  // offset its stream stopped at.
+  if (myself_->is_primary() && mf_end_ != 0 && mf_paused_offset_ >= 0) {
+    m.mflags[0] |= kMsgFlag0Paused;
+    m.offset = static_cast<uint64_t>(mf_paused_offset_);
+  }
   return m;
 }
 
@@ -113,6 +119,14 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
     }
     sender->repl_offset = m.offset;
     sender->repl_offset_time = now;
+    // Our primary paused for our manual failover: the offset to reach.
+    if (mf_end_ != 0 && myself_->is_replica() && myself_->primary == sender && (m.mflags[0] & kMsgFlag0Paused) &&
+        mf_primary_offset_ == -1) {
+      mf_primary_offset_ = static_cast<int64_t>(sender->repl_offset);
+      LOG_NOTICE("Received replication offset for paused master manual failover: %lld",
+                 static_cast<long long>(mf_primary_offset_));
+      HandleManualFailover();
+    }
   }
   const bool ping_family = m.type == MsgType::kPing || m.type == MsgType::kPong || m.type == MsgType::kMeet;
   if (m.type == MsgType::kPing || m.type == MsgType::kMeet) {
@@ -164,9 +178,16 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
     n->config_epoch = m.update_config_epoch;
     NeedSave();
     UpdateSlotsConfigWith(n, m.update_config_epoch, m.update_slots);
+  } else if (m.type == MsgType::kFailoverAuthRequest) {
+    if (sender != nullptr) SendFailoverAuthIfNeeded(sender, m);
+  } else if (m.type == MsgType::kFailoverAuthAck) {
+    if (sender != nullptr) OnFailoverAuthAck(sender, m);
+  } else if (m.type == MsgType::kMfStart) {
+    // Only from one of our replicas.
+    if (sender != nullptr && sender->primary == myself_ && myself_->is_primary()) OnManualFailoverRequest(sender, link);
   }
-  // PUBLISH / PUBLISHSHARD, the failover messages and MODULE: not acted
-  // on yet (docs/cluster.md, "Not yet").
+  // PUBLISH / PUBLISHSHARD and MODULE: not acted on yet (docs/cluster.md,
+  // "Not yet").
 }
 
 void ClusterBus::ProcessPingFamily(Link* link, BusMessage& m, Node* sender) {
@@ -402,6 +423,7 @@ void ClusterBus::SetMyPrimary(Node* n, bool tell_server) {
   myself_->primary = n;
   myself_->shard_id = n->shard_id;
   AddReplica(n, myself_);
+  ResetManualFailover();
   if (tell_server) {
     server_tasks_.follow = true;
     server_tasks_.follow_host = n->ip;

@@ -77,6 +77,7 @@ void ClusterBus::DelNode(Node* n) {
   }
   if (n->primary != nullptr) RemoveReplica(n->primary, n);
   for (Node* r : n->replicas) r->primary = nullptr;
+  if (mf_replica_ == n) ResetManualFailover();
   if (n->link != nullptr) FreeLink(n->link);
   if (n->inbound_link != nullptr) FreeLink(n->inbound_link);
   for (auto& l : links_)

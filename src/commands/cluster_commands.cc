@@ -441,9 +441,9 @@ void ClusterFailover(CommandContext& ctx) {
   if (ctx.args.size() > 3) return SubcommandSyntaxError(ctx);
   if (ctx.args.size() == 3 && !EqualsIgnoreCase(ctx.args[2], "force") && !EqualsIgnoreCase(ctx.args[2], "takeover"))
     return ctx.reply.Error(kErrSyntax);
-  if (!bus->is_replica()) return ctx.reply.Error("ERR You should send CLUSTER FAILOVER to a replica");
-  // Elections and manual failover are not built yet (docs/cluster.md).
-  ctx.reply.Error("ERR CLUSTER FAILOVER is not supported by Peregrine yet");
+  const bool takeover = ctx.args.size() == 3 && EqualsIgnoreCase(ctx.args[2], "takeover");
+  const bool force = takeover || (ctx.args.size() == 3 && EqualsIgnoreCase(ctx.args[2], "force"));
+  ReplyStatus(ctx, bus->Failover(force, takeover));
 }
 
 // ASKING, READONLY, READWRITE: the connection's cluster flags

@@ -60,8 +60,10 @@ class ClusterService {
   // for the keyspace (bus-specific; see ClusterBus::TakeServerTasks).
   virtual bool has_work() const = 0;
   virtual void DoWork(class ServerState& server) = 0;
-  // The replication offset this node reports on the bus (worker 0's cron).
-  virtual void NoteReplicationOffset(uint64_t offset) = 0;
+  // What the bus needs of replication (worker 0's cron): the offset this
+  // node reports, how long a replica has been without news from its
+  // primary (ms; a failover's data age), repl-ping-replica-period (ms).
+  virtual void NoteReplication(uint64_t offset, int64_t data_age_ms, int64_t ping_period_ms) = 0;
   // The current table (any thread; takes the bus's lock).
   virtual std::shared_ptr<const SlotRoutes> Routes() const = 0;
   // Changes with every new table.

@@ -560,8 +560,14 @@ void Worker::Cron() {
     // keyspace (slots lost, a primary to follow).
     if (ClusterService* cl = server_.cluster()) {
       ReplicaLink* link = server_.replica_link();
-      cl->NoteReplicationOffset(server_.is_replica() && link != nullptr ? link->status().offset
-                                                                         : server_.replication().offset());
+      if (server_.is_replica() && link != nullptr) {
+        const ReplicaLink::Status st = link->status();
+        const int64_t since = st.up ? st.last_io_ms : st.down_since_ms;
+        cl->NoteReplication(st.offset, since == 0 ? INT64_MAX / 4 : now - since,
+                            server_.config().repl_ping_replica_period * 1000LL);
+      } else {
+        cl->NoteReplication(server_.replication().offset(), 0, server_.config().repl_ping_replica_period * 1000LL);
+      }
       if (cl->has_work()) HoldingAll([&] {
           cl->DoWork(server_);
           return true;
