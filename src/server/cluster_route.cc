@@ -135,4 +135,34 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
   return Verdict::kServe;
 }
 
+std::string ClusterRoute::ScriptCallError(const Client& caller, const CommandSpec& cmd,
+                                          std::span<const std::string_view> args, const DbOf& db_of, int64_t now_ms,
+                                          int* slot, bool cross_slot_ok) {
+  if (!Checked(cmd) || caller.obeyed) return "";
+  std::string error;
+  if (Check(caller, cmd, args, db_of, now_ms, &error) == Verdict::kRefuse) {
+    if (error.starts_with("CLUSTERDOWN The cluster is down and"))
+      return "Script attempted to execute a write command while the cluster is down and readonly";
+    if (error.starts_with("CLUSTERDOWN The cluster is down"))
+      return "Script attempted to execute a command while the cluster is down";
+    if (error.starts_with("CLUSTERDOWN")) return "Script attempted to access a slot not served";
+    if (error.starts_with("CROSSSLOT"))
+      return "Command '" + cmd.fullname + "' in script attempted to access keys that don't hash to the same slot";
+    if (error.starts_with("TRYAGAIN")) {
+      return "Unable to execute command '" + cmd.fullname +
+             "' in script because undeclared keys were accessed during rehashing of the slot";
+    }
+    return "Script attempted to access a non local key in a cluster node";
+  }
+  // Keys of one slot per script (those it declared, or its first call's).
+  if (cmd.first_key > 0 && !cross_slot_ok && cmd.KeyPositions(args, &positions_) && !positions_.empty()) {
+    const int s = static_cast<int>(SlotOf(args[positions_[0]]));
+    if (*slot == -1)
+      *slot = s;
+    else if (*slot != s)
+      return "Script attempted to access keys that do not hash to the same slot";
+  }
+  return "";
+}
+
 }  // namespace peregrine

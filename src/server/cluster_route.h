@@ -45,6 +45,14 @@ class ClusterRoute {
   // Whether Check has anything to look at: a command with keys, or EXEC.
   static bool Checked(const CommandSpec& spec);
 
+  // A script's redis.call() (Redis's scriptVerifyClusterState): "" if it
+  // may run, else the error the call fails with. `caller` is the EVAL's
+  // client (its READONLY and ASKING count); *slot is the script's slot
+  // (its declared keys', -1 until it has one): a call on another slot is
+  // refused unless the script allows cross-slot keys.
+  std::string ScriptCallError(const Client& caller, const CommandSpec& cmd, std::span<const std::string_view> args,
+                              const DbOf& db_of, int64_t now_ms, int* slot, bool cross_slot_ok);
+
  private:
   const SlotRoutes& routes();
 

@@ -141,6 +141,20 @@ int NeedShard(lua_State* L, LuaEngine::Run* run, bool raise, const std::string& 
   return RaiseTable(L);
 }
 
+// Cluster mode: whether the call may touch its keys here (a script keeps to
+// its slot; Redis's scriptVerifyClusterState). "" if it may.
+std::string ClusterCallError(Worker& worker, LuaEngine::Run& run, const CommandSpec& cmd) {
+  ServerState& server = run.ctx->server;
+  if (server.cluster() == nullptr) return "";
+  auto db_of = [&](std::string_view key) -> Db* {
+    const auto s = static_cast<uint32_t>(server.ShardIndexOf(key));
+    return server.num_shards() == 1 || worker.HoldsShard(s) ? &server.shard(s).db(0) : nullptr;
+  };
+  const bool cross_slot_ok = run.script != nullptr && (run.script->flags & kScriptAllowCrossSlot);
+  return worker.cluster_route().ScriptCallError(run.ctx->client, cmd, run.views, db_of, run.ctx->now_ms, &run.slot,
+                                                cross_slot_ok);
+}
+
 int GenericCall(lua_State* L, bool raise) {
   LuaEngine::Run* run = CurrentRun(L);
   LuaEngine* engine = tls_engine;
@@ -175,6 +189,8 @@ int GenericCall(lua_State* L, bool raise) {
     reject("-" + std::string(ServerState::kReadOnlyError));
   } else if (!run->allow_oom && run->oom && !run->write_dirty && (cmd->flags & kCmdDenyOom)) {
     reject("-OOM command not allowed when used memory > 'maxmemory'.");
+  } else if (std::string error = ClusterCallError(worker, *run, *cmd); !error.empty()) [[unlikely]] {
+    reject(error);
   } else {
     // A command over every shard (KEYS, DBSIZE, INFO, FLUSHALL ...) or every
     // worker's subscribers (PUBLISH) needs them all held, as a key of

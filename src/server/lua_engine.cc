@@ -285,6 +285,7 @@ void LuaEngine::RunScript(CommandContext& ctx, Vm& vm, const ScriptInfo& script,
             !compat && (script.flags & kScriptAllowOom), oom, function);
   if (ctx.server.num_shards() > 1)
     for (std::string_view k : keys) run.declared.push_back(static_cast<uint32_t>(ctx.server.ShardIndexOf(k)));
+  if (ctx.server.cluster() != nullptr && !keys.empty()) run.slot = static_cast<int>(SlotOf(keys[0]));
   script_client_->db = ctx.client.db;
   script_client_->id = ctx.client.id;
   lua_State* L = vm.L;

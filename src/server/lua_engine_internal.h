@@ -31,6 +31,7 @@ struct LuaEngine::Run {
   bool busy = false;           // past busy-reply-threshold
   bool function = false;       // FCALL (FUNCTION KILL kills it)
   std::vector<uint32_t> declared;  // the shards of KEYS (several workers only)
+  int slot = -1;  // cluster mode: the slot of its keys (ClusterRoute::ScriptCallError)
   // Scratch of each redis.call().
   Buffer reply;
   std::vector<std::string> argv;
@@ -48,6 +49,7 @@ struct LuaEngine::Run {
     resp = 2;
     instructions = 0;
     declared.clear();
+    slot = -1;
   }
 };
 

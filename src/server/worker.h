@@ -75,10 +75,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   const std::vector<CommandStats>& all_command_stats() const { return command_stats_; }
   const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
   // CLIENT KILL of a client of this worker: the client running the command
-  // is closed once its reply is written; any other client at once.
+  // is closed once its reply is written; any other client at once. By a
+  // command elsewhere holding this shard: closed when the shard comes back.
   void CloseClient(Client& c);
-  // CLIENT KILL by a command elsewhere holding this shard: closed when the
-  // shard comes back.
   void RequestKill(uint64_t client_id) override { kill_requests_.push_back(client_id); }
   void ResetStats();  // CONFIG RESETSTAT, its shard held
   uint64_t ClientBufferBytes() const;
@@ -129,10 +128,11 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
 
   // Parts the layers around the worker use: INFO reads the blocking waits'
   // counts (a replica's stream serves those its writes woke); the Lua engine
-  // checks a script's calls and makes the server busy; the fuzzer lowers
-  // the large-argument size (before the worker runs).
+  // checks a script's calls (permissions, cluster slots) and makes the server
+  // busy; the fuzzer lowers the large-argument size (before the worker runs).
   BlockingWaits& waits() { return waits_; }
   AccessCheck& access() { return access_; }
+  ClusterRoute& cluster_route() { return cluster_; }
   ScriptBusy& script_busy() { return script_busy_; }
   void set_big_arg_min(size_t n) { io_.set_big_arg_min(n); }
 
