@@ -35,6 +35,9 @@ def workers(request, start_server):
     return s, n
 
 
+MAX_PRODUCED = 8000
+
+
 def test_consumer_that_pops_an_id_finds_its_data(workers):
     server, n = workers
     deadline = time.monotonic() + DURATION_S
@@ -44,7 +47,9 @@ def test_consumer_that_pops_an_id_finds_its_data(workers):
     def producer(p):
         c = server.client()
         i = 0
-        while time.monotonic() < deadline:
+        # (Bounded too: on many workers sharing two cores the consumers
+        # drained a run's whole output for half a minute after it.)
+        while time.monotonic() < deadline and produced[0] < MAX_PRODUCED:
             pipe = c.pipeline(transaction=False)
             for _ in range(16):
                 i += 1
