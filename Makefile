@@ -20,7 +20,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-shards bench-replication bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-shards bench-replication bench-cluster bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -125,8 +125,10 @@ test-tsan: deps pydeps
 # (the config file reader and CONFIG GET/SET round trips), `rdb` (RDB
 # files and RESTORE payloads), `script` (Lua scripts through EVAL & co.;
 # an input stuck for 30 s is a finding), `replica` (what a primary sends
-# a replica: handshake replies, snapshot, stream) and `cluster_bus` (the
-# cluster bus's messages; 16 KB inputs: one message's header is 2256 bytes).
+# a replica: handshake replies, snapshot, stream), `cluster_bus` (the
+# cluster bus's messages; 16 KB inputs: one message's header is 2256 bytes)
+# and `cluster_node` (what those messages do to a node's view of the
+# cluster; its inputs are programs that build them).
 FUZZ_BUILD  := build/fuzz
 FUZZ_TARGET ?= connection
 FUZZ_FLAGS   = -max_len=$(if $(filter cluster_bus,$(1)),16384,4096) -artifact_prefix=$(FUZZ_BUILD)/artifacts/ -print_final_stats=1 \
@@ -137,7 +139,7 @@ fuzz-build: deps
 	$(call install_packages,$(FUZZ_PACKAGES))
 	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_FUZZ=ON -DPEREGRINE_TESTS=OFF -DPEREGRINE_BENCH=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	@mkdir -p $(addprefix $(FUZZ_BUILD)/corpus/,connection config rdb script replica cluster_bus) $(FUZZ_BUILD)/artifacts
+	@mkdir -p $(addprefix $(FUZZ_BUILD)/corpus/,connection config rdb script replica cluster_bus cluster_node) $(FUZZ_BUILD)/artifacts
 
 # make fuzz SECONDS=N [FUZZ_TARGET=config]: fuzzes for N seconds (default
 # 600), starting from the checked-in seeds and what earlier runs found
@@ -149,7 +151,7 @@ fuzz: fuzz-build
 # CI: every checked-in seed and past finding of each target once, then short
 # runs from the seeds alone (fresh scratch corpora: CI starts the same way
 # every time): FUZZ_SMOKE_SECONDS for the connection, a quarter for config,
-# rdb, replica and cluster_bus, half for script.
+# rdb, replica, cluster_bus and cluster_node, half for script.
 define fuzz_smoke
 	$(FUZZ_BUILD)/peregrine_$(1)_fuzzer $(call FUZZ_FLAGS,$(1)) -runs=0 fuzz/corpus/$(1)
 	$(if $(wildcard fuzz/regressions/$(1)/*),$(FUZZ_BUILD)/peregrine_$(1)_fuzzer $(wildcard fuzz/regressions/$(1)/*))
@@ -163,6 +165,7 @@ fuzz-smoke: fuzz-build
 	$(call fuzz_smoke,script,$(shell expr $(FUZZ_SMOKE_SECONDS) / 2))
 	$(call fuzz_smoke,replica,$(shell expr $(FUZZ_SMOKE_SECONDS) / 4))
 	$(call fuzz_smoke,cluster_bus,$(shell expr $(FUZZ_SMOKE_SECONDS) / 4))
+	$(call fuzz_smoke,cluster_node,$(shell expr $(FUZZ_SMOKE_SECONDS) / 4))
 
 test: unit-test integration-test bench-smoke fuzz-smoke test-asan test-tsan
 
@@ -250,6 +253,13 @@ bench-shards: build bench-deps
 
 bench-replication: build bench-deps
 	$(VENV)/bin/python bench/replication.py $(abspath $(BUILD))/peregrine
+
+# A cluster of 3 Peregrine primaries against one of 3 redis-server primaries
+# (issue #39; ~5 min): redis-benchmark --cluster SET/GET at P16 and P1,
+# failover time with replicas after kill -9, redis-cli --cluster reshard
+# time; a section in docs/benchmarks.md.
+bench-cluster: build bench-deps
+	$(VENV)/bin/python bench/cluster.py $(abspath $(BUILD))/peregrine
 
 # Redis's own test units in external mode (tests/redis_suite/, not in CI:
 # ~10 minutes): unit/scripting, unit/functions and unit/multi against

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Redis Cluster side by side with Redis (`make bench-cluster`; issue #39).
 
-    bench/cluster.py [PEREGRINE_BINARY] [--rounds 3] [--requests 1000000] [--p1-requests 200000]
+    bench/cluster.py [PEREGRINE_BINARY] [--rounds 3] [--requests 2000000] [--p1-requests 300000]
                      [--failover-keys 10000] [--reshard-keys 100000] [--reshard-slots 1000]
 
 A cluster of Debian redis-server 7.0 nodes against a cluster of Peregrine
@@ -19,10 +19,14 @@ cluster for every measurement; the tables give the medians and every value.
      `--cluster -t set` then `-t get` (two runs, so that each test has its own
      CPU figure; the same workload as `-t set,get` in one), `-r 1000000 -d 16
      -c 50 --threads 2 -q`, at `-P 16` (--requests requests) and `-P 1`
-     (--p1-requests): requests/s as redis-benchmark reports them, and the
-     nodes' CPU per request: user + system of every thread of the three node
-     processes (benchlib.read_cpu_ticks) over the run, over the requests the
-     nodes counted (INFO commandstats, summed; it should equal -n).
+     (--p1-requests): requests/s, and the nodes' CPU per request: user +
+     system of every thread of the three node processes
+     (benchlib.read_cpu_ticks) over the run, over the requests the nodes
+     counted (INFO commandstats, summed; it should equal -n). Requests/s is
+     the rate of that count, sampled every 100 ms, between 10% and 90% of
+     the run: with --threads, redis-benchmark ends a run on its 250 ms
+     progress tick, so its own figure (kept beside it) reads low by up to
+     250 ms over the run's length.
      All three nodes are pinned to CPU 0 and redis-benchmark to CPU 1, as
      MEASURING.md does for one server: on a 2-core machine the only other
      choice is to share the load generator's core, which would measure
@@ -46,9 +50,10 @@ cluster for every measurement; the tables give the medians and every value.
      --cluster-to <id of the second> --cluster-slots 1000 --cluster-yes`
      (redis-cli's default `--cluster-pipeline 10`: MIGRATE of 10 keys at a
      time), on CPU 1: its wall time, the keys the destination gained, keys
-     moved per second; then `redis-cli --cluster check` and the total key
-     count. The time is mostly redis-cli's round trips (several commands per
-     slot), so it says little about the servers unless they differ a lot.
+     moved per second; then the mean round trip of a CLUSTER SETSLOT (40
+     MIGRATING + STABLE pairs on the third primary: redis-cli sends five
+     SETSLOTs per slot moved), `redis-cli --cluster check` and the total key
+     count.
 
 On this 2-core machine, with other work running beside it, the figures
 compare the two servers in the same run; they are not absolutes. Writes
@@ -62,9 +67,11 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +84,7 @@ END = "<!-- cluster:end -->"
 VALUE = 16
 NODE_TIMEOUT_MS = 2000
 POLL_S = 0.02
+SETSLOT_PAIRS = 40
 
 
 # --------------------------------------------------------------------------
@@ -104,6 +112,7 @@ class NodeSpec(bl.ServerSpec):
     node_timeout_ms: int | None = None
 
     def argv(self, port: int) -> list[str]:
+        _used_ports.add(port)     # (so that the bus port differs from it)
         a = super().argv(port) + ["--cluster-enabled", "yes", "--cluster-port", str(fresh_port()),
                                   "--cluster-config-file", f"{self.cluster_dir}/nodes-{port}.conf",
                                   "--dir", self.cluster_dir]
@@ -149,7 +158,7 @@ class Cluster:
     redis-cli --cluster create."""
 
     def __init__(self, kind: str, binary: str, workdir: str, n: int, replicas: int = 0,
-                 node_timeout_ms: int | None = None, log=None):
+                 node_timeout_ms: int | None = None):
         self.kind = kind
         self.dir = tempfile.mkdtemp(prefix=f"{kind}-cluster-", dir=workdir)
         extra = ["--threads", "1"] if kind == "peregrine" else []
@@ -164,7 +173,6 @@ class Cluster:
             if replicas:
                 argv += ["--cluster-replicas", str(replicas)]
             argv += ["--cluster-yes"]
-            self.create_cmd = argv
             p = subprocess.run(argv, capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
             if p.returncode != 0:
                 raise bl.BenchError(f"{label}: redis-cli --cluster create failed (rc={p.returncode}): "
@@ -259,33 +267,77 @@ def parse_quiet(text: str) -> dict[str, dict]:
     return out
 
 
-def commands_served(cl: Cluster, cmd: str) -> int:
+def commands_served(conns: list[bl.RespClient], cmd: str) -> int:
     total = 0
-    for s in cl.alive_nodes():
-        stats = bl.parse_cmdstats(s.info("commandstats"))
+    for c in conns:
+        stats = bl.parse_cmdstats(c.info("commandstats"))
         total += stats.get(cmd, {}).get("calls", 0)
     return total
+
+
+class Sampler(threading.Thread):
+    """The nodes' count of `cmd` (INFO commandstats, summed) every 100 ms
+    while redis-benchmark runs."""
+
+    def __init__(self, cl: Cluster, cmd: str):
+        super().__init__(daemon=True)
+        self.conns = [bl.RespClient(s.port, timeout=10) for s in cl.nodes]
+        self.cmd = cmd
+        self.stop = threading.Event()
+        self.samples: list[tuple[float, int]] = []
+        self.base = commands_served(self.conns, cmd)
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                self.samples.append((time.monotonic(), commands_served(self.conns, self.cmd) - self.base))
+            except (OSError, bl.BenchError):
+                pass
+            self.stop.wait(0.1)
+
+    def finish(self) -> int:
+        self.stop.set()
+        self.join(15)
+        total = commands_served(self.conns, self.cmd) - self.base
+        for c in self.conns:
+            c.close()
+        return total
+
+    def middle_rate(self, total: int) -> float | None:
+        """Requests per second between the samples at 10% and 90% of the
+        requests: the rate itself, without redis-benchmark's start and end."""
+        a = next(((t, n) for t, n in self.samples if n >= 0.1 * total), None)
+        b = next(((t, n) for t, n in reversed(self.samples) if n <= 0.9 * total), None)
+        if a is None or b is None or b[0] - a[0] < 0.2:
+            return None
+        return (b[1] - a[1]) / (b[0] - a[0])
 
 
 def throughput_run(cl: Cluster, rb: str, test: str, pipeline: int, requests: int) -> dict:
     args = ["--cluster", "-t", test, "-n", str(requests), "-r", "1000000", "-d", str(VALUE),
             "-P", str(pipeline), "-c", "50", "--threads", "2", "-q"]
-    served0 = commands_served(cl, test)
+    sampler = Sampler(cl, test)
     t0 = cl.cpu_ticks()
     w0 = time.monotonic()
-    argv, text, rc, _ = bl.run_redis_benchmark(rb, cl.nodes[0].port, args, timeout=180)
-    wall = time.monotonic() - w0
-    ticks = cl.cpu_ticks() - t0
-    served = commands_served(cl, test) - served0
+    sampler.start()
+    try:
+        argv, text, rc, _ = bl.run_redis_benchmark(rb, cl.nodes[0].port, args, timeout=180)
+    finally:
+        wall = time.monotonic() - w0
+        ticks = cl.cpu_ticks() - t0
+        served = sampler.finish()
     parsed = parse_quiet(text).get(test.upper())
     errors = bl.interesting_lines(text)
     if rc != 0 or parsed is None:
         raise bl.BenchError(f"{cl.label}: redis-benchmark {test} -P {pipeline} failed (rc={rc}): {text[-1000:]}")
     for s in cl.nodes:
         s.check_alive(f"redis-benchmark {test}")
+    if served != requests:
+        errors.append(f"the nodes counted {served:,} {test.upper()}s of {requests:,}")
+    # (The sampler's own INFO calls are not in the count: commandstats of SET/GET only.)
     return {"test": test.upper(), "pipeline": pipeline, "requests": requests, "served": served,
-            "rps": parsed["rps"], "p50_ms": parsed["p50_ms"], "wall_s": wall,
-            "cpu_s": ticks / bl.CLK_TCK,
+            "rps": sampler.middle_rate(served), "rps_redis_benchmark": parsed["rps"], "p50_ms": parsed["p50_ms"],
+            "wall_s": wall, "cpu_s": ticks / bl.CLK_TCK,
             "cpu_us_per_req": ticks / bl.CLK_TCK * 1e6 / (served or requests),
             "errors": errors, "command": bl.cmd_str(argv[argv.index(rb):])}
 
@@ -370,30 +422,36 @@ def read_keys_rc(ports: list[int], nkeys: int, timeout: float = 30) -> tuple[int
                 rc.close()
 
 
-def wait_replicas_synced(cl: Cluster, timeout: float = 20) -> None:
-    """Until every replica's offset equals its primary's (writes stopped)."""
-    deadline = time.monotonic() + timeout
+def wait_replicas_synced(cl: Cluster, replicas: int, timeout: float = 30) -> float:
+    """Until `replicas` nodes say (in their own CLUSTER NODES) that they are
+    replicas, with master_link_status:up and an offset equal to their
+    primary's (writes stopped); the seconds waited."""
+    t0 = time.monotonic()
+    deadline = t0 + timeout
     while True:
-        topo = cl.topology()
-        ids = {n["id"]: n for n in topo}
         behind = []
-        for n in topo:
-            if "slave" not in n["flags"]:
-                continue
+        nrep = 0
+        for s in cl.alive_nodes():
             try:
-                rinfo = parse_info_text(call(n["port"], "INFO", "replication"))
-                pinfo = parse_info_text(call(ids[n["master"]]["port"], "INFO", "replication"))
-            except (OSError, bl.BenchError, KeyError) as e:
-                behind.append(f"{n['port']}: {e!r}")
+                me = next(n for n in cl.topology(s) if "myself" in n["flags"])
+                if "slave" not in me["flags"]:
+                    continue
+                nrep += 1
+                primary = next(n for n in cl.topology(s) if n["id"] == me["master"])
+                rinfo = parse_info_text(call(s.port, "INFO", "replication"))
+                pinfo = parse_info_text(call(primary["port"], "INFO", "replication"))
+            except (OSError, bl.BenchError, StopIteration) as e:
+                behind.append(f"{s.port}: {e!r}")
                 continue
             if rinfo.get("master_link_status") != "up" or \
                     rinfo.get("slave_repl_offset") != pinfo.get("master_repl_offset"):
-                behind.append(f"{n['port']}: link {rinfo.get('master_link_status')}, offset "
+                behind.append(f"{s.port}: link {rinfo.get('master_link_status')}, offset "
                               f"{rinfo.get('slave_repl_offset')} of {pinfo.get('master_repl_offset')}")
-        if not behind:
-            return
+        if not behind and nrep == replicas:
+            return time.monotonic() - t0
         if time.monotonic() > deadline:
-            raise bl.BenchError(f"{cl.label}: replicas not in sync after {timeout:.0f} s: {behind}")
+            raise bl.BenchError(f"{cl.label}: {nrep} of {replicas} replicas, not all in sync after "
+                                f"{timeout:.0f} s: {behind}")
         time.sleep(0.05)
 
 
@@ -404,8 +462,9 @@ def measure_failover(kind: str, binary: str, workdir: str, nkeys: int, timeout: 
         prim = cl.primaries()
         if len(prim) != 3:
             raise bl.BenchError(f"{cl.label}: {len(prim)} primaries with slots, not 3")
+        sync_wait_s = wait_replicas_synced(cl, 3)
         write_keys_rc([p["port"] for p in prim], nkeys)
-        wait_replicas_synced(cl)
+        wait_replicas_synced(cl, 3)
         victim = prim[0]
         topo = cl.topology()
         reps = [n for n in topo if n["master"] == victim["id"] and "slave" in n["flags"]]
@@ -414,6 +473,7 @@ def measure_failover(kind: str, binary: str, workdir: str, nkeys: int, timeout: 
         replica, other = reps[0], prim[1]
         victim_srv = cl.by_port(victim["port"])
         victim_keys = cl.dbsize(victim_srv)
+        replica_keys = cl.dbsize(cl.by_port(replica["port"]))
         rconn = bl.RespClient(replica["port"], timeout=2)
         oconn = bl.RespClient(other["port"], timeout=2)
         conns += [rconn, oconn]
@@ -451,7 +511,8 @@ def measure_failover(kind: str, binary: str, workdir: str, nkeys: int, timeout: 
             time.sleep(POLL_S)
         victim_srv.proc.wait(10)
         out = {"server": kind, "keys": nkeys, "victim_keys": victim_keys, "node_timeout_ms": NODE_TIMEOUT_MS,
-               "promoted_s": promoted, "failover_s": done, "poll_errors": poll_errors}
+               "replica_keys": replica_keys,
+               "replicas_ready_s": sync_wait_s, "promoted_s": promoted, "failover_s": done, "poll_errors": poll_errors}
         if done is None:
             out["error"] = (f"no failover within {timeout:.0f} s of the kill: replica "
                             f"{'promoted at %.2f s' % promoted if promoted is not None else 'not promoted'}"
@@ -460,6 +521,7 @@ def measure_failover(kind: str, binary: str, workdir: str, nkeys: int, timeout: 
             return out
         survivors = cl.alive_nodes()
         out["all_ok_s"] = done + cl.wait_ok(survivors, 20)
+        out["promoted_keys"] = cl.dbsize(cl.by_port(replica["port"]))
         ports = [n["port"] for n in cl.primaries()]
         found, missing, wrong, errs = read_keys_rc(ports, nkeys)
         out.update(found=found, lost=missing, wrong=wrong, read_retries=errs)
@@ -519,6 +581,20 @@ def measure_reshard(kind: str, binary: str, workdir: str, nkeys: int, slots: int
                                 f"{(p.stdout + p.stderr)[-1500:]}")
         after = {s.port: cl.dbsize(s) for s in cl.nodes}
         moved = after[dst_srv.port] - before[dst_srv.port]
+        # What one CLUSTER SETSLOT costs (redis-cli sends five per slot:
+        # IMPORTING, MIGRATING, then NODE to each primary): a MIGRATING and a
+        # STABLE on the third primary, which the reshard did not touch.
+        third = prim[2]
+        lo = int(third["slots"][0].split("-")[0])
+        c = bl.RespClient(third["port"], timeout=30)
+        try:
+            t1 = time.monotonic()
+            for slot in range(lo, lo + SETSLOT_PAIRS):
+                c.call("CLUSTER", "SETSLOT", slot, "MIGRATING", src["id"])
+                c.call("CLUSTER", "SETSLOT", slot, "STABLE")
+            setslot_ms = (time.monotonic() - t1) / (2 * SETSLOT_PAIRS) * 1000
+        finally:
+            c.close()
         chk = subprocess.run(["redis-cli", "--cluster", "check", f"{bl.HOST}:{src['port']}"], capture_output=True,
                              text=True, timeout=60, stdin=subprocess.DEVNULL)
         chk_text = re.sub(r"\x1b\[[0-9;]*m", "", chk.stdout + chk.stderr)
@@ -527,6 +603,7 @@ def measure_reshard(kind: str, binary: str, workdir: str, nkeys: int, slots: int
                 "left_on_source": after[src_srv.port],
                 "source_lost": before[src_srv.port] - after[src_srv.port] - moved,
                 "keys_after": sum(after.values()), "keys_per_s": moved / wall if wall > 0 else None,
+                "setslot_ms": setslot_ms,
                 "check_rc": chk.returncode, "check_problems": problems,
                 "command": bl.cmd_str(argv[argv.index("redis-cli"):])}
     finally:
@@ -549,8 +626,8 @@ def each(vals, spec):
 
 def docs_section(res: dict, args, sha: str, versions: dict, machine: dict, command: str) -> str:
     lines = [BEGIN, "## Cluster (issue #39)", "",
-             f"Measured {time.strftime('%Y-%m-%d')} by `{command}` (`bench/cluster.py`, binary {sha}, "
-             f"{args.rounds} rounds, Redis and Peregrine alternated, a fresh cluster for every measurement). "
+             f"Measured {time.strftime('%Y-%m-%d')} by `{command}` (`make bench-cluster`; binary {sha}, "
+             f"{args.rounds} round{'s' if args.rounds != 1 else ''}, Redis and Peregrine alternated, a fresh cluster for every measurement). "
              f"Machine: {machine.get('nproc')} CPUs ({machine.get('cpu', '?')}), kernel {machine.get('kernel')}, "
              f"{machine.get('memory', '?')}; shared, with other work running beside: the figures compare the two "
              "clusters in one run, they are not absolutes. "
@@ -565,11 +642,14 @@ def docs_section(res: dict, args, sha: str, versions: dict, machine: dict, comma
               "All three nodes pinned to CPU 0, redis-benchmark to CPU 1: `redis-benchmark --cluster -t set|get "
               f"-n N -r 1000000 -d 16 -P 16|1 -c 50 --threads 2 -q` (N = {args.requests:,} at P16, "
               f"{args.p1_requests:,} at P1; SET then GET, each its own run). CPU: user + system of every thread "
-              "of the three nodes over the run, per request the nodes counted. With three nodes on one core "
-              "the throughput is the cluster's on one core; at P16 the load generator's one core limits both.", "",
+              "of the three nodes over the run, per request the nodes counted. Requests/s: the rate of the "
+              "nodes' own count (INFO commandstats, sampled every 100 ms) between 10% and 90% of the run; "
+              "redis-benchmark's own figure (last column) ends on its 250 ms progress tick when it runs "
+              "threads, so a short run reads low by up to 250 ms. With three nodes on one core the "
+              "throughput is the cluster's on one core; at P16 the load generator's one core limits both.", "",
               "| test | Peregrine req/s | Redis req/s | ratio | Peregrine CPU µs/req | Redis CPU µs/req | CPU ratio "
-              "| Peregrine req/s, each round | Redis req/s, each round |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| Peregrine req/s, each round | Redis req/s, each round | redis-benchmark's req/s, Peregrine / Redis |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for pipeline in (16, 1):
         for test in ("SET", "GET"):
             p = [r for r in tp if r["server"] == "peregrine" and r["test"] == test and r["pipeline"] == pipeline]
@@ -578,9 +658,12 @@ def docs_section(res: dict, args, sha: str, versions: dict, machine: dict, comma
                 continue
             prps, qrps = bl.median([r["rps"] for r in p]), bl.median([r["rps"] for r in q])
             pcpu, qcpu = bl.median([r["cpu_us_per_req"] for r in p]), bl.median([r["cpu_us_per_req"] for r in q])
+            prb = bl.median([r["rps_redis_benchmark"] for r in p])
+            qrb = bl.median([r["rps_redis_benchmark"] for r in q])
             lines.append(f"| {test} P{pipeline} | {fmt_rps(prps)} | {fmt_rps(qrps)} | {bl.ratio(prps, qrps)} | "
                          f"{bl.num(pcpu, '.3f')} | {bl.num(qcpu, '.3f')} | {bl.ratio(pcpu, qcpu)} | "
-                         f"{', '.join(fmt_rps(r['rps']) for r in p)} | {', '.join(fmt_rps(r['rps']) for r in q)} |")
+                         f"{', '.join(fmt_rps(r['rps']) for r in p)} | {', '.join(fmt_rps(r['rps']) for r in q)} | "
+                         f"{fmt_rps(prb)} / {fmt_rps(qrb)} ({bl.ratio(prb, qrb)}) |")
     errs = [f"{r['server']} {r['test']} P{r['pipeline']}: {e}" for r in tp for e in r.get("errors", [])]
     errs += [f"{f['server']} round {f['round']}: {f['error']}" for f in res.get("failures", []) if f["part"] == "throughput"]
     if errs:
@@ -617,9 +700,12 @@ def docs_section(res: dict, args, sha: str, versions: dict, machine: dict, comma
               f"3 primaries holding {args.reshard_keys:,} keys of {VALUE} bytes; `redis-cli --cluster reshard "
               f"<first> --cluster-from <first's id> --cluster-to <second's id> --cluster-slots {args.reshard_slots} "
               "--cluster-yes` (MIGRATE 10 keys at a time, redis-cli's default) on CPU 1, the nodes on CPU 0. "
-              "Keys moved: what the destination gained. The time is mostly redis-cli's round trips.", "",
-              "| server | wall time | keys moved | keys/s | wall time, each round | `--cluster check` |",
-              "|---|---|---|---|---|---|"]
+              "Keys moved: what the destination gained. redis-cli sends five CLUSTER SETSLOTs per slot "
+              "(IMPORTING, MIGRATING, then NODE to each primary) besides GETKEYSINSLOT and MIGRATE; *SETSLOT*: "
+              f"the mean round trip of {SETSLOT_PAIRS} SETSLOT MIGRATING + SETSLOT STABLE pairs on the third primary "
+              "after the reshard.", "",
+              "| server | wall time | keys moved | keys/s | wall time, each round | SETSLOT | `--cluster check` |",
+              "|---|---|---|---|---|---|---|"]
     rmed = {}
     for kind, label in (("peregrine", "Peregrine"), ("redis", "Redis")):
         rs = [r for r in rsd if r["server"] == kind]
@@ -630,7 +716,7 @@ def docs_section(res: dict, args, sha: str, versions: dict, machine: dict, comma
             "; ".join(sorted({p for r in rs for p in r["check_problems"]}) or {"rc != 0"})
         lines.append(f"| {label} | {bl.num(rmed[kind], '.2f')} s | {bl.num(bl.median([r['moved'] for r in rs]), ',.0f')} | "
                      f"{bl.num(bl.median([r['keys_per_s'] for r in rs]), ',.0f')} | {each([r['wall_s'] for r in rs], '.2f')} s "
-                     f"| {checks} |")
+                     f"| {bl.num(bl.median([r['setslot_ms'] for r in rs]), '.2f')} ms | {checks} |")
     lines += ["", f"Resharding time, Peregrine / Redis: {bl.ratio(rmed.get('peregrine'), rmed.get('redis'))}."]
     errs = [f"{f['server']} round {f['round']}: {f['error']}" for f in res.get("failures", []) if f["part"] == "reshard"]
     lost = [f"{r['server']}: {r['source_lost']} keys left the source without reaching the destination"
@@ -646,8 +732,8 @@ def main(argv=None) -> int:
     ap.add_argument("peregrine", nargs="?", default=str(bl.DEFAULT_PEREGRINE))
     ap.add_argument("--redis-benchmark", default="redis-benchmark")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--requests", type=int, default=1_000_000, help="requests of each P16 run")
-    ap.add_argument("--p1-requests", type=int, default=200_000, help="requests of each P1 run")
+    ap.add_argument("--requests", type=int, default=2_000_000, help="requests of each P16 run")
+    ap.add_argument("--p1-requests", type=int, default=300_000, help="requests of each P1 run")
     ap.add_argument("--failover-keys", type=int, default=10_000)
     ap.add_argument("--reshard-keys", type=int, default=100_000)
     ap.add_argument("--reshard-slots", type=int, default=1000)
@@ -661,6 +747,7 @@ def main(argv=None) -> int:
         import redis  # noqa: F401  (redis-py: RedisCluster, redis.crc)
     except ImportError:
         raise bl.BenchError("redis-py is missing: run it with .venv/bin/python (make pydeps)")
+    machine = bl.machine_info()   # (before pinning: nproc counts the CPUs this process may use)
     if bl.have_cpus(bl.CLIENT_CPU):
         os.sched_setaffinity(0, bl.cpu_set(bl.CLIENT_CPU))
     parts = set(args.only.split(","))
@@ -691,7 +778,8 @@ def main(argv=None) -> int:
                 for r in rs or []:
                     r["round"] = rnd
                     res["throughput"].append(r)
-                    print(f"  {kind:9s} {r['test']} P{r['pipeline']:<2d} {r['rps']:>10,.0f} req/s  "
+                    print(f"  {kind:9s} {r['test']} P{r['pipeline']:<2d} {bl.num(r['rps'], '>10,.0f')} req/s "
+                          f"(redis-benchmark: {r['rps_redis_benchmark']:,.0f})  "
                           f"{r['cpu_us_per_req']:.3f} µs CPU/req  (served {r['served']:,})"
                           f"{'  errors: ' + '; '.join(r['errors']) if r['errors'] else ''}", flush=True)
         if "failover" in parts:
@@ -713,13 +801,18 @@ def main(argv=None) -> int:
                     r["round"] = rnd
                     res["reshard"].append(r)
                     print(f"  {kind:9s} reshard {r['slots']} slots: {r['wall_s']:.2f} s, {r['moved']:,} keys moved "
-                          f"({bl.num(r['keys_per_s'], ',.0f')}/s), {r['keys_after']:,} keys after, check rc "
+                          f"({bl.num(r['keys_per_s'], ',.0f')}/s), SETSLOT {r['setslot_ms']:.2f} ms, "
+                          f"{r['keys_after']:,} keys after, check rc "
                           f"{r['check_rc']}{' ' + '; '.join(r['check_problems']) if r['check_problems'] else ''}",
                           flush=True)
     elapsed = time.monotonic() - started
+    if res["failures"]:
+        print(f"servers' logs kept in {workdir}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)   # (the binary's copy and the nodes' files)
     print(f"{elapsed / 60:.1f} minutes")
-    machine = bl.machine_info()
-    command = "make bench-cluster"
+    command = " ".join(["bench/cluster.py", bl.display_path(args.peregrine)] +
+                       [a for a in (argv if argv is not None else sys.argv[1:]) if a != args.peregrine])
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     with open(args.json, "w") as f:
         json.dump({"binary_sha256": sha, "git": bl.git_describe(), "versions": versions, "rounds": args.rounds,

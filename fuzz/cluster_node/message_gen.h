@@ -34,8 +34,8 @@
 //   FAIL: the node (name byte). UPDATE: the node (name byte), its epoch
 //   (epoch byte), its slots (slot spec, based on the node's).
 //
-// Name byte: < 0x80 picks one of 32 names: this node, the five others
-// nodes.conf lists, twelve more valid ids no one knows at first (gossip
+// Name byte: < 0x80 picks one of 32 names: this node, the five other
+// nodes nodes.conf lists, twelve more valid ids no one knows at first (gossip
 // may add them), the all-zero name, invalid ones (capitals, a NUL inside),
 // one made of a byte that follows, variants of known ids; >= 0x80 picks
 // the n-th node of CLUSTER NODES as it is now (handshake nodes and the

@@ -103,6 +103,7 @@ std::string ClusterBus::SetSlot(int slot, const std::string& how, const std::str
         current_epoch_++;
         myself_->config_epoch = current_epoch_;
         LOG_NOTICE("configEpoch updated after importing slot %d", slot);
+        NeedSave(true);
       }
       importing_from_[s] = nullptr;
       for (auto& [name, other] : nodes_)
@@ -192,8 +193,7 @@ std::string ClusterBus::Reset(bool hard, bool has_keys) {
     RenameNode(myself_, RandomName());
     LOG_NOTICE("Node hard reset, now I'm %.40s", myself_->name.c_str());
   }
-  std::string err;
-  if (!SaveConfigFile(&err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
+  SaveNow(true);
   UpdateState();
   return "";
 }
@@ -201,7 +201,7 @@ std::string ClusterBus::Reset(bool hard, bool has_keys) {
 std::string ClusterBus::SaveConfig() {
   std::lock_guard<std::mutex> lock(mu_);
   std::string err;
-  if (!SaveConfigFile(&err)) return "ERR error saving the cluster node config: " + err;
+  if (!SaveConfigFile(true, &err)) return "ERR error saving the cluster node config: " + err;
   return "";
 }
 
@@ -215,7 +215,7 @@ std::string ClusterBus::BumpEpoch() {
     current_epoch_++;
     myself_->config_epoch = current_epoch_;
     bumped = true;
-    SaveNow();
+    SaveNow(true);
     LOG_NOTICE("New configEpoch set to %llu", static_cast<unsigned long long>(myself_->config_epoch));
   }
   return std::string(bumped ? "BUMPED " : "STILL ") + std::to_string(myself_->config_epoch);

@@ -144,7 +144,7 @@ void ClusterBus::Stop() {
   std::lock_guard<std::mutex> lock(mu_);
   if (todo_save_) {
     std::string err;
-    if (!SaveConfigFile(&err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
+    if (!SaveConfigFile(true, &err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
     todo_save_ = false;
   }
 }
@@ -331,6 +331,11 @@ size_t ClusterBus::FeedInboundForTest(std::string_view bytes) {
   links_.push_back(std::move(owned));
   const size_t ok = ParseMessages(link);
   FreeLink(link);
+  if (todo_update_state_) {
+    // (What BeforeSleep does after a batch of events.)
+    todo_update_state_ = false;
+    UpdateState();
+  }
   links_.erase(std::remove_if(links_.begin(), links_.end(), [](const std::unique_ptr<Link>& l) { return l->freed; }),
                links_.end());
   freed_links_.clear();
@@ -450,7 +455,8 @@ void ClusterBus::BeforeSleep() {
   if (todo_save_) {
     todo_save_ = false;
     std::string err;
-    if (!SaveConfigFile(&err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
+    if (!SaveConfigFile(todo_fsync_, &err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
+    todo_fsync_ = false;
   }
   if (!freed_links_.empty()) {
     links_.erase(std::remove_if(links_.begin(), links_.end(),

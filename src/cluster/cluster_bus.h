@@ -36,6 +36,9 @@ namespace peregrine::cluster {
 
 // A node id as Redis accepts one: 40 characters of [a-z0-9].
 bool ValidNodeName(std::string_view name);
+// A hostname or human nodename CLUSTER NODES and nodes.conf can hold:
+// [A-Za-z0-9._-] only.
+bool PlainName(std::string_view name);
 
 class ClusterBus final : public ClusterService {
  public:
@@ -185,6 +188,8 @@ class ClusterBus final : public ClusterService {
   void SendFail(const std::string& name);
   void SendUpdate(Link* link, Node* about);
   void SetNodeAsPrimary(Node* n);
+  // The link's far (or near) end's IP; "" when it cannot be read.
+  static std::string LinkIp(const Link* link, bool local);
   // This node becomes a replica of `n` (Redis's clusterSetMaster); with
   // `tell_server`, worker 0's cron follows it (ServerTasks).
   void SetMyPrimary(Node* n, bool tell_server);
@@ -217,13 +222,18 @@ class ClusterBus final : public ClusterService {
   std::string NodeLine(const Node& n, bool for_file) const;
   std::string RandomName();
   uint64_t MaxEpoch() const;
-  void NeedSave() { todo_save_ = true; }
+  // Saved after the current event (`fsync`: made durable, for an epoch or
+  // a vote).
+  void NeedSave(bool fsync = false) {
+    todo_save_ = true;
+    todo_fsync_ = todo_fsync_ || fsync;
+  }
   // A change a CLUSTER command made: saved before it replies, as Redis's.
-  void SaveNow();
+  void SaveNow(bool fsync = false);
 
   // cluster_config.cc: nodes.conf.
   bool LoadConfigFile(const std::string& text, std::string* err);
-  bool SaveConfigFile(std::string* err);
+  bool SaveConfigFile(bool fsync, std::string* err);
 
   Config::ClusterSettings settings_;
   int port_ = 0, tls_port_ = 0, bus_port_ = 0;
@@ -248,7 +258,7 @@ class ClusterBus final : public ClusterService {
   uint64_t stats_sent_[kMsgTypeCount] = {}, stats_received_[kMsgTypeCount] = {};
   uint64_t stats_links_buffer_limit_exceeded_ = 0;
   int64_t stats_pfail_nodes_ = 0;
-  bool todo_save_ = false, todo_update_state_ = false;
+  bool todo_save_ = false, todo_fsync_ = false, todo_update_state_ = false;
   std::shared_ptr<const SlotRoutes> routes_;
   std::mt19937_64 rng_{std::random_device{}()};
   uint64_t cron_iteration_ = 0;

@@ -84,7 +84,7 @@ bool ClusterBus::Load(std::string* err) {
   myself_->hostname = settings_.announce_hostname;
   myself_->human_nodename = settings_.announce_human_nodename;
   if (!settings_.announce_ip.empty()) myself_->ip = settings_.announce_ip;
-  if (save && !SaveConfigFile(err)) return false;
+  if (save && !SaveConfigFile(true, err)) return false;
   PublishRoutes();
   return true;
 }
@@ -107,12 +107,14 @@ bool ClusterBus::LoadConfigFile(const std::string& text, std::string* err) {
     if (w.empty()) continue;
     if (w[0] == "vars") {
       for (size_t i = 1; i + 1 < w.size(); i += 2) {
-        int64_t v;
-        if (!ParseInt64(w[i + 1], &v) || v < 0) return corrupt("bad vars");
+        // Epochs are unsigned 64-bit, as Redis reads them (a peer may
+        // announce one past INT64_MAX, and it is saved as such).
+        uint64_t v;
+        if (!ParseUint64(w[i + 1], &v)) return corrupt("bad vars");
         if (w[i] == "currentEpoch")
-          current_epoch_ = static_cast<uint64_t>(v);
+          current_epoch_ = v;
         else if (w[i] == "lastVoteEpoch")
-          last_vote_epoch_ = static_cast<uint64_t>(v);
+          last_vote_epoch_ = v;
         else
           LOG_WARNING("Skipping unknown cluster config variable '%s'", w[i].c_str());
       }
@@ -194,9 +196,7 @@ bool ClusterBus::LoadConfigFile(const std::string& text, std::string* err) {
       if (!ValidNodeName(w[3])) return corrupt("a bad primary id");
       pending.push_back({n, w[3]});
     }
-    int64_t epoch;
-    if (!ParseInt64(w[6], &epoch) || epoch < 0) return corrupt("a bad config epoch");
-    n->config_epoch = static_cast<uint64_t>(epoch);
+    if (!ParseUint64(w[6], &n->config_epoch)) return corrupt("a bad config epoch");
     // (ping_sent, pong_received: a fresh start; link state: ignored.)
     n->pong_received = UnixTimeMs();
     for (size_t i = 8; i < w.size(); i++) {
@@ -245,13 +245,13 @@ bool ClusterBus::LoadConfigFile(const std::string& text, std::string* err) {
   return true;
 }
 
-void ClusterBus::SaveNow() {
+void ClusterBus::SaveNow(bool fsync) {
   std::string err;
-  if (!SaveConfigFile(&err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
-  todo_save_ = false;
+  if (!SaveConfigFile(fsync || todo_fsync_, &err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
+  todo_save_ = todo_fsync_ = false;
 }
 
-bool ClusterBus::SaveConfigFile(std::string* err) {
+bool ClusterBus::SaveConfigFile(bool fsync, std::string* err) {
   std::string text;
   for (auto& [name, n] : nodes_) {
     if (n->in_handshake()) continue;
@@ -279,7 +279,10 @@ bool ClusterBus::SaveConfigFile(std::string* err) {
     }
     off += static_cast<size_t>(w);
   }
-  if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
+  // Made durable when an epoch or a vote changed (Redis's
+  // CLUSTER_TODO_FSYNC_CONFIG); a slot's owner only written (a resharding
+  // changes five per slot moved).
+  if ((fsync && ::fsync(fd) != 0) || close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
     *err = std::string("Could not save the cluster configuration: ") + strerror(errno);
     unlink(tmp.c_str());
     return false;

@@ -170,7 +170,7 @@ void ClusterBus::HandleReplicaFailover() {
     if (mf_end_ != 0) m.mflags[0] |= kMsgFlag0ForceAck;
     Broadcast(m);
     failover_auth_sent_ = true;
-    NeedSave();
+    NeedSave(true);
     todo_update_state_ = true;
     return;
   }
@@ -213,7 +213,7 @@ void ClusterBus::FailoverReplaceYourPrimary() {
     }
   }
   UpdateState();
-  SaveNow();
+  SaveNow(true);
   for (auto& [name, n] : nodes_)
     if (!(n->flags & (kNodeMyself | kNodeHandshake))) SendPing(n->link, MsgType::kPong);
   ResetManualFailover();
@@ -260,7 +260,7 @@ void ClusterBus::SendFailoverAuthIfNeeded(Node* node, const BusMessage& req) {
   }
   last_vote_epoch_ = current_epoch_;
   primary->voted_time = now;
-  SaveNow();
+  SaveNow(true);
   Send(node->link, Header(MsgType::kFailoverAuthAck));
   LOG_NOTICE("Failover auth granted to %.40s for epoch %llu", node->name.c_str(),
              static_cast<unsigned long long>(current_epoch_));

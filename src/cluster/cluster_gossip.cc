@@ -3,6 +3,7 @@
 // rules are Redis 7.2's, so that Peregrine and Redis nodes agree in a mixed
 // cluster; the code is this project's.
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include "cluster/cluster_bus.h"
@@ -10,6 +11,20 @@
 #include "server/log.h"
 
 namespace peregrine::cluster {
+
+bool PlainName(std::string_view name) {
+  for (unsigned char c : name)
+    if (!(std::isalnum(c) || c == '-' || c == '.' || c == '_')) return false;
+  return true;
+}
+
+std::string ClusterBus::LinkIp(const Link* link, bool local) {
+  // (An address that cannot be read is none, not "?".)
+  if (link->fd < 0) return "";
+  const std::string addr = local ? LocalAddress(link->fd) : PeerAddress(link->fd);
+  const std::string ip(AddressIp(addr));
+  return ip == "?" ? "" : ip;
+}
 
 BusMessage ClusterBus::Header(MsgType type) const {
   BusMessage m;
@@ -106,6 +121,14 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
   const uint16_t type = static_cast<uint16_t>(m.type);
   if (type < kMsgTypeCount) stats_received_[type]++;
   Node* sender = (link->node != nullptr && !link->node->in_handshake()) ? link->node : Lookup(m.sender);
+  // A handshake node's random name was never told to anyone.
+  if (sender != nullptr && sender->in_handshake() && link->inbound) sender = nullptr;
+  // Our own id (a node that MEETs itself, or a forgery): nothing it says
+  // is about another node; a handshake with ourselves ends.
+  if (sender == myself_) {
+    if (!link->inbound && link->node != nullptr && link->node->in_handshake()) DelNode(link->node);
+    return;
+  }
   // An inbound link learns its node from the first message naming a
   // known sender.
   if (sender != nullptr && link->inbound && link->node == nullptr) SetLinkNode(link, sender);
@@ -115,7 +138,7 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
     if (m.current_epoch > current_epoch_) current_epoch_ = m.current_epoch;
     if (m.config_epoch > sender->config_epoch) {
       sender->config_epoch = m.config_epoch;
-      NeedSave();
+      NeedSave(true);
     }
     sender->repl_offset = m.offset;
     sender->repl_offset_time = now;
@@ -134,7 +157,7 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
     // nodes that MEET us use the address we are known by), or from any
     // PING while we have none.
     if ((m.type == MsgType::kMeet || myself_->ip.empty()) && settings_.announce_ip.empty()) {
-      const std::string ip(AddressIp(LocalAddress(link->fd)));
+      const std::string ip = LinkIp(link, /*local=*/true);
       if (!ip.empty() && ip != myself_->ip) {
         myself_->ip = ip;
         LOG_NOTICE("IP address for this node updated to %s", ip.c_str());
@@ -144,7 +167,7 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
     if (sender == nullptr && m.type == MsgType::kMeet) {
       // A new node: in handshake until its PONG names it.
       Node* n = CreateNode("", kNodeHandshake);
-      n->ip = !m.myip.empty() ? m.myip : std::string(AddressIp(PeerAddress(link->fd)));
+      n->ip = !m.myip.empty() ? m.myip : LinkIp(link, /*local=*/false);
       n->port = m.port;
       n->tls_port = m.pport;
       n->cport = m.cport;
@@ -173,10 +196,10 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
   } else if (m.type == MsgType::kUpdate) {
     if (sender == nullptr) return;
     Node* n = Lookup(m.update_name);
-    if (n == nullptr || n->config_epoch >= m.update_config_epoch) return;
+    if (n == nullptr || n->in_handshake() || n->config_epoch >= m.update_config_epoch) return;
     if (n->is_replica()) SetNodeAsPrimary(n);
     n->config_epoch = m.update_config_epoch;
-    NeedSave();
+    NeedSave(true);
     UpdateSlotsConfigWith(n, m.update_config_epoch, m.update_slots);
   } else if (m.type == MsgType::kFailoverAuthRequest) {
     if (sender != nullptr) SendFailoverAuthIfNeeded(sender, m);
@@ -252,11 +275,13 @@ void ClusterBus::ProcessPingFamily(Link* link, BusMessage& m, Node* sender) {
     SetNodeAsPrimary(sender);
   } else {
     Node* primary = Lookup(m.slaveof);
+    if (primary == sender) return;  // (no node replicates itself)
     if (sender->is_primary()) {
       if (primary != nullptr && primary->shard_id == sender->shard_id) {
         // A failover in its shard: its slots go to its new primary.
         if (sender->config_epoch > m.config_epoch) {
           LOG_NOTICE("Ignore stale message from %.40s in shard %.40s", sender->name.c_str(), sender->shard_id.c_str());
+          return;  // (its role with it: a replica never keeps slots)
         } else {
           for (int j = 0; j < static_cast<int>(kNumSlots); j++)
             if (slots_[static_cast<size_t>(j)] == sender) {
@@ -361,7 +386,10 @@ void ClusterBus::ProcessGossip(BusMessage& m, Link* link, Node* sender) {
 
 void ClusterBus::ProcessExtensions(BusMessage& m, Node* sender) {
   // What a node does not send it does not have (an announced hostname
-  // dropped is dropped here too).
+  // dropped is dropped here too). Only names CLUSTER NODES and nodes.conf
+  // can hold are taken (a space, a comma or a newline would break both).
+  if (!PlainName(m.hostname)) m.hostname = sender->hostname;
+  if (!PlainName(m.human_nodename)) m.human_nodename = sender->human_nodename;
   if (sender->hostname != m.hostname) {
     sender->hostname = m.hostname;
     NeedSave();
@@ -392,7 +420,7 @@ void ClusterBus::ProcessExtensions(BusMessage& m, Node* sender) {
 
 bool ClusterBus::UpdateAddressIfNeeded(Node* n, Link* link, const BusMessage& m) {
   if (link == n->link) return false;
-  const std::string ip = !m.myip.empty() ? m.myip : std::string(AddressIp(PeerAddress(link->fd)));
+  const std::string ip = !m.myip.empty() ? m.myip : LinkIp(link, /*local=*/false);
   if (ip.empty()) return false;
   if (n->port == m.port && n->tls_port == m.pport && n->cport == m.cport && n->ip == ip) return false;
   n->ip = ip;
@@ -470,7 +498,7 @@ void ClusterBus::UpdateSlotsConfigWith(Node* sender, uint64_t epoch, const SlotB
       }
       DelSlot(j);
       AddSlot(sender, j);
-      NeedSave();
+      NeedSave(true);
       todo_update_state_ = true;
     }
   }
@@ -495,7 +523,7 @@ void ClusterBus::HandleConfigEpochCollision(Node* sender) {
   if (sender->name <= myself_->name) return;
   current_epoch_++;
   myself_->config_epoch = current_epoch_;
-  NeedSave();
+  NeedSave(true);
   LOG_VERBOSE("WARNING: configEpoch collision with node %.40s. configEpoch set to %llu", sender->name.c_str(),
               static_cast<unsigned long long>(current_epoch_));
 }

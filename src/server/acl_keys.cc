@@ -30,12 +30,12 @@ constexpr AccessGroup kGroups[] = {
     {kKeyWrite, kKeyWrite,
      "append del expire expireat geoadd hdel hexpire hexpireat hmset hpersist hpexpire hpexpireat hset hsetex "
      "hsetnx linsert lpush lpushx lrem lset ltrim mset msetnx persist pexpire pexpireat pfadd psetex restore "
-     "rpush rpushx sadd setex setnx setrange srem unlink xack xadd xautoclaim xclaim xdel xgroup|create "
+     "restore-asking rpush rpushx sadd setex setnx setrange srem unlink xack xadd xautoclaim xclaim xdel xgroup|create "
      "xgroup|createconsumer xgroup|delconsumer xgroup|destroy xgroup|setid xsetid xtrim zadd zrem "
      "zremrangebylex zremrangebyrank zremrangebyscore"},
     {kKeyReadWrite, kKeyReadWrite,
      "bitfield blmpop blpop brpop bzmpop bzpopmax bzpopmin decr decrby eval evalsha fcall getdel getex getset "
-     "hgetdel hgetex hincrby hincrbyfloat incr incrby incrbyfloat lmpop lpop move rpop set setbit spop zincrby "
+     "hgetdel hgetex hincrby hincrbyfloat incr incrby incrbyfloat lmpop lpop migrate move rpop set setbit spop zincrby "
      "zmpop zpopmax zpopmin"},
     {kKeyNone, kKeyNone,
      "exists hexists hlen hstrlen llen memory|usage object|encoding object|freq object|idletime object|refcount "

@@ -1,6 +1,7 @@
 // The cluster-* directives (docs/cluster.md), with Redis 7.2's names,
 // ranges, defaults and mutability. The bus takes a copy of them at start and
 // after each CONFIG SET (ClusterService::ApplyConfig).
+#include <cctype>
 #include <climits>
 
 #include "server/config_options.h"
@@ -14,8 +15,26 @@ void AddClusterOptions(std::vector<Option>& o) {
   o.push_back(IntOption("cluster-node-timeout", &S::node_timeout_ms, 0, LLONG_MAX, kMutable));
   o.push_back(IntOption("cluster-port", &S::port, 0, 65535, kImmutable));
   o.push_back(StringOption("cluster-announce-ip", &S::announce_ip, kMutable));
-  o.push_back(StringOption("cluster-announce-hostname", &S::announce_hostname, kMutable));
-  o.push_back(StringOption("cluster-announce-human-nodename", &S::announce_human_nodename, kMutable));
+  // (Checked as Redis checks them: they go into CLUSTER NODES and nodes.conf.)
+  o.push_back(Option{"cluster-announce-hostname", kMutable, 1, 1,
+                     [](const Config& c) { return c.cluster.announce_hostname; },
+                     [](Config& c, Args a) -> std::string {
+                       if (a[0].size() >= 256) return "Hostnames must be less than 256 characters";
+                       for (unsigned char ch : a[0])
+                         if (!std::isalnum(ch) && ch != '-' && ch != '.')
+                           return "Hostnames may only contain alphanumeric characters, hyphens or dots";
+                       c.cluster.announce_hostname = a[0];
+                       return "";
+                     }});
+  o.push_back(Option{"cluster-announce-human-nodename", kMutable, 1, 1,
+                     [](const Config& c) { return c.cluster.announce_human_nodename; },
+                     [](Config& c, Args a) -> std::string {
+                       for (unsigned char ch : a[0])
+                         if (!std::isalnum(ch) && ch != '-' && ch != '.' && ch != '_')
+                           return "Announced human node name contained invalid character";
+                       c.cluster.announce_human_nodename = a[0];
+                       return "";
+                     }});
   o.push_back(IntOption("cluster-announce-port", &S::announce_port, 0, 65535, kMutable));
   o.push_back(IntOption("cluster-announce-bus-port", &S::announce_bus_port, 0, 65535, kMutable));
   o.push_back(IntOption("cluster-announce-tls-port", &S::announce_tls_port, 0, 65535, kMutable));
