@@ -422,6 +422,13 @@ void ClusterBus::WriteLink(Link* link) {
 
 void ClusterBus::Send(Link* link, const BusMessage& m) {
   if (link == nullptr || link->freed) return;
+  std::string bytes;
+  Encode(m, &bytes);
+  SendBytes(link, bytes, static_cast<uint16_t>(m.type));
+}
+
+void ClusterBus::SendBytes(Link* link, std::string_view bytes, uint16_t type) {
+  if (link == nullptr || link->freed) return;
   const size_t limit = settings_.link_sendbuf_limit != 0 ? settings_.link_sendbuf_limit : kDefaultSendLimit;
   if (link->out.size() - link->out_sent > limit) {
     stats_links_buffer_limit_exceeded_++;
@@ -431,18 +438,19 @@ void ClusterBus::Send(Link* link, const BusMessage& m) {
     FreeLink(link);
     return;
   }
-  Encode(m, &link->out);
+  link->out.append(bytes);
   link->out_peak = std::max<uint64_t>(link->out_peak, link->out.size());
-  const uint16_t type = static_cast<uint16_t>(m.type);
   if (type < kMsgTypeCount) stats_sent_[type]++;
   if (!link->connecting && link->fd >= 0) WriteLink(link);
   if (link->fd < 0) link->out.clear();  // (FeedInboundForTest's: nowhere to go)
 }
 
 void ClusterBus::Broadcast(const BusMessage& m) {
+  std::string bytes;  // (encoded once for every node)
+  Encode(m, &bytes);
   for (auto& [name, n] : nodes_) {
     if (n->flags & (kNodeMyself | kNodeHandshake)) continue;
-    Send(n->link, m);
+    SendBytes(n->link, bytes, static_cast<uint16_t>(m.type));
   }
 }
 

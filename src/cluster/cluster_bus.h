@@ -52,6 +52,7 @@ class ClusterBus final : public ClusterService {
   bool Start(std::string* err) override;
   void Stop() override;
   std::shared_ptr<const SlotRoutes> Routes() const override;
+  void PublishToCluster(std::string_view channel, std::string_view message) override;
   void ApplyConfig(const Config::ClusterSettings& settings) override;
   bool has_work() const override { return server_tasks_pending_.load(std::memory_order_acquire); }
   // Deletes the keys of the slots lost, follows a new primary.
@@ -166,6 +167,7 @@ class ClusterBus final : public ClusterService {
   size_t ParseMessages(Link* link);
   void WriteLink(Link* link);
   void Send(Link* link, const BusMessage& m);
+  void SendBytes(Link* link, std::string_view bytes, uint16_t type);
   void Broadcast(const BusMessage& m);
   void Wake();
   bool TickNode(Node* n, int64_t now, int64_t handshake_timeout);

@@ -101,6 +101,16 @@ void ClusterBus::SendPing(Link* link, MsgType type) {
   Send(link, m);
 }
 
+void ClusterBus::PublishToCluster(std::string_view channel, std::string_view message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  BusMessage m = Header(MsgType::kPublish);
+  m.channel = channel;
+  m.message = message;
+  // Every node with a link, the handshaking ones aside (Redis's
+  // clusterBroadcastMessage).
+  Broadcast(m);
+}
+
 void ClusterBus::SendFail(const std::string& name) {
   BusMessage m = Header(MsgType::kFail);
   m.fail_about = name;
@@ -201,6 +211,9 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
     n->config_epoch = m.update_config_epoch;
     NeedSave(true);
     UpdateSlotsConfigWith(n, m.update_config_epoch, m.update_slots);
+  } else if (m.type == MsgType::kPublish) {
+    // Another node's PUBLISH: to our subscribers (every worker's).
+    if (sender != nullptr) inbox().Push(std::move(m.channel), std::move(m.message));
   } else if (m.type == MsgType::kFailoverAuthRequest) {
     if (sender != nullptr) SendFailoverAuthIfNeeded(sender, m);
   } else if (m.type == MsgType::kFailoverAuthAck) {
@@ -209,8 +222,7 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
     // Only from one of our replicas.
     if (sender != nullptr && sender->primary == myself_ && myself_->is_primary()) OnManualFailoverRequest(sender, link);
   }
-  // PUBLISH / PUBLISHSHARD and MODULE: not acted on yet (docs/cluster.md,
-  // "Not yet").
+  // PUBLISHSHARD and MODULE: not acted on yet (docs/cluster.md, "Not yet").
 }
 
 void ClusterBus::ProcessPingFamily(Link* link, BusMessage& m, Node* sender) {

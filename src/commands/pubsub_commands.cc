@@ -80,6 +80,17 @@ void Leave(CommandContext& ctx, bool patterns) {
 void UnsubscribeCommand(CommandContext& ctx) { Leave(ctx, false); }
 void PUnsubscribeCommand(CommandContext& ctx) { Leave(ctx, true); }
 
+// The subscribers beyond this server's: the replicas' (Redis sends PUBLISH
+// down the stream, not to the append-only file), or in cluster mode every
+// other node's, over the bus (the replicas included: not the stream then,
+// as Redis's clusterPropagatePublish).
+void PublishFurther(CommandContext& ctx, std::span<const std::string_view> args) {
+  if (ClusterService* cluster = ctx.server.cluster())
+    cluster->PublishToCluster(args[1], args[2]);
+  else
+    ctx.worker.ReplicateOnly(ctx.client.db, args);
+}
+
 void PublishCommand(CommandContext& ctx) {
   const std::string_view channel = ctx.args[1], message = ctx.args[2];
   if (ctx.args.size() == 4) {
@@ -89,16 +100,14 @@ void PublishCommand(CommandContext& ctx) {
     int64_t elsewhere = 0;
     ParseInt64(ctx.args[3], &elsewhere);
     ctx.reply.Integer(elsewhere + static_cast<int64_t>(ctx.worker.Publish(channel, message, true)));
-    ctx.worker.ReplicateOnly(ctx.client.db, ctx.args.first(3));
+    PublishFurther(ctx, ctx.args.first(3));
     return;
   }
   size_t receivers = 0;
   for (uint32_t w : ctx.worker.held_workers())
     receivers += ctx.server.host(w).Publish(channel, message, w == ctx.worker.index());
   ctx.reply.Integer(static_cast<int64_t>(receivers));
-  // The replicas' subscribers hear it too (Redis sends PUBLISH down the
-  // stream, not to the append-only file).
-  ctx.worker.ReplicateOnly(ctx.client.db, ctx.args);
+  PublishFurther(ctx, ctx.args);
 }
 
 // PUBSUB CHANNELS and SHARDCHANNELS take at most one pattern.

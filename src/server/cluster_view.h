@@ -14,8 +14,11 @@
 #include <atomic>
 #include <bitset>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/slot.h"
@@ -47,6 +50,54 @@ struct SlotRoutes {
   }
 };
 
+// Messages the bus brings for the workers' Pub/Sub subscribers (a PUBLISH
+// on another node of the cluster): each worker delivers every message to
+// its own subscribers, in the order the bus received them. The bus pushes
+// (any thread), then wakes the workers; a worker takes its queue between
+// its events (Worker's before-sleep step).
+class ClusterInbox {
+ public:
+  struct Message {
+    std::string channel, message;
+  };
+  // At start, before any Push: one queue per worker.
+  void Init(size_t workers, std::function<void()> wake) {
+    queues_ = std::vector<Queue>(workers);
+    wake_ = std::move(wake);
+  }
+  void Push(std::string channel, std::string message) {
+    auto m = std::make_shared<const Message>(Message{std::move(channel), std::move(message)});
+    for (Queue& q : queues_) {
+      std::lock_guard<std::mutex> lock(q.mu);
+      // A worker that does not take its messages (a long script) loses the
+      // oldest past this many, rather than growing without bound.
+      if (q.messages.size() >= kMaxQueued) q.messages.erase(q.messages.begin());
+      q.messages.push_back(m);
+      q.pending.store(true, std::memory_order_release);
+    }
+    if (wake_) wake_();
+  }
+  bool pending(size_t worker) const {
+    return worker < queues_.size() && queues_[worker].pending.load(std::memory_order_acquire);
+  }
+  std::vector<std::shared_ptr<const Message>> Take(size_t worker) {
+    Queue& q = queues_[worker];
+    std::lock_guard<std::mutex> lock(q.mu);
+    q.pending.store(false, std::memory_order_relaxed);
+    return std::move(q.messages);
+  }
+  static constexpr size_t kMaxQueued = 100'000;
+
+ private:
+  struct Queue {
+    std::mutex mu;
+    std::vector<std::shared_ptr<const Message>> messages;
+    std::atomic<bool> pending{false};
+  };
+  std::vector<Queue> queues_;
+  std::function<void()> wake_;
+};
+
 class ClusterService {
  public:
   virtual ~ClusterService() = default;
@@ -68,9 +119,14 @@ class ClusterService {
   virtual std::shared_ptr<const SlotRoutes> Routes() const = 0;
   // Changes with every new table.
   uint64_t routes_version() const { return routes_version_.load(std::memory_order_acquire); }
+  // PUBLISH in cluster mode: the message goes to every other node (whose
+  // subscribers hear it), in place of the replication stream.
+  virtual void PublishToCluster(std::string_view channel, std::string_view message) = 0;
+  ClusterInbox& inbox() { return inbox_; }
 
  protected:
   std::atomic<uint64_t> routes_version_{0};
+  ClusterInbox inbox_;
 };
 
 }  // namespace peregrine

@@ -237,8 +237,12 @@ bool Server::Start(std::string* err) {
     loop0.Add(sfd, EPOLLIN, signals_.get());
   }
   signal(SIGPIPE, SIG_IGN);
-  // The cluster bus's thread (after the mask: it inherits it).
-  if (cluster_ != nullptr && !cluster_->Start(err)) return false;
+  // The cluster bus's thread (after the mask: it inherits it), and the
+  // queues its PUBLISH messages come to the workers through.
+  if (cluster_ != nullptr) {
+    cluster_->inbox().Init(workers_.size(), [this] { WakeWorkers(); });
+    if (!cluster_->Start(err)) return false;
+  }
 
   start_time_ms_ = UnixTimeMs();
   persistence_.lastsave_s.store(start_time_ms_ / 1000, std::memory_order_relaxed);

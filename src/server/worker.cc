@@ -102,6 +102,10 @@ bool Worker::Init() {
       loop_.WakeWithin(waits_.WaitMsToNextDeadline(UnixTimeMs()));
     ServeReplicas();
     if (index_ == 0) ServeMasterLink();
+    if (ClusterService* cl = server_.cluster(); cl != nullptr && cl->inbox().pending(index_)) [[unlikely]] {
+      // PUBLISH on other nodes: to this worker's subscribers.
+      for (const auto& m : cl->inbox().Take(index_)) Publish(m->channel, m->message, true);
+    }
     io_.FlushPending();
     to_free_.clear();
     if (expire_pressure_) {
