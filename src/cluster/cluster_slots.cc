@@ -197,7 +197,7 @@ std::string ClusterBus::NodeEndpoint(const Node& n) const {
   switch (settings_.preferred_endpoint) {
     case Config::ClusterSettings::Endpoint::kIp: return n.ip;
     case Config::ClusterSettings::Endpoint::kHostname: return n.hostname.empty() ? "?" : n.hostname;
-    case Config::ClusterSettings::Endpoint::kUnknown: return "?";
+    case Config::ClusterSettings::Endpoint::kUnknown: return "";
   }
   return n.ip;
 }
@@ -362,6 +362,9 @@ std::vector<ClusterBus::ShardView> ClusterBus::ShardsView() const {
         j = end + 1;
       }
     }
+    // (The primary first, as Redis lists a shard.)
+    std::stable_sort(members.begin(), members.end(),
+                     [](const Node* a, const Node* b) { return a->is_primary() && !b->is_primary(); });
     for (const Node* n : members) {
       ShardNode s;
       s.id = n->name;
@@ -428,7 +431,6 @@ std::string ClusterBus::InfoText() const {
     s += value;
     s += "\r\n";
   };
-  field("cluster_enabled", "1");
   field("cluster_state", state_ok_ ? "ok" : "fail");
   field("cluster_slots_assigned", std::to_string(assigned));
   field("cluster_slots_ok", std::to_string(ok));

@@ -72,11 +72,20 @@ bool ParseSort(CommandContext& ctx, bool readonly, SortOptions* o) {
       o->by_pattern = ctx.args[++j];
       // A pattern without '*' is a constant: nothing to sort by.
       o->dontsort = !HasStar(o->by_pattern);
+      // (Keys the pattern makes may be on other nodes: Redis Cluster refuses.)
+      if (!o->dontsort && ctx.server.cluster() != nullptr) {
+        ctx.reply.Error("ERR BY option of SORT denied in Cluster mode.");
+        return false;
+      }
       if (!o->dontsort && !full_access) {
         ctx.reply.Error("ERR BY option of SORT denied due to insufficient ACL permissions.");
         return false;
       }
     } else if (EqualsIgnoreCase(a, "get") && left >= 1) {
+      if (ctx.server.cluster() != nullptr) {
+        ctx.reply.Error("ERR GET option of SORT denied in Cluster mode.");
+        return false;
+      }
       if (!full_access) {
         ctx.reply.Error("ERR GET option of SORT denied due to insufficient ACL permissions.");
         return false;

@@ -145,13 +145,7 @@ std::string ClusterRoute::ScriptCallError(const Client& caller, const CommandSpe
       return "Script attempted to execute a write command while the cluster is down and readonly";
     if (error.starts_with("CLUSTERDOWN The cluster is down"))
       return "Script attempted to execute a command while the cluster is down";
-    if (error.starts_with("CLUSTERDOWN")) return "Script attempted to access a slot not served";
-    if (error.starts_with("CROSSSLOT"))
-      return "Command '" + cmd.fullname + "' in script attempted to access keys that don't hash to the same slot";
-    if (error.starts_with("TRYAGAIN")) {
-      return "Unable to execute command '" + cmd.fullname +
-             "' in script because undeclared keys were accessed during rehashing of the slot";
-    }
+    // (Redis 7.2 words every other refusal so; 7.4 tells them apart.)
     return "Script attempted to access a non local key in a cluster node";
   }
   // Keys of one slot per script (those it declared, or its first call's).

@@ -150,7 +150,10 @@ std::string ClusterCallError(Worker& worker, LuaEngine::Run& run, const CommandS
     const auto s = static_cast<uint32_t>(server.ShardIndexOf(key));
     return server.num_shards() == 1 || worker.HoldsShard(s) ? &server.shard(s).db(0) : nullptr;
   };
-  const bool cross_slot_ok = run.script != nullptr && (run.script->flags & kScriptAllowCrossSlot);
+  // (A script without a shebang, in Redis 7's compatibility mode, may
+  // cross slots as before.)
+  const bool cross_slot_ok =
+      run.script != nullptr && (run.script->flags & (kScriptAllowCrossSlot | kScriptEvalCompat));
   return worker.cluster_route().ScriptCallError(run.ctx->client, cmd, run.views, db_of, run.ctx->now_ms, &run.slot,
                                                 cross_slot_ok);
 }
