@@ -1143,6 +1143,71 @@ class TestThreePrimaries:
         move(b, a)
         assert int(myself_line(a)[6]) > epoch
 
+    def test_reshard_under_a_writer_loses_nothing(self, trio):
+        # redis-cli moves 300 slots (MIGRATE ... KEYS with SETSLOT
+        # IMPORTING / MIGRATING / NODE) while a RedisCluster client writes:
+        # no error reaches the writer, every key written is read back after,
+        # and the check is clean.
+        a, b, c = trio
+        rc_ = RedisCluster(host="127.0.0.1", port=a.port)
+        for i in range(3000):
+            rc_.set("r:%d" % i, i)
+        stop, errors, written = [], [], {}
+
+        def writer():
+            w = RedisCluster(host="127.0.0.1", port=b.port)
+            i = 0
+            while not stop:
+                try:
+                    w.set("w:%d" % i, i)
+                    written["w:%d" % i] = i
+                except Exception as e:  # noqa: BLE001
+                    errors.append(repr(e))
+                i += 1
+            w.close()
+        t = __import__("threading").Thread(target=writer)
+        t.start()
+        try:
+            code, out = redis_cli("--cluster", "reshard", a.addr, "--cluster-from", a.myid(), "--cluster-to",
+                                  b.myid(), "--cluster-slots", 300, "--cluster-yes", timeout=120)
+        finally:
+            stop.append(1)
+            t.join(30)
+        assert code == 0, out[-2000:]
+        assert not errors, errors[:3]
+        assert len(written) > 50
+        check = RedisCluster(host="127.0.0.1", port=c.port)
+        assert [i for i in range(3000) if check.get("r:%d" % i) != str(i).encode()] == []
+        assert [k for k, v in written.items() if check.get(k) != str(v).encode()] == []
+        converged(trio)
+        code, out = cluster_check(a)
+        assert code == 0 and "[WARNING]" not in out and "[OK] All 16384 slots covered." in out, out
+        # Back, so that the class's other tests see the first layout.
+        code, out = redis_cli("--cluster", "reshard", a.addr, "--cluster-from", b.myid(), "--cluster-to",
+                              a.myid(), "--cluster-slots", 300, "--cluster-yes", timeout=120)
+        assert code == 0, out[-2000:]
+        for k in list(written)[:200] + ["r:%d" % i for i in range(0, 3000, 15)]:
+            check.delete(k)
+        converged(trio)
+
+    def test_publish_reaches_every_node(self, trio):
+        # PUBLISH on one node: every node's subscribers hear it (over the
+        # bus); the reply counts this node's own.
+        subs = []
+        for n in trio:
+            p = n.client().pubsub()
+            p.subscribe("news")
+            assert p.get_message(timeout=2)["type"] == "subscribe"
+            subs.append(p)
+        try:
+            assert trio[0]("PUBLISH", "news", "hello") == 1
+            for p in subs:
+                m = p.get_message(timeout=3)
+                assert m is not None and (m["channel"], m["data"]) == (b"news", b"hello"), m
+        finally:
+            for p in subs:
+                p.close()
+
     def test_failed_primary_detected_then_rejoins_from_nodes_conf(self, trio):
         # Last in its class. A primary killed: the other two flag it
         # PFAIL, agree on FAIL, and the cluster is down (its slots have no
@@ -1481,3 +1546,100 @@ def test_cluster_port(tmp_path):
         assert wait_for(lambda: myself_line(a)[1] == "%s@%d" % (a.addr, bus), 5), myself_line(a)
     finally:
         stop_nodes(nodes)
+
+
+# ---------------------------------------------------------------- MIGRATE
+
+def test_migrate_replies_match_redis(pair):
+    # MIGRATE's own checks and answers, from a node under test and from
+    # redis-server, to the same target (a redis-server serving every slot).
+    node, ref = pair
+    target = start_nodes(os.path.join(node.dir, "target"), ["redis"])[0]
+    try:
+        for n in (node, ref, target):
+            assert n("CLUSTER", "ADDSLOTSRANGE", 0, NUM_SLOTS - 1) == b"OK"
+        wait_state([node, ref, target])
+        closed = port_pair()
+        busy = ("SET", "{m}a", "there")
+        cases = [
+            (("MIGRATE", "127.0.0.1", target.port, "{m}none", 0, 1000), None),                  # NOKEY
+            (("MIGRATE", "127.0.0.1", target.port, "{m}a", 0, 1000, "KEYS", "{m}b"), None),     # key not ""
+            (("MIGRATE", "127.0.0.1", target.port, "", 0, 1000, "AUTH"), None),                 # syntax
+            (("MIGRATE", "127.0.0.1", target.port, "", 0, 1000, "BOGUS"), None),
+            (("MIGRATE", "127.0.0.1", target.port, "", "x", 1000, "KEYS", "{m}a"), None),       # not numbers
+            (("MIGRATE", "127.0.0.1", target.port, "", 0, "x", "KEYS", "{m}a"), None),
+            (("MIGRATE", "127.0.0.1", closed, "{m}a", 0, 200), None),                          # nobody there
+            (("MIGRATE", "127.0.0.1", target.port, "", 0, 1000, "COPY", "KEYS", "{m}a", "{m}b"), None),
+            (("MIGRATE", "127.0.0.1", target.port, "", 0, 1000, "KEYS", "{m}a", "{m}b"), busy),  # BUSYKEY
+            (("MIGRATE", "127.0.0.1", target.port, "", 0, 1000, "REPLACE", "KEYS", "{m}a", "{m}b"), busy),
+        ]
+        for cmd, prepare in cases:
+            replies, after = [], []
+            for n in (node, ref):
+                target("FLUSHALL")
+                if prepare:
+                    target(*prepare)
+                n("DEL", "{m}a", "{m}b")
+                n("SET", "{m}a", "1")
+                n("SET", "{m}b", "2")
+                replies.append(n.raw(*cmd))
+                after.append((n("EXISTS", "{m}a", "{m}b"), target("MGET", "{m}a", "{m}b")))
+            assert replies[0] == replies[1], (cmd, replies)
+            assert after[0] == after[1], (cmd, after)
+        # The last, REPLACE: both keys moved over the one there.
+        assert after[0] == (0, [b"1", b"2"])
+    finally:
+        target.stop()
+
+
+# ---------------------------------------------------------------- failover
+
+@pytest.fixture
+def six_for_failover(tmp_path):
+    nodes = start_nodes(tmp_path, [TEST_SERVER] * 6)
+    try:
+        create_cluster(nodes, replicas=1)
+        wait_replicas_linked(nodes)
+        yield nodes
+    finally:
+        stop_nodes(nodes)
+
+
+def test_failover_of_a_killed_primary_and_a_manual_one(six_for_failover):
+    # kill -9 of a primary: its replica is elected within the node timeout
+    # and the election's delay, the cluster is ok again, and every key
+    # written before is read back. Then CLUSTER FAILOVER on another
+    # replica: it and its primary swap roles with nothing lost.
+    nodes = six_for_failover
+    rc_ = RedisCluster(host="127.0.0.1", port=nodes[0].port)
+    for i in range(2000):
+        rc_.set("f:%d" % i, i)
+    rc_.close()
+    rep = roles(nodes)
+    replica, primary = next(iter(rep.items()))
+    # The replica has the primary's whole stream before the kill.
+    assert wait_for(lambda: replica.client().info("replication").get("slave_repl_offset") ==
+                    primary.client().info("replication")["master_repl_offset"], 10)
+    t0 = time.monotonic()
+    primary.crash()
+    assert wait_for(lambda: "myself,master" in myself_line(replica)[2], 6 * NODE_TIMEOUT / 1000), \
+        nodes_lines(replica)
+    took = time.monotonic() - t0
+    alive = [n for n in nodes if n is not primary]
+    wait_state(alive, timeout=10)
+    assert took < 6 * NODE_TIMEOUT / 1000
+    check = RedisCluster(host="127.0.0.1", port=replica.port)
+    assert [i for i in range(2000) if check.get("f:%d" % i) != str(i).encode()] == []
+    check.close()
+    # A manual failover on another replica.
+    other, its_primary = [(r, p) for r, p in rep.items() if r is not replica][0]
+    assert other("CLUSTER", "FAILOVER") == b"OK"
+    assert wait_for(lambda: "myself,master" in myself_line(other)[2] and
+                    myself_line(its_primary)[2] == "myself,slave" and
+                    myself_line(its_primary)[3] == other.myid(), 10), (nodes_lines(other), nodes_lines(its_primary))
+    wait_state(alive, timeout=10)
+    with pytest.raises(redis.ResponseError, match=r"^You should send CLUSTER FAILOVER to a replica$"):
+        other("CLUSTER", "FAILOVER")
+    check = RedisCluster(host="127.0.0.1", port=other.port)
+    assert [i for i in range(2000) if check.get("f:%d" % i) != str(i).encode()] == []
+    check.close()

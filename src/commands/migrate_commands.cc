@@ -95,12 +95,9 @@ CachedSocket* Connect(const std::string& host, std::string_view port, int64_t ti
   const int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   bool ok = fd >= 0 && (::connect(fd, res->ai_addr, res->ai_addrlen) == 0 || errno == EINPROGRESS);
   freeaddrinfo(res);
-  if (ok) {
-    ok = WaitFor(fd, POLLOUT, MonotonicMs() + timeout_ms);
-    int err = 0;
-    socklen_t len = sizeof(err);
-    if (ok && (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0)) ok = false;
-  }
+  // (Connected, or failed: as Redis's, a refused connection shows as the
+  // first write failing.)
+  if (ok) ok = WaitFor(fd, POLLOUT, MonotonicMs() + timeout_ms);
   if (!ok) {
     if (fd >= 0) close(fd);
     return nullptr;
@@ -244,7 +241,8 @@ void MigrateCommand(CommandContext& ctx) {
         AppendCommand(&out, {restore, m.key, ttls.back(), m.payload});
     }
     std::string in, line, target_error;
-    bool socket_error = !WriteAll(s->fd, out, timeout);
+    const bool write_error = !WriteAll(s->fd, out, timeout);
+    bool socket_error = write_error;
     if (!socket_error && !password.empty()) {
       if (!ReadLine(s->fd, &in, &line, timeout))
         socket_error = true;
@@ -259,17 +257,21 @@ void MigrateCommand(CommandContext& ctx) {
       else if (target_error.empty())
         s->last_db = static_cast<int>(db);
     }
+    // (A refused AUTH or SELECT makes every key's answer an error; else
+    // each key the target took goes here, whatever came of the others, as
+    // Redis's.)
+    const bool refused_first = !target_error.empty();
     std::vector<std::string_view> deleted = {"DEL"};
     for (size_t i = 0; i < keys.size() && !socket_error; i++) {
       if (!ReadLine(s->fd, &in, &line, timeout)) {
         socket_error = true;
         break;
       }
-      if (!line.empty() && line[0] == '-') {
+      if (refused_first || (!line.empty() && line[0] == '-')) {
         if (target_error.empty()) target_error = line.substr(1);
         continue;
       }
-      if (!copy && target_error.empty()) {
+      if (!copy) {
         // The target has it: it goes here.
         const std::string_view k = keys[i].key;
         if (ctx.DbOf(k).Erase(k)) {
@@ -289,7 +291,8 @@ void MigrateCommand(CommandContext& ctx) {
       // Once more on a fresh connection (a cached one may have gone), unless
       // some keys already went.
       if (attempt == 0 && deleted.size() == 1) continue;
-      return ctx.reply.Error("IOERR error or timeout reading to target instance");
+      return ctx.reply.Error(std::string("IOERR error or timeout ") + (write_error ? "writing" : "reading") +
+                             " to target instance");
     }
     if (!target_error.empty()) {
       CloseCached(name);
