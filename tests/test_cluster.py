@@ -1135,9 +1135,16 @@ class TestThreePrimaries:
             rc_, out = cluster_check(c)
             assert rc_ == 0 and "[WARNING]" not in out and "[OK] All 16384 slots covered." in out, out
         # (The importer takes a new config epoch, the highest, so that its
-        # claim wins.)
+        # claim wins.) A client blocked on a key of the slot gets -MOVED
+        # once the slot is gone, as Redis redirects blocked clients.
         epoch = int(cluster_info(b)["cluster_current_epoch"])
+        blocked = Conn(a)
+        blocked.send(encode("BLPOP", key, 0))
+        assert wait_for(lambda: a.client().info("clients")["blocked_clients"] == 1, 5)
         move(a, b)
+        blocked.sock.settimeout(5)
+        assert blocked.read_reply() == b"-MOVED %d %s\r\n" % (slot, b.addr.encode())
+        blocked.close()
         assert int(myself_line(b)[6]) > epoch
         epoch = int(cluster_info(a)["cluster_current_epoch"])
         move(b, a)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "server/cluster_route.h"
 #include "server/server.h"
 #include "server/worker.h"
 #include "server/worker_internal.h"
@@ -256,6 +257,26 @@ void BlockingWaits::ExpireBlocked() {
     ReplyWriter(&c.blocked->reply, c.resp, &worker_).NullArray();
     FinishBlocked(c);
   }
+}
+
+void BlockingWaits::RedirectBlocked(ClusterRoute& route) {
+  const uint64_t version = server_.cluster()->routes_version();
+  if (version == routes_seen_ || blocked_clients_ == 0) return;
+  routes_seen_ = version;
+  const int64_t now = UnixTimeMs();
+  std::vector<Client*> redirected;
+  for (const auto& [id, client] : worker_.clients()) {
+    Client& c = *client;
+    if (c.closed || c.blocked == nullptr || c.blocked->spec == nullptr) continue;
+    const std::vector<std::string_view> args = c.blocked->Args();
+    std::string error;
+    // (A slot of ours being migrated: still ours, it waits on.)
+    if (route.Check(c, *c.blocked->spec, args, nullptr, now, &error) != ClusterRoute::Verdict::kRefuse) continue;
+    if (!CancelBlocked(c.blocked)) continue;  // served meanwhile
+    ReplyWriter(&c.blocked->reply, c.resp, &worker_).Error(error);
+    redirected.push_back(&c);
+  }
+  for (Client* c : redirected) FinishBlocked(*c);
 }
 
 void BlockingWaits::RerunBlocked(Client& c, std::shared_ptr<BlockedClient> w) {

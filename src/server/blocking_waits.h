@@ -43,6 +43,7 @@
 
 namespace peregrine {
 
+class ClusterRoute;
 class Server;
 class Shard;
 class Worker;
@@ -99,6 +100,11 @@ class BlockingWaits {
   int WaitMsToNextDeadline(int64_t now_ms) const {
     return static_cast<int>(std::clamp<int64_t>(next_deadline_ms() - now_ms, 0, 1000));
   }
+  // Cluster mode (the worker's cron): once the slot table changed, a client
+  // blocked on keys this node no longer serves gets the redirection (-MOVED,
+  // -CLUSTERDOWN) instead of waiting on, as Redis's
+  // clusterRedirectBlockedClientIfNeeded.
+  void RedirectBlocked(ClusterRoute& route);
   // A woken client whose command needs shards the waker did not hold: runs
   // it again here.
   void RerunBlocked(Client& c, std::shared_ptr<BlockedClient> w);
@@ -135,6 +141,7 @@ class BlockingWaits {
   bool serving_ = false;               // a blocked client's command runs again (it may not block)
   std::vector<size_t> key_positions_;  // scratch (Block)
   Client serve_proxy_;                 // stands for a blocked client served here
+  uint64_t routes_seen_ = 0;           // the slot table RedirectBlocked last looked at
 };
 
 }  // namespace peregrine

@@ -594,6 +594,8 @@ void Worker::Cron() {
     }
   }
   ActiveExpireSlice();
+  if (cluster_.enabled()) [[unlikely]]
+    waits_.RedirectBlocked(cluster_);
   // Keys the cron expired or evicted are logged as DEL: written now.
   if (!shard_.aof().empty() && !router_.lent()) [[unlikely]] {
     aof_log_.NoteUnflushed();
