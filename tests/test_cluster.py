@@ -642,6 +642,16 @@ class TestOneNode:
             assert n("INFO", "keyspace").startswith(b"# Keyspace\r\ndb0:keys=3,")
             assert n("FLUSHALL") == b"OK"
 
+    def test_standalone_replication_commands_refused(self, served):
+        # A cluster node follows its primary by CLUSTER REPLICATE and fails
+        # over by CLUSTER FAILOVER; a script flagged no-cluster does not run.
+        same(served, "REPLICAOF", "127.0.0.1", 1, expect="ERR REPLICAOF not allowed in cluster mode.")
+        same(served, "SLAVEOF", "NO", "ONE", expect="ERR REPLICAOF not allowed in cluster mode.")
+        same(served, "FAILOVER",
+             expect="ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.")
+        same(served, "EVAL", "#!lua flags=no-cluster\nreturn 1", 0,
+             expect="ERR Can not run script on cluster, 'no-cluster' flag is set.")
+
     def test_crossslot(self, served):
         for n in served:
             assert n("FLUSHALL") == b"OK"

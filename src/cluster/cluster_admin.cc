@@ -178,6 +178,7 @@ std::string ClusterBus::Reset(bool hard, bool has_keys) {
     myself_->flags &= static_cast<uint16_t>(~kNodeSlave);
     myself_->flags |= kNodeMaster;
   }
+  ResetManualFailover();
   std::fill(migrating_to_.begin(), migrating_to_.end(), nullptr);
   std::fill(importing_from_.begin(), importing_from_.end(), nullptr);
   for (int j = 0; j < static_cast<int>(kNumSlots); j++) DelSlot(j);
@@ -191,6 +192,7 @@ std::string ClusterBus::Reset(bool hard, bool has_keys) {
     myself_->config_epoch = 0;
     LOG_WARNING("configEpoch set to 0 via CLUSTER RESET HARD");
     RenameNode(myself_, RandomName());
+    myself_->shard_id = RandomName();
     LOG_NOTICE("Node hard reset, now I'm %.40s", myself_->name.c_str());
   }
   SaveNow(true);

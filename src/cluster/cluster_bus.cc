@@ -344,7 +344,10 @@ size_t ClusterBus::FeedInboundForTest(std::string_view bytes) {
 
 void ClusterBus::ReadLink(Link* link) {
   char buf[kReadChunk];
-  for (;;) {
+  // At most this much per event (the loop comes back for the rest), and
+  // whole messages acted on as they come, so that a peer that keeps the
+  // socket full grows nothing but its one message in the making.
+  for (size_t budget = 64 * kReadChunk; budget > 0 && !link->freed; budget -= kReadChunk) {
     const ssize_t n = read(link->fd, buf, sizeof(buf));
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
       LOG_DEBUG("I/O error reading from node link: %s", n == 0 ? "connection closed" : strerror(errno));
@@ -356,9 +359,9 @@ void ClusterBus::ReadLink(Link* link) {
       break;
     }
     link->in.append(buf, static_cast<size_t>(n));
+    ParseMessages(link);
     if (static_cast<size_t>(n) < sizeof(buf)) break;
   }
-  ParseMessages(link);
 }
 
 size_t ClusterBus::ParseMessages(Link* link) {
@@ -456,6 +459,10 @@ void ClusterBus::Broadcast(const BusMessage& m) {
 
 void ClusterBus::BeforeSleep() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (todo_manual_failover_) {
+    todo_manual_failover_ = false;
+    HandleManualFailover();
+  }
   if (todo_update_state_) {
     todo_update_state_ = false;
     UpdateState();

@@ -39,6 +39,8 @@ bool ValidNodeName(std::string_view name);
 // A hostname or human nodename CLUSTER NODES and nodes.conf can hold:
 // [A-Za-z0-9._-] only.
 bool PlainName(std::string_view name);
+// An IPv4 or IPv6 address.
+bool ValidIp(const std::string& ip);
 
 class ClusterBus final : public ClusterService {
  public:
@@ -260,7 +262,7 @@ class ClusterBus final : public ClusterService {
   uint64_t stats_sent_[kMsgTypeCount] = {}, stats_received_[kMsgTypeCount] = {};
   uint64_t stats_links_buffer_limit_exceeded_ = 0;
   int64_t stats_pfail_nodes_ = 0;
-  bool todo_save_ = false, todo_fsync_ = false, todo_update_state_ = false;
+  bool todo_save_ = false, todo_fsync_ = false, todo_update_state_ = false, todo_manual_failover_ = false;
   std::shared_ptr<const SlotRoutes> routes_;
   std::mt19937_64 rng_{std::random_device{}()};
   uint64_t cron_iteration_ = 0;

@@ -85,6 +85,14 @@ bool ClusterBus::Load(std::string* err) {
   myself_->human_nodename = settings_.announce_human_nodename;
   if (!settings_.announce_ip.empty()) myself_->ip = settings_.announce_ip;
   if (save && !SaveConfigFile(true, err)) return false;
+  // A replica (as nodes.conf says) follows its primary again once the
+  // server runs (worker 0's cron).
+  if (myself_->is_replica() && myself_->primary != nullptr && !myself_->primary->ip.empty()) {
+    server_tasks_.follow = true;
+    server_tasks_.follow_host = myself_->primary->ip;
+    server_tasks_.follow_port = myself_->primary->port;
+    server_tasks_pending_.store(true, std::memory_order_release);
+  }
   PublishRoutes();
   return true;
 }

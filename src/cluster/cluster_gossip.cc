@@ -2,6 +2,8 @@
 // and its helpers), and the messages this node sends (cluster_bus.h). The
 // rules are Redis 7.2's, so that Peregrine and Redis nodes agree in a mixed
 // cluster; the code is this project's.
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -11,6 +13,12 @@
 #include "server/log.h"
 
 namespace peregrine::cluster {
+
+bool ValidIp(const std::string& ip) {
+  in6_addr a6;
+  in_addr a4;
+  return inet_pton(AF_INET, ip.c_str(), &a4) == 1 || inet_pton(AF_INET6, ip.c_str(), &a6) == 1;
+}
 
 bool PlainName(std::string_view name) {
   for (unsigned char c : name)
@@ -130,6 +138,9 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
   const int64_t now = UnixTimeMs();
   const uint16_t type = static_cast<uint16_t>(m.type);
   if (type < kMsgTypeCount) stats_received_[type]++;
+  // An address that is not one (it would reach -MOVED replies and
+  // nodes.conf) is none: the link's is used.
+  if (!m.myip.empty() && !ValidIp(m.myip)) m.myip.clear();
   Node* sender = (link->node != nullptr && !link->node->in_handshake()) ? link->node : Lookup(m.sender);
   // A handshake node's random name was never told to anyone.
   if (sender != nullptr && sender->in_handshake() && link->inbound) sender = nullptr;
@@ -158,7 +169,7 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
       mf_primary_offset_ = static_cast<int64_t>(sender->repl_offset);
       LOG_NOTICE("Received replication offset for paused master manual failover: %lld",
                  static_cast<long long>(mf_primary_offset_));
-      HandleManualFailover();
+      todo_manual_failover_ = true;  // (after this event: it may free this link)
     }
   }
   const bool ping_family = m.type == MsgType::kPing || m.type == MsgType::kPong || m.type == MsgType::kMeet;
@@ -227,7 +238,8 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
 
 void ClusterBus::ProcessPingFamily(Link* link, BusMessage& m, Node* sender) {
   const int64_t now = UnixTimeMs();
-  if (!link->inbound) {
+  if (link->freed) return;
+  if (!link->inbound && link->node != nullptr) {
     Node* n = link->node;
     if (n->in_handshake()) {
       if (sender != nullptr) {
@@ -288,21 +300,22 @@ void ClusterBus::ProcessPingFamily(Link* link, BusMessage& m, Node* sender) {
   } else {
     Node* primary = Lookup(m.slaveof);
     if (primary == sender) return;  // (no node replicates itself)
-    if (sender->is_primary()) {
+    // A stale claim (an older epoch than we know it by) changes nothing of
+    // its role: a replica never keeps slots.
+    const bool stale = sender->is_primary() && primary != nullptr && primary->shard_id == sender->shard_id &&
+                       sender->config_epoch > m.config_epoch;
+    if (stale) {
+      LOG_NOTICE("Ignore stale message from %.40s in shard %.40s", sender->name.c_str(), sender->shard_id.c_str());
+    } else if (sender->is_primary()) {
       if (primary != nullptr && primary->shard_id == sender->shard_id) {
         // A failover in its shard: its slots go to its new primary.
-        if (sender->config_epoch > m.config_epoch) {
-          LOG_NOTICE("Ignore stale message from %.40s in shard %.40s", sender->name.c_str(), sender->shard_id.c_str());
-          return;  // (its role with it: a replica never keeps slots)
-        } else {
-          for (int j = 0; j < static_cast<int>(kNumSlots); j++)
-            if (slots_[static_cast<size_t>(j)] == sender) {
-              DelSlot(j);
-              AddSlot(primary, j);
-            }
-          SetNodeAsPrimary(primary);
-          primary->config_epoch = m.config_epoch;
-        }
+        for (int j = 0; j < static_cast<int>(kNumSlots); j++)
+          if (slots_[static_cast<size_t>(j)] == sender) {
+            DelSlot(j);
+            AddSlot(primary, j);
+          }
+        SetNodeAsPrimary(primary);
+        primary->config_epoch = m.config_epoch;
       } else {
         const int lost = DelNodeSlots(sender);
         LOG_NOTICE("Node %.40s is no longer master of shard %.40s; removed all %d slot(s) it used to own",
@@ -313,7 +326,7 @@ void ClusterBus::ProcessPingFamily(Link* link, BusMessage& m, Node* sender) {
       NeedSave();
       todo_update_state_ = true;
     }
-    if (primary != nullptr && sender->primary != primary) {
+    if (!stale && primary != nullptr && sender->primary != primary) {
       if (sender->primary != nullptr) RemoveReplica(sender->primary, sender);
       AddReplica(primary, sender);
       sender->primary = primary;
@@ -356,6 +369,7 @@ void ClusterBus::ProcessGossip(BusMessage& m, Link* link, Node* sender) {
     return;
   }
   for (const Gossip& g : m.gossip) {
+    if (!g.ip.empty() && !ValidIp(g.ip)) continue;  // (see ProcessMessage)
     Node* n = Lookup(g.name);
     if (n != nullptr && n != myself_) {
       if (sender != nullptr && sender->is_primary()) {
@@ -415,7 +429,7 @@ void ClusterBus::ProcessExtensions(BusMessage& m, Node* sender) {
     if (n == nullptr || n == myself_ || n == sender || (myself_->is_replica() && myself_->primary == n)) continue;
     LOG_NOTICE("Forgetting node %.40s for %llu s, as %.40s asks", f.name.c_str(),
                static_cast<unsigned long long>(f.ttl_s), sender->name.c_str());
-    blacklist_[f.name] = UnixTimeMs() + static_cast<int64_t>(f.ttl_s) * 1000;
+    blacklist_[f.name] = UnixTimeMs() + static_cast<int64_t>(std::min<uint64_t>(f.ttl_s, 3600)) * 1000;
     DelNode(n);
     NeedSave();
   }
@@ -465,6 +479,7 @@ void ClusterBus::SetMyPrimary(Node* n, bool tell_server) {
   AddReplica(n, myself_);
   ResetManualFailover();
   if (tell_server) {
+    server_tasks_.become_primary = false;  // (the last role wins)
     server_tasks_.follow = true;
     server_tasks_.follow_host = n->ip;
     server_tasks_.follow_port = n->port;

@@ -14,7 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <map>
 #include <string>
@@ -59,7 +61,7 @@ bool WaitFor(int fd, short events, int64_t deadline_ms) {
     const int64_t left = deadline_ms - MonotonicMs();
     if (left <= 0) return false;
     pollfd p{fd, events, 0};
-    const int n = poll(&p, 1, static_cast<int>(left));
+    const int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, INT_MAX)));
     if (n > 0) return true;
     if (n < 0 && errno != EINTR) return false;
   }
@@ -133,8 +135,10 @@ bool WriteAll(int fd, std::string_view data, int64_t timeout_ms) {
 }
 
 // Reads one reply line ("+OK", "-ERR ...") within timeout_ms; false on a
-// socket error or timeout.
-bool ReadLine(int fd, std::string* buffered, std::string* line, int64_t timeout_ms) {
+// socket error, a timeout (*timed_out) or a line past 1 KB (Redis reads
+// its replies into 1 KB).
+bool ReadLine(int fd, std::string* buffered, std::string* line, int64_t timeout_ms, bool* timed_out) {
+  const int64_t deadline = MonotonicMs() + timeout_ms;
   for (;;) {
     const size_t nl = buffered->find("\r\n");
     if (nl != std::string::npos) {
@@ -142,7 +146,7 @@ bool ReadLine(int fd, std::string* buffered, std::string* line, int64_t timeout_
       buffered->erase(0, nl + 2);
       return true;
     }
-    if (buffered->size() > (1u << 20)) return false;
+    if (buffered->size() > 1024) return false;
     char buf[4096];
     const ssize_t n = read(fd, buf, sizeof(buf));
     if (n > 0) {
@@ -150,7 +154,10 @@ bool ReadLine(int fd, std::string* buffered, std::string* line, int64_t timeout_
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN && WaitFor(fd, POLLIN, MonotonicMs() + timeout_ms)) continue;
+    if (n < 0 && errno == EAGAIN) {
+      if (WaitFor(fd, POLLIN, deadline)) continue;
+      *timed_out = true;
+    }
     return false;
   }
 }
@@ -242,15 +249,16 @@ void MigrateCommand(CommandContext& ctx) {
     }
     std::string in, line, target_error;
     const bool write_error = !WriteAll(s->fd, out, timeout);
-    bool socket_error = write_error;
+    bool socket_error = write_error, timed_out = false;
+    size_t replies = 0;
     if (!socket_error && !password.empty()) {
-      if (!ReadLine(s->fd, &in, &line, timeout))
+      if (!ReadLine(s->fd, &in, &line, timeout, &timed_out))
         socket_error = true;
       else if (!line.empty() && line[0] == '-')
         target_error = line.substr(1);
     }
     if (!socket_error && select) {
-      if (!ReadLine(s->fd, &in, &line, timeout))
+      if (!ReadLine(s->fd, &in, &line, timeout, &timed_out))
         socket_error = true;
       else if (!line.empty() && line[0] == '-')
         target_error = line.substr(1);
@@ -263,10 +271,11 @@ void MigrateCommand(CommandContext& ctx) {
     const bool refused_first = !target_error.empty();
     std::vector<std::string_view> deleted = {"DEL"};
     for (size_t i = 0; i < keys.size() && !socket_error; i++) {
-      if (!ReadLine(s->fd, &in, &line, timeout)) {
+      if (!ReadLine(s->fd, &in, &line, timeout, &timed_out)) {
         socket_error = true;
         break;
       }
+      replies++;
       if (refused_first || (!line.empty() && line[0] == '-')) {
         if (target_error.empty()) target_error = line.substr(1);
         continue;
@@ -288,9 +297,10 @@ void MigrateCommand(CommandContext& ctx) {
     }
     if (socket_error) {
       CloseCached(name);
-      // Once more on a fresh connection (a cached one may have gone), unless
-      // some keys already went.
-      if (attempt == 0 && deleted.size() == 1) continue;
+      // Once more on a fresh connection (a cached one may have gone), as
+      // Redis: only if no key's answer came and it was not a timeout (a
+      // slow RESTORE sent again would find its key there).
+      if (attempt == 0 && replies == 0 && !timed_out) continue;
       return ctx.reply.Error(std::string("IOERR error or timeout ") + (write_error ? "writing" : "reading") +
                              " to target instance");
     }

@@ -235,6 +235,8 @@ void SyncCommand(CommandContext& ctx) {
 void ReplicaofCommand(CommandContext& ctx) {
   ServerState& server = ctx.server;
   const int64_t now_ms = UnixTimeMs();
+  // (A cluster node follows its primary by CLUSTER REPLICATE.)
+  if (server.cluster() != nullptr) return ctx.reply.Error("ERR REPLICAOF not allowed in cluster mode.");
   if (server.failing_over()) {
     ctx.reply.Error("ERR REPLICAOF not allowed while failing over.");
     return;
@@ -318,6 +320,9 @@ void WaitaofCommand(CommandContext& ctx) {
 // held), as Redis 7.2's failoverCommand (failover.cc does the rest).
 void FailoverCommand(CommandContext& ctx) {
   ServerState& server = ctx.server;
+  if (server.cluster() != nullptr) {
+    return ctx.reply.Error("ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.");
+  }
   if (ctx.args.size() == 2 && EqualsIgnoreCase(ctx.args[1], "abort")) {
     if (!server.AbortFailover("Failover manually aborted")) {
       ctx.reply.Error("ERR No failover in progress.");

@@ -55,6 +55,11 @@ class ClientPause {
     active_.store(any, std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_relaxed);
   }
+  // Whether pause `p` is on (its end not passed yet counted as on).
+  bool PausedFor(Purpose p) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return entries_[p].actions != kNone;
+  }
   // Moves at every change (a worker holding clients looks at them again).
   uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
 

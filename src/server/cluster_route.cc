@@ -27,6 +27,7 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
                                           std::span<const std::string_view> args, const DbOf& db_of, int64_t now_ms,
                                           std::string* error) {
   const SlotRoutes& r = routes();
+  last_slot_ = -1;
   bool any_key = false, multiple_keys = false, migrating = false, importing = false, writes = false;
   uint32_t slot = 0;
   std::string_view first_key;
@@ -94,6 +95,7 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
   } else if (!tally(spec, args)) {
     return verdict;
   }
+  last_slot_ = any_key ? static_cast<int>(slot) : -1;
   if (!any_key) return Verdict::kServe;
   if (!r.ok) {
     const Config::ClusterSettings& cs = server_.config().cluster;

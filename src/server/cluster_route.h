@@ -44,6 +44,8 @@ class ClusterRoute {
 
   // Whether Check has anything to look at: a command with keys, or EXEC.
   static bool Checked(const CommandSpec& spec);
+  // The slot of the keys the last Check saw (-1: none).
+  int last_slot() const { return last_slot_; }
 
   // A script's redis.call() (Redis's scriptVerifyClusterState): "" if it
   // may run, else the error the call fails with. `caller` is the EVAL's
@@ -60,6 +62,7 @@ class ClusterRoute {
   std::shared_ptr<const SlotRoutes> routes_;
   uint64_t version_ = ~uint64_t{0};
   std::vector<size_t> positions_;  // scratch
+  int last_slot_ = -1;
 };
 
 }  // namespace peregrine

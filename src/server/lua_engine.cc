@@ -262,6 +262,10 @@ void LuaEngine::RunScript(CommandContext& ctx, Vm& vm, const ScriptInfo& script,
   const bool compat = script.flags & kScriptEvalCompat;
   const bool oom = ctx.server.config().maxmemory > 0 && worker_->OverMaxmemory(ctx.shard);
   if (!compat) {
+    if ((script.flags & kScriptNoCluster) && ctx.server.cluster() != nullptr) {
+      ctx.reply.Error("ERR Can not run script on cluster, 'no-cluster' flag is set.");
+      return;
+    }
     if (!(script.flags & kScriptNoWrites) && read_only) {
       ctx.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
       return;

@@ -146,7 +146,10 @@ void Server::ReplicationCron(int64_t now_ms) {
   replication_->RefreshGood(now_ms, static_cast<int>(config_.min_replicas_max_lag));
   // The stream's keep-alive: a PING every repl-ping-replica-period, which
   // counts in the offset as any command.
-  if (now_ms - last_repl_ping_ms_ >= int64_t{config_.repl_ping_replica_period} * 1000) {
+  // (Not while writers pause for a failover: the replica waits for the
+  // offset the pause stopped at, as Redis's.)
+  if (now_ms - last_repl_ping_ms_ >= int64_t{config_.repl_ping_replica_period} * 1000 &&
+      !(client_pause_.active() && client_pause_.PausedFor(ClientPause::kForFailover))) {
     last_repl_ping_ms_ = now_ms;
     // (A replica's replicas get its primary's PINGs.)
     if (!replication_->relaying() && !replication_->Replicas().empty()) replication_->FeedCommand({"PING"});

@@ -481,6 +481,16 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   // Set before the checks: Redis's CLIENT LIST names a command refused for
   // its arity, in a subscribed context or over maxmemory too.
   c.last_cmd = cmd;
+  // ASKING holds for the next command (a transaction's, until its EXEC),
+  // refused or run, scripts' calls included: cleared once it is over.
+  struct AskingEnd {
+    Client& c;
+    const CommandSpec* cmd;
+    bool in_exec;
+    ~AskingEnd() {
+      if (c.asking && !in_exec && c.multi == nullptr && cmd->name != "asking") c.asking = false;
+    }
+  } asking_end{c, cmd, in_exec_};
   const int argc = static_cast<int>(args.size());
   // A refusal inside MULTI also dooms the transaction (Redis's
   // flagTransaction); a refused EXEC ends it (execCommandAbort).
@@ -510,8 +520,9 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     if (!error.empty()) return reject(error);
   }
   // Redis Cluster's redirections (cluster_route.h); a refused EXEC
-  // discards its transaction and answers the redirection itself.
-  if (cluster_.enabled() && !c.obeyed && ClusterRoute::Checked(*cmd)) [[unlikely]] {
+  // discards its transaction and answers the redirection itself. (Not for
+  // the commands EXEC runs: EXEC was checked with its whole queue.)
+  if (cluster_.enabled() && !c.obeyed && !in_exec_ && ClusterRoute::Checked(*cmd)) [[unlikely]] {
     std::string error;
     auto db_of = [&](std::string_view key) -> Db* {
       const uint32_t s = static_cast<uint32_t>(server_.ShardIndexOf(key));
@@ -519,7 +530,20 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
         return &server_.shard(s).db(0);
       return nullptr;
     };
-    if (cluster_.Check(c, *cmd, args, db_of, loop_.MsAt(start), &error) == ClusterRoute::Verdict::kRefuse) {
+    auto verdict = cluster_.Check(c, *cmd, args, db_of, loop_.MsAt(start), &error);
+    // Dispatch sent it here on an older slot table, which has changed
+    // since: its keys may be another shard's, not held here. (A command
+    // being queued touches none.)
+    const bool queuing = c.multi != nullptr && !(cmd->flags & kCmdNotQueued);
+    const bool runs_nothing = (cmd->flags & kCmdExec) && (c.multi == nullptr || c.multi->aborted);
+    if (verdict != ClusterRoute::Verdict::kRefuse && !queuing && !runs_nothing && nworkers_ > 1 && !holding_ &&
+        server_.load_state() == 0 &&
+        cluster_.last_slot() >= 0 &&
+        static_cast<uint32_t>(static_cast<size_t>(cluster_.last_slot()) * nworkers_ / kNumSlots) != index_) {
+      error = "TRYAGAIN Multiple keys request during rehashing of slot";
+      verdict = ClusterRoute::Verdict::kRefuse;
+    }
+    if (verdict == ClusterRoute::Verdict::kRefuse) {
       if (!(cmd->flags & kCmdExec)) return reject(error);
       command_stats_[cmd->id].rejected_calls++;
       DiscardTransaction(c);
@@ -527,7 +551,6 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
       return start;
     }
   }
-  if (c.asking && (c.multi == nullptr || (cmd->flags & kCmdExec)) && cmd->name != "asking") c.asking = false;
   if (RefusedWhileSubscribed(c, *cmd)) {
     return reject("ERR Can't execute '" + cmd->fullname +
                   "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context");
