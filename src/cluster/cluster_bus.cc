@@ -157,7 +157,9 @@ void ClusterBus::Wake() {
 }
 
 std::shared_ptr<const SlotRoutes> ClusterBus::Routes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  // (Its own lock: a worker taking a new table never waits behind the
+  // bus's work, a nodes.conf fsync included.)
+  std::lock_guard<std::mutex> lock(routes_mu_);
   return routes_;
 }
 

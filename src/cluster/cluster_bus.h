@@ -263,7 +263,9 @@ class ClusterBus final : public ClusterService {
   uint64_t stats_links_buffer_limit_exceeded_ = 0;
   int64_t stats_pfail_nodes_ = 0;
   bool todo_save_ = false, todo_fsync_ = false, todo_update_state_ = false, todo_manual_failover_ = false;
+  // Written under mu_ and routes_mu_ (PublishRoutes), read under either.
   std::shared_ptr<const SlotRoutes> routes_;
+  mutable std::mutex routes_mu_;
   std::mt19937_64 rng_{std::random_device{}()};
   uint64_t cron_iteration_ = 0;
 

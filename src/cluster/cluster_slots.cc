@@ -223,7 +223,10 @@ void ClusterBus::PublishRoutes() {
   if (old.owner == r->owner && old.migrating_to == r->migrating_to && old.importing == r->importing &&
       old.endpoints == r->endpoints && old.ok == r->ok && old.my_primary == r->my_primary)
     return;
-  routes_ = std::move(r);
+  {
+    std::lock_guard<std::mutex> lock(routes_mu_);
+    routes_ = std::move(r);
+  }
   routes_version_.fetch_add(1, std::memory_order_acq_rel);
 }
 
