@@ -181,6 +181,10 @@ void ClusterBus::DoWork(ServerState& server) {
     size_t deleted = 0;
     for (size_t i = 0; i < server.num_shards(); i++) {
       Shard& shard = server.shard(i);
+      // (Counted per slot: a shard with no key in them is not scanned.)
+      bool any = !shard.db(0).counts_slots();
+      for (uint16_t s : t.empty_slots) any = any || shard.db(0).KeysInSlot(s) > 0;
+      if (!any) continue;
       std::vector<std::string> keys;
       shard.db(0).ForEach([&](const Db::Entry& e) {
         char scratch[CompactKey::kScratchSize];

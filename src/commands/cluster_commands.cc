@@ -57,17 +57,26 @@ Db& SlotDb(CommandContext& ctx, int slot) {
   return ctx.server.shard(static_cast<size_t>(slot) * shards / kNumSlots).db(0);
 }
 
-// The keys of `slot` (up to `max`; counted only if `out` is null).
+// The keys of `slot` (up to `max`; counted only if `out` is null), as
+// Redis's: expired keys not yet removed included. The shard counts its
+// keys per slot (Db::CountSlots, on in cluster mode): a count is O(1), and
+// a listing stops once it has them all.
 uint64_t KeysInSlot(CommandContext& ctx, int slot, uint64_t max, std::vector<std::string>* out) {
-  uint64_t n = 0;
-  SlotDb(ctx, slot).ForEach([&](const Db::Entry& e) {
-    if (n >= max || Db::IsExpired(e, ctx.now_ms)) return;
-    char scratch[CompactKey::kScratchSize];
-    const std::string_view k = e.key(scratch);
-    if (SlotOf(k) != slot) return;
-    n++;
-    if (out != nullptr) out->emplace_back(k);
-  });
+  Db& db = SlotDb(ctx, slot);
+  const uint64_t in_slot = db.KeysInSlot(static_cast<uint32_t>(slot));
+  if (out == nullptr || in_slot == 0) return std::min(in_slot, max);
+  const uint64_t want = std::min(in_slot, max);
+  uint64_t n = 0, cursor = 0;
+  do {
+    cursor = db.Scan(cursor, [&](const Db::Entry& e) {
+      if (n >= want) return;
+      char scratch[CompactKey::kScratchSize];
+      const std::string_view k = e.key(scratch);
+      if (SlotOf(k) != static_cast<uint32_t>(slot)) return;
+      n++;
+      out->emplace_back(k);
+    });
+  } while (cursor != 0 && n < want);
   return n;
 }
 

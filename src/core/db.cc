@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/db_internal.h"
+#include "core/slot.h"
 
 namespace peregrine {
 namespace {
@@ -78,12 +79,22 @@ void Db::InitEmpty() {
   dir_[0] = DirEntry::Of(NewSegment(0, 1));
   segments_ = 1;
   size_ = 0;
+  if (slot_counts_) std::fill_n(slot_counts_.get(), kNumSlots, 0u);
   expires_ = 0;
   expire_pos_ = sieve_pos_ = maintain_pos_ = sweep_pos_ = 0;
   expire_idx_ = sieve_group_ = 0;
   sieve_slot_ = 0;
   sweep_active_ = false;
   avg_ttl_ = 0;
+}
+
+void Db::CountSlots() {
+  if (slot_counts_ == nullptr) slot_counts_ = std::make_unique<uint32_t[]>(kNumSlots);
+  std::fill_n(slot_counts_.get(), kNumSlots, 0u);
+  ForEach([this](const Entry& e) {
+    char scratch[CompactKey::kScratchSize];
+    slot_counts_[SlotOf(e.key(scratch))]++;
+  });
 }
 
 void Db::Reserve(size_t keys) {
@@ -361,6 +372,8 @@ Db::Entry* Db::Insert(const CompactKey::Probe& p, Value value, int64_t expire_ms
   IndexInsert(s, p.hash, ref);
   s->live++;
   size_++;
+  if (slot_counts_) [[unlikely]]
+    slot_counts_[SlotOf(p.bytes)]++;
   if (e->value.is_hash() && e->value.hash().min_deadline() != 0) [[unlikely]]
     NoteHashDeadline(p.bytes, e->value.hash().min_deadline());
   if (e->value.is_zset()) [[unlikely]]
@@ -394,6 +407,10 @@ void Db::RemoveAt(const Slot& at) {
   for (uint32_t g = HomeGroup(e->key_.StoredHash(), s); g != at.group; g = g + 1 == s->ngroups ? 0 : g + 1)
     if (s->groups[g].overflow != 255) s->groups[g].overflow--;
   grp.ctrl[at.slot] = 0;
+  if (slot_counts_) [[unlikely]] {
+    char scratch[CompactKey::kScratchSize];
+    slot_counts_[SlotOf(e->key(scratch))]--;
+  }
   DestroyEntry(*e);
   if (ref & kRefTtl) {
     ArenaRelease(s->ttl, ref & kRefIndex);

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <span>
@@ -130,6 +131,12 @@ class Db : private DbLayout {
   }
 
   size_t size() const { return size_; }
+  // Redis Cluster: keys counted per hash slot from CountSlots() on (every
+  // insert and removal pays a CRC16 then), as Redis's COUNTKEYSINSLOT
+  // (expired keys not yet removed included); 0 when not counting.
+  void CountSlots();
+  uint32_t KeysInSlot(uint32_t slot) const { return slot_counts_ ? slot_counts_[slot] : 0; }
+  bool counts_slots() const { return slot_counts_ != nullptr; }
   size_t expires_count() const { return expires_; }
   // INFO keyspace's avg_ttl (ms): a running average over the keys active
   // expiry passes (as Redis's), 0 without deadlines.
@@ -356,6 +363,7 @@ class Db : private DbLayout {
   int depth_ = 0;  // global depth: the directory has 2^depth_ entries
   size_t segments_ = 0;
   size_t size_ = 0;
+  std::unique_ptr<uint32_t[]> slot_counts_;  // (CountSlots)
   size_t expires_ = 0;
   uint64_t expired_keys_ = 0;
   uint64_t evicted_keys_ = 0;

@@ -276,6 +276,10 @@ void Db::Swap(Db& other) {
   std::swap(field_timers_, other.field_timers_);
   std::swap(field_timers_compact_at_, other.field_timers_compact_at_);
   std::swap(zset_moves_, other.zset_moves_);
+  // (Each table keeps whether it counts its slots; the counts go with
+  // the keys.)
+  if (slot_counts_) CountSlots();
+  if (other.slot_counts_) other.CountSlots();
 }
 
 // ---- snapshots ------------------------------------------------------------------------

@@ -240,6 +240,8 @@ bool Server::Start(std::string* err) {
   // The cluster bus's thread (after the mask: it inherits it), and the
   // queues its PUBLISH messages come to the workers through.
   if (cluster_ != nullptr) {
+    // (Only database 0 in cluster mode: its keys counted per slot.)
+    for (size_t i = 0; i < num_shards(); i++) shard(i).db(0).CountSlots();
     cluster_->inbox().Init(workers_.size(), [this] { WakeWorkers(); });
     if (!cluster_->Start(err)) return false;
   }
