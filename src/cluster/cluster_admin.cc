@@ -115,7 +115,6 @@ std::string ClusterBus::SetSlot(int slot, const std::string& how, const std::str
   }
   SaveNow();
   UpdateState();
-  Wake();
   return "";
 }
 
