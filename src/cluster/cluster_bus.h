@@ -18,6 +18,7 @@
 // CLUSTER subcommands that change things).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -119,8 +120,6 @@ class ClusterBus final : public ClusterService {
   std::vector<LinkView> LinksView() const;
   int CountFailureReports(const std::string& id, std::string* error) const;
   bool is_replica() const;
-  // The primary's address, for CLUSTER REPLICATE's caller.
-  int known_nodes() const;
 
   // The changes: "" when done, else the error without "-" (as Redis
   // words it, "ERR ..." included).
@@ -177,7 +176,7 @@ class ClusterBus final : public ClusterService {
   // cluster_gossip.cc: messages.
   void ProcessMessage(Link* link, BusMessage& m);
   void ProcessPingFamily(Link* link, BusMessage& m, Node* sender);
-  void ProcessGossip(BusMessage& m, Link* link, Node* sender);
+  void ProcessGossip(BusMessage& m, Node* sender);
   void ProcessExtensions(BusMessage& m, Node* sender);
   bool UpdateAddressIfNeeded(Node* n, Link* link, const BusMessage& m);
   void UpdateSlotsConfigWith(Node* sender, uint64_t epoch, const SlotBitmap& slots);
@@ -200,7 +199,7 @@ class ClusterBus final : public ClusterService {
 
   // cluster_failover.cc: elections and manual failover.
   void ResetManualFailover();
-  void OnManualFailoverRequest(Node* sender, Link* link);
+  void OnManualFailoverRequest(Node* sender);
   void HandleManualFailover();
   int ReplicaRank() const;
   void HandleReplicaFailover();
@@ -224,6 +223,8 @@ class ClusterBus final : public ClusterService {
   void UpdateState();
   void PublishRoutes();
   std::string NodeLine(const Node& n, bool for_file) const;
+  // Each run of slots with one owner, in slot order: fn(owner, start, end).
+  void ForEachSlotRange(const std::function<void(const Node*, int, int)>& fn) const;
   std::string RandomName();
   uint64_t MaxEpoch() const;
   // Saved after the current event (`fsync`: made durable, for an epoch or

@@ -62,7 +62,7 @@ std::string ClusterBus::Failover(bool force, bool takeover) {
   return "";
 }
 
-void ClusterBus::OnManualFailoverRequest(Node* sender, Link* link) {
+void ClusterBus::OnManualFailoverRequest(Node* sender) {
   // (The caller checked that `sender` replicates us.)
   ResetManualFailover();
   const int64_t now = UnixTimeMs();
@@ -73,7 +73,6 @@ void ClusterBus::OnManualFailoverRequest(Node* sender, Link* link) {
   // (PausedForFailover); the PINGs that follow carry it, flagged PAUSED.
   server_tasks_.pause_until_ms = now + kManualFailoverTimeoutMs * kManualFailoverPauseMult;
   server_tasks_pending_.store(true, std::memory_order_release);
-  (void)link;
 }
 
 void ClusterBus::PausedForFailover(uint64_t offset) {

@@ -193,7 +193,7 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
       n->tls_port = m.pport;
       n->cport = m.cport;
       NeedSave();
-      ProcessGossip(m, link, nullptr);
+      ProcessGossip(m, nullptr);
     }
     SendPing(link, MsgType::kPong);
     if (link->freed) return;
@@ -231,7 +231,7 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
     if (sender != nullptr) OnFailoverAuthAck(sender, m);
   } else if (m.type == MsgType::kMfStart) {
     // Only from one of our replicas.
-    if (sender != nullptr && sender->primary == myself_ && myself_->is_primary()) OnManualFailoverRequest(sender, link);
+    if (sender != nullptr && sender->primary == myself_ && myself_->is_primary()) OnManualFailoverRequest(sender);
   }
   // PUBLISHSHARD and MODULE: not acted on yet (docs/cluster.md, "Not yet").
 }
@@ -355,11 +355,11 @@ void ClusterBus::ProcessPingFamily(Link* link, BusMessage& m, Node* sender) {
   }
   if (myself_->is_primary() && sender->is_primary() && m.config_epoch == myself_->config_epoch)
     HandleConfigEpochCollision(sender);
-  ProcessGossip(m, link, sender);
+  ProcessGossip(m, sender);
   ProcessExtensions(m, sender);
 }
 
-void ClusterBus::ProcessGossip(BusMessage& m, Link* link, Node* sender) {
+void ClusterBus::ProcessGossip(BusMessage& m, Node* sender) {
   const int64_t now = UnixTimeMs();
   int invalid = 0;
   for (const Gossip& g : m.gossip)
@@ -407,7 +407,6 @@ void ClusterBus::ProcessGossip(BusMessage& m, Link* link, Node* sender) {
       added->cport = g.cport;
     }
   }
-  (void)link;
 }
 
 void ClusterBus::ProcessExtensions(BusMessage& m, Node* sender) {

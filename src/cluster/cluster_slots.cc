@@ -230,6 +230,16 @@ void ClusterBus::PublishRoutes() {
   routes_version_.fetch_add(1, std::memory_order_acq_rel);
 }
 
+void ClusterBus::ForEachSlotRange(const std::function<void(const Node*, int, int)>& fn) const {
+  for (int j = 0; j < static_cast<int>(kNumSlots);) {
+    const Node* owner = slots_[static_cast<size_t>(j)];
+    int end = j;
+    while (end + 1 < static_cast<int>(kNumSlots) && slots_[static_cast<size_t>(end) + 1] == owner) end++;
+    if (owner != nullptr) fn(owner, j, end);
+    j = end + 1;
+  }
+}
+
 std::string ClusterBus::NodeLine(const Node& n, bool for_file) const {
   std::string s = n.name + " " + n.ip + ":" + std::to_string(n.port) + "@" + std::to_string(n.cport);
   if (!n.hostname.empty()) s += "," + n.hostname;
@@ -244,17 +254,11 @@ std::string ClusterBus::NodeLine(const Node& n, bool for_file) const {
   const uint64_t epoch = (n.is_replica() && n.primary != nullptr) ? n.primary->config_epoch : n.config_epoch;
   s += " " + std::to_string(n.ping_sent) + " " + std::to_string(n.pong_received) + " " + std::to_string(epoch) + " " +
        ((n.link != nullptr || n.myself()) ? "connected" : "disconnected");
-  for (int j = 0; j < static_cast<int>(kNumSlots);) {
-    if (slots_[static_cast<size_t>(j)] != &n) {
-      j++;
-      continue;
-    }
-    int end = j;
-    while (end + 1 < static_cast<int>(kNumSlots) && slots_[static_cast<size_t>(end) + 1] == &n) end++;
-    s += " " + std::to_string(j);
-    if (end != j) s += "-" + std::to_string(end);
-    j = end + 1;
-  }
+  ForEachSlotRange([&](const Node* owner, int start, int end) {
+    if (owner != &n) return;
+    s += " " + std::to_string(start);
+    if (end != start) s += "-" + std::to_string(end);
+  });
   if (n.myself()) {
     for (size_t j = 0; j < kNumSlots; j++) {
       if (migrating_to_[j] != nullptr)
@@ -279,11 +283,6 @@ std::string ClusterBus::MyShardId() const {
 bool ClusterBus::is_replica() const {
   std::lock_guard<std::mutex> lock(mu_);
   return myself_->is_replica();
-}
-
-int ClusterBus::known_nodes() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(nodes_.size());
 }
 
 std::string ClusterBus::NodesText() const {
@@ -323,20 +322,12 @@ std::vector<ClusterBus::SlotRange> ClusterBus::SlotsView() const {
     return e;
   };
   std::vector<SlotRange> out;
-  for (int j = 0; j < static_cast<int>(kNumSlots);) {
-    const Node* owner = slots_[static_cast<size_t>(j)];
-    if (owner == nullptr) {
-      j++;
-      continue;
-    }
-    int end = j;
-    while (end + 1 < static_cast<int>(kNumSlots) && slots_[static_cast<size_t>(end) + 1] == owner) end++;
-    SlotRange r{j, end, {endpoint(*owner)}};
+  ForEachSlotRange([&](const Node* owner, int start, int end) {
+    SlotRange r{start, end, {endpoint(*owner)}};
     for (const Node* rep : owner->replicas)
       if (!rep->failed()) r.nodes.push_back(endpoint(*rep));
     out.push_back(std::move(r));
-    j = end + 1;
-  }
+  });
   return out;
 }
 
@@ -353,18 +344,9 @@ std::vector<ClusterBus::ShardView> ClusterBus::ShardsView() const {
         primary = n->is_replica() && n->primary != nullptr ? n->primary : n;
         break;
       }
-    if (primary != nullptr) {
-      for (int j = 0; j < static_cast<int>(kNumSlots);) {
-        if (slots_[static_cast<size_t>(j)] != primary) {
-          j++;
-          continue;
-        }
-        int end = j;
-        while (end + 1 < static_cast<int>(kNumSlots) && slots_[static_cast<size_t>(end) + 1] == primary) end++;
-        v.slots.emplace_back(j, end);
-        j = end + 1;
-      }
-    }
+    ForEachSlotRange([&](const Node* owner, int start, int end) {
+      if (owner == primary) v.slots.emplace_back(start, end);
+    });
     // (The primary first, as Redis lists a shard.)
     std::stable_sort(members.begin(), members.end(),
                      [](const Node* a, const Node* b) { return a->is_primary() && !b->is_primary(); });

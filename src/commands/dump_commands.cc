@@ -21,10 +21,7 @@ void DumpCommand(CommandContext& ctx) {
     ctx.reply.Null();
     return;
   }
-  RdbWriter w;
-  w.Byte(RdbWriter::TypeOf(e->value));
-  w.Object(e->value);
-  ctx.reply.Bulk(w.DumpPayload(RdbWriter::VersionFor(e->value)));
+  ctx.reply.Bulk(RdbWriter::Dump(e->value));
 }
 
 // RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]

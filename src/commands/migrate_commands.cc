@@ -214,10 +214,7 @@ void MigrateCommand(CommandContext& ctx) {
       if (ttl < 0) continue;
       if (ttl < 1) ttl = 1;
     }
-    RdbWriter w;
-    w.Byte(RdbWriter::TypeOf(e->value));
-    w.Object(e->value);
-    keys.push_back({a[i], ttl, w.DumpPayload(RdbWriter::VersionFor(e->value))});
+    keys.push_back({a[i], ttl, RdbWriter::Dump(e->value)});
   }
   if (keys.empty()) return ctx.reply.SimpleString("NOKEY");
 

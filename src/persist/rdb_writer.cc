@@ -254,6 +254,13 @@ bool RdbWriter::Finish() {
   return ok;
 }
 
+std::string RdbWriter::Dump(const Value& v) {
+  RdbWriter w;
+  w.Byte(TypeOf(v));
+  w.Object(v);
+  return w.DumpPayload(VersionFor(v));
+}
+
 std::string RdbWriter::DumpPayload(int version) {
   Byte(static_cast<uint8_t>(version & 0xff));
   Byte(static_cast<uint8_t>(version >> 8));

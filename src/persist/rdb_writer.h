@@ -59,6 +59,8 @@ class RdbWriter {
   // DUMP's payload: what was written, the 2-byte RDB version and the
   // CRC-64 of both (little-endian). Call once, without a sink.
   std::string DumpPayload(int version);
+  // A value's whole DUMP payload (DUMP, MIGRATE).
+  static std::string Dump(const Value& v);
 
   bool failed() const { return failed_; }
   // Bytes handed to the sink so far plus those buffered.
