@@ -741,6 +741,14 @@ def test_coverage_and_reads_when_down(tmp_path):
         same(reads, "SET", "bar", 1, expect="CLUSTERDOWN The cluster is down and only accepts read commands")
         same(reads, "DEL", "bar", expect="CLUSTERDOWN The cluster is down and only accepts read commands")
         same(reads, "GET", "foo", expect="CLUSTERDOWN Hash slot not served")
+        # Shard channels while down: cluster-allow-pubsubshard-when-down
+        # (yes by default), then no.
+        same(reads, "SPUBLISH", "bar", "m", expect=b":0\r\n")
+        same(reads, "SPUBLISH", "foo", "m", expect="CLUSTERDOWN Hash slot not served")
+        for n in reads:
+            assert n("CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "no") == b"OK"
+        same(reads, "SPUBLISH", "bar", "m", expect="CLUSTERDOWN The cluster is down")
+        same(reads, "GET", "bar", expect=b"$-1\r\n")
         # Up on half the slots.
         wait_state(partial, timeout=6)
         same(partial, "SET", "bar", 1, expect=b"+OK\r\n")

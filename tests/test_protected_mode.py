@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -68,9 +69,12 @@ def run_in_namespace(server_args):
     if os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None:
         pytest.skip("needs root, unshare and ip for a network namespace")
     binary = ["redis-server"] if IS_REDIS else [PEREGRINE_BIN, "--threads", "2"]
-    cmd = ["unshare", "-n", sys.executable, "-c", INSIDE] + binary + [
-        "--port", "7777", "--bind", "*", "--save", ""] + list(server_args)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    # (In a directory of its own: a dump.rdb where the tests run would be
+    # loaded, and PING answered -LOADING meanwhile.)
+    with tempfile.TemporaryDirectory(prefix="peregrine-protected-") as d:
+        cmd = ["unshare", "-n", sys.executable, "-c", INSIDE] + binary + [
+            "--port", "7777", "--bind", "*", "--save", "", "--dir", d] + list(server_args)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     if r.returncode != 0 and "unshare" in r.stderr:
         pytest.skip("cannot make a network namespace here: " + r.stderr.strip()[:200])
     assert r.returncode == 0, r.stderr

@@ -17,6 +17,7 @@
 
 #include "net/socket.h"
 #include "server/client_pause.h"
+#include "server/command_context.h"
 #include "server/server_state.h"
 #include "server/shard.h"
 #include "server/log.h"
@@ -199,6 +200,11 @@ void ClusterBus::DoWork(ServerState& server) {
       shard.AddDirty(keys.size());
     }
     if (deleted > 0) LOG_NOTICE("Deleted %zu keys of slots this node no longer serves", deleted);
+  }
+  if (!t.channel_slots.empty()) {
+    const std::vector<bool>& gone = t.channel_slots;
+    for (size_t w = 0; w < server.num_shards(); w++)
+      server.host(w).DropShardChannels([&](std::string_view ch) { return gone[SlotOf(ch)]; }, w == 0);
   }
   if (t.follow) server.BecomeReplica(t.follow_host, t.follow_port);
   if (t.become_primary) {

@@ -55,7 +55,7 @@ class ClusterBus final : public ClusterService {
   bool Start(std::string* err) override;
   void Stop() override;
   std::shared_ptr<const SlotRoutes> Routes() const override;
-  void PublishToCluster(std::string_view channel, std::string_view message) override;
+  void PublishToCluster(std::string_view channel, std::string_view message, bool shard) override;
   void ApplyConfig(const Config::ClusterSettings& settings) override;
   bool has_work() const override { return server_tasks_pending_.load(std::memory_order_acquire); }
   // Deletes the keys of the slots lost, follows a new primary.
@@ -70,6 +70,9 @@ class ClusterBus final : public ClusterService {
     bool become_primary = false;
     int64_t pause_until_ms = 0;  // a manual failover: pause writers until then
     bool unpause = false;        // its end
+    // Slots whose owner changed: their shard channels' subscribers here
+    // leave them (Redis's removeChannelsInSlot in clusterDelSlot).
+    std::vector<bool> channel_slots;  // kNumSlots, or empty for none
   };
   ServerTasks TakeServerTasks();
   void NoteReplication(uint64_t offset, int64_t data_age_ms, int64_t ping_period_ms) override {

@@ -109,14 +109,27 @@ void ClusterBus::SendPing(Link* link, MsgType type) {
   Send(link, m);
 }
 
-void ClusterBus::PublishToCluster(std::string_view channel, std::string_view message) {
+void ClusterBus::PublishToCluster(std::string_view channel, std::string_view message, bool shard) {
   std::lock_guard<std::mutex> lock(mu_);
-  BusMessage m = Header(MsgType::kPublish);
+  BusMessage m = Header(shard ? MsgType::kPublishShard : MsgType::kPublish);
   m.channel = channel;
   m.message = message;
-  // Every node with a link, the handshaking ones aside (Redis's
-  // clusterBroadcastMessage).
-  Broadcast(m);
+  if (!shard) {
+    // Every node with a link, the handshaking ones aside (Redis's
+    // clusterBroadcastMessage).
+    Broadcast(m);
+    return;
+  }
+  // SPUBLISH: the other nodes serving our slots, our primary and its
+  // replicas (Redis 7.0's set; 7.2 names it by shard id, which a 7.0 node
+  // does not send).
+  Node* primary = myself_->is_replica() && myself_->primary != nullptr ? myself_->primary : myself_;
+  std::string bytes;
+  Encode(m, &bytes);
+  if (primary != myself_ && !primary->in_handshake())
+    SendBytes(primary->link, bytes, static_cast<uint16_t>(m.type));
+  for (Node* r : primary->replicas)
+    if (r != myself_ && !r->in_handshake()) SendBytes(r->link, bytes, static_cast<uint16_t>(m.type));
 }
 
 void ClusterBus::SendFail(const std::string& name) {
@@ -222,9 +235,9 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
     n->config_epoch = m.update_config_epoch;
     NeedSave(true);
     UpdateSlotsConfigWith(n, m.update_config_epoch, m.update_slots);
-  } else if (m.type == MsgType::kPublish) {
-    // Another node's PUBLISH: to our subscribers (every worker's).
-    if (sender != nullptr) inbox().Push(std::move(m.channel), std::move(m.message));
+  } else if (m.type == MsgType::kPublish || m.type == MsgType::kPublishShard) {
+    // Another node's PUBLISH (SPUBLISH): to our subscribers (every worker's).
+    if (sender != nullptr) inbox().Push(std::move(m.channel), std::move(m.message), m.type == MsgType::kPublishShard);
   } else if (m.type == MsgType::kFailoverAuthRequest) {
     if (sender != nullptr) SendFailoverAuthIfNeeded(sender, m);
   } else if (m.type == MsgType::kFailoverAuthAck) {
@@ -233,7 +246,7 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
     // Only from one of our replicas.
     if (sender != nullptr && sender->primary == myself_ && myself_->is_primary()) OnManualFailoverRequest(sender);
   }
-  // PUBLISHSHARD and MODULE: not acted on yet (docs/cluster.md, "Not yet").
+  // MODULE: Peregrine has no modules (docs/cluster.md, "Not yet").
 }
 
 void ClusterBus::ProcessPingFamily(Link* link, BusMessage& m, Node* sender) {

@@ -111,6 +111,10 @@ bool ClusterBus::DelSlot(int slot) {
   owner->slots[static_cast<size_t>(slot) >> 3] &= static_cast<uint8_t>(~(1u << (slot & 7)));
   owner->numslots--;
   owner = nullptr;
+  std::vector<bool>& gone = server_tasks_.channel_slots;
+  if (gone.empty()) gone.assign(kNumSlots, false);
+  gone[static_cast<size_t>(slot)] = true;
+  server_tasks_pending_.store(true, std::memory_order_release);
   return true;
 }
 

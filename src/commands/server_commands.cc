@@ -98,15 +98,30 @@ void ReplyStringSet(CommandContext& ctx, const std::vector<std::string_view>& it
   for (auto s : items) ctx.reply.SimpleString(s);
 }
 
+// A command's key range as COMMAND INFO shows it: its keys', or the shard
+// channels' of SPUBLISH (1 1 1) and (S)SUBSCRIBE (1 -1 1), which Redis
+// gives a key spec flagged not_key.
+struct KeyRange {
+  int first, last, step;
+  bool not_key;
+};
+KeyRange RangeOf(const CommandSpec& cmd) {
+  if (cmd.flags & kCmdShardChannels) return {1, cmd.arity == 3 ? 1 : -1, 1, true};
+  return {cmd.first_key, cmd.last_key, cmd.key_step, false};
+}
+
 void ReplyKeySpecs(CommandContext& ctx, const CommandSpec& cmd) {
-  if (cmd.first_key <= 0) {
+  const KeyRange k = RangeOf(cmd);
+  if (k.first <= 0) {
     ctx.reply.ArrayHeader(0);
     return;
   }
   ctx.reply.ArrayHeader(1);
   ctx.reply.MapHeader(3);
   ctx.reply.Bulk("flags");
-  if (cmd.flags & kCmdWrite)
+  if (k.not_key)
+    ReplyStringSet(ctx, {"not_key"});
+  else if (cmd.flags & kCmdWrite)
     ReplyStringSet(ctx, {"RW", "UPDATE"});
   else
     ReplyStringSet(ctx, {"RO", "ACCESS"});
@@ -117,7 +132,7 @@ void ReplyKeySpecs(CommandContext& ctx, const CommandSpec& cmd) {
   ctx.reply.Bulk("spec");
   ctx.reply.MapHeader(1);
   ctx.reply.Bulk("index");
-  ctx.reply.Integer(cmd.numkeys_index > 0 ? cmd.numkeys_index : cmd.first_key);
+  ctx.reply.Integer(cmd.numkeys_index > 0 ? cmd.numkeys_index : k.first);
   ctx.reply.Bulk("find_keys");
   ctx.reply.MapHeader(2);
   ctx.reply.Bulk("type");
@@ -137,9 +152,9 @@ void ReplyKeySpecs(CommandContext& ctx, const CommandSpec& cmd) {
   ctx.reply.Bulk("spec");
   ctx.reply.MapHeader(3);
   ctx.reply.Bulk("lastkey");
-  ctx.reply.Integer(cmd.last_key < 0 ? cmd.last_key : cmd.last_key - cmd.first_key);
+  ctx.reply.Integer(k.last < 0 ? k.last : k.last - k.first);
   ctx.reply.Bulk("keystep");
-  ctx.reply.Integer(cmd.key_step);
+  ctx.reply.Integer(k.step);
   ctx.reply.Bulk("limit");
   ctx.reply.Integer(0);
 }
@@ -151,9 +166,10 @@ void ReplyCommandInfo(CommandContext& ctx, const CommandSpec& cmd) {
   ReplyStringSet(ctx, FlagNames(cmd.flags));
   // A numkeys command has no legacy key range (Redis reports 0 0 0).
   const bool range = cmd.numkeys_index == 0 || cmd.first_key < cmd.numkeys_index;  // ZUNIONSTORE: its destination
-  ctx.reply.Integer(range ? cmd.first_key : 0);
-  ctx.reply.Integer(range ? cmd.last_key : 0);
-  ctx.reply.Integer(range ? cmd.key_step : 0);
+  const KeyRange k = RangeOf(cmd);
+  ctx.reply.Integer(range ? k.first : 0);
+  ctx.reply.Integer(range ? k.last : 0);
+  ctx.reply.Integer(range ? k.step : 0);
   ReplyStringSet(ctx, AclCategoryNames(cmd.AclCategories()));
   ReplyStringSet(ctx, cmd.tips);
   ReplyKeySpecs(ctx, cmd);

@@ -2,6 +2,8 @@
 // getNodeByQuery decides them.
 #include "server/cluster_route.h"
 
+#include <algorithm>
+
 #include "core/db.h"
 #include "server/client.h"
 #include "server/command.h"
@@ -11,7 +13,9 @@ namespace peregrine {
 
 bool ClusterRoute::enabled() const { return server_.cluster() != nullptr; }
 
-bool ClusterRoute::Checked(const CommandSpec& spec) { return spec.first_key > 0 || (spec.flags & kCmdExec); }
+bool ClusterRoute::Checked(const CommandSpec& spec) {
+  return spec.first_key > 0 || (spec.flags & (kCmdExec | kCmdShardChannels));
+}
 
 const SlotRoutes& ClusterRoute::routes() {
   ClusterService* cluster = server_.cluster();
@@ -33,11 +37,26 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
   std::string_view first_key;
   int missing = 0, existing = 0;
   bool migrate_cmd = false;
+  // Sharded Pub/Sub's channels count as keys, served on the slot's
+  // replicas too and (cluster-allow-pubsubshard-when-down) while the
+  // cluster is down; a slot being moved keeps them here until it is handed
+  // over (Redis's pubsubshard_included).
+  bool pubsubshard = false, real_key = false;
   // One command's keys into the tally; false when the verdict is already
   // known (*verdict).
   Verdict verdict = Verdict::kServe;
   auto tally = [&](const CommandSpec& s, std::span<const std::string_view> a) {
-    if (s.first_key <= 0 || !s.KeyPositions(a, &positions_)) return true;
+    const bool channels = s.flags & kCmdShardChannels;
+    if (channels) {
+      positions_.clear();
+      const size_t end = s.arity == 3 ? std::min<size_t>(a.size(), 2) : a.size();  // SPUBLISH: its one channel
+      for (size_t i = 1; i < end; i++) positions_.push_back(i);
+      pubsubshard = pubsubshard || !positions_.empty();
+    } else if (s.first_key <= 0 || !s.KeyPositions(a, &positions_)) {
+      return true;
+    } else {
+      real_key = real_key || !positions_.empty();
+    }
     if (s.flags & kCmdWrite) writes = true;
     if (s.name == "migrate") migrate_cmd = true;
     for (size_t pos : positions_) {
@@ -65,7 +84,7 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
         }
         multiple_keys = true;
       }
-      if (migrating || importing) {
+      if ((migrating || importing) && !channels) {
         Db* db = db_of ? db_of(key) : nullptr;
         if (db == nullptr) {
           verdict = Verdict::kOpen;
@@ -95,15 +114,15 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
   } else if (!tally(spec, args)) {
     return verdict;
   }
-  last_slot_ = any_key ? static_cast<int>(slot) : -1;
+  last_slot_ = real_key ? static_cast<int>(slot) : -1;
   if (!any_key) return Verdict::kServe;
   if (!r.ok) {
     const Config::ClusterSettings& cs = server_.config().cluster;
-    if (!cs.allow_reads_when_down) {
+    if (pubsubshard ? !cs.allow_pubsubshard_when_down : !cs.allow_reads_when_down) {
       *error = "CLUSTERDOWN The cluster is down";
       return Verdict::kRefuse;
     }
-    if (writes) {
+    if (writes && !pubsubshard) {
       *error = "CLUSTERDOWN The cluster is down and only accepts read commands";
       return Verdict::kRefuse;
     }
@@ -127,8 +146,9 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
     return Verdict::kServe;
   }
   const uint16_t owner = r.owner[slot];
-  // A READONLY client reads its primary's slots from this replica.
-  if (c.cluster_readonly && !writes && r.my_primary != SlotRoutes::kUnassigned && owner == r.my_primary)
+  // A READONLY client reads its primary's slots from this replica (and
+  // any client uses its shard channels).
+  if ((c.cluster_readonly || pubsubshard) && !writes && r.my_primary != SlotRoutes::kUnassigned && owner == r.my_primary)
     return Verdict::kServe;
   if (owner != SlotRoutes::kMine) {
     *error = "MOVED " + std::to_string(slot) + " " + r.endpoints[owner];

@@ -44,7 +44,8 @@ class ClusterRoute {
 
   // Whether Check has anything to look at: a command with keys, or EXEC.
   static bool Checked(const CommandSpec& spec);
-  // The slot of the keys the last Check saw (-1: none).
+  // The slot of the keys the last Check saw (-1: none; shard channels,
+  // which no shard holds, do not count).
   int last_slot() const { return last_slot_; }
 
   // A script's redis.call() (Redis's scriptVerifyClusterState): "" if it

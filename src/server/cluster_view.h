@@ -59,14 +59,15 @@ class ClusterInbox {
  public:
   struct Message {
     std::string channel, message;
+    bool shard = false;  // SPUBLISH's (the bus's PUBLISHSHARD)
   };
   // At start, before any Push: one queue per worker.
   void Init(size_t workers, std::function<void()> wake) {
     queues_ = std::vector<Queue>(workers);
     wake_ = std::move(wake);
   }
-  void Push(std::string channel, std::string message) {
-    auto m = std::make_shared<const Message>(Message{std::move(channel), std::move(message)});
+  void Push(std::string channel, std::string message, bool shard) {
+    auto m = std::make_shared<const Message>(Message{std::move(channel), std::move(message), shard});
     for (Queue& q : queues_) {
       std::lock_guard<std::mutex> lock(q.mu);
       // A worker that does not take its messages (a long script) loses the
@@ -120,8 +121,9 @@ class ClusterService {
   // Changes with every new table.
   uint64_t routes_version() const { return routes_version_.load(std::memory_order_acquire); }
   // PUBLISH in cluster mode: the message goes to every other node (whose
-  // subscribers hear it), in place of the replication stream.
-  virtual void PublishToCluster(std::string_view channel, std::string_view message) = 0;
+  // subscribers hear it), in place of the replication stream; SPUBLISH's
+  // (`shard`) to the other nodes of this node's shard only.
+  virtual void PublishToCluster(std::string_view channel, std::string_view message, bool shard) = 0;
   ClusterInbox& inbox() { return inbox_; }
 
  protected:

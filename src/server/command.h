@@ -39,6 +39,11 @@ enum CommandFlag : uint32_t {
   kCmdNoAsyncLoading = 1u << 19,
   // Served on a slot being imported without ASKING (RESTORE-ASKING).
   kCmdAsking = 1u << 20,
+  // Peregrine's own: SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE, whose arguments
+  // from the first on (SPUBLISH: just the first) are shard channels. Redis
+  // gives them key specs flagged not_key: COMMAND INFO shows those and a
+  // cluster routes them by slot, but they are no keys (no shard holds them).
+  kCmdShardChannels = 1u << 21,
   kCmdAllowBusy = 1u << 15,
   kCmdSentinel = 1u << 16,
   // Set by Register for a command with numkeys.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -95,11 +96,15 @@ class CommandHost {
   // --- Pub/Sub ---
   virtual PubSubRegistry& pubsub() = 0;
   // Delivers a message to this worker's subscribers of `channel` (and of the
-  // patterns matching it); returns how many deliveries. Called on this
-  // worker's thread (own_thread) or by a command holding this worker; a
-  // subscriber over its output buffer limit is then closed when the worker
-  // gets its shard back.
-  virtual size_t Publish(std::string_view channel, std::string_view message, bool own_thread) = 0;
+  // patterns matching it), or with `shard` of the shard channel (SPUBLISH);
+  // returns how many deliveries. Called on this worker's thread
+  // (own_thread) or by a command holding this worker; a subscriber over its
+  // output buffer limit is then closed when the worker gets its shard back.
+  virtual size_t Publish(std::string_view channel, std::string_view message, bool own_thread, bool shard) = 0;
+  // Cluster mode, a slot's owner changed: this worker's subscribers of the
+  // shard channels for which `gone` is true leave them, each told with a
+  // sunsubscribe (Redis's removeChannelsInSlot). Same callers as Publish.
+  virtual void DropShardChannels(const std::function<bool(std::string_view)>& gone, bool own_thread) = 0;
 
   // --- Access control (docs/security.md) ---
   // A new connection (or RESET): the default user, authenticated if it

@@ -347,14 +347,15 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "keyspace_hits", hits);
     Field(out, "keyspace_misses", misses);
     // Distinct channels and patterns with subscribers, over every worker.
-    std::set<std::string, std::less<>> channels, patterns;
+    std::set<std::string, std::less<>> channels, patterns, shard_channels;
     for (auto& w : workers_) {
       w->pubsub().ActiveChannels(std::nullopt, &channels);
       w->pubsub().ActivePatterns(&patterns);
+      w->pubsub().ActiveChannels(std::nullopt, &shard_channels, true);
     }
     Field(out, "pubsub_channels", static_cast<uint64_t>(channels.size()));
     Field(out, "pubsub_patterns", static_cast<uint64_t>(patterns.size()));
-    Field(out, "pubsubshard_channels", 0);
+    Field(out, "pubsubshard_channels", static_cast<uint64_t>(shard_channels.size()));
     Field(out, "total_error_replies", stats.total_error_replies);
     Field(out, "total_reads_processed", stats.total_reads_processed);
     Field(out, "total_writes_processed", stats.total_writes_processed);

@@ -15,26 +15,31 @@ bool PubSubRegistry::Remove(Subscribers& subs, Client& c) {
   return true;
 }
 
-bool PubSubRegistry::Subscribe(Client& c, std::string_view channel) {
+// Adds `name` to the client's own set `mine` (a member of its
+// subscriptions, made at its first) and the client to the registry's list.
+template <typename Map>
+bool PubSubRegistry::Join(Client& c, NameSet ClientSubscriptions::*mine, Map& registry, std::string_view name) {
   if (c.subs == nullptr) c.subs = std::make_unique<ClientSubscriptions>();
   // The client's own set says whether it is new, so the registry's list
   // needs no search.
-  if (!c.subs->channels.emplace(channel).second) return false;
-  auto it = channels_.find(channel);
-  if (it == channels_.end()) it = channels_.emplace(std::string(channel), Subscribers{}).first;
+  if (!((*c.subs).*mine).emplace(name).second) return false;
+  auto it = registry.find(name);
+  if (it == registry.end()) it = registry.emplace(std::string(name), Subscribers{}).first;
   it->second.push_back(&c);
   Count(1);
   return true;
 }
 
+bool PubSubRegistry::Subscribe(Client& c, std::string_view channel) {
+  return Join(c, &ClientSubscriptions::channels, channels_, channel);
+}
+
+bool PubSubRegistry::SSubscribe(Client& c, std::string_view channel) {
+  return Join(c, &ClientSubscriptions::shard_channels, shard_channels_, channel);
+}
+
 bool PubSubRegistry::PSubscribe(Client& c, std::string_view pattern) {
-  if (c.subs == nullptr) c.subs = std::make_unique<ClientSubscriptions>();
-  if (!c.subs->patterns.emplace(pattern).second) return false;
-  auto it = patterns_.find(pattern);
-  if (it == patterns_.end()) it = patterns_.emplace(std::string(pattern), Subscribers{}).first;
-  it->second.push_back(&c);
-  Count(1);
-  return true;
+  return Join(c, &ClientSubscriptions::patterns, patterns_, pattern);
 }
 
 // Removes the client from the subscribers of `name` in `registry`; a
@@ -48,14 +53,13 @@ void PubSubRegistry::Drop(Map& registry, std::string_view name, Client& c) {
 // Removes `name` from the client's own set `mine` and the client from the
 // registry's list.
 template <typename Map>
-bool PubSubRegistry::Leave(Client& c, std::set<std::string, std::less<>>& mine, Map& registry,
-                           std::string_view name) {
+bool PubSubRegistry::Leave(Client& c, NameSet& mine, Map& registry, std::string_view name) {
   auto own = mine.find(name);
   if (own == mine.end()) return false;
   Drop(registry, name, c);
   mine.erase(own);  // after: `name` may view it
   Count(-1);
-  if (c.subs->count() == 0) c.subs.reset();
+  if (c.subs->total() == 0) c.subs.reset();
   return true;
 }
 
@@ -67,23 +71,29 @@ bool PubSubRegistry::PUnsubscribe(Client& c, std::string_view pattern) {
   return c.subs != nullptr && Leave(c, c.subs->patterns, patterns_, pattern);
 }
 
+bool PubSubRegistry::SUnsubscribe(Client& c, std::string_view channel) {
+  return c.subs != nullptr && Leave(c, c.subs->shard_channels, shard_channels_, channel);
+}
+
 void PubSubRegistry::RemoveClient(Client& c) {
   if (c.subs == nullptr) return;
   for (const std::string& ch : c.subs->channels) Drop(channels_, ch, c);
   for (const std::string& p : c.subs->patterns) Drop(patterns_, p, c);
-  Count(-static_cast<int64_t>(c.subs->count()));
+  for (const std::string& ch : c.subs->shard_channels) Drop(shard_channels_, ch, c);
+  Count(-static_cast<int64_t>(c.subs->total()));
   c.subs.reset();
 }
 
-void PubSubRegistry::ActiveChannels(std::optional<std::string_view> pattern,
-                                    std::set<std::string, std::less<>>* out) const {
-  for (const auto& [channel, subs] : channels_)
+void PubSubRegistry::ActiveChannels(std::optional<std::string_view> pattern, std::set<std::string, std::less<>>* out,
+                                    bool shard) const {
+  for (const auto& [channel, subs] : shard ? shard_channels_ : channels_)
     if (!pattern || GlobMatch(*pattern, channel)) out->insert(channel);
 }
 
-size_t PubSubRegistry::NumSub(std::string_view channel) const {
-  auto it = channels_.find(channel);
-  return it == channels_.end() ? 0 : it->second.size();
+size_t PubSubRegistry::NumSub(std::string_view channel, bool shard) const {
+  const auto& registry = shard ? shard_channels_ : channels_;
+  auto it = registry.find(channel);
+  return it == registry.end() ? 0 : it->second.size();
 }
 
 void PubSubRegistry::ActivePatterns(std::set<std::string, std::less<>>* out) const {

@@ -23,12 +23,16 @@ namespace peregrine {
 
 struct Client;
 
-// A client's own subscriptions (allocated at its first SUBSCRIBE or
-// PSUBSCRIBE, freed when it has none left).
+// A client's own subscriptions (allocated at its first SUBSCRIBE,
+// PSUBSCRIBE or SSUBSCRIBE, freed when it has none left).
 struct ClientSubscriptions {
   std::set<std::string, std::less<>> channels;
   std::set<std::string, std::less<>> patterns;
+  std::set<std::string, std::less<>> shard_channels;  // SSUBSCRIBE's
+  // The count SUBSCRIBE's and PSUBSCRIBE's confirmations carry (Redis's
+  // clientSubscriptionsCount: shard channels are counted apart).
   size_t count() const { return channels.size() + patterns.size(); }
+  size_t total() const { return count() + shard_channels.size(); }
 };
 
 class PubSubRegistry {
@@ -39,6 +43,9 @@ class PubSubRegistry {
   bool Unsubscribe(Client& c, std::string_view channel);
   bool PSubscribe(Client& c, std::string_view pattern);
   bool PUnsubscribe(Client& c, std::string_view pattern);
+  // Sharded Pub/Sub's (SSUBSCRIBE): channels of their own, no patterns.
+  bool SSubscribe(Client& c, std::string_view channel);
+  bool SUnsubscribe(Client& c, std::string_view channel);
   // Drops every subscription of `c` (disconnect, RESET).
   void RemoveClient(Client& c);
 
@@ -48,18 +55,28 @@ class PubSubRegistry {
   // how many deliveries there were (PUBLISH's count).
   template <typename Deliver>
   size_t ForEachReceiver(std::string_view channel, Deliver deliver) const;
+  // The same for SPUBLISH: the shard channel's subscribers.
+  template <typename Deliver>
+  size_t ForEachShardReceiver(std::string_view channel, Deliver deliver) const;
 
   // Channels with at least one subscriber here, matching `pattern` (every one
   // without a pattern: also "", which no pattern but "" matches), added to *out.
-  void ActiveChannels(std::optional<std::string_view> pattern, std::set<std::string, std::less<>>* out) const;
-  // Subscribers of `channel` here (patterns not counted).
-  size_t NumSub(std::string_view channel) const;
+  void ActiveChannels(std::optional<std::string_view> pattern, std::set<std::string, std::less<>>* out,
+                      bool shard = false) const;
+  // Subscribers of `channel` here (patterns not counted); `shard`: of the
+  // shard channel.
+  size_t NumSub(std::string_view channel, bool shard = false) const;
+  // Shard channels with subscribers here for which `gone` is true (their
+  // slot left this node), each with its subscribers.
+  template <typename Gone>
+  std::vector<std::pair<std::string, std::vector<Client*>>> ShardChannelsWhere(Gone gone) const;
   // Patterns with at least one subscriber here, added to *out.
   void ActivePatterns(std::set<std::string, std::less<>>* out) const;
   size_t channel_count() const { return channels_.size(); }
   size_t pattern_count() const { return patterns_.size(); }
+  size_t shard_channel_count() const { return shard_channels_.size(); }
 
-  // Subscriptions of this worker's clients (channels plus patterns), for
+  // Subscriptions of this worker's clients (of all three kinds), for
   // other workers to see whether a PUBLISH must reach this one: written by
   // the owner's thread, read by any.
   uint64_t subscriptions() const { return subscriptions_.load(std::memory_order_acquire); }
@@ -74,12 +91,16 @@ class PubSubRegistry {
   static bool Remove(Subscribers& subs, Client& c);
   template <typename Map>
   static void Drop(Map& registry, std::string_view name, Client& c);
+  using NameSet = std::set<std::string, std::less<>>;
   template <typename Map>
-  bool Leave(Client& c, std::set<std::string, std::less<>>& mine, Map& registry, std::string_view name);
+  bool Join(Client& c, NameSet ClientSubscriptions::*mine, Map& registry, std::string_view name);
+  template <typename Map>
+  bool Leave(Client& c, NameSet& mine, Map& registry, std::string_view name);
   void Count(int64_t delta) { subscriptions_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_release); }
 
   std::unordered_map<std::string, Subscribers, ViewHash, std::equal_to<>> channels_;
   std::map<std::string, Subscribers, std::less<>> patterns_;
+  std::unordered_map<std::string, Subscribers, ViewHash, std::equal_to<>> shard_channels_;
   std::atomic<uint64_t> subscriptions_{0};
   // ForEachReceiver's list, kept between calls for its capacity.
   mutable std::vector<std::pair<Client*, std::string>> receivers_;
@@ -103,6 +124,24 @@ size_t PubSubRegistry::ForEachReceiver(std::string_view channel, Deliver deliver
   const size_t n = receivers.size();
   receivers.swap(receivers_);
   return n;
+}
+
+template <typename Deliver>
+size_t PubSubRegistry::ForEachShardReceiver(std::string_view channel, Deliver deliver) const {
+  auto it = shard_channels_.find(channel);
+  if (it == shard_channels_.end()) return 0;
+  // (A copy, for the reason above.)
+  const Subscribers receivers = it->second;
+  for (Client* c : receivers) deliver(*c);
+  return receivers.size();
+}
+
+template <typename Gone>
+std::vector<std::pair<std::string, std::vector<Client*>>> PubSubRegistry::ShardChannelsWhere(Gone gone) const {
+  std::vector<std::pair<std::string, std::vector<Client*>>> out;
+  for (const auto& [channel, subs] : shard_channels_)
+    if (gone(std::string_view(channel))) out.emplace_back(channel, subs);
+  return out;
 }
 
 }  // namespace peregrine

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -144,6 +145,50 @@ TEST(PubSubRegistry, ADeliveryMayRemoveSubscribers) {
   EXPECT_EQ(r.subscriptions(), 0u);
   EXPECT_EQ(r.channel_count(), 0u);
   EXPECT_EQ(r.pattern_count(), 0u);
+}
+
+TEST(PubSubRegistry, ShardChannelsAreTheirOwnNamespace) {
+  PubSubRegistry r;
+  Client a(nullptr, 1, -1), b(nullptr, 2, -1);
+  EXPECT_TRUE(r.SSubscribe(a, "orders"));
+  EXPECT_FALSE(r.SSubscribe(a, "orders"));
+  EXPECT_TRUE(r.SSubscribe(a, "{t}x"));
+  EXPECT_TRUE(r.Subscribe(b, "orders"));
+  EXPECT_TRUE(r.PSubscribe(b, "*"));
+  ASSERT_NE(a.subs, nullptr);
+  EXPECT_EQ(a.subs->count(), 0u) << "SUBSCRIBE's count leaves shard channels out";
+  EXPECT_EQ(a.subs->shard_channels.size(), 2u);
+  EXPECT_EQ(r.subscriptions(), 4u);
+  EXPECT_EQ(r.shard_channel_count(), 2u);
+  EXPECT_EQ(r.NumSub("orders", true), 1u);
+  EXPECT_EQ(r.NumSub("orders"), 1u);
+
+  // SPUBLISH reaches only the shard channel's subscribers (no patterns);
+  // PUBLISH only the others.
+  std::vector<uint64_t> got;
+  EXPECT_EQ(r.ForEachShardReceiver("orders", [&](Client& c) { got.push_back(c.id); }), 1u);
+  EXPECT_EQ(got, std::vector<uint64_t>{1});
+  EXPECT_EQ(r.ForEachShardReceiver("other", [&](Client&) { ADD_FAILURE(); }), 0u);
+  EXPECT_EQ(Receivers(r, "orders"), (std::vector<std::pair<uint64_t, std::string>>{{2, ""}, {2, "*"}}));
+
+  std::set<std::string, std::less<>> active;
+  r.ActiveChannels(std::nullopt, &active, true);
+  EXPECT_EQ(active, (std::set<std::string, std::less<>>{"orders", "{t}x"}));
+  auto gone = r.ShardChannelsWhere([](std::string_view ch) { return ch.starts_with("{t}"); });
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0].first, "{t}x");
+  EXPECT_EQ(gone[0].second, std::vector<Client*>{&a});
+
+  EXPECT_FALSE(r.SUnsubscribe(b, "orders")) << "b holds the plain channel only";
+  EXPECT_TRUE(r.SUnsubscribe(a, "orders"));
+  EXPECT_TRUE(r.SUnsubscribe(a, "{t}x"));
+  EXPECT_EQ(a.subs, nullptr) << "nothing left of any kind";
+  EXPECT_EQ(r.shard_channel_count(), 0u);
+  r.SSubscribe(b, "orders");
+  r.RemoveClient(b);
+  EXPECT_EQ(r.subscriptions(), 0u);
+  EXPECT_EQ(r.shard_channel_count(), 0u);
+  EXPECT_EQ(r.channel_count(), 0u);
 }
 
 }  // namespace

@@ -538,12 +538,13 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   char buf[1024];
   snprintf(buf, sizeof(buf),
            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
-           "ssub=0 multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=0 oll=0 "
+           "ssub=%zu multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=0 oll=0 "
            "omem=%zu tot-mem=%zu events=r%s cmd=%s user=",
            static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd, c.name.c_str(),
            static_cast<long long>((now_ms - c.ctime_ms) / 1000),
            static_cast<long long>((now_ms - c.last_interaction_ms) / 1000), flags, c.db,
            c.subs != nullptr ? c.subs->channels.size() : 0, c.subs != nullptr ? c.subs->patterns.size() : 0,
+           c.subs != nullptr ? c.subs->shard_channels.size() : 0,
            c.multi != nullptr ? static_cast<long long>(c.multi->commands.size()) : -1LL,
            c.in.size(),
            c.in.capacity() - c.in.size(), multi_mem, c.in.capacity(), c.out.capacity() + c.out.referenced_bytes(),

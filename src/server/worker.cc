@@ -103,8 +103,8 @@ bool Worker::Init() {
     ServeReplicas();
     if (index_ == 0) ServeMasterLink();
     if (ClusterService* cl = server_.cluster(); cl != nullptr && cl->inbox().pending(index_)) [[unlikely]] {
-      // PUBLISH on other nodes: to this worker's subscribers.
-      for (const auto& m : cl->inbox().Take(index_)) Publish(m->channel, m->message, true);
+      // PUBLISH (SPUBLISH) on other nodes: to this worker's subscribers.
+      for (const auto& m : cl->inbox().Take(index_)) Publish(m->channel, m->message, true, m->shard);
     }
     io_.FlushPending();
     to_free_.clear();

@@ -112,7 +112,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void DiscardTransaction(Client& c) override { txn_.Discard(c); }
   PubSubRegistry& pubsub() override { return pubsub_; }
   const PubSubRegistry& pubsub() const { return pubsub_; }
-  size_t Publish(std::string_view channel, std::string_view message, bool own_thread) override;
+  size_t Publish(std::string_view channel, std::string_view message, bool own_thread, bool shard) override;
+  void DropShardChannels(const std::function<bool(std::string_view)>& gone, bool own_thread) override;
   void SetDefaultAuth(Client& c) const override { access_.SetDefaultAuth(c); }
   bool Authenticate(Client& c, std::string_view username, std::string_view password,
                     std::string_view command) override {
@@ -137,8 +138,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void set_big_arg_min(size_t n) { io_.set_big_arg_min(n); }
 
   void OnErrorReply(std::string_view msg) override;  // ErrorSink: counts every error reply (INFO errorstats)
-  // The running command's reply is an error counted already (a script's,
-  // from a command it called): the command failed all the same.
+  // A script's error counted already (by its call): the command failed all the same.
   void OnCountedErrorReply() override { failed_reply_ = true; }
 
   // --- For the I/O layer ---

@@ -447,7 +447,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
     // recycles its open batch. The message still goes to the other worker's
     // subscribers (Redis closes such a client after the command), in a batch
     // of its own whose reply nobody waits for.
-    published_here = Publish(args[1], args[2], true);
+    published_here = Publish(args[1], args[2], true, spec->flags & kCmdShardChannels);
   }
   c.asking = false;
   relay_.Add(c, args, spec, spec == cmd ? hint : nullptr, target, remote_publish, published_here);

@@ -139,18 +139,18 @@ void Worker::ServeReplicas() {
   if (next >= 0) loop_.WakeWithin(static_cast<int>(std::min<int64_t>(next, 1000)));
 }
 
-size_t Worker::Publish(std::string_view channel, std::string_view message, bool own_thread) {
+size_t Worker::Publish(std::string_view channel, std::string_view message, bool own_thread, bool shard) {
   if (pubsub_.subscriptions() == 0) return 0;
   // A message may tell of writes here that the replication stream does not
   // have yet: its subscribers' replies wait for them (BatchRelay).
   const uint64_t hold = relay_.StreamHoldNow();
-  return pubsub_.ForEachReceiver(channel, [&](Client& c, std::string_view pattern) {
+  auto deliver = [&](Client& c, std::string_view pattern) {
     if (c.closed) return;  // closed by an earlier delivery of this message
     c.HoldForStream(hold);
     ReplyWriter w(&c.out, c.resp);
     if (pattern.empty()) {
       w.PushHeader(3);
-      w.Bulk("message");
+      w.Bulk(shard ? "smessage" : "message");
     } else {
       w.PushHeader(4);
       w.Bulk("pmessage");
@@ -159,10 +159,25 @@ size_t Worker::Publish(std::string_view channel, std::string_view message, bool 
     w.Bulk(channel);
     w.Bulk(message);
     if (!io_.OverOutputLimit(c, own_thread)) io_.QueueWrite(c);
-  });
+  };
+  if (shard) return pubsub_.ForEachShardReceiver(channel, [&](Client& c) { deliver(c, {}); });
+  return pubsub_.ForEachReceiver(channel, deliver);
 }
 
-
+void Worker::DropShardChannels(const std::function<bool(std::string_view)>& gone, bool own_thread) {
+  if (pubsub_.shard_channel_count() == 0) return;
+  for (auto& [channel, subscribers] : pubsub_.ShardChannelsWhere(gone)) {
+    for (Client* c : subscribers) {
+      if (c->closed || !pubsub_.SUnsubscribe(*c, channel)) continue;
+      ReplyWriter w(&c->out, c->resp);
+      w.PushHeader(3);
+      w.Bulk("sunsubscribe");
+      w.Bulk(channel);
+      w.Integer(c->subs != nullptr ? static_cast<int64_t>(c->subs->shard_channels.size()) : 0);
+      if (!io_.OverOutputLimit(*c, own_thread)) io_.QueueWrite(*c);
+    }
+  }
+}
 
 void Worker::FreeClient(Client& c) {
   if (c.closed) return;
