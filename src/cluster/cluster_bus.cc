@@ -537,8 +537,17 @@ void ClusterBus::Cron() {
   }
 
   bool update = false;
+  // For a replica: primaries left without working replicas, and the most
+  // working replicas of a primary, ours and any.
+  int orphaned = 0, max_replicas = 0, our_replicas = 0;
   for (Node* n : all) {
     if (n->flags & (kNodeMyself | kNodeNoAddr | kNodeHandshake)) continue;
+    if (myself_->is_replica() && n->is_primary() && !n->failed()) {
+      const int working = CountWorkingReplicas(n);
+      if (working == 0 && n->numslots > 0 && (n->flags & kNodeMigrateTo)) orphaned++;
+      max_replicas = std::max(max_replicas, working);
+      if (myself_->primary == n) our_replicas = working;
+    }
     const int64_t ping_delay = now - n->ping_sent;
     const int64_t data_delay = now - n->data_received;
     // Silent for half the timeout while a PING waits: the link may be
@@ -577,6 +586,9 @@ void ClusterBus::Cron() {
   if (myself_->is_replica()) {
     HandleManualFailover();
     HandleReplicaFailover();
+    // (Only worth a look if some primary has two working replicas.)
+    if (orphaned > 0 && max_replicas >= 2 && our_replicas == max_replicas && settings_.allow_replica_migration)
+      HandleReplicaMigration(max_replicas, now);
   }
   if (update || !state_ok_) UpdateState();
 }

@@ -206,6 +206,10 @@ class ClusterBus final : public ClusterService {
   void HandleManualFailover();
   int ReplicaRank() const;
   void HandleReplicaFailover();
+  // cluster-migration-barrier: this replica, of a primary with the most
+  // working replicas, moves to a primary left without any.
+  void HandleReplicaMigration(int max_replicas, int64_t now);
+  static int CountWorkingReplicas(const Node* primary);
   void LogCantFailover(const char* why);
   void FailoverReplaceYourPrimary();
   void SendFailoverAuthIfNeeded(Node* node, const BusMessage& req);

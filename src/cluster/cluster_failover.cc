@@ -15,6 +15,7 @@ namespace {
 
 constexpr int64_t kManualFailoverTimeoutMs = 5000;  // CLUSTER_MF_TIMEOUT
 constexpr int kManualFailoverPauseMult = 2;         // CLUSTER_MF_PAUSE_MULT
+constexpr int64_t kReplicaMigrationDelayMs = 5000;  // CLUSTER_SLAVE_MIGRATION_DELAY
 
 }  // namespace
 
@@ -183,6 +184,51 @@ void ClusterBus::HandleReplicaFailover() {
     FailoverReplaceYourPrimary();
   } else {
     LogCantFailover("Waiting for votes, but majority still not reached.");
+  }
+}
+
+int ClusterBus::CountWorkingReplicas(const Node* primary) {
+  int ok = 0;
+  for (const Node* r : primary->replicas)
+    if (!r->failed()) ok++;
+  return ok;
+}
+
+void ClusterBus::HandleReplicaMigration(int max_replicas, int64_t now) {
+  // (Redis's clusterHandleSlaveMigration.) Not while the cluster is down,
+  // nor if our primary would keep no more than the barrier's replicas.
+  Node* mine = myself_->primary;
+  if (!state_ok_ || mine == nullptr) return;
+  int ok = 0;
+  for (const Node* r : mine->replicas)
+    if (!r->failed() && !r->timed_out()) ok++;
+  if (ok <= settings_.migration_barrier) return;
+  // The target: a working primary with slots that had replicas (or took
+  // over from one that had) and has none working now, orphaned for a
+  // while. The one to go: among the replicas of the primaries with the
+  // most working ones, the smallest node id (others may go too, rarely;
+  // harmless).
+  Node* target = nullptr;
+  const Node* candidate = myself_;
+  for (auto& [name, owned] : nodes_) {
+    Node* n = owned.get();
+    const int working = n->is_primary() ? CountWorkingReplicas(n) : 0;
+    const bool orphaned = n->is_primary() && !n->failed() && (n->flags & kNodeMigrateTo) && working == 0;
+    if (orphaned) {
+      if (target == nullptr && n->numslots > 0) target = n;
+      if (n->orphaned_time == 0) n->orphaned_time = now;
+    } else {
+      n->orphaned_time = 0;
+    }
+    if (working == max_replicas)
+      for (const Node* r : n->replicas)
+        if (r->name < candidate->name) candidate = r;
+  }
+  if (target != nullptr && candidate == myself_ && now - target->orphaned_time > kReplicaMigrationDelayMs) {
+    LOG_NOTICE("Migrating to orphaned master %.40s", target->name.c_str());
+    SetMyPrimary(target, true);
+    NeedSave(false);
+    UpdateState();  // (the new table names our new primary: READONLY reads its slots)
   }
 }
 

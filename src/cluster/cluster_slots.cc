@@ -102,6 +102,15 @@ bool ClusterBus::AddSlot(Node* n, int slot) {
   SetSlotBit(n->slots, slot);
   n->numslots++;
   owner = n;
+  // A primary's first slot makes it a target of replica migration if
+  // other primaries have replicas (Redis's clusterNodeSetSlotBit).
+  if (n->numslots == 1 && !(n->flags & kNodeMigrateTo)) {
+    for (const auto& [name, other] : nodes_)
+      if (other->is_primary() && !other->replicas.empty()) {
+        n->flags |= kNodeMigrateTo;
+        break;
+      }
+  }
   return true;
 }
 
