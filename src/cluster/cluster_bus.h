@@ -56,6 +56,7 @@ class ClusterBus final : public ClusterService {
   void Stop() override;
   std::shared_ptr<const SlotRoutes> Routes() const override;
   void PublishToCluster(std::string_view channel, std::string_view message, bool shard) override;
+  void VerifyWithData(const std::vector<bool>& slots_with_keys) override;  // cluster_config.cc
   void ApplyConfig(const Config::ClusterSettings& settings) override;
   bool has_work() const override { return server_tasks_pending_.load(std::memory_order_acquire); }
   // Deletes the keys of the slots lost, follows a new primary.

@@ -253,6 +253,29 @@ bool ClusterBus::LoadConfigFile(const std::string& text, std::string* err) {
   return true;
 }
 
+void ClusterBus::VerifyWithData(const std::vector<bool>& slots_with_keys) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // (A replica's data is its primary's, whatever the slots.)
+  if (myself_->is_replica()) return;
+  int changed = 0;
+  for (int j = 0; j < static_cast<int>(kNumSlots) && j < static_cast<int>(slots_with_keys.size()); j++) {
+    const size_t s = static_cast<size_t>(j);
+    if (!slots_with_keys[s] || slots_[s] == myself_ || importing_from_[s] != nullptr) continue;
+    changed++;
+    if (slots_[s] == nullptr) {
+      LOG_NOTICE("I have keys for unassigned slot %d. Taking responsibility for it.", j);
+      AddSlot(myself_, j);
+    } else {
+      LOG_NOTICE("I have keys for slot %d, but the slot is assigned to another node. Setting it to importing state.",
+                 j);
+      importing_from_[s] = slots_[s];
+    }
+  }
+  if (changed == 0) return;
+  SaveNow(true);
+  UpdateState();
+}
+
 void ClusterBus::SaveNow(bool fsync) {
   std::string err;
   if (!SaveConfigFile(fsync || todo_fsync_, &err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());

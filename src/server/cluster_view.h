@@ -116,6 +116,10 @@ class ClusterService {
   // node reports, how long a replica has been without news from its
   // primary (ms; a failover's data age), repl-ping-replica-period (ms).
   virtual void NoteReplication(uint64_t offset, int64_t data_age_ms, int64_t ping_period_ms) = 0;
+  // After the start-up load (worker 0, before the other workers run): the
+  // slots holding keys; a primary takes those nobody serves and imports
+  // those another serves (Redis's verifyClusterConfigWithData).
+  virtual void VerifyWithData(const std::vector<bool>& slots_with_keys) = 0;
   // The current table (any thread; takes the bus's lock).
   virtual std::shared_ptr<const SlotRoutes> Routes() const = 0;
   // Changes with every new table.

@@ -292,6 +292,15 @@ int Server::Run() {
 
 void Server::FinishStartupLoad() {
   loader_.reset();
+  if (cluster_ != nullptr) {
+    // The loaded keys' slots, against the cluster's table (only worker 0
+    // runs yet: every shard is its to read).
+    std::vector<bool> slots(kNumSlots, false);
+    for (size_t i = 0; i < num_shards(); i++)
+      for (uint32_t s = 0; s < kNumSlots; s++)
+        if (shard(i).db(0).KeysInSlot(s) > 0) slots[s] = true;
+    cluster_->VerifyWithData(slots);
+  }
   load_state_.store(0, std::memory_order_release);
   StartReplicaOfConfig();
   for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
