@@ -3,6 +3,7 @@
 # with REPLICAOF. With TEST_SERVER=redis every server is redis-server, which
 # is how these shapes were checked.
 import os
+import re
 import time
 
 import pytest
@@ -597,6 +598,9 @@ def test_a_diskless_load_ends_equal(servers, tmp_path, primary_kind):
     log = replica.output()
     assert "from master with EOF to parser" in log or "bytes from master to parser" in log
     assert "to disk" not in log
+    # Redis's role letter after the pid: S while a replica.
+    loads = [line for line in log.splitlines() if "to parser" in line]
+    assert loads and all(re.match(r"\d+:S \d", line) for line in loads), loads
     assert not [f for f in os.listdir(tmp_path / "r") if f.startswith("temp-")]
     # Its own history now (a full sync again), with keys: through a file.
     r.execute_command("REPLICAOF", "NO", "ONE")

@@ -65,10 +65,10 @@ def test_ssubscribe_counts_shard_channels_apart(server):
             sorted(unsubs[:2]) == sorted([push("unsubscribe", "a", 2), push("unsubscribe", "b", 1)])
         assert unsubs[2] == push("punsubscribe", "p*", 0)
         # Still subscribed (to a shard channel): still the subscribed context.
-        assert c.call("GET", "x") == CONTEXT_ERR % b"get"
+        assert c.call("GET", "sharded:none") == CONTEXT_ERR % b"get"
         c.send(encode("SUNSUBSCRIBE"))
         assert c.read_reply() == push("sunsubscribe", "s1", 0)
-        assert c.call("GET", "x") == b"$-1\r\n"
+        assert c.call("GET", "sharded:none") == b"$-1\r\n"
         c.send(encode("SUNSUBSCRIBE"))
         assert c.read_reply() == push("sunsubscribe", None, 0)
 

@@ -16,7 +16,10 @@ namespace peregrine {
 namespace {
 std::atomic<int> g_level{static_cast<int>(LogLevel::kNotice)};
 std::atomic<int> g_fd{STDOUT_FILENO};
+std::atomic<char> g_role{'M'};
 }  // namespace
+
+void SetLogRole(char role) { g_role.store(role, std::memory_order_relaxed); }
 
 void SetLogLevel(LogLevel level) { g_level = static_cast<int>(level); }
 LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load()); }
@@ -42,7 +45,7 @@ void Log(LogLevel level, const char* fmt, ...) {
   gettimeofday(&tv, nullptr);
   tm local;
   localtime_r(&tv.tv_sec, &local);
-  int n = snprintf(line, sizeof(line), "%d:M ", static_cast<int>(getpid()));
+  int n = snprintf(line, sizeof(line), "%d:%c ", static_cast<int>(getpid()), g_role.load(std::memory_order_relaxed));
   n += static_cast<int>(strftime(line + n, sizeof(line) - n, "%d %b %Y %H:%M:%S.", &local));
   static const char kMarks[] = ".-*#";
   n += snprintf(line + n, sizeof(line) - n, "%03d %c ", static_cast<int>(tv.tv_usec / 1000),

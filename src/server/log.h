@@ -13,6 +13,9 @@ enum class LogLevel { kDebug = 0, kVerbose = 1, kNotice = 2, kWarning = 3, kNoth
 void SetLogLevel(LogLevel level);
 LogLevel GetLogLevel();
 bool SetLogFile(const std::string& path, std::string* err);
+// The role letter after the pid, as Redis writes it: 'M' a primary, 'S' a
+// replica ('C' and 'X', Redis's for a child and Sentinel, are not used).
+void SetLogRole(char role);
 
 void Log(LogLevel level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -57,6 +57,7 @@ bool Server::BecomeReplica(const std::string& host, int port, int connected_fd, 
   config_.replicaof_host = host;
   config_.replicaof_port = port;
   replica_.store(true, std::memory_order_relaxed);
+  SetLogRole('S');
   replication_->SetRelaying(true);
   for (size_t i = 0; i < num_shards(); i++) {
     // (A writable replica deletes them as a primary does: a write must not
@@ -95,6 +96,7 @@ void Server::BecomePrimary() {
   const uint64_t offset = replication_->offset();
   repl_ids_.Shift(offset);
   replica_.store(false, std::memory_order_relaxed);
+  SetLogRole('M');
   replication_->SetRelaying(false);
   if (!replication_->feeding()) replication_->ResetBacklog(config_.repl_backlog_size, offset);
   for (size_t i = 0; i < num_shards(); i++) {
