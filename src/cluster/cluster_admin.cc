@@ -29,7 +29,7 @@ std::string CheckSlots(const std::vector<Node*>& owners, const std::vector<int>&
 }  // namespace
 
 std::string ClusterBus::AddSlots(const std::vector<int>& slots) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Change change(*this);
   std::string error = CheckSlots(slots_, slots, false);
   if (!error.empty()) return error;
   for (int slot : slots) {
@@ -37,33 +37,33 @@ std::string ClusterBus::AddSlots(const std::vector<int>& slots) {
     importing_from_[static_cast<size_t>(slot)] = nullptr;
     AddSlot(myself_, slot);
   }
-  SaveNow();
+  SaveBeforeReply();
   UpdateState();
   return "";
 }
 
 std::string ClusterBus::DelSlots(const std::vector<int>& slots) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Change change(*this);
   std::string error = CheckSlots(slots_, slots, true);
   if (!error.empty()) return error;
   for (int slot : slots) {
     importing_from_[static_cast<size_t>(slot)] = nullptr;
     DelSlot(slot);
   }
-  SaveNow();
+  SaveBeforeReply();
   UpdateState();
   return "";
 }
 
 void ClusterBus::FlushSlots() {
-  std::lock_guard<std::mutex> lock(mu_);
+  Change change(*this);
   DelNodeSlots(myself_);
-  SaveNow();
+  SaveBeforeReply();
   UpdateState();
 }
 
 std::string ClusterBus::SetSlot(int slot, const std::string& how, const std::string& id, uint64_t keys_in_slot) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Change change(*this);
   if (myself_->is_replica()) return "ERR Please use SETSLOT only with masters.";
   const size_t s = static_cast<size_t>(slot);
   if (how == "migrating") {
@@ -113,7 +113,7 @@ std::string ClusterBus::SetSlot(int slot, const std::string& how, const std::str
   } else {
     return "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP";
   }
-  SaveNow();
+  SaveBeforeReply();
   UpdateState();
   return "";
 }
@@ -131,27 +131,27 @@ std::string ClusterBus::Meet(const std::string& ip_in, int port, int cport) {
   }
   if (ip.empty() || port <= 0 || port > 65535 || cport <= 0 || cport > 65535)
     return "ERR Invalid node address specified: " + ip_in + ":" + std::to_string(port);
-  std::lock_guard<std::mutex> lock(mu_);
+  Change change(*this);
   StartHandshake(ip, port, cport);
   Wake();
   return "";
 }
 
 std::string ClusterBus::Forget(const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Change change(*this);
   Node* n = Lookup(id);
   if (n == nullptr) return blacklist_.contains(id) ? "" : "ERR Unknown node " + id;
   if (n == myself_) return "ERR I tried hard but I can't forget myself...";
   if (myself_->is_replica() && myself_->primary == n) return "ERR Can't forget my master!";
   blacklist_[id] = UnixTimeMs() + 60 * 1000;
   DelNode(n);
-  SaveNow();
+  SaveBeforeReply();
   UpdateState();
   return "";
 }
 
 std::string ClusterBus::Replicate(const std::string& id, bool has_keys, std::string* host, int* port) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Change change(*this);
   Node* n = Lookup(id);
   if (n == nullptr) return "ERR Unknown node " + id;
   if (n == myself_) return "ERR Can't replicate myself";
@@ -161,14 +161,14 @@ std::string ClusterBus::Replicate(const std::string& id, bool has_keys, std::str
   SetMyPrimary(n, false);  // (the caller follows it at once)
   *host = n->ip;
   *port = n->port;
-  SaveNow();
+  SaveBeforeReply();
   UpdateState();
   Wake();
   return "";
 }
 
 std::string ClusterBus::Reset(bool hard, bool has_keys) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Change change(*this);
   if (myself_->is_primary() && has_keys) return "ERR CLUSTER RESET can't be called with master nodes containing keys";
   if (myself_->is_replica()) {
     // (The caller makes the server a primary again and empties it.)
@@ -194,20 +194,24 @@ std::string ClusterBus::Reset(bool hard, bool has_keys) {
     myself_->shard_id = RandomName();
     LOG_NOTICE("Node hard reset, now I'm %.40s", myself_->name.c_str());
   }
-  SaveNow(true);
+  SaveBeforeReply(true);
   UpdateState();
   return "";
 }
 
 std::string ClusterBus::SaveConfig() {
-  std::lock_guard<std::mutex> lock(mu_);
+  ConfigWrite w;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    w = TakeConfig(true);
+  }
   std::string err;
-  if (!SaveConfigFile(true, &err)) return "ERR error saving the cluster node config: " + err;
+  if (!WriteConfig(std::move(w), &err)) return "ERR error saving the cluster node config: " + err;
   return "";
 }
 
 std::string ClusterBus::BumpEpoch() {
-  std::lock_guard<std::mutex> lock(mu_);
+  Change change(*this);
   // A new epoch only if ours is not already the only greatest one
   // (Redis's clusterBumpConfigEpochWithoutConsensus).
   const uint64_t max = MaxEpoch();
@@ -216,21 +220,21 @@ std::string ClusterBus::BumpEpoch() {
     current_epoch_++;
     myself_->config_epoch = current_epoch_;
     bumped = true;
-    SaveNow(true);
+    SaveBeforeReply(true);
     LOG_NOTICE("New configEpoch set to %llu", static_cast<unsigned long long>(myself_->config_epoch));
   }
   return std::string(bumped ? "BUMPED " : "STILL ") + std::to_string(myself_->config_epoch);
 }
 
 std::string ClusterBus::SetConfigEpoch(int64_t epoch) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Change change(*this);
   if (epoch < 0) return "ERR Invalid config epoch specified: " + std::to_string(epoch);
   if (nodes_.size() > 1) return "ERR The user can assign a config epoch only when the node does not know any other node.";
   if (myself_->config_epoch != 0) return "ERR Node config epoch is already non-zero";
   myself_->config_epoch = static_cast<uint64_t>(epoch);
   LOG_NOTICE("configEpoch set to %llu via CLUSTER SET-CONFIG-EPOCH", static_cast<unsigned long long>(epoch));
   if (current_epoch_ < static_cast<uint64_t>(epoch)) current_epoch_ = static_cast<uint64_t>(epoch);
-  SaveNow();
+  SaveBeforeReply();
   UpdateState();
   return "";
 }

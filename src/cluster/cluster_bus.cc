@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "net/socket.h"
 #include "server/client_pause.h"
@@ -470,7 +471,7 @@ void ClusterBus::Broadcast(const BusMessage& m) {
 }
 
 void ClusterBus::BeforeSleep() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (todo_manual_failover_) {
     todo_manual_failover_ = false;
     HandleManualFailover();
@@ -479,17 +480,22 @@ void ClusterBus::BeforeSleep() {
     todo_update_state_ = false;
     UpdateState();
   }
+  // nodes.conf: its text now, written once the lock is let go.
+  std::optional<ConfigWrite> save;
   if (todo_save_) {
-    todo_save_ = false;
-    std::string err;
-    if (!SaveConfigFile(todo_fsync_, &err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
-    todo_fsync_ = false;
+    save = TakeConfig(todo_fsync_);
+    todo_save_ = todo_fsync_ = false;
   }
   if (!freed_links_.empty()) {
     links_.erase(std::remove_if(links_.begin(), links_.end(),
                                 [](const std::unique_ptr<Link>& l) { return l->freed; }),
                  links_.end());
     freed_links_.clear();
+  }
+  if (save) {
+    lock.unlock();
+    std::string err;
+    if (!WriteConfig(std::move(*save), &err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
   }
 }
 

@@ -241,12 +241,40 @@ class ClusterBus final : public ClusterService {
     todo_save_ = true;
     todo_fsync_ = todo_fsync_ || fsync;
   }
-  // A change a CLUSTER command made: saved before it replies, as Redis's.
+  // Saved now, under the lock (a vote: before it is sent).
   void SaveNow(bool fsync = false);
+  // A change a CLUSTER command made: saved before it replies, as Redis's,
+  // but outside the lock (the command holds a Change).
+  void SaveBeforeReply(bool fsync = false) {
+    save_on_release_ = true;
+    fsync_on_release_ = fsync_on_release_ || fsync;
+  }
+  // A CLUSTER command's hold of the bus: mu_ while it lasts; then, outside
+  // it, nodes.conf if the command changed it (SaveBeforeReply).
+  class Change {
+   public:
+    explicit Change(ClusterBus& bus) : bus_(bus), lock_(bus.mu_) {}
+    ~Change();
+    Change(const Change&) = delete;
+    Change& operator=(const Change&) = delete;
 
-  // cluster_config.cc: nodes.conf.
+   private:
+    ClusterBus& bus_;
+    std::unique_lock<std::mutex> lock_;
+  };
+
+  // cluster_config.cc: nodes.conf. Its text is taken under mu_ (numbered);
+  // WriteConfig writes it without mu_ (file_mu_ orders the writers: one
+  // older than the last written is not written, an unchanged one neither).
+  struct ConfigWrite {
+    std::string text;
+    uint64_t gen = 0;
+    bool fsync = false;
+  };
+  ConfigWrite TakeConfig(bool fsync);
+  bool WriteConfig(ConfigWrite w, std::string* err);
   bool LoadConfigFile(const std::string& text, std::string* err);
-  bool SaveConfigFile(bool fsync, std::string* err);
+  bool SaveConfigFile(bool fsync, std::string* err);  // under mu_: both at once
 
   Config::ClusterSettings settings_;
   int port_ = 0, tls_port_ = 0, bus_port_ = 0;
@@ -303,7 +331,12 @@ class ClusterBus final : public ClusterService {
   std::unique_ptr<IoHandler> wake_handler_;
   std::vector<int> listen_fds_;
   int wake_fd_ = -1;
-  int lock_fd_ = -1;  // nodes.conf, locked (cluster_config.cc)
+  bool save_on_release_ = false, fsync_on_release_ = false;  // under mu_ (Change)
+  uint64_t config_gen_ = 0;                                   // under mu_
+  std::mutex file_mu_;                                        // WriteConfig's
+  uint64_t written_gen_ = 0, fsynced_gen_ = 0;                // under file_mu_
+  std::string written_text_;                                  // under file_mu_
+  int lock_fd_ = -1;  // nodes.conf, locked (cluster_config.cc; under file_mu_ once running)
   std::thread thread_;
   std::atomic<bool> stopping_{false};
 };

@@ -282,16 +282,50 @@ void ClusterBus::SaveNow(bool fsync) {
   todo_save_ = todo_fsync_ = false;
 }
 
-bool ClusterBus::SaveConfigFile(bool fsync, std::string* err) {
-  std::string text;
+ClusterBus::Change::~Change() {
+  if (!bus_.save_on_release_) return;
+  ConfigWrite w = bus_.TakeConfig(bus_.fsync_on_release_);
+  bus_.save_on_release_ = bus_.fsync_on_release_ = false;
+  lock_.unlock();
+  std::string err;
+  if (!bus_.WriteConfig(std::move(w), &err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
+}
+
+ClusterBus::ConfigWrite ClusterBus::TakeConfig(bool fsync) {
+  ConfigWrite w;
   for (auto& [name, n] : nodes_) {
     if (n->in_handshake()) continue;
-    text += NodeLine(*n, true);
-    text += '\n';
+    w.text += NodeLine(*n, true);
+    w.text += '\n';
   }
-  text += "vars currentEpoch " + std::to_string(current_epoch_) + " lastVoteEpoch " +
-          std::to_string(last_vote_epoch_) + "\n";
+  w.text += "vars currentEpoch " + std::to_string(current_epoch_) + " lastVoteEpoch " +
+            std::to_string(last_vote_epoch_) + "\n";
+  w.gen = ++config_gen_;
+  w.fsync = fsync;
+  return w;
+}
+
+bool ClusterBus::SaveConfigFile(bool fsync, std::string* err) { return WriteConfig(TakeConfig(fsync), err); }
+
+bool ClusterBus::WriteConfig(ConfigWrite w, std::string* err) {
+  std::lock_guard<std::mutex> file_lock(file_mu_);
   const std::string& path = settings_.config_file;
+  if (w.gen <= written_gen_) {
+    // A newer text is there already (it has this change too).
+    if (!w.fsync || fsynced_gen_ >= w.gen) return true;
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const bool ok = fd >= 0 && ::fsync(fd) == 0;
+    if (fd >= 0) close(fd);
+    if (!ok) *err = std::string("Could not sync the cluster configuration: ") + strerror(errno);
+    if (ok) fsynced_gen_ = written_gen_;
+    return ok;
+  }
+  // Nothing changed (a SETSLOT that found the slot as asked): no write.
+  if (!w.fsync && w.text == written_text_) {
+    written_gen_ = w.gen;
+    return true;
+  }
+  const std::string& text = w.text;
   const std::string tmp = path + ".tmp-" + std::to_string(getpid());
   const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -300,24 +334,27 @@ bool ClusterBus::SaveConfigFile(bool fsync, std::string* err) {
   }
   size_t off = 0;
   while (off < text.size()) {
-    const ssize_t w = write(fd, text.data() + off, text.size() - off);
-    if (w < 0) {
+    const ssize_t n = write(fd, text.data() + off, text.size() - off);
+    if (n < 0) {
       if (errno == EINTR) continue;
       *err = std::string("Could not write the cluster configuration: ") + strerror(errno);
       close(fd);
       unlink(tmp.c_str());
       return false;
     }
-    off += static_cast<size_t>(w);
+    off += static_cast<size_t>(n);
   }
   // Made durable when an epoch or a vote changed (Redis's
   // CLUSTER_TODO_FSYNC_CONFIG); a slot's owner only written (a resharding
   // changes five per slot moved).
-  if ((fsync && ::fsync(fd) != 0) || close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
+  if ((w.fsync && ::fsync(fd) != 0) || close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
     *err = std::string("Could not save the cluster configuration: ") + strerror(errno);
     unlink(tmp.c_str());
     return false;
   }
+  written_gen_ = w.gen;
+  if (w.fsync) fsynced_gen_ = w.gen;
+  written_text_ = std::move(w.text);
   // The lock moves to the new file (the old one's inode is gone).
   const int lock = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0) {
