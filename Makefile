@@ -20,7 +20,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-shards bench-replication bench-cluster bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps client-test-deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-instr bench-cross bench-threads bench-shards bench-replication bench-cluster bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -83,9 +83,30 @@ unit-test: build
 
 # The black-box suite twice: one worker thread, and four (more than this
 # machine's cores, so that the cross-thread paths always run and interleave).
-integration-test: build pydeps
-	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 1" $(VENV)/bin/python -m pytest tests -q
-	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 4" $(VENV)/bin/python -m pytest tests -q
+# Two test processes at once (pytest-xdist): much of the suite waits
+# (replication, failovers, timeouts), so two take about 0.6 of the time.
+# The cluster clients of other languages (tests/test_cluster_clients.py:
+# go-redis, ioredis, Jedis, redis-py through a reshard) run once, in the
+# second pass.
+PYTEST := $(VENV)/bin/python -m pytest tests -q -n 2
+ONCE   := --ignore=tests/test_cluster_clients.py
+integration-test: build pydeps client-test-deps
+	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 1" $(PYTEST) $(ONCE)
+	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 4" $(PYTEST)
+
+# Their toolchains: Maven and a JDK from Debian if missing; Go (>= 1.26,
+# for go-redis 9.23) and Node.js (>= 20, for ioredis 6) are newer than
+# Debian 12's, so they must be there already (they are on the machines this
+# project runs on); the modules come from the Go proxy, npm and Maven Central.
+CLIENT_TEST_TOOLS := mvn:maven javac:default-jdk-headless
+client-test-deps:
+	@missing=""; for tp in $(CLIENT_TEST_TOOLS); do \
+	  command -v $${tp%%:*} >/dev/null 2>&1 || missing="$$missing $${tp#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then echo "Installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing || exit 1; fi
+	@{ command -v go || test -x /usr/local/go/bin/go; } >/dev/null || { echo "client tests need Go >= 1.26 (Debian's golang-go is 1.19)"; exit 1; }
+	@{ command -v node && command -v npm; } >/dev/null || { echo "client tests need Node.js >= 20 with npm (Debian 12's nodejs is 18)"; exit 1; }
 
 # A few seconds: the benchmark harness still runs end to end (not a measurement).
 bench-smoke: build pydeps
@@ -105,7 +126,8 @@ bench-smoke: build pydeps
 # threads: a data race stops the server, and the tests that need it fail.
 # (The cluster tests, a minute of multi-node clusters, run under TSan, where
 # the bus's own thread meets the workers, and not under ASan: the bus's
-# parsing runs under ASan in its two fuzzers.)
+# parsing runs under ASan in its two fuzzers.) Both run two test processes
+# at once, as integration-test does.
 ASAN_BUILD := build/asan
 TSAN_BUILD := build/tsan
 
@@ -114,14 +136,14 @@ test-asan: deps pydeps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(ASAN_BUILD)/peregrine_unit_tests --gtest_brief=1
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PEREGRINE_BIN=$(abspath $(ASAN_BUILD))/peregrine \
-	  $(VENV)/bin/python -m pytest tests -q --ignore=tests/test_cluster.py
+	  $(PYTEST) $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
 
 test-tsan: deps pydeps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_SANITIZE=thread -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/peregrine_unit_tests --gtest_brief=1
 	TSAN_OPTIONS=halt_on_error=1 PEREGRINE_BIN=$(abspath $(TSAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 4" \
-	  $(VENV)/bin/python -m pytest tests -q
+	  $(PYTEST) $(ONCE)
 
 # libFuzzer targets (fuzz/README.md), built by clang with ASan + UBSan in
 # their own directory: `connection` (the whole request path), `config`
