@@ -450,6 +450,33 @@ class TestOneNode:
                 assert n("CLUSTER", "COUNTKEYSINSLOT", slot) == len(want)
                 assert sorted(n("CLUSTER", "GETKEYSINSLOT", slot, 1000)) == want
             assert n("FLUSHALL") == b"OK"
+        # A listing goes on where the last one of the slot stopped (as a
+        # reshard takes ten at a time away): still every key, each once,
+        # keys added meanwhile too, and all of them when asked for all.
+        for n in served:
+            keys = {b"{s}k%d" % i for i in range(3000)}
+            for k in keys:
+                n("SET", k, "v")
+            for k in (b"other:%d" % i for i in range(2000)):
+                n("SET", k, "v")
+            slot = key_slot("{s}")
+            seen = []
+            first = n("CLUSTER", "GETKEYSINSLOT", slot, 10)
+            assert len(first) == 10 and set(first) <= keys
+            assert sorted(n("CLUSTER", "GETKEYSINSLOT", slot, 100000)) == sorted(keys)
+            while True:
+                batch = n("CLUSTER", "GETKEYSINSLOT", slot, 10)
+                if not batch:
+                    break
+                assert len(batch) == len(set(batch)) and not set(batch) & set(seen), batch
+                seen += batch
+                assert n("DEL", *batch) == len(batch)
+                if len(seen) == 1500:
+                    keys |= {b"{s}late%d" % i for i in range(100)}
+                    for i in range(100):
+                        n("SET", b"{s}late%d" % i, "v")
+            assert sorted(seen) == sorted(keys) and n("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+            assert n("FLUSHALL") == b"OK"
         for cmd, text in ((("COUNTKEYSINSLOT", -1), "ERR Invalid slot"),
                           (("COUNTKEYSINSLOT", 16384), "ERR Invalid slot"),
                           (("COUNTKEYSINSLOT", "x"), "ERR value is not an integer or out of range"),

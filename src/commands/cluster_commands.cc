@@ -4,6 +4,7 @@
 // cluster mode the bus (cluster/cluster_bus.h) holds the state; these parse
 // the arguments, count keys where a subcommand needs them (those run
 // holding every shard: kCmdAllShards) and write the replies.
+#include <algorithm>
 #include <cctype>
 
 #include "cluster/cluster_bus.h"
@@ -57,27 +58,53 @@ Db& SlotDb(CommandContext& ctx, int slot) {
   return ctx.server.shard(static_cast<size_t>(slot) * shards / kNumSlots).db(0);
 }
 
+// Where the last listing of a slot's keys stopped, in which shard's
+// database: the next GETKEYSINSLOT of that slot goes on from there, so that
+// a reshard (redis-cli asks for ten keys at a time, and MIGRATE takes them
+// away) scans the shard about once per slot rather than again from its
+// start each time. (Only read and written holding every shard: the
+// command is kCmdAllShards.)
+struct SlotScan {
+  const Db* db = nullptr;
+  int slot = -1;
+  uint64_t cursor = 0;
+};
+SlotScan g_slot_scan;
+
 // The keys of `slot` (up to `max`; counted only if `out` is null), as
 // Redis's: expired keys not yet removed included. The shard counts its
 // keys per slot (Db::CountSlots, on in cluster mode): a count is O(1), and
-// a listing stops once it has them all.
+// a listing stops once it has them all, or `max`.
 uint64_t KeysInSlot(CommandContext& ctx, int slot, uint64_t max, std::vector<std::string>* out) {
   Db& db = SlotDb(ctx, slot);
   const uint64_t in_slot = db.KeysInSlot(static_cast<uint32_t>(slot));
   if (out == nullptr || in_slot == 0) return std::min(in_slot, max);
   const uint64_t want = std::min(in_slot, max);
-  uint64_t n = 0, cursor = 0;
-  do {
-    cursor = db.Scan(cursor, [&](const Db::Entry& e) {
-      if (n >= want) return;
-      char scratch[CompactKey::kScratchSize];
-      const std::string_view k = e.key(scratch);
-      if (SlotOf(k) != static_cast<uint32_t>(slot)) return;
-      n++;
-      out->emplace_back(k);
-    });
-  } while (cursor != 0 && n < want);
-  return n;
+  auto visit = [&](const Db::Entry& e) {
+    if (out->size() >= want) return;
+    char scratch[CompactKey::kScratchSize];
+    const std::string_view k = e.key(scratch);
+    if (SlotOf(k) == static_cast<uint32_t>(slot)) out->emplace_back(k);
+  };
+  // From where the last listing of this slot stopped to the table's end,
+  // then from its start up to there: one whole pass at most.
+  const uint64_t start = g_slot_scan.db == &db && g_slot_scan.slot == slot ? g_slot_scan.cursor : 0;
+  uint64_t cursor = start;
+  bool wrapped = false;
+  while (out->size() < want) {
+    cursor = db.Scan(cursor, visit);
+    if (cursor == 0) {
+      if (start == 0 || wrapped) break;
+      wrapped = true;
+    }
+    if (wrapped && cursor >= start) break;
+  }
+  g_slot_scan = {&db, slot, out->size() >= want ? cursor : 0};
+  // (A scan may meet a key twice, when the table grows meanwhile: once
+  // each here, or MIGRATE would restore it twice.)
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+  return out->size();
 }
 
 bool HasKeys(CommandContext& ctx) {
