@@ -476,6 +476,27 @@ class TestOneNode:
                     for i in range(100):
                         n("SET", b"{s}late%d" % i, "v")
             assert sorted(seen) == sorted(keys) and n("CLUSTER", "COUNTKEYSINSLOT", slot) == 0
+            # A listing of a whole slot met the next slots' keys on its way
+            # (Peregrine keeps them for the next listings): keys added or
+            # removed since are seen as they are now.
+            assert n("FLUSHALL") == b"OK"
+            by_slot = {}
+            for i in range(3000):
+                k = b"n:%d" % i
+                by_slot.setdefault(key_slot(k), set()).add(k)
+                n("SET", k, "v")
+            first_slot = min(by_slot)
+            following = sorted(x for x in by_slot if first_slot < x <= first_slot + 64)[:3]
+            assert sorted(n("CLUSTER", "GETKEYSINSLOT", first_slot, 1000)) == sorted(by_slot[first_slot])
+            added, gone, same_ = following
+            extra = next(b"x:%d" % i for i in range(100000) if key_slot(b"x:%d" % i) == added)
+            n("SET", extra, "v")
+            by_slot[added].add(extra)
+            dropped = sorted(by_slot[gone])[0]
+            n("DEL", dropped)
+            by_slot[gone].discard(dropped)
+            for x in following:
+                assert sorted(n("CLUSTER", "GETKEYSINSLOT", x, 1000)) == sorted(by_slot[x]), x
             assert n("FLUSHALL") == b"OK"
         for cmd, text in ((("COUNTKEYSINSLOT", -1), "ERR Invalid slot"),
                           (("COUNTKEYSINSLOT", 16384), "ERR Invalid slot"),

@@ -61,15 +61,35 @@ Db& SlotDb(CommandContext& ctx, int slot) {
 // Where the last listing of a slot's keys stopped, in which shard's
 // database: the next GETKEYSINSLOT of that slot goes on from there, so that
 // a reshard (redis-cli asks for ten keys at a time, and MIGRATE takes them
-// away) scans the shard about once per slot rather than again from its
-// start each time. (Only read and written holding every shard: the
-// command is kCmdAllShards.)
+// away) does not scan again what it passed. And the keys that pass met of
+// the next kNextSlots slots: redis-cli moves slots in ascending order, and
+// a later listing of one of them takes these (each checked to be there
+// still) when they are all its keys by the slot's count, without a scan of
+// its own. (Only read and written holding every shard: the command is
+// kCmdAllShards.)
 struct SlotScan {
   const Db* db = nullptr;
   int slot = -1;
   uint64_t cursor = 0;
+  int next_first = -1;  // the slots `next` covers: next_first + [0, kNextSlots)
+  std::vector<std::vector<std::string>> next;
+  size_t next_keys = 0;
 };
+constexpr int kNextSlots = 64;
+constexpr size_t kMaxNextKeys = 65536;
 SlotScan g_slot_scan;
+
+// From a pass over `slot`'s shard for another slot: its keys, if they are
+// all there are (as counted).
+bool KeysFromLastPass(Db& db, int slot, uint64_t in_slot, uint64_t want, std::vector<std::string>* out) {
+  SlotScan& g = g_slot_scan;
+  if (g.db != &db || g.next_first < 0 || slot < g.next_first || slot >= g.next_first + kNextSlots) return false;
+  std::vector<std::string>& known = g.next[static_cast<size_t>(slot - g.next_first)];
+  std::erase_if(known, [&](const std::string& k) { return db.FindRaw(k) == nullptr; });
+  if (known.size() != in_slot) return false;  // (keys added since)
+  out->assign(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(want, known.size())));
+  return true;
+}
 
 // The keys of `slot` (up to `max`; counted only if `out` is null), as
 // Redis's: expired keys not yet removed included. The shard counts its
@@ -80,18 +100,33 @@ uint64_t KeysInSlot(CommandContext& ctx, int slot, uint64_t max, std::vector<std
   const uint64_t in_slot = db.KeysInSlot(static_cast<uint32_t>(slot));
   if (out == nullptr || in_slot == 0) return std::min(in_slot, max);
   const uint64_t want = std::min(in_slot, max);
+  if (KeysFromLastPass(db, slot, in_slot, want, out)) return out->size();
+  SlotScan& g = g_slot_scan;
+  // From where the last listing of this slot stopped to the table's end,
+  // then from its start up to there: one whole pass at most. A listing of
+  // all the slot's keys passes over the whole shard anyway: it also
+  // gathers the next slots' keys.
+  const uint64_t start = g.db == &db && g.slot == slot ? g.cursor : 0;
+  const bool gather = start == 0 && want == in_slot;
+  if (gather) {
+    g.next.assign(kNextSlots, {});
+    g.next_first = slot + 1;
+    g.next_keys = 0;
+  }
   auto visit = [&](const Db::Entry& e) {
-    if (out->size() >= want) return;
     char scratch[CompactKey::kScratchSize];
     const std::string_view k = e.key(scratch);
-    if (SlotOf(k) == static_cast<uint32_t>(slot)) out->emplace_back(k);
+    const int ks = static_cast<int>(SlotOf(k));
+    if (ks == slot) {
+      if (out->size() < want) out->emplace_back(k);
+    } else if (gather && ks > slot && ks < slot + 1 + kNextSlots && g.next_keys < kMaxNextKeys) {
+      g.next[static_cast<size_t>(ks - slot - 1)].emplace_back(k);
+      g.next_keys++;
+    }
   };
-  // From where the last listing of this slot stopped to the table's end,
-  // then from its start up to there: one whole pass at most.
-  const uint64_t start = g_slot_scan.db == &db && g_slot_scan.slot == slot ? g_slot_scan.cursor : 0;
   uint64_t cursor = start;
   bool wrapped = false;
-  while (out->size() < want) {
+  while (out->size() < want || gather) {
     cursor = db.Scan(cursor, visit);
     if (cursor == 0) {
       if (start == 0 || wrapped) break;
@@ -99,7 +134,9 @@ uint64_t KeysInSlot(CommandContext& ctx, int slot, uint64_t max, std::vector<std
     }
     if (wrapped && cursor >= start) break;
   }
-  g_slot_scan = {&db, slot, out->size() >= want ? cursor : 0};
+  g.db = &db;
+  g.slot = slot;
+  g.cursor = out->size() >= want && !gather ? cursor : 0;
   // (A scan may meet a key twice, when the table grows meanwhile: once
   // each here, or MIGRATE would restore it twice.)
   std::sort(out->begin(), out->end());
