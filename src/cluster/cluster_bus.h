@@ -90,10 +90,13 @@ class ClusterBus final : public ClusterService {
   std::string MyShardId() const;
   std::string InfoText() const;
   // CLUSTER NODES (and nodes.conf without `for_file`).
-  std::string NodesText() const;
+  // (`tls`: for a client over TLS, whose ports are the TLS ones, as
+  // Redis 7.2's shouldReturnTlsInfo; here and in the views below.)
+  std::string NodesText(bool tls = false) const;
   // A node's CLUSTER NODES line of each replica of `id`; false if `id` is
   // unknown (*error) or not a primary.
-  bool ReplicasText(const std::string& id, std::vector<std::string>* lines, std::string* error) const;
+  bool ReplicasText(const std::string& id, std::vector<std::string>* lines, std::string* error,
+                    bool tls = false) const;
   struct Endpoint {
     std::string preferred;  // ip, hostname, or "?" as cluster-preferred-endpoint-type says
     int port = 0;
@@ -104,7 +107,7 @@ class ClusterBus final : public ClusterService {
     int start, end;
     std::vector<Endpoint> nodes;  // the owner first, then its replicas that are up
   };
-  std::vector<SlotRange> SlotsView() const;
+  std::vector<SlotRange> SlotsView(bool tls = false) const;
   struct ShardNode {
     std::string id, endpoint, ip, hostname, role, health;
     int port = 0, tls_port = 0;
@@ -230,7 +233,7 @@ class ClusterBus final : public ClusterService {
   bool StartHandshake(const std::string& ip, int port, int cport);
   void UpdateState();
   void PublishRoutes();
-  std::string NodeLine(const Node& n, bool for_file) const;
+  std::string NodeLine(const Node& n, bool for_file, bool tls = false) const;
   // Each run of slots with one owner, in slot order: fn(owner, start, end).
   void ForEachSlotRange(const std::function<void(const Node*, int, int)>& fn) const;
   std::string RandomName();

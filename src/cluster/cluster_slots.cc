@@ -220,7 +220,10 @@ void ClusterBus::PublishRoutes() {
   std::map<const Node*, uint16_t> index;
   auto endpoint_of = [&](const Node* n) -> uint16_t {
     auto [it, fresh] = index.emplace(n, static_cast<uint16_t>(r->endpoints.size()));
-    if (fresh) r->endpoints.push_back(NodeEndpoint(*n) + ":" + std::to_string(n->port));
+    if (fresh) {
+      r->endpoints.push_back(NodeEndpoint(*n) + ":" + std::to_string(n->port));
+      r->tls_endpoints.push_back(NodeEndpoint(*n) + ":" + std::to_string(n->tls_port));
+    }
     return it->second;
   };
   for (size_t j = 0; j < kNumSlots; j++) {
@@ -234,7 +237,8 @@ void ClusterBus::PublishRoutes() {
   if (myself_->is_replica() && myself_->primary != nullptr) r->my_primary = endpoint_of(myself_->primary);
   const SlotRoutes& old = *routes_;
   if (old.owner == r->owner && old.migrating_to == r->migrating_to && old.importing == r->importing &&
-      old.endpoints == r->endpoints && old.ok == r->ok && old.my_primary == r->my_primary)
+      old.endpoints == r->endpoints && old.tls_endpoints == r->tls_endpoints && old.ok == r->ok &&
+      old.my_primary == r->my_primary)
     return;
   {
     std::lock_guard<std::mutex> lock(routes_mu_);
@@ -253,8 +257,8 @@ void ClusterBus::ForEachSlotRange(const std::function<void(const Node*, int, int
   }
 }
 
-std::string ClusterBus::NodeLine(const Node& n, bool for_file) const {
-  std::string s = n.name + " " + n.ip + ":" + std::to_string(n.port) + "@" + std::to_string(n.cport);
+std::string ClusterBus::NodeLine(const Node& n, bool for_file, bool tls) const {
+  std::string s = n.name + " " + n.ip + ":" + std::to_string(tls ? n.tls_port : n.port) + "@" + std::to_string(n.cport);
   if (!n.hostname.empty()) s += "," + n.hostname;
   if (for_file) {
     // nodes.conf's aux fields, as Redis 7.2 writes them.
@@ -298,17 +302,18 @@ bool ClusterBus::is_replica() const {
   return myself_->is_replica();
 }
 
-std::string ClusterBus::NodesText() const {
+std::string ClusterBus::NodesText(bool tls) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::string out;
   for (auto& [name, n] : nodes_) {
-    out += NodeLine(*n, false);
+    out += NodeLine(*n, false, tls);
     out += '\n';
   }
   return out;
 }
 
-bool ClusterBus::ReplicasText(const std::string& id, std::vector<std::string>* lines, std::string* error) const {
+bool ClusterBus::ReplicasText(const std::string& id, std::vector<std::string>* lines, std::string* error,
+                              bool tls) const {
   std::lock_guard<std::mutex> lock(mu_);
   const Node* n = Lookup(id);
   if (n == nullptr) {
@@ -319,16 +324,16 @@ bool ClusterBus::ReplicasText(const std::string& id, std::vector<std::string>* l
     *error = "ERR The specified node is not a master";
     return false;
   }
-  for (const Node* r : n->replicas) lines->push_back(NodeLine(*r, false));
+  for (const Node* r : n->replicas) lines->push_back(NodeLine(*r, false, tls));
   return true;
 }
 
-std::vector<ClusterBus::SlotRange> ClusterBus::SlotsView() const {
+std::vector<ClusterBus::SlotRange> ClusterBus::SlotsView(bool tls) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto endpoint = [this](const Node& n) {
+  auto endpoint = [this, tls](const Node& n) {
     Endpoint e;
     e.preferred = NodeEndpoint(n);
-    e.port = n.port;
+    e.port = tls ? n.tls_port : n.port;
     e.id = n.name;
     e.ip = n.ip;
     e.hostname = n.hostname;

@@ -217,7 +217,7 @@ void ClusterInfo(CommandContext& ctx) {
 }
 
 void ClusterNodes(CommandContext& ctx) {
-  if (ClusterBus* bus = Bus(ctx)) ctx.reply.Verbatim(bus->NodesText());
+  if (ClusterBus* bus = Bus(ctx)) ctx.reply.Verbatim(bus->NodesText(ctx.client.tls != nullptr));
 }
 
 void ClusterMyId(CommandContext& ctx) {
@@ -278,7 +278,7 @@ void NodeEntry(CommandContext& ctx, const ClusterBus::Endpoint& e, Config::Clust
 void ClusterSlots(CommandContext& ctx) {
   ClusterBus* bus = Bus(ctx);
   if (bus == nullptr) return;
-  const auto ranges = bus->SlotsView();
+  const auto ranges = bus->SlotsView(ctx.client.tls != nullptr);
   const auto preferred = ctx.server.config().cluster.preferred_endpoint;
   ctx.reply.ArrayHeader(ranges.size());
   for (const auto& r : ranges) {
@@ -339,7 +339,8 @@ void ClusterReplicas(CommandContext& ctx) {
   if (bus == nullptr) return;
   std::vector<std::string> lines;
   std::string error;
-  if (!bus->ReplicasText(std::string(ctx.args[2]), &lines, &error)) return ctx.reply.Error(error);
+  if (!bus->ReplicasText(std::string(ctx.args[2]), &lines, &error, ctx.client.tls != nullptr))
+    return ctx.reply.Error(error);
   ctx.reply.ArrayHeader(lines.size());
   for (const std::string& l : lines) ctx.reply.Bulk(l);
 }

@@ -31,6 +31,8 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
                                           std::span<const std::string_view> args, const DbOf& db_of, int64_t now_ms,
                                           std::string* error) {
   const SlotRoutes& r = routes();
+  // (A client over TLS is sent to TLS ports.)
+  const std::vector<std::string>& endpoints = c.tls != nullptr ? r.tls_endpoints : r.endpoints;
   last_slot_ = -1;
   bool any_key = false, multiple_keys = false, migrating = false, importing = false, writes = false;
   uint32_t slot = 0;
@@ -134,7 +136,7 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
     if (existing > 0) {
       *error = "TRYAGAIN Multiple keys request during rehashing of slot";
     } else {
-      *error = "ASK " + std::to_string(slot) + " " + r.endpoints[r.migrating_to[slot]];
+      *error = "ASK " + std::to_string(slot) + " " + endpoints[r.migrating_to[slot]];
     }
     return Verdict::kRefuse;
   }
@@ -151,7 +153,7 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
   if ((c.cluster_readonly || pubsubshard) && !writes && r.my_primary != SlotRoutes::kUnassigned && owner == r.my_primary)
     return Verdict::kServe;
   if (owner != SlotRoutes::kMine) {
-    *error = "MOVED " + std::to_string(slot) + " " + r.endpoints[owner];
+    *error = "MOVED " + std::to_string(slot) + " " + endpoints[owner];
     return Verdict::kRefuse;
   }
   return Verdict::kServe;

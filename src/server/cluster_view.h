@@ -36,8 +36,9 @@ struct SlotRoutes {
   std::array<uint16_t, kNumSlots> migrating_to;
   // Slots this node imports (CLUSTER SETSLOT IMPORTING).
   std::bitset<kNumSlots> importing;
-  // "host:port" as -MOVED and -ASK name a node (cluster-preferred-endpoint-type).
-  std::vector<std::string> endpoints;
+  // "host:port" as -MOVED and -ASK name a node (cluster-preferred-endpoint-type);
+  // with its TLS port, for a client over TLS (Redis 7.2 tells each its own).
+  std::vector<std::string> endpoints, tls_endpoints;
   // cluster_state:ok.
   bool ok = false;
   // A replica: its primary's index in `endpoints` (READONLY clients read
