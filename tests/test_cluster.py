@@ -797,6 +797,17 @@ def test_coverage_and_reads_when_down(tmp_path):
             assert n("CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "no") == b"OK"
         same(reads, "SPUBLISH", "bar", "m", expect="CLUSTERDOWN The cluster is down")
         same(reads, "GET", "bar", expect=b"$-1\r\n")
+        # A queued SPUBLISH is a key like any other: EXEC with a write is
+        # refused while down, the channel letting nothing through.
+        for n in reads:
+            assert n("CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "yes") == b"OK"
+            with Conn(n) as c:
+                c.send(encode("MULTI") + encode("SPUBLISH", "{bar}ch", "m") + encode("SET", "{bar}k", "v") +
+                       encode("EXEC"))
+                got = [c.read_reply() for _ in range(4)]
+                assert got == [b"+OK\r\n", b"+QUEUED\r\n",
+                               b"-CLUSTERDOWN The cluster is down and only accepts read commands\r\n",
+                               b"-EXECABORT Transaction discarded because of previous errors.\r\n"], (n.kind, got)
         # Up on half the slots.
         wait_state(partial, timeout=6)
         same(partial, "SET", "bar", 1, expect=b"+OK\r\n")

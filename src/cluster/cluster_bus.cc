@@ -91,8 +91,13 @@ void ClusterBus::ApplyConfig(const Config::ClusterSettings& settings) {
     myself_->hostname = settings_.announce_hostname;
     myself_->human_nodename = settings_.announce_human_nodename;
     if (!settings_.announce_ip.empty()) myself_->ip = settings_.announce_ip;
-    if (settings_.announce_port != 0) myself_->port = settings_.announce_port;
-    if (settings_.announce_bus_port != 0) myself_->cport = settings_.announce_bus_port;
+    // (Back to the ports it listens on when an announced one is set to 0,
+    // as Redis's deriveAnnouncedPorts.)
+    const int ports[] = {myself_->port, myself_->tls_port, myself_->cport};
+    myself_->port = settings_.announce_port != 0 ? settings_.announce_port : port_;
+    myself_->tls_port = settings_.announce_tls_port != 0 ? settings_.announce_tls_port : tls_port_;
+    myself_->cport = settings_.announce_bus_port != 0 ? settings_.announce_bus_port : bus_port_;
+    if (ports[0] != myself_->port || ports[1] != myself_->tls_port || ports[2] != myself_->cport) NeedSave();
   }
   if (hostname_changed) NeedSave();
   todo_update_state_ = true;
@@ -204,8 +209,12 @@ void ClusterBus::DoWork(ServerState& server) {
   }
   if (!t.channel_slots.empty()) {
     const std::vector<bool>& gone = t.channel_slots;
+    const uint64_t table = t.channel_table;
+    // (A subscription made by a table that knew of the change stays: the
+    // slot came back to this node, or was never its.)
     for (size_t w = 0; w < server.num_shards(); w++)
-      server.host(w).DropShardChannels([&](std::string_view ch) { return gone[SlotOf(ch)]; }, w == 0);
+      server.host(w).DropShardChannels(
+          [&](std::string_view ch, uint64_t made_at) { return gone[SlotOf(ch)] && made_at <= table; }, w == 0);
   }
   if (t.follow) server.BecomeReplica(t.follow_host, t.follow_port);
   if (t.become_primary) {
@@ -443,7 +452,7 @@ void ClusterBus::Send(Link* link, const BusMessage& m) {
   SendBytes(link, bytes, static_cast<uint16_t>(m.type));
 }
 
-void ClusterBus::SendBytes(Link* link, std::string_view bytes, uint16_t type) {
+void ClusterBus::SendBytes(Link* link, std::string_view bytes, uint16_t type, uint64_t count) {
   if (link == nullptr || link->freed) return;
   const size_t limit = settings_.link_sendbuf_limit != 0 ? settings_.link_sendbuf_limit : kDefaultSendLimit;
   if (link->out.size() - link->out_sent > limit) {
@@ -456,7 +465,7 @@ void ClusterBus::SendBytes(Link* link, std::string_view bytes, uint16_t type) {
   }
   link->out.append(bytes);
   link->out_peak = std::max<uint64_t>(link->out_peak, link->out.size());
-  if (type < kMsgTypeCount) stats_sent_[type]++;
+  if (type < kMsgTypeCount) stats_sent_[type] += count;
   if (!link->connecting && link->fd >= 0) WriteLink(link);
   if (link->fd < 0) link->out.clear();  // (FeedInboundForTest's: nowhere to go)
 }
@@ -472,6 +481,7 @@ void ClusterBus::Broadcast(const BusMessage& m) {
 
 void ClusterBus::BeforeSleep() {
   std::unique_lock<std::mutex> lock(mu_);
+  SendPublished();
   if (todo_manual_failover_) {
     todo_manual_failover_ = false;
     HandleManualFailover();

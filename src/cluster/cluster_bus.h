@@ -74,6 +74,9 @@ class ClusterBus final : public ClusterService {
     // Slots whose owner changed: their shard channels' subscribers here
     // leave them (Redis's removeChannelsInSlot in clusterDelSlot).
     std::vector<bool> channel_slots;  // kNumSlots, or empty for none
+    // ... made with a slot table up to this version (later ones were
+    // routed by a table that knew of the change).
+    uint64_t channel_table = 0;
   };
   ServerTasks TakeServerTasks();
   void NoteReplication(uint64_t offset, int64_t data_age_ms, int64_t ping_period_ms) override {
@@ -175,7 +178,8 @@ class ClusterBus final : public ClusterService {
   size_t ParseMessages(Link* link);
   void WriteLink(Link* link);
   void Send(Link* link, const BusMessage& m);
-  void SendBytes(Link* link, std::string_view bytes, uint16_t type);
+  // (`count`: the messages in `bytes`, of `type`, for CLUSTER INFO's counts.)
+  void SendBytes(Link* link, std::string_view bytes, uint16_t type, uint64_t count = 1);
   void Broadcast(const BusMessage& m);
   void Wake();
   bool TickNode(Node* n, int64_t now, int64_t handshake_timeout);
@@ -270,7 +274,7 @@ class ClusterBus final : public ClusterService {
   // WriteConfig writes it without mu_ (file_mu_ orders the writers: one
   // older than the last written is not written, an unchanged one neither).
   struct ConfigWrite {
-    std::string text;
+    std::string text, path;
     uint64_t gen = 0;
     bool fsync = false;
   };
@@ -334,6 +338,16 @@ class ClusterBus final : public ClusterService {
   std::unique_ptr<IoHandler> wake_handler_;
   std::vector<int> listen_fds_;
   int wake_fd_ = -1;
+  // PUBLISH and SPUBLISH from the workers, for the bus's thread to send
+  // (BeforeSleep): a worker neither takes mu_ nor writes to the links.
+  struct Published {
+    std::string channel, message;
+    bool shard = false;
+  };
+  static constexpr size_t kMaxPublishQueued = 100'000;  // past it the oldest go
+  std::mutex publish_mu_;
+  std::vector<Published> publish_queue_;  // under publish_mu_
+  void SendPublished();                    // under mu_ (cluster_gossip.cc)
   bool save_on_release_ = false, fsync_on_release_ = false;  // under mu_ (Change)
   uint64_t config_gen_ = 0;                                   // under mu_
   std::mutex file_mu_;                                        // WriteConfig's

@@ -284,8 +284,11 @@ void ClusterBus::SaveNow(bool fsync) {
 
 ClusterBus::Change::~Change() {
   if (!bus_.save_on_release_) return;
-  ConfigWrite w = bus_.TakeConfig(bus_.fsync_on_release_);
+  // (With what the bus had left to save: an epoch the command bumped
+  // (NeedSave(true)) is made durable before the reply too.)
+  ConfigWrite w = bus_.TakeConfig(bus_.fsync_on_release_ || bus_.todo_fsync_);
   bus_.save_on_release_ = bus_.fsync_on_release_ = false;
+  bus_.todo_save_ = bus_.todo_fsync_ = false;
   lock_.unlock();
   std::string err;
   if (!bus_.WriteConfig(std::move(w), &err)) LOG_WARNING("Could not save the cluster configuration: %s", err.c_str());
@@ -302,6 +305,7 @@ ClusterBus::ConfigWrite ClusterBus::TakeConfig(bool fsync) {
             std::to_string(last_vote_epoch_) + "\n";
   w.gen = ++config_gen_;
   w.fsync = fsync;
+  w.path = settings_.config_file;  // (settings_ changes under mu_: CONFIG SET)
   return w;
 }
 
@@ -309,7 +313,7 @@ bool ClusterBus::SaveConfigFile(bool fsync, std::string* err) { return WriteConf
 
 bool ClusterBus::WriteConfig(ConfigWrite w, std::string* err) {
   std::lock_guard<std::mutex> file_lock(file_mu_);
-  const std::string& path = settings_.config_file;
+  const std::string& path = w.path;
   if (w.gen <= written_gen_) {
     // A newer text is there already (it has this change too).
     if (!w.fsync || fsynced_gen_ >= w.gen) return true;

@@ -110,26 +110,55 @@ void ClusterBus::SendPing(Link* link, MsgType type) {
 }
 
 void ClusterBus::PublishToCluster(std::string_view channel, std::string_view message, bool shard) {
-  std::lock_guard<std::mutex> lock(mu_);
-  BusMessage m = Header(shard ? MsgType::kPublishShard : MsgType::kPublish);
-  m.channel = channel;
-  m.message = message;
-  if (!shard) {
-    // Every node with a link, the handshaking ones aside (Redis's
-    // clusterBroadcastMessage).
-    Broadcast(m);
-    return;
+  bool first;
+  {
+    std::lock_guard<std::mutex> lock(publish_mu_);
+    // (A bus that takes none for long loses the oldest rather than growing
+    // without bound, as a worker's inbox does.)
+    if (publish_queue_.size() >= kMaxPublishQueued) publish_queue_.erase(publish_queue_.begin());
+    first = publish_queue_.empty();
+    publish_queue_.push_back({std::string(channel), std::string(message), shard});
   }
-  // SPUBLISH: the other nodes serving our slots, our primary and its
-  // replicas (Redis 7.0's set; 7.2 names it by shard id, which a 7.0 node
-  // does not send).
-  Node* primary = myself_->is_replica() && myself_->primary != nullptr ? myself_->primary : myself_;
-  std::string bytes;
-  Encode(m, &bytes);
-  if (primary != myself_ && !primary->in_handshake())
-    SendBytes(primary->link, bytes, static_cast<uint16_t>(m.type));
-  for (Node* r : primary->replicas)
-    if (r != myself_ && !r->in_handshake()) SendBytes(r->link, bytes, static_cast<uint16_t>(m.type));
+  if (first) Wake();
+}
+
+void ClusterBus::SendPublished() {
+  std::vector<Published> batch;
+  {
+    std::lock_guard<std::mutex> lock(publish_mu_);
+    batch.swap(publish_queue_);
+  }
+  if (batch.empty()) return;
+  // Each kind encoded into one run of bytes, one write per link: PUBLISH
+  // to every node with a link, the handshaking ones aside (Redis's
+  // clusterBroadcastMessage); SPUBLISH to the other nodes serving our
+  // slots, our primary and its replicas (Redis 7.0's set; 7.2 picks them
+  // by shard id, which a 7.0 node does not send).
+  std::string all, shard_bytes, one;
+  uint64_t all_n = 0, shard_n = 0;
+  for (Published& p : batch) {
+    BusMessage m = Header(p.shard ? MsgType::kPublishShard : MsgType::kPublish);
+    m.channel = std::move(p.channel);
+    m.message = std::move(p.message);
+    one.clear();
+    Encode(m, &one);
+    (p.shard ? shard_bytes : all).append(one);
+    (p.shard ? shard_n : all_n)++;
+  }
+  if (all_n > 0) {
+    for (auto& [name, n] : nodes_)
+      if (!(n->flags & (kNodeMyself | kNodeHandshake)))
+        SendBytes(n->link, all, static_cast<uint16_t>(MsgType::kPublish), all_n);
+  }
+  if (shard_n > 0) {
+    Node* primary = myself_->is_replica() && myself_->primary != nullptr ? myself_->primary : myself_;
+    auto send = [&](Node* n) {
+      if (n != myself_ && !n->in_handshake())
+        SendBytes(n->link, shard_bytes, static_cast<uint16_t>(MsgType::kPublishShard), shard_n);
+    };
+    send(primary);
+    for (Node* r : primary->replicas) send(r);
+  }
 }
 
 void ClusterBus::SendFail(const std::string& name) {

@@ -123,6 +123,7 @@ bool ClusterBus::DelSlot(int slot) {
   std::vector<bool>& gone = server_tasks_.channel_slots;
   if (gone.empty()) gone.assign(kNumSlots, false);
   gone[static_cast<size_t>(slot)] = true;
+  server_tasks_.channel_table = routes_version_.load(std::memory_order_acquire);
   server_tasks_pending_.store(true, std::memory_order_release);
   return true;
 }

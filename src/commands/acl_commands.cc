@@ -45,7 +45,7 @@ void ClosePubsubClientsDenied(CommandContext& ctx, const AclUser& u) {
     bool denied = false;
     for (const std::string& p : c->subs->patterns) denied = denied || !acl.ChannelAllowed(u, p, true);
     for (const std::string& ch : c->subs->channels) denied = denied || !acl.ChannelAllowed(u, ch, false);
-    for (const std::string& ch : c->subs->shard_channels) denied = denied || !acl.ChannelAllowed(u, ch, false);
+    for (const auto& [ch, version] : c->subs->shard_channels) denied = denied || !acl.ChannelAllowed(u, ch, false);
     if (denied) ctx.server.CloseClient(ctx.worker, *c);
   }
 }

@@ -88,6 +88,10 @@ bool KeysFromLastPass(Db& db, int slot, uint64_t in_slot, uint64_t want, std::ve
   std::erase_if(known, [&](const std::string& k) { return db.FindRaw(k) == nullptr; });
   if (known.size() != in_slot) return false;  // (keys added since)
   out->assign(known.begin(), known.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(want, known.size())));
+  if (out->size() == known.size()) {
+    g.next_keys -= known.size();
+    std::vector<std::string>().swap(known);  // (all told: its memory goes)
+  }
   return true;
 }
 

@@ -62,8 +62,12 @@ void SSubscribeCommand(CommandContext& ctx) {
     return;
   }
   PubSubRegistry& registry = ctx.worker.pubsub();
+  // (In cluster mode, the slot table it was routed by: a slot that leaves
+  // this node later drops it.)
+  const ClusterService* cluster = ctx.server.cluster();
+  const uint64_t table = cluster != nullptr ? cluster->routes_version() : 0;
   for (size_t i = 1; i < ctx.args.size(); i++) {
-    registry.SSubscribe(ctx.client, ctx.args[i]);
+    registry.SSubscribe(ctx.client, ctx.args[i], table);
     Confirm(ctx, "ssubscribe", &ctx.args[i]);
   }
 }
@@ -94,10 +98,12 @@ void Leave(CommandContext& ctx, Kind what) {
   std::vector<std::string> all;
   if (ctx.client.subs != nullptr) {
     const ClientSubscriptions& subs = *ctx.client.subs;
-    const NameSet& mine = what == Kind::kPatterns        ? subs.patterns
-                          : what == Kind::kShardChannels ? subs.shard_channels
-                                                         : subs.channels;
-    all.assign(mine.begin(), mine.end());
+    if (what == Kind::kShardChannels) {
+      for (const auto& [channel, version] : subs.shard_channels) all.push_back(channel);
+    } else {
+      const NameSet& mine = what == Kind::kPatterns ? subs.patterns : subs.channels;
+      all.assign(mine.begin(), mine.end());
+    }
   }
   if (all.empty()) {
     Confirm(ctx, kind, nullptr);

@@ -39,11 +39,13 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
   std::string_view first_key;
   int missing = 0, existing = 0;
   bool migrate_cmd = false;
-  // Sharded Pub/Sub's channels count as keys, served on the slot's
-  // replicas too and (cluster-allow-pubsubshard-when-down) while the
-  // cluster is down; a slot being moved keeps them here until it is handed
-  // over (Redis's pubsubshard_included).
-  bool pubsubshard = false, real_key = false;
+  // SSUBSCRIBE, SUNSUBSCRIBE, SPUBLISH: their channels count as keys,
+  // served on the slot's replicas too and (cluster-allow-pubsubshard-when-
+  // down) while the cluster is down; a slot being moved keeps them here
+  // until it is handed over (Redis's is_pubsubshard: the command itself,
+  // never EXEC, whose queued SPUBLISH's channel is a key like any other).
+  const bool pubsubshard = spec.flags & kCmdShardChannels;
+  bool real_key = false;
   // One command's keys into the tally; false when the verdict is already
   // known (*verdict).
   Verdict verdict = Verdict::kServe;
@@ -53,7 +55,6 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
       positions_.clear();
       const size_t end = s.arity == 3 ? std::min<size_t>(a.size(), 2) : a.size();  // SPUBLISH: its one channel
       for (size_t i = 1; i < end; i++) positions_.push_back(i);
-      pubsubshard = pubsubshard || !positions_.empty();
     } else if (s.first_key <= 0 || !s.KeyPositions(a, &positions_)) {
       return true;
     } else {
@@ -86,7 +87,7 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
         }
         multiple_keys = true;
       }
-      if ((migrating || importing) && !channels) {
+      if ((migrating || importing) && !pubsubshard) {
         Db* db = db_of ? db_of(key) : nullptr;
         if (db == nullptr) {
           verdict = Verdict::kOpen;

@@ -101,10 +101,11 @@ class CommandHost {
   // (own_thread) or by a command holding this worker; a subscriber over its
   // output buffer limit is then closed when the worker gets its shard back.
   virtual size_t Publish(std::string_view channel, std::string_view message, bool own_thread, bool shard) = 0;
-  // Cluster mode, a slot's owner changed: this worker's subscribers of the
-  // shard channels for which `gone` is true leave them, each told with a
-  // sunsubscribe (Redis's removeChannelsInSlot). Same callers as Publish.
-  virtual void DropShardChannels(const std::function<bool(std::string_view)>& gone, bool own_thread) = 0;
+  // Cluster mode, a slot's owner changed: this worker's subscriptions to
+  // shard channels for which `gone(channel, table version when made)` is
+  // true end, each told with a sunsubscribe (Redis's removeChannelsInSlot).
+  // Same callers as Publish.
+  virtual void DropShardChannels(const std::function<bool(std::string_view, uint64_t)>& gone, bool own_thread) = 0;
 
   // --- Access control (docs/security.md) ---
   // A new connection (or RESET): the default user, authenticated if it

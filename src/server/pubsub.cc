@@ -34,8 +34,14 @@ bool PubSubRegistry::Subscribe(Client& c, std::string_view channel) {
   return Join(c, &ClientSubscriptions::channels, channels_, channel);
 }
 
-bool PubSubRegistry::SSubscribe(Client& c, std::string_view channel) {
-  return Join(c, &ClientSubscriptions::shard_channels, shard_channels_, channel);
+bool PubSubRegistry::SSubscribe(Client& c, std::string_view channel, uint64_t table_version) {
+  if (c.subs == nullptr) c.subs = std::make_unique<ClientSubscriptions>();
+  if (!c.subs->shard_channels.emplace(channel, table_version).second) return false;
+  auto it = shard_channels_.find(channel);
+  if (it == shard_channels_.end()) it = shard_channels_.emplace(std::string(channel), Subscribers{}).first;
+  it->second.push_back(&c);
+  Count(1);
+  return true;
 }
 
 bool PubSubRegistry::PSubscribe(Client& c, std::string_view pattern) {
@@ -52,8 +58,8 @@ void PubSubRegistry::Drop(Map& registry, std::string_view name, Client& c) {
 
 // Removes `name` from the client's own set `mine` and the client from the
 // registry's list.
-template <typename Map>
-bool PubSubRegistry::Leave(Client& c, NameSet& mine, Map& registry, std::string_view name) {
+template <typename Map, typename Mine>
+bool PubSubRegistry::Leave(Client& c, Mine& mine, Map& registry, std::string_view name) {
   auto own = mine.find(name);
   if (own == mine.end()) return false;
   Drop(registry, name, c);
@@ -79,7 +85,7 @@ void PubSubRegistry::RemoveClient(Client& c) {
   if (c.subs == nullptr) return;
   for (const std::string& ch : c.subs->channels) Drop(channels_, ch, c);
   for (const std::string& p : c.subs->patterns) Drop(patterns_, p, c);
-  for (const std::string& ch : c.subs->shard_channels) Drop(shard_channels_, ch, c);
+  for (const auto& [ch, version] : c.subs->shard_channels) Drop(shard_channels_, ch, c);
   Count(-static_cast<int64_t>(c.subs->total()));
   c.subs.reset();
 }

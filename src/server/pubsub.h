@@ -28,7 +28,9 @@ struct Client;
 struct ClientSubscriptions {
   std::set<std::string, std::less<>> channels;
   std::set<std::string, std::less<>> patterns;
-  std::set<std::string, std::less<>> shard_channels;  // SSUBSCRIBE's
+  // SSUBSCRIBE's, each with the slot table's version when it was made (a
+  // slot that leaves this node drops the subscriptions made before).
+  std::map<std::string, uint64_t, std::less<>> shard_channels;
   // The count SUBSCRIBE's and PSUBSCRIBE's confirmations carry (Redis's
   // clientSubscriptionsCount: shard channels are counted apart).
   size_t count() const { return channels.size() + patterns.size(); }
@@ -44,7 +46,7 @@ class PubSubRegistry {
   bool PSubscribe(Client& c, std::string_view pattern);
   bool PUnsubscribe(Client& c, std::string_view pattern);
   // Sharded Pub/Sub's (SSUBSCRIBE): channels of their own, no patterns.
-  bool SSubscribe(Client& c, std::string_view channel);
+  bool SSubscribe(Client& c, std::string_view channel, uint64_t table_version = 0);
   bool SUnsubscribe(Client& c, std::string_view channel);
   // Drops every subscription of `c` (disconnect, RESET).
   void RemoveClient(Client& c);
@@ -94,8 +96,8 @@ class PubSubRegistry {
   using NameSet = std::set<std::string, std::less<>>;
   template <typename Map>
   bool Join(Client& c, NameSet ClientSubscriptions::*mine, Map& registry, std::string_view name);
-  template <typename Map>
-  bool Leave(Client& c, NameSet& mine, Map& registry, std::string_view name);
+  template <typename Map, typename Mine>
+  bool Leave(Client& c, Mine& mine, Map& registry, std::string_view name);
   void Count(int64_t delta) { subscriptions_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_release); }
 
   std::unordered_map<std::string, Subscribers, ViewHash, std::equal_to<>> channels_;

@@ -290,9 +290,9 @@ int Server::Run() {
   return 0;
 }
 
-void Server::FinishStartupLoad() {
+void Server::FinishStartupLoad(bool complete) {
   loader_.reset();
-  if (cluster_ != nullptr) {
+  if (cluster_ != nullptr && complete) {
     // The loaded keys' slots, against the cluster's table (only worker 0
     // runs yet: every shard is its to read).
     std::vector<bool> slots(kNumSlots, false);

@@ -148,8 +148,10 @@ class Server final : public ServerState {
   // for another worker.
   void SetStartupLoader(std::unique_ptr<StartupLoader> loader) { loader_ = std::move(loader); }
   StartupLoader* startup_loader() { return loader_.get(); }
-  // Worker 0, once the loader is done: the other workers start.
-  void FinishStartupLoad();
+  // Worker 0, once the loader is done (`complete`; not when a shutdown cut
+  // it short): in cluster mode the keys' slots are checked against the
+  // table; the other workers start.
+  void FinishStartupLoad(bool complete = true);
   // After every worker stopped: the save SHUTDOWN or the schedule asks
   // for. False (logged) if it failed.
   bool SaveOnShutdown();

@@ -172,7 +172,7 @@ void Worker::Run() {
   loop_.Run();
   // Stopped during the start-up load (SHUTDOWN, a signal): the other
   // workers start now, only to stop with this one.
-  if (index_ == 0 && server_.startup_loading()) server_.FinishStartupLoad();
+  if (index_ == 0 && server_.startup_loading()) server_.FinishStartupLoad(/*complete=*/false);
   CloseAllClients();
   if (nworkers_ == 1) return;
   // Every other worker may still be running a command that needs this

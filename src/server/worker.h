@@ -113,7 +113,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   PubSubRegistry& pubsub() override { return pubsub_; }
   const PubSubRegistry& pubsub() const { return pubsub_; }
   size_t Publish(std::string_view channel, std::string_view message, bool own_thread, bool shard) override;
-  void DropShardChannels(const std::function<bool(std::string_view)>& gone, bool own_thread) override;
+  void DropShardChannels(const std::function<bool(std::string_view, uint64_t)>& gone, bool own_thread) override;
   void SetDefaultAuth(Client& c) const override { access_.SetDefaultAuth(c); }
   bool Authenticate(Client& c, std::string_view username, std::string_view password,
                     std::string_view command) override {

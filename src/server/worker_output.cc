@@ -164,11 +164,14 @@ size_t Worker::Publish(std::string_view channel, std::string_view message, bool 
   return pubsub_.ForEachReceiver(channel, deliver);
 }
 
-void Worker::DropShardChannels(const std::function<bool(std::string_view)>& gone, bool own_thread) {
+void Worker::DropShardChannels(const std::function<bool(std::string_view, uint64_t)>& gone, bool own_thread) {
   if (pubsub_.shard_channel_count() == 0) return;
-  for (auto& [channel, subscribers] : pubsub_.ShardChannelsWhere(gone)) {
+  for (auto& [channel, subscribers] : pubsub_.ShardChannelsWhere([&](std::string_view ch) { return gone(ch, 0); })) {
     for (Client* c : subscribers) {
-      if (c->closed || !pubsub_.SUnsubscribe(*c, channel)) continue;
+      if (c->closed || c->subs == nullptr) continue;
+      auto mine = c->subs->shard_channels.find(channel);
+      if (mine == c->subs->shard_channels.end() || !gone(channel, mine->second)) continue;
+      pubsub_.SUnsubscribe(*c, channel);
       ReplyWriter w(&c->out, c->resp);
       w.PushHeader(3);
       w.Bulk("sunsubscribe");
