@@ -356,6 +356,17 @@ bool ClusterBus::WriteConfig(ConfigWrite w, std::string* err) {
     unlink(tmp.c_str());
     return false;
   }
+  if (w.fsync) {
+    // The rename made durable too (Redis's fsyncFileDir): else a crash
+    // could bring the old file back, an epoch or a vote with it.
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    const int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const bool synced = dfd >= 0 && ::fsync(dfd) == 0;
+    const int why = errno;
+    if (dfd >= 0) close(dfd);
+    if (!synced) LOG_WARNING("Could not sync the cluster configuration's directory %s: %s", dir.c_str(), strerror(why));
+  }
   written_gen_ = w.gen;
   if (w.fsync) fsynced_gen_ = w.gen;
   written_text_ = std::move(w.text);
