@@ -5,6 +5,8 @@
 # With TEST_SERVER=redis every node is Redis.
 import shutil
 
+import pytest
+
 from conftest import TEST_SERVER, ServerProcess
 from helpers import Conn
 from test_cluster import Node, converged, key_slot, myself_line, stop_nodes, wait_for, wait_state
@@ -65,3 +67,27 @@ def test_keys_in_unserved_and_foreign_slots(tmp_path):
             assert c.call("GET", "alpha") == b"$7\r\nv:alpha\r\n"
     finally:
         stop_nodes(nodes)
+
+
+def test_keys_in_another_database_stop_the_start(tmp_path):
+    # Only database 0 in cluster mode: a snapshot with keys elsewhere would
+    # leave them out of reach; the node does not start (Redis 7.2 stops on
+    # an assertion, 7.0 with this text).
+    d = tmp_path / "standalone"
+    d.mkdir()
+    s = ServerProcess(tmp_path=d)
+    try:
+        c = s.client()
+        c.set("in-zero", "v")
+        c.execute_command("SELECT", 1)
+        c.set("in-one", "v")
+        c.save()
+    finally:
+        s.stop()
+    node_dir = tmp_path / "node"
+    node_dir.mkdir()
+    shutil.copy(d / "dump.rdb", node_dir / "dump.rdb")
+    with pytest.raises(RuntimeError, match="server exited early") as e:
+        Node(node_dir)
+    if TEST_SERVER != "redis":
+        assert "You can't have keys in a DB different than DB 0 when in Cluster mode" in str(e.value)

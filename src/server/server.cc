@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -293,6 +295,15 @@ int Server::Run() {
 void Server::FinishStartupLoad(bool complete) {
   loader_.reset();
   if (cluster_ != nullptr && complete) {
+    // Keys of another database would be out of reach (only database 0 in
+    // cluster mode): the start stops, as Redis's does.
+    for (size_t i = 0; i < num_shards(); i++)
+      for (int d = 1; d < shard(i).num_dbs(); d++)
+        if (shard(i).db(d).size() != 0) {
+          LOG_WARNING("You can't have keys in a DB different than DB 0 when in Cluster mode. Exiting.");
+          std::fprintf(stderr, "Keys in database %d in cluster mode: only database 0 is allowed\n", d);
+          std::_Exit(1);
+        }
     // The loaded keys' slots, against the cluster's table (only worker 0
     // runs yet: every shard is its to read).
     std::vector<bool> slots(kNumSlots, false);
