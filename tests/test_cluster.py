@@ -852,6 +852,28 @@ def bare_command(port, d):
 
 
 class TestNodesConf:
+    def test_saved_only_when_changed(self, tmp_path):
+        # A CLUSTER command that changes the view writes nodes.conf before
+        # it replies (a new file renamed over the old one, as Redis 7.2);
+        # one that changes nothing leaves the file as it was (Peregrine's;
+        # Redis writes it again).
+        d = tmp_path / "n"
+        d.mkdir()
+        node = Node(d)
+        try:
+            conf = d / "nodes.conf"
+            assert node("CLUSTER", "ADDSLOTSRANGE", 0, 99) == b"OK"
+            before = conf.stat().st_ino
+            assert " 0-99" in conf.read_text()
+            for _ in range(3):
+                assert node("CLUSTER", "SETSLOT", 5, "STABLE") == b"OK"
+            assert IS_REDIS or conf.stat().st_ino == before
+            assert node("CLUSTER", "DELSLOTS", 99) == b"OK"
+            # (Redis 7.0 writes the file in place: the same inode.)
+            assert (IS_REDIS or conf.stat().st_ino != before) and " 0-98" in conf.read_text()
+        finally:
+            node.stop()
+
     def test_restart_keeps_id_slots_epoch(self, tmp_path):
         d = tmp_path / "n"
         d.mkdir()
