@@ -216,6 +216,16 @@ def cluster_check(node):
     return redis_cli("--cluster", "check", node.addr)
 
 
+def hand_over_empty_slot(src, dst, slot):
+    """The end of a reshard without MIGRATE: `slot` (no keys) given by
+    primary `src` to primary `dst`, with SETSLOT on both sides."""
+    assert dst("CLUSTER", "SETSLOT", slot, "IMPORTING", src.myid()) == b"OK"
+    assert src("CLUSTER", "SETSLOT", slot, "MIGRATING", dst.myid()) == b"OK"
+    assert src("CLUSTER", "GETKEYSINSLOT", slot, 10) == []
+    assert dst("CLUSTER", "SETSLOT", slot, "NODE", dst.myid()) == b"OK"
+    assert src("CLUSTER", "SETSLOT", slot, "NODE", dst.myid()) == b"OK"
+
+
 def owner_of(nodes, slot):
     """The primary among `nodes` that serves `slot` (by its own NODES line)."""
     for n in nodes:
@@ -1213,11 +1223,7 @@ class TestThreePrimaries:
         key = "{%s}k" % tag_for(lambda s: s == slot)
 
         def move(src, dst):
-            assert dst("CLUSTER", "SETSLOT", slot, "IMPORTING", src.myid()) == b"OK"
-            assert src("CLUSTER", "SETSLOT", slot, "MIGRATING", dst.myid()) == b"OK"
-            assert src("CLUSTER", "GETKEYSINSLOT", slot, 10) == []
-            assert dst("CLUSTER", "SETSLOT", slot, "NODE", dst.myid()) == b"OK"
-            assert src("CLUSTER", "SETSLOT", slot, "NODE", dst.myid()) == b"OK"
+            hand_over_empty_slot(src, dst, slot)
 
             def everyone_agrees():
                 return all(r[0] <= slot <= r[1] and r[2][1] == dst.port or not (r[0] <= slot <= r[1])

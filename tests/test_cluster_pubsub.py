@@ -7,8 +7,8 @@
 # bus messages cross kinds; with TEST_SERVER=redis every node is Redis.
 from conftest import TEST_SERVER
 from helpers import Conn, encode
-from test_cluster import (cluster_check, converged, key_slot, mixed, myself_line, owner_of,  # noqa: F401
-                          roles, tag_for)
+from test_cluster import (cluster_check, converged, hand_over_empty_slot, key_slot, mixed,  # noqa: F401
+                          myself_line, owner_of, roles, tag_for)
 from test_pubsub import push
 
 
@@ -89,11 +89,7 @@ class TestShardedPubSub:
         slot = key_slot(ch)
 
         def move(a, b):
-            assert b("CLUSTER", "SETSLOT", slot, "IMPORTING", a.myid()) == b"OK"
-            assert a("CLUSTER", "SETSLOT", slot, "MIGRATING", b.myid()) == b"OK"
-            assert a("CLUSTER", "GETKEYSINSLOT", slot, 10) == []
-            assert b("CLUSTER", "SETSLOT", slot, "NODE", b.myid()) == b"OK"
-            assert a("CLUSTER", "SETSLOT", slot, "NODE", b.myid()) == b"OK"
+            hand_over_empty_slot(a, b, slot)
             converged(mixed)
             assert owner_of(mixed, slot) is b
 

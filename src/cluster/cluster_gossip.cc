@@ -136,8 +136,10 @@ void ClusterBus::SendPublished() {
   // by shard id, which a 7.0 node does not send).
   std::string all, shard_bytes, one;
   uint64_t all_n = 0, shard_n = 0;
+  // (One header for the batch: only the channel and message change.)
+  BusMessage m = Header(MsgType::kPublish);
   for (Published& p : batch) {
-    BusMessage m = Header(p.shard ? MsgType::kPublishShard : MsgType::kPublish);
+    m.type = p.shard ? MsgType::kPublishShard : MsgType::kPublish;
     m.channel = std::move(p.channel);
     m.message = std::move(p.message);
     one.clear();

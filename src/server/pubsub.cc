@@ -15,14 +15,15 @@ bool PubSubRegistry::Remove(Subscribers& subs, Client& c) {
   return true;
 }
 
-// Adds `name` to the client's own set `mine` (a member of its
-// subscriptions, made at its first) and the client to the registry's list.
-template <typename Map>
-bool PubSubRegistry::Join(Client& c, NameSet ClientSubscriptions::*mine, Map& registry, std::string_view name) {
+// Adds `name` to the client's own set (or map) `mine`, a member of its
+// subscriptions made at its first, and the client to the registry's list.
+template <typename Map, typename Mine, typename... Extra>
+bool PubSubRegistry::Join(Client& c, Mine ClientSubscriptions::*mine, Map& registry, std::string_view name,
+                          Extra... extra) {
   if (c.subs == nullptr) c.subs = std::make_unique<ClientSubscriptions>();
   // The client's own set says whether it is new, so the registry's list
   // needs no search.
-  if (!((*c.subs).*mine).emplace(name).second) return false;
+  if (!((*c.subs).*mine).emplace(name, extra...).second) return false;
   auto it = registry.find(name);
   if (it == registry.end()) it = registry.emplace(std::string(name), Subscribers{}).first;
   it->second.push_back(&c);
@@ -35,13 +36,7 @@ bool PubSubRegistry::Subscribe(Client& c, std::string_view channel) {
 }
 
 bool PubSubRegistry::SSubscribe(Client& c, std::string_view channel, uint64_t table_version) {
-  if (c.subs == nullptr) c.subs = std::make_unique<ClientSubscriptions>();
-  if (!c.subs->shard_channels.emplace(channel, table_version).second) return false;
-  auto it = shard_channels_.find(channel);
-  if (it == shard_channels_.end()) it = shard_channels_.emplace(std::string(channel), Subscribers{}).first;
-  it->second.push_back(&c);
-  Count(1);
-  return true;
+  return Join(c, &ClientSubscriptions::shard_channels, shard_channels_, channel, table_version);
 }
 
 bool PubSubRegistry::PSubscribe(Client& c, std::string_view pattern) {

@@ -94,8 +94,9 @@ class PubSubRegistry {
   template <typename Map>
   static void Drop(Map& registry, std::string_view name, Client& c);
   using NameSet = std::set<std::string, std::less<>>;
-  template <typename Map>
-  bool Join(Client& c, NameSet ClientSubscriptions::*mine, Map& registry, std::string_view name);
+  // (`extra`: a shard channel's table version, the client's map holding it.)
+  template <typename Map, typename Mine, typename... Extra>
+  bool Join(Client& c, Mine ClientSubscriptions::*mine, Map& registry, std::string_view name, Extra... extra);
   template <typename Map, typename Mine>
   bool Leave(Client& c, Mine& mine, Map& registry, std::string_view name);
   void Count(int64_t delta) { subscriptions_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_release); }
@@ -132,10 +133,15 @@ template <typename Deliver>
 size_t PubSubRegistry::ForEachShardReceiver(std::string_view channel, Deliver deliver) const {
   auto it = shard_channels_.find(channel);
   if (it == shard_channels_.end()) return 0;
-  // (A copy, for the reason above.)
-  const Subscribers receivers = it->second;
-  for (Client* c : receivers) deliver(*c);
-  return receivers.size();
+  // (Decided first, for the reason above, in the same kept list.)
+  std::vector<std::pair<Client*, std::string>> receivers;
+  receivers.swap(receivers_);
+  receivers.clear();
+  for (Client* c : it->second) receivers.emplace_back(c, std::string());
+  for (auto& [c, unused] : receivers) deliver(*c);
+  const size_t n = receivers.size();
+  receivers.swap(receivers_);
+  return n;
 }
 
 template <typename Gone>
