@@ -11,12 +11,18 @@ import time
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 
 # Redis's error texts that many tests check (without the leading "ERR ").
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 NOT_INT = "value is not an integer or out of range"
 SYNTAX = "syntax error"
+
+# A client's `retry=` that does not retry: redis-py 8 retries a closed
+# connection ten times, with seconds of backoff (after SHUTDOWN, say).
+NO_RETRY = Retry(NoBackoff(), 0)
 
 
 def arity(cmd):

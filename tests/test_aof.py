@@ -14,6 +14,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS, PEREGRINE_BIN
+from helpers import NO_RETRY
 from test_persistence import _stop_servers, dataset, fill_all, server_in, start_slow_load  # noqa: F401
 
 AOF = ["--appendonly", "yes"]
@@ -453,7 +454,7 @@ def test_malformed_files_are_refused(tmp_path):
 def test_shutdown_flushes_and_no_manifest_means_no_data(tmp_path):
     (tmp_path / "dump.rdb").write_bytes(b"")  # ignored when the AOF is on, as in Redis
     s = server_in(tmp_path, *AOF, "--appendfsync", "no")
-    c = s.client()
+    c = s.client(retry=NO_RETRY)
     assert c.dbsize() == 0
     c.set("a", "1")
     c.shutdown(nosave=True)

@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS, PEREGRINE_BIN, ServerProcess, raw_command
-from helpers import raises
+from helpers import NO_RETRY, raises
 from test_dump import fill, snapshot
 
 LIB = "#!lua name=plib\nredis.register_function('hello', function() return 'hi' end)\n"
@@ -178,13 +178,13 @@ def test_config_of_snapshots(tmp_path):
 @pytest.mark.skipif(IS_REDIS, reason="Peregrine's process exit")
 def test_shutdown_saves_only_when_asked(tmp_path):
     s = server_in(tmp_path)  # no schedule
-    c = s.client()
+    c = s.client(retry=NO_RETRY)
     c.set("k", "v")
     c.shutdown(nosave=True)  # (redis-py takes the closed connection for success)
     s.proc.wait(timeout=10)
     assert not (tmp_path / "dump.rdb").exists()
     s = server_in(tmp_path)
-    c = s.client()
+    c = s.client(retry=NO_RETRY)
     c.set("k", "v")
     c.shutdown(save=True)
     s.proc.wait(timeout=10)
@@ -427,7 +427,7 @@ def test_bgsave_schedule_and_errors(tmp_path):
 
 def test_flushall_and_shutdown_during_bgsave(tmp_path):
     s = server_in(tmp_path, "--rdb-key-save-delay", "100")
-    c = s.client()
+    c = s.client(retry=NO_RETRY)
     pipe = c.pipeline(transaction=False)
     for i in range(5000):
         pipe.set(f"k{i}", i)

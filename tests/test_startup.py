@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS, PEREGRINE_BIN, free_port
+from helpers import NO_RETRY
 
 pytestmark = pytest.mark.skipif(IS_REDIS, reason="Peregrine-only: command-line behaviour of the binary")
 
@@ -262,7 +263,7 @@ def test_config_rewrite_keeps_the_file_and_restarts_the_same(tmp_path):
     proc = start(str(conf))
     try:
         wait_tcp(proc, port)
-        c = redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
+        c = redis.Redis(host="127.0.0.1", port=port, socket_timeout=5, retry=NO_RETRY)
         c.config_set("maxmemory", "20mb")
         c.config_set("hz", "20")
         c.config_set("save", "")
