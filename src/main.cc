@@ -196,6 +196,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", err.c_str());
       return 1;
     }
+    bus->AttachServer(server);
     server.SetCluster(std::move(bus));
   }
   if (!server.Start(&err)) {

@@ -74,6 +74,7 @@ ClusterBus::ClusterBus(const Config::ClusterSettings& settings, int port, int tl
 }
 
 ClusterBus::~ClusterBus() {
+  migrations_.reset();  // (its jobs' threads use the view)
   Stop();
   for (int fd : listen_fds_) close(fd);
   if (wake_fd_ >= 0) close(wake_fd_);

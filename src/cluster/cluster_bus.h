@@ -29,6 +29,7 @@
 
 #include "cluster/bus_message.h"
 #include "cluster/cluster_node.h"
+#include "cluster/slot_migration.h"
 #include "net/event_loop.h"
 #include "server/cluster_view.h"
 #include "server/config.h"
@@ -42,6 +43,8 @@ bool ValidNodeName(std::string_view name);
 bool PlainName(std::string_view name);
 // An IPv4 or IPv6 address.
 bool ValidIp(const std::string& ip);
+
+class SlotMigrations;
 
 class ClusterBus final : public ClusterService {
  public:
@@ -152,6 +155,30 @@ class ClusterBus final : public ClusterService {
   std::string Failover(bool force, bool takeover);
   // An endpoint as -MOVED names it, for slot owner `n`.
   std::string NodeEndpoint(const Node& n) const;
+
+  // --- Atomic slot migration (slot_migration.h; cluster_handover.cc) ---
+  // At start (main), with the server the jobs work on.
+  void AttachServer(ServerState& server);
+  SlotMigrations* migrations() { return migrations_.get(); }
+  bool migrating() const override;
+  bool StepMigrations(size_t shard) override;
+  void ImportClientGone(const std::string& name, uint64_t client_id) override;
+  // MIGRATESLOTS's checks: this node may start one; `ranges` are all
+  // this node's; `id` names another node. "" or the error.
+  std::string CanMigrate() const;
+  std::string MigrationRangesCheck(const std::vector<std::pair<int, int>>& ranges) const;
+  std::string MigrationTargetCheck(const std::string& id) const;
+  // A node's client address; false if unknown.
+  bool NodeAddress(const std::string& id, std::string* host, int* port) const;
+  // The target's ESTABLISH: the slots (kNumSlots flags) are `source`'s in
+  // this node's view. "" or the error.
+  std::string CheckImport(const std::vector<bool>& slots, const std::string& source) const;
+  // The handover: the target takes the slots under a new epoch (told to
+  // every node at once); the source gives them to `target` and empties
+  // them; a target whose import failed empties those it does not own.
+  void TakeImportedSlots(const std::vector<bool>& slots);
+  void GiveExportedSlots(const std::vector<bool>& slots, const std::string& target);
+  void DropImportedKeys(const std::vector<bool>& slots);
 
   // --- The bus (cluster_bus.cc, cluster_gossip.cc) ---
   void OnLinkEvent(Link* link, uint32_t events);
@@ -287,6 +314,7 @@ class ClusterBus final : public ClusterService {
   int port_ = 0, tls_port_ = 0, bus_port_ = 0;
   std::vector<std::string> bind_;
 
+  std::unique_ptr<SlotMigrations> migrations_;  // (AttachServer)
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<Node>, std::less<>> nodes_;
   Node* myself_ = nullptr;

@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "cluster/cluster_bus.h"
+#include "commands/cluster_migrate_commands.h"
 #include "commands/common.h"
 #include "server/client.h"
 #include "core/numbers.h"
@@ -15,18 +16,20 @@
 
 namespace peregrine {
 
-namespace {
-
-using cluster::ClusterBus;
-
-ClusterBus* Bus(CommandContext& ctx) {
+cluster::ClusterBus* ClusterBusOrReply(CommandContext& ctx) {
   ClusterService* s = ctx.server.cluster();
   if (s == nullptr) {
     ctx.reply.Error("ERR This instance has cluster support disabled");
     return nullptr;
   }
-  return static_cast<ClusterBus*>(s);
+  return static_cast<cluster::ClusterBus*>(s);
 }
+
+namespace {
+
+using cluster::ClusterBus;
+
+ClusterBus* Bus(CommandContext& ctx) { return ClusterBusOrReply(ctx); }
 
 void SubcommandSyntaxError(CommandContext& ctx) {
   ctx.reply.Error("ERR unknown subcommand or wrong number of arguments for '" +
@@ -209,6 +212,13 @@ void ClusterHelp(CommandContext& ctx) {
                   "    Set slot state.",
                   "SAVECONFIG",
                   "    Force saving cluster configuration on disk.",
+                  "MIGRATESLOTS SLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...] NODE <node-id>",
+                  "    [SLOTSRANGE ... NODE <node-id> ...]",
+                  "    Move the slots' keys to <node-id> in the background, then hand the slots over atomically.",
+                  "GETSLOTMIGRATIONS",
+                  "    Return the slot migrations in progress and the recent ones of this node.",
+                  "CANCELSLOTMIGRATIONS",
+                  "    Cancel this node's slot migrations in progress.",
                   "LINKS",
                   "    Return information about all network links between this node and its peers.",
                   "    Output format is an array where each array element is a map containing attributes of a link",
@@ -426,6 +436,7 @@ void ClusterSetSlot(CommandContext& ctx) {
   ClusterBus* bus = Bus(ctx);
   if (bus == nullptr) return;
   if (bus->is_replica()) return ctx.reply.Error("ERR Please use SETSLOT only with masters.");
+  if (SlotMigrationsBlockSetSlot(ctx, *bus)) return;
   int slot;
   if (!ParseSlot(ctx, ctx.args[2], &slot)) return;
   std::string how(ctx.args[3]);
@@ -565,6 +576,10 @@ void RegisterClusterCommands(CommandTable& t) {
               .summary = "Assigns new hash slots to a node.", .since = "3.0.0", .handler = ClusterAddSlots},
              {.name = "addslotsrange", .arity = -4, .flags = kCmdAdmin | kCmdStale,
               .summary = "Assigns new hash slot ranges to a node.", .since = "7.0.0", .handler = ClusterAddSlotsRange},
+             {.name = "cancelslotmigrations", .arity = 2, .flags = kCmdAdmin | kCmdStale,
+              .summary = "Cancel all current ongoing slot migration operations.", .since = "9.0.0",
+              .complexity = "O(N), where N is the number of active slot migration operations.",
+              .handler = ClusterCancelSlotMigrations},
              {.name = "bumpepoch", .arity = 2, .flags = kCmdAdmin | kCmdStale,
               .summary = "Advances the cluster config epoch.", .since = "3.0.0", .handler = ClusterBumpEpoch},
              {.name = "count-failure-reports", .arity = 3, .flags = kCmdAdmin | kCmdStale,
@@ -587,6 +602,10 @@ void RegisterClusterCommands(CommandTable& t) {
               .summary = "Removes a node from the nodes table.", .since = "3.0.0", .handler = ClusterForget},
              {.name = "getkeysinslot", .arity = 4, .flags = kCmdStale | kCmdAllShards,
               .summary = "Returns the key names in a hash slot.", .since = "3.0.0", .handler = ClusterGetKeysInSlot},
+             {.name = "getslotmigrations", .arity = 2, .flags = kCmdAdmin | kCmdStale,
+              .summary = "Get the status of ongoing and recently finished slot import and export operations.",
+              .since = "9.0.0", .complexity = "O(N), where N is the number of active slot import and export jobs.",
+              .handler = ClusterGetSlotMigrations},
              {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
               .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
               .handler = ClusterHelp},
@@ -599,6 +618,12 @@ void RegisterClusterCommands(CommandTable& t) {
               .handler = ClusterLinks},
              {.name = "meet", .arity = -4, .flags = kCmdAdmin | kCmdStale,
               .summary = "Forces a node to handshake with another node.", .since = "3.0.0", .handler = ClusterMeet},
+             {.name = "migrateslots", .arity = -4, .flags = kCmdAdmin | kCmdStale | kCmdAllShards,
+              .summary = "Migrate the given slots from this node to the specified destination node.",
+              .since = "9.0.0",
+              .complexity = "O(N) where N is the total number of the slots between all start slot and end slot "
+                            "arguments.",
+              .handler = ClusterMigrateSlots},
              {.name = "myid", .arity = 2, .flags = kCmdStale, .summary = "Returns the ID of a node.", .since = "3.0.0",
               .handler = ClusterMyId},
              {.name = "myshardid", .arity = 2, .flags = kCmdStale, .summary = "Returns the shard ID of a node.",
@@ -625,6 +650,9 @@ void RegisterClusterCommands(CommandTable& t) {
               .handler = ClusterShards},
              {.name = "slaves", .arity = 3, .flags = kCmdAdmin | kCmdStale,
               .summary = "Lists the replica nodes of a master node.", .since = "3.0.0", .handler = ClusterReplicas},
+             {.name = "syncslots", .arity = -3, .flags = kCmdAdmin | kCmdStale | kCmdAllShards,
+              .summary = "An internal command used in slot migration.", .since = "9.0.0",
+              .complexity = "Depends on subcommand.", .handler = ClusterSyncSlots},
              {.name = "slots", .arity = 2, .flags = kCmdStale,
               .summary = "Returns the mapping of cluster slots to nodes.", .since = "3.0.0",
               .handler = ClusterSlots},

@@ -75,6 +75,11 @@ struct Client final : IoHandler {
   // Redis Cluster: ASKING (for the next command, or the transaction's
   // EXEC) and READONLY (reads of the primary's slots on a replica).
   bool asking = false, cluster_readonly = false;
+  // An atomic slot migration's importing connection (CLUSTER SYNCSLOTS
+  // ESTABLISH): served for these slots (kNumSlots flags) before they are
+  // this node's; its import's name.
+  std::shared_ptr<const std::vector<bool>> import_slots;
+  std::string import_name;
   std::string name;
   std::string lib_name;
   std::string lib_ver;

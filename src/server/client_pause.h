@@ -14,7 +14,7 @@ namespace peregrine {
 
 class ClientPause {
  public:
-  enum Purpose : uint8_t { kByCommand, kForFailover, kForShutdown, kPurposes };
+  enum Purpose : uint8_t { kByCommand, kForFailover, kForShutdown, kForSlotMigration, kPurposes };
   enum Actions : uint8_t { kNone = 0, kWrites = 1, kAll = 2 };
 
   // Whether any pause may be in force (the fast check before a command).

@@ -119,6 +119,10 @@ ClusterRoute::Verdict ClusterRoute::Check(const Client& c, const CommandSpec& sp
   }
   last_slot_ = real_key ? static_cast<int>(slot) : -1;
   if (!any_key) return Verdict::kServe;
+  // An atomic slot migration's importing client: its slots are served
+  // here before they are this node's.
+  if (c.import_slots != nullptr && (*c.import_slots)[slot]) [[unlikely]]
+    return Verdict::kServe;
   if (!r.ok) {
     const Config::ClusterSettings& cs = server_.config().cluster;
     if (pubsubshard ? !cs.allow_pubsubshard_when_down : !cs.allow_reads_when_down) {

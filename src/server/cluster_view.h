@@ -130,6 +130,14 @@ class ClusterService {
   // (`shard`) to the other nodes of this node's shard only.
   virtual void PublishToCluster(std::string_view channel, std::string_view message, bool shard) = 0;
   ClusterInbox& inbox() { return inbox_; }
+  // Atomic slot migration (cluster/slot_migration.h): whether a job has
+  // work on the shards (any worker, between events), and a worker's step
+  // of it, its shard `shard` held (true: more at once).
+  virtual bool migrating() const { return false; }
+  virtual bool StepMigrations(size_t shard) { return false; }
+  // A connection that imported slots (Client::import_slots) went before
+  // their handover: what it imported goes.
+  virtual void ImportClientGone(const std::string& name, uint64_t client_id) {}
 
  protected:
   std::atomic<uint64_t> routes_version_{0};

@@ -168,7 +168,7 @@ class Shard {
   class WatchObserver final : public Db::KeyObserver {
    public:
     WatchObserver(WatchTable* t, AofChunk* aof, int db) : table_(t), aof_(aof), db_(db) {}
-    bool active() const override { return !table_->empty(); }
+    bool active() const override { return table_->tracking(); }
     void KeyChanged(const Db& d, std::string_view key, int64_t now_ms) override {
       table_->Touch(db_, key, d, now_ms);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/db.h"
+#include "core/slot.h"
 
 namespace peregrine {
 
@@ -57,6 +58,8 @@ void WatchTable::Remove(int db, std::string_view key, const WatchState* w) {
 }
 
 void WatchTable::TouchSlow(int db, std::string_view key, const Db& d, int64_t now_ms) {
+  if (moving_ != nullptr && db == 0 && moving_->slots[SlotOf(key)]) moving_->changed.emplace(key);
+  if (keys_ == 0) return;
   Map& m = dbs_[static_cast<size_t>(db)];
   auto it = m.find(key);
   if (it == m.end()) return;
@@ -85,6 +88,7 @@ void WatchTable::TouchSlow(int db, std::string_view key, const Db& d, int64_t no
 }
 
 void WatchTable::TouchAll(int db, const Db& emptied, const Db* replaced_with, int64_t now_ms) {
+  if (moving_ != nullptr && db == 0) moving_->emptied = true;
   if (keys_ == 0) return;
   Map& m = dbs_[static_cast<size_t>(db)];
   for (auto it = m.begin(); it != m.end();) {

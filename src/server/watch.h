@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace peregrine {
@@ -56,6 +57,16 @@ struct WatchState {
   }
 };
 
+// An atomic slot migration's record of this shard (docs/cluster.md,
+// "Atomic slot migration"): the keys of the slots it moves that changed
+// since it last sent them, as the table hears of every change. Touched
+// only by the thread holding the shard.
+struct MovingKeys {
+  std::vector<bool> slots;  // (kNumSlots)
+  std::unordered_set<std::string> changed;
+  bool emptied = false;  // database 0 was flushed or swapped
+};
+
 // The watchers of one shard's keys, by database and key.
 class WatchTable {
  public:
@@ -65,6 +76,8 @@ class WatchTable {
 
   // Whether anything is watched here (the hot paths test this first).
   bool empty() const { return keys_ == 0; }
+  // Whether changes are looked at (a watch, or a slot migration's record).
+  bool tracking() const { return keys_ != 0 || moving_ != nullptr; }
   // Distinct keys watched (INFO total_watched_keys).
   size_t keys() const { return keys_; }
 
@@ -81,9 +94,14 @@ class WatchTable {
   // dirty, except those that watched it expired while it is still missing
   // or expired (Redis's touchWatchedKey).
   void Touch(int db, std::string_view key, const Db& d, int64_t now_ms) {
-    if (keys_ != 0) [[unlikely]]
+    if (keys_ != 0 || moving_ != nullptr) [[unlikely]]
       TouchSlow(db, key, d, now_ms);
   }
+  // A slot migration records the changes of its slots' keys here from now
+  // on (null: no longer). The caller keeps `m`, and counts itself in the
+  // server-wide counter below while it records (so that commands call
+  // Touch).
+  void set_moving(MovingKeys* m) { moving_ = m; }
   // Database `db` (the shard's `emptied`) is about to be emptied (FLUSHDB,
   // FLUSHALL) or, with `replaced_with`, swapped with another (SWAPDB, called
   // for each side): the watchers of the keys that exist in either are
@@ -111,6 +129,7 @@ class WatchTable {
   std::vector<Map> dbs_;
   size_t keys_ = 0;
   std::atomic<int64_t>* counter_ = nullptr;
+  MovingKeys* moving_ = nullptr;
 };
 
 }  // namespace peregrine

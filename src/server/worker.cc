@@ -144,6 +144,10 @@ bool Worker::Init() {
         loop_.WakeWithin(job->backlogged() ? 1 : 0);
       }
     }
+    // An atomic slot migration's share of this shard (cluster/slot_migration.h):
+    // the same pace; looked at again soon while one runs.
+    if (ClusterService* cluster = server_.cluster(); cluster != nullptr && cluster->migrating()) [[unlikely]]
+      loop_.WakeWithin(cluster->StepMigrations(index_) ? 0 : 2);
     // Sorted sets' index moves nobody's writes go on with (found by the
     // cron): the same pace.
     if (zset_moves_) {

@@ -195,6 +195,8 @@ void Worker::FreeClient(Client& c) {
   }
   c.rerun.reset();
   Unwatch(c);
+  if (c.import_slots != nullptr) [[unlikely]]
+    if (ClusterService* cluster = server_.cluster(); cluster != nullptr) cluster->ImportClientGone(c.import_name, c.id);
   pubsub_.RemoveClient(c);
   loop_.Remove(c.fd);
   close(c.fd);

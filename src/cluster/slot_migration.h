@@ -1,0 +1,139 @@
+// Atomic slot migration (docs/cluster.md, "Atomic slot migration"), with
+// Valkey 9's commands: CLUSTER MIGRATESLOTS on the source starts a job per
+// target; the job moves its slots' keys in the background, then the
+// changes made meanwhile, and hands the slots over while writes wait for
+// an instant; no client sees -ASK or -TRYAGAIN.
+//
+// The source (an export): MIGRATESLOTS, holding every shard, makes each
+// shard with keys of those slots record which of them change from then on
+// (MovingKeys in the shard's WatchTable, fed by every write's
+// SignalModifiedKey). Each shard's owner then walks its keys between
+// events (Step): a key of the job's slots is sent whole (DEL, then the
+// commands that rebuild it, of at most 64 items each, as an AOF rewrite
+// writes it). Once the walk is done, the keys changed meanwhile are sent
+// again as they are now (or DEL when gone), round after round. A key's
+// last state is sent after its last change, so the target ends up with the
+// source's keys whatever ran when. When little is left, writes pause
+// (ClientPause), each shard sends what is left and stops recording, and
+// the job says TAKEOVER; the target takes the slots under a new epoch and
+// the source gives them to it, deleting its copies; writes go on, to the
+// target (-MOVED).
+//
+// The wire: the job's thread connects to the target's client port as a
+// client (AUTH with masteruser/masterauth when set), says CLUSTER
+// SYNCSLOTS ESTABLISH SOURCE <id> NAME <name> SLOTSRANGE <start end>...
+// (Valkey's words), turns its replies off, and sends the commands; the
+// target runs them as any client's, except that this client is served for
+// the imported slots (which the target does not own yet); its replicas and
+// AOF get them as any write. CLUSTER SYNCSLOTS TAKEOVER NAME <name>
+// (Peregrine's own: the rest of the wire differs from Valkey's) replies +OK
+// once everything before it ran and the slots are the target's. A target
+// whose importing client goes before TAKEOVER deletes what it imported.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/watch.h"
+
+namespace peregrine {
+class ServerState;
+}
+
+namespace peregrine::cluster {
+
+class ClusterBus;
+
+class SlotMigrations {
+ public:
+  // A job's states (GETSLOTMIGRATIONS names them in Valkey's words,
+  // StateName).
+  enum class State : int {
+    kConnecting,
+    kSnapshot,   // the shards' walk (an import: receiving it all along)
+    kStreaming,  // rounds of changed keys
+    kPausing,    // writes paused, the last changes going
+    kFinishing,  // TAKEOVER sent
+    kSuccess,
+    kFailed,
+    kCancelled,
+  };
+  static const char* StateName(State s, bool is_export);
+
+  SlotMigrations(ServerState& server, ClusterBus& bus);
+  ~SlotMigrations();
+  SlotMigrations(const SlotMigrations&) = delete;
+  SlotMigrations& operator=(const SlotMigrations&) = delete;
+
+  // One job of MIGRATESLOTS: its slots (kNumSlots flags, the ranges as
+  // given) and target.
+  struct Request {
+    std::vector<bool> slots;
+    std::vector<std::pair<int, int>> ranges;
+    std::string target;  // node id
+  };
+  // MIGRATESLOTS (its checks done), every shard held: the jobs start.
+  void Start(std::vector<Request> requests);
+  // The first slot of `slots` an export in progress moves, or -1.
+  int FirstExporting(const std::vector<bool>& slots);
+  // Whether an import or an export is in progress (SETSLOT is refused).
+  bool Importing();
+  bool Exporting();
+  // CANCELSLOTMIGRATIONS: the exports in progress stop (their targets drop
+  // what they imported). How many.
+  int CancelAll();
+  // GETSLOTMIGRATIONS: each job, the newest first.
+  struct Info {
+    std::string name, operation, slot_ranges, target_node, source_node;
+    int64_t create_time = 0, last_update_time = 0, last_ack_time = 0;  // unix seconds
+    std::string state, message;
+  };
+  std::vector<Info> List();
+  // Whether a shard has work (any worker between events: a cheap check).
+  bool active() const { return active_.load(std::memory_order_acquire) > 0; }
+  // The worker owning shard `shard`, holding it, between events: its part
+  // of every job. True if it has more to do at once.
+  bool Step(size_t shard);
+
+  // --- The target's side (CLUSTER SYNCSLOTS) ---
+  // ESTABLISH: "" and the slots (for the client), or the error.
+  std::string BeginImport(const std::string& name, const std::string& source, std::vector<std::pair<int, int>> ranges,
+                          uint64_t client_id, std::shared_ptr<const std::vector<bool>>* slots);
+  // TAKEOVER: the slots become this node's. "" or the error.
+  std::string FinishImport(const std::string& name, uint64_t client_id);
+  // The importing client went before TAKEOVER: what it imported goes.
+  void EndImport(const std::string& name, uint64_t client_id, const char* why);
+
+ private:
+  struct Job;
+  struct Part;
+  void Run(Job* job);  // the job's thread
+  bool Connect(Job* job);
+  bool SendAll(Job* job, std::string_view bytes);
+  // Reads the target's replies that came (an error reply is kept); false
+  // once its connection is gone.
+  bool Pump(Job* job);
+  bool ReadLine(Job* job, std::string* line);
+  // The job ends (failed, or cancelled): `why` is its message, `detail`
+  // goes to the log only.
+  void Fail(Job* job, const std::string& why, const std::string& detail = "");
+  void Release(Job* job, Part& p);
+  // Reaps finished jobs' threads, keeps the last kLogMax entries.
+  void Trim();
+  static constexpr size_t kLogMax = 1000;
+
+  ServerState& server_;
+  ClusterBus& bus_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Job>> jobs_;  // exports and imports, oldest first
+  std::atomic<int> active_{0};              // exports with parts still recording
+};
+
+}  // namespace peregrine::cluster
