@@ -174,11 +174,10 @@ class ClusterBus final : public ClusterService {
   // this node's view. "" or the error.
   std::string CheckImport(const std::vector<bool>& slots, const std::string& source) const;
   // The handover: the target takes the slots under a new epoch (told to
-  // every node at once); the source gives them to `target` and empties
-  // them; a target whose import failed empties those it does not own.
+  // every node at once); the source gives them to `target` (SlotMigrations
+  // then removes their keys here, a step at a time).
   void TakeImportedSlots(const std::vector<bool>& slots);
   void GiveExportedSlots(const std::vector<bool>& slots, const std::string& target);
-  void DropImportedKeys(const std::vector<bool>& slots);
 
   // --- The bus (cluster_bus.cc, cluster_gossip.cc) ---
   void OnLinkEvent(Link* link, uint32_t events);

@@ -561,7 +561,10 @@ void ClusterBus::UpdateSlotsConfigWith(Node* sender, uint64_t epoch, const SlotB
     // closes it.
     if (importing_from_[static_cast<size_t>(j)] != nullptr) continue;
     if (owner == nullptr || owner->config_epoch < epoch) {
-      if (owner == myself_) dirty.push_back(static_cast<uint16_t>(j));
+      // (The keys of a slot an atomic migration moved go a step at a time,
+      // by the job's cleanup, not all at once.)
+      if (owner == myself_ && !(migrations_ != nullptr && migrations_->ExportingSlot(j)))
+        dirty.push_back(static_cast<uint16_t>(j));
       if (owner != nullptr && owner == current) {
         new_primary = sender;
         moved_ours++;

@@ -103,23 +103,14 @@ void ClusterBus::GiveExportedSlots(const std::vector<bool>& slots, const std::st
     DelSlot(static_cast<int>(s));
     AddSlot(n, static_cast<int>(s));
     migrating_to_[s] = nullptr;
-    // (Its keys here go: worker 0's cron.)
-    server_tasks_.empty_slots.push_back(static_cast<uint16_t>(s));
+    // (Its keys here go a step at a time: SlotMigrations' cleanup.)
   }
-  server_tasks_pending_.store(true, std::memory_order_release);
   if (myself_->numslots == 0 && settings_.allow_replica_migration) {
     LOG_NOTICE("Configuration change detected. Reconfiguring myself as a replica of %.40s", n->name.c_str());
     SetMyPrimary(n, true);
   }
   SaveBeforeReply();
   UpdateState();
-}
-
-void ClusterBus::DropImportedKeys(const std::vector<bool>& slots) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (size_t s = 0; s < kNumSlots; s++)
-    if (slots[s] && slots_[s] != myself_) server_tasks_.empty_slots.push_back(static_cast<uint16_t>(s));
-  server_tasks_pending_.store(true, std::memory_order_release);
 }
 
 }  // namespace peregrine::cluster

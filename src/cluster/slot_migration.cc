@@ -176,6 +176,8 @@ struct SlotMigrations::Job {
   std::string target_error;   // the first error reply of the target
   std::string marker;         // ECHOed before TAKEOVER: the next reply is its
   bool marker_seen = false;
+  std::string sync_marker;    // ECHOed before the pause: back once the target ran all before it
+  bool synced = false;
   std::string takeover;       // TAKEOVER's reply ("+OK" or "-...")
   bool paused = false;
   uint64_t client_id = 0;  // an import's client
@@ -250,6 +252,7 @@ void SlotMigrations::Start(std::vector<Request> requests) {
       job->parts.push_back(std::move(p));
     }
     job->counted = true;
+    MarkExporting(job->slots, true);
     active_.fetch_add(1, std::memory_order_acq_rel);
     LOG_NOTICE("Slot migration %s: slots %s to node %s started", job->name.c_str(), RangesText(job->ranges).c_str(),
                job->target.c_str());
@@ -429,14 +432,82 @@ bool SlotMigrations::Step(size_t shard) {
       job->keys_sent.fetch_add(keys, std::memory_order_relaxed);
       job->Push(std::move(out));
     }
-    // A job over, its shards let go: no longer counted.
+    // A job over, its shards let go: no longer counted. Its keys here go
+    // if the target has them now (a step at a time, each shard's own).
     if (job->terminal() && job->counted &&
         std::all_of(job->parts.begin(), job->parts.end(), [](const auto& p) { return !p->attached; })) {
       job->counted = false;
+      if (job->state.load() == State::kSuccess) {
+        for (const auto& p : job->parts) AddCleanup(p->shard, job->slots, /*exported=*/true);
+      } else {
+        MarkExporting(job->slots, false);
+      }
       active_.fetch_sub(1, std::memory_order_acq_rel);
     }
   }
+  return StepCleanups(shard, db, now_ms) || more;
+}
+
+void SlotMigrations::AddCleanup(size_t shard, const std::vector<bool>& slots, bool exported) {
+  // (Under mu_.) Only the slots of this shard.
+  Cleanup c;
+  c.shard = shard;
+  c.exported = exported;
+  c.slots.assign(kNumSlots, false);
+  const size_t shards = server_.num_shards();
+  for (size_t s = 0; s < kNumSlots; s++)
+    if (slots[s] && s * shards / kNumSlots == shard) c.slots[s] = true;
+  cleanups_.push_back(std::move(c));
+  active_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+bool SlotMigrations::StepCleanups(size_t shard, Db& db, int64_t now_ms) {
+  bool more = false;
+  Shard& sh = server_.shard(shard);
+  for (auto it = cleanups_.begin(); it != cleanups_.end();) {
+    if (it->shard != shard) {
+      ++it;
+      continue;
+    }
+    // The keys of a slot this node no longer serves (or never did: a
+    // failed import's), a step's worth at a time, their DELs propagated,
+    // as a lost slot is emptied.
+    std::vector<std::string> gone;
+    size_t seen = 0;
+    do {
+      it->cursor = db.Scan(it->cursor, [&](const Db::Entry& e) {
+        seen++;
+        char scratch[CompactKey::kScratchSize];
+        const std::string_view k = e.key(scratch);
+        if (it->slots[SlotOf(k)]) gone.emplace_back(k);
+      });
+    } while (it->cursor != 0 && seen < kStepEntries);
+    for (const std::string& k : gone) {
+      sh.watches().Touch(0, k, db, now_ms);
+      if (db.Erase(k) && server_.propagating()) sh.aof().Add(0, {"DEL", k});
+    }
+    sh.AddDirty(gone.size());
+    if (it->cursor != 0) {
+      more = true;
+      ++it;
+      continue;
+    }
+    if (it->exported) MarkExporting(it->slots, false);
+    it = cleanups_.erase(it);
+    active_.fetch_sub(1, std::memory_order_acq_rel);
+  }
   return more;
+}
+
+void SlotMigrations::MarkExporting(const std::vector<bool>& slots, bool on) {
+  for (size_t s = 0; s < kNumSlots; s++) {
+    if (!slots[s]) continue;
+    const uint64_t bit = uint64_t{1} << (s & 63);
+    if (on)
+      exporting_[s >> 6].fetch_or(bit, std::memory_order_acq_rel);
+    else
+      exporting_[s >> 6].fetch_and(~bit, std::memory_order_acq_rel);
+  }
 }
 
 void SlotMigrations::Fail(Job* job, const std::string& why, const std::string& detail) {
@@ -481,6 +552,8 @@ bool SlotMigrations::Pump(Job* job) {
       if (job->target_error.empty()) job->target_error = text;
     } else if (type == '$' && !job->marker.empty() && text == job->marker) {
       job->marker_seen = true;
+    } else if (type == '$' && !job->sync_marker.empty() && text == job->sync_marker) {
+      job->synced = true;
     }
   });
   return true;
@@ -638,7 +711,15 @@ void SlotMigrations::Run(Job* job) {
     } else if (st == State::kStreaming && job->queued.load() < kStepBytes) {
       uint64_t pending = 0;
       for (const auto& p : job->parts) pending += p->pending.load();
-      if (pending < kHandoverKeys || NowMs() - streaming_since >= kStreamMaxMs) {
+      if ((pending < kHandoverKeys || NowMs() - streaming_since >= kStreamMaxMs) && job->sync_marker.empty()) {
+        // First the target catches up with what is in flight (the socket's
+        // buffers hold megabytes): the pause then waits only for the little
+        // sent after this.
+        std::string cmd;
+        job->sync_marker = job->name + "-sync";
+        AppendRespCommand(&cmd, {"ECHO", job->sync_marker});
+        if (!SendAll(job, cmd)) return Fail(job, kLost, "(sending ECHO)");
+      } else if ((pending < kHandoverKeys || NowMs() - streaming_since >= kStreamMaxMs) && job->synced) {
         // Writes wait from here until the slots are the target's.
         server_.client_pause().Pause(ClientPause::kForSlotMigration, INT64_MAX, ClientPause::kWrites);
         job->paused = true;
@@ -695,6 +776,9 @@ std::string SlotMigrations::BeginImport(const std::string& name, const std::stri
     for (size_t s = 0; s < kNumSlots; s++)
       if (slots[s] && j->slots[s]) return "ERR Slot is already being imported on the target by a different migration";
   }
+  for (const Cleanup& c : cleanups_)
+    for (size_t s = 0; s < kNumSlots; s++)
+      if (slots[s] && c.slots[s]) return "ERR Slot " + std::to_string(s) + " already holds keys on the target node";
   auto job = std::make_unique<Job>();
   job->name = name;
   job->is_export = false;
@@ -740,7 +824,15 @@ void SlotMigrations::EndImport(const std::string& name, uint64_t client_id, cons
   job->SetState(State::kFailed);
   LOG_WARNING("Slot migration %s: the import of slots %s failed (%s): its keys go", name.c_str(),
               RangesText(job->ranges).c_str(), why);
-  bus_.DropImportedKeys(job->slots);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<bool> on_shard(server_.num_shards(), false);
+    for (size_t s = 0; s < kNumSlots; s++)
+      if (job->slots[s]) on_shard[s * server_.num_shards() / kNumSlots] = true;
+    for (size_t i = 0; i < on_shard.size(); i++)
+      if (on_shard[i]) AddCleanup(i, job->slots, /*exported=*/false);
+  }
+  server_.WakeWorkers();
 }
 
 }  // namespace peregrine::cluster

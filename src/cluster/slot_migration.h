@@ -31,6 +31,7 @@
 // whose importing client goes before TAKEOVER deletes what it imported.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -44,6 +45,7 @@
 #include "server/watch.h"
 
 namespace peregrine {
+class Db;
 class ServerState;
 }
 
@@ -98,6 +100,11 @@ class SlotMigrations {
   std::vector<Info> List();
   // Whether a shard has work (any worker between events: a cheap check).
   bool active() const { return active_.load(std::memory_order_acquire) > 0; }
+  // Whether an export moves `slot`, or its keys here are still being
+  // removed after it (any thread; the bus then leaves them to the job).
+  bool ExportingSlot(int slot) const {
+    return exporting_[static_cast<size_t>(slot) >> 6].load(std::memory_order_acquire) >> (slot & 63) & 1;
+  }
   // The worker owning shard `shard`, holding it, between events: its part
   // of every job. True if it has more to do at once.
   bool Step(size_t shard);
@@ -125,6 +132,17 @@ class SlotMigrations {
   // goes to the log only.
   void Fail(Job* job, const std::string& why, const std::string& detail = "");
   void Release(Job* job, Part& p);
+  // Removing the keys of slots from a shard, a step at a time (a source's
+  // after the handover, a target's after a failed import).
+  struct Cleanup {
+    size_t shard = 0;
+    std::vector<bool> slots;
+    uint64_t cursor = 0;
+    bool exported = false;
+  };
+  void AddCleanup(size_t shard, const std::vector<bool>& slots, bool exported);
+  bool StepCleanups(size_t shard, Db& db, int64_t now_ms);
+  void MarkExporting(const std::vector<bool>& slots, bool on);
   // Reaps finished jobs' threads, keeps the last kLogMax entries.
   void Trim();
   static constexpr size_t kLogMax = 1000;
@@ -133,7 +151,9 @@ class SlotMigrations {
   ClusterBus& bus_;
   std::mutex mu_;
   std::vector<std::unique_ptr<Job>> jobs_;  // exports and imports, oldest first
-  std::atomic<int> active_{0};              // exports with parts still recording
+  std::vector<Cleanup> cleanups_;
+  std::atomic<int> active_{0};  // exports with parts still recording, and cleanups
+  std::array<std::atomic<uint64_t>, 256> exporting_{};  // (ExportingSlot; kNumSlots bits)
 };
 
 }  // namespace peregrine::cluster

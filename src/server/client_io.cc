@@ -90,7 +90,9 @@ void ClientIo::Read(Client& c) {
       if (needed > c.in.size()) c.in.Reserve(std::min(needed - c.in.size(), c.in.size()));
     }
     char* p = in->Reserve(kReadChunk);
-    n = ReadSocket(c, p, in->writable());
+    // (A slot migration's import, which never stops coming, takes one
+    // chunk per turn: the other clients' commands run between.)
+    n = ReadSocket(c, p, c.import_slots != nullptr ? std::min(in->writable(), kReadChunk) : in->writable());
     if (n > 0) in->Commit(static_cast<size_t>(n));
   }
   if (n == 0) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/db.h"
+#include "core/slot.h"
 
 namespace peregrine {
 namespace {
@@ -101,6 +102,43 @@ TEST(WatchTableTest, FlushAndSwapTouchOnlyKeysThatExist) {
 
 // The table against a model: random adds, removes and touches over a few
 // keys and states; dirty and membership must follow the model.
+// An atomic slot migration's record (MovingKeys): the changed keys of its
+// slots, in database 0 only, whether or not anybody watches; a flush or a
+// swap of database 0 is noted; once detached, nothing is recorded.
+TEST(WatchTableTest, MovingKeysRecordsChangesOfItsSlots) {
+  Db d;
+  WatchTable t(16);
+  MovingKeys m;
+  m.slots.assign(kNumSlots, false);
+  m.slots[SlotOf("{a}1")] = true;
+  ASSERT_NE(SlotOf("{a}1"), SlotOf("{b}1"));
+  EXPECT_FALSE(t.tracking());
+  t.set_moving(&m);
+  EXPECT_TRUE(t.tracking());
+  EXPECT_TRUE(t.empty());  // (no watcher for it)
+  t.Touch(0, "{a}1", d, kNow);
+  t.Touch(0, "{a}2", d, kNow);
+  t.Touch(0, "{a}1", d, kNow);
+  t.Touch(0, "{b}1", d, kNow);  // another slot
+  t.Touch(1, "{a}3", d, kNow);  // another database
+  EXPECT_EQ(m.changed, (std::unordered_set<std::string>{"{a}1", "{a}2"}));
+  // With a watcher too, both are told.
+  auto w = std::make_shared<WatchState>();
+  t.Add(0, "{a}4", w, false);
+  t.Touch(0, "{a}4", d, kNow);
+  EXPECT_TRUE(w->Dirty());
+  EXPECT_EQ(m.changed.count("{a}4"), 1u);
+  EXPECT_FALSE(m.emptied);
+  t.TouchAll(1, d, nullptr, kNow);
+  EXPECT_FALSE(m.emptied);
+  t.TouchAll(0, d, nullptr, kNow);
+  EXPECT_TRUE(m.emptied);
+  t.set_moving(nullptr);
+  m.changed.clear();
+  t.Touch(0, "{a}5", d, kNow);
+  EXPECT_TRUE(m.changed.empty());
+}
+
 TEST(WatchTableTest, ModelCheck) {
   std::mt19937_64 rng(7);
   Db d;

@@ -146,8 +146,14 @@ bool Worker::Init() {
     }
     // An atomic slot migration's share of this shard (cluster/slot_migration.h):
     // the same pace; looked at again soon while one runs.
-    if (ClusterService* cluster = server_.cluster(); cluster != nullptr && cluster->migrating()) [[unlikely]]
+    if (ClusterService* cluster = server_.cluster();
+        cluster != nullptr && cluster->migrating() && !router_.lent()) [[unlikely]] {
       loop_.WakeWithin(cluster->StepMigrations(index_) ? 0 : 2);
+      if (!shard_.aof().empty()) {  // (the DELs of keys it removed)
+        aof_log_.NoteUnflushed();
+        FlushAof();
+      }
+    }
     // Sorted sets' index moves nobody's writes go on with (found by the
     // cron): the same pace.
     if (zset_moves_) {
