@@ -130,6 +130,12 @@ void AppendKeyState(std::string* out, const Db& db, std::string_view key, int64_
   if (e == nullptr || Db::IsExpired(*e, now_ms)) return;
   AppendKeyCommands(out, key, e->value, e->expire_ms());
 }
+
+// A key too large to be serialized in one step of its worker goes a part
+// at a time (AppendKeyCommandsPart): a string past 1 MB in 256 KB parts, a
+// container past 8,192 items in parts of 4,096.
+bool IsBig(const Value& v) { return KeyItems(v) > (v.type() == ValueType::kString ? (1u << 20) : 8192u); }
+size_t PartItems(const Value& v) { return v.type() == ValueType::kString ? (256u << 10) : 4096u; }
 }  // namespace
 
 // One shard's part of an export: touched by the thread holding the shard,
@@ -142,6 +148,12 @@ struct SlotMigrations::Part {
   bool walked = false;
   std::vector<std::string> round;  // keys to send again, from round_at on
   size_t round_at = 0;
+  // Large keys waiting to be sent a part at a time, and the one going
+  // (from its item big_from on).
+  std::deque<std::string> big;
+  std::string big_key;
+  size_t big_from = 0;
+  bool big_active = false;
   bool saw_pause = false;
   std::atomic<bool> walk_done{false};
   std::atomic<bool> drained{false};  // the last changes sent, recording over
@@ -385,7 +397,10 @@ bool SlotMigrations::Step(size_t shard) {
           more = true;
           continue;
         }
+        // (Large keys too, whole: nothing is left for later.)
         for (const std::string& k : p.moving.changed) p.round.push_back(k);
+        for (const std::string& k : p.big) p.round.push_back(k);
+        if (p.big_active) p.round.push_back(p.big_key);
         for (size_t i = p.round_at; i < p.round.size(); i++, keys++) AppendKeyState(&out, db, p.round[i], now_ms);
         job->keys_sent.fetch_add(keys, std::memory_order_relaxed);
         job->Push(std::move(out));
@@ -405,15 +420,19 @@ bool SlotMigrations::Step(size_t shard) {
             char scratch[CompactKey::kScratchSize];
             const std::string_view k = e.key(scratch);
             if (!p.moving.slots[SlotOf(k)] || Db::IsExpired(e, now_ms)) return;
+            if (IsBig(e.value)) {
+              p.big.emplace_back(k);
+              return;
+            }
             AppendRespCommand(&out, {"DEL", k});
             AppendKeyCommands(&out, k, e.value, e.expire_ms());
             keys++;
           });
         } while (p.cursor != 0 && out.size() < kStepBytes && seen < kStepEntries);
-        if (p.cursor == 0) {
-          p.walked = true;
-          p.walk_done.store(true, std::memory_order_release);
-        }
+        if (p.cursor == 0) p.walked = true;
+        more = true;
+      } else if (p.big_active || !p.big.empty()) {
+        keys += StepBigKey(p, db, &out, now_ms);
         more = true;
       } else {
         // A round: the keys changed since they were sent, as they are now.
@@ -423,12 +442,21 @@ bool SlotMigrations::Step(size_t shard) {
           p.round_at = 0;
         }
         while (p.round_at < p.round.size() && out.size() < kStepBytes) {
-          AppendKeyState(&out, db, p.round[p.round_at++], now_ms);
+          const std::string& k = p.round[p.round_at++];
+          const Db::Entry* e = db.FindRaw(k);
+          if (e != nullptr && !Db::IsExpired(*e, now_ms) && IsBig(e->value)) {
+            p.big.push_back(k);
+            more = true;
+            continue;
+          }
+          AppendKeyState(&out, db, k, now_ms);
           keys++;
         }
         if (p.round_at < p.round.size()) more = true;
       }
-      p.pending.store((p.round.size() - p.round_at) + p.moving.changed.size(), std::memory_order_release);
+      if (p.walked && !p.big_active && p.big.empty()) p.walk_done.store(true, std::memory_order_release);
+      p.pending.store((p.round.size() - p.round_at) + p.moving.changed.size() + p.big.size() + (p.big_active ? 1 : 0),
+                      std::memory_order_release);
       job->keys_sent.fetch_add(keys, std::memory_order_relaxed);
       job->Push(std::move(out));
     }
@@ -446,6 +474,34 @@ bool SlotMigrations::Step(size_t shard) {
     }
   }
   return StepCleanups(shard, db, now_ms) || more;
+}
+
+uint64_t SlotMigrations::StepBigKey(Part& p, Db& db, std::string* out, int64_t now_ms) {
+  if (!p.big_active) {
+    p.big_key = std::move(p.big.front());
+    p.big.pop_front();
+    p.big_from = 0;
+    p.big_active = true;
+    // (Its state now is what goes: a change from here on is seen below.)
+    p.moving.changed.erase(p.big_key);
+  } else if (p.moving.changed.count(p.big_key) != 0) {
+    // Changed since its first part: the parts sent no longer add up; the
+    // rounds send it again (DEL first), as any changed key.
+    p.big_active = false;
+    return 0;
+  }
+  const Db::Entry* e = db.FindRaw(p.big_key);
+  if (e == nullptr || Db::IsExpired(*e, now_ms)) {
+    AppendRespCommand(out, {"DEL", p.big_key});
+    p.big_active = false;
+    return 1;
+  }
+  if (p.big_from == 0) AppendRespCommand(out, {"DEL", p.big_key});
+  bool done = false;
+  p.big_from += AppendKeyCommandsPart(out, p.big_key, e->value, e->expire_ms(), p.big_from, PartItems(e->value), &done);
+  if (!done) return 0;
+  p.big_active = false;
+  return 1;
 }
 
 void SlotMigrations::AddCleanup(size_t shard, const std::vector<bool>& slots, bool exported) {

@@ -141,6 +141,9 @@ class SlotMigrations {
     bool exported = false;
   };
   void AddCleanup(size_t shard, const std::vector<bool>& slots, bool exported);
+  // One part of the large key a shard is sending (or the next one's first);
+  // the keys it completed.
+  uint64_t StepBigKey(Part& p, Db& db, std::string* out, int64_t now_ms);
   bool StepCleanups(size_t shard, Db& db, int64_t now_ms);
   void MarkExporting(const std::vector<bool>& slots, bool on);
   // Reaps finished jobs' threads, keeps the last kLogMax entries.

@@ -1,6 +1,7 @@
 // A key as the commands that rebuild it (see aof_rewrite.h).
 #include "persist/aof_rewrite.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/numbers.h"
@@ -104,17 +105,45 @@ void AppendStreamCommands(std::string* out, std::string_view key, const StreamOb
 }  // namespace
 
 void AppendKeyCommands(std::string* out, std::string_view key, const Value& v, int64_t expire_ms) {
+  bool done = false;
+  AppendKeyCommandsPart(out, key, v, expire_ms, 0, SIZE_MAX, &done);
+}
+
+size_t KeyItems(const Value& v) {
+  switch (v.type()) {
+    case ValueType::kString: return v.str().size();
+    case ValueType::kList: return v.list().size();
+    case ValueType::kSet: return v.set().size();
+    case ValueType::kZSet: return v.zset().size();
+    case ValueType::kHash: return v.hash().size();
+    case ValueType::kStream: return 1;
+  }
+  return 1;
+}
+
+size_t AppendKeyCommandsPart(std::string* out, std::string_view key, const Value& v, int64_t expire_ms, size_t from,
+                             size_t max, bool* done) {
+  const size_t total = KeyItems(v);
+  size_t end = max >= total - std::min(from, total) ? total : from + max;
+  // (Items before `from` are passed over: O(from) a part, for want of a
+  // cursor into every kind of container; a part is large enough that a
+  // key takes few of them.)
+  size_t at = 0;
+  auto in_part = [&] { return at >= from && at < end; };
   switch (v.type()) {
     case ValueType::kString: {
       char scratch[CompactString::kIntBufferSize];
-      AppendRespCommand(out, {"SET", key, v.str().View(scratch)});
+      const std::string_view all = v.str().View(scratch);
+      const std::string_view piece = all.substr(from, end - from);
+      AppendRespCommand(out, {from == 0 ? std::string_view("SET") : std::string_view("APPEND"), key, piece});
       break;
     }
     case ValueType::kList: {
       const ListObject& l = v.list();
       Batch b(out, "RPUSH", key);
       char scratch[packed::kScratchSize];
-      for (ListObject::Pos p = l.First(); !l.AtEnd(p); p = l.Next(p)) {
+      for (ListObject::Pos p = l.First(); !l.AtEnd(p) && at < end; p = l.Next(p), at++) {
+        if (!in_part()) continue;
         b.Add(l.View(p, scratch));
         b.Item();
       }
@@ -125,8 +154,11 @@ void AppendKeyCommands(std::string* out, std::string_view key, const Value& v, i
     case ValueType::kSet: {
       Batch b(out, "SADD", key);
       v.set().ForEach([&](std::string_view m) {
-        b.Add(m);
-        b.Item();
+        if (in_part()) {
+          b.Add(m);
+          b.Item();
+        }
+        at++;
       });
       b.Finish();
       break;
@@ -134,26 +166,31 @@ void AppendKeyCommands(std::string* out, std::string_view key, const Value& v, i
     case ValueType::kZSet: {
       Batch b(out, "ZADD", key);
       v.zset().ForEach([&](std::string_view m, double score) {
-        char num[kMaxDoubleChars];
-        b.Add(std::string_view(num, FormatDouble(score, num)));
-        b.Add(m);
-        b.Item();
+        if (in_part()) {
+          char num[kMaxDoubleChars];
+          b.Add(std::string_view(num, FormatDouble(score, num)));
+          b.Add(m);
+          b.Item();
+        }
+        at++;
       });
       b.Finish();
       break;
     }
     case ValueType::kHash: {
-      const HashObject& h = v.hash();
       Batch b(out, "HMSET", key);
       std::vector<std::pair<std::string, int64_t>> deadlines;
-      h.ForEachEntry([&](const uint8_t* e) {
-        char s0[packed::kScratchSize], s1[packed::kScratchSize];
-        const std::string_view f = packed::View(Page::ItemOf(e, 0), s0);
-        b.Add(f);
-        b.Add(packed::View(Page::ItemOf(e, 1), s1));
-        b.Item();
-        const int64_t d = Page::DeadlineOfEntry(e);
-        if (d != Page::kNoDeadline) deadlines.emplace_back(f, d);
+      v.hash().ForEachEntry([&](const uint8_t* e) {
+        if (in_part()) {
+          char s0[packed::kScratchSize], s1[packed::kScratchSize];
+          const std::string_view f = packed::View(Page::ItemOf(e, 0), s0);
+          b.Add(f);
+          b.Add(packed::View(Page::ItemOf(e, 1), s1));
+          b.Item();
+          const int64_t d = Page::DeadlineOfEntry(e);
+          if (d != Page::kNoDeadline) deadlines.emplace_back(f, d);
+        }
+        at++;
       });
       b.Finish();
       for (const auto& [field, ms] : deadlines) {
@@ -164,12 +201,15 @@ void AppendKeyCommands(std::string* out, std::string_view key, const Value& v, i
     }
     case ValueType::kStream:
       AppendStreamCommands(out, key, v.stream());
+      end = total;
       break;
   }
-  if (expire_ms >= 0) {
+  *done = end >= total;
+  if (*done && expire_ms >= 0) {
     const std::string t = std::to_string(expire_ms);
     AppendRespCommand(out, {"PEXPIREAT", key, t});
   }
+  return end - from;
 }
 
 }  // namespace peregrine

@@ -19,4 +19,16 @@ inline constexpr size_t kAofItemsPerCommand = 64;
 // (`expire_ms` >= 0) and HPEXPIREAT for hash fields with their own.
 void AppendKeyCommands(std::string* out, std::string_view key, const Value& v, int64_t expire_ms);
 
+// The same for a large key a part at a time (an atomic slot migration
+// sends one part per step of its worker): the items (a string's bytes)
+// [from, from + max) in the value's own order, which holds while it does
+// not change: the first part makes the key (SET, or the first RPUSH/SADD/
+// ZADD/HMSET), the others add to it (APPEND, and the same commands), the
+// last adds the deadlines. Returns the items covered; *done once the key
+// is whole. A stream goes whole in its first part.
+size_t AppendKeyCommandsPart(std::string* out, std::string_view key, const Value& v, int64_t expire_ms, size_t from,
+                             size_t max, bool* done);
+// Items AppendKeyCommandsPart counts in `v` (a string: its bytes).
+size_t KeyItems(const Value& v);
+
 }  // namespace peregrine
