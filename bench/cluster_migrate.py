@@ -59,12 +59,23 @@ IDLE_S = 10.0
 AFTER_S = 1.0
 
 
+def crc16(data: bytes) -> int:
+    # (CRC16-XMODEM, Redis Cluster's: written here so that the script runs
+    # on a machine with nothing but Python, the device run's.)
+    crc = 0
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
 def tag_for_slot(slot: int) -> str:
-    from redis.crc import key_slot
     i = 0
     while True:
         t = f"t{i}"
-        if key_slot(t.encode()) == slot:
+        if crc16(t.encode()) % 16384 == slot:
             return t
         i += 1
 
@@ -157,12 +168,23 @@ def move(kind: str, cl: Cluster, src: dict, dst: dict, slot: int) -> tuple[float
     return time.monotonic() - t0, bl.cmd_str(argv[argv.index("redis-cli"):])
 
 
-def measure(kind: str, binary: str, workdir: str, mb: int, value: int, rate: float) -> dict:
+def measure(kind: str, binary: str, workdir: str, mb: int, value: int, rate: float, spread: bool) -> dict:
     cl = Cluster(kind, binary, workdir, 3)
     try:
         prim = cl.primaries()
         src, dst = prim[0], prim[1]
-        probe_cpu = bl.CLIENT_CPU
+        probe_cpus = [bl.CLIENT_CPU] * 3
+        if spread:
+            # Each node on a CPU of its own (BENCH_SERVER_CPUS), each probe
+            # too (BENCH_CLIENT_CPUS): what a real cluster's nodes have.
+            server_cpus = sorted(bl.cpu_set(bl.SERVER_CPU))
+            client_cpus = sorted(bl.cpu_set(bl.CLIENT_CPU))
+            if len(server_cpus) < 3 or len(client_cpus) < 3:
+                raise bl.BenchError("--spread needs 3 CPUs in BENCH_SERVER_CPUS and 3 in BENCH_CLIENT_CPUS")
+            for cpu, node in zip(server_cpus, prim):
+                subprocess.run(["taskset", "-a", "-p", "-c", str(cpu), str(cl.by_port(node["port"]).proc.pid)],
+                               capture_output=True, check=True)
+            probe_cpus = [str(c) for c in client_cpus[:3]]
         slot = int(src["slots"][0].split("-")[0])
         nkeys = mb * (1 << 20) // value
         load(src["port"], tag_for_slot(slot), nkeys, value)
@@ -177,10 +199,10 @@ def measure(kind: str, binary: str, workdir: str, mb: int, value: int, rate: flo
         ctx = mp.get_context("fork")
         stop = ctx.Event()
         pipes, procs = {}, {}
-        for name, node in (("source", src), ("target", dst), ("bystander", third)):
+        for i, (name, node) in enumerate((("source", src), ("target", dst), ("bystander", third))):
             recv, send = ctx.Pipe(duplex=False)
             pipes[name] = recv
-            procs[name] = ctx.Process(target=probe, args=(node["port"], keys[name], rate, probe_cpu, stop, send))
+            procs[name] = ctx.Process(target=probe, args=(node["port"], keys[name], rate, probe_cpus[i], stop, send))
             procs[name].start()
         start = time.perf_counter()
         time.sleep(IDLE_S)
@@ -249,6 +271,9 @@ def main(argv=None) -> int:
     ap.add_argument("--rate", type=float, default=500)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--only", default="redis,peregrine")
+    ap.add_argument("--spread", action="store_true",
+                    help="each node on a CPU of its own (BENCH_SERVER_CPUS, 3 or more) and each probe "
+                         "(BENCH_CLIENT_CPUS, 3 or more): the figure the target asks for, on a machine with the cores")
     ap.add_argument("--json", default=str(bl.REPO / "bench" / "results" / "cluster_migrate.json"))
     ap.add_argument("--no-docs", action="store_true")
     args = ap.parse_args(argv)
@@ -265,7 +290,7 @@ def main(argv=None) -> int:
     for rnd in range(1, args.rounds + 1):
         for kind in (kinds if rnd % 2 else kinds[::-1]):
             try:
-                r = measure(kind, binaries[kind], workdir, args.mb, args.value, args.rate)
+                r = measure(kind, binaries[kind], workdir, args.mb, args.value, args.rate, args.spread)
             except bl.BenchError as e:
                 print(f"{kind} round {rnd}: FAILED: {e}", flush=True)
                 failures.append({"server": kind, "round": rnd, "error": str(e)})
@@ -291,7 +316,7 @@ def main(argv=None) -> int:
     with open(args.json, "w") as f:
         json.dump({"binary_sha256": sha, "git": bl.git_describe(), "versions": versions, "command": command,
                    "results": res, "failures": failures, "machine": machine}, f, indent=1)
-    if not args.no_docs and not failures and len(kinds) == 2:
+    if not args.no_docs and not failures and len(kinds) == 2 and not args.spread:
         bl.put_docs_section(BEGIN, END, docs_section(res, args, sha, versions, machine, command))
     return 1 if failures else 0
 
