@@ -74,8 +74,8 @@ ClusterBus::ClusterBus(const Config::ClusterSettings& settings, int port, int tl
 }
 
 ClusterBus::~ClusterBus() {
-  migrations_.reset();  // (its jobs' threads use the view)
   Stop();
+  migrations_.reset();  // (its jobs' threads use the view; the bus's thread, ExportingSlot)
   for (int fd : listen_fds_) close(fd);
   if (wake_fd_ >= 0) close(wake_fd_);
   if (lock_fd_ >= 0) close(lock_fd_);

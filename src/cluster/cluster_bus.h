@@ -168,6 +168,9 @@ class ClusterBus final : public ClusterService {
   std::string CanMigrate() const;
   std::string MigrationRangesCheck(const std::vector<std::pair<int, int>>& ranges) const;
   std::string MigrationTargetCheck(const std::string& id) const;
+  // Whether node `id` owns every slot of `slots` (kNumSlots flags) in this
+  // node's view.
+  bool OwnsAll(const std::string& id, const std::vector<bool>& slots) const;
   // A node's client address; false if unknown.
   bool NodeAddress(const std::string& id, std::string* host, int* port) const;
   // The target's ESTABLISH: the slots (kNumSlots flags) are `source`'s in

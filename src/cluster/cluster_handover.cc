@@ -53,6 +53,15 @@ std::string ClusterBus::MigrationTargetCheck(const std::string& id) const {
   return "";
 }
 
+bool ClusterBus::OwnsAll(const std::string& id, const std::vector<bool>& slots) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Node* n = Lookup(id);
+  if (n == nullptr) return false;
+  for (size_t s = 0; s < kNumSlots; s++)
+    if (slots[s] && slots_[s] != n) return false;
+  return true;
+}
+
 bool ClusterBus::NodeAddress(const std::string& id, std::string* host, int* port) const {
   std::lock_guard<std::mutex> lock(mu_);
   const Node* n = Lookup(id);

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <thread>
 #include <cstring>
 
 #include "cluster/cluster_bus.h"
@@ -41,6 +42,10 @@ constexpr int64_t kStreamMaxMs = 5000;
 // A target that takes nothing (or does not answer) for this long fails
 // the job.
 constexpr int kIoTimeoutMs = 10000;
+// How long a source whose TAKEOVER went unanswered waits for the target's
+// claim to reach it over the bus before it keeps the slots.
+constexpr int64_t kClaimWaitMs = 3000;
+constexpr int64_t kImportCleanupDelayMs = 100;
 constexpr const char* kLost =
     "Connection lost to target. Check CLUSTER GETSLOTMIGRATIONS on the target node for more information.";
 
@@ -183,6 +188,7 @@ struct SlotMigrations::Job {
   std::atomic<bool> flushed{false};  // database 0 was emptied meanwhile
   std::atomic<uint64_t> keys_sent{0};
   std::thread thread;
+  std::atomic<bool> thread_done{false};  // Run returned
   int fd = -1;
   ReplyReader replies;
   std::string target_error;   // the first error reply of the target
@@ -259,7 +265,7 @@ void SlotMigrations::Start(std::vector<Request> requests) {
       p->shard = i;
       p->moving.slots = job->slots;
       p->attached = true;
-      server_.shard(i).watches().set_moving(&p->moving);
+      server_.shard(i).watches().AddMoving(&p->moving);
       server_.watched_keys().fetch_add(1, std::memory_order_relaxed);
       job->parts.push_back(std::move(p));
     }
@@ -279,7 +285,9 @@ void SlotMigrations::Start(std::vector<Request> requests) {
 int SlotMigrations::FirstExporting(const std::vector<bool>& slots) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& j : jobs_) {
-    if (!j->is_export || j->terminal()) continue;
+    // (A job over whose shards have not let go yet counts: its exporting
+    // marks are cleared then.)
+    if (!j->is_export || (j->terminal() && !j->counted)) continue;
     for (size_t s = 0; s < kNumSlots; s++)
       if (slots[s] && j->slots[s]) return static_cast<int>(s);
   }
@@ -300,7 +308,7 @@ int SlotMigrations::CancelAll() {
   std::lock_guard<std::mutex> lock(mu_);
   int n = 0;
   for (auto& j : jobs_) {
-    if (!j->is_export || j->terminal() || j->cancel.load()) continue;
+    if (!j->is_export || j->terminal() || j->cancel.load() || j->state.load() == State::kFinishing) continue;
     j->cancel.store(true);
     j->qcv.notify_all();
     n++;
@@ -333,8 +341,12 @@ void SlotMigrations::Trim() {
   // (Under mu_.) Finished jobs whose shards let go of them are kept for
   // GETSLOTMIGRATIONS, the oldest dropped past kLogMax.
   size_t finished = 0;
-  for (const auto& j : jobs_)
-    if (j->terminal() && !j->counted) finished++;
+  for (const auto& j : jobs_) {
+    if (!j->terminal()) continue;
+    // (A thread that ended is joined now: its stack goes.)
+    if (j->thread.joinable() && j->thread_done.load(std::memory_order_acquire)) j->thread.join();
+    if (!j->counted) finished++;
+  }
   for (auto it = jobs_.begin(); it != jobs_.end() && finished > kLogMax;) {
     Job& j = **it;
     if (j.terminal() && !j.counted) {
@@ -350,7 +362,7 @@ void SlotMigrations::Trim() {
 void SlotMigrations::Release(Job* job, Part& p) {
   (void)job;
   if (!p.attached) return;
-  server_.shard(p.shard).watches().set_moving(nullptr);
+  server_.shard(p.shard).watches().RemoveMoving(&p.moving);
   server_.watched_keys().fetch_sub(1, std::memory_order_relaxed);
   p.attached = false;
   p.moving.changed.clear();
@@ -407,10 +419,7 @@ bool SlotMigrations::Step(size_t shard) {
         Release(job, p);
         continue;
       }
-      if (job->queued.load(std::memory_order_relaxed) >= kMaxQueued) {
-        more = true;  // (the socket is behind: again soon)
-        continue;
-      }
+      if (job->queued.load(std::memory_order_relaxed) >= kMaxQueued) continue;  // (the job's thread wakes us)
       if (!p.walked) {
         // The walk: every key of the job's slots, as it is now.
         size_t seen = 0;
@@ -509,6 +518,9 @@ void SlotMigrations::AddCleanup(size_t shard, const std::vector<bool>& slots, bo
   Cleanup c;
   c.shard = shard;
   c.exported = exported;
+  // (A failed import's begins a little later: the importing connection's
+  // last commands may still be running on other workers when it goes.)
+  if (!exported) c.start_ms = NowMs() + kImportCleanupDelayMs;
   c.slots.assign(kNumSlots, false);
   const size_t shards = server_.num_shards();
   for (size_t s = 0; s < kNumSlots; s++)
@@ -519,9 +531,19 @@ void SlotMigrations::AddCleanup(size_t shard, const std::vector<bool>& slots, bo
 
 bool SlotMigrations::StepCleanups(size_t shard, Db& db, int64_t now_ms) {
   bool more = false;
+  if (server_.is_replica()) {
+    // A replica's keys are its primary's (a source that gave its last slot
+    // away follows the target): nothing of them is removed here.
+    for (auto it = cleanups_.begin(); it != cleanups_.end();) {
+      if (it->exported) MarkExporting(it->slots, false);
+      it = cleanups_.erase(it);
+      active_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    return false;
+  }
   Shard& sh = server_.shard(shard);
   for (auto it = cleanups_.begin(); it != cleanups_.end();) {
-    if (it->shard != shard) {
+    if (it->shard != shard || it->start_ms > now_ms) {
       ++it;
       continue;
     }
@@ -566,17 +588,38 @@ void SlotMigrations::MarkExporting(const std::vector<bool>& slots, bool on) {
   }
 }
 
+void SlotMigrations::PauseWrites(Job* job) {
+  std::lock_guard<std::mutex> lock(pause_mu_);
+  if (job->paused) return;
+  job->paused = true;
+  if (pauses_++ == 0) server_.client_pause().Pause(ClientPause::kForSlotMigration, INT64_MAX, ClientPause::kWrites);
+}
+
+void SlotMigrations::UnpauseWrites(Job* job) {
+  {
+    std::lock_guard<std::mutex> lock(pause_mu_);
+    if (!job->paused) return;
+    job->paused = false;
+    if (--pauses_ != 0) return;  // (another job's pause goes on)
+    server_.client_pause().Unpause(ClientPause::kForSlotMigration);
+  }
+  server_.WakeWorkers();
+}
+
+bool SlotMigrations::QueueEmpty(Job* job) {
+  // (Called after every part said it is drained: its last chunk is queued.)
+  std::lock_guard<std::mutex> lock(job->qmu);
+  return job->queue.empty();
+}
+
 void SlotMigrations::Fail(Job* job, const std::string& why, const std::string& detail) {
-  const bool cancelled = job->cancel.load();
+  const bool cancelled = job->cancel.load() && job->state.load() != State::kFinishing;
   const std::string message = cancelled ? "" : job->flushed.load() ? "Data was flushed" : why;
   {
     std::lock_guard<std::mutex> lock(mu_);
     job->message = message;
   }
-  if (job->paused) {
-    server_.client_pause().Unpause(ClientPause::kForSlotMigration);
-    job->paused = false;
-  }
+  UnpauseWrites(job);
   job->SetState(cancelled ? State::kCancelled : State::kFailed);
   if (job->fd >= 0) {
     ::close(job->fd);
@@ -729,6 +772,11 @@ bool SlotMigrations::Connect(Job* job) {
 }
 
 void SlotMigrations::Run(Job* job) {
+  RunJob(job);
+  job->thread_done.store(true, std::memory_order_release);
+}
+
+void SlotMigrations::RunJob(Job* job) {
   if (!Connect(job)) {
     if (!job->terminal()) Fail(job, kLost);
     return;
@@ -777,32 +825,45 @@ void SlotMigrations::Run(Job* job) {
         if (!SendAll(job, cmd)) return Fail(job, kLost, "(sending ECHO)");
       } else if ((pending < kHandoverKeys || NowMs() - streaming_since >= kStreamMaxMs) && job->synced) {
         // Writes wait from here until the slots are the target's.
-        server_.client_pause().Pause(ClientPause::kForSlotMigration, INT64_MAX, ClientPause::kWrites);
-        job->paused = true;
+        PauseWrites(job);
         job->SetState(State::kPausing);
         server_.WakeWorkers();
       }
-    } else if (st == State::kPausing && job->queued.load() == 0 &&
-               all([](const auto& p) { return p->drained.load(); })) {
+    } else if (st == State::kPausing && all([](const auto& p) { return p->drained.load(); }) && QueueEmpty(job)) {
       job->SetState(State::kFinishing);
       // The ECHO tells TAKEOVER's reply from those before it.
       std::string cmd;
       job->marker = job->name + "-takeover";
       AppendRespCommand(&cmd, {"ECHO", job->marker});
       AppendRespCommand(&cmd, {"CLUSTER", "SYNCSLOTS", "TAKEOVER", "NAME", job->name});
-      if (!SendAll(job, cmd)) return Fail(job, kLost, "(sending TAKEOVER)");
+      // From here the outcome is the target's (a cancel no longer stops it).
+      const bool sent = SendAll(job, cmd);
       const int64_t until = NowMs() + kIoTimeoutMs;
-      while (job->takeover.empty() && job->target_error.empty()) {
-        if (NowMs() >= until || job->cancel.load()) return Fail(job, "Timed out after too long with no interaction");
+      bool answered = true;
+      while (sent && job->takeover.empty() && job->target_error.empty()) {
         pollfd p{job->fd, POLLIN, 0};
         ::poll(&p, 1, 100);
-        if (!Pump(job)) return Fail(job, kLost, "(waiting for TAKEOVER's reply)");
+        if (NowMs() >= until || !Pump(job)) {
+          answered = false;
+          break;
+        }
       }
       if (!job->target_error.empty()) return Fail(job, "Received error from target: " + job->target_error);
-      if (job->takeover != "+OK") return Fail(job, "The target refused the takeover: " + job->takeover.substr(1));
+      if (answered && sent && job->takeover != "+OK")
+        return Fail(job, "The target refused the takeover: " + job->takeover.substr(1));
+      if (!sent || !answered) {
+        // No answer: the target may have taken the slots all the same.
+        // The view settles it (its claim comes over the bus), writes
+        // still paused meanwhile: the source must not serve slots the
+        // target serves.
+        const int64_t claim_until = NowMs() + kClaimWaitMs;
+        while (!bus_.OwnsAll(job->target, job->slots) && NowMs() < claim_until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (!bus_.OwnsAll(job->target, job->slots)) return Fail(job, kLost, "(no answer to TAKEOVER)");
+        LOG_WARNING("Slot migration %s: no answer to TAKEOVER, but the target claims the slots", job->name.c_str());
+      }
       bus_.GiveExportedSlots(job->slots, job->target);
-      server_.client_pause().Unpause(ClientPause::kForSlotMigration);
-      job->paused = false;
+      UnpauseWrites(job);
       job->SetState(State::kSuccess);
       ::close(job->fd);
       job->fd = -1;
@@ -854,6 +915,23 @@ std::string SlotMigrations::BeginImport(const std::string& name, const std::stri
   return "";
 }
 
+void SlotMigrations::RemoveLeftovers(const std::vector<bool>& slots) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& j : jobs_)
+    if (!j->is_export && !j->terminal())
+      for (size_t s = 0; s < kNumSlots; s++)
+        if (slots[s] && j->slots[s]) return;  // (an import's own keys)
+  for (const Cleanup& c : cleanups_)
+    for (size_t s = 0; s < kNumSlots; s++)
+      if (slots[s] && c.slots[s]) return;  // (going already)
+  std::vector<bool> on_shard(server_.num_shards(), false);
+  for (size_t s = 0; s < kNumSlots; s++)
+    if (slots[s]) on_shard[s * server_.num_shards() / kNumSlots] = true;
+  for (size_t i = 0; i < on_shard.size(); i++)
+    if (on_shard[i]) AddCleanup(i, slots, /*exported=*/false);
+  server_.WakeWorkers();
+}
+
 std::string SlotMigrations::FinishImport(const std::string& name, uint64_t client_id) {
   Job* job = nullptr;
   {
@@ -869,19 +947,16 @@ std::string SlotMigrations::FinishImport(const std::string& name, uint64_t clien
 }
 
 void SlotMigrations::EndImport(const std::string& name, uint64_t client_id, const char* why) {
-  Job* job = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    Job* job = nullptr;
     for (auto& j : jobs_)
       if (!j->is_export && j->name == name && j->client_id == client_id && !j->terminal()) job = j.get();
     if (job == nullptr) return;
     job->message = why;
-  }
-  job->SetState(State::kFailed);
-  LOG_WARNING("Slot migration %s: the import of slots %s failed (%s): its keys go", name.c_str(),
-              RangesText(job->ranges).c_str(), why);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
+    job->SetState(State::kFailed);
+    LOG_WARNING("Slot migration %s: the import of slots %s failed (%s): its keys go", name.c_str(),
+                RangesText(job->ranges).c_str(), why);
     std::vector<bool> on_shard(server_.num_shards(), false);
     for (size_t s = 0; s < kNumSlots; s++)
       if (job->slots[s]) on_shard[s * server_.num_shards() / kNumSlots] = true;

@@ -115,6 +115,10 @@ class SlotMigrations {
                           uint64_t client_id, std::shared_ptr<const std::vector<bool>>* slots);
   // TAKEOVER: the slots become this node's. "" or the error.
   std::string FinishImport(const std::string& name, uint64_t client_id);
+  // ESTABLISH found keys in slots this node does not serve (a failed
+  // import's that came after its end, or from before a restart): they go,
+  // unless an import or a removal covers them already.
+  void RemoveLeftovers(const std::vector<bool>& slots);
   // The importing client went before TAKEOVER: what it imported goes.
   void EndImport(const std::string& name, uint64_t client_id, const char* why);
 
@@ -122,6 +126,7 @@ class SlotMigrations {
   struct Job;
   struct Part;
   void Run(Job* job);  // the job's thread
+  void RunJob(Job* job);
   bool Connect(Job* job);
   bool SendAll(Job* job, std::string_view bytes);
   // Reads the target's replies that came (an error reply is kept); false
@@ -131,6 +136,11 @@ class SlotMigrations {
   // The job ends (failed, or cancelled): `why` is its message, `detail`
   // goes to the log only.
   void Fail(Job* job, const std::string& why, const std::string& detail = "");
+  // Writes paused for a job's handover (ClientPause, counted over the jobs:
+  // the last one to be done lets them go).
+  void PauseWrites(Job* job);
+  void UnpauseWrites(Job* job);
+  bool QueueEmpty(Job* job);
   void Release(Job* job, Part& p);
   // Removing the keys of slots from a shard, a step at a time (a source's
   // after the handover, a target's after a failed import).
@@ -139,6 +149,7 @@ class SlotMigrations {
     std::vector<bool> slots;
     uint64_t cursor = 0;
     bool exported = false;
+    int64_t start_ms = 0;  // not before (unix ms)
   };
   void AddCleanup(size_t shard, const std::vector<bool>& slots, bool exported);
   // One part of the large key a shard is sending (or the next one's first);
@@ -155,6 +166,8 @@ class SlotMigrations {
   std::mutex mu_;
   std::vector<std::unique_ptr<Job>> jobs_;  // exports and imports, oldest first
   std::vector<Cleanup> cleanups_;
+  std::mutex pause_mu_;
+  int pauses_ = 0;
   std::atomic<int> active_{0};  // exports with parts still recording, and cleanups
   std::array<std::atomic<uint64_t>, 256> exporting_{};  // (ExportingSlot; kNumSlots bits)
 };

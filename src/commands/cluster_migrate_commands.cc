@@ -174,11 +174,20 @@ void ClusterSyncSlots(CommandContext& ctx) {
     if (ctx.client.import_slots != nullptr) return ctx.reply.Error("ERR This connection imports slots already");
     // (Keys there would be a failed import's, not removed yet: they would
     // be removed over the new one's.)
+    // They are removed (the source may try again once they are gone).
     const size_t shards = ctx.server.num_shards();
+    std::vector<bool> with_keys(kNumSlots, false);
+    int first = -1;
     for (const auto& [s, e] : ranges)
       for (int k = s; k <= e; k++)
-        if (ctx.server.shard(static_cast<size_t>(k) * shards / kNumSlots).db(0).KeysInSlot(static_cast<uint32_t>(k)) > 0)
-          return ctx.reply.Error("ERR Slot " + std::to_string(k) + " already holds keys on the target node");
+        if (ctx.server.shard(static_cast<size_t>(k) * shards / kNumSlots).db(0).KeysInSlot(static_cast<uint32_t>(k)) > 0) {
+          with_keys[static_cast<size_t>(k)] = true;
+          if (first < 0) first = k;
+        }
+    if (first >= 0) {
+      jobs.RemoveLeftovers(with_keys);
+      return ctx.reply.Error("ERR Slot " + std::to_string(first) + " already holds keys on the target node");
+    }
     std::shared_ptr<const std::vector<bool>> slots;
     const std::string error = jobs.BeginImport(name, source, std::move(ranges), ctx.client.id, &slots);
     if (!error.empty()) return ctx.reply.Error(error);

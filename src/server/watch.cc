@@ -58,7 +58,11 @@ void WatchTable::Remove(int db, std::string_view key, const WatchState* w) {
 }
 
 void WatchTable::TouchSlow(int db, std::string_view key, const Db& d, int64_t now_ms) {
-  if (moving_ != nullptr && db == 0 && moving_->slots[SlotOf(key)]) moving_->changed.emplace(key);
+  if (!moving_.empty() && db == 0) [[unlikely]] {
+    const uint32_t slot = SlotOf(key);
+    for (MovingKeys* m : moving_)
+      if (m->slots[slot]) m->changed.emplace(key);
+  }
   if (keys_ == 0) return;
   Map& m = dbs_[static_cast<size_t>(db)];
   auto it = m.find(key);
@@ -88,7 +92,8 @@ void WatchTable::TouchSlow(int db, std::string_view key, const Db& d, int64_t no
 }
 
 void WatchTable::TouchAll(int db, const Db& emptied, const Db* replaced_with, int64_t now_ms) {
-  if (moving_ != nullptr && db == 0) moving_->emptied = true;
+  if (db == 0)
+    for (MovingKeys* m : moving_) m->emptied = true;
   if (keys_ == 0) return;
   Map& m = dbs_[static_cast<size_t>(db)];
   for (auto it = m.begin(); it != m.end();) {

@@ -77,7 +77,7 @@ class WatchTable {
   // Whether anything is watched here (the hot paths test this first).
   bool empty() const { return keys_ == 0; }
   // Whether changes are looked at (a watch, or a slot migration's record).
-  bool tracking() const { return keys_ != 0 || moving_ != nullptr; }
+  bool tracking() const { return keys_ != 0 || !moving_.empty(); }
   // Distinct keys watched (INFO total_watched_keys).
   size_t keys() const { return keys_; }
 
@@ -94,14 +94,15 @@ class WatchTable {
   // dirty, except those that watched it expired while it is still missing
   // or expired (Redis's touchWatchedKey).
   void Touch(int db, std::string_view key, const Db& d, int64_t now_ms) {
-    if (keys_ != 0 || moving_ != nullptr) [[unlikely]]
+    if (keys_ != 0 || !moving_.empty()) [[unlikely]]
       TouchSlow(db, key, d, now_ms);
   }
   // A slot migration records the changes of its slots' keys here from now
-  // on (null: no longer). The caller keeps `m`, and counts itself in the
-  // server-wide counter below while it records (so that commands call
-  // Touch).
-  void set_moving(MovingKeys* m) { moving_ = m; }
+  // on (AddMoving), until RemoveMoving (each job its own). The caller keeps
+  // `m`, and counts itself in the server-wide counter below while it
+  // records (so that commands call Touch).
+  void AddMoving(MovingKeys* m) { moving_.push_back(m); }
+  void RemoveMoving(MovingKeys* m) { std::erase(moving_, m); }
   // Database `db` (the shard's `emptied`) is about to be emptied (FLUSHDB,
   // FLUSHALL) or, with `replaced_with`, swapped with another (SWAPDB, called
   // for each side): the watchers of the keys that exist in either are
@@ -129,7 +130,7 @@ class WatchTable {
   std::vector<Map> dbs_;
   size_t keys_ = 0;
   std::atomic<int64_t>* counter_ = nullptr;
-  MovingKeys* moving_ = nullptr;
+  std::vector<MovingKeys*> moving_;
 };
 
 }  // namespace peregrine

@@ -113,7 +113,7 @@ TEST(WatchTableTest, MovingKeysRecordsChangesOfItsSlots) {
   m.slots[SlotOf("{a}1")] = true;
   ASSERT_NE(SlotOf("{a}1"), SlotOf("{b}1"));
   EXPECT_FALSE(t.tracking());
-  t.set_moving(&m);
+  t.AddMoving(&m);
   EXPECT_TRUE(t.tracking());
   EXPECT_TRUE(t.empty());  // (no watcher for it)
   t.Touch(0, "{a}1", d, kNow);
@@ -133,7 +133,7 @@ TEST(WatchTableTest, MovingKeysRecordsChangesOfItsSlots) {
   EXPECT_FALSE(m.emptied);
   t.TouchAll(0, d, nullptr, kNow);
   EXPECT_TRUE(m.emptied);
-  t.set_moving(nullptr);
+  t.RemoveMoving(&m);
   m.changed.clear();
   t.Touch(0, "{a}5", d, kNow);
   EXPECT_TRUE(m.changed.empty());

@@ -223,7 +223,9 @@ const CommandSpec* Worker::Resolve(std::span<const std::string_view> args, const
 }
 
 bool Worker::HeldByPause(Client& c, const CommandSpec* cmd, std::span<const std::string_view> args) {
-  if (c.replica || c.obeyed) return false;  // (replicas never wait, as in Redis)
+  // (Replicas never wait, as in Redis; nor does a slot migration's import,
+  // whose source waits for it with its own writes paused.)
+  if (c.replica || c.obeyed || c.import_slots != nullptr) return false;
   // (Read before the pause: a change after it is a newer generation.)
   const uint64_t generation = server_.client_pause().generation();
   const int64_t now = UnixTimeMs();
