@@ -329,3 +329,32 @@ def test_a_migration_that_fails_leaves_the_slots_and_keys_with_the_source(tmp_pa
         assert wait_for(lambda: c.dbsize() == 0)
     finally:
         stop_nodes(nodes)
+
+
+def test_two_jobs_at_once_each_keep_their_writes(tmp_path):
+    # One command, two targets: the slots of both may live on one shard,
+    # each job records its own changes; writes go on to both groups.
+    nodes, src, dst = moving_cluster(tmp_path)
+    try:
+        other = next(n for n in nodes if n is not src and n is not dst)
+        tags = tags_for(SLOTS)
+        fill(src.client(), tags, 6_000)
+        w = Writer(src.port, tags)
+        w.start()
+        time.sleep(0.3)
+        assert src("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", 0, 31, "NODE", dst.myid(),
+                   "SLOTSRANGE", 32, 63, "NODE", other.myid()) == b"OK"
+        assert wait_for(lambda: all(m["state"] in ("success", "failed", "cancelled") for m in migrations(src)), 60)
+        time.sleep(0.3)
+        w.stop.set()
+        w.join()
+        jobs = migrations(src)
+        assert [m["state"] for m in jobs] == ["success", "success"], jobs
+        assert sorted(m["slot_ranges"] for m in jobs) == ["0-31", "32-63"]
+        assert w.errors == []
+        converged(nodes)
+        assert owner_of(nodes, 0) is dst and owner_of(nodes, 63) is other
+        w.check(redis.RedisCluster(host="127.0.0.1", port=src.port))
+        assert wait_for(lambda: src.client().dbsize() == 0)
+    finally:
+        stop_nodes(nodes)
