@@ -132,6 +132,7 @@ class Writer(threading.Thread):
 
 def test_migrateslots_moves_every_key_and_every_write_made_meanwhile(tmp_path):
     nodes, src, dst = moving_cluster(tmp_path, count=6, replicas=1)
+    w = None
     try:
         tags = tags_for(SLOTS)
         fill(src.client(), tags, 30_000)
@@ -159,19 +160,23 @@ def test_migrateslots_moves_every_key_and_every_write_made_meanwhile(tmp_path):
         # the source; the target's replica has the same keys.
         c = redis.RedisCluster(host="127.0.0.1", port=src.port)
         w.check(c)
-        assert wait_for(lambda: src.client().dbsize() == 0)
+        # (Timeouts for the sanitizers' pace.)
+        assert wait_for(lambda: src.client().dbsize() == 0, 60)
         keys = sorted(dst.client().keys("*"))
         assert len(keys) > 20_000
         replica = next(n for n in nodes if n("ROLE")[0] == b"slave" and n.client().info("replication")
                        ["master_port"] == dst.port)
         rc_ = replica.client()
-        assert wait_for(lambda: rc_.dbsize() == len(keys))
+        assert wait_for(lambda: rc_.dbsize() == len(keys), 60)
         rc_.execute_command("READONLY")
         for k in keys[::97]:
             assert state_of(rc_, k) == state_of(dst.client(), k), k
         rc_, out = cluster_check(src)
         assert rc_ == 0 and "[OK] All 16384 slots covered" in out and "[WARNING]" not in out, out
     finally:
+        if w is not None:
+            w.stop.set()
+            w.join()
         stop_nodes(nodes)
 
 
