@@ -161,7 +161,7 @@ class ClusterBus final : public ClusterService {
   void AttachServer(ServerState& server);
   SlotMigrations* migrations() { return migrations_.get(); }
   bool migrating() const override;
-  bool StepMigrations(size_t shard) override;
+  bool StepMigrations(size_t shard, bool drained) override;
   void ImportClientGone(const std::string& name, uint64_t client_id) override;
   // MIGRATESLOTS's checks: this node may start one; `ranges` are all
   // this node's; `id` names another node. "" or the error.

@@ -14,7 +14,9 @@ void ClusterBus::AttachServer(ServerState& server) {
 
 bool ClusterBus::migrating() const { return migrations_ != nullptr && migrations_->active(); }
 
-bool ClusterBus::StepMigrations(size_t shard) { return migrations_ != nullptr && migrations_->Step(shard); }
+bool ClusterBus::StepMigrations(size_t shard, bool drained) {
+  return migrations_ != nullptr && migrations_->Step(shard, drained);
+}
 
 void ClusterBus::ImportClientGone(const std::string& name, uint64_t client_id) {
   if (migrations_ != nullptr) migrations_->EndImport(name, client_id, "Connection lost to source");

@@ -370,7 +370,7 @@ void SlotMigrations::Release(Job* job, Part& p) {
   p.drained.store(true, std::memory_order_release);
 }
 
-bool SlotMigrations::Step(size_t shard) {
+bool SlotMigrations::Step(size_t shard, bool drained) {
   std::lock_guard<std::mutex> lock(mu_);
   bool more = false;
   const int64_t now_ms = NowMs();
@@ -402,9 +402,10 @@ bool SlotMigrations::Step(size_t shard) {
       uint64_t keys = 0;
       if (st == State::kPausing) {
         // Writes are paused: once this worker went round its loop since
-        // (what it was running ran), what is left goes, and the shard stops
-        // recording.
-        if (!p.saw_pause) {
+        // (what it was running ran) and every batch admitted for the shard
+        // before the pause has run here, what is left goes, and the shard
+        // stops recording.
+        if (!p.saw_pause || !drained) {
           p.saw_pause = true;
           more = true;
           continue;

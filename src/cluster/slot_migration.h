@@ -106,8 +106,9 @@ class SlotMigrations {
     return exporting_[static_cast<size_t>(slot) >> 6].load(std::memory_order_acquire) >> (slot & 63) & 1;
   }
   // The worker owning shard `shard`, holding it, between events: its part
-  // of every job. True if it has more to do at once.
-  bool Step(size_t shard);
+  // of every job (`drained`: every batch admitted for the shard has run).
+  // True if it has more to do at once.
+  bool Step(size_t shard, bool drained);
 
   // --- The target's side (CLUSTER SYNCSLOTS) ---
   // ESTABLISH: "" and the slots (for the client), or the error.

@@ -132,9 +132,10 @@ class ClusterService {
   ClusterInbox& inbox() { return inbox_; }
   // Atomic slot migration (cluster/slot_migration.h): whether a job has
   // work on the shards (any worker, between events), and a worker's step
-  // of it, its shard `shard` held (true: more at once).
+  // of it, its shard `shard` held (true: more at once); `drained`: every
+  // batch admitted for the shard has run (BatchRelay::Drained).
   virtual bool migrating() const { return false; }
-  virtual bool StepMigrations(size_t shard) { return false; }
+  virtual bool StepMigrations(size_t shard, bool drained) { return false; }
   // A connection that imported slots (Client::import_slots) went before
   // their handover: what it imported goes.
   virtual void ImportClientGone(const std::string& name, uint64_t client_id) {}

@@ -148,7 +148,7 @@ bool Worker::Init() {
     // the same pace; looked at again soon while one runs.
     if (ClusterService* cluster = server_.cluster();
         cluster != nullptr && cluster->migrating() && !router_.lent()) [[unlikely]] {
-      loop_.WakeWithin(cluster->StepMigrations(index_) ? 0 : 2);
+      loop_.WakeWithin(cluster->StepMigrations(index_, relay_.Drained()) ? 0 : 2);
       if (!shard_.aof().empty()) {  // (the DELs of keys it removed)
         aof_log_.NoteUnflushed();
         FlushAof();
