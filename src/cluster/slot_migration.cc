@@ -5,9 +5,6 @@
 // slot_migration_link.cc.
 #include "cluster/slot_migration.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 
 #include "cluster/cluster_bus.h"
@@ -21,24 +18,6 @@ namespace peregrine::cluster {
 
 using namespace migration_internal;
 
-namespace {
-std::string RandomHex40() {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string name(40, '0');
-  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  unsigned char buf[20] = {};
-  if (fd >= 0) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    (void)n;
-    ::close(fd);
-  }
-  for (size_t i = 0; i < 20; i++) {
-    name[2 * i] = kHex[buf[i] >> 4];
-    name[2 * i + 1] = kHex[buf[i] & 15];
-  }
-  return name;
-}
-}  // namespace
 
 const char* SlotMigrations::StateName(State s, bool is_export) {
   switch (s) {
@@ -70,12 +49,12 @@ void SlotMigrations::Start(std::vector<Request> requests) {
   const size_t shards = server_.num_shards();
   for (Request& r : requests) {
     auto job = std::make_unique<Job>();
-    job->name = RandomHex40();
+    job->name = RandomHex(40);
     job->source = bus_.MyId();
     job->target = r.target;
     job->slots = std::move(r.slots);
     job->ranges = std::move(r.ranges);
-    job->create_ms = NowMs();
+    job->create_ms = UnixTimeMs();
     job->update_ms.store(job->create_ms);
     // A part on each shard the slots live on: from now on it records the
     // changes of their keys (every shard is held: nothing runs meanwhile).
@@ -209,7 +188,7 @@ std::string SlotMigrations::BeginImport(const std::string& name, const std::stri
   job->target = bus_.MyId();
   job->slots = slots;
   job->ranges = std::move(ranges);
-  job->create_ms = NowMs();
+  job->create_ms = UnixTimeMs();
   job->update_ms.store(job->create_ms);
   job->client_id = client_id;
   job->SetState(State::kSnapshot);

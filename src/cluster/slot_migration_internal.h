@@ -18,6 +18,7 @@
 #include "cluster/slot_migration.h"
 #include "core/db.h"
 #include "core/numbers.h"
+#include "net/event_loop.h"
 #include "persist/aof_format.h"
 #include "persist/aof_rewrite.h"
 
@@ -45,10 +46,6 @@ inline constexpr int64_t kImportCleanupDelayMs = 100;
 inline constexpr const char* kLost =
     "Connection lost to target. Check CLUSTER GETSLOTMIGRATIONS on the target node for more information.";
 
-inline int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 inline std::string RangesText(const std::vector<std::pair<int, int>>& ranges) {
   std::string out;
@@ -186,7 +183,7 @@ struct SlotMigrations::Job {
   }
   void SetState(State s) {
     state.store(s, std::memory_order_release);
-    update_ms.store(migration_internal::NowMs(), std::memory_order_relaxed);
+    update_ms.store(UnixTimeMs(), std::memory_order_relaxed);
   }
   void Push(std::string&& bytes) {
     if (bytes.empty()) return;

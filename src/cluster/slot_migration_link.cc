@@ -70,7 +70,7 @@ bool SlotMigrations::Pump(Job* job) {
     const ssize_t n = ::recv(job->fd, buf, sizeof(buf), 0);
     if (n > 0) {
       job->replies.buf.append(buf, static_cast<size_t>(n));
-      job->ack_ms.store(NowMs(), std::memory_order_relaxed);
+      job->ack_ms.store(UnixTimeMs(), std::memory_order_relaxed);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -93,18 +93,18 @@ bool SlotMigrations::Pump(Job* job) {
 
 bool SlotMigrations::SendAll(Job* job, std::string_view bytes) {
   size_t done = 0;
-  int64_t progress_ms = NowMs();
+  int64_t progress_ms = UnixTimeMs();
   while (done < bytes.size()) {
     const ssize_t n = ::send(job->fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
     if (n > 0) {
       done += static_cast<size_t>(n);
-      progress_ms = NowMs();
+      progress_ms = UnixTimeMs();
       job->ack_ms.store(progress_ms, std::memory_order_relaxed);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (job->cancel.load() || NowMs() - progress_ms >= kIoTimeoutMs) return false;
+      if (job->cancel.load() || UnixTimeMs() - progress_ms >= kIoTimeoutMs) return false;
       // (The target's replies are read meanwhile: it may wait for room to
       // send them before it reads more.)
       pollfd p{job->fd, POLLOUT | POLLIN, 0};
@@ -119,14 +119,14 @@ bool SlotMigrations::SendAll(Job* job, std::string_view bytes) {
 
 bool SlotMigrations::ReadLine(Job* job, std::string* line) {
   line->clear();
-  const int64_t until = NowMs() + kIoTimeoutMs;
+  const int64_t until = UnixTimeMs() + kIoTimeoutMs;
   for (;;) {
     char c;
     const ssize_t n = ::recv(job->fd, &c, 1, 0);
     if (n == 1) {
       if (c == '\n') {
         if (!line->empty() && line->back() == '\r') line->pop_back();
-        job->ack_ms.store(NowMs(), std::memory_order_relaxed);
+        job->ack_ms.store(UnixTimeMs(), std::memory_order_relaxed);
         return true;
       }
       if (line->size() > 4096) return false;
@@ -135,7 +135,7 @@ bool SlotMigrations::ReadLine(Job* job, std::string* line) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (job->cancel.load() || job->flushed.load() || NowMs() >= until) return false;
+      if (job->cancel.load() || job->flushed.load() || UnixTimeMs() >= until) return false;
       pollfd p{job->fd, POLLIN, 0};
       ::poll(&p, 1, 100);
       continue;
@@ -244,11 +244,11 @@ void SlotMigrations::RunJob(Job* job) {
     auto all = [&](auto pred) { return std::all_of(job->parts.begin(), job->parts.end(), pred); };
     if (st == State::kSnapshot && all([](const auto& p) { return p->walk_done.load() || p->drained.load(); })) {
       job->SetState(State::kStreaming);
-      streaming_since = NowMs();
+      streaming_since = UnixTimeMs();
     } else if (st == State::kStreaming && job->queued.load() < kStepBytes) {
       uint64_t pending = 0;
       for (const auto& p : job->parts) pending += p->pending.load();
-      if ((pending < kHandoverKeys || NowMs() - streaming_since >= kStreamMaxMs) && job->sync_marker.empty()) {
+      if ((pending < kHandoverKeys || UnixTimeMs() - streaming_since >= kStreamMaxMs) && job->sync_marker.empty()) {
         // First the target catches up with what is in flight (the socket's
         // buffers hold megabytes): the pause then waits only for the little
         // sent after this.
@@ -256,7 +256,7 @@ void SlotMigrations::RunJob(Job* job) {
         job->sync_marker = job->name + "-sync";
         AppendRespCommand(&cmd, {"ECHO", job->sync_marker});
         if (!SendAll(job, cmd)) return Fail(job, kLost, "(sending ECHO)");
-      } else if ((pending < kHandoverKeys || NowMs() - streaming_since >= kStreamMaxMs) && job->synced) {
+      } else if ((pending < kHandoverKeys || UnixTimeMs() - streaming_since >= kStreamMaxMs) && job->synced) {
         // Writes wait from here until the slots are the target's.
         PauseWrites(job);
         job->SetState(State::kPausing);
@@ -271,12 +271,12 @@ void SlotMigrations::RunJob(Job* job) {
       AppendRespCommand(&cmd, {"CLUSTER", "SYNCSLOTS", "TAKEOVER", "NAME", job->name});
       // From here the outcome is the target's (a cancel no longer stops it).
       const bool sent = SendAll(job, cmd);
-      const int64_t until = NowMs() + kIoTimeoutMs;
+      const int64_t until = UnixTimeMs() + kIoTimeoutMs;
       bool answered = true;
       while (sent && job->takeover.empty() && job->target_error.empty()) {
         pollfd p{job->fd, POLLIN, 0};
         ::poll(&p, 1, 100);
-        if (NowMs() >= until || !Pump(job)) {
+        if (UnixTimeMs() >= until || !Pump(job)) {
           answered = false;
           break;
         }
@@ -289,8 +289,8 @@ void SlotMigrations::RunJob(Job* job) {
         // The view settles it (its claim comes over the bus), writes
         // still paused meanwhile: the source must not serve slots the
         // target serves.
-        const int64_t claim_until = NowMs() + kClaimWaitMs;
-        while (!bus_.OwnsAll(job->target, job->slots) && NowMs() < claim_until)
+        const int64_t claim_until = UnixTimeMs() + kClaimWaitMs;
+        while (!bus_.OwnsAll(job->target, job->slots) && UnixTimeMs() < claim_until)
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
         if (!bus_.OwnsAll(job->target, job->slots)) return Fail(job, kLost, "(no answer to TAKEOVER)");
         LOG_WARNING("Slot migration %s: no answer to TAKEOVER, but the target claims the slots", job->name.c_str());

@@ -27,7 +27,7 @@ void SlotMigrations::Release(Job* job, Part& p) {
 bool SlotMigrations::Step(size_t shard, bool drained) {
   std::lock_guard<std::mutex> lock(mu_);
   bool more = false;
-  const int64_t now_ms = NowMs();
+  const int64_t now_ms = UnixTimeMs();
   Db& db = server_.shard(shard).db(0);
   for (auto& jp : jobs_) {
     Job* job = jp.get();
@@ -175,7 +175,7 @@ void SlotMigrations::AddCleanup(size_t shard, const std::vector<bool>& slots, bo
   c.exported = exported;
   // (A failed import's begins a little later: the importing connection's
   // last commands may still be running on other workers when it goes.)
-  if (!exported) c.start_ms = NowMs() + kImportCleanupDelayMs;
+  if (!exported) c.start_ms = UnixTimeMs() + kImportCleanupDelayMs;
   c.slots.assign(kNumSlots, false);
   const size_t shards = server_.num_shards();
   for (size_t s = 0; s < kNumSlots; s++)

@@ -20,11 +20,6 @@ using cluster::SlotMigrations;
 
 namespace {
 
-bool Is(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
-}
-
 // Slot ranges from args[*at] on, up to the first argument that is not a
 // number (Valkey's parseSlotRangesOrReply): false with the error replied.
 bool ParseRanges(CommandContext& ctx, size_t* at, std::vector<std::pair<int, int>>* ranges) {
@@ -83,7 +78,7 @@ void ClusterMigrateSlots(CommandContext& ctx) {
   std::vector<bool> all(kNumSlots, false);
   size_t i = 2;
   while (i < ctx.args.size()) {
-    if (!Is(ctx.args[i], "slotsrange")) return ctx.reply.Error("ERR syntax error");
+    if (!EqualsIgnoreCase(ctx.args[i], "slotsrange")) return ctx.reply.Error("ERR syntax error");
     i++;
     SlotMigrations::Request r;
     if (!ParseRanges(ctx, &i, &r.ranges)) return;
@@ -97,7 +92,7 @@ void ClusterMigrateSlots(CommandContext& ctx) {
       if (r.slots[s] && all[s]) return ctx.reply.Error("ERR Slot ranges in migrations overlap");
     for (size_t s = 0; s < kNumSlots; s++)
       if (r.slots[s]) all[s] = true;
-    if (i + 1 >= ctx.args.size() || !Is(ctx.args[i], "node")) return ctx.reply.Error("ERR syntax error");
+    if (i + 1 >= ctx.args.size() || !EqualsIgnoreCase(ctx.args[i], "node")) return ctx.reply.Error("ERR syntax error");
     r.target = std::string(ctx.args[i + 1]);
     i += 2;
     if (std::string e = bus->MigrationTargetCheck(r.target); !e.empty()) return ctx.reply.Error(e);
@@ -151,18 +146,18 @@ void ClusterSyncSlots(CommandContext& ctx) {
   if (bus == nullptr) return;
   SlotMigrations& jobs = *bus->migrations();
   const std::string_view sub = ctx.args[2];
-  if (Is(sub, "establish")) {
+  if (EqualsIgnoreCase(sub, "establish")) {
     std::string source, name;
     std::vector<std::pair<int, int>> ranges;
     bool have_ranges = false;
     for (size_t i = 3; i < ctx.args.size();) {
-      if (Is(ctx.args[i], "source") && source.empty() && i + 1 < ctx.args.size()) {
+      if (EqualsIgnoreCase(ctx.args[i], "source") && source.empty() && i + 1 < ctx.args.size()) {
         source = std::string(ctx.args[i + 1]);
         i += 2;
-      } else if (Is(ctx.args[i], "name") && name.empty() && i + 1 < ctx.args.size()) {
+      } else if (EqualsIgnoreCase(ctx.args[i], "name") && name.empty() && i + 1 < ctx.args.size()) {
         name = std::string(ctx.args[i + 1]);
         i += 2;
-      } else if (Is(ctx.args[i], "slotsrange") && !have_ranges) {
+      } else if (EqualsIgnoreCase(ctx.args[i], "slotsrange") && !have_ranges) {
         i++;
         if (!ParseRanges(ctx, &i, &ranges)) return;
         have_ranges = true;
@@ -195,10 +190,10 @@ void ClusterSyncSlots(CommandContext& ctx) {
     ctx.client.import_name = name;
     return ctx.reply.Ok();
   }
-  if (Is(sub, "takeover")) {
+  if (EqualsIgnoreCase(sub, "takeover")) {
     if (ctx.client.import_slots == nullptr)
       return ctx.reply.Error("ERR CLUSTER SYNCSLOTS TAKEOVER should only be used by slot migration clients");
-    if (ctx.args.size() != 5 || !Is(ctx.args[3], "name")) return ctx.reply.Error("ERR syntax error");
+    if (ctx.args.size() != 5 || !EqualsIgnoreCase(ctx.args[3], "name")) return ctx.reply.Error("ERR syntax error");
     const std::string error = jobs.FinishImport(std::string(ctx.args[4]), ctx.client.id);
     if (!error.empty()) return ctx.reply.Error(error);
     ctx.client.import_slots.reset();

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <random>
 
 namespace peregrine {
 
@@ -197,6 +198,15 @@ std::optional<uint64_t> ParseMemorySize(std::string_view s) {
   if (!ParseUint64(s.substr(0, digits), &v)) return std::nullopt;
   if (v > std::numeric_limits<uint64_t>::max() / mul) return std::nullopt;
   return v * mul;
+}
+
+std::string RandomHex(size_t n) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::random_device rd;
+  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  std::string s(n, '0');
+  for (char& c : s) c = kHex[rng() & 15];
+  return s;
 }
 
 }  // namespace peregrine

@@ -46,4 +46,8 @@ size_t FormatDouble(double v, char* out);
 // case-insensitive; "k" = 1000, "kb" = 1024). Returns nullopt if malformed.
 std::optional<uint64_t> ParseMemorySize(std::string_view s);
 
+// `n` random lowercase hex digits, seeded from std::random_device (run ids,
+// replication ids, slot migrations' names).
+std::string RandomHex(size_t n);
+
 }  // namespace peregrine

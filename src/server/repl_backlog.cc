@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <random>
 
+#include "core/numbers.h"
 #include "server/command.h"
 
 namespace peregrine {
@@ -55,13 +55,7 @@ void ReplBacklog::Resize(size_t capacity) {
   histlen_ = n;
 }
 
-void ReplIds::Change() {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::random_device rd;
-  std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
-  replid.assign(40, '0');
-  for (char& c : replid) c = kHex[rng() & 15];
-}
+void ReplIds::Change() { replid = RandomHex(40); }
 
 void ReplIds::Shift(uint64_t master_repl_offset) {
   replid2 = replid;

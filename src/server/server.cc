@@ -15,11 +15,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <thread>
 
 #include "core/lazy_free.h"
 #include "core/memory.h"
+#include "core/numbers.h"
 #include "net/socket.h"
 #include "server/log.h"
 
@@ -64,15 +64,6 @@ Shard& CommandContext::ShardOf(std::string_view key) {
 }
 
 namespace {
-std::string RandomHex(size_t n) {
-  std::random_device rd;
-  std::mt19937_64 rng(rd());
-  static const char kHex[] = "0123456789abcdef";
-  std::string s(n, '0');
-  for (char& c : s) c = kHex[rng() & 15];
-  return s;
-}
-
 // The cores this process may run on (its affinity: a cpuset, taskset), not
 // every core online: a container given 2 of 64 cores gets 2 workers.
 unsigned AllowedCores() {
