@@ -363,3 +363,49 @@ def test_two_jobs_at_once_each_keep_their_writes(tmp_path):
         assert wait_for(lambda: src.client().dbsize() == 0)
     finally:
         stop_nodes(nodes)
+
+
+def test_the_handover_pauses_only_the_writes_of_the_moved_slots(tmp_path):
+    # Held at its handover (DEBUG SLOTMIGRATION PREVENT-FAILOVER, Valkey's
+    # knob), the source pauses the writes of the slots it moves and nothing
+    # else: their reads are served, writes to its other slots too; a write
+    # to a moved slot waits and is answered -MOVED once the target has them.
+    nodes = start_nodes(tmp_path, ["peregrine"] * 3, args=("--enable-debug-command", "yes"))
+    try:
+        create_cluster(nodes)
+        src = owner_of(nodes, SLOTS[0])
+        dst = next(n for n in nodes if n is not src and n("ROLE")[0] == b"master")
+        (tag,), (elsewhere,) = tags_for([SLOTS[0]]), tags_for([100])
+        assert owner_of(nodes, 100) is src
+        c = src.client()
+        c.set("{%s}k" % tag, "before")
+        with pytest.raises(redis.ResponseError, match="^unknown subcommand or wrong number of arguments for 'SLOTMIGRATION'"):
+            src("DEBUG", "SLOTMIGRATION", "PREVENT-NOTHING", 1)
+        assert src("DEBUG", "SLOTMIGRATION", "PREVENT-FAILOVER", 1) == b"OK"
+        assert src("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", SLOTS[0], SLOTS[-1], "NODE", dst.myid()) == b"OK"
+        assert wait_for(lambda: migrations(src)[0]["state"] == "waiting-to-pause", 10), migrations(src)
+        held = {}
+
+        def write_moved():
+            try:
+                held["reply"] = src.client().set("{%s}k" % tag, "during")
+            except redis.ResponseError as e:  # (redis-py's MovedError: "MOVED" taken off)
+                held["reply"] = (type(e).__name__, str(e))
+
+        t = threading.Thread(target=write_moved, daemon=True)
+        t.start()
+        quick = redis.Redis(port=src.port, socket_timeout=5)
+        assert quick.get("{%s}k" % tag) == b"before"
+        assert quick.set("{%s}o" % elsewhere, 1) is True
+        assert quick.incr("{%s}n" % elsewhere) == 1
+        t.join(0.5)
+        assert t.is_alive() and held == {}
+        assert migrations(src)[0]["state"] == "waiting-to-pause"
+        assert src("DEBUG", "SLOTMIGRATION", "PREVENT-FAILOVER", 0) == b"OK"
+        assert wait_done(src)["state"] == "success"
+        t.join(10)
+        assert held["reply"] == ("MovedError", "%d 127.0.0.1:%d" % (SLOTS[0], dst.port)), held
+        assert dst.client().get("{%s}k" % tag) == b"before"
+        assert c.get("{%s}o" % elsewhere) == b"1"
+    finally:
+        stop_nodes(nodes)

@@ -98,6 +98,9 @@ class SlotMigrations {
     std::string state, message;
   };
   std::vector<Info> List();
+  // DEBUG SLOTMIGRATION PREVENT-PAUSE|PREVENT-FAILOVER <0|1>.
+  void SetPreventPause(bool on) { prevent_pause_.store(on); }
+  void SetPreventFailover(bool on) { prevent_failover_.store(on); }
   // Whether a shard has work (any worker between events: a cheap check).
   bool active() const { return active_.load(std::memory_order_acquire) > 0; }
   // Whether an export moves `slot`, or its keys here are still being
@@ -137,8 +140,9 @@ class SlotMigrations {
   // The job ends (failed, or cancelled): `why` is its message, `detail`
   // goes to the log only.
   void Fail(Job* job, const std::string& why, const std::string& detail = "");
-  // Writes paused for a job's handover (ClientPause, counted over the jobs:
-  // the last one to be done lets them go).
+  // Writes to a job's slots paused for its handover (one ClientPause scoped
+  // to the slots of every job paused: the last one to be done lets them go;
+  // writes to other slots go on).
   void PauseWrites(Job* job);
   void UnpauseWrites(Job* job);
   bool QueueEmpty(Job* job);
@@ -168,7 +172,11 @@ class SlotMigrations {
   std::vector<std::unique_ptr<Job>> jobs_;  // exports and imports, oldest first
   std::vector<Cleanup> cleanups_;
   std::mutex pause_mu_;
+  std::vector<bool> paused_slots_;  // (under pause_mu_) the paused jobs' slots
   int pauses_ = 0;
+  // DEBUG SLOTMIGRATION (as Valkey's, for tests): PREVENT-PAUSE keeps jobs
+  // streaming, PREVENT-FAILOVER holds them paused before TAKEOVER.
+  std::atomic<bool> prevent_pause_{false}, prevent_failover_{false};
   std::atomic<int> active_{0};  // exports with parts still recording, and cleanups
   std::array<std::atomic<uint64_t>, 256> exporting_{};  // (ExportingSlot; kNumSlots bits)
 };

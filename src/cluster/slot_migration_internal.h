@@ -160,6 +160,7 @@ struct SlotMigrations::Job {
   std::mutex qmu;
   std::condition_variable qcv;
   std::deque<std::string> queue;
+  bool poked = false;  // (under qmu) a part was drained: the thread looks now
   std::atomic<size_t> queued{0};
   std::atomic<bool> cancel{false};
   std::atomic<bool> flushed{false};  // database 0 was emptied meanwhile
@@ -175,6 +176,7 @@ struct SlotMigrations::Job {
   bool synced = false;
   std::string takeover;       // TAKEOVER's reply ("+OK" or "-...")
   bool paused = false;
+  std::chrono::steady_clock::time_point paused_at;  // (for the log: how long writes waited)
   uint64_t client_id = 0;  // an import's client
 
   bool terminal() const {

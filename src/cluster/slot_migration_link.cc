@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "cluster/cluster_bus.h"
+#include "core/slot.h"
 #include "cluster/slot_migration_internal.h"
 #include "server/log.h"
 #include "server/server_state.h"
@@ -25,7 +26,13 @@ void SlotMigrations::PauseWrites(Job* job) {
   std::lock_guard<std::mutex> lock(pause_mu_);
   if (job->paused) return;
   job->paused = true;
-  if (pauses_++ == 0) server_.client_pause().Pause(ClientPause::kForSlotMigration, INT64_MAX, ClientPause::kWrites);
+  job->paused_at = std::chrono::steady_clock::now();
+  pauses_++;
+  // (Two jobs never share a slot: the bits of one are its own.)
+  paused_slots_.resize(kNumSlots);
+  for (size_t s = 0; s < kNumSlots; s++)
+    if (job->slots[s]) paused_slots_[s] = true;
+  server_.client_pause().Pause(ClientPause::kForSlotMigration, INT64_MAX, ClientPause::kWrites, paused_slots_);
 }
 
 void SlotMigrations::UnpauseWrites(Job* job) {
@@ -33,8 +40,13 @@ void SlotMigrations::UnpauseWrites(Job* job) {
     std::lock_guard<std::mutex> lock(pause_mu_);
     if (!job->paused) return;
     job->paused = false;
-    if (--pauses_ != 0) return;  // (another job's pause goes on)
-    server_.client_pause().Unpause(ClientPause::kForSlotMigration);
+    for (size_t s = 0; s < kNumSlots; s++)
+      if (job->slots[s]) paused_slots_[s] = false;
+    if (--pauses_ != 0) {  // (another job's pause goes on, on its slots)
+      server_.client_pause().Pause(ClientPause::kForSlotMigration, INT64_MAX, ClientPause::kWrites, paused_slots_);
+    } else {
+      server_.client_pause().Unpause(ClientPause::kForSlotMigration);
+    }
   }
   server_.WakeWorkers();
 }
@@ -224,7 +236,9 @@ void SlotMigrations::RunJob(Job* job) {
     std::string chunk;
     {
       std::unique_lock<std::mutex> lock(job->qmu);
-      job->qcv.wait_for(lock, std::chrono::milliseconds(5), [&] { return !job->queue.empty() || job->cancel.load(); });
+      job->qcv.wait_for(lock, std::chrono::milliseconds(5),
+                        [&] { return !job->queue.empty() || job->poked || job->cancel.load(); });
+      job->poked = false;
       if (!job->queue.empty()) {
         chunk = std::move(job->queue.front());
         job->queue.pop_front();
@@ -256,14 +270,17 @@ void SlotMigrations::RunJob(Job* job) {
         job->sync_marker = job->name + "-sync";
         AppendRespCommand(&cmd, {"ECHO", job->sync_marker});
         if (!SendAll(job, cmd)) return Fail(job, kLost, "(sending ECHO)");
-      } else if ((pending < kHandoverKeys || UnixTimeMs() - streaming_since >= kStreamMaxMs) && job->synced) {
+      } else if ((pending < kHandoverKeys || UnixTimeMs() - streaming_since >= kStreamMaxMs) && job->synced &&
+                 !prevent_pause_.load()) {
         // Writes wait from here until the slots are the target's.
         PauseWrites(job);
         job->SetState(State::kPausing);
         server_.WakeWorkers();
       }
-    } else if (st == State::kPausing && all([](const auto& p) { return p->drained.load(); }) && QueueEmpty(job)) {
+    } else if (st == State::kPausing && all([](const auto& p) { return p->drained.load(); }) && QueueEmpty(job) &&
+               !prevent_failover_.load()) {
       job->SetState(State::kFinishing);
+      const auto drained_at = std::chrono::steady_clock::now();
       // The ECHO tells TAKEOVER's reply from those before it.
       std::string cmd;
       job->marker = job->name + "-takeover";
@@ -295,14 +312,23 @@ void SlotMigrations::RunJob(Job* job) {
         if (!bus_.OwnsAll(job->target, job->slots)) return Fail(job, kLost, "(no answer to TAKEOVER)");
         LOG_WARNING("Slot migration %s: no answer to TAKEOVER, but the target claims the slots", job->name.c_str());
       }
+      const auto answered_at = std::chrono::steady_clock::now();
       bus_.GiveExportedSlots(job->slots, job->target);
+      const auto us = [](auto from, auto to) {
+        return std::chrono::duration_cast<std::chrono::microseconds>(to - from).count() / 1000.0;
+      };
+      const auto now = std::chrono::steady_clock::now();
+      const double paused_ms = us(job->paused_at, now);
       UnpauseWrites(job);
       job->SetState(State::kSuccess);
       ::close(job->fd);
       job->fd = -1;
-      LOG_NOTICE("Slot migration %s: slots %s are node %s's now (%llu keys sent)", job->name.c_str(),
-                 RangesText(job->ranges).c_str(), job->target.c_str(),
-                 static_cast<unsigned long long>(job->keys_sent.load()));
+      LOG_NOTICE(
+          "Slot migration %s: slots %s are node %s's now (%llu keys sent; writes paused %.2f ms: %.2f to drain, %.2f "
+          "for TAKEOVER, %.2f to give the slots)",
+          job->name.c_str(), RangesText(job->ranges).c_str(), job->target.c_str(),
+          static_cast<unsigned long long>(job->keys_sent.load()), paused_ms, us(job->paused_at, drained_at),
+          us(drained_at, answered_at), us(answered_at, now));
       server_.WakeWorkers();
       return;
     }

@@ -14,7 +14,6 @@ namespace peregrine::cluster {
 using namespace migration_internal;
 
 void SlotMigrations::Release(Job* job, Part& p) {
-  (void)job;
   if (!p.attached) return;
   server_.shard(p.shard).watches().RemoveMoving(&p.moving);
   server_.watched_keys().fetch_sub(1, std::memory_order_relaxed);
@@ -22,6 +21,11 @@ void SlotMigrations::Release(Job* job, Part& p) {
   p.moving.changed.clear();
   p.round.clear();
   p.drained.store(true, std::memory_order_release);
+  // The job's thread waits for every part to be drained before TAKEOVER,
+  // writes paused meanwhile: told now, not at its next 5 ms look.
+  std::lock_guard<std::mutex> ql(job->qmu);
+  job->poked = true;
+  job->qcv.notify_all();
 }
 
 bool SlotMigrations::Step(size_t shard, bool drained) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <string>
 
 #include "cluster/cluster_bus.h"
 #include "cluster/slot_migration.h"
@@ -68,6 +70,20 @@ bool ParseRanges(CommandContext& ctx, size_t* at, std::vector<std::pair<int, int
 }
 
 }  // namespace
+
+void DebugSlotMigration(CommandContext& ctx) {
+  if (ctx.args.size() != 4) return ReplySubcommandSyntaxError(ctx);
+  const bool on = std::atoi(std::string(ctx.args[3]).c_str()) != 0;
+  const bool pause = EqualsIgnoreCase(ctx.args[2], "prevent-pause");
+  if (!pause && !EqualsIgnoreCase(ctx.args[2], "prevent-failover")) return ReplySubcommandSyntaxError(ctx);
+  ClusterBus* bus = ClusterBusOrReply(ctx);
+  if (bus == nullptr) return;
+  if (pause)
+    bus->migrations()->SetPreventPause(on);
+  else
+    bus->migrations()->SetPreventFailover(on);
+  ctx.reply.Ok();
+}
 
 void ClusterMigrateSlots(CommandContext& ctx) {
   ClusterBus* bus = ClusterBusOrReply(ctx);

@@ -17,6 +17,9 @@ void ClusterMigrateSlots(CommandContext& ctx);
 void ClusterGetSlotMigrations(CommandContext& ctx);
 void ClusterCancelSlotMigrations(CommandContext& ctx);
 void ClusterSyncSlots(CommandContext& ctx);
+// DEBUG SLOTMIGRATION PREVENT-PAUSE|PREVENT-FAILOVER <0|1> (Valkey's; the
+// argument read as atoi reads it).
+void DebugSlotMigration(CommandContext& ctx);
 // SETSLOT while an atomic migration runs: refused (replied), as Valkey's.
 bool SlotMigrationsBlockSetSlot(CommandContext& ctx, cluster::ClusterBus& bus);
 

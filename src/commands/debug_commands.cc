@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "commands/cluster_migrate_commands.h"
 #include "commands/common.h"
 #include "commands/persistence_commands.h"
 #include "persist/rdb_writer.h"
@@ -129,6 +130,10 @@ void DebugHelp(CommandContext& ctx) {
                   "    Enable calling commands which are not allowed inside scripts (here: DEBUG).",
                   "SLEEP <seconds>",
                   "    Stop the server for <seconds>. Decimals allowed.",
+                  "SLOTMIGRATION PREVENT-PAUSE <0|1>",
+                  "    Atomic slot migrations started here stream on and never pause writes for their handover.",
+                  "SLOTMIGRATION PREVENT-FAILOVER <0|1>",
+                  "    Atomic slot migrations started here hold their slots' writes paused before the handover.",
                   "HELP",
                   "    Prints this help."});
 }
@@ -151,6 +156,8 @@ void DebugCommand(CommandContext& ctx) {
     DebugProtocol(ctx);
   } else if (EqualsIgnoreCase(sub, "reload")) {
     DebugReloadCommand(ctx);
+  } else if (EqualsIgnoreCase(sub, "slotmigration") && argc >= 3) {
+    DebugSlotMigration(ctx);
   } else if (EqualsIgnoreCase(sub, "help") && argc == 2) {
     DebugHelp(ctx);
   } else {

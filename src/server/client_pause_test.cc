@@ -52,3 +52,40 @@ TEST(ClientPause, APauseThatRanOutIsNoLongerActive) {
 
 }  // namespace
 }  // namespace peregrine
+
+namespace peregrine {
+namespace {
+
+TEST(ClientPause, ASlotScopedPauseHoldsOnlyItsSlotsWrites) {
+  ClientPause p;
+  std::vector<bool> slots(16384, false);
+  slots[7] = true;
+  p.Pause(ClientPause::kForSlotMigration, INT64_MAX, ClientPause::kWrites, slots);
+  bool scoped = false;
+  EXPECT_EQ(p.Paused(1000, nullptr, &scoped), ClientPause::kWrites);
+  EXPECT_TRUE(scoped);
+  EXPECT_TRUE(p.SlotPaused(7));
+  EXPECT_FALSE(p.SlotPaused(8));
+  // A pause of every write beside it: no longer scoped, every slot held.
+  p.Pause(ClientPause::kByCommand, 2000, ClientPause::kWrites);
+  EXPECT_EQ(p.Paused(1000, nullptr, &scoped), ClientPause::kWrites);
+  EXPECT_FALSE(scoped);
+  EXPECT_TRUE(p.SlotPaused(8));
+  // It runs out: scoped again.
+  EXPECT_EQ(p.Paused(2000, nullptr, &scoped), ClientPause::kWrites);
+  EXPECT_TRUE(scoped);
+  EXPECT_FALSE(p.SlotPaused(8));
+  // Re-paused with other slots: the new ones replace the old.
+  std::vector<bool> other(16384, false);
+  other[9] = true;
+  p.Pause(ClientPause::kForSlotMigration, INT64_MAX, ClientPause::kWrites, other);
+  EXPECT_FALSE(p.SlotPaused(7));
+  EXPECT_TRUE(p.SlotPaused(9));
+  p.Unpause(ClientPause::kForSlotMigration);
+  EXPECT_EQ(p.Paused(2000, nullptr, &scoped), ClientPause::kNone);
+  EXPECT_FALSE(scoped);
+  EXPECT_FALSE(p.SlotPaused(9));
+}
+
+}  // namespace
+}  // namespace peregrine

@@ -13,6 +13,7 @@
 
 #include "core/lent_blocks.h"
 #include "core/memory.h"
+#include "core/slot.h"
 #include "server/log.h"
 
 #include "server/worker_internal.h"
@@ -230,7 +231,8 @@ bool Worker::HeldByPause(Client& c, const CommandSpec* cmd, std::span<const std:
   const uint64_t generation = server_.client_pause().generation();
   const int64_t now = UnixTimeMs();
   int64_t until;
-  const uint8_t actions = server_.client_pause().Paused(now, &until);
+  bool scoped = false;
+  const uint8_t actions = server_.client_pause().Paused(now, &until, &scoped);
   if (actions == ClientPause::kNone) return false;
   // What Redis refuses before its pause check is answered now: an unknown
   // command, a wrong arity, no authentication, no permission.
@@ -245,6 +247,15 @@ bool Worker::HeldByPause(Client& c, const CommandSpec* cmd, std::span<const std:
     bool writes = (spec->flags & (kCmdWrite | kCmdMayReplicate)) != 0;
     if ((spec->flags & kCmdExec) && c.multi != nullptr) writes = c.multi->writes;
     if (!writes) return false;
+    // A slot migration's handover holds the writes of its slots only: a
+    // write command whose keys all lie elsewhere goes on. One without keys,
+    // a script (whose keys may be more than it names) or EXEC waits, as
+    // for any pause.
+    if (scoped && (spec->flags & kCmdWrite) && !(spec->flags & kCmdExec) && spec->first_key > 0 &&
+        spec->KeyPositions(args, &key_positions_) && !key_positions_.empty() &&
+        std::none_of(key_positions_.begin(), key_positions_.end(),
+                     [&](size_t pos) { return server_.client_pause().SlotPaused(SlotOf(args[pos])); }))
+      return false;
   }
   c.pause_held = true;
   pause_held_.push_back(c.id);
