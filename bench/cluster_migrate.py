@@ -41,6 +41,7 @@ import argparse
 import json
 import multiprocessing as mp
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -220,6 +221,11 @@ def measure(kind: str, binary: str, workdir: str, mb: int, value: int, rate: flo
         left = call(src["port"], "CLUSTER", "COUNTKEYSINSLOT", slot)
         out = {"server": kind, "mb": mb, "value": value, "keys": nkeys, "slot": slot, "wall_s": wall, "how": how,
                "source_rss_mb": rss_mb, "target_keys_after": after, "source_keys_after": left, "nodes": {}}
+        if kind == "peregrine":  # (how long the source held writes for the handover, from its log)
+            m = re.findall(r"writes paused ([\d.]+) ms: ([\d.]+) to drain, ([\d.]+) for TAKEOVER, ([\d.]+) to give",
+                           src_srv.log_tail(20000))
+            out["writes_paused_ms"] = float(m[-1][0]) if m else None
+            out["paused_parts_ms"] = dict(zip(("drain", "takeover", "give"), map(float, m[-1][1:]))) if m else None
         for name, (times, lats, errors) in got.items():
             out["nodes"][name] = {"idle": summary(times, lats, start + 0.5, t0),
                                   "move": summary(times, lats, t0, t1),
@@ -304,8 +310,10 @@ def main(argv=None) -> int:
                       f"p50 {fmt(m['p50'], '.3f')} p99 {fmt(m['p99'], '.3f')} p99.9 {fmt(m['p99.9'], '.3f')} max "
                       f"{fmt(m['max'], '.2f')} ms ({m['n']} requests) | errors {n['errors']} {n['first_errors']}",
                       flush=True)
+            paused = (f"; writes paused {r['writes_paused_ms']} ms ({r['paused_parts_ms']})"
+                      if r.get("writes_paused_ms") is not None else "")
             print(f"{kind:9s} moved {r['keys']:,} keys ({args.mb} MB) in {r['wall_s']:.1f} s; target has "
-                  f"{r['target_keys_after']:,}, source {r['source_keys_after']:,}", flush=True)
+                  f"{r['target_keys_after']:,}, source {r['source_keys_after']:,}{paused}", flush=True)
     if failures:
         print(f"servers' logs kept in {workdir}")
     else:

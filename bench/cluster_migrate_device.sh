@@ -12,14 +12,7 @@
 set -u
 OUT=${OUT:-/tmp/asm-out}
 mkdir -p "$OUT"
-bundle=$(cd "$(dirname "$0")/../.scale" && pwd)
-wrap=$(mktemp -d)
-for b in peregrine redis-server redis-cli; do
-    printf '#!/bin/sh\nexec "%s/lib/ld-linux-x86-64.so.2" --library-path "%s/lib" "%s/bin/%s" "$@"\n' \
-        "$bundle" "$bundle" "$bundle" "$b" > "$wrap/$b"
-    chmod +x "$wrap/$b"
-done
-export PATH="$wrap:$PATH" PYTHONUNBUFFERED=1
+. "$(dirname "$0")/device_wrap.sh"
 export BENCH_SERVER_CPUS=${BENCH_SERVER_CPUS:-0-2} BENCH_CLIENT_CPUS=${BENCH_CLIENT_CPUS:-3-6}
 spread=--spread
 [ "$(echo "$BENCH_SERVER_CPUS" | tr -cd ',-')" = "" ] && spread=

@@ -12,17 +12,7 @@
 set -u
 OUT=${OUT:-/tmp/repl-out}
 mkdir -p "$OUT"
-bundle=$(cd "$(dirname "$0")/../.scale" && pwd)
-# Each bundled binary under its own name on PATH, run with the bundle's
-# libraries (bench/replication.py starts redis-server and redis-benchmark
-# by name).
-wrap=$(mktemp -d)
-for b in peregrine redis-server redis-benchmark redis-cli; do
-    printf '#!/bin/sh\nexec "%s/lib/ld-linux-x86-64.so.2" --library-path "%s/lib" "%s/bin/%s" "$@"\n' \
-        "$bundle" "$bundle" "$bundle" "$b" > "$wrap/$b"
-    chmod +x "$wrap/$b"
-done
-export PATH="$wrap:$PATH" PYTHONUNBUFFERED=1
+. "$(dirname "$0")/device_wrap.sh"
 export BENCH_SERVER_CPUS=${BENCH_SERVER_CPUS:-0-1} BENCH_REPLICA_CPUS=${BENCH_REPLICA_CPUS:-2-3}
 export BENCH_CLIENT_CPUS=${BENCH_CLIENT_CPUS:-4-7}
 python3 bench/replication.py "$wrap/peregrine" --keys "${KEYS:-10000000}" --requests "${REQUESTS:-2000000}" \

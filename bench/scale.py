@@ -37,7 +37,9 @@ import sys
 import tempfile
 import time
 
-TOOLS = ["peregrine", "redis-server", "redis-cli", "redis-benchmark", "memtier_benchmark", "valkey-server", "perf"]
+# (taskset: the other device scripts pin with it, and a bare machine may lack it.)
+TOOLS = ["peregrine", "redis-server", "redis-cli", "redis-benchmark", "memtier_benchmark", "valkey-server", "perf",
+         "taskset"]
 
 
 # --- bundle -----------------------------------------------------------------
@@ -52,12 +54,12 @@ def libraries_of(binary: str) -> list[str]:
     return libs
 
 
-def make_bundle(dest: str, peregrine: str, extra: list[str]) -> None:
+def make_bundle(dest: str, peregrine: str, extra: list[str], without: list[str]) -> None:
     os.makedirs(os.path.join(dest, "bin"), exist_ok=True)
     os.makedirs(os.path.join(dest, "lib"), exist_ok=True)
     found = []
     named = dict(e.split("=", 1) for e in extra)  # --tool NAME=PATH: a binary not on the PATH
-    for tool in TOOLS:
+    for tool in (t for t in TOOLS if t not in without):
         path = peregrine if tool == "peregrine" else named.get(tool) or shutil.which(tool)
         if path is None or not os.path.exists(path):
             continue
@@ -419,6 +421,8 @@ def main(argv=None) -> int:
                    help="bundle this binary for NAME (memtier_benchmark, valkey-server) instead of the PATH's")
     b.add_argument("peregrine", nargs="?", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                                 "..", "build", "release", "peregrine"))
+    b.add_argument("--without", action="append", default=[], metavar="NAME",
+                   help="leave this tool out (perf and its libraries are about 20 MB of the 64 MB a device call carries)")
     rp = sub.add_parser("run")
     rp.add_argument("--bundle", required=True)
     rp.add_argument("--server-cores", type=int, default=8)
@@ -439,7 +443,7 @@ def main(argv=None) -> int:
     rp.add_argument("--perf-workload", default="get1")
     a = ap.parse_args(argv)
     if a.what == "bundle":
-        make_bundle(a.dir, a.peregrine, a.tool)
+        make_bundle(a.dir, a.peregrine, a.tool, a.without)
         return 0
     return run(a)
 
