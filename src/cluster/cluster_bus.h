@@ -162,6 +162,7 @@ class ClusterBus final : public ClusterService {
   SlotMigrations* migrations() { return migrations_.get(); }
   bool migrating() const override;
   bool StepMigrations(size_t shard, bool drained) override;
+  bool SlotFrozen(int slot) const override;
   void ImportClientGone(const std::string& name, uint64_t client_id) override;
   // MIGRATESLOTS's checks: this node may start one; `ranges` are all
   // this node's; `id` names another node. "" or the error.

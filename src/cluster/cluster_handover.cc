@@ -18,6 +18,8 @@ bool ClusterBus::StepMigrations(size_t shard, bool drained) {
   return migrations_ != nullptr && migrations_->Step(shard, drained);
 }
 
+bool ClusterBus::SlotFrozen(int slot) const { return migrations_ != nullptr && migrations_->FrozenSlot(slot); }
+
 void ClusterBus::ImportClientGone(const std::string& name, uint64_t client_id) {
   if (migrations_ != nullptr) migrations_->EndImport(name, client_id, "Connection lost to source");
 }

@@ -108,6 +108,14 @@ class SlotMigrations {
   bool ExportingSlot(int slot) const {
     return exporting_[static_cast<size_t>(slot) >> 6].load(std::memory_order_acquire) >> (slot & 63) & 1;
   }
+  // Whether a write to `slot` must be refused (TRYAGAIN) where it runs:
+  // its shard sent its last changes for a handover, and records no more
+  // (a write that passed the pause check just before the pause began);
+  // until the job fails, or after its success until the slot's keys here
+  // are gone (the routes send it to the target by then).
+  bool FrozenSlot(int slot) const {
+    return frozen_[static_cast<size_t>(slot) >> 6].load(std::memory_order_acquire) >> (slot & 63) & 1;
+  }
   // The worker owning shard `shard`, holding it, between events: its part
   // of every job (`drained`: every batch admitted for the shard has run).
   // True if it has more to do at once.
@@ -161,7 +169,11 @@ class SlotMigrations {
   // the keys it completed.
   uint64_t StepBigKey(Part& p, Db& db, std::string* out, int64_t now_ms);
   bool StepCleanups(size_t shard, Db& db, int64_t now_ms);
-  void MarkExporting(const std::vector<bool>& slots, bool on);
+  using SlotBits = std::array<std::atomic<uint64_t>, 256>;  // (kNumSlots bits)
+  static constexpr size_t kAllShards = SIZE_MAX;
+  // Sets or clears the bits of `slots` (those of shard `shard` only, if given).
+  void MarkBits(SlotBits& bits, const std::vector<bool>& slots, bool on, size_t shard = kAllShards);
+  void MarkExporting(const std::vector<bool>& slots, bool on) { MarkBits(exporting_, slots, on); }
   // Reaps finished jobs' threads, keeps the last kLogMax entries.
   void Trim();
   static constexpr size_t kLogMax = 1000;
@@ -178,7 +190,8 @@ class SlotMigrations {
   // streaming, PREVENT-FAILOVER holds them paused before TAKEOVER.
   std::atomic<bool> prevent_pause_{false}, prevent_failover_{false};
   std::atomic<int> active_{0};  // exports with parts still recording, and cleanups
-  std::array<std::atomic<uint64_t>, 256> exporting_{};  // (ExportingSlot; kNumSlots bits)
+  SlotBits exporting_{};  // (ExportingSlot)
+  SlotBits frozen_{};     // (FrozenSlot)
 };
 
 }  // namespace peregrine::cluster

@@ -64,6 +64,8 @@ void SlotMigrations::Fail(Job* job, const std::string& why, const std::string& d
     std::lock_guard<std::mutex> lock(mu_);
     job->message = message;
   }
+  // (The source keeps the slots: their writes go on, here as before.)
+  MarkBits(frozen_, job->slots, false);
   UnpauseWrites(job);
   job->SetState(cancelled ? State::kCancelled : State::kFailed);
   if (job->fd >= 0) {

@@ -76,6 +76,10 @@ bool SlotMigrations::Step(size_t shard, bool drained) {
         job->keys_sent.fetch_add(keys, std::memory_order_relaxed);
         job->Push(std::move(out));
         Release(job, p);
+        // From here a write to these slots that passed the pause check
+        // before the pause began (the instant before its admission here)
+        // is refused, not lost: nothing records it any more.
+        MarkBits(frozen_, job->slots, true, shard);
         continue;
       }
       if (job->queued.load(std::memory_order_relaxed) >= kMaxQueued) continue;  // (the job's thread wakes us)
@@ -137,6 +141,7 @@ bool SlotMigrations::Step(size_t shard, bool drained) {
         for (const auto& p : job->parts) AddCleanup(p->shard, job->slots, /*exported=*/true);
       } else {
         MarkExporting(job->slots, false);
+        MarkBits(frozen_, job->slots, false);
       }
       active_.fetch_sub(1, std::memory_order_acq_rel);
     }
@@ -194,7 +199,10 @@ bool SlotMigrations::StepCleanups(size_t shard, Db& db, int64_t now_ms) {
     // A replica's keys are its primary's (a source that gave its last slot
     // away follows the target): nothing of them is removed here.
     for (auto it = cleanups_.begin(); it != cleanups_.end();) {
-      if (it->exported) MarkExporting(it->slots, false);
+      if (it->exported) {
+        MarkExporting(it->slots, false);
+        MarkBits(frozen_, it->slots, false);
+      }
       it = cleanups_.erase(it);
       active_.fetch_sub(1, std::memory_order_acq_rel);
     }
@@ -229,21 +237,27 @@ bool SlotMigrations::StepCleanups(size_t shard, Db& db, int64_t now_ms) {
       ++it;
       continue;
     }
-    if (it->exported) MarkExporting(it->slots, false);
+    if (it->exported) {
+      // (This shard's worker: no write of these slots is between its
+      // route check and this, and the routes give them to the target.)
+      MarkExporting(it->slots, false);
+      MarkBits(frozen_, it->slots, false);
+    }
     it = cleanups_.erase(it);
     active_.fetch_sub(1, std::memory_order_acq_rel);
   }
   return more;
 }
 
-void SlotMigrations::MarkExporting(const std::vector<bool>& slots, bool on) {
+void SlotMigrations::MarkBits(SlotBits& bits, const std::vector<bool>& slots, bool on, size_t shard) {
+  const size_t shards = server_.num_shards();
   for (size_t s = 0; s < kNumSlots; s++) {
-    if (!slots[s]) continue;
+    if (!slots[s] || (shard != kAllShards && s * shards / kNumSlots != shard)) continue;
     const uint64_t bit = uint64_t{1} << (s & 63);
     if (on)
-      exporting_[s >> 6].fetch_or(bit, std::memory_order_acq_rel);
+      bits[s >> 6].fetch_or(bit, std::memory_order_acq_rel);
     else
-      exporting_[s >> 6].fetch_and(~bit, std::memory_order_acq_rel);
+      bits[s >> 6].fetch_and(~bit, std::memory_order_acq_rel);
   }
 }
 

@@ -136,6 +136,9 @@ class ClusterService {
   // batch admitted for the shard has run (BatchRelay::Drained).
   virtual bool migrating() const { return false; }
   virtual bool StepMigrations(size_t shard, bool drained) { return false; }
+  // Whether a write to `slot` is refused where it runs (TRYAGAIN): its
+  // shard sent its last changes for a handover (SlotMigrations::FrozenSlot).
+  virtual bool SlotFrozen(int slot) const { return false; }
   // A connection that imported slots (Client::import_slots) went before
   // their handover: what it imported goes.
   virtual void ImportClientGone(const std::string& name, uint64_t client_id) {}

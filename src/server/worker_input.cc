@@ -556,6 +556,16 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
       error = "TRYAGAIN Multiple keys request during rehashing of slot";
       verdict = ClusterRoute::Verdict::kRefuse;
     }
+    // A write that passed the pause of a slot's handover just before it
+    // began, and came here after the shard sent its last changes: refused
+    // (the client retries, and is sent to the target), or it would be lost.
+    if (verdict != ClusterRoute::Verdict::kRefuse && !queuing && !runs_nothing && cluster_.last_slot() >= 0 &&
+        server_.cluster()->migrating() && server_.cluster()->SlotFrozen(cluster_.last_slot()) &&
+        ((cmd->flags & kCmdExec) ? c.multi != nullptr && c.multi->writes
+                                 : (cmd->flags & (kCmdWrite | kCmdMayReplicate)) != 0)) [[unlikely]] {
+      error = "TRYAGAIN Slot is being handed over to another node";
+      verdict = ClusterRoute::Verdict::kRefuse;
+    }
     if (verdict == ClusterRoute::Verdict::kRefuse) {
       if (!(cmd->flags & kCmdExec)) return reject(error);
       command_stats_[cmd->id].rejected_calls++;
