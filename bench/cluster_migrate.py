@@ -4,6 +4,7 @@
 other clients on both nodes at most 2x idle, and no client sees an error).
 
     bench/cluster_migrate.py [PEREGRINE_BINARY] [--mb 1024] [--value 1000] [--rate 500] [--rounds 1]
+                             [--big-items N] [--spread] [--only redis,peregrine]
 
 For each server, a fresh cluster of three primaries (bench/cluster.py's:
 `--threads 1` for Peregrine, every node on CPU 0), the first slot of the
@@ -26,6 +27,9 @@ cluster each has its own). After 10 s of idle probing the slot moves:
     --cluster-pipeline 100 --cluster-yes` (MIGRATE of 100 keys at a time:
     redis-cli's own way, the one Redis has).
 
+With --big-items N the slot also holds one hash of N fields, a large key:
+Redis's MIGRATE moves it whole (a DUMP on the source, a RESTORE on the
+target, each blocking its node), Peregrine's migration a part per step.
 Then 1 s more of probing. Reported per server and node: p50 / p99 / p99.9 /
 max latency of the probe during the move against its idle seconds, the
 ratio p99.9 move / idle (and against the bystander's), the errors the
@@ -169,7 +173,22 @@ def move(kind: str, cl: Cluster, src: dict, dst: dict, slot: int) -> tuple[float
     return time.monotonic() - t0, bl.cmd_str(argv[argv.index("redis-cli"):])
 
 
-def measure(kind: str, binary: str, workdir: str, mb: int, value: int, rate: float, spread: bool) -> dict:
+def load_big(port: int, tag: str, items: int):
+    """One hash of `items` fields in the slot (HSET of 1000 fields at a time):
+    a key that Redis's MIGRATE moves whole (DUMP, then RESTORE)."""
+    c = bl.RespClient(port, timeout=120)
+    try:
+        for start in range(0, items, 1000):
+            args = ["HSET", f"{{{tag}}}:big"]
+            for i in range(start, min(items, start + 1000)):
+                args += [f"field:{i}", f"value:{i}"]
+            c.call(*args)
+    finally:
+        c.close()
+
+
+def measure(kind: str, binary: str, workdir: str, mb: int, value: int, rate: float, spread: bool,
+            big_items: int = 0) -> dict:
     cl = Cluster(kind, binary, workdir, 3)
     try:
         prim = cl.primaries()
@@ -189,6 +208,9 @@ def measure(kind: str, binary: str, workdir: str, mb: int, value: int, rate: flo
         slot = int(src["slots"][0].split("-")[0])
         nkeys = mb * (1 << 20) // value
         load(src["port"], tag_for_slot(slot), nkeys, value)
+        if big_items:
+            load_big(src["port"], tag_for_slot(slot), big_items)
+            nkeys += 1
         src_srv = cl.by_port(src["port"])
         rss_mb = bl.read_rss_kb(src_srv.proc.pid) / 1024
         keys = {}
@@ -282,6 +304,8 @@ def main(argv=None) -> int:
                          "(BENCH_CLIENT_CPUS, 3 or more): the figure the target asks for, on a machine with the cores")
     ap.add_argument("--json", default=str(bl.REPO / "bench" / "results" / "cluster_migrate.json"))
     ap.add_argument("--no-docs", action="store_true")
+    ap.add_argument("--big-items", type=int, default=0,
+                    help="also one hash of this many fields in the slot (a large key: Redis's MIGRATE moves it whole)")
     args = ap.parse_args(argv)
     pbin, _ = bl.find_binaries(args.peregrine, ["redis-cli", "redis-server"], "redis-server redis-tools")
     machine = bl.machine_info()
@@ -296,7 +320,7 @@ def main(argv=None) -> int:
     for rnd in range(1, args.rounds + 1):
         for kind in (kinds if rnd % 2 else kinds[::-1]):
             try:
-                r = measure(kind, binaries[kind], workdir, args.mb, args.value, args.rate, args.spread)
+                r = measure(kind, binaries[kind], workdir, args.mb, args.value, args.rate, args.spread, args.big_items)
             except bl.BenchError as e:
                 print(f"{kind} round {rnd}: FAILED: {e}", flush=True)
                 failures.append({"server": kind, "round": rnd, "error": str(e)})
@@ -324,7 +348,7 @@ def main(argv=None) -> int:
     with open(args.json, "w") as f:
         json.dump({"binary_sha256": sha, "git": bl.git_describe(), "versions": versions, "command": command,
                    "results": res, "failures": failures, "machine": machine}, f, indent=1)
-    if not args.no_docs and not failures and len(kinds) == 2 and not args.spread:
+    if not args.no_docs and not failures and len(kinds) == 2 and not args.spread and not args.big_items:
         bl.put_docs_section(BEGIN, END, docs_section(res, args, sha, versions, machine, command))
     return 1 if failures else 0
 

@@ -135,6 +135,7 @@ struct SlotMigrations::Part {
   std::deque<std::string> big;
   std::string big_key;
   size_t big_from = 0;
+  uint64_t big_scan = 0;  // (a hash's or set's table cursor: AppendKeyCommandsPart)
   bool big_active = false;
   bool saw_pause = false;
   std::atomic<bool> walk_done{false};

@@ -154,6 +154,7 @@ uint64_t SlotMigrations::StepBigKey(Part& p, Db& db, std::string* out, int64_t n
     p.big_key = std::move(p.big.front());
     p.big.pop_front();
     p.big_from = 0;
+    p.big_scan = 0;
     p.big_active = true;
     // (Its state now is what goes: a change from here on is seen below.)
     p.moving.changed.erase(p.big_key);
@@ -171,7 +172,8 @@ uint64_t SlotMigrations::StepBigKey(Part& p, Db& db, std::string* out, int64_t n
   }
   if (p.big_from == 0) AppendRespCommand(out, {"DEL", p.big_key});
   bool done = false;
-  p.big_from += AppendKeyCommandsPart(out, p.big_key, e->value, e->expire_ms(), p.big_from, PartItems(e->value), &done);
+  p.big_from += AppendKeyCommandsPart(out, p.big_key, e->value, e->expire_ms(), p.big_from, PartItems(e->value), &done,
+                                      &p.big_scan);
   if (!done) return 0;
   p.big_active = false;
   return 1;

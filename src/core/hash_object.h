@@ -141,6 +141,15 @@ class HashObject {
     for (const uint8_t *e = p->entries(), *end = e + p->used; e < end; e += p->EntrySize(e)) f(e);
   }
 
+  // As Scan, with f(const uint8_t* entry) (its deadline included).
+  template <typename F>
+  uint64_t ScanEntries(uint64_t cursor, size_t count, F&& f) const {
+    if (encoding() != Encoding::kHashtable) {
+      ForEachEntry(f);
+      return 0;
+    }
+    return table()->Scan(cursor, count, f);
+  }
   // HSCAN: as SetObject::Scan, with f(field, value).
   template <typename F>
   uint64_t Scan(uint64_t cursor, size_t count, F&& f) const {

@@ -122,14 +122,17 @@ size_t KeyItems(const Value& v) {
 }
 
 size_t AppendKeyCommandsPart(std::string* out, std::string_view key, const Value& v, int64_t expire_ms, size_t from,
-                             size_t max, bool* done) {
+                             size_t max, bool* done, uint64_t* scan) {
   const size_t total = KeyItems(v);
   size_t end = max >= total - std::min(from, total) ? total : from + max;
-  // (Items before `from` are passed over: O(from) a part, for want of a
-  // cursor into every kind of container; a part is large enough that a
-  // key takes few of them.)
-  size_t at = 0;
-  auto in_part = [&] { return at >= from && at < end; };
+  bool whole = end >= total;
+  // (A table's part by its SCAN cursor: the items visited, about `max`.)
+  auto by_cursor = [&](auto&& scan_from) {
+    size_t visited = 0;
+    *scan = scan_from(*scan, max, visited);
+    end = from + visited;
+    whole = *scan == 0;
+  };
   switch (v.type()) {
     case ValueType::kString: {
       char scratch[CompactString::kIntBufferSize];
@@ -142,10 +145,12 @@ size_t AppendKeyCommandsPart(std::string* out, std::string_view key, const Value
       const ListObject& l = v.list();
       Batch b(out, "RPUSH", key);
       char scratch[packed::kScratchSize];
-      for (ListObject::Pos p = l.First(); !l.AtEnd(p) && at < end; p = l.Next(p), at++) {
-        if (!in_part()) continue;
-        b.Add(l.View(p, scratch));
-        b.Item();
+      if (from < end) {
+        size_t at = from;
+        for (ListObject::Pos p = l.Seek(from); !l.AtEnd(p) && at < end; p = l.Next(p), at++) {
+          b.Add(l.View(p, scratch));
+          b.Item();
+        }
       }
       b.Finish();
       l.DropCache();
@@ -153,45 +158,73 @@ size_t AppendKeyCommandsPart(std::string* out, std::string_view key, const Value
     }
     case ValueType::kSet: {
       Batch b(out, "SADD", key);
-      v.set().ForEach([&](std::string_view m) {
-        if (in_part()) {
-          b.Add(m);
-          b.Item();
-        }
-        at++;
-      });
+      auto add = [&](std::string_view m) {
+        b.Add(m);
+        b.Item();
+      };
+      const SetObject& set = v.set();
+      if (scan != nullptr && set.encoding() == SetObject::Encoding::kHashtable) {
+        by_cursor([&](uint64_t c, size_t n, size_t& visited) {
+          return set.Scan(c, n, [&](std::string_view m) {
+            add(m);
+            visited++;
+          });
+        });
+      } else {
+        // (Items before `from` passed over: the small encodings, or no cursor.)
+        size_t at = 0;
+        set.ForEach([&](std::string_view m) {
+          if (at >= from && at < end) add(m);
+          at++;
+        });
+      }
       b.Finish();
       break;
     }
     case ValueType::kZSet: {
+      const ZSetObject& z = v.zset();
       Batch b(out, "ZADD", key);
-      v.zset().ForEach([&](std::string_view m, double score) {
-        if (in_part()) {
+      char scratch[packed::kScratchSize];
+      if (from < end) {
+        ZSetObject::Pos p = z.AtRank(from);
+        size_t at = from;
+        do {
           char num[kMaxDoubleChars];
-          b.Add(std::string_view(num, FormatDouble(score, num)));
-          b.Add(m);
+          b.Add(std::string_view(num, FormatDouble(ZSetObject::ScoreAt(p), num)));
+          b.Add(ZSetObject::MemberAt(p, scratch));
           b.Item();
-        }
-        at++;
-      });
+        } while (++at < end && z.Next(&p));
+      }
       b.Finish();
       break;
     }
     case ValueType::kHash: {
       Batch b(out, "HMSET", key);
       std::vector<std::pair<std::string, int64_t>> deadlines;
-      v.hash().ForEachEntry([&](const uint8_t* e) {
-        if (in_part()) {
-          char s0[packed::kScratchSize], s1[packed::kScratchSize];
-          const std::string_view f = packed::View(Page::ItemOf(e, 0), s0);
-          b.Add(f);
-          b.Add(packed::View(Page::ItemOf(e, 1), s1));
-          b.Item();
-          const int64_t d = Page::DeadlineOfEntry(e);
-          if (d != Page::kNoDeadline) deadlines.emplace_back(f, d);
-        }
-        at++;
-      });
+      auto add = [&](const uint8_t* e) {
+        char s0[packed::kScratchSize], s1[packed::kScratchSize];
+        const std::string_view f = packed::View(Page::ItemOf(e, 0), s0);
+        b.Add(f);
+        b.Add(packed::View(Page::ItemOf(e, 1), s1));
+        b.Item();
+        const int64_t d = Page::DeadlineOfEntry(e);
+        if (d != Page::kNoDeadline) deadlines.emplace_back(f, d);
+      };
+      const HashObject& h = v.hash();
+      if (scan != nullptr && h.encoding() == HashObject::Encoding::kHashtable) {
+        by_cursor([&](uint64_t c, size_t n, size_t& visited) {
+          return h.ScanEntries(c, n, [&](const uint8_t* e) {
+            add(e);
+            visited++;
+          });
+        });
+      } else {
+        size_t at = 0;
+        h.ForEachEntry([&](const uint8_t* e) {
+          if (at >= from && at < end) add(e);
+          at++;
+        });
+      }
       b.Finish();
       for (const auto& [field, ms] : deadlines) {
         const std::string t = std::to_string(ms);
@@ -202,9 +235,10 @@ size_t AppendKeyCommandsPart(std::string* out, std::string_view key, const Value
     case ValueType::kStream:
       AppendStreamCommands(out, key, v.stream());
       end = total;
+      whole = true;
       break;
   }
-  *done = end >= total;
+  *done = whole;
   if (*done && expire_ms >= 0) {
     const std::string t = std::to_string(expire_ms);
     AppendRespCommand(out, {"PEXPIREAT", key, t});

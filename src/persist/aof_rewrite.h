@@ -25,9 +25,14 @@ void AppendKeyCommands(std::string* out, std::string_view key, const Value& v, i
 // not change: the first part makes the key (SET, or the first RPUSH/SADD/
 // ZADD/HMSET), the others add to it (APPEND, and the same commands), the
 // last adds the deadlines. Returns the items covered; *done once the key
-// is whole. A stream goes whole in its first part.
+// is whole. A stream goes whole in its first part. A part costs its own
+// items, not those before it: a list or sorted set seeks to `from`; a
+// hash or set in a table goes by the table's SCAN cursor, kept in *scan
+// between parts (0 for the first): its parts end at a page's end, so they
+// cover about `max` items. Without `scan`, a table's part passes over the
+// items before it.
 size_t AppendKeyCommandsPart(std::string* out, std::string_view key, const Value& v, int64_t expire_ms, size_t from,
-                             size_t max, bool* done);
+                             size_t max, bool* done, uint64_t* scan = nullptr);
 // Items AppendKeyCommandsPart counts in `v` (a string: its bytes).
 size_t KeyItems(const Value& v);
 
