@@ -176,6 +176,7 @@ ClusterBus::ServerTasks ClusterBus::TakeServerTasks() {
   ServerTasks t = std::move(server_tasks_);
   server_tasks_ = ServerTasks{};
   server_tasks_pending_.store(false, std::memory_order_release);
+  server_tasks_urgent_.store(false, std::memory_order_release);
   return t;
 }
 
@@ -221,6 +222,7 @@ void ClusterBus::DoWork(ServerState& server) {
   if (t.become_primary) {
     server.BecomePrimary();
     LOG_NOTICE("Cluster failover: this node is a primary now");
+    FinishPromotion();
   }
   if (t.unpause) {
     server.client_pause().Unpause(ClientPause::kForFailover);

@@ -62,6 +62,7 @@ class ClusterBus final : public ClusterService {
   void VerifyWithData(const std::vector<bool>& slots_with_keys) override;  // cluster_config.cc
   void ApplyConfig(const Config::ClusterSettings& settings) override;
   bool has_work() const override { return server_tasks_pending_.load(std::memory_order_acquire); }
+  bool urgent_work() const override { return server_tasks_urgent_.load(std::memory_order_acquire); }
   // Deletes the keys of the slots lost, follows a new primary.
   void DoWork(ServerState& server) override;
 
@@ -249,6 +250,7 @@ class ClusterBus final : public ClusterService {
   void HandleReplicaMigration(int max_replicas, int64_t now);
   static int CountWorkingReplicas(const Node* primary);
   void LogCantFailover(const char* why);
+  void FinishPromotion();  // (worker 0, once the server is primary)
   void FailoverReplaceYourPrimary();
   void SendFailoverAuthIfNeeded(Node* node, const BusMessage& req);
   void OnFailoverAuthAck(Node* sender, const BusMessage& m);
@@ -360,7 +362,9 @@ class ClusterBus final : public ClusterService {
   bool mf_can_start_ = false;
 
   ServerTasks server_tasks_;
-  std::atomic<bool> server_tasks_pending_{false};
+  std::atomic<bool> server_tasks_pending_{false}, server_tasks_urgent_{false};  // (urgent: a promotion)
+  bool promoting_ = false;  // elected: the server turns primary, then FinishPromotion
+  ServerState* server_ = nullptr;  // (AttachServer)
   std::atomic<uint64_t> repl_offset_{0};
   std::atomic<int64_t> repl_data_age_ms_{0}, repl_ping_period_ms_{10'000};
 

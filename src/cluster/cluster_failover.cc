@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "cluster/cluster_bus.h"
+#include "server/server_state.h"
 #include "server/log.h"
 
 namespace peregrine::cluster {
@@ -112,7 +113,8 @@ void ClusterBus::HandleReplicaFailover() {
   const int64_t auth_timeout = std::max<int64_t>(settings_.node_timeout_ms * 2, 2000);
   const int64_t auth_retry = auth_timeout * 2;
   Node* primary = myself_->primary;
-  if (myself_->is_primary() || primary == nullptr || (!primary->failed() && !manual) ||
+  // (promoting_: elected, the server turning primary.)
+  if (promoting_ || myself_->is_primary() || primary == nullptr || (!primary->failed() && !manual) ||
       (settings_.replica_no_failover && !manual) || primary->numslots == 0)
     return;
   // Data too old (disconnected longer than the validity factor allows):
@@ -246,11 +248,26 @@ void ClusterBus::LogCantFailover(const char* why) {
 
 void ClusterBus::FailoverReplaceYourPrimary() {
   Node* old = myself_->primary;
-  if (myself_->is_primary() || old == nullptr) return;
-  SetNodeAsPrimary(myself_);
+  if (myself_->is_primary() || old == nullptr || promoting_) return;
+  // First the server turns primary (worker 0, every shard held, at once),
+  // then FinishPromotion takes the slots and tells the cluster: as Redis,
+  // which leaves replication before it claims them, so that no client is
+  // sent here and answered -READONLY.
+  promoting_ = true;
   server_tasks_.become_primary = true;
   server_tasks_.follow = false;
   server_tasks_pending_.store(true, std::memory_order_release);
+  server_tasks_urgent_.store(true, std::memory_order_release);
+  if (server_ != nullptr) server_->WakeWorkers();
+}
+
+void ClusterBus::FinishPromotion() {
+  Change change(*this);
+  if (!promoting_) return;
+  promoting_ = false;
+  Node* old = myself_->primary;
+  if (myself_->is_primary() || old == nullptr) return;
+  SetNodeAsPrimary(myself_);
   for (int j = 0; j < static_cast<int>(kNumSlots); j++) {
     if (slots_[static_cast<size_t>(j)] == old) {
       DelSlot(j);
@@ -258,7 +275,7 @@ void ClusterBus::FailoverReplaceYourPrimary() {
     }
   }
   UpdateState();
-  SaveNow(true);
+  SaveBeforeReply(/*fsync=*/true);
   for (auto& [name, n] : nodes_)
     if (!(n->flags & (kNodeMyself | kNodeHandshake))) SendPing(n->link, MsgType::kPong);
   ResetManualFailover();

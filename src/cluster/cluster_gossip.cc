@@ -523,6 +523,7 @@ void ClusterBus::SetMyPrimary(Node* n, bool tell_server) {
   ResetManualFailover();
   if (tell_server) {
     server_tasks_.become_primary = false;  // (the last role wins)
+    promoting_ = false;
     server_tasks_.follow = true;
     server_tasks_.follow_host = n->ip;
     server_tasks_.follow_port = n->port;

@@ -9,6 +9,7 @@
 namespace peregrine::cluster {
 
 void ClusterBus::AttachServer(ServerState& server) {
+  server_ = &server;
   migrations_ = std::make_unique<SlotMigrations>(server, *this);
 }
 

@@ -113,6 +113,9 @@ class ClusterService {
   // for the keyspace (bus-specific; see ClusterBus::TakeServerTasks).
   virtual bool has_work() const = 0;
   virtual void DoWork(class ServerState& server) = 0;
+  // Whether that work must not wait for the cron (a replica elected: worker
+  // 0 makes it primary between events).
+  virtual bool urgent_work() const { return false; }
   // What the bus needs of replication (worker 0's cron): the offset this
   // node reports, how long a replica has been without news from its
   // primary (ms; a failover's data age), repl-ping-replica-period (ms).

@@ -87,6 +87,19 @@ Worker::~Worker() {
   }
 }
 
+template <typename F>
+auto Worker::HoldingAll(F&& f) {
+  std::vector<uint32_t> all(nworkers_);
+  for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
+  AcquireShards(all);
+  holding_ = true;
+  shard_set_ = all;  // (held_workers(): what f's commands see as held)
+  const auto result = f();
+  holding_ = false;
+  router_.GiveBack(all);
+  return result;
+}
+
 bool Worker::Init() {
   if (!loop_.ok()) return false;
   applied_hz_ = server_.config().hz;
@@ -126,6 +139,13 @@ bool Worker::Init() {
       StepStartupLoad();
       if (server_.loading()) loop_.WakeWithin(0);
     }
+    // A replica elected primary turns primary at once, before the cluster
+    // is told (ClusterBus::FailoverReplaceYourPrimary).
+    if (ClusterService* cl = server_.cluster(); index_ == 0 && cl != nullptr && cl->urgent_work()) [[unlikely]]
+      HoldingAll([&] {
+        cl->DoWork(server_);
+        return true;
+      });
     // Worker 0 collects a finished BGSAVE soon after its writer is done.
     if (index_ == 0 && server_.bgsave() != nullptr) [[unlikely]] {
       if (server_.bgsave()->finished())
@@ -343,19 +363,6 @@ void Worker::StepStartupLoad() {
         std::_Exit(1);
     }
   }
-}
-
-template <typename F>
-auto Worker::HoldingAll(F&& f) {
-  std::vector<uint32_t> all(nworkers_);
-  for (uint32_t i = 0; i < nworkers_; i++) all[i] = i;
-  AcquireShards(all);
-  holding_ = true;
-  shard_set_ = all;  // (held_workers(): what f's commands see as held)
-  const auto result = f();
-  holding_ = false;
-  router_.GiveBack(all);
-  return result;
 }
 
 void Worker::ReleasePauseHeld() {
