@@ -276,8 +276,9 @@ void ClusterBus::ProcessMessage(Link* link, BusMessage& m) {
   } else if (m.type == MsgType::kMfStart) {
     // Only from one of our replicas.
     if (sender != nullptr && sender->primary == myself_ && myself_->is_primary()) OnManualFailoverRequest(sender);
+  } else if (m.type != MsgType::kModule) {  // (MODULE: Peregrine has no modules; docs/cluster.md, "Not yet")
+    LOG_WARNING("Received unknown packet type: %d", static_cast<int>(type));
   }
-  // MODULE: Peregrine has no modules (docs/cluster.md, "Not yet").
 }
 
 void ClusterBus::ProcessPingFamily(Link* link, BusMessage& m, Node* sender) {

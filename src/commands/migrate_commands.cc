@@ -257,8 +257,8 @@ void MigrateCommand(CommandContext& ctx) {
     if (!socket_error && select) {
       if (!ReadLine(s->fd, &in, &line, timeout, &timed_out))
         socket_error = true;
-      else if (!line.empty() && line[0] == '-')
-        target_error = line.substr(1);
+      else if (!line.empty() && line[0] == '-' && target_error.empty())
+        target_error = line.substr(1);  // (a refused AUTH's error is the one told, as Redis's)
       else if (target_error.empty())
         s->last_db = static_cast<int>(db);
     }
