@@ -14,6 +14,7 @@ void RegisterSortCommands(CommandTable& table);
 void RegisterStreamCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
+void RegisterSlowlogCommands(CommandTable& table);
 void RegisterDebugCommands(CommandTable& table);
 void RegisterClusterCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
@@ -40,6 +41,7 @@ CommandTable AllCommands() {
   RegisterStreamCommands(table);
   RegisterKeyCommands(table);
   RegisterServerCommands(table);
+  RegisterSlowlogCommands(table);
   RegisterDebugCommands(table);
   RegisterClusterCommands(table);
   RegisterPubSubCommands(table);

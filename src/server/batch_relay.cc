@@ -261,6 +261,7 @@ void BatchRelay::FinishPart(ExecBatch* part) {
   if (!writes && stopped) held = false;
   auto it = worker_.clients_.find(relay->client_id);
   Client* c = it != worker_.clients_.end() && !it->second->closed ? it->second.get() : nullptr;
+  if (c != nullptr) ResolveSlow(*c);
   if (c != nullptr && held) MergeReplies(*relay, *c);
   DropParts(relay);
   if (c == nullptr) {
@@ -592,6 +593,12 @@ void BatchRelay::PassOnNow(ExecBatch* b, bool stopped) {
   worker_.router_.Send(b->from, b);
 }
 
+void BatchRelay::ResolveSlow(const Client& c) {
+  SlowLog& log = worker_.server_.slowlog();
+  if (log.unresolved()) [[unlikely]]
+    log.Resolve(c.id, c.addr, c.name);
+}
+
 void BatchRelay::Finish(ExecBatch* b) {
   if (b->relay != nullptr) {
     FinishPart(b);
@@ -601,6 +608,7 @@ void BatchRelay::Finish(ExecBatch* b) {
   auto it = worker_.clients_.find(b->client_id);
   if (it != worker_.clients_.end() && !it->second->closed) {
     Client& c = *it->second;
+    ResolveSlow(c);
     c.out.Take(b->reply);
     c.batch_in_flight = false;
     worker_.io_.HoldReading(c);

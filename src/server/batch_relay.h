@@ -121,6 +121,9 @@ class BatchRelay {
   // pipeline over 8 shards has about 4 keys of its own. Mail not handled
   // yet: this only reads the shard (its owner's thread, the shard not lent).
   void PrefetchKeys(const uint64_t* words, size_t n);
+  // Its commands that ran slowly on other workers: its address and name
+  // into their SLOWLOG entries.
+  void ResolveSlow(const Client& c);
   // Batches for reuse (their buffers keep their room).
   ExecBatch* NewBatch();
   void Recycle(ExecBatch* b);

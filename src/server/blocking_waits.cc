@@ -210,6 +210,17 @@ void BlockingWaits::FinishBlocked(Client& c) {
     CommandStats& st = worker_.command_stats(*w->spec);
     st.calls++;
     st.ticks += w->ticks;
+    // (SLOWLOG, as Redis: once its wait is over, its own run's time.)
+    if (server_.slowlog().Due(w->ticks)) [[unlikely]] {
+      std::vector<std::string_view> args;
+      size_t off = 0;
+      for (uint32_t n : w->arg_sizes) {
+        args.emplace_back(w->arg_bytes.data() + off, n);
+        off += n;
+      }
+      server_.slowlog().Push(*w->spec, args, static_cast<int64_t>(CycleClock::ToMicros(w->ticks)), c.addr,
+                             c.name, c.id, true);
+    }
     if (!w->reply.view().empty() && w->reply.view()[0] == '-') st.failed_calls++;
     worker_.stats().total_commands_processed++;
     c.out.Append(w->reply.view());

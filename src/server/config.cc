@@ -290,6 +290,8 @@ const std::vector<Option>& config_options::Options() {
                        }});
     o.push_back(ProtectedActionOption("enable-debug-command", &Config::enable_debug_command));
     o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, INT_MAX, kMutable));
+    o.push_back(IntOption("slowlog-log-slower-than", &Config::slowlog_log_slower_than, -1, LLONG_MAX, kMutable));
+    o.push_back(IntOption("slowlog-max-len", &Config::slowlog_max_len, 0, LONG_MAX, kMutable));
     for (std::string_view name : {"busy-reply-threshold", "lua-time-limit"})
       o.push_back(IntOption(name, &Config::busy_reply_threshold, 0, LLONG_MAX, kMutable));
     o.push_back(MemoryOption("lua-maxmemory", &Config::lua_maxmemory, 0, LLONG_MAX, kMutable));

@@ -129,6 +129,10 @@ struct Config {
   uint64_t maxmemory = 0;
   MaxmemoryPolicy maxmemory_policy = MaxmemoryPolicy::kNoEviction;
   int maxmemory_samples = 5;
+  // SLOWLOG: the run time (microseconds) from which a command is logged
+  // (negative: none), and how many entries are kept.
+  int64_t slowlog_log_slower_than = 10000;
+  int64_t slowlog_max_len = 128;
   // enable-debug-command: whether DEBUG may run (Redis 7's protected
   // command): never (Redis's default), always, or from a local connection
   // only (a Unix socket, 127.0.0.1 or ::1). Set at start-up only.

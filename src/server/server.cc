@@ -93,6 +93,7 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
   aof_ = std::make_unique<AppendOnlyFile>(*this);
   acl_ = std::make_unique<Acl>(commands_);
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
+  slowlog_.Configure(config_.slowlog_log_slower_than, config_.slowlog_max_len, CycleClock::TicksPerUs());
   if (cluster_ != nullptr) cluster_->ApplyConfig(config_.cluster);
   if (!config_.requirepass.empty()) acl_->SetRequirePass(config_.requirepass);
   applied_requirepass_ = config_.requirepass;
@@ -372,6 +373,7 @@ uint64_t Server::UsedMemory() {
 }
 
 void Server::ApplyRuntimeConfig() {
+  slowlog_.Configure(config_.slowlog_log_slower_than, config_.slowlog_max_len, CycleClock::TicksPerUs());
   // requirepass: the default user's password, when it changed (ACL SETUSER
   // default may have changed the user since).
   if (config_.requirepass != applied_requirepass_) {

@@ -28,6 +28,7 @@
 #include "server/aof.h"
 #include "server/bgsave.h"
 #include "server/client_pause.h"
+#include "server/slowlog.h"
 #include "server/cluster_view.h"
 #include "server/command.h"
 #include "server/config.h"
@@ -281,6 +282,7 @@ class ServerState {
   // CLIENT PAUSE, and FAILOVER's (client_pause.h). WakeWorkers: every
   // worker looks at its held clients again (an unpause).
   ClientPause& client_pause() { return client_pause_; }
+  SlowLog& slowlog() { return slowlog_; }
   virtual void WakeWorkers() = 0;
   // SHUTDOWN waiting for lagging replicas (shutdown-timeout): whether one
   // is, and what its end does (kShutdownSave: save first; kShutdownForce:
@@ -329,6 +331,7 @@ class ServerState {
   std::atomic<int64_t> watched_keys_{0};  // keys in the shards' WatchTables
   std::atomic<bool> active_expire_{true};
   ClientPause client_pause_;
+  SlowLog slowlog_;
   ScriptCache scripts_;
   FunctionRegistry functions_;
   PersistenceState persistence_;

@@ -561,7 +561,12 @@ void Worker::ActiveExpireSlice() {
 void Worker::Cron() {
   const int64_t now = UnixTimeMs();
   relay_.TrimPool();
-  if (index_ == 0) CycleClock::Recalibrate();
+  if (index_ == 0) {
+    CycleClock::Recalibrate();
+    // (SLOWLOG's threshold is in ticks: kept to the refined rate.)
+    const Config& config = server_.config();
+    server_.slowlog().Configure(config.slowlog_log_slower_than, config.slowlog_max_len, CycleClock::TicksPerUs());
+  }
   // Snapshots (docs/persistence.md): worker 0 collects a finished BGSAVE,
   // and starts one when BGSAVE SCHEDULE or the save schedule asks.
   if (index_ == 0 && !server_.stopping() && !server_.any_loading()) {

@@ -141,6 +141,13 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     st.calls++;
     if (stats_.total_error_replies - script_errors_ != errors_before || failed_reply_) st.failed_calls++;
     stats_.total_commands_processed++;
+    if (server_.slowlog().Due(end - start)) [[unlikely]] {
+      // (Another worker's client, a part of its pipeline run here: its
+      // worker fills in its address and name when the batch is back.)
+      const bool ours = &c != &proxy_;
+      server_.slowlog().Push(*cmd, args, static_cast<int64_t>(CycleClock::ToMicros(end - start)),
+                             ours ? c.addr : std::string(), ours ? c.name : std::string(), c.id, ours);
+    }
   }
   // Clients waiting on keys the command created are served before anything
   // else runs (docs/blocking.md); their commands count as theirs, not in
