@@ -33,6 +33,17 @@ def test_info_default_sections(rc):
             assert re.match(r"^[A-Za-z0-9_.|-]+:", line), line
 
 
+def test_info_section_headers_are_redis_own_in_redis_order(rc, reference):
+    # Dashboards and exporters match the headers exactly ("# CPU", not
+    # "# Cpu"). Every header Peregrine writes is Redis's, in Redis's order
+    # (Redis has more: Latencystats).
+    ours = sections(rc.execute_command("INFO", "everything"))
+    with Conn(reference) as conn:
+        theirs = sections(conn.call("INFO", "everything"))
+    assert "CPU" in ours
+    assert [h for h in theirs if h in ours] == ours
+
+
 def test_info_fields(server, rc):
     d = info_dict(rc.execute_command("INFO"))
     assert re.match(r"^\d+\.\d+\.\d+", d["redis_version"])

@@ -125,8 +125,12 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     if (!want.count(name)) return false;
     if (!out.empty()) out += "\r\n";
     out += "# ";
-    out += static_cast<char>(std::toupper(name[0]));
-    out += name + 1;
+    if (std::string_view(name) == "cpu") {
+      out += "CPU";  // (Redis's header; the others are capitalized)
+    } else {
+      out += static_cast<char>(std::toupper(name[0]));
+      out += name + 1;
+    }
     out += "\r\n";
     return true;
   };
