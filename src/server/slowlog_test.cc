@@ -12,10 +12,11 @@
 namespace peregrine {
 namespace {
 
-CommandSpec Spec(const std::string& name, const std::string& fullname = "") {
+// (The names are literals: a spec's name is a view, as the table's are.)
+CommandSpec Spec(const char* name, const char* fullname = nullptr) {
   CommandSpec s;
   s.name = name;
-  s.fullname = fullname.empty() ? name : fullname;
+  s.fullname = fullname != nullptr ? fullname : name;
   return s;
 }
 
