@@ -11,6 +11,7 @@
 
 #include "commands/cluster_migrate_commands.h"
 #include "commands/common.h"
+#include "commands/debug_digest.h"
 #include "commands/persistence_commands.h"
 #include "persist/rdb_writer.h"
 
@@ -112,6 +113,10 @@ void DebugProtocol(CommandContext& ctx) {
 
 void DebugHelp(CommandContext& ctx) {
   ReplyHelp(ctx, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                  "DIGEST",
+                  "    Output a hex signature representing the current DB content.",
+                  "DIGEST-VALUE <key> [<key> ...]",
+                  "    Output a hex signature of the values of all the specified keys.",
                   "OBJECT <key>",
                   "    Show low level info about the `key` and associated value.",
                   "PROTOCOL <type>",
@@ -156,6 +161,10 @@ void DebugCommand(CommandContext& ctx) {
     DebugProtocol(ctx);
   } else if (EqualsIgnoreCase(sub, "reload")) {
     DebugReloadCommand(ctx);
+  } else if (EqualsIgnoreCase(sub, "digest") && argc == 2) {
+    DebugDigest(ctx);
+  } else if (EqualsIgnoreCase(sub, "digest-value") && argc >= 2) {
+    DebugDigestValue(ctx);
   } else if (EqualsIgnoreCase(sub, "slotmigration") && argc >= 3) {
     DebugSlotMigration(ctx);
   } else if (EqualsIgnoreCase(sub, "help") && argc == 2) {
