@@ -22,6 +22,7 @@
 
 #include "commands/common.h"
 #include "core/numbers.h"
+#include "core/packed_page.h"
 #include "server/server_state.h"
 
 namespace peregrine {
@@ -92,10 +93,13 @@ void ValueDigest(Digest& d, const Value& v, int64_t expire_ms) {
       });
       break;
     case ValueType::kHash:
-      v.hash().ForEach([&](std::string_view f, std::string_view val) {
+      v.hash().ForEachEntry([&](const uint8_t* entry) {
+        char s0[packed::kScratchSize], s1[packed::kScratchSize];
         Digest e{};
-        MixDigest(e, f);
-        MixDigest(e, val);
+        MixDigest(e, packed::View(Page::ItemOf(entry, 0), s0));
+        MixDigest(e, packed::View(Page::ItemOf(entry, 1), s1));
+        // (A field's deadline, as Redis 7.4's hash-field expiry marks it.)
+        if (Page::DeadlineOfEntry(entry) != Page::kNoDeadline) XorDigest(e, std::string_view("!!hexpire!!"));
         XorDigest(d, e.data(), e.size());
       });
       break;
