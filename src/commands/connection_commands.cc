@@ -175,6 +175,27 @@ void ClientSetnameCommand(CommandContext& ctx) {
   ctx.reply.Ok();
 }
 
+// As Redis's: OFF and SKIP reply nothing, ON replies OK; a syntax error is
+// answered unless replies are off. (Inside EXEC, whose reply has one entry
+// per command, each answers OK, and the mode holds from the next command.)
+void ClientReplyCommand(CommandContext& ctx) {
+  Client& c = ctx.client;
+  const std::string_view a = ctx.args[2];
+  const bool silent = c.reply_mode == Client::kReplyOff || c.reply_mode == Client::kReplySkip;
+  if (EqualsIgnoreCase(a, "on")) {
+    c.reply_mode = Client::kReplyOn;
+    ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(a, "off")) {
+    c.reply_mode = Client::kReplyOff;
+    if (ctx.worker.in_exec()) ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(a, "skip")) {
+    if (c.reply_mode != Client::kReplyOff) c.reply_mode = Client::kReplySkipNext;
+    if (ctx.worker.in_exec()) ctx.reply.Ok();
+  } else if (!silent || ctx.worker.in_exec()) {
+    ctx.reply.Error(kErrSyntax);
+  }
+}
+
 void ClientGetnameCommand(CommandContext& ctx) {
   if (ctx.client.name.empty())
     ctx.reply.Null();
@@ -467,6 +488,7 @@ void ClientHelpCommand(CommandContext& ctx) {
              "    * ID id [id ...]", "      Return clients of specified IDs only.",
              "PAUSE <timeout> [WRITE|ALL]",
              "    Suspend all, or just write, clients for <timeout> milliseconds.",
+             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
              "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
              "SETNAME <name>", "    Assign the name <name> to the current connection.",
              "UNBLOCK <clientid> [TIMEOUT|ERROR]",
@@ -511,6 +533,9 @@ void RegisterConnectionCommands(CommandTable& t) {
               .handler = ClientIdCommand},
              {.name = "setname", .arity = 3, .flags = kClientFlags, .summary = "Sets the connection name.",
               .since = "2.6.9", .complexity = "O(1)", .handler = ClientSetnameCommand},
+             {.name = "reply", .arity = 3, .flags = kClientFlags,
+              .summary = "Instructs the server whether to reply to commands.", .since = "3.2.0", .complexity = "O(1)",
+              .handler = ClientReplyCommand},
              {.name = "getname", .arity = 2, .flags = kClientFlags, .summary = "Returns the name of the connection.",
               .since = "2.6.9", .complexity = "O(1)", .handler = ClientGetnameCommand},
              {.name = "list", .arity = -2, .flags = kClientFlags | kCmdAdmin | kCmdAllShards,

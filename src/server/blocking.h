@@ -41,6 +41,7 @@ struct BlockedClient {
 
   // Written when it is created, read-only afterwards.
   uint32_t home = 0;  // the client's worker
+  bool quiet = false;  // its reply dropped (CLIENT REPLY OFF or SKIP): set by its worker
   uint64_t client_id = 0;
   int db = 0;
   int resp = 2;

@@ -223,7 +223,7 @@ void BlockingWaits::FinishBlocked(Client& c) {
     }
     if (!w->reply.view().empty() && w->reply.view()[0] == '-') st.failed_calls++;
     worker_.stats().total_commands_processed++;
-    c.out.Append(w->reply.view());
+    if (!w->quiet) c.out.Append(w->reply.view());
     c.HoldForStream(w->stream_hold);
     if (worker_.io_.OverOutputLimit(c)) return;
     worker_.io_.QueueWrite(c);

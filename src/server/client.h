@@ -75,6 +75,11 @@ struct Client final : IoHandler {
   // Redis Cluster: ASKING (for the next command, or the transaction's
   // EXEC) and READONLY (reads of the primary's slots on a replica).
   bool asking = false, cluster_readonly = false;
+  // CLIENT REPLY: on, off, skip the next command's reply, skip this one's;
+  // `quiet` while a command whose reply is dropped runs (Worker).
+  enum ReplyMode : uint8_t { kReplyOn, kReplyOff, kReplySkipNext, kReplySkip };
+  uint8_t reply_mode = kReplyOn;
+  bool quiet = false;
   // An atomic slot migration's importing connection (CLUSTER SYNCSLOTS
   // ESTABLISH): served for these slots (kNumSlots flags) before they are
   // this node's; its import's name.

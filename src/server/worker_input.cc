@@ -20,6 +20,29 @@
 
 namespace peregrine {
 
+namespace {
+
+// CLIENT REPLY: whether this command's reply is dropped (CLIENT REPLY
+// itself answers as it must), and the mode after a command ran (SKIP's
+// next command is the one after it).
+bool DropsReply(const Client& c, std::span<const std::string_view> args) {
+  if (c.reply_mode != Client::kReplyOff && c.reply_mode != Client::kReplySkip) return false;
+  return !(args.size() >= 2 && EqualsIgnoreCase(args[0], "client") && EqualsIgnoreCase(args[1], "reply"));
+}
+void AdvanceReplyMode(Client& c) {
+  if (c.reply_mode == Client::kReplySkip)
+    c.reply_mode = Client::kReplyOn;
+  else if (c.reply_mode == Client::kReplySkipNext)
+    c.reply_mode = Client::kReplySkip;
+}
+// Where the replies CLIENT REPLY drops are written (emptied before each).
+OutputBuffer& DroppedReplies() {
+  thread_local OutputBuffer sink;
+  return sink;
+}
+
+}  // namespace
+
 using namespace worker_internal;
 
 
@@ -60,11 +83,19 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
           break;
         }
         uint64_t t = CycleClock::Now();
+        const bool quiet = c.reply_mode != Client::kReplyOn && DropsReply(c, args);
+        c.quiet = quiet;
         if (nworkers_ == 1) {
           ExecuteCommand(c, args, cmd, nullptr, t);
         } else if (Dispatch(c, args, cmd, nullptr, shard, &t) == Route::kPause) {
+          c.quiet = false;
           paused = true;
           break;
+        }
+        c.quiet = false;
+        if (c.reply_mode != Client::kReplyOn) [[unlikely]] {
+          if (quiet && c.blocked != nullptr) c.blocked->quiet = true;
+          AdvanceReplyMode(c);
         }
         if (c.closed) {
           busy_client_ = nullptr;
@@ -132,11 +163,19 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
           paused = true;
           break;
         }
+        const bool quiet = c.reply_mode != Client::kReplyOn && DropsReply(c, args);
+        c.quiet = quiet;
         if (nworkers_ == 1) {
           now_tsc = ExecuteCommand(c, args, b.cmd, hint, now_tsc);
         } else if (Dispatch(c, args, b.cmd, hint, b.shard, &now_tsc) == Route::kPause) {
+          c.quiet = false;
           paused = true;
           break;
+        }
+        c.quiet = false;
+        if (c.reply_mode != Client::kReplyOn) [[unlikely]] {
+          if (quiet && c.blocked != nullptr) c.blocked->quiet = true;
+          AdvanceReplyMode(c);
         }
         if (c.closed) {
           busy_client_ = nullptr;
@@ -307,6 +346,17 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
       return Route::kDone;
     }
     cluster_open = v == ClusterRoute::Verdict::kOpen;
+  }
+  // A command whose reply CLIENT REPLY drops runs here, at once, holding
+  // every shard: its reply is then the one written now (into the sink).
+  if (c.quiet) [[unlikely]] {
+    if (waiting || (c.stream_hold != 0 && relay_.HoldOutput(c))) return Route::kPause;
+    shard_set_.clear();
+    for (uint32_t s = 0; s < nworkers_; s++) shard_set_.push_back(s);
+    *now_tsc = ExecuteHolding(c, args, cmd, hint, *now_tsc);
+    if (TakeScriptRerun()) [[unlikely]]
+      *now_tsc = RerunHoldingAll(c, args, cmd, *now_tsc);
+    return Route::kDone;
   }
   // Where it runs: errors and keyless commands here; a command whose keys
   // all live on one shard on that shard's worker; otherwise here, holding
@@ -479,7 +529,12 @@ uint64_t Worker::ExecuteHolding(Client& c, std::span<const std::string_view> arg
 
 uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                                 const CompactKey::Probe* hint, uint64_t start, Shard* shard) {
-  ReplyWriter reply(&c.out, c.resp, this);
+  OutputBuffer* out = &c.out;
+  if (c.quiet) [[unlikely]] {  // (CLIENT REPLY OFF or SKIP)
+    out = &DroppedReplies();
+    out->Clear();
+  }
+  ReplyWriter reply(out, c.resp, this);
   // Unknown commands and containers (CONFIG GET ...) off the hot path.
   if (__builtin_expect(cmd == nullptr || !cmd->subcommands.empty(), 0)) {
     std::string error;
