@@ -88,6 +88,16 @@ def test_a_skipped_blocked_command_sends_nothing_when_served(pair):
             c.close()
 
 
+def test_reset_turns_replies_back_on_but_a_skip_drops_its_own(pair):
+    ours, ref = pair
+    for commands, want in (([("CLIENT", "REPLY", "OFF"), ("SET", "a", 1), ("RESET",), ("GET", "a")],
+                            b"+RESET\r\n$1\r\n1\r\n$3\r\nend\r\n"),
+                           ([("CLIENT", "REPLY", "SKIP"), ("RESET",), ("GET", "a")], b"$1\r\n1\r\n$3\r\nend\r\n")):
+        got = exchange(ours, commands)
+        assert got == exchange(ref, commands)
+        assert got == want
+
+
 def test_errors(pair):
     ours, ref = pair
     commands = [("CLIENT", "REPLY"), ("CLIENT", "REPLY", "ON", "x")]

@@ -156,6 +156,10 @@ void ResetCommand(CommandContext& ctx) {
   ctx.client.db = 0;
   ctx.client.resp = 2;
   ctx.client.name.clear();
+  // (As Redis's clearClientConnectionState: ASKING, READONLY, CLIENT REPLY
+  // OFF go; a SKIP of this very reply stays, and drops +RESET.)
+  ctx.client.asking = ctx.client.cluster_readonly = false;
+  if (ctx.client.reply_mode != Client::kReplySkip) ctx.client.reply_mode = Client::kReplyOn;
   ctx.worker.SetDefaultAuth(ctx.client);
   ctx.reply.set_resp(2);
   ctx.reply.SimpleString("RESET");

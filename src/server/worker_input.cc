@@ -27,6 +27,8 @@ namespace {
 // next command is the one after it).
 bool DropsReply(const Client& c, std::span<const std::string_view> args) {
   if (c.reply_mode != Client::kReplyOff && c.reply_mode != Client::kReplySkip) return false;
+  // (RESET turns OFF off before it answers.)
+  if (c.reply_mode == Client::kReplyOff && args.size() == 1 && EqualsIgnoreCase(args[0], "reset")) return false;
   return !(args.size() >= 2 && EqualsIgnoreCase(args[0], "client") && EqualsIgnoreCase(args[1], "reply"));
 }
 void AdvanceReplyMode(Client& c) {
