@@ -44,6 +44,20 @@ def test_info_section_headers_are_redis_own_in_redis_order(rc, reference):
     assert [h for h in theirs if h in ours] == ours
 
 
+@pytest.mark.parametrize("command", ["XINFO", "XGROUP", "SLOWLOG"])
+def test_container_help_is_redis_text(rc, reference, command):
+    # Redis's addReplyHelp: the header naming the command, the lines, then
+    # HELP (its last line: 7.2's "Print this help.", 7.0's "Prints").
+    ours = rc.execute_command(command, "HELP")
+    with Conn(reference) as conn:
+        conn.send(encode(command, "HELP"))
+        theirs = conn.read_reply()
+    theirs_lines = re.findall(rb"\+([^\r]*)\r\n", theirs)
+    assert ours[:-1] == theirs_lines[:-1]
+    assert ours[0] == command.encode() + b" <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    assert ours[-2] == b"HELP" and ours[-1] in ((b"    Prints this help.",) if IS_REDIS else (b"    Print this help.",))
+
+
 def test_info_fields(server, rc):
     d = info_dict(rc.execute_command("INFO"))
     assert re.match(r"^\d+\.\d+\.\d+", d["redis_version"])

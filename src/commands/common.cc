@@ -183,4 +183,12 @@ void FlushAllShards(CommandContext& ctx, bool async) {
   }
 }
 
+void ReplyContainerHelp(CommandContext& ctx, std::string_view command, const std::vector<std::string_view>& lines) {
+  ctx.reply.ArrayHeader(lines.size() + 1 + 2);
+  ctx.reply.SimpleString(std::string(command) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+  for (std::string_view l : lines) ctx.reply.SimpleString(l);
+  ctx.reply.SimpleString("HELP");
+  ctx.reply.SimpleString("    Print this help.");
+}
+
 }  // namespace peregrine

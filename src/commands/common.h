@@ -190,6 +190,11 @@ inline void ReplyDone(CommandContext& ctx, bool nx) {
 void FlushDb(Db& db, bool async);
 void FlushAllShards(CommandContext& ctx, bool async);
 
+// A container's HELP reply, as Redis 7.2's addReplyHelp: "<COMMAND>
+// <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", the lines,
+// then "HELP" and "    Print this help.".
+void ReplyContainerHelp(CommandContext& ctx, std::string_view command, const std::vector<std::string_view>& lines);
+
 // A HELP subcommand's reply: its lines as simple strings.
 inline void ReplyHelp(CommandContext& ctx, const std::vector<std::string_view>& lines) {
   ctx.reply.ArrayHeader(lines.size());

@@ -470,17 +470,8 @@ void ClientUnblockCommand(CommandContext& ctx) {
   ctx.reply.Integer(w != nullptr && ctx.worker.Unblock(std::move(w), error) ? 1 : 0);
 }
 
-void HelpReply(CommandContext& ctx, std::string_view command, const std::vector<std::string_view>& lines) {
-  ctx.reply.ArrayHeader(lines.size() + 1 + 2);
-  ctx.reply.SimpleString(std::string(command) +
-                         " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
-  for (std::string_view l : lines) ctx.reply.SimpleString(l);
-  ctx.reply.SimpleString("HELP");
-  ctx.reply.SimpleString("    Prints this help.");
-}
-
 void ClientHelpCommand(CommandContext& ctx) {
-  HelpReply(ctx, "CLIENT",
+  ReplyContainerHelp(ctx, "CLIENT",
             {"GETNAME", "    Return the name of the current connection.", "ID",
              "    Return the ID of the current connection.", "INFO",
              "    Return information about the current client connection.",

@@ -42,18 +42,16 @@ void SlowlogResetCommand(CommandContext& ctx) {
 }
 
 void SlowlogHelpCommand(CommandContext& ctx) {
-  ReplyHelp(ctx, {"SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-                  "GET [<count>]",
-                  "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
-                  "    Entries are made of:",
-                  "    id, timestamp, time in microseconds, arguments array, client IP and port,",
-                  "    client name",
-                  "LEN",
-                  "    Return the length of the slowlog.",
-                  "RESET",
-                  "    Reset the slowlog.",
-                  "HELP",
-                  "    Print this help."});
+  ReplyContainerHelp(ctx, "SLOWLOG",
+                     {"GET [<count>]",
+                      "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+                      "    Entries are made of:",
+                      "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+                      "    client name",
+                      "LEN",
+                      "    Return the length of the slowlog.",
+                      "RESET",
+                      "    Reset the slowlog."});
 }
 
 }  // namespace

@@ -180,7 +180,7 @@ void XgroupDelconsumerCommand(CommandContext& ctx) {
 }
 
 void XgroupHelpCommand(CommandContext& ctx) {
-  ReplyHelp(ctx, {
+  ReplyContainerHelp(ctx, "XGROUP", {
                      "CREATE <key> <groupname> <id|$> [option]",
                      "    Create a new consumer group. Options are:",
                      "    * MKSTREAM",

@@ -208,7 +208,7 @@ void XinfoConsumersCommand(CommandContext& ctx) {
 }
 
 void XinfoHelpCommand(CommandContext& ctx) {
-  ReplyHelp(ctx, {
+  ReplyContainerHelp(ctx, "XINFO", {
                      "CONSUMERS <key> <groupname>",
                      "    Show consumers of <groupname>.",
                      "GROUPS <key>",
