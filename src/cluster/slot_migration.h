@@ -174,6 +174,11 @@ class SlotMigrations {
   // Sets or clears the bits of `slots` (those of shard `shard` only, if given).
   void MarkBits(SlotBits& bits, const std::vector<bool>& slots, bool on, size_t shard = kAllShards);
   void MarkExporting(const std::vector<bool>& slots, bool on) { MarkBits(exporting_, slots, on); }
+  // These slots no longer move from here: neither exporting nor frozen.
+  void EndExport(const std::vector<bool>& slots) {
+    MarkExporting(slots, false);
+    MarkBits(frozen_, slots, false);
+  }
   // Reaps finished jobs' threads, keeps the last kLogMax entries.
   void Trim();
   static constexpr size_t kLogMax = 1000;

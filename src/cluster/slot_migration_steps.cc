@@ -140,8 +140,7 @@ bool SlotMigrations::Step(size_t shard, bool drained) {
       if (job->state.load() == State::kSuccess) {
         for (const auto& p : job->parts) AddCleanup(p->shard, job->slots, /*exported=*/true);
       } else {
-        MarkExporting(job->slots, false);
-        MarkBits(frozen_, job->slots, false);
+        EndExport(job->slots);
       }
       active_.fetch_sub(1, std::memory_order_acq_rel);
     }
@@ -201,10 +200,7 @@ bool SlotMigrations::StepCleanups(size_t shard, Db& db, int64_t now_ms) {
     // A replica's keys are its primary's (a source that gave its last slot
     // away follows the target): nothing of them is removed here.
     for (auto it = cleanups_.begin(); it != cleanups_.end();) {
-      if (it->exported) {
-        MarkExporting(it->slots, false);
-        MarkBits(frozen_, it->slots, false);
-      }
+      if (it->exported) EndExport(it->slots);
       it = cleanups_.erase(it);
       active_.fetch_sub(1, std::memory_order_acq_rel);
     }
@@ -239,12 +235,9 @@ bool SlotMigrations::StepCleanups(size_t shard, Db& db, int64_t now_ms) {
       ++it;
       continue;
     }
-    if (it->exported) {
-      // (This shard's worker: no write of these slots is between its
-      // route check and this, and the routes give them to the target.)
-      MarkExporting(it->slots, false);
-      MarkBits(frozen_, it->slots, false);
-    }
+    // (This shard's worker: no write of these slots is between its route
+    // check and this, and the routes give them to the target.)
+    if (it->exported) EndExport(it->slots);
     it = cleanups_.erase(it);
     active_.fetch_sub(1, std::memory_order_acq_rel);
   }

@@ -118,15 +118,7 @@ void ValueDigest(Digest& d, const Value& v, int64_t expire_ms) {
   if (expire_ms != Db::kNoExpire) XorDigest(d, std::string_view("!!expire!!"));
 }
 
-void ReplyDigest(CommandContext& ctx, const Digest& d) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char b : d) {
-    hex += kHex[b >> 4];
-    hex += kHex[b & 15];
-  }
-  ctx.reply.SimpleString(hex);
-}
+void ReplyDigest(CommandContext& ctx, const Digest& d) { ctx.reply.SimpleString(HexOf(d.data(), d.size())); }
 
 }  // namespace
 

@@ -200,6 +200,16 @@ std::optional<uint64_t> ParseMemorySize(std::string_view s) {
   return v * mul;
 }
 
+std::string HexOf(const unsigned char* data, size_t n) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(n * 2, '0');
+  for (size_t i = 0; i < n; i++) {
+    out[i * 2] = kHex[data[i] >> 4];
+    out[i * 2 + 1] = kHex[data[i] & 15];
+  }
+  return out;
+}
+
 std::string RandomHex(size_t n) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::random_device rd;

@@ -49,5 +49,7 @@ std::optional<uint64_t> ParseMemorySize(std::string_view s);
 // `n` random lowercase hex digits, seeded from std::random_device (run ids,
 // replication ids, slot migrations' names).
 std::string RandomHex(size_t n);
+// `n` bytes as 2n lowercase hex digits (a digest's usual form).
+std::string HexOf(const unsigned char* data, size_t n);
 
 }  // namespace peregrine

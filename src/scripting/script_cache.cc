@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "core/numbers.h"
 #include "protocol/parser.h"
 
 namespace peregrine {
@@ -14,13 +15,7 @@ std::string Sha1Hex(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(data.data(), data.size(), digest, &len, EVP_sha1(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(40, '0');
-  for (unsigned int i = 0; i < len && i < 20; i++) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 15];
-  }
-  return out;
+  return HexOf(digest, len);
 }
 
 

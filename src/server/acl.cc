@@ -10,6 +10,7 @@
 #include <cctype>
 
 #include "core/glob.h"
+#include "core/numbers.h"
 #include "net/socket.h"
 #include "protocol/parser.h"
 #include "server/command.h"
@@ -93,13 +94,7 @@ std::string AclHashPassword(std::string_view password) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(password.data(), password.size(), digest, &len, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(len * 2, '0');
-  for (unsigned i = 0; i < len; i++) {
-    out[i * 2] = kHex[digest[i] >> 4];
-    out[i * 2 + 1] = kHex[digest[i] & 15];
-  }
-  return out;
+  return HexOf(digest, len);
 }
 
 Acl::Acl(const CommandTable& commands) : commands_(commands) {
