@@ -271,6 +271,26 @@ def info_dict(text):
     return d
 
 
+def pump(src, dst):
+    """One direction of a TCP relay (run on a thread of its own): what `src`
+    receives goes to `dst` until either side ends; then both are shut and
+    closed, so that the other direction ends too."""
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    for s in (src, dst):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        s.close()
+
+
 def crc16(data: bytes) -> int:
     """CRC16/XMODEM, as Redis Cluster's keyHashSlot (hash tags are the caller's business)."""
     crc = 0

@@ -18,7 +18,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from conftest import IS_REDIS, TEST_SERVER, ServerProcess
-from helpers import wait_for
+from helpers import pump, wait_for
 from test_cluster import (NODE_TIMEOUT, Node, cluster_check, cluster_info, converged, create_cluster, key_slot,
                           myself_line, nodes_lines, owner_of, port_pair, roles, start_nodes, stop_nodes, tag_for, view,
                           wait_replicas_linked, wait_state)
@@ -398,23 +398,7 @@ class Relay:
                 return
             self.socks += [a, b]
             for x, y in ((a, b), (b, a)):
-                threading.Thread(target=self._pump, args=(x, y), daemon=True).start()
-
-    @staticmethod
-    def _pump(src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                dst.sendall(data)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+                threading.Thread(target=pump, args=(x, y), daemon=True).start()
 
     def close(self):
         self.lsock.close()

@@ -12,7 +12,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from conftest import IS_REDIS, TEST_SERVER, ServerProcess
-from helpers import wait_for
+from helpers import pump, wait_for
 from test_replication import snapshot, wait_caught_up, write_every_type
 
 ZEROS = "0" * 40
@@ -501,23 +501,7 @@ class CuttingProxy:
             with self.lock:
                 self.conns.append((a, b))
             for x, y in ((a, b), (b, a)):
-                threading.Thread(target=self._pump, args=(x, y), daemon=True).start()
-
-    @staticmethod
-    def _pump(src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                dst.sendall(data)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.close()
-            except OSError:
-                pass
+                threading.Thread(target=pump, args=(x, y), daemon=True).start()
 
     def _cut(self):
         import socket
