@@ -141,8 +141,9 @@ bench-smoke: build pydeps
 # a time, unlike integration-test: with two, sanitized servers side by side
 # are slow enough that timing-bound tests failed now and then (4 ASan runs,
 # 2 failures: test_keys' lazy free within its wait, and test_replication's
-# stream-order test once, a real race in the cross-shard stream order noted
-# for issue #38 that the busier timing exposes).
+# stream-order test once, a real race that the busier timing exposed: a
+# blocked pop served on another worker while its batch was on its way back
+# answered before its notice, which waits for the stream; fixed).
 ASAN_BUILD := build/asan
 TSAN_BUILD := build/tsan
 

@@ -68,6 +68,13 @@ struct BlockedClient {
   // Served on its own worker while the replication stream had yet to take
   // what the serving command ran: the client's stream_hold (BatchRelay).
   uint64_t stream_hold = 0;
+  // Its outcome reaches its worker by mail (kWoken), which may wait for the
+  // replication stream (BatchRelay::SendAfter): written before kDone.
+  bool by_mail = false;
+  // That mail came (only the client's worker touches it): until then a
+  // wait found kDone by BlockClient is not finished, lest its reply leave
+  // before what it shows is in the stream.
+  bool noticed = false;
 
   // The command's arguments (views into arg_bytes).
   std::vector<std::string_view> Args() const;

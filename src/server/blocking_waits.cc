@@ -141,6 +141,7 @@ void BlockingWaits::Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_m
     // all. Another client may take the item meanwhile; then it blocks again.
     w->rerun = true;
   }
+  w->by_mail = w->home != worker_.index();
   w->state.store(BlockedClient::kDone, std::memory_order_release);
   // What it was served (a list's item) may come from a write the
   // replication stream does not have yet: the client hears of it after.
@@ -180,8 +181,12 @@ void BlockingWaits::BlockClient(Client& c, std::shared_ptr<BlockedClient> w) {
   blocked_clients_++;
   if (c.blocked->deadline_ms > 0) block_timers_.emplace(c.blocked->deadline_ms, c.id);
   // Served before its worker knew it was blocked (the outcome's notice came
-  // first, or the wait was served on this thread): delivered now.
-  if (c.blocked->state.load(std::memory_order_acquire) == BlockedClient::kDone) FinishBlocked(c);
+  // first, or the wait was served on this thread): delivered now. Served
+  // elsewhere with the notice still on its way: when it comes (OnWoken), as
+  // it may wait for the replication stream to take what served the wait.
+  if (c.blocked->state.load(std::memory_order_acquire) == BlockedClient::kDone &&
+      (!c.blocked->by_mail || c.blocked->noticed))
+    FinishBlocked(c);
 }
 
 void BlockingWaits::Unblocked(Client& c, const BlockedClient& w) {
@@ -190,6 +195,7 @@ void BlockingWaits::Unblocked(Client& c, const BlockedClient& w) {
 }
 
 void BlockingWaits::OnWoken(const std::shared_ptr<BlockedClient>& w) {
+  w->noticed = true;
   auto it = worker_.clients().find(w->client_id);
   if (it == worker_.clients().end() || it->second->closed) return;  // gone: the outcome goes with it
   Client& c = *it->second;
@@ -241,6 +247,7 @@ bool BlockingWaits::Unblock(std::shared_ptr<BlockedClient> w, bool error) {
     reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
   else
     reply.NullArray();
+  w->by_mail = w->home != worker_.index();
   w->state.store(BlockedClient::kDone, std::memory_order_release);
   NotifyWoken(std::move(w));
   return true;
