@@ -87,20 +87,38 @@ inline Db::Entry* LookupWrite(CommandContext& ctx, std::string_view key, bool to
                             : ctx.DbOf(key).Find(CompactKey::MakeProbe(key), ctx.now_ms, touch);
 }
 
-// Adds a key a lookup found missing to `db`.
+// Keyspace notifications (server/notify.h): the command did `event` to
+// `key` of the client's database (of database `db`), an event of class
+// `type` (notify::kString ...). Redis's notifyKeyspaceEvent, called where
+// Redis calls it, in its order. One test while the class is off.
+inline void Notify(CommandContext& ctx, uint32_t type, std::string_view event, std::string_view key) {
+  if (ctx.server.notifier().active() & type) [[unlikely]]
+    ctx.worker.events().Add(type, ctx.client.db, event, key);
+}
+inline void Notify(CommandContext& ctx, uint32_t type, std::string_view event, std::string_view key, int db) {
+  if (ctx.server.notifier().active() & type) [[unlikely]]
+    ctx.worker.events().Add(type, db, event, key);
+}
+
+// Adds a key a lookup found missing to `db` (the `new` event, as Redis's
+// dbAdd, before the command's own).
 inline Db::Entry* InsertKey(CommandContext& ctx, Db& db, std::string_view key, Value value,
                             int64_t expire_ms = Db::kNoExpire) {
-  return IsHinted(ctx, key) ? db.Insert(*ctx.hinted, std::move(value), expire_ms)
-                            : db.Insert(key, std::move(value), expire_ms);
+  Db::Entry* e = IsHinted(ctx, key) ? db.Insert(*ctx.hinted, std::move(value), expire_ms)
+                                    : db.Insert(key, std::move(value), expire_ms);
+  Notify(ctx, notify::kNew, "new", key);
+  return e;
 }
 // Key lookup for a read: as LookupWrite, and counts a keyspace hit or miss.
 // EXISTS, TYPE, TTL and OBJECT pass touch false, as Redis does.
 inline Db::Entry* LookupRead(CommandContext& ctx, std::string_view key, bool touch = true) {
   Db::Entry* e = LookupWrite(ctx, key, touch);
-  if (e != nullptr)
+  if (e != nullptr) {
     ctx.shard.stats().keyspace_hits++;
-  else
+  } else {
     ctx.shard.stats().keyspace_misses++;
+    Notify(ctx, notify::kKeyMiss, "keymiss", key);
+  }
   return e;
 }
 

@@ -391,10 +391,10 @@ void Db::RemoveExpired(const Entry* e) {
   NoteExpired();
 }
 
-void Db::ReportRemoval(const Entry& e) {
+void Db::ReportRemoval(const Entry& e, bool evicted) {
   if (observer_ == nullptr) return;
   const std::string key = e.key_string();
-  observer_->KeyRemoved(*this, key);
+  observer_->KeyRemoved(*this, key, evicted);
 }
 
 void Db::RemoveAt(const Slot& at) {

@@ -62,11 +62,13 @@ class Db : private DbLayout {
     virtual bool active() const = 0;
     virtual void KeyChanged(const Db& db, std::string_view key, int64_t now_ms) = 0;
     // A key the table deleted by itself (expired, on access or by the
-    // active cycle, or evicted), told only with set_report_removals(true)
-    // (the append-only file logs it as a DEL).
-    virtual void KeyRemoved(const Db& db, std::string_view key) = 0;
-    // Fields of the hash at `key` removed by field expiry (the same).
-    virtual void FieldsRemoved(const Db& db, std::string_view key, std::span<const std::string> fields) = 0;
+    // active cycle, or `evicted`), told only with set_report_removals(true)
+    // (the append-only file logs it as a DEL; keyspace events).
+    virtual void KeyRemoved(const Db& db, std::string_view key, bool evicted) = 0;
+    // Fields of the hash at `key` removed by field expiry (the same);
+    // `key_gone`: they were its last, the hash went with them.
+    virtual void FieldsRemoved(const Db& db, std::string_view key, std::span<const std::string> fields,
+                               bool key_gone) = 0;
 
    protected:
     ~KeyObserver() = default;
@@ -341,7 +343,7 @@ class Db : private DbLayout {
   void EvictAt(const Slot& at);
   [[gnu::noinline]] void RemoveExpired(const Entry* e);
   // Tells the observer of a key the table deletes by itself.
-  void ReportRemoval(const Entry& e);
+  void ReportRemoval(const Entry& e, bool evicted = false);
   void FreeAll();
   void InitEmpty();
   [[gnu::noinline]] Entry* ExpireFieldsNow(Entry* e, std::string_view key, int64_t now_ms);

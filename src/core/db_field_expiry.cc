@@ -56,7 +56,7 @@ Db::Entry* Db::ExpireFieldsNow(Entry* e, std::string_view key, int64_t now_ms) {
   std::vector<std::string> names;
   const size_t gone = h.ExpireFields(now_ms, report_removals_ && observer_ != nullptr ? &names : nullptr);
   if (!names.empty()) [[unlikely]]
-    observer_->FieldsRemoved(*this, key, names);
+    observer_->FieldsRemoved(*this, key, names, h.size() == 0);
   expired_fields_ += gone;
   if (gone > 0) NoteExpired();
   if (h.size() == 0) {

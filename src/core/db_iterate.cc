@@ -188,7 +188,7 @@ bool Db::EvictSoonestExpiring(size_t samples, std::mt19937_64& rng) {
 void Db::EvictAt(const Slot& at) {
   evicted_keys_++;
   if (report_removals_) [[unlikely]]
-    ReportRemoval(*at.entry);
+    ReportRemoval(*at.entry, /*evicted=*/true);
   if (observer_ == nullptr || !observer_->active()) [[likely]] {
     RemoveAt(at);
     return;

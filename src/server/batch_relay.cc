@@ -518,7 +518,8 @@ bool BatchRelay::HoldOutput(Client& c) {
 }
 
 void BatchRelay::SendAfter(uint64_t upto, uint32_t to, Mail* m) {
-  if (upto == 0 || StreamOut(upto)) {
+  // (Behind what waits already: mail to a worker keeps its order.)
+  if (held_.empty() && (upto == 0 || StreamOut(upto))) {
     worker_.router_.Send(to, m);
     return;
   }

@@ -22,6 +22,7 @@
 namespace peregrine {
 
 class Db;
+class KeyspaceEvents;
 class LuaEngine;
 class PubSubRegistry;
 class ReplyWriter;
@@ -95,6 +96,9 @@ class CommandHost {
 
   // --- Pub/Sub ---
   virtual PubSubRegistry& pubsub() = 0;
+  // Keyspace events of the running thread, delivered once the command has
+  // replied (Notify, commands/common.h).
+  virtual KeyspaceEvents& events() = 0;
   // Delivers a message to this worker's subscribers of `channel` (and of the
   // patterns matching it), or with `shard` of the shard channel (SPUBLISH);
   // returns how many deliveries. Called on this worker's thread

@@ -17,6 +17,7 @@
 #include "core/numbers.h"
 #include "protocol/parser.h"
 #include "server/config_options.h"
+#include "server/notify.h"
 
 namespace peregrine {
 
@@ -292,6 +293,14 @@ const std::vector<Option>& config_options::Options() {
     o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, INT_MAX, kMutable));
     o.push_back(IntOption("slowlog-log-slower-than", &Config::slowlog_log_slower_than, -1, LLONG_MAX, kMutable));
     o.push_back(IntOption("slowlog-max-len", &Config::slowlog_max_len, 0, LONG_MAX, kMutable));
+    o.push_back(Option{"notify-keyspace-events", kMutable, 1, 1,
+                       [](const Config& c) { return notify::FormatFlags(c.notify_keyspace_events); },
+                       [](Config& c, Args a) -> std::string {
+                         std::optional<uint32_t> flags = notify::ParseFlags(a[0]);
+                         if (!flags) return "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+                         c.notify_keyspace_events = *flags;
+                         return "";
+                       }});
     for (std::string_view name : {"busy-reply-threshold", "lua-time-limit"})
       o.push_back(IntOption(name, &Config::busy_reply_threshold, 0, LLONG_MAX, kMutable));
     o.push_back(MemoryOption("lua-maxmemory", &Config::lua_maxmemory, 0, LLONG_MAX, kMutable));

@@ -133,6 +133,8 @@ struct Config {
   // (negative: none), and how many entries are kept.
   int64_t slowlog_log_slower_than = 10000;
   int64_t slowlog_max_len = 128;
+  // notify-keyspace-events: Redis's NOTIFY_* flags (server/notify.h); 0 = off.
+  uint32_t notify_keyspace_events = 0;
   // enable-debug-command: whether DEBUG may run (Redis 7's protected
   // command): never (Redis's default), always, or from a local connection
   // only (a Unix socket, 127.0.0.1 or ::1). Set at start-up only.

@@ -82,6 +82,10 @@ class PubSubRegistry {
   // other workers to see whether a PUBLISH must reach this one: written by
   // the owner's thread, read by any.
   uint64_t subscriptions() const { return subscriptions_.load(std::memory_order_acquire); }
+  // Where the count of every worker's subscriptions is kept too
+  // (KeyspaceNotifier: an event nobody can hear is dropped where it
+  // happens).
+  void set_total(std::atomic<int64_t>* total) { total_ = total; }
 
  private:
   using Subscribers = std::vector<Client*>;  // in subscription order
@@ -99,12 +103,16 @@ class PubSubRegistry {
   bool Join(Client& c, Mine ClientSubscriptions::*mine, Map& registry, std::string_view name, Extra... extra);
   template <typename Map, typename Mine>
   bool Leave(Client& c, Mine& mine, Map& registry, std::string_view name);
-  void Count(int64_t delta) { subscriptions_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_release); }
+  void Count(int64_t delta) {
+    subscriptions_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_release);
+    if (total_ != nullptr) total_->fetch_add(delta, std::memory_order_relaxed);
+  }
 
   std::unordered_map<std::string, Subscribers, ViewHash, std::equal_to<>> channels_;
   std::map<std::string, Subscribers, std::less<>> patterns_;
   std::unordered_map<std::string, Subscribers, ViewHash, std::equal_to<>> shard_channels_;
   std::atomic<uint64_t> subscriptions_{0};
+  std::atomic<int64_t>* total_ = nullptr;  // every worker's (set_total)
   // ForEachReceiver's list, kept between calls for its capacity.
   mutable std::vector<std::pair<Client*, std::string>> receivers_;
 };

@@ -414,6 +414,10 @@ void Server::ApplyRuntimeConfig() {
   // Every shard is held: which shards the (maybe new) policy can evict from
   // is known now, not only at the workers' next cron tick.
   for (auto& w : workers_) w->PublishEvictable();
+  // notify-keyspace-events: keys the databases remove by themselves tell
+  // of it only while some class is on.
+  notifier_.Configure(config_.notify_keyspace_events);
+  for (size_t i = 0; i < num_shards(); i++) shard(i).SetNotifyRemovals(notifier_.active() != 0);
   config_epoch_.fetch_add(1, std::memory_order_acq_rel);
 }
 

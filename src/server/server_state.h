@@ -28,6 +28,7 @@
 #include "server/aof.h"
 #include "server/bgsave.h"
 #include "server/client_pause.h"
+#include "server/notify.h"
 #include "server/slowlog.h"
 #include "server/cluster_view.h"
 #include "server/command.h"
@@ -283,6 +284,8 @@ class ServerState {
   // worker looks at its held clients again (an unpause).
   ClientPause& client_pause() { return client_pause_; }
   SlowLog& slowlog() { return slowlog_; }
+  // Keyspace notifications (notify.h): what is on, who listens.
+  KeyspaceNotifier& notifier() { return notifier_; }
   virtual void WakeWorkers() = 0;
   // SHUTDOWN waiting for lagging replicas (shutdown-timeout): whether one
   // is, and what its end does (kShutdownSave: save first; kShutdownForce:
@@ -332,6 +335,7 @@ class ServerState {
   std::atomic<bool> active_expire_{true};
   ClientPause client_pause_;
   SlowLog slowlog_;
+  KeyspaceNotifier notifier_;
   ScriptCache scripts_;
   FunctionRegistry functions_;
   PersistenceState persistence_;

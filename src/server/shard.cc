@@ -2,6 +2,7 @@
 #include "server/shard.h"
 
 #include "core/lazy_free.h"
+#include "server/notify.h"
 #include "net/event_loop.h"
 
 namespace peregrine {
@@ -113,6 +114,35 @@ bool Shard::EvictOne(MaxmemoryPolicy policy, int samples) {
     }
   }
   return false;
+}
+
+}  // namespace peregrine
+
+namespace peregrine {
+
+void Shard::WatchObserver::KeyRemoved(const Db&, std::string_view key, bool evicted) {
+  if (log) aof_->Add(db_, {"DEL", key});
+  if (notify) [[unlikely]]
+    if (KeyspaceEvents* ev = KeyspaceEvents::Current(); ev != nullptr) {
+      if (evicted)
+        ev->Add(notify::kEvicted, db_, "evicted", key);
+      else
+        ev->Add(notify::kExpired, db_, "expired", key);
+    }
+}
+
+void Shard::WatchObserver::FieldsRemoved(const Db&, std::string_view key, std::span<const std::string> fields,
+                                         bool key_gone) {
+  if (log) {
+    std::vector<std::string_view> args = {"HDEL", key};
+    args.insert(args.end(), fields.begin(), fields.end());
+    aof_->Add(db_, args);
+  }
+  if (notify) [[unlikely]]
+    if (KeyspaceEvents* ev = KeyspaceEvents::Current(); ev != nullptr) {
+      ev->Add(notify::kHash, db_, "hexpired", key);
+      if (key_gone) ev->Add(notify::kGeneric, db_, "del", key);
+    }
 }
 
 }  // namespace peregrine

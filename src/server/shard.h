@@ -133,7 +133,18 @@ class Shard {
   // Whether keys the databases delete by themselves (expiry, eviction) are
   // logged as DEL (the append-only file is on). Holding the shard.
   void SetLogRemovals(bool on) {
-    for (auto& db : dbs_) db->set_report_removals(on);
+    for (size_t i = 0; i < dbs_.size(); i++) {
+      observers_[i]->log = on;
+      dbs_[i]->set_report_removals(on || observers_[i]->notify);
+    }
+  }
+  // Whether they make keyspace events (notify-keyspace-events has x, e or
+  // h). Holding the shard.
+  void SetNotifyRemovals(bool on) {
+    for (size_t i = 0; i < dbs_.size(); i++) {
+      observers_[i]->notify = on;
+      dbs_[i]->set_report_removals(on || observers_[i]->log);
+    }
   }
   // A replica's shard: keys past their deadline are hidden, not deleted
   // (Db::set_hide_expired). Holding the shard.
@@ -165,6 +176,8 @@ class Shard {
   // Tells the watch table of keys a database changes by itself (eviction,
   // field expiry), and logs the keys it deletes by itself for the
   // append-only file (as Redis propagates an expired or evicted key's DEL).
+  // Tells the keyspace events of those keys (expired, evicted, hexpired)
+  // when notifications of those classes are on.
   class WatchObserver final : public Db::KeyObserver {
    public:
     WatchObserver(WatchTable* t, AofChunk* aof, int db) : table_(t), aof_(aof), db_(db) {}
@@ -172,12 +185,9 @@ class Shard {
     void KeyChanged(const Db& d, std::string_view key, int64_t now_ms) override {
       table_->Touch(db_, key, d, now_ms);
     }
-    void KeyRemoved(const Db&, std::string_view key) override { aof_->Add(db_, {"DEL", key}); }
-    void FieldsRemoved(const Db&, std::string_view key, std::span<const std::string> fields) override {
-      std::vector<std::string_view> args = {"HDEL", key};
-      args.insert(args.end(), fields.begin(), fields.end());
-      aof_->Add(db_, args);
-    }
+    void KeyRemoved(const Db&, std::string_view key, bool evicted) override;
+    void FieldsRemoved(const Db&, std::string_view key, std::span<const std::string> fields, bool key_gone) override;
+    bool log = false, notify = false;  // what reports removals (Db::set_report_removals)
 
    private:
     WatchTable* table_;

@@ -68,6 +68,7 @@ Worker::Worker(Server& server, uint32_t index)
       nworkers_(static_cast<uint32_t>(server.config().threads)),
       shard_(static_cast<int>(index), server.config().databases),
       proxy_(this, 0, -1),
+      events_(server.notifier()),
       aof_log_(server, shard_, *this),
       waits_(*this, server),
       router_(*this, server, index, nworkers_),
@@ -77,6 +78,7 @@ Worker::Worker(Server& server, uint32_t index)
       cluster_(server),
       command_stats_(server.commands().num_ids()) {
   shard_.watches().set_counter(&server.watched_keys());
+  pubsub_.set_total(&server.notifier().subscriptions());
 }
 
 Worker::~Worker() {
@@ -119,6 +121,8 @@ bool Worker::Init() {
       // PUBLISH (SPUBLISH) on other nodes: to this worker's subscribers.
       for (const auto& m : cl->inbox().Take(index_)) Publish(m->channel, m->message, true, m->shard);
     }
+    if (!events_.empty()) [[unlikely]]
+      DeliverEvents();  // (the cron's expiries and evictions, a replica's stream)
     io_.FlushPending();
     to_free_.clear();
     if (expire_pressure_) {
@@ -198,6 +202,7 @@ bool Worker::Init() {
 }
 
 void Worker::Run() {
+  events_.MakeCurrent();
   ApplyConfigIfChanged();
   loop_.Run();
   // Stopped during the start-up load (SHUTDOWN, a signal): the other

@@ -74,9 +74,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   CommandStats& command_stats(const CommandSpec& cmd) { return command_stats_[cmd.id]; }
   const std::vector<CommandStats>& all_command_stats() const { return command_stats_; }
   const std::map<uint64_t, std::unique_ptr<Client>>& clients() const { return clients_; }
-  // CLIENT KILL of a client of this worker: the client running the command
-  // is closed once its reply is written; any other client at once. By a
-  // command elsewhere holding this shard: closed when the shard comes back.
+  // CLIENT KILL of a client of this worker: the client running the command is closed once its
+  // reply is written; any other at once. By a command holding this shard: when the shard is back.
   void CloseClient(Client& c);
   void RequestKill(uint64_t client_id) override { kill_requests_.push_back(client_id); }
   void ResetStats();  // CONFIG RESETSTAT, its shard held
@@ -86,9 +85,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   uint64_t published_client_bytes() const { return published_client_bytes_.load(std::memory_order_relaxed); }
   // Connections on this worker (the acceptor counts them): placement, maxclients.
   std::atomic<int64_t>& connections() { return connections_; }
-  // Whether its shard had keys the policy may evict, at its last command or tick (any thread).
+  // Whether its shard had keys the policy may evict, at its last command or tick (any thread);
+  // PublishEvictable recomputes it (this worker's thread, or a command holding its shard).
   bool evictable() const { return evictable_.load(std::memory_order_relaxed); }
-  // Recomputes it (this worker's thread, or a command holding its shard).
   void PublishEvictable();
 
   // --- CommandHost (command_context.h says what each does) ---
@@ -112,6 +111,10 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void DiscardTransaction(Client& c) override { txn_.Discard(c); }
   PubSubRegistry& pubsub() override { return pubsub_; }
   const PubSubRegistry& pubsub() const { return pubsub_; }
+  KeyspaceEvents& events() override { return events_; }
+  // The thread's commands' events: to this worker's subscribers, one mail to each other worker's (worker_output.cc).
+  void DeliverEvents();
+  void DeliverEvents(const std::vector<KeyspaceEvent>& events);  // to this worker's subscribers
   size_t Publish(std::string_view channel, std::string_view message, bool own_thread, bool shard) override;
   void DropShardChannels(const std::function<bool(std::string_view, uint64_t)>& gone, bool own_thread) override;
   void SetDefaultAuth(Client& c) const override { access_.SetDefaultAuth(c); }
@@ -127,10 +130,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // Whether the running command holds shards of other workers (a command over several shards).
   bool holding() const { return holding_; }
 
-  // Parts the layers around the worker use: INFO reads the blocking waits'
-  // counts (a replica's stream serves those its writes woke); the Lua engine
-  // checks a script's calls (permissions, cluster slots) and makes the server
-  // busy; the fuzzer lowers the large-argument size (before the worker runs).
+  // Parts the layers around the worker use: INFO reads the blocking waits' counts (a replica's stream
+  // serves those its writes woke); the Lua engine checks a script's calls (permissions, cluster slots)
+  // and makes the server busy; the fuzzer lowers the large-argument size (before the worker runs).
   BlockingWaits& waits() { return waits_; }
   AccessCheck& access() { return access_; }
   ClusterRoute& cluster_route() { return cluster_; }
@@ -163,8 +165,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool HoldsShard(uint32_t s) const;
   // Over maxmemory even after evicting what the policy allows.
   bool OverMaxmemory(Shard& shard) { return !EnforceMaxmemory(shard); }
-  // The script running stopped before it wrote, to run again holding every
-  // shard: it replied nothing and is not counted.
+  // The script running stopped before it wrote, to run again holding every shard: it replied nothing, is not counted.
   void NoteScriptRerun() { script_rerun_ = true; }
   // A command called by a script (redis.call) of the command `caller`:
   // runs it on `shard` (held) as the script's client, replying to `reply`,
@@ -249,11 +250,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void ServeMailBetweenEvents();
   void Handle(uint32_t from, uint64_t word);
   void HandleMail(Mail* m);
-  // Waits (handling messages, sleeping on the Waker) until `done()`. A busy
-  // script's request to answer this worker's clients meanwhile
-  // (ScriptBusy::serve_requested) is met with `serve_parked` (between
-  // commands), else acknowledged unmet (in the middle of one, whose client
-  // must not be read).
+  // Waits (handling messages, sleeping on the Waker) until `done()`. A busy script's request to answer
+  // this worker's clients meanwhile (ScriptBusy::serve_requested) is met with `serve_parked` (between
+  // commands), else acknowledged unmet (in the middle of one, whose client must not be read).
   template <typename Pred>
   void WaitUntil(Pred done, bool serve_parked = false);
   // ShardRouter::Acquire, then what a holder may have changed (CONFIG SET).
@@ -339,7 +338,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   Client* busy_client_ = nullptr;     // the client whose input is being processed
   Client proxy_;                      // stands for a remote client while its batch runs here
   PubSubRegistry pubsub_;
-
+  KeyspaceEvents events_;
   // The worker's parts (each header says what it owns and asks of it).
   AofLog aof_log_;                // the append-only file (aof_log.h)
   BlockingWaits waits_;           // clients blocked on keys (blocking_waits.h)

@@ -156,6 +156,10 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     waits_.ServeReadyKeys(now_ms);
     end = CycleClock::Now();
   }
+  // Its keyspace events, once it has replied (Redis sends the client's own
+  // after its reply); a transaction's or a script's at their end.
+  if (!events_.empty() && !in_exec_) [[unlikely]]
+    DeliverEvents();
   return end;
 }
 

@@ -16,6 +16,7 @@
 #include "server/acl.h"
 #include "server/blocking.h"
 #include "server/command.h"
+#include "server/notify.h"
 #include "server/watch.h"
 
 namespace peregrine {
@@ -30,6 +31,7 @@ struct Mail {
     kWoken,     // a blocked client's wait has its outcome (BlockMail, to its worker)
     kForget,    // a blocked client's wait is over: off this shard's wait lists (BlockMail)
     kUnwatch,   // a client stopped watching keys of this shard (UnwatchMail)
+    kEvents,    // keyspace notifications for this worker's subscribers (EventsMail)
   };
   explicit Mail(Kind k) : kind(k) {}
   virtual ~Mail() = default;
@@ -221,6 +223,12 @@ struct UnwatchMail final : Mail {
 struct BlockMail final : Mail {
   BlockMail(Kind k, std::shared_ptr<BlockedClient> w) : Mail(k), wait(std::move(w)) {}
   std::shared_ptr<BlockedClient> wait;
+};
+
+// Keyspace events that happened on the sender's thread, in order (notify.h).
+struct EventsMail final : Mail {
+  explicit EventsMail(std::vector<KeyspaceEvent> e) : Mail(Kind::kEvents), events(std::move(e)) {}
+  std::vector<KeyspaceEvent> events;
 };
 
 struct AdoptMail final : Mail {

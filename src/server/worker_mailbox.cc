@@ -120,6 +120,12 @@ void Worker::HandleMail(Mail* m) {
       delete u;
       break;
     }
+    case Mail::Kind::kEvents: {
+      auto* e = static_cast<EventsMail*>(m);
+      DeliverEvents(e->events);
+      delete e;
+      break;
+    }
     case Mail::Kind::kAdopt: {
       auto* a = static_cast<AdoptMail*>(m);
       if (server_.stopping()) {

@@ -164,6 +164,26 @@ size_t Worker::Publish(std::string_view channel, std::string_view message, bool 
   return pubsub_.ForEachReceiver(channel, deliver);
 }
 
+void Worker::DeliverEvents() {
+  std::vector<KeyspaceEvent> events = events_.Take();
+  // Other workers' subscribers: one message each, after what the stream
+  // must have first (as for this worker's subscribers, Publish), in the
+  // order this thread made them (BatchRelay::SendAfter keeps it).
+  const uint64_t hold = relay_.StreamHoldNow();
+  for (uint32_t w = 0; w < nworkers_; w++)
+    if (w != index_ && server_.worker(w).pubsub().subscriptions() > 0)
+      relay_.SendAfter(hold, w, new EventsMail(events));
+  DeliverEvents(events);
+}
+
+void Worker::DeliverEvents(const std::vector<KeyspaceEvent>& events) {
+  if (pubsub_.subscriptions() == 0) return;
+  for (const KeyspaceEvent& e : events) {
+    if (e.flags & notify::kKeyspace) Publish(KeyspaceEvents::Channel(e, true), e.event, true, false);
+    if (e.flags & notify::kKeyevent) Publish(KeyspaceEvents::Channel(e, false), e.key, true, false);
+  }
+}
+
 void Worker::DropShardChannels(const std::function<bool(std::string_view, uint64_t)>& gone, bool own_thread) {
   if (pubsub_.shard_channel_count() == 0) return;
   for (auto& [channel, subscribers] : pubsub_.ShardChannelsWhere([&](std::string_view ch) { return gone(ch, 0); })) {
