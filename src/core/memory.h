@@ -20,6 +20,15 @@ int64_t KeyspaceBytes();
 // included), read without stopping them.
 int64_t TotalKeyspaceBytes();
 
+// Bytes the C++ heap holds over all threads (every operator new not yet
+// deleted, at the allocator's usable size; 0 in sanitized builds). With the
+// keyspace, the clients' buffers and the scripts' interpreters it makes
+// INFO's used_memory.
+int64_t TotalHeapBytes();
+void CountHeap(int64_t delta);
+// Both, in one pass (what maxmemory bounds).
+int64_t TotalCountedBytes();
+
 // malloc / realloc / free with accounting. Running out of memory is fatal
 // (as Redis's zmalloc): there is no sane way to continue a half-done command.
 void* CountedAlloc(size_t n);

@@ -60,12 +60,24 @@ void Field(std::string& out, const char* name, int value) { Field(out, name, std
 Server::MemoryOverview Server::Memory() {
   MemoryOverview m;
   // Every worker is held: its clients' buffers are counted as they are now.
-  for (auto& w : workers_) m.clients_normal += w->ClientBufferBytes();
-  m.total = static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) + m.clients_normal;
+  // used_memory, as Redis means it: what the process has allocated. The
+  // keyspace (core/memory.h), the rest of the C++ heap (every operator new,
+  // counted the same way), the clients' buffers and the scripts'
+  // interpreters (Lua allocates with realloc).
+  uint64_t lua = 0;
+  for (auto& w : workers_) {
+    m.clients_normal += w->ClientBufferBytes();
+    lua += w->LuaEvalBytes() + w->LuaFunctionBytes();
+  }
+  const uint64_t heap = static_cast<uint64_t>(std::max<int64_t>(TotalHeapBytes(), 0));
+  m.total = static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) + heap + m.clients_normal + lua;
   NotePeak(m.total);
   m.peak = used_memory_peak();
   m.startup = used_memory_startup_;
-  m.overhead = m.startup + m.clients_normal;
+  // The overhead: what the server had at start, the clients, the heap it
+  // grew since (connections, scripts, replication's buffers) and the
+  // interpreters; what is left is the dataset.
+  m.overhead = m.startup + m.clients_normal + (heap > heap_at_startup_ ? heap - heap_at_startup_ : 0) + lua;
   for (int d = 0; d < config_.databases; d++) {
     uint64_t main = 0, expires = 0, keys = 0;
     for (auto& w : workers_) {
@@ -202,9 +214,8 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "total_blocking_keys_on_nokey", 0);
   }
   if (section("memory")) {
-    // used_memory: the bytes the keyspace holds (each shard counts the
-    // allocator's usable size of everything it allocates, core/memory.h) plus
-    // the clients' buffers. maxmemory bounds the keyspace part.
+    // used_memory: what the process allocated (Memory). maxmemory bounds
+    // the keyspace part (docs/storage.md).
     const MemoryOverview m = Memory();
     const uint64_t used = m.total, rss = m.rss;
     const char* allocator = mi_process_info != nullptr ? "mimalloc" : "libc";

@@ -242,6 +242,7 @@ bool Server::Start(std::string* err) {
 
   start_time_ms_ = UnixTimeMs();
   persistence_.lastsave_s.store(start_time_ms_ / 1000, std::memory_order_relaxed);
+  heap_at_startup_ = static_cast<uint64_t>(std::max<int64_t>(TotalHeapBytes(), 0));
   used_memory_startup_ = UsedMemory();
   ApplyRuntimeConfig();
   return true;
@@ -366,7 +367,10 @@ void Server::NotePeak(uint64_t used) {
 }
 
 uint64_t Server::UsedMemory() {
-  uint64_t used = static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0));
+  // (As INFO's used_memory, less the scripts' interpreters: their workers'
+  // to read.)
+  uint64_t used = static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) +
+                  static_cast<uint64_t>(std::max<int64_t>(TotalHeapBytes(), 0));
   for (auto& w : workers_) used += w->published_client_bytes();
   NotePeak(used);
   return used;

@@ -257,6 +257,7 @@ class Server final : public ServerState {
   void EndStaging(Worker& w, bool ok, std::vector<std::shared_ptr<FunctionLibrary>>& libraries);
   std::vector<std::thread> threads_;  // workers 1.. (Run)
   uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished
+  uint64_t heap_at_startup_ = 0;      // its C++ heap part (TotalHeapBytes)
   int worker_spin_us_ = 0;
 };
 

@@ -486,7 +486,9 @@ bool CommandHost::Allows(Config::ProtectedAction action, const Client& c) {
 
 bool Worker::EnforceMaxmemory(Shard& shard) {
   const Config& config = server_.config();
-  auto over = [&] { return static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) > config.maxmemory; };
+  // (maxmemory bounds what the process allocated but the clients' buffers:
+  // the keyspace and the heap, docs/storage.md.)
+  auto over = [&] { return static_cast<uint64_t>(std::max<int64_t>(TotalCountedBytes(), 0)) > config.maxmemory; };
   if (!over() || (server_.is_replica() && config.replica_ignore_maxmemory)) return true;
   // Nothing is evicted while clients are paused (as Redis: no change may
   // reach the stream meanwhile).
@@ -531,7 +533,7 @@ void Worker::EvictFor(int64_t budget_us) {
   if (server_.is_replica() && config.replica_ignore_maxmemory) return;
   if (server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0) return;
   const int64_t deadline = MonotonicUs() + budget_us;
-  while (static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) > config.maxmemory) {
+  while (static_cast<uint64_t>(std::max<int64_t>(TotalCountedBytes(), 0)) > config.maxmemory) {
     bool evicted = false;
     for (int i = 0; i < 64; i++) evicted |= shard_.EvictOne(config.maxmemory_policy, config.maxmemory_samples);
     if (!evicted || MonotonicUs() >= deadline) break;
