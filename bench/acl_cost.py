@@ -14,7 +14,6 @@ request stream; optional), and on Redis with the same two users.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -38,20 +37,9 @@ def measure(spec, args, stream, workdir, auth):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("peregrine", nargs="?", default=str(bl.DEFAULT_PEREGRINE))
-    ap.add_argument("--baseline", help="a Peregrine binary from before ACL users (the default user's cost)")
-    ap.add_argument("--redis-server", default="redis-server")
-    ap.add_argument("--valgrind", default="valgrind")
-    ap.add_argument("--requests", type=int, default=20_000)
-    ap.add_argument("--pipeline", type=int, default=16)
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args(argv)
+    args, pbin = bl.cost_arguments(__doc__, argv,
+                                   baseline="a Peregrine binary from before ACL users (the default user's cost)")
     args.idle = 0
-    pbin, (args.redis_server, args.valgrind) = bl.find_binaries(
-        args.peregrine, [args.redis_server, args.valgrind], "valgrind redis-server")
-    if bl.have_cpus(bl.CLIENT_CPU, bl.SERVER_CPU):
-        os.sched_setaffinity(0, {int(bl.CLIENT_CPU)})
     workdir = tempfile.mkdtemp(prefix="peregrine-aclcost-")
     stream = instr.build_stream(args.requests, args.pipeline)
     rows = []

@@ -87,6 +87,30 @@ def find_binaries(peregrine: str, tools: list[str], packages: str) -> tuple[str,
     return pbin, found
 
 
+def cost_arguments(doc: str, argv, baseline: str | None = None):
+    """The options of the callgrind cost scripts (acl_cost, script_cost,
+    notify_cost): the Peregrine binary, an optional --baseline (its help
+    text), redis-server, valgrind, requests, pipeline, repeat. Returns the
+    parsed options (tools resolved to full paths) and Peregrine's path; the
+    process is pinned to the load generator's CPU when it can be."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("peregrine", nargs="?", default=str(DEFAULT_PEREGRINE))
+    if baseline is not None:
+        ap.add_argument("--baseline", help=baseline)
+    ap.add_argument("--redis-server", default="redis-server")
+    ap.add_argument("--valgrind", default="valgrind")
+    ap.add_argument("--requests", type=int, default=20_000)
+    ap.add_argument("--pipeline", type=int, default=16)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    pbin, (args.redis_server, args.valgrind) = find_binaries(
+        args.peregrine, [args.redis_server, args.valgrind], "valgrind redis-server")
+    if have_cpus(CLIENT_CPU, SERVER_CPU):
+        os.sched_setaffinity(0, {int(CLIENT_CPU)})
+    return args, pbin
+
+
 def cmd_str(argv: list[str]) -> str:
     return " ".join(a if a == "$PORT" else shlex.quote(a) for a in argv)
 

@@ -13,7 +13,6 @@ CPU time per request is not.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import shutil
@@ -78,19 +77,7 @@ def measure(spec, args, workdir):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("peregrine", nargs="?", default=str(bl.DEFAULT_PEREGRINE))
-    ap.add_argument("--baseline", help="another Peregrine binary to compare with")
-    ap.add_argument("--redis-server", default="redis-server")
-    ap.add_argument("--valgrind", default="valgrind")
-    ap.add_argument("--requests", type=int, default=20_000)
-    ap.add_argument("--pipeline", type=int, default=16)
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args(argv)
-    pbin, (args.redis_server, args.valgrind) = bl.find_binaries(
-        args.peregrine, [args.redis_server, args.valgrind], "valgrind redis-server")
-    if bl.have_cpus(bl.CLIENT_CPU, bl.SERVER_CPU):
-        os.sched_setaffinity(0, {int(bl.CLIENT_CPU)})
+    args, pbin = bl.cost_arguments(__doc__, argv, baseline="another Peregrine binary to compare with")
     workdir = tempfile.mkdtemp(prefix="peregrine-scriptcost-")
     rows = []
     try:

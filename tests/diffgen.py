@@ -8,6 +8,7 @@
 import dataclasses
 import hashlib
 
+from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis import strategies as st
 
 # Eight keys: three share the hash tag {t} (one slot), x and {x}z share another
@@ -33,6 +34,19 @@ HASH_ALL = "hash_all"      # HGETALL/HKEYS/HVALS: exact if the hash is a listpac
                            # ENCODING reply), else the fields (pairs) as a multiset
 RANDOM = "random"          # SRANDMEMBER/HRANDFIELD: the reply's shape, each pick a member (field, value)
 SPOP = "spop"              # SPOP: as RANDOM, then the server under test brought to the reference's set
+
+
+def example_settings(examples, seed_value):
+    """The Hypothesis settings of the tests that run diffgen's examples on two
+    servers (test_differential, test_notifications): `examples` of them,
+    derandomized unless `seed_value` (an integer, as a string) is given."""
+    def apply(f):
+        f = settings(max_examples=examples, derandomize=not seed_value, deadline=None, database=None,
+                     print_blob=True, phases=[Phase.explicit, Phase.generate, Phase.shrink],
+                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                            HealthCheck.large_base_example])(f)
+        return seed(int(seed_value))(f) if seed_value else f
+    return apply
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,7 +20,7 @@ import random
 import time
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import given
 
 import diffgen
 from conftest import ServerProcess
@@ -526,15 +526,7 @@ class Run:
                     for n, cmd in enumerate(diffgen.snapshot(self.example), first)], pipelined=True)
 
 
-def differential_settings(f):
-    f = settings(max_examples=EXAMPLES, derandomize=not SEED, deadline=None, database=None,
-                 print_blob=True, phases=[Phase.explicit, Phase.generate, Phase.shrink],
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                        HealthCheck.large_base_example])(f)
-    return seed(int(SEED))(f) if SEED else f
-
-
-@differential_settings
+@diffgen.example_settings(EXAMPLES, SEED)
 @given(example=diffgen.examples())
 def test_same_replies_as_redis(sides, example):
     Run(sides, example).run()

@@ -88,6 +88,7 @@ void SetbitCommand(CommandContext& ctx) {
   if (grew || old != (on == 1)) {
     bits::Set(p, offset, on == 1);
     SignalModifiedKey(ctx, ctx.args[1]);
+    Notify(ctx, notify::kString, "setbit", ctx.args[1]);
   }
   ctx.reply.Integer(old ? 1 : 0);
 }
@@ -255,9 +256,11 @@ void BitopCommand(CommandContext& ctx) {
       ctx.DbOf(dest).SetExpire(d, Db::kNoExpire);
     }
     SignalModifiedKey(ctx, dest);
+    Notify(ctx, notify::kString, "set", dest);
   } else if (d != nullptr) {
     ctx.DbOf(dest).Erase(dest);
     SignalModifiedKey(ctx, dest);
+    Notify(ctx, notify::kGeneric, "del", dest);
   }
   ctx.reply.Integer(len);
 }
@@ -407,7 +410,10 @@ void BitfieldGeneric(CommandContext& ctx, bool ro_command) {
     }
     if (fail) ctx.reply.Null();
   }
-  if (changed) SignalModifiedKey(ctx, ctx.args[1]);
+  if (changed) {
+    SignalModifiedKey(ctx, ctx.args[1]);
+    Notify(ctx, notify::kString, "setbit", ctx.args[1]);
+  }
 }
 
 void BitfieldCommand(CommandContext& ctx) { BitfieldGeneric(ctx, false); }

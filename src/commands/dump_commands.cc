@@ -88,7 +88,10 @@ void RestoreCommand(CommandContext& ctx) {
   if (ttl != 0 && ttl <= ctx.now_ms) {
     // Already expired: the key is gone (if it was replaced) and that is all.
     if (deleted && Logging(ctx)) ctx.worker.LogAs({"DEL", key});
-    if (deleted) SignalModifiedKey(ctx, key);
+    if (deleted) {
+      SignalModifiedKey(ctx, key);
+      Notify(ctx, notify::kGeneric, "del", key);
+    }
     ctx.reply.Ok();
     return;
   }
@@ -103,6 +106,7 @@ void RestoreCommand(CommandContext& ctx) {
   Db::Entry* e = InsertKey(ctx, db, key, std::move(value), ttl != 0 ? ttl : Db::kNoExpire);
   e->value.set_access(ctx.ShardOf(key).access().Restored(e->value.access(), idle, freq));
   SignalModifiedKey(ctx, key);
+  Notify(ctx, notify::kGeneric, "restore", key);
   ctx.reply.Ok();
 }
 

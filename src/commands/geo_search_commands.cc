@@ -265,7 +265,10 @@ void SearchGeneric(CommandContext& ctx, size_t src_index, int flags) {
   if (z == nullptr) {
     // No source: an empty result; a store deletes its destination.
     if (store) {
-      if (ctx.DbOf(store_key).Erase(store_key)) SignalModifiedKey(ctx, store_key);
+      if (ctx.DbOf(store_key).Erase(store_key)) {
+        SignalModifiedKey(ctx, store_key);
+        Notify(ctx, notify::kGeneric, "del", store_key);
+      }
       ctx.reply.Integer(0);
     } else {
       ctx.reply.ArrayHeader(0);
@@ -296,6 +299,8 @@ void SearchGeneric(CommandContext& ctx, size_t src_index, int flags) {
       result.Add(storedist ? f.dist / shape.conversion : f.score, f.member, 0, limits, &unused);
     }
     StoreZSet(ctx, store_key, std::move(result));
+    if (n > 0)
+      Notify(ctx, notify::kZset, (flags & kGeoSearchStore) ? "geosearchstore" : "georadiusstore", store_key);
     return;
   }
 

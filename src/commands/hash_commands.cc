@@ -41,6 +41,7 @@ void ConvertForPairs(HashObject& h, std::span<const std::string_view> pairs, con
 void Settle(CommandContext& ctx, std::string_view key, const HashObject& h, int64_t min_before) {
   if (h.size() == 0) {
     DeleteIfEmpty(ctx, key, h);
+    Notify(ctx, notify::kGeneric, "del", key);  // after the command's own event
   } else if (h.min_deadline() != min_before && h.min_deadline() != 0) {
     ctx.DbOf(key).NoteHashDeadline(key, h.min_deadline());
   }
@@ -82,6 +83,7 @@ void HsetGeneric(CommandContext& ctx, bool hmset) {
   int64_t added = 0;
   for (size_t i = 2; i < ctx.args.size(); i += 2) added += h->Set(ctx.args[i], ctx.args[i + 1], limits);
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kHash, "hset", ctx.args[1]);
   if (hmset)
     ctx.reply.Ok();
   else
@@ -101,6 +103,7 @@ void HsetnxCommand(CommandContext& ctx) {
   }
   HashOf(ctx, e, ctx.args[1]).Set(ctx.args[2], ctx.args[3], Limits(ctx));
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kHash, "hset", ctx.args[1]);
   ctx.reply.Integer(1);
 }
 
@@ -136,8 +139,13 @@ void HdelCommand(CommandContext& ctx) {
   if (e != nullptr) {
     HashObject& h = e->value.mutable_hash();
     for (size_t i = 2; i < ctx.args.size() && h.size() > 0; i++) deleted += h.Delete(ctx.args[i]);
+    const bool emptied = h.size() == 0;
     DeleteIfEmpty(ctx, ctx.args[1], h);
-    if (deleted > 0) SignalModifiedKey(ctx, ctx.args[1]);
+    if (deleted > 0) {
+      SignalModifiedKey(ctx, ctx.args[1]);
+      Notify(ctx, notify::kHash, "hdel", ctx.args[1]);
+      if (emptied) Notify(ctx, notify::kGeneric, "del", ctx.args[1]);
+    }
   }
   ctx.reply.Integer(deleted);
 }
@@ -204,6 +212,7 @@ void HincrbyCommand(CommandContext& ctx) {
   char buf[CompactString::kIntBufferSize];
   HashOf(ctx, e, ctx.args[1]).SetKeepDeadline(ctx.args[2], std::string_view(buf, FormatInt64(result, buf)), Limits(ctx));
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kHash, "hincrby", ctx.args[1]);
   ctx.reply.Integer(result);
 }
 
@@ -235,6 +244,7 @@ void HincrbyfloatCommand(CommandContext& ctx) {
     ctx.worker.LogAs({"HSET", ctx.args[1], ctx.args[2], text});  // as Redis propagates it
   HashOf(ctx, e, ctx.args[1]).SetKeepDeadline(ctx.args[2], text, Limits(ctx));
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kHash, "hincrbyfloat", ctx.args[1]);
   ctx.reply.Bulk(text);
 }
 

@@ -110,7 +110,7 @@ void HexpireGeneric(CommandContext& ctx, ExpireUnit unit) {
   HashObject& h = e->value.mutable_hash();
   h.MarkFieldExpiry();
   const int64_t min_before = h.min_deadline();
-  bool changed = false;
+  bool changed = false, any_deleted = false;
   // Logged as Redis 7.4 propagates it: HPEXPIREAT for the fields given a
   // deadline, HDEL for those it deleted.
   const bool logging = Logging(ctx);
@@ -139,6 +139,7 @@ void HexpireGeneric(CommandContext& ctx, ExpireUnit unit) {
     changed = true;
     if (at <= ctx.now_ms) {
       h.Delete(f);
+      any_deleted = true;
       ctx.reply.Integer(2);
       if (logging) deleted.push_back(f);
     } else {
@@ -158,6 +159,8 @@ void HexpireGeneric(CommandContext& ctx, ExpireUnit unit) {
     args.insert(args.end(), deleted.begin(), deleted.end());
     ctx.worker.LogAs(args);
   }
+  // One event, `hdel` if any field went (Redis), then Settle's `del`.
+  if (changed) Notify(ctx, notify::kHash, any_deleted ? "hdel" : "hexpire", key);
   Settle(ctx, key, h, min_before);
   if (changed) SignalModifiedKey(ctx, key);
 }
@@ -230,7 +233,10 @@ void HpersistCommand(CommandContext& ctx) {
       ctx.reply.Integer(1);
     }
   }
-  if (changed) SignalModifiedKey(ctx, ctx.args[1]);
+  if (changed) {
+    Notify(ctx, notify::kHash, "hpersist", ctx.args[1]);
+    SignalModifiedKey(ctx, ctx.args[1]);
+  }
 }
 
 // HGETDEL key FIELDS numfields field ...: the values (nil for a missing
@@ -259,7 +265,11 @@ void HgetdelCommand(CommandContext& ctx) {
     h.Delete(f);
     changed = true;
   }
-  DeleteIfEmpty(ctx, key, h);
+  if (changed) Notify(ctx, notify::kHash, "hdel", key);
+  if (h.size() == 0) {
+    ctx.DbOf(key).Erase(key);
+    Notify(ctx, notify::kGeneric, "del", key);
+  }
   if (changed) SignalModifiedKey(ctx, key);
 }
 
@@ -293,7 +303,7 @@ void HgetexCommand(CommandContext& ctx) {
   HashObject& h = e->value.mutable_hash();
   if (expire || persist) h.MarkFieldExpiry();
   const int64_t min_before = h.min_deadline();
-  bool changed = false;
+  bool changed = false, any_deleted = false;
   ctx.reply.ArrayHeader(fields.size());
   char scratch[packed::kScratchSize];
   for (std::string_view f : fields) {
@@ -308,12 +318,15 @@ void HgetexCommand(CommandContext& ctx) {
     changed = changed || expire || had != HashObject::kNoDeadline;
     if (expire && at <= ctx.now_ms) {
       h.Delete(f);
+      any_deleted = true;
     } else if (expire) {
       h.SetDeadline(f, at);
     } else if (persist) {
       h.SetDeadline(f, HashObject::kNoDeadline);
     }
   }
+  // One deadline for every field: all of them got it, or all went.
+  if (changed) Notify(ctx, notify::kHash, persist ? "hpersist" : any_deleted ? "hdel" : "hexpire", key);
   Settle(ctx, key, h, min_before);
   if (changed) SignalModifiedKey(ctx, key);
 }
@@ -412,6 +425,8 @@ void HsetexCommand(CommandContext& ctx) {
       h.SetDeadline(f, at);
     }
   }
+  Notify(ctx, notify::kHash, "hset", key);
+  if (expire) Notify(ctx, notify::kHash, at <= ctx.now_ms ? "hdel" : "hexpire", key);
   Settle(ctx, key, h, min_before);
   SignalModifiedKey(ctx, key);
   ctx.reply.Integer(1);

@@ -82,6 +82,7 @@ void PfaddCommand(CommandContext& ctx) {
   if (updated > 0) {
     hll::InvalidateCache(b.data());
     SignalModifiedKey(ctx, key);
+    Notify(ctx, notify::kString, "pfadd", key);
   }
   ctx.reply.Integer(updated > 0 ? 1 : 0);
 }
@@ -157,6 +158,7 @@ void PfmergeCommand(CommandContext& ctx) {
     if (max[i] != 0) hll::Set(b, i, max[i], sparse_max);
   hll::InvalidateCache(b.data());
   SignalModifiedKey(ctx, dest);
+  Notify(ctx, notify::kString, "pfadd", dest);  // (Redis: a merge is a mass PFADD)
   ctx.reply.Ok();
 }
 

@@ -25,6 +25,7 @@ void DelCommand(CommandContext& ctx) {
     if (LookupWrite(ctx, ctx.args[i]) != nullptr && ctx.DbOf(ctx.args[i]).Erase(ctx.args[i])) {
       deleted++;
       SignalModifiedKey(ctx, ctx.args[i]);
+      Notify(ctx, notify::kGeneric, "del", ctx.args[i]);
     }
   }
   ctx.reply.Integer(deleted);
@@ -97,11 +98,13 @@ void ExpireGeneric(CommandContext& ctx, int64_t basetime_ms, bool seconds) {
   }
   if (Logging(ctx)) [[unlikely]]
     LogDeadline(ctx, ctx.args[1], when, ctx.args.subspan(3));
-  if (when <= ctx.now_ms)
+  const bool gone = when <= ctx.now_ms;
+  if (gone)
     ctx.db().Erase(ctx.args[1]);
   else
     ctx.db().SetExpire(e, when);
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kGeneric, gone ? "del" : "expire", ctx.args[1]);
   ctx.reply.Integer(1);
 }
 
@@ -148,6 +151,7 @@ void PersistCommand(CommandContext& ctx) {
   }
   ctx.db().SetExpire(e, Db::kNoExpire);
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kGeneric, "persist", ctx.args[1]);
   ctx.reply.Integer(1);
 }
 
@@ -264,6 +268,10 @@ void RenameGeneric(CommandContext& ctx, bool nx) {
   dst_db.Insert(dst, std::move(v), expire)->value.set_access(access);
   SignalModifiedKey(ctx, ctx.shard, ctx.client.db, src);
   SignalModifiedKey(ctx, dst_shard, ctx.client.db, dst);
+  // (Redis: dbAdd's `new` for the destination, then these two.)
+  Notify(ctx, notify::kNew, "new", dst);
+  Notify(ctx, notify::kGeneric, "rename_from", src);
+  Notify(ctx, notify::kGeneric, "rename_to", dst);
   SignalKeyAsReady(ctx, dst_shard, ctx.client.db, dst);
   ReplyDone(ctx, nx);
 }
@@ -339,6 +347,8 @@ void CopyCommand(CommandContext& ctx) {
   if (copy->value.is_string() && copy->value.str().is_int()) copy->value.mutable_str().MarkUnsharedInt();
   SignalModifiedKey(ctx, target_shard, dbid, dst);
   SignalKeyAsReady(ctx, target_shard, dbid, dst);
+  Notify(ctx, notify::kNew, "new", dst, dbid);
+  Notify(ctx, notify::kGeneric, "copy_to", dst, dbid);
   ctx.reply.Integer(1);
 }
 
@@ -367,6 +377,9 @@ void MoveCommand(CommandContext& ctx) {
   SignalModifiedKey(ctx, ctx.shard, ctx.client.db, key);
   SignalModifiedKey(ctx, ctx.shard, dbid, key);
   SignalKeyAsReady(ctx, ctx.shard, dbid, key);
+  Notify(ctx, notify::kNew, "new", key, dbid);
+  Notify(ctx, notify::kGeneric, "move_from", key);
+  Notify(ctx, notify::kGeneric, "move_to", key, dbid);
   ctx.reply.Integer(1);
 }
 

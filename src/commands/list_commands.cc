@@ -44,13 +44,26 @@ bool ParseEnd(CommandContext& ctx, std::string_view arg, End* end) {
   return true;
 }
 
-// After items left the list at `key`: deletes it when empty, else lets it
-// convert back to a listpack (Redis's LIST_CONV_SHRINKING).
+// After items left the list at `key` (and the command's event): deletes it
+// when empty (the `del` event), else lets it convert back to a listpack
+// (Redis's LIST_CONV_SHRINKING).
 void AfterRemoval(CommandContext& ctx, std::string_view key, ListObject& l) {
-  if (l.size() == 0)
+  if (l.size() == 0) {
     ctx.DbOf(key).Erase(key);
-  else
+    Notify(ctx, notify::kGeneric, "del", key);
+  } else {
     l.MaybeShrinkEncoding(Limits(ctx));  // and settles
+  }
+}
+
+std::string_view PopEvent(End end) { return end == End::kHead ? "lpop" : "rpop"; }
+std::string_view PushEvent(End end) { return end == End::kHead ? "lpush" : "rpush"; }
+
+// Items were popped from `end` of the list at `key` (Redis's
+// listElementsRemoved): the pop event, then AfterRemoval.
+void ElementsRemoved(CommandContext& ctx, std::string_view key, ListObject& l, End end) {
+  Notify(ctx, notify::kList, PopEvent(end), key);
+  AfterRemoval(ctx, key, l);
 }
 
 // LPUSH/RPUSH and the X forms (only onto an existing list).
@@ -69,6 +82,7 @@ void PushGeneric(CommandContext& ctx, End end, bool only_existing) {
   ListObject& l = e->value.mutable_list();
   l.Push(end, ctx.args.subspan(2), Limits(ctx));
   SignalModifiedKey(ctx, key);
+  Notify(ctx, notify::kList, PushEvent(end), key);
   ctx.reply.Integer(static_cast<int64_t>(l.size()));
 }
 
@@ -83,7 +97,7 @@ void PopRangeReply(CommandContext& ctx, std::string_view key, ListObject& l, End
   const size_t n = static_cast<uint64_t>(count) < l.size() ? static_cast<size_t>(count) : l.size();
   ctx.reply.ArrayHeader(n);
   for (size_t i = 0; i < n; i++) l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
-  AfterRemoval(ctx, key, l);
+  ElementsRemoved(ctx, key, l, end);
   SignalModifiedKey(ctx, key);
 }
 
@@ -114,7 +128,7 @@ void PopGeneric(CommandContext& ctx, End end) {
     return;
   }
   l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
-  AfterRemoval(ctx, key, l);
+  ElementsRemoved(ctx, key, l, end);
   SignalModifiedKey(ctx, key);
 }
 
@@ -175,6 +189,7 @@ void LsetCommand(CommandContext& ctx) {
   l.Set(l.Seek(at), ctx.args[3], limits);
   l.MaybeShrinkEncoding(limits);  // and settles
   SignalModifiedKey(ctx, key);
+  Notify(ctx, notify::kList, "lset", key);
   ctx.reply.Ok();
 }
 
@@ -223,6 +238,7 @@ void LtrimCommand(CommandContext& ctx) {
     }
     l.Trim(End::kHead, static_cast<size_t>(from));
     l.Trim(End::kTail, static_cast<size_t>(len - 1 - to));
+    Notify(ctx, notify::kList, "ltrim", key);
     AfterRemoval(ctx, key, l);
     SignalModifiedKey(ctx, key);
   }
@@ -260,6 +276,7 @@ void LremCommand(CommandContext& ctx) {
       if (++removed == -count) break;
     }
   }
+  if (removed > 0) Notify(ctx, notify::kList, "lrem", key);
   AfterRemoval(ctx, key, l);
   if (removed > 0) SignalModifiedKey(ctx, key);
   ctx.reply.Integer(removed);
@@ -290,6 +307,7 @@ void LinsertCommand(CommandContext& ctx) {
       l.Insert(p, after, ctx.args[4], Limits(ctx));
       l.Settle();
       SignalModifiedKey(ctx, key);
+      Notify(ctx, notify::kList, "linsert", key);
       ctx.reply.Integer(static_cast<int64_t>(l.size()));
       return;
     }
@@ -370,6 +388,7 @@ void PushMoved(CommandContext& ctx, std::string_view dst, Db::Entry* de, std::st
   }
   de->value.mutable_list().Push(end, item, Limits(ctx));
   SignalModifiedKey(ctx, dst);
+  Notify(ctx, notify::kList, PushEvent(end), dst);
   ctx.reply.Bulk(item);
 }
 
@@ -385,8 +404,11 @@ void MoveFrom(CommandContext& ctx, Db::Entry* se, End from, End to) {
   ListObject& l = se->value.mutable_list();
   l.Pop(from, [&](std::string_view v) { item.assign(v); });
   SignalModifiedKey(ctx, src);
+  // As Redis's lmoveGenericCommand: the push's events (`new`, then the
+  // push) come before the pop's (the pop, then `del` if the source emptied).
   if (se == de) {  // a rotation: the list never empties
     PushMoved(ctx, dst, de, item, to);
+    Notify(ctx, notify::kList, PopEvent(from), src);
     return;
   }
   // The source converts now (the push does not touch it): inserting the
@@ -394,7 +416,11 @@ void MoveFrom(CommandContext& ctx, Db::Entry* se, End from, End to) {
   const bool src_emptied = l.size() == 0;
   if (!src_emptied) l.MaybeShrinkEncoding(Limits(ctx));
   PushMoved(ctx, dst, de, item, to);
-  if (src_emptied) ctx.DbOf(src).Erase(src);
+  Notify(ctx, notify::kList, PopEvent(from), src);
+  if (src_emptied) {
+    ctx.DbOf(src).Erase(src);
+    Notify(ctx, notify::kGeneric, "del", src);
+  }
 }
 
 void LmoveGeneric(CommandContext& ctx, End from, End to) {
@@ -496,7 +522,7 @@ void BlockingPopGeneric(CommandContext& ctx, End end) {
   ctx.reply.ArrayHeader(2);
   ctx.reply.Bulk(key);
   l.Pop(end, [&](std::string_view v) { ctx.reply.Bulk(v); });
-  AfterRemoval(ctx, key, l);
+  ElementsRemoved(ctx, key, l, end);
   SignalModifiedKey(ctx, key);
 }
 

@@ -282,6 +282,7 @@ void MigrateCommand(CommandContext& ctx) {
         const std::string_view k = keys[i].key;
         if (ctx.DbOf(k).Erase(k)) {
           SignalModifiedKey(ctx, k);
+          Notify(ctx, notify::kGeneric, "del", k);
           deleted.push_back(k);
         }
       }

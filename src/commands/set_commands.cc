@@ -73,7 +73,10 @@ void SaddCommand(CommandContext& ctx) {
   SetObject& s = e->value.mutable_set();
   int64_t added = 0;
   for (size_t i = 2; i < ctx.args.size(); i++) added += s.Add(ctx.args[i], limits);
-  if (added > 0) SignalModifiedKey(ctx, key);
+  if (added > 0) {
+    SignalModifiedKey(ctx, key);
+    Notify(ctx, notify::kSet, "sadd", key);
+  }
   ctx.reply.Integer(added);
 }
 
@@ -84,8 +87,13 @@ void SremCommand(CommandContext& ctx) {
   if (e != nullptr) {
     SetObject& s = e->value.mutable_set();
     for (size_t i = 2; i < ctx.args.size() && s.size() > 0; i++) removed += s.Remove(ctx.args[i]);
+    const bool emptied = s.size() == 0;
     DeleteIfEmpty(ctx, ctx.args[1], s);
-    if (removed > 0) SignalModifiedKey(ctx, ctx.args[1]);
+    if (removed > 0) {
+      SignalModifiedKey(ctx, ctx.args[1]);
+      Notify(ctx, notify::kSet, "srem", ctx.args[1]);
+      if (emptied) Notify(ctx, notify::kGeneric, "del", ctx.args[1]);
+    }
   }
   ctx.reply.Integer(removed);
 }
@@ -218,7 +226,11 @@ void SpopCommand(CommandContext& ctx) {
       ctx.reply.Bulk(m);
       log.Add(m);
     });
-    DeleteIfEmpty(ctx, key, s);
+    Notify(ctx, notify::kSet, "spop", key);
+    if (s.size() == 0) {
+      ctx.DbOf(key).Erase(key);
+      Notify(ctx, notify::kGeneric, "del", key);
+    }
     SignalModifiedKey(ctx, key);
     return;
   }
@@ -227,12 +239,14 @@ void SpopCommand(CommandContext& ctx) {
     return;
   }
   SignalModifiedKey(ctx, key);  // (the watchers' check reads the key's presence only)
+  Notify(ctx, notify::kSet, "spop", key);  // before the pop, as Redis
   SetObject& s = e->value.mutable_set();
   if (static_cast<uint64_t>(count) >= s.size()) {  // the whole set
     if (Logging(ctx)) [[unlikely]]
       ctx.worker.LogAs({"DEL", key});
     ReplyMembers(ctx, &s);
     ctx.DbOf(key).Erase(key);
+    Notify(ctx, notify::kGeneric, "del", key);
     return;
   }
   const uint64_t remaining = s.size() - static_cast<uint64_t>(count);
@@ -283,14 +297,18 @@ void SmoveCommand(CommandContext& ctx) {
     return;
   }
   // Inserting the destination may move the source's entry: `s` is not
-  // used after it.
+  // used after it. The events are Redis's order (the source's `srem` and
+  // `del`, then the destination's `new` and `sadd`), the erase comes last.
   const bool src_emptied = s.size() == 0;
+  Notify(ctx, notify::kSet, "srem", src);
+  if (src_emptied) Notify(ctx, notify::kGeneric, "del", src);
   const SetLimits limits = Limits(ctx);
   if (de == nullptr) de = InsertKey(ctx, ctx.DbOf(dst), dst, Value(SetObject(member, 1, limits)));
-  de->value.mutable_set().Add(member, limits);
+  const bool added = de->value.mutable_set().Add(member, limits);
   if (src_emptied) ctx.DbOf(src).Erase(src);
   SignalModifiedKey(ctx, src);
   SignalModifiedKey(ctx, dst);
+  if (added) Notify(ctx, notify::kSet, "sadd", dst);
   ctx.reply.Integer(1);
 }
 
@@ -306,14 +324,27 @@ bool CollectSets(CommandContext& ctx, size_t first, size_t last, std::vector<con
   return true;
 }
 
-// Stores `result` at `dst` in place of whatever was there (deleting it when
-// the result is empty) and replies its size.
-void StoreResult(CommandContext& ctx, std::string_view dst, ResultSet& result) {
+// Stores `result` at `dst` in place of whatever was there, its deadline
+// gone (deleting it when the result is empty), replies its size and
+// notifies `event` (`del` for an existing key deleted).
+void StoreResult(CommandContext& ctx, std::string_view dst, ResultSet& result, std::string_view event) {
   Db& db = ctx.DbOf(dst);
-  const bool existed = db.Erase(dst);
   const size_t n = result.size();
-  if (n > 0) InsertKey(ctx, db, dst, Value(std::move(*result.set)));
-  if (n > 0 || existed) SignalModifiedKey(ctx, dst);
+  if (n > 0) {
+    // As Redis's setKey: `new` only for a key that was not there.
+    Db::Entry* d = LookupWrite(ctx, dst);
+    if (d == nullptr) {
+      InsertKey(ctx, db, dst, Value(std::move(*result.set)));
+    } else {
+      d->value = Value(std::move(*result.set));
+      db.SetExpire(d, Db::kNoExpire);
+    }
+    SignalModifiedKey(ctx, dst);
+    Notify(ctx, notify::kSet, event, dst);
+  } else if (db.Erase(dst)) {
+    SignalModifiedKey(ctx, dst);
+    Notify(ctx, notify::kGeneric, "del", dst);
+  }
   ctx.reply.Integer(static_cast<int64_t>(n));
 }
 
@@ -356,7 +387,7 @@ void SinterGeneric(CommandContext& ctx, bool store) {
       });
       if (result.set) result.set->MaybeConvertToIntSet(result.limits);
     }
-    StoreResult(ctx, ctx.args[1], result);
+    StoreResult(ctx, ctx.args[1], result, "sinterstore");
     return;
   }
   std::vector<std::string> members;
@@ -416,7 +447,7 @@ void SunionDiffGeneric(CommandContext& ctx, bool diff, bool store) {
       if (s != nullptr) s->ForEach([&](std::string_view m) { result.Add(m); });
   }
   if (store) {
-    StoreResult(ctx, ctx.args[1], result);
+    StoreResult(ctx, ctx.args[1], result, diff ? "sdiffstore" : "sunionstore");
     return;
   }
   ReplyMembers(ctx, result.set ? &*result.set : nullptr);

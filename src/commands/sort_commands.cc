@@ -320,9 +320,11 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
       db.SetExpire(d, Db::kNoExpire);
     }
     SignalModifiedKey(ctx, dest);
+    Notify(ctx, notify::kList, "sortstore", dest);
   } else if (d != nullptr) {
     db.Erase(dest);
     SignalModifiedKey(ctx, dest);
+    Notify(ctx, notify::kGeneric, "del", dest);
   }
   ctx.reply.Integer(static_cast<int64_t>(out_len));
 }

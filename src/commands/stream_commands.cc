@@ -302,7 +302,9 @@ void XaddCommand(CommandContext& ctx) {
   s.Append(id, ctx.args.subspan(field_pos), StreamLimitsOf(ctx));
   ReplyStreamId(ctx, id);
   SignalModifiedKey(ctx, key);
-  if (a.trim.strategy != StreamObject::Trim::kNone) s.TrimEntries(a.trim);
+  Notify(ctx, notify::kStream, "xadd", key);
+  if (a.trim.strategy != StreamObject::Trim::kNone && s.TrimEntries(a.trim) > 0)
+    Notify(ctx, notify::kStream, "xtrim", key);
   if (Logging(ctx) && (a.trim.approx || !a.id_given || !a.seq_given)) {
     std::vector<std::string> logged(ctx.args.begin(), ctx.args.end());
     RewriteTrim(a, s, &logged);
@@ -367,7 +369,10 @@ void XdelCommand(CommandContext& ctx) {
   StreamObject& s = e->value.mutable_stream();
   int64_t deleted = 0;
   for (const StreamID& id : ids) deleted += s.Delete(id) ? 1 : 0;
-  if (deleted > 0) SignalModifiedKey(ctx, ctx.args[1]);
+  if (deleted > 0) {
+    SignalModifiedKey(ctx, ctx.args[1]);
+    Notify(ctx, notify::kStream, "xdel", ctx.args[1]);
+  }
   ctx.reply.Integer(deleted);
 }
 
@@ -384,6 +389,7 @@ void XtrimCommand(CommandContext& ctx) {
   StreamObject& s = e->value.mutable_stream();
   const int64_t deleted = s.TrimEntries(a.trim);
   if (deleted > 0) {
+    Notify(ctx, notify::kStream, "xtrim", ctx.args[1]);
     if (Logging(ctx) && a.trim.approx) {
       std::vector<std::string> logged(ctx.args.begin(), ctx.args.end());
       RewriteTrim(a, s, &logged);
@@ -447,6 +453,7 @@ void XsetidCommand(CommandContext& ctx) {
   if (!(max_deleted == StreamID{})) s.set_max_deleted_id(max_deleted);
   SignalModifiedKey(ctx, ctx.args[1]);
   ctx.reply.Ok();
+  Notify(ctx, notify::kStream, "xsetid", ctx.args[1]);
 }
 
 }  // namespace

@@ -98,6 +98,7 @@ void XgroupCreateCommand(CommandContext& ctx) {
   }
   GroupChanged(ctx);
   ctx.reply.Ok();
+  Notify(ctx, notify::kStream, "xgroup-create", key);
 }
 
 // The stream and group XGROUP's other subcommands need: false after
@@ -138,6 +139,7 @@ void XgroupSetidCommand(CommandContext& ctx) {
   g->entries_read = entries_read;
   GroupChanged(ctx);
   ctx.reply.Ok();
+  Notify(ctx, notify::kStream, "xgroup-setid", ctx.args[2]);
 }
 
 // XGROUP DESTROY key group
@@ -151,6 +153,7 @@ void XgroupDestroyCommand(CommandContext& ctx) {
   }
   s->mutable_groups().Remove(ctx.args[3]);
   GroupChanged(ctx);
+  Notify(ctx, notify::kStream, "xgroup-destroy", ctx.args[2]);
   // Readers blocked on the group run again, and get NOGROUP (as Redis).
   SignalKeyAsReady(ctx, ctx.ShardOf(ctx.args[2]), ctx.client.db, ctx.args[2]);
   ctx.reply.Integer(1);
@@ -162,7 +165,10 @@ void XgroupCreateconsumerCommand(CommandContext& ctx) {
   StreamGroup* g;
   if (!StreamAndGroup(ctx, true, &s, &g)) return;
   const bool created = g->AddConsumer(ctx.args[4], ctx.now_ms) != nullptr;
-  if (created) GroupChanged(ctx);
+  if (created) {
+    GroupChanged(ctx);
+    Notify(ctx, notify::kStream, "xgroup-createconsumer", ctx.args[2]);
+  }
   ctx.reply.Integer(created ? 1 : 0);
 }
 
@@ -175,6 +181,7 @@ void XgroupDelconsumerCommand(CommandContext& ctx) {
   if (g->FindConsumer(ctx.args[4]) != nullptr) {
     pending = static_cast<int64_t>(g->RemoveConsumer(ctx.args[4]));
     GroupChanged(ctx);
+    Notify(ctx, notify::kStream, "xgroup-delconsumer", ctx.args[2]);
   }
   ctx.reply.Integer(pending);
 }
@@ -383,6 +390,7 @@ void XclaimCommand(CommandContext& ctx) {
   if (consumer == nullptr) {
     consumer = g->AddConsumer(ctx.args[3], now);
     changed = true;
+    Notify(ctx, notify::kStream, "xgroup-createconsumer", ctx.args[1]);
   }
   consumer->seen_time = now;
   // Replied after the loop: the count comes first.
@@ -475,6 +483,7 @@ void XautoclaimCommand(CommandContext& ctx) {
   if (created) {
     consumer = g->AddConsumer(ctx.args[3], now);
     GroupChanged(ctx);
+    Notify(ctx, notify::kStream, "xgroup-createconsumer", ctx.args[1]);
   }
   consumer->seen_time = now;
   int64_t attempts = count * 10;

@@ -225,7 +225,12 @@ void XreadGeneric(CommandContext& ctx, bool group_read) {
   std::vector<StreamConsumer*> consumers(a.nkeys, nullptr);
   for (size_t i = 0; i < a.nkeys; i++) {
     StreamObject* s = streams[i];
-    if (s == nullptr) continue;
+    if (s == nullptr) {
+      // Redis looks every key up twice (lookupKeyRead in both loops): a
+      // missing one is a keymiss twice.
+      Notify(ctx, notify::kKeyMiss, "keymiss", keys[i]);
+      continue;
+    }
     StreamID& gt = ids[i];
     bool now = false, history = false;
     if (group_read) {
@@ -239,6 +244,7 @@ void XreadGeneric(CommandContext& ctx, bool group_read) {
       if (c == nullptr) {
         c = groups[i]->AddConsumer(a.consumer, ctx.now_ms);
         ctx.shard.AddDirty();
+        Notify(ctx, notify::kStream, "xgroup-createconsumer", keys[i]);
         if (a.noack && Logging(ctx)) ctx.worker.LogAs({"XGROUP", "CREATECONSUMER", keys[i], a.group, a.consumer});
       }
       c->seen_time = ctx.now_ms;

@@ -161,6 +161,8 @@ void SetCommand(CommandContext& ctx) {
     LogSet(ctx, o, deadline);
   StoreStringArg(ctx, e, key, ctx.args[2], o.keepttl, deadline);
   SignalModifiedKey(ctx, key);
+  Notify(ctx, notify::kString, "set", key);
+  if (deadline != Db::kNoExpire) Notify(ctx, notify::kGeneric, "expire", key);
   if (!o.get) ctx.reply.Ok();
 }
 
@@ -171,6 +173,7 @@ void SetnxCommand(CommandContext& ctx) {
   }
   InsertKey(ctx, ctx.db(), ctx.args[1], Value(StringValueArg(ctx, ctx.args[2])));
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kString, "set", ctx.args[1]);
   ctx.reply.Integer(1);
 }
 
@@ -187,6 +190,8 @@ void SetWithExpire(CommandContext& ctx, bool seconds) {
   }
   StoreStringArg(ctx, LookupWrite(ctx, ctx.args[1]), ctx.args[1], ctx.args[3], false, deadline);
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kString, "set", ctx.args[1]);
+  Notify(ctx, notify::kGeneric, "expire", ctx.args[1]);
   ctx.reply.Ok();
 }
 void SetexCommand(CommandContext& ctx) { SetWithExpire(ctx, true); }
@@ -212,6 +217,7 @@ void GetsetCommand(CommandContext& ctx) {
     ctx.worker.LogAs({"SET", ctx.args[1], ctx.args[2]});
   StoreStringArg(ctx, e, ctx.args[1], ctx.args[2], false);
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kString, "set", ctx.args[1]);
 }
 
 void GetdelCommand(CommandContext& ctx) {
@@ -226,6 +232,7 @@ void GetdelCommand(CommandContext& ctx) {
     ctx.worker.LogAs({"DEL", ctx.args[1]});
   ctx.db().Erase(ctx.args[1]);
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kGeneric, "del", ctx.args[1]);
 }
 
 // GETEX key [EX s|PX ms|EXAT ts|PXAT ts-ms|PERSIST]
@@ -245,16 +252,19 @@ void GetexCommand(CommandContext& ctx) {
   if (deadline != Db::kNoExpire) {
     if (Logging(ctx)) [[unlikely]]
       LogDeadline(ctx, ctx.args[1], deadline);
-    if (deadline <= ctx.now_ms)
+    const bool gone = deadline <= ctx.now_ms;
+    if (gone)
       ctx.db().Erase(ctx.args[1]);
     else
       ctx.db().SetExpire(e, deadline);
     SignalModifiedKey(ctx, ctx.args[1]);
+    Notify(ctx, notify::kGeneric, gone ? "del" : "expire", ctx.args[1]);
   } else if (o.persist && e->has_expire()) {
     if (Logging(ctx)) [[unlikely]]
       ctx.worker.LogAs({"PERSIST", ctx.args[1]});
     ctx.db().SetExpire(e, Db::kNoExpire);
     SignalModifiedKey(ctx, ctx.args[1]);
+    Notify(ctx, notify::kGeneric, "persist", ctx.args[1]);
   }
 }
 
@@ -285,6 +295,7 @@ void MsetGeneric(CommandContext& ctx, bool nx) {
   for (size_t i = 1; i < ctx.args.size(); i += 2) {
     StoreStringArg(ctx, LookupWrite(ctx, ctx.args[i]), ctx.args[i], ctx.args[i + 1], false);
     SignalModifiedKey(ctx, ctx.args[i]);
+    Notify(ctx, notify::kString, "set", ctx.args[i]);
   }
   ReplyDone(ctx, nx);
 }
@@ -312,6 +323,7 @@ void AppendCommand(CommandContext& ctx) {
     e->value.mutable_str().Append(ctx.args[2]);
   }
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kString, "append", ctx.args[1]);
   ctx.reply.Integer(static_cast<int64_t>(e->value.str().size()));
 }
 
@@ -347,6 +359,7 @@ void IncrBy(CommandContext& ctx, int64_t delta) {
   else
     InsertKey(ctx, ctx.db(), ctx.args[1], Value(CompactString::FromInt(result)));
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kString, "incrby", ctx.args[1]);
   ctx.reply.Integer(result);
 }
 
@@ -390,6 +403,7 @@ void IncrbyfloatCommand(CommandContext& ctx) {
     ctx.worker.LogAs({"SET", ctx.args[1], text, "KEEPTTL"});
   StoreString(ctx, e, ctx.args[1], CompactString(text), true);
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kString, "incrbyfloat", ctx.args[1]);
 }
 
 // GETRANGE / SUBSTR key start end (inclusive, negative from the end).
@@ -450,6 +464,7 @@ void SetrangeCommand(CommandContext& ctx) {
   char* bytes = s.MutableBytes(static_cast<size_t>(offset) + value.size());
   std::memcpy(bytes + offset, value.data(), value.size());
   SignalModifiedKey(ctx, ctx.args[1]);
+  Notify(ctx, notify::kString, "setrange", ctx.args[1]);
   ctx.reply.Integer(static_cast<int64_t>(s.size()));
 }
 

@@ -50,13 +50,24 @@ void ReplyZRange(CommandContext& ctx, const ZSetObject* z, const RankSpan& span,
 
 void StoreZSet(CommandContext& ctx, std::string_view dst, ZSetObject z) {
   Db& db = ctx.DbOf(dst);
-  const bool existed = db.Erase(dst);
   const size_t n = z.size();
+  bool existed;
   if (n > 0) {
-    InsertKey(ctx, db, dst, Value(std::move(z)));
+    // Redis's setKey: a destination past its time expires first, and only
+    // one that was not there is `new`. The caller's own event follows.
+    existed = LookupWrite(ctx, dst) != nullptr;
+    if (existed) {
+      db.Erase(dst);
+      db.Insert(dst, Value(std::move(z)));
+    } else {
+      InsertKey(ctx, db, dst, Value(std::move(z)));
+    }
     SignalKeyAsReady(ctx, ctx.ShardOf(dst), ctx.client.db, dst);
+  } else {
+    existed = db.Erase(dst);
   }
   if (n > 0 || existed) SignalModifiedKey(ctx, dst);
+  if (n == 0 && existed) Notify(ctx, notify::kGeneric, "del", dst);
   ctx.reply.Integer(static_cast<int64_t>(n));
 }
 
@@ -293,7 +304,10 @@ void ZaddScores(CommandContext& ctx, std::string_view key, int flags, bool ch, s
     const ZSetObject::AddResult r = z.Add(scores[j], ctx.args[first_member + stride * j], flags, limits, &newscore);
     if (r == ZSetObject::AddResult::kNaN) {
       ctx.reply.Error("ERR resulting score is not a number (NaN)");
-      if (added + updated > 0) SignalModifiedKey(ctx, key);
+      if (added + updated > 0) {
+        SignalModifiedKey(ctx, key);
+        Notify(ctx, notify::kZset, incr ? "zincr" : "zadd", key);
+      }
       return;
     }
     added += r == ZSetObject::AddResult::kAdded;
@@ -302,7 +316,10 @@ void ZaddScores(CommandContext& ctx, std::string_view key, int flags, bool ch, s
     score = newscore;
   }
   NoteZSetWrite(ctx, key, z);
-  if (added + updated > 0) SignalModifiedKey(ctx, key);
+  if (added + updated > 0) {
+    SignalModifiedKey(ctx, key);
+    Notify(ctx, notify::kZset, incr ? "zincr" : "zadd", key);
+  }
   if (incr) {
     if (processed)
       ctx.reply.Double(score);
@@ -326,8 +343,13 @@ void ZremCommand(CommandContext& ctx) {
     ZSetObject& z = e->value.mutable_zset();
     for (size_t i = 2; i < ctx.args.size() && z.size() > 0; i++) removed += z.Remove(ctx.args[i]);
     NoteZSetWrite(ctx, ctx.args[1], z);
+    const bool emptied = z.size() == 0;
     DeleteIfEmpty(ctx, ctx.args[1], z);
-    if (removed > 0) SignalModifiedKey(ctx, ctx.args[1]);
+    if (removed > 0) {
+      SignalModifiedKey(ctx, ctx.args[1]);
+      Notify(ctx, notify::kZset, "zrem", ctx.args[1]);
+      if (emptied) Notify(ctx, notify::kGeneric, "del", ctx.args[1]);
+    }
   }
   ctx.reply.Integer(removed);
 }
@@ -501,7 +523,9 @@ void ZrangeGeneric(CommandContext& ctx, size_t at, bool store, RangeType type, b
       result.Add(s, m, 0, limits, &unused);
     });
   }
+  const bool stored = result.size() > 0;
   StoreZSet(ctx, ctx.args[1], std::move(result));
+  if (stored) Notify(ctx, notify::kZset, "zrangestore", ctx.args[1]);
 }
 
 // ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
@@ -543,8 +567,17 @@ void ZremrangeGeneric(CommandContext& ctx, RangeType type) {
                                                     : LexSpan(z, lmin, lmax);
   z.EraseRanks(span.first, span.count);
   NoteZSetWrite(ctx, ctx.args[1], z);
+  const bool emptied = z.size() == 0;
   DeleteIfEmpty(ctx, ctx.args[1], z);
-  if (span.count > 0) SignalModifiedKey(ctx, ctx.args[1]);
+  if (span.count > 0) {
+    SignalModifiedKey(ctx, ctx.args[1]);
+    Notify(ctx, notify::kZset,
+           type == RangeType::kRank    ? "zremrangebyrank"
+           : type == RangeType::kScore ? "zremrangebyscore"
+                                       : "zremrangebylex",
+           ctx.args[1]);
+    if (emptied) Notify(ctx, notify::kGeneric, "del", ctx.args[1]);
+  }
   ctx.reply.Integer(static_cast<int64_t>(span.count));
 }
 

@@ -87,7 +87,10 @@ void ZpopGeneric(CommandContext& ctx, std::span<const std::string_view> keys, bo
     z.EraseRanks(rank, 1);
   }
   NoteZSetWrite(ctx, key, z);
+  Notify(ctx, notify::kZset, max ? "zpopmax" : "zpopmin", key);
+  const bool emptied = z.size() == 0;
   DeleteIfEmpty(ctx, key, z);
+  if (emptied) Notify(ctx, notify::kGeneric, "del", key);
   SignalModifiedKey(ctx, key);
 }
 
@@ -499,7 +502,11 @@ void ZsetOpGeneric(CommandContext& ctx, const std::string_view* dst, size_t at, 
     max_member = std::max(max_member, m.size());
   }
   z.ConvertToListpackIfNeeded(max_member, limits);
+  const bool stored = z.size() > 0;
   StoreZSet(ctx, *dst, std::move(z));
+  if (stored)
+    Notify(ctx, notify::kZset,
+           op == SetOp::kUnion ? "zunionstore" : op == SetOp::kInter ? "zinterstore" : "zdiffstore", *dst);
 }
 
 void ZunionCommand(CommandContext& ctx) { ZsetOpGeneric(ctx, nullptr, 1, SetOp::kUnion, false); }

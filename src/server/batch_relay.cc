@@ -277,6 +277,7 @@ void BatchRelay::FinishPart(ExecBatch* part) {
     return;
   }
   c->batch_in_flight = false;
+  c->ReleasePushes();
   worker_.io_.HoldReading(*c);
   c->rerun_deadline_ms = -1;
   Recycle(relay);
@@ -612,6 +613,7 @@ void BatchRelay::Finish(ExecBatch* b) {
     ResolveSlow(c);
     c.out.Take(b->reply);
     c.batch_in_flight = false;
+    c.ReleasePushes();
     worker_.io_.HoldReading(c);
     if (b->transaction) worker_.Unwatch(c);  // (only now: the watch was checked there)
     if (b->rerun_from != ExecBatch::kNoRerun && !b->cut) [[unlikely]] {

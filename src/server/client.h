@@ -127,6 +127,16 @@ struct Client final : IoHandler {
   // Its Pub/Sub subscriptions (null: none). Subscribed over RESP2, a client
   // may only run (P)SUBSCRIBE, (P)UNSUBSCRIBE, PING, QUIT and RESET.
   std::unique_ptr<ClientSubscriptions> subs;
+  // Messages published to it while a batch of its commands was out on
+  // another worker: they follow the batch's replies (as Redis 7.2 sends a
+  // client's own events after its command's reply). Null: none.
+  std::unique_ptr<Buffer> pushes_after;
+  void ReleasePushes() {
+    if (pushes_after == nullptr) [[likely]]
+      return;
+    out.Append(pushes_after->view());
+    pushes_after.reset();
+  }
 
   Buffer in;
   OutputBuffer out;

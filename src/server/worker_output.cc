@@ -147,17 +147,25 @@ size_t Worker::Publish(std::string_view channel, std::string_view message, bool 
   auto deliver = [&](Client& c, std::string_view pattern) {
     if (c.closed) return;  // closed by an earlier delivery of this message
     c.HoldForStream(hold);
-    ReplyWriter w(&c.out, c.resp);
-    if (pattern.empty()) {
-      w.PushHeader(3);
-      w.Bulk(shard ? "smessage" : "message");
-    } else {
-      w.PushHeader(4);
-      w.Bulk("pmessage");
-      w.Bulk(pattern);
+    auto write = [&](ReplyWriter w) {
+      if (pattern.empty()) {
+        w.PushHeader(3);
+        w.Bulk(shard ? "smessage" : "message");
+      } else {
+        w.PushHeader(4);
+        w.Bulk("pmessage");
+        w.Bulk(pattern);
+      }
+      w.Bulk(channel);
+      w.Bulk(message);
+    };
+    if (c.batch_in_flight) [[unlikely]] {
+      // (After that batch's replies: Client::pushes_after.)
+      if (c.pushes_after == nullptr) c.pushes_after = std::make_unique<Buffer>();
+      write(ReplyWriter(c.pushes_after.get(), c.resp));
+      return;
     }
-    w.Bulk(channel);
-    w.Bulk(message);
+    write(ReplyWriter(&c.out, c.resp));
     if (!io_.OverOutputLimit(c, own_thread)) io_.QueueWrite(c);
   };
   if (shard) return pubsub_.ForEachShardReceiver(channel, [&](Client& c) { deliver(c, {}); });
