@@ -96,7 +96,7 @@ ONCE   := $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
 # bus's thread, the slot migration's and the workers meet.
 TSAN_SKIP := $(addprefix --ignore=tests/,test_cluster_clients.py test_cluster_mixed.py test_cluster_edges.py)
 integration-test: build pydeps client-test-deps
-	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 1" $(PYTEST) $(ONCE)
+	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 1" NOTIFYTEST_EXAMPLES=40 $(PYTEST) $(ONCE)
 	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 4" $(PYTEST)
 
 # Their toolchains: Maven and a JDK from Debian if missing; Go (>= 1.26,
@@ -152,14 +152,14 @@ test-asan: deps pydeps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(ASAN_BUILD)/peregrine_unit_tests --gtest_brief=1
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PEREGRINE_BIN=$(abspath $(ASAN_BUILD))/peregrine \
-	  $(VENV)/bin/python -m pytest tests -q $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
+	  NOTIFYTEST_EXAMPLES=40 $(VENV)/bin/python -m pytest tests -q $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
 
 test-tsan: deps pydeps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_SANITIZE=thread -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/peregrine_unit_tests --gtest_brief=1
 	TSAN_OPTIONS=halt_on_error=1 PEREGRINE_BIN=$(abspath $(TSAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 4" \
-	  $(VENV)/bin/python -m pytest tests -q $(TSAN_SKIP)
+	  NOTIFYTEST_EXAMPLES=40 $(VENV)/bin/python -m pytest tests -q $(TSAN_SKIP)
 
 # libFuzzer targets (fuzz/README.md), built by clang with ASan + UBSan in
 # their own directory: `connection` (the whole request path), `config`

@@ -15,6 +15,7 @@ void RegisterStreamCommands(CommandTable& table);
 void RegisterKeyCommands(CommandTable& table);
 void RegisterServerCommands(CommandTable& table);
 void RegisterSlowlogCommands(CommandTable& table);
+void RegisterLatencyCommands(CommandTable& table);
 void RegisterDebugCommands(CommandTable& table);
 void RegisterClusterCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
@@ -42,6 +43,7 @@ CommandTable AllCommands() {
   RegisterKeyCommands(table);
   RegisterServerCommands(table);
   RegisterSlowlogCommands(table);
+  RegisterLatencyCommands(table);
   RegisterDebugCommands(table);
   RegisterClusterCommands(table);
   RegisterPubSubCommands(table);

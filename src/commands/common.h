@@ -17,6 +17,7 @@
 #include "server/client.h"
 #include "server/command.h"
 #include "server/command_context.h"
+#include "server/monitor.h"
 #include "server/server_state.h"
 #include "server/shard.h"
 
@@ -98,6 +99,13 @@ inline void Notify(CommandContext& ctx, uint32_t type, std::string_view event, s
 inline void Notify(CommandContext& ctx, uint32_t type, std::string_view event, std::string_view key, int db) {
   if (ctx.server.notifier().active() & type) [[unlikely]]
     ctx.worker.events().Add(type, db, event, key);
+}
+
+// MONITOR: the running command's line now. EVAL and FCALL (skip_monitor)
+// feed themselves so, before the commands they call, as Redis's do.
+inline void FeedMonitors(CommandContext& ctx) {
+  if (ctx.server.monitors().load(std::memory_order_relaxed) > 0) [[unlikely]]
+    ctx.worker.monitor().Feed(ctx.client, ctx.client.db, *ctx.client.last_cmd, ctx.args);
 }
 
 // Adds a key a lookup found missing to `db` (the `new` event, as Redis's

@@ -152,6 +152,7 @@ void HelloCommand(CommandContext& ctx) {
 
 void ResetCommand(CommandContext& ctx) {
   ctx.worker.pubsub().RemoveClient(ctx.client);  // no confirmations, as Redis
+  ctx.worker.monitor().Stop(ctx.client);
   ctx.worker.DiscardTransaction(ctx.client);
   ctx.client.db = 0;
   ctx.client.resp = 2;

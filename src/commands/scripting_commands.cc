@@ -36,6 +36,7 @@ bool ParseNumkeys(CommandContext& ctx, std::string_view not_int, size_t* out) {
 }
 
 void EvalGeneric(CommandContext& ctx, bool evalsha, bool read_only) {
+  FeedMonitors(ctx);
   // As Redis: a SHA of the wrong length is refused before anything else.
   if (evalsha && ctx.args[1].size() != 40) {
     ctx.reply.Error(kNoScript);
@@ -152,6 +153,7 @@ void ScriptHelpCommand(CommandContext& ctx) {
 // --- Functions ---
 
 void FcallGeneric(CommandContext& ctx, bool read_only) {
+  FeedMonitors(ctx);
   const auto f = ctx.server.functions().Find(ctx.args[1]);
   if (!f) {
     ctx.reply.Error("ERR Function not found");

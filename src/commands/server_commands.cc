@@ -534,11 +534,28 @@ void MemoryHelpCommand(CommandContext& ctx) {
   ReplyHelp(ctx, lines);
 }
 
+// MONITOR: from now on the client gets every command's line (MonitorFeed).
+// Not inside MULTI (a client that must get one reply per command); a
+// monitor (or a replica) sending MONITOR again gets no reply at all, as in
+// Redis.
+void MonitorCommand(CommandContext& ctx) {
+  if (ctx.worker.in_exec()) {
+    ctx.reply.Error("ERR MONITOR isn't allowed for DENY BLOCKING client");
+    return;
+  }
+  if (ctx.client.monitor || ctx.client.replica) return;
+  ctx.worker.monitor().Start(ctx.client);
+  ctx.reply.Ok();
+}
+
 }  // namespace
 
 void RegisterServerCommands(CommandTable& t) {
   CommandFamily f(t, 0, "server");
   const uint32_t kAdminish = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale;
+  f.Add({.name = "monitor", .arity = 1, .flags = kAdminish,
+         .summary = "Listens for all requests received by the server in real-time.", .since = "1.0.0",
+         .complexity = "", .handler = MonitorCommand});
   f.Add({.name = "info", .arity = -1, .flags = kCmdLoading | kCmdStale | kCmdAllShards,
          .summary = "Returns information and statistics about the server.", .since = "1.0.0", .complexity = "O(1)",
          .tips = {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},

@@ -248,12 +248,14 @@ void AppendOnlyFile::SyncTo(uint64_t pos) {
   if (synced_.load(std::memory_order_relaxed) >= pos || fd_ < 0) return;
   // Everything written before now is covered by this one call.
   const uint64_t upto = written_.load(std::memory_order_acquire);
+  const int64_t start = MonotonicUs();
   if (fdatasync(fd_) != 0) {
     LOG_WARNING("Can't persist AOF for fsync error when the AOF fsync policy is 'always': %s. Exiting...",
                 std::strerror(errno));
     std::_Exit(1);  // as Redis: a reply must not say a write is on disk when it is not
   }
   synced_.store(upto, std::memory_order_release);
+  server_.latency().AddIfNeeded("aof-fsync-always", (MonotonicUs() - start) / 1000);
 }
 
 void AppendOnlyFile::SyncAllLocked() {

@@ -30,6 +30,7 @@ void BatchRelay::Add(Client& c, std::span<const std::string_view> args, const Co
     b->resp = c.resp;
     b->user = c.user;
     b->user_ref = c.user_ref;  // (null for the default user: no reference counting)
+    NoteOrigin(b, c);
     if (!detached) c.open_batch = b;
   }
   uint32_t argc = static_cast<uint32_t>(args.size());
@@ -64,6 +65,13 @@ void BatchRelay::Add(Client& c, std::span<const std::string_view> args, const Co
     return;
   }
   c.last_cmd = spec;
+}
+
+void BatchRelay::NoteOrigin(ExecBatch* b, const Client& c) {
+  if (worker_.server_.monitors().load(std::memory_order_relaxed) > 0) [[unlikely]]
+    b->origin = c.is_unix ? "unix:" + worker_.server_.config().unixsocket : c.addr;
+  else
+    b->origin.clear();
 }
 
 ExecBatch* BatchRelay::NewBatch() {
@@ -357,6 +365,8 @@ void BatchRelay::Run(ExecBatch* b) {
   worker_.proxy_.resp = b->resp;
   worker_.proxy_.user = b->user;
   worker_.proxy_.authenticated = true;
+  if (!b->origin.empty() || !worker_.proxy_.addr.empty()) [[unlikely]]
+    worker_.proxy_.addr = b->origin;
   ReplyWriter reply(&b->reply, b->resp, &worker_);
   const int64_t now_ms = UnixTimeMs();
   const uint64_t hard_limit = worker_.server_.config().output_buffer_limits[Config::kNormalClients].hard;
@@ -436,6 +446,8 @@ void BatchRelay::Run(ExecBatch* b) {
     worker_.aof_log_.EndGather();
     if (worker_.waits_.has_ready()) worker_.waits_.ServeReadyKeys(now_ms);
   }
+  if (b->transaction) [[unlikely]]
+    FinishTransaction();
   if (part_apart) {
     running_ticket_ = 0;
     // (This worker's own tickets released too: Worker::Drain looks again.)
@@ -445,6 +457,17 @@ void BatchRelay::Run(ExecBatch* b) {
     local_out_ = b->ticket;  // (logged as the shard's own: nothing to wait for)
   }
   PassOn(b, stopped);
+}
+
+void BatchRelay::FinishTransaction() {
+  // MONITOR's EXEC line, after its commands' (it ran here, not at home);
+  // the transaction's keyspace events and lines go before its reply.
+  if (worker_.server_.monitors().load(std::memory_order_relaxed) > 0) [[unlikely]] {
+    static constexpr std::string_view kExec[] = {"EXEC"};
+    worker_.monitor_.Feed(worker_.proxy_, worker_.proxy_.db, *worker_.server_.commands().Find("exec"), kExec);
+  }
+  if (!worker_.events_.empty()) worker_.DeliverEvents();
+  if (worker_.monitor_.pending()) worker_.monitor_.Deliver();
 }
 
 void BatchRelay::PrefetchKeys(const uint64_t* words, size_t n) {

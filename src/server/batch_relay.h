@@ -126,6 +126,10 @@ class BatchRelay {
   void ResolveSlow(const Client& c);
   // Batches for reuse (their buffers keep their room).
   ExecBatch* NewBatch();
+  // MONITOR's lines name the client: its address goes with its batch while anyone monitors.
+  void NoteOrigin(ExecBatch* b, const Client& c);
+  // A whole transaction ran here: its EXEC line, its events and lines out (before its reply).
+  void FinishTransaction();
   void Recycle(ExecBatch* b);
 
  private:

@@ -216,6 +216,7 @@ void BlockingWaits::FinishBlocked(Client& c) {
     CommandStats& st = worker_.command_stats(*w->spec);
     st.calls++;
     st.ticks += w->ticks;
+    if (server_.config().latency_tracking) st.RecordLatency(static_cast<uint64_t>(CycleClock::ToMicros(w->ticks)));
     // (SLOWLOG, as Redis: once its wait is over, its own run's time.)
     if (server_.slowlog().Due(w->ticks)) [[unlikely]] {
       std::vector<std::string_view> args;

@@ -131,6 +131,7 @@ struct Client final : IoHandler {
   // another worker: they follow the batch's replies (as Redis 7.2 sends a
   // client's own events after its command's reply). Null: none.
   std::unique_ptr<Buffer> pushes_after;
+  bool monitor = false;  // MONITOR: every command's line comes here (MonitorFeed)
   void ReleasePushes() {
     if (pushes_after == nullptr) [[likely]]
       return;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/latency_histogram.h"
 
 namespace peregrine {
 
@@ -112,6 +113,13 @@ struct CommandStats {
   uint64_t ticks = 0;  // time spent, in CycleClock ticks
   uint64_t rejected_calls = 0;
   uint64_t failed_calls = 0;
+  // latency-tracking: its calls' latencies (made at the first one).
+  std::unique_ptr<LatencyHistogram> latency;
+  void RecordLatency(uint64_t us) {
+    if (latency == nullptr) [[unlikely]]
+      latency = std::make_unique<LatencyHistogram>();
+    latency->Record(static_cast<int64_t>(us) * 1000);
+  }
 };
 
 struct CommandSpec {

@@ -23,6 +23,7 @@ namespace peregrine {
 
 class Db;
 class KeyspaceEvents;
+class MonitorFeed;
 class LuaEngine;
 class PubSubRegistry;
 class ReplyWriter;
@@ -99,6 +100,8 @@ class CommandHost {
   // Keyspace events of the running thread, delivered once the command has
   // replied (Notify, commands/common.h).
   virtual KeyspaceEvents& events() = 0;
+  // MONITOR's side of this worker (monitor.h).
+  virtual MonitorFeed& monitor() = 0;
   // Delivers a message to this worker's subscribers of `channel` (and of the
   // patterns matching it), or with `shard` of the shard channel (SPUBLISH);
   // returns how many deliveries. Called on this worker's thread

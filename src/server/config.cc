@@ -23,6 +23,15 @@ namespace peregrine {
 
 using namespace config_options;
 
+std::string PercentileName(double p) {
+  char buf[64];
+  int n = std::snprintf(buf, sizeof(buf), "%f", p);
+  // (Redis's trimDoubleString: no trailing zeros, nor a trailing point.)
+  while (n > 0 && buf[n - 1] == '0') n--;
+  if (n > 0 && buf[n - 1] == '.') n--;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
 std::string_view MaxmemoryPolicyName(MaxmemoryPolicy p) {
   switch (p) {
     case MaxmemoryPolicy::kVolatileLru: return "volatile-lru";
@@ -293,6 +302,38 @@ const std::vector<Option>& config_options::Options() {
     o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, INT_MAX, kMutable));
     o.push_back(IntOption("slowlog-log-slower-than", &Config::slowlog_log_slower_than, -1, LLONG_MAX, kMutable));
     o.push_back(IntOption("slowlog-max-len", &Config::slowlog_max_len, 0, LONG_MAX, kMutable));
+    o.push_back(IntOption("latency-monitor-threshold", &Config::latency_monitor_threshold, 0, LLONG_MAX, kMutable));
+    o.push_back(BoolOption("latency-tracking", &Config::latency_tracking, kMutable));
+    o.push_back(Option{"latency-tracking-info-percentiles", kMutable, 1, 16,
+                       [](const Config& c) {
+                         std::string s;
+                         for (double p : c.latency_tracking_info_percentiles) {
+                           if (!s.empty()) s += ' ';
+                           s += PercentileName(p);
+                         }
+                         return s;
+                       },
+                       [](Config& c, Args a) -> std::string {
+                         // (One string from CONFIG SET, words from a file; "" is none.)
+                         std::string all;
+                         for (const std::string& w : a) all += (all.empty() ? "" : " ") + w;
+                         std::vector<double> out;
+                         size_t i = 0;
+                         while (i < all.size()) {
+                           while (i < all.size() && all[i] == ' ') i++;
+                           const size_t start = i;
+                           while (i < all.size() && all[i] != ' ') i++;
+                           if (start == i) break;
+                           double p;
+                           if (!ParseDouble(std::string_view(all).substr(start, i - start), &p))
+                             return "Invalid latency-tracking-info-percentiles parameters";
+                           if (p > 100.0 || p < 0.0)
+                             return "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
+                           out.push_back(p);
+                         }
+                         c.latency_tracking_info_percentiles = std::move(out);
+                         return "";
+                       }});
     o.push_back(Option{"notify-keyspace-events", kMutable, 1, 1,
                        [](const Config& c) { return notify::FormatFlags(c.notify_keyspace_events); },
                        [](Config& c, Args a) -> std::string {

@@ -35,6 +35,8 @@ enum class AppendFsync : uint8_t { kAlways, kEverysec, kNo };
 
 // The policy's name as redis.conf spells it ("allkeys-lru", ...).
 std::string_view MaxmemoryPolicyName(MaxmemoryPolicy p);
+// A percentile as Redis writes it ("%f" without trailing zeros: 50, 99.9).
+std::string PercentileName(double p);
 inline bool IsLfuPolicy(MaxmemoryPolicy p) {
   return p == MaxmemoryPolicy::kAllKeysLfu || p == MaxmemoryPolicy::kVolatileLfu;
 }
@@ -135,6 +137,11 @@ struct Config {
   int64_t slowlog_max_len = 128;
   // notify-keyspace-events: Redis's NOTIFY_* flags (server/notify.h); 0 = off.
   uint32_t notify_keyspace_events = 0;
+  // The latency monitor's threshold (ms; 0: off), the per-command
+  // histograms, and the percentiles INFO latencystats prints.
+  int64_t latency_monitor_threshold = 0;
+  bool latency_tracking = true;
+  std::vector<double> latency_tracking_info_percentiles = {50, 99, 99.9};
   // enable-debug-command: whether DEBUG may run (Redis 7's protected
   // command): never (Redis's default), always, or from a local connection
   // only (a Unix socket, 127.0.0.1 or ::1). Set at start-up only.

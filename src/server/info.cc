@@ -57,6 +57,17 @@ void Field(std::string& out, const char* name, int value) { Field(out, name, std
 
 }  // namespace
 
+std::unique_ptr<LatencyHistogram> Server::MergedLatency(const CommandSpec& cmd) {
+  std::unique_ptr<LatencyHistogram> h;
+  for (auto& w : workers_) {
+    const CommandStats& one = w->command_stats(cmd);
+    if (one.latency == nullptr) continue;
+    if (h == nullptr) h = std::make_unique<LatencyHistogram>();
+    h->Merge(*one.latency);
+  }
+  return h;
+}
+
 Server::MemoryOverview Server::Memory() {
   MemoryOverview m;
   // Every worker is held: its clients' buffers are counted as they are now.
@@ -130,6 +141,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
   if (everything) {
     want.insert(kDefault.begin(), kDefault.end());
     want.insert("commandstats");
+    want.insert("latencystats");
   }
 
   std::string out;
@@ -495,6 +507,29 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
   if (section("errorstats")) {
     for (auto& [code, count] : stats.error_counts)
       Field(out, ("errorstat_" + code).c_str(), "count=" + std::to_string(count));
+  }
+  if (section("latencystats") && config_.latency_tracking) {
+    // Each command's percentiles (latency-tracking-info-percentiles), in
+    // microseconds, from every worker's histogram merged.
+    std::vector<std::string> names;
+    for (double p : config_.latency_tracking_info_percentiles) names.push_back(PercentileName(p));
+    auto emit = [&](const CommandSpec& cmd) {
+      std::unique_ptr<LatencyHistogram> h = MergedLatency(cmd);
+      if (h == nullptr) return;
+      out += "latency_percentiles_usec_" + cmd.fullname + ":";
+      for (size_t j = 0; j < names.size(); j++) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "p%s=%.3f", names[j].c_str(),
+                 static_cast<double>(h->ValueAtPercentile(config_.latency_tracking_info_percentiles[j])) / 1000.0);
+        if (j > 0) out += ',';
+        out += buf;
+      }
+      out += "\r\n";
+    };
+    for (auto& cmd : commands_.all()) {
+      emit(*cmd);
+      for (auto& sub : cmd->subcommands) emit(sub);
+    }
   }
   if (section("cluster")) Field(out, "cluster_enabled", cluster() != nullptr ? 1 : 0);
   if (section("keyspace")) {

@@ -94,6 +94,7 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
   acl_ = std::make_unique<Acl>(commands_);
   acl_->set_pubsub_default_all(config_.acl_pubsub_default_all);
   slowlog_.Configure(config_.slowlog_log_slower_than, config_.slowlog_max_len, CycleClock::TicksPerUs());
+  latency_.Configure(config_.latency_monitor_threshold, CycleClock::TicksPerUs() * 1000);
   if (cluster_ != nullptr) cluster_->ApplyConfig(config_.cluster);
   if (!config_.requirepass.empty()) acl_->SetRequirePass(config_.requirepass);
   applied_requirepass_ = config_.requirepass;
@@ -378,6 +379,7 @@ uint64_t Server::UsedMemory() {
 
 void Server::ApplyRuntimeConfig() {
   slowlog_.Configure(config_.slowlog_log_slower_than, config_.slowlog_max_len, CycleClock::TicksPerUs());
+  latency_.Configure(config_.latency_monitor_threshold, CycleClock::TicksPerUs() * 1000);
   // requirepass: the default user's password, when it changed (ACL SETUSER
   // default may have changed the user since).
   if (config_.requirepass != applied_requirepass_) {
@@ -546,6 +548,7 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   // b: blocked, d: watch failed; N: none).
   char flags[8];
   char* f = flags;
+  if (c.monitor) *f++ = 'O';
   if (c.replica) *f++ = 'S';
   if (c.subs != nullptr) *f++ = 'P';
   if (c.multi != nullptr) *f++ = 'x';

@@ -77,6 +77,7 @@ class Server final : public ServerState {
     for (auto& w : workers_) w->waker().Notify();
   }
   MemoryOverview Memory() override;
+  std::unique_ptr<LatencyHistogram> MergedLatency(const CommandSpec& cmd) override;
   bool StartBgSave(std::string* err) override;
   void AbortBgSave(bool aof_rewrite_too = false) override;
   bool StartAofRewrite(std::string* err, bool* scheduled) override;

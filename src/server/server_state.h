@@ -28,6 +28,7 @@
 #include "server/aof.h"
 #include "server/bgsave.h"
 #include "server/client_pause.h"
+#include "server/latency.h"
 #include "server/notify.h"
 #include "server/slowlog.h"
 #include "server/cluster_view.h"
@@ -147,6 +148,9 @@ class ServerState {
   virtual MasterClientInfo MasterClientNow(int64_t now_ms) const = 0;
   // INFO text for the requested sections (none = the default sections).
   virtual std::string Info(std::span<const std::string_view> sections, int64_t now_ms) = 0;
+  // Command `cmd`'s latency histogram, every worker's merged (null: never
+  // recorded). Every shard held.
+  virtual std::unique_ptr<LatencyHistogram> MergedLatency(const CommandSpec& cmd) = 0;
   // CONFIG RESETSTAT.
   virtual void ResetStats() = 0;
   // After CONFIG SET: applies the process-wide settings (log level,
@@ -286,6 +290,10 @@ class ServerState {
   SlowLog& slowlog() { return slowlog_; }
   // Keyspace notifications (notify.h): what is on, who listens.
   KeyspaceNotifier& notifier() { return notifier_; }
+  // latency-monitor-threshold's events (latency.h).
+  LatencyMonitor& latency() { return latency_; }
+  // Clients in MONITOR mode, every worker's (MonitorFeed).
+  std::atomic<int>& monitors() { return monitors_; }
   virtual void WakeWorkers() = 0;
   // SHUTDOWN waiting for lagging replicas (shutdown-timeout): whether one
   // is, and what its end does (kShutdownSave: save first; kShutdownForce:
@@ -336,6 +344,8 @@ class ServerState {
   ClientPause client_pause_;
   SlowLog slowlog_;
   KeyspaceNotifier notifier_;
+  std::atomic<int> monitors_{0};
+  LatencyMonitor latency_;
   ScriptCache scripts_;
   FunctionRegistry functions_;
   PersistenceState persistence_;

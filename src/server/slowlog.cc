@@ -29,8 +29,7 @@ void SlowLog::Trim() {
   }
 }
 
-std::vector<std::string> SlowLog::LoggedArgs(const CommandSpec& spec, std::span<const std::string_view> args) {
-  // Which arguments Redis 7.2 redacts (redactClientCommandArgument).
+std::vector<bool> SlowLog::Redacted(const CommandSpec& spec, std::span<const std::string_view> args) {
   std::vector<bool> redact(args.size(), false);
   const std::string_view name = spec.name;
   auto is = [&](size_t i, std::string_view word) { return i < args.size() && EqualsIgnoreCase(args[i], word); };
@@ -66,6 +65,11 @@ std::vector<std::string> SlowLog::LoggedArgs(const CommandSpec& spec, std::span<
                                  "tls-client-key-file-pass"})
         if (EqualsIgnoreCase(args[i], s)) redact[i + 1] = true;
   }
+  return redact;
+}
+
+std::vector<std::string> SlowLog::LoggedArgs(const CommandSpec& spec, std::span<const std::string_view> args) {
+  const std::vector<bool> redact = Redacted(spec, args);
   const size_t n = std::min(args.size(), kMaxArgs);
   std::vector<std::string> out;
   out.reserve(n);

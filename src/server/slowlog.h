@@ -62,6 +62,10 @@ class SlowLog {
   // "(redacted)", at most kMaxArgs (the last saying how many more), each at
   // most kMaxString bytes (then how many more).
   static std::vector<std::string> LoggedArgs(const CommandSpec& spec, std::span<const std::string_view> args);
+  // Which arguments Redis 7.2 redacts (redactClientCommandArgument: AUTH's,
+  // HELLO AUTH's, MIGRATE AUTH's, ACL SETUSER's rules, CONFIG SET's
+  // passwords), for SLOWLOG and MONITOR.
+  static std::vector<bool> Redacted(const CommandSpec& spec, std::span<const std::string_view> args);
 
  private:
   void Trim();  // (under mu_) to max_len_

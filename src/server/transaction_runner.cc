@@ -76,6 +76,7 @@ bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, uint32_t t
   b->client_id = c.id;
   b->db = c.db;
   b->resp = c.resp;
+  worker_.relay_.NoteOrigin(b, c);
   // (Swapped, not copied: the transaction ends here, and each side keeps
   // the other's room for its next use.)
   b->bytes.swap(t.bytes);

@@ -123,6 +123,8 @@ bool Worker::Init() {
     }
     if (!events_.empty()) [[unlikely]]
       DeliverEvents();  // (the cron's expiries and evictions, a replica's stream)
+    if (monitor_.pending()) [[unlikely]]
+      monitor_.Deliver();
     io_.FlushPending();
     to_free_.clear();
     if (expire_pressure_) {
@@ -500,10 +502,12 @@ bool Worker::EnforceMaxmemory(Shard& shard) {
   // over. A bounded number of keys per command keeps one command's latency
   // bounded.
   bool progress = false;
+  const int64_t evict_start = MonotonicUs();
   for (int i = 0; i < 256 && over(); i++) {
     if (!shard.EvictOne(config.maxmemory_policy, config.maxmemory_samples)) break;
     progress = true;
   }
+  server_.latency().AddIfNeeded("eviction-cycle", (MonotonicUs() - evict_start) / 1000);
   if (progress || !over()) return true;
   // Nothing left in that shard that the policy may take (hash-tagged keys
   // can fill one shard): this worker's own shard if it is another one, then
@@ -559,10 +563,12 @@ void Worker::ActiveExpireSlice() {
   constexpr int64_t kSliceUs = 1000;
   // (A replica's keys go when its primary's DELs say: docs/replication.md.)
   // (Nor while clients are paused: CLIENT PAUSE stops expiry, as Redis.)
+  const int64_t start = MonotonicUs();
   expire_pressure_ = server_.active_expire() && !server_.is_replica() &&
                      (!server_.client_pause().active() || server_.client_pause().Paused(UnixTimeMs()) == 0) &&
                      shard_.ActiveExpire(UnixTimeMs(), kSliceUs);
   last_expire_slice_us_ = MonotonicUs();
+  server_.latency().AddIfNeeded("expire-cycle", (last_expire_slice_us_ - start) / 1000);
 }
 
 void Worker::Cron() {
@@ -573,6 +579,7 @@ void Worker::Cron() {
     // (SLOWLOG's threshold is in ticks: kept to the refined rate.)
     const Config& config = server_.config();
     server_.slowlog().Configure(config.slowlog_log_slower_than, config.slowlog_max_len, CycleClock::TicksPerUs());
+    server_.latency().Configure(config.latency_monitor_threshold, CycleClock::TicksPerUs() * 1000);
   }
   // Snapshots (docs/persistence.md): worker 0 collects a finished BGSAVE,
   // and starts one when BGSAVE SCHEDULE or the save schedule asks.
@@ -674,7 +681,7 @@ void Worker::Cron() {
 
 void Worker::ResetStats() {
   stats_ = ServerStats{};
-  std::fill(command_stats_.begin(), command_stats_.end(), CommandStats{});
+  for (CommandStats& st : command_stats_) st = CommandStats{};
   shard_.ResetStats();
   ops_rate_.ResetCount();
 }

@@ -38,6 +38,7 @@
 #include "server/command.h"
 #include "server/command_context.h"
 #include "server/mailbox.h"
+#include "server/monitor.h"
 #include "server/worker_mail.h"
 #include "server/pubsub.h"
 #include "server/script_busy.h"
@@ -112,6 +113,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   PubSubRegistry& pubsub() override { return pubsub_; }
   const PubSubRegistry& pubsub() const { return pubsub_; }
   KeyspaceEvents& events() override { return events_; }
+  MonitorFeed& monitor() override { return monitor_; }
   // The thread's commands' events: to this worker's subscribers, one mail to each other worker's (worker_output.cc).
   void DeliverEvents();
   void DeliverEvents(const std::vector<KeyspaceEvent>& events);  // to this worker's subscribers
@@ -146,16 +148,14 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // --- For the I/O layer ---
   void OnClientEvent(Client& c, uint32_t events);
   void OnPumpEvent(Client& c) { io_.Pump(c); }  // (its SnapshotPump is readable)
-  // A connection accepted on worker 0: served here from now on (`tls`:
-  // accepted on tls-port; a TLS session over it, this worker's context).
+  // A connection accepted on worker 0: served here from now on (`tls`: on tls-port, this worker's context).
   void Adopt(int fd, bool is_unix, uint64_t id, bool tls = false);
   // Worker 0's acceptor hands a connection to worker `to`.
   void SendAdopt(uint32_t to, AdoptMail* m) { router_.Send(to, m); }
 
   // --- Scripting (worker_script.cc, docs/scripting.md) ---
   Server& server() { return server_; }
-  // What this worker's Lua interpreters hold (INFO memory; 0 before the
-  // first script): the scripts', the functions'.
+  // What this worker's Lua interpreters hold (INFO memory; 0 before the first script): scripts', functions'.
   size_t LuaEvalBytes() const;
   // A command a script called, refused before it ran (null: unknown): its
   // rejected call and the error, counted as Redis's scriptCall counts them.
@@ -167,9 +167,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool OverMaxmemory(Shard& shard) { return !EnforceMaxmemory(shard); }
   // The script running stopped before it wrote, to run again holding every shard: it replied nothing, is not counted.
   void NoteScriptRerun() { script_rerun_ = true; }
-  // A command called by a script (redis.call) of the command `caller`:
-  // runs it on `shard` (held) as the script's client, replying to `reply`,
-  // counted in the command statistics.
+  // A command called by a script (redis.call) of the command `caller`: runs it on `shard` (held) as
+  // the script's client, replying to `reply`, counted in the command statistics.
   void ScriptCall(CommandContext& caller, Client& script_client, const CommandSpec* cmd,
                   std::span<const std::string_view> args, ReplyWriter& reply, Shard& shard);
   // Runs f() with nothing allowed to block and clients woken by its writes
@@ -195,6 +194,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   friend class CommandReplayer;
   friend class BlockingWaits;
   friend class ScriptBusy;
+  friend class MonitorFeed;
   friend class ShardRouter;
   friend class TransactionRunner;
 
@@ -343,6 +343,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   AofLog aof_log_;                // the append-only file (aof_log.h)
   BlockingWaits waits_;           // clients blocked on keys (blocking_waits.h)
   ScriptBusy script_busy_{*this};  // a script past busy-reply-threshold (script_busy.h)
+  MonitorFeed monitor_{*this};    // MONITOR's lines (monitor.h)
   ShardRouter router_;            // the mailbox and shard lending (shard_router.h)
   BatchRelay relay_;              // client batches run on other shards (batch_relay.h)
   ClientIo io_;                   // the connection layer (client_io.h)

@@ -139,6 +139,11 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   } else {
     st.ticks += end - start;
     st.calls++;
+    // LATENCY: a spike at latency-monitor-threshold, the command's histogram.
+    if (server_.latency().Due(end - start)) [[unlikely]]
+      server_.latency().Add((cmd->flags & kCmdFast) ? "fast-command" : "command",
+                            static_cast<int64_t>(CycleClock::ToMicros(end - start) / 1000));
+    if (server_.config().latency_tracking) st.RecordLatency(static_cast<uint64_t>(CycleClock::ToMicros(end - start)));
     if (stats_.total_error_replies - script_errors_ != errors_before || failed_reply_) st.failed_calls++;
     stats_.total_commands_processed++;
     if (server_.slowlog().Due(end - start)) [[unlikely]] {
@@ -149,6 +154,11 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
                              ours ? c.addr : std::string(), ours ? c.name : std::string(), c.id, ours);
     }
   }
+  // MONITOR: its line, once it has run (not an admin command's, nor a
+  // blocked command's run again once served: Redis's).
+  if (server_.monitors().load(std::memory_order_relaxed) > 0 && !(cmd->flags & (kCmdSkipMonitor | kCmdAdmin)) &&
+      c.rerun_deadline_ms < 0) [[unlikely]]
+    monitor_.Feed(c, c.db, *cmd, args);
   // Clients waiting on keys the command created are served before anything
   // else runs (docs/blocking.md); their commands count as theirs, not in
   // this one's time or errors.
@@ -160,6 +170,8 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   // after its reply); a transaction's or a script's at their end.
   if (!events_.empty() && !in_exec_) [[unlikely]]
     DeliverEvents();
+  if (monitor_.pending() && !in_exec_) [[unlikely]]
+    monitor_.Deliver();
   return end;
 }
 

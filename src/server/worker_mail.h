@@ -32,6 +32,7 @@ struct Mail {
     kForget,    // a blocked client's wait is over: off this shard's wait lists (BlockMail)
     kUnwatch,   // a client stopped watching keys of this shard (UnwatchMail)
     kEvents,    // keyspace notifications for this worker's subscribers (EventsMail)
+    kMonitor,   // MONITOR's lines for this worker's monitors (MonitorMail)
   };
   explicit Mail(Kind k) : kind(k) {}
   virtual ~Mail() = default;
@@ -71,6 +72,7 @@ struct ExecBatch final : Mail {
   // checked as that user here).
   AclUser* user = nullptr;
   std::shared_ptr<AclUser> user_ref;
+  std::string origin;  // the client's address for MONITOR's lines (only while anyone monitors)
   std::string bytes;                // the arguments, back to back
   std::vector<uint32_t> arg_sizes;  // of every argument of every command
   struct Command {
@@ -149,6 +151,7 @@ struct ExecBatch final : Mail {
     resp = o.resp;
     user = o.user;
     user_ref = o.user_ref;
+    origin = o.origin;
   }
 
   // Calls f(i, command, args) for the commands from `next` on that run on
@@ -229,6 +232,12 @@ struct BlockMail final : Mail {
 struct EventsMail final : Mail {
   explicit EventsMail(std::vector<KeyspaceEvent> e) : Mail(Kind::kEvents), events(std::move(e)) {}
   std::vector<KeyspaceEvent> events;
+};
+
+// Lines of commands that ran on the sender's thread, for MONITOR (monitor.h).
+struct MonitorMail final : Mail {
+  explicit MonitorMail(std::string l) : Mail(Kind::kMonitor), lines(std::move(l)) {}
+  std::string lines;
 };
 
 struct AdoptMail final : Mail {

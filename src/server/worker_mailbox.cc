@@ -126,6 +126,12 @@ void Worker::HandleMail(Mail* m) {
       delete e;
       break;
     }
+    case Mail::Kind::kMonitor: {
+      auto* mm = static_cast<MonitorMail*>(m);
+      monitor_.DeliverHere(mm->lines);
+      delete mm;
+      break;
+    }
     case Mail::Kind::kAdopt: {
       auto* a = static_cast<AdoptMail*>(m);
       if (server_.stopping()) {

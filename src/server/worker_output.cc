@@ -222,6 +222,7 @@ void Worker::FreeClient(Client& c) {
     c.blocked.reset();
   }
   c.rerun.reset();
+  monitor_.Stop(c);
   Unwatch(c);
   if (c.import_slots != nullptr) [[unlikely]]
     if (ClusterService* cluster = server_.cluster(); cluster != nullptr) cluster->ImportClientGone(c.import_name, c.id);

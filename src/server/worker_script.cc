@@ -37,6 +37,8 @@ void Worker::ScriptCall(CommandContext& caller, Client& script_client, const Com
   const uint64_t start = CycleClock::Now();
   const uint64_t errors_before = stats_.total_error_replies;
   CallHandler(ctx, cmd);
+  if (server_.monitors().load(std::memory_order_relaxed) > 0 && !(cmd->flags & (kCmdSkipMonitor | kCmdAdmin)))
+    [[unlikely]] monitor_.Feed(script_client, script_client.db, *cmd, args);  // ("[db lua]")
   current_client_ = running;
   st.ticks += CycleClock::Now() - start;
   st.calls++;
