@@ -88,6 +88,17 @@ def test_info_multiple_sections(rc):
     assert sections(text) == ["Server", "Keyspace"]
 
 
+def test_info_names_are_safe_and_module_list_is_modules(rc):
+    # An error code or a name with ':' or '#' would split an INFO line where
+    # parsers do not expect it: Redis writes '_' instead.
+    rc.execute_command("CONFIG", "RESETSTAT")
+    with pytest.raises(redis.ResponseError):
+        rc.execute_command("EVAL", "return redis.error_reply('MY:CO#DE oops')", 0)
+    errors = rc.execute_command("INFO", "errorstats").decode()
+    assert "errorstat_MY_CO_DE:count=1" in errors
+    assert rc.execute_command("INFO", "module_list").decode().startswith("# Modules")
+
+
 def test_info_unknown_section_is_empty(rc):
     assert rc.execute_command("INFO", "nosuchsection") == b""
 

@@ -45,6 +45,16 @@ uint64_t RssBytes() {
 }
 
 
+// A name inside a field's name (an error code, a command's): '#', ':', CR
+// and LF become '_', as Redis's getSafeInfoString, so parsers of INFO
+// still split its lines.
+std::string SafeInfoName(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c == '#' || c == ':' || c == '\n' || c == '\r') c = '_';
+  return out;
+}
+
 void Field(std::string& out, const char* name, std::string_view value) {
   out += name;
   out += ':';
@@ -132,6 +142,8 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     if (s == "all" || s == "everything") {
       everything = true;
+    } else if (s == "module_list") {
+      want.insert("modules");  // (Redis's name for the section in its default list)
     } else if (s == "default") {
       want.insert(kDefault.begin(), kDefault.end());
     } else {
@@ -166,7 +178,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "redis_git_sha1", "00000000");
     Field(out, "redis_git_dirty", 0);
     Field(out, "redis_build_id", "0");
-    Field(out, "redis_mode", "standalone");
+    Field(out, "redis_mode", cluster() != nullptr ? "cluster" : "standalone");
     Field(out, "peregrine_version", PEREGRINE_VERSION);
     Field(out, "os", std::string(un.sysname) + " " + un.release + " " + un.machine);
     Field(out, "arch_bits", 64);
@@ -336,7 +348,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
       const uint64_t total = st.loading_total_bytes, done = st.loading_loaded_bytes.load(std::memory_order_relaxed);
       const int64_t elapsed = now_ms / 1000 - st.loading_start_s;
       char perc[32];
-      snprintf(perc, sizeof(perc), "%.2f%%", total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0);
+      snprintf(perc, sizeof(perc), "%.2f", total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 0.0);
       Field(out, "loading_start_time", st.loading_start_s);
       Field(out, "loading_total_bytes", total);
       Field(out, "loading_rdb_used_mem", 0);
@@ -439,6 +451,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
       Field(out, "role", "master");
     }
     Field(out, "connected_slaves", static_cast<uint64_t>(replicas.size()));
+    // (While min-replicas-to-write is on: how many count as good.)
+    if (config_.min_replicas_to_write > 0 && config_.min_replicas_max_lag > 0)
+      Field(out, "min_slaves_good_slaves", static_cast<int64_t>(replication_->good_replicas()));
     for (size_t i = 0; i < replicas.size(); i++) {
       const ReplicationPrimary::ReplicaInfo& r = replicas[i];
       // (A diskless transfer is Redis's wait_bgsave too; send_bulk is a
@@ -492,7 +507,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
       char buf[256];
       snprintf(buf, sizeof(buf),
                "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,failed_calls=%llu\r\n",
-               cmd.fullname.c_str(), static_cast<unsigned long long>(st.calls),
+               SafeInfoName(cmd.fullname).c_str(), static_cast<unsigned long long>(st.calls),
                static_cast<unsigned long long>(usec),
                st.calls ? usec / static_cast<double>(st.calls) : 0.0,
                static_cast<unsigned long long>(st.rejected_calls),
@@ -506,7 +521,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
   }
   if (section("errorstats")) {
     for (auto& [code, count] : stats.error_counts)
-      Field(out, ("errorstat_" + code).c_str(), "count=" + std::to_string(count));
+      Field(out, ("errorstat_" + SafeInfoName(code)).c_str(), "count=" + std::to_string(count));
   }
   if (section("latencystats") && config_.latency_tracking) {
     // Each command's percentiles (latency-tracking-info-percentiles), in
@@ -516,7 +531,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     auto emit = [&](const CommandSpec& cmd) {
       std::unique_ptr<LatencyHistogram> h = MergedLatency(cmd);
       if (h == nullptr) return;
-      out += "latency_percentiles_usec_" + cmd.fullname + ":";
+      out += "latency_percentiles_usec_" + SafeInfoName(cmd.fullname) + ":";
       for (size_t j = 0; j < names.size(); j++) {
         char buf[64];
         snprintf(buf, sizeof(buf), "p%s=%.3f", names[j].c_str(),
