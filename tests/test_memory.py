@@ -282,3 +282,23 @@ def test_used_memory_is_what_the_process_allocated(mm):
     assert mem["used_memory"] == mem["used_memory_overhead"] + mem["used_memory_dataset"]
     # (Redis 7.0 reads about 2 here: its RSS keeps freed query buffers.)
     assert 0.7 <= mem["mem_fragmentation_ratio"] <= 2.5
+
+
+def test_memory_section_has_redis_fields(mm):
+    # Every field of Redis 7.2's memory section (some 0 where Peregrine has
+    # no such thing: active defrag, cluster links' buffers), and the ratios
+    # agree with the bytes they are made of.
+    mem = info(mm, "memory")
+    for name in ("used_memory", "used_memory_rss", "used_memory_peak", "used_memory_overhead",
+                 "used_memory_startup", "used_memory_dataset", "allocator_allocated", "allocator_active",
+                 "allocator_resident", "total_system_memory", "total_system_memory_human", "used_memory_vm_eval",
+                 "maxmemory_policy", "allocator_frag_ratio", "allocator_frag_bytes", "allocator_rss_ratio",
+                 "allocator_rss_bytes", "rss_overhead_ratio", "rss_overhead_bytes", "mem_fragmentation_ratio",
+                 "mem_fragmentation_bytes", "mem_not_counted_for_evict", "mem_replication_backlog",
+                 "mem_total_replication_buffers", "mem_clients_slaves", "mem_clients_normal", "mem_cluster_links",
+                 "mem_aof_buffer", "mem_allocator", "active_defrag_running", "lazyfree_pending_objects"):
+        assert name in mem, name
+    assert mem["total_system_memory"] > 0
+    # (Read in one INFO: the same moment for both.)
+    assert abs(mem["mem_fragmentation_bytes"] - (mem["used_memory_rss"] - mem["used_memory"])) <= 1024 * 1024
+    assert mem["mem_clients_slaves"] == 0  # no replica yet

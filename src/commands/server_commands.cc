@@ -465,11 +465,11 @@ void MemoryStatsCommand(CommandContext& ctx) {
   integer("peak.allocated", static_cast<int64_t>(m.peak));
   integer("total.allocated", static_cast<int64_t>(m.total));
   integer("startup.allocated", static_cast<int64_t>(m.startup));
-  integer("replication.backlog", 0);
-  integer("clients.slaves", 0);
+  integer("replication.backlog", static_cast<int64_t>(m.replication_backlog));
+  integer("clients.slaves", static_cast<int64_t>(m.clients_replicas));
   integer("clients.normal", static_cast<int64_t>(m.clients_normal));
   integer("cluster.links", 0);
-  integer("aof.buffer", 0);
+  integer("aof.buffer", static_cast<int64_t>(m.aof_buffer));
   integer("lua.caches", 0);
   integer("functions.caches", 0);
   for (const auto& d : m.dbs) {

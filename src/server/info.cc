@@ -87,18 +87,26 @@ Server::MemoryOverview Server::Memory() {
   // interpreters (Lua allocates with realloc).
   uint64_t lua = 0;
   for (auto& w : workers_) {
-    m.clients_normal += w->ClientBufferBytes();
+    for (const auto& [id, c] : w->clients()) {
+      const uint64_t bytes = c->in.capacity() + c->out.capacity();
+      (c->replica ? m.clients_replicas : m.clients_normal) += bytes;
+    }
     lua += w->LuaEvalBytes() + w->LuaFunctionBytes();
   }
+  const ReplicationPrimary::BacklogInfo backlog = replication_->Backlog();
+  m.replication_backlog = backlog.active ? std::max<uint64_t>(config_.repl_backlog_size, ReplBacklog::kMinSize) : 0;
+  for (size_t i = 0; i < num_shards(); i++) m.aof_buffer += shard(i).aof().size();
   const uint64_t heap = static_cast<uint64_t>(std::max<int64_t>(TotalHeapBytes(), 0));
-  m.total = static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) + heap + m.clients_normal + lua;
+  m.total = static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) + heap + m.clients_normal +
+            m.clients_replicas + lua;
   NotePeak(m.total);
   m.peak = used_memory_peak();
   m.startup = used_memory_startup_;
   // The overhead: what the server had at start, the clients, the heap it
   // grew since (connections, scripts, replication's buffers) and the
   // interpreters; what is left is the dataset.
-  m.overhead = m.startup + m.clients_normal + (heap > heap_at_startup_ ? heap - heap_at_startup_ : 0) + lua;
+  m.overhead = m.startup + m.clients_normal + m.clients_replicas +
+               (heap > heap_at_startup_ ? heap - heap_at_startup_ : 0) + lua;
   for (int d = 0; d < config_.databases; d++) {
     uint64_t main = 0, expires = 0, keys = 0;
     for (auto& w : workers_) {
@@ -262,6 +270,10 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "allocator_allocated", m.allocator_allocated);
     Field(out, "allocator_active", m.allocator_active);
     Field(out, "allocator_resident", m.allocator_resident);
+    const uint64_t system =
+        static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    Field(out, "total_system_memory", system);
+    Field(out, "total_system_memory_human", HumanBytes(system));
     // Scripting: every worker's interpreters (one for scripts, one for
     // functions, each made at its first use) and the cached scripts' and
     // libraries' code.
@@ -284,14 +296,37 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "used_memory_functions", static_cast<uint64_t>(functions_.code_bytes()));
     Field(out, "used_memory_scripts", scripts + functions_.code_bytes());
     Field(out, "used_memory_scripts_human", HumanBytes(scripts + functions_.code_bytes()));
-    Field(out, "mem_clients_normal", m.clients_normal);
     Field(out, "maxmemory", config_.maxmemory);
     Field(out, "maxmemory_human", HumanBytes(config_.maxmemory));
     Field(out, "maxmemory_policy", MaxmemoryPolicyName(config_.maxmemory_policy));
-    char ratio[32];
-    snprintf(ratio, sizeof(ratio), "%.2f", used ? static_cast<double>(rss) / static_cast<double>(used) : 0.0);
-    Field(out, "mem_fragmentation_ratio", ratio);
+    auto ratio = [](uint64_t a, uint64_t b) {
+      char buf[32];
+      snprintf(buf, sizeof(buf), "%.2f", b ? static_cast<double>(a) / static_cast<double>(b) : 0.0);
+      return std::string(buf);
+    };
+    auto diff = [](uint64_t a, uint64_t b) { return static_cast<int64_t>(a) - static_cast<int64_t>(b); };
+    // (The allocator's active and resident figures are the RSS: see Memory.)
+    Field(out, "allocator_frag_ratio", ratio(m.allocator_active, m.allocator_allocated));
+    Field(out, "allocator_frag_bytes", diff(m.allocator_active, m.allocator_allocated));
+    Field(out, "allocator_rss_ratio", ratio(m.allocator_resident, m.allocator_active));
+    Field(out, "allocator_rss_bytes", diff(m.allocator_resident, m.allocator_active));
+    Field(out, "rss_overhead_ratio", ratio(rss, m.allocator_resident));
+    Field(out, "rss_overhead_bytes", diff(rss, m.allocator_resident));
+    Field(out, "mem_fragmentation_ratio", ratio(rss, used));
+    Field(out, "mem_fragmentation_bytes", diff(rss, used));
+    // What maxmemory leaves out (it bounds the keyspace and the heap): the
+    // clients' buffers and the interpreters.
+    const uint64_t counted = static_cast<uint64_t>(std::max<int64_t>(TotalCountedBytes(), 0));
+    Field(out, "mem_not_counted_for_evict", used > counted ? used - counted : 0);
+    // (The backlog is the replicas' shared buffer, as Redis 7's.)
+    Field(out, "mem_replication_backlog", m.replication_backlog);
+    Field(out, "mem_total_replication_buffers", m.replication_backlog);
+    Field(out, "mem_clients_slaves", m.clients_replicas);
+    Field(out, "mem_clients_normal", m.clients_normal);
+    Field(out, "mem_cluster_links", 0);  // (the bus's buffers are its thread's, not counted)
+    Field(out, "mem_aof_buffer", m.aof_buffer);
     Field(out, "mem_allocator", allocator);
+    Field(out, "active_defrag_running", 0);
     Field(out, "lazyfree_pending_objects", lazy_free::PendingAllThreads());
     Field(out, "lazyfreed_objects", lazy_free::FreedAllThreads());
   }

@@ -173,6 +173,9 @@ class ServerState {
   // and the dataset; the allocator's and the process's view beside it.
   struct MemoryOverview {
     uint64_t peak = 0, total = 0, startup = 0, clients_normal = 0;
+    // Replicas' connections' buffers (apart from the clients'), the
+    // backlog's room, the AOF's bytes not yet written.
+    uint64_t clients_replicas = 0, replication_backlog = 0, aof_buffer = 0;
     struct DbOverhead {
       int db;
       uint64_t main, expires;
