@@ -99,6 +99,16 @@ def test_info_names_are_safe_and_module_list_is_modules(rc):
     assert rc.execute_command("INFO", "module_list").decode().startswith("# Modules")
 
 
+@pytest.mark.skipif(IS_REDIS, reason="the listener lines are Redis 7.2's; Debian's 7.0 has none")
+def test_info_server_lists_the_listeners(start_server, tmp_path):
+    sock = str(tmp_path / "p.sock")
+    s = start_server("--unixsocket", sock)
+    c = raw_client(s)
+    lines = [ln for ln in c.execute_command("INFO", "server").decode().split("\r\n") if ln.startswith("listener")]
+    c.close()
+    assert lines == [f"listener0:name=tcp,bind=127.0.0.1,port={s.port}", f"listener1:name=unix,bind={sock}"]
+
+
 def test_info_unknown_section_is_empty(rc):
     assert rc.execute_command("INFO", "nosuchsection") == b""
 

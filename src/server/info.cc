@@ -209,6 +209,16 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "executable", executable_);
     Field(out, "config_file", config_file_);
     Field(out, "io_threads_active", 0);
+    // The listeners, as Redis's getListensInfoString: tcp (0), unix (1), tls (2).
+    auto listener = [&](int index, const char* type, const std::vector<std::string>& binds, int port) {
+      std::string line = "name=" + std::string(type);
+      for (const std::string& b : binds) line += ",bind=" + b;
+      if (port != 0) line += ",port=" + std::to_string(port);
+      Field(out, ("listener" + std::to_string(index)).c_str(), line);
+    };
+    if (config_.port != 0) listener(0, "tcp", config_.bind, config_.port);
+    if (!config_.unixsocket.empty()) listener(1, "unix", {config_.unixsocket}, 0);
+    if (config_.tls_port != 0) listener(2, "tls", config_.bind, config_.tls_port);
     Field(out, "threads", static_cast<uint64_t>(workers_.size()));
   }
   // The workers' counters, summed (every worker is held).
@@ -339,9 +349,14 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "current_cow_peak", 0);
     Field(out, "current_cow_size", 0);
     Field(out, "current_cow_size_age", 0);
-    Field(out, "current_fork_perc", "0.00");
-    Field(out, "current_save_keys_processed", bgsave_ ? bgsave_->keys_saved() : 0);
-    Field(out, "current_save_keys_total", bgsave_ ? bgsave_->keys_total() : 0);
+    // (Redis's fork percentage is its child's progress: the snapshot's here.)
+    const uint64_t saved = bgsave_ ? bgsave_->keys_saved() : 0, to_save = bgsave_ ? bgsave_->keys_total() : 0;
+    char fork_perc[32];
+    snprintf(fork_perc, sizeof(fork_perc), "%.2f",
+             to_save ? 100.0 * static_cast<double>(saved) / static_cast<double>(to_save) : 0.0);
+    Field(out, "current_fork_perc", fork_perc);
+    Field(out, "current_save_keys_processed", saved);
+    Field(out, "current_save_keys_total", to_save);
     Field(out, "rdb_changes_since_last_save", TotalDirty(*this) - st.dirty_at_save.load(std::memory_order_relaxed));
     // (A disk-based sync sending its file has no BGSAVE running any more.)
     const bool rdb_job = bgsave_ && !bgsave_->aof_base() && !bgsave_->sending_file();
