@@ -109,6 +109,18 @@ def test_info_server_lists_the_listeners(start_server, tmp_path):
     assert lines == [f"listener0:name=tcp,bind=127.0.0.1,port={s.port}", f"listener1:name=unix,bind={sock}"]
 
 
+def test_info_recent_max_input_buffer_remembers_a_big_argument(start_server):
+    # Redis's client_recent_max_input_buffer is the largest input seen in
+    # the last seconds, not what the clients hold when INFO runs: a 200 KB
+    # SET shows a second later (its bytes became the value long before).
+    s = start_server()
+    c = s.client()
+    c.set("big", "x" * 200000)
+    time.sleep(1.2)
+    assert c.info("clients")["client_recent_max_input_buffer"] >= 200000
+    c.close()
+
+
 def test_info_unknown_section_is_empty(rc):
     assert rc.execute_command("INFO", "nosuchsection") == b""
 

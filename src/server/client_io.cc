@@ -185,6 +185,9 @@ void ClientIo::StartBigArg(Client& c, Buffer& in) {
   c.parser.ExternalBulk(block);
   c.big_args.push_back({block, len, have, offset});
   SetLowWater(c, len - have + 2);
+  // (What the client's input holds now, for client_recent_max_input_buffer:
+  // the cron would miss a block that becomes a value before it looks.)
+  stats_.peak_buffers.Note(UnixTimeMs() / 1000, in.capacity() + c.big_arg_bytes() + len - have, 0);
 }
 
 void ClientIo::SetLowWater(Client& c, size_t bytes) {

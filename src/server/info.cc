@@ -244,8 +244,11 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "connected_clients", static_cast<uint64_t>(connected));
     Field(out, "cluster_connections", 0);
     Field(out, "maxclients", static_cast<uint64_t>(config_.maxclients));
-    Field(out, "client_recent_max_input_buffer", static_cast<uint64_t>(max_in));
-    Field(out, "client_recent_max_output_buffer", static_cast<uint64_t>(max_out));
+    // (The last 8 seconds' largest, as the crons saw them, or now's.)
+    uint64_t recent_in = max_in, recent_out = max_out;
+    for (auto& w : workers_) w->stats().peak_buffers.Max(now_ms / 1000, &recent_in, &recent_out);
+    Field(out, "client_recent_max_input_buffer", recent_in);
+    Field(out, "client_recent_max_output_buffer", recent_out);
     Field(out, "blocked_clients", static_cast<uint64_t>(blocked));
     Field(out, "tracking_clients", 0);
     Field(out, "pubsub_clients", static_cast<uint64_t>(pubsub_clients));

@@ -2,6 +2,7 @@
 // stats and errorstats sections sum every worker's).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -32,6 +33,34 @@ struct ServerStats {
   uint64_t worker_spins = 0;
   uint64_t worker_spin_hits = 0;
   std::map<std::string, uint64_t> error_counts;  // by error code ("ERR", "WRONGTYPE")
+
+  // client_recent_max_input_buffer / _output_buffer: the largest client
+  // buffers the cron saw in each of the last 8 seconds, one slot a second
+  // (Redis's ClientsPeakMemInput/Output). Not summed by Add: INFO takes the
+  // largest over the workers.
+  struct PeakBuffers {
+    static constexpr int kSlots = 8;
+    int64_t second[kSlots] = {};
+    uint64_t in[kSlots] = {}, out[kSlots] = {};
+    void Note(int64_t now_s, uint64_t in_bytes, uint64_t out_bytes) {
+      const int i = static_cast<int>(now_s % kSlots);
+      if (second[i] != now_s) {
+        second[i] = now_s;
+        in[i] = out[i] = 0;
+      }
+      in[i] = std::max(in[i], in_bytes);
+      out[i] = std::max(out[i], out_bytes);
+    }
+    // The largest of the last 8 seconds, into *in_max and *out_max.
+    void Max(int64_t now_s, uint64_t* in_max, uint64_t* out_max) const {
+      for (int i = 0; i < kSlots; i++) {
+        if (now_s - second[i] >= kSlots) continue;
+        *in_max = std::max(*in_max, in[i]);
+        *out_max = std::max(*out_max, out[i]);
+      }
+    }
+  };
+  PeakBuffers peak_buffers;
 
   // Adds another worker's counters (INFO sums them).
   void Add(const ServerStats& o);

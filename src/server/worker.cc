@@ -653,6 +653,7 @@ void Worker::Cron() {
   const int timeout = server_.config().timeout;
   for (auto& [id, c] : clients_) {
     const int64_t idle_ms = now - c->last_interaction_ms;
+    stats_.peak_buffers.Note(now / 1000, c->in.capacity(), c->out.capacity() + c->out.referenced_bytes());
     // A client idle for a while gives back its buffers, so that thousands of
     // idle connections do not hold 16 KB each.
     if (idle_ms > kIdleBufferFreeMs) {
