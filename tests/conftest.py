@@ -6,6 +6,7 @@
 #   TEST_SERVER     "peregrine" (default) or "redis" to run the same tests against
 #                   Debian's redis-server, which is how the tests themselves are checked.
 #   PEREGRINE_ARGS  extra command-line arguments for peregrine (e.g. "--threads 4").
+import contextlib
 import os
 import shlex
 import socket
@@ -145,6 +146,20 @@ def r3(server):
     c.flushall()
     yield c
     c.close()
+
+
+@contextlib.contextmanager
+def server_and_redis():
+    """The server under test and a Debian redis-server beside it (the
+    differential tests' pair), both stopped at the end."""
+    started = []
+    try:
+        started.append(ServerProcess())
+        started.append(ServerProcess(kind="redis"))
+        yield started[0], started[1]
+    finally:
+        for s in started:
+            s.stop()
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given
 
 import diffgen
-from conftest import ServerProcess
+from conftest import server_and_redis
 from diffgen import ANY_INT, ENCODING, EXPIRETIME, HASH_ALL, RANDOM, RANDOMKEY, SCAN_ALL, SEVERAL, SPOP, TTL, UNORDERED
 from helpers import Conn, encode
 
@@ -60,12 +60,7 @@ class Side:
 
 @pytest.fixture(scope="module")
 def sides():
-    started = []
-    try:
-        subject = ServerProcess()
-        started.append(subject)
-        reference = ServerProcess(kind="redis")
-        started.append(reference)
+    with server_and_redis() as (subject, reference):
         pair = (Side(subject.kind, subject), Side("redis-server", reference))
         for s in pair:
             s.connect()
@@ -75,9 +70,6 @@ def sides():
                 s.conn.close()
         if STATS is not None:
             print_stats()
-    finally:
-        for s in started:
-            s.stop()
 
 
 # ------------------------------------------------------------------ RESP decoding

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given
 
 import diffgen
-from conftest import IS_REDIS, ServerProcess
+from conftest import IS_REDIS, server_and_redis
 from diffgen import SCAN_ALL, SEVERAL, SPOP
 from helpers import Conn, config_set, encode, rc  # noqa: F401 (fixtures)
 
@@ -519,19 +519,11 @@ class Side:
 
 @pytest.fixture(scope="module")
 def sides():
-    started = []
-    try:
-        subject = ServerProcess()
-        started.append(subject)
-        reference = ServerProcess(kind="redis")
-        started.append(reference)
+    with server_and_redis() as (subject, reference):
         pair = (Side("redis-server", reference), Side(subject.kind, subject))
         yield pair
         for s in pair:
             s.close()
-    finally:
-        for s in started:
-            s.stop()
 
 
 def show(args):
