@@ -891,6 +891,7 @@ def test_shutdown_ends_when_the_replica_catches_up(start_server):
         time.sleep(0.5)
         assert server.proc.poll() is None  # (waiting)
         assert p.get("lag") == b"1"  # (reads go on)
+        assert 50000 <= p.info("server")["shutdown_in_milliseconds"] <= 60000
         fake.ack(p.info("replication")["master_repl_offset"])
         t0 = time.monotonic()
         server.proc.wait(timeout=20)

@@ -111,6 +111,7 @@ bool Server::BeginShutdownWait(bool saves, bool force, uint64_t client_id, uint3
   shutdown_flags.store((saves ? kShutdownSave : 0) | (force ? kShutdownForce : 0));
   if (!shutdown_waiting.exchange(true)) {
     LOG_NOTICE("Waiting for replicas before shutting down.");
+    shutdown_deadline_ms.store(UnixTimeMs() + int64_t{timeout_s} * 1000);
     client_pause_.Pause(ClientPause::kForShutdown, INT64_MAX, ClientPause::kWrites);
     WakeWorkers();
   }

@@ -209,6 +209,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "executable", executable_);
     Field(out, "config_file", config_file_);
     Field(out, "io_threads_active", 0);
+    // (While SHUTDOWN waits for lagging replicas: how long until it gives up.)
+    if (shutdown_waiting.load())
+      Field(out, "shutdown_in_milliseconds", std::max<int64_t>(shutdown_deadline_ms.load() - now_ms, 0));
     // The listeners, as Redis's getListensInfoString: tcp (0), unix (1), tls (2).
     auto listener = [&](int index, const char* type, const std::vector<std::string>& binds, int port) {
       std::string line = "name=" + std::string(type);

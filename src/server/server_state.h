@@ -303,6 +303,7 @@ class ServerState {
   // shut down even if that fails). Set by SHUTDOWN (every shard held).
   enum : uint8_t { kShutdownSave = 1, kShutdownForce = 2 };
   std::atomic<bool> shutdown_waiting{false};
+  std::atomic<int64_t> shutdown_deadline_ms{0};  // (unix ms) when that wait gives up: INFO shutdown_in_milliseconds
   std::atomic<uint8_t> shutdown_flags{0};
   // Starts that wait if replicas online lag (every shard held), for client
   // `client_id` of `worker` (0: none, a signal's); false if none lags or
