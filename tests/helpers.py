@@ -88,6 +88,15 @@ def require_command(c, name):
         pytest.skip("server does not implement %s yet" % name.upper())
 
 
+def fresh_state(conn, resp3=False):
+    """A connection back to a clean state (RESET, HELLO 3 if asked) over empty
+    databases: the differential tests' start of each example."""
+    assert conn.call("RESET") == b"+RESET\r\n"
+    if resp3:
+        conn.call("HELLO", "3")
+    assert conn.call("FLUSHALL") == b"+OK\r\n"
+
+
 def raw_client(server, protocol=2, **kw):
     c = server.client(protocol=protocol, **kw)
     c.response_callbacks.clear()

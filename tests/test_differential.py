@@ -25,7 +25,7 @@ from hypothesis import given
 import diffgen
 from conftest import server_and_redis
 from diffgen import ANY_INT, ENCODING, EXPIRETIME, HASH_ALL, RANDOM, RANDOMKEY, SCAN_ALL, SEVERAL, SPOP, TTL, UNORDERED
-from helpers import Conn, encode
+from helpers import Conn, encode, fresh_state
 
 EXAMPLES = int(os.environ.get("DIFFTEST_EXAMPLES", "500"))
 SEED = os.environ.get("DIFFTEST_SEED", "")
@@ -52,10 +52,7 @@ class Side:
         connection an example left mid-reply (it failed) is replaced first."""
         if self.conn is None:
             self.connect()
-        assert self.conn.call("RESET") == b"+RESET\r\n"
-        if resp3:
-            self.conn.call("HELLO", "3")
-        assert self.conn.call("FLUSHALL") == b"+OK\r\n"
+        fresh_state(self.conn, resp3)
 
 
 @pytest.fixture(scope="module")

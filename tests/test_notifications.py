@@ -27,7 +27,7 @@ from hypothesis import given
 import diffgen
 from conftest import IS_REDIS, server_and_redis
 from diffgen import SCAN_ALL, SEVERAL, SPOP
-from helpers import Conn, config_set, encode, rc  # noqa: F401 (fixtures)
+from helpers import Conn, config_set, encode, fresh_state, rc  # noqa: F401 (fixtures)
 
 ALL_KEYS = "__key*__:*"
 
@@ -471,10 +471,7 @@ class Side:
     def reset(self, resp3):
         if self.conn is None:
             self.connect()
-        assert self.conn.call("RESET") == b"+RESET\r\n"
-        if resp3:
-            self.conn.call("HELLO", "3")
-        assert self.conn.call("FLUSHALL") == b"+OK\r\n"
+        fresh_state(self.conn, resp3)
 
     def next_event(self, deadline):
         """The next message's (channel, data), b"pong" for PING's reply, None at the deadline."""

@@ -363,6 +363,10 @@ def test_command_docs(rc3):
     assert d[b"since"] == b"1.0.0"
     assert d[b"group"] == b"string"
     assert rc3.execute_command("COMMAND", "DOCS", "nosuchcmd") == {}
+    # A command Redis documents with no complexity has no such field.
+    monitor = rc3.execute_command("COMMAND", "DOCS", "monitor")[b"monitor"]
+    assert b"complexity" not in monitor and monitor[b"since"] == b"1.0.0"
+    assert b"complexity" in docs[b"get"]
 
 
 def test_command_docs_resp2(rc):

@@ -179,15 +179,19 @@ void ReplyCommandInfo(CommandContext& ctx, const CommandSpec& cmd) {
 
 void ReplyCommandDocs(CommandContext& ctx, const CommandSpec& cmd) {
   bool subs = !cmd.subcommands.empty();
-  ctx.reply.MapHeader(4 + (subs ? 1 : 0));
+  // (A command without a complexity, as MONITOR, has no such field: Redis's.)
+  const bool complexity = !cmd.complexity.empty();
+  ctx.reply.MapHeader(3 + (complexity ? 1 : 0) + (subs ? 1 : 0));
   ctx.reply.Bulk("summary");
   ctx.reply.Bulk(cmd.summary);
   ctx.reply.Bulk("since");
   ctx.reply.Bulk(cmd.since);
   ctx.reply.Bulk("group");
   ctx.reply.Bulk(cmd.group);
-  ctx.reply.Bulk("complexity");
-  ctx.reply.Bulk(cmd.complexity);
+  if (complexity) {
+    ctx.reply.Bulk("complexity");
+    ctx.reply.Bulk(cmd.complexity);
+  }
   if (subs) {
     ctx.reply.Bulk("subcommands");
     ctx.reply.MapHeader(cmd.subcommands.size());
@@ -555,7 +559,7 @@ void RegisterServerCommands(CommandTable& t) {
   const uint32_t kAdminish = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale;
   f.Add({.name = "monitor", .arity = 1, .flags = kAdminish,
          .summary = "Listens for all requests received by the server in real-time.", .since = "1.0.0",
-         .complexity = "", .handler = MonitorCommand});
+         .handler = MonitorCommand});
   f.Add({.name = "info", .arity = -1, .flags = kCmdLoading | kCmdStale | kCmdAllShards,
          .summary = "Returns information and statistics about the server.", .since = "1.0.0", .complexity = "O(1)",
          .tips = {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
