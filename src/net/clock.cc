@@ -28,6 +28,7 @@ struct Calibration {
     } while (ns - ns0 < 2000000);
     double r = static_cast<double>(CycleClock::Now() - tsc0) * 1000.0 / static_cast<double>(ns - ns0);
     ticks_per_us.store(r > 0 ? r : 1.0);
+    CycleClock::us_per_tick_.store(1.0 / ticks_per_us.load());
   }
 };
 
@@ -46,7 +47,10 @@ void CycleClock::Recalibrate() {
   uint64_t tsc = Now();
   if (ns - c.ns0 < 100000000) return;  // wait for 100 ms of history
   double r = static_cast<double>(tsc - c.tsc0) * 1000.0 / static_cast<double>(ns - c.ns0);
-  if (r > 0) c.ticks_per_us.store(r, std::memory_order_relaxed);
+  if (r > 0) {
+    c.ticks_per_us.store(r, std::memory_order_relaxed);
+    CycleClock::us_per_tick_.store(1.0 / r, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace peregrine

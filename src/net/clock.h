@@ -4,6 +4,7 @@
 // derives each command's time and duration from the TSC.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace peregrine {
@@ -21,7 +22,17 @@ class CycleClock {
   // Call now and then (the server cron does).
   static void Recalibrate();
 
-  static double ToMicros(uint64_t ticks) { return static_cast<double>(ticks) / TicksPerUs(); }
+  // (Every command converts its run time: a multiplication by the cached
+  // inverse, no call; 0 until the first calibration, which TicksPerUs makes.)
+  static double ToMicros(uint64_t ticks) {
+    double us_per_tick = us_per_tick_.load(std::memory_order_relaxed);
+    if (us_per_tick == 0) [[unlikely]]
+      us_per_tick = 1.0 / TicksPerUs();
+    return static_cast<double>(ticks) * us_per_tick;
+  }
+
+  // 1 / TicksPerUs(), kept by the calibration (clock.cc).
+  static inline std::atomic<double> us_per_tick_{0};
 };
 
 }  // namespace peregrine
