@@ -181,6 +181,7 @@ void FlushAllShards(CommandContext& ctx, bool async) {
       FlushDb(shard.db(i), async);
     }
   }
+  FlushTracking(ctx.server);
 }
 
 void ReplyContainerHelp(CommandContext& ctx, std::string_view command, const std::vector<std::string_view>& lines) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "commands/common.h"
+#include "commands/tracking_commands.h"
 #include "core/numbers.h"
 #include "server/client.h"
 #include "server/replica_link.h"
@@ -153,6 +154,7 @@ void HelloCommand(CommandContext& ctx) {
 void ResetCommand(CommandContext& ctx) {
   ctx.worker.pubsub().RemoveClient(ctx.client);  // no confirmations, as Redis
   ctx.worker.monitor().Stop(ctx.client);
+  DisableTracking(ctx.server.tracking(), ctx.client);
   ctx.worker.DiscardTransaction(ctx.client);
   ctx.client.db = 0;
   ctx.client.resp = 2;
@@ -471,25 +473,30 @@ void ClientUnblockCommand(CommandContext& ctx) {
   ctx.reply.Integer(w != nullptr && ctx.worker.Unblock(std::move(w), error) ? 1 : 0);
 }
 
+// Redis 7.2's text.
 void ClientHelpCommand(CommandContext& ctx) {
-  ReplyContainerHelp(ctx, "CLIENT",
-            {"GETNAME", "    Return the name of the current connection.", "ID",
-             "    Return the ID of the current connection.", "INFO",
-             "    Return information about the current client connection.",
-             "KILL <ip:port>", "    Kill connection made from <ip:port>.",
-             "KILL <option> <value> [<option> <value> [...]]",
-             "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME, MAXAGE.",
-             "LIST [options ...]", "    Return information about client connections. Options:",
-             "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)", "      Return clients of specified type.",
-             "    * ID id [id ...]", "      Return clients of specified IDs only.",
-             "PAUSE <timeout> [WRITE|ALL]",
-             "    Suspend all, or just write, clients for <timeout> milliseconds.",
-             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
-             "SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
-             "SETNAME <name>", "    Assign the name <name> to the current connection.",
-             "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-             "    Unblock the specified blocked client.",
-             "UNPAUSE", "    Stop the current client pause, resuming traffic."});
+  ReplyContainerHelp(
+      ctx, "CLIENT",
+      {"CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+       "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.", "GETNAME",
+       "    Return the name of the current connection.", "ID", "    Return the ID of the current connection.", "INFO",
+       "    Return information about the current client connection.", "KILL <ip:port>",
+       "    Kill connection made from <ip:port>.", "KILL <option> <value> [<option> <value> [...]]",
+       "    Kill connections. Options are:", "    * ADDR (<ip:port>|<unixsocket>:0)",
+       "      Kill connections made from the specified address", "    * LADDR (<ip:port>|<unixsocket>:0)",
+       "      Kill connections made to specified local address", "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+       "      Kill connections by type.", "    * USER <username>", "      Kill connections authenticated by <username>.",
+       "    * SKIPME (YES|NO)", "      Skip killing current connection (default: yes).", "LIST [options ...]",
+       "    Return information about client connections. Options:", "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+       "      Return clients of specified type.", "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+       "PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
+       "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.", "SETNAME <name>",
+       "    Assign the name <name> to the current connection.", "SETINFO <option> <value>",
+       "    Set client meta attr. Options are:", "    * LIB-NAME: the client lib name.",
+       "    * LIB-VER: the client lib version.", "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+       "    Unblock the specified blocked client.", "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+       "         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.", "TRACKINGINFO",
+       "    Report tracking status for the current connection."});
 }
 
 }  // namespace
@@ -520,7 +527,7 @@ void RegisterConnectionCommands(CommandTable& t) {
          .flags = kConn | kCmdFast | kCmdNoAuth | kCmdAllowBusy | kCmdPubsubContext | kCmdNotQueued,
          .summary = "Resets the connection.", .since = "6.2.0", .complexity = "O(1)", .handler = ResetCommand});
 
-  const uint32_t kClientFlags = kCmdNoscript | kCmdLoading | kCmdStale;
+  const uint32_t kClientFlags = kCmdNoscript | kCmdLoading | kCmdStale | kCmdSentinel;
   f.Add({.name = "client", .arity = -2, .acl = kAclSlow, .summary = "A container for client connection commands.",
          .since = "2.4.0", .complexity = "Depends on subcommand.",
          .subcommands = {
@@ -546,16 +553,29 @@ void RegisterConnectionCommands(CommandTable& t) {
               .summary = "Unblocks a client blocked by a blocking command from a different connection.",
               .since = "5.0.0", .complexity = "O(log N) where N is the number of client connections",
               .handler = ClientUnblockCommand},
-             {.name = "pause", .arity = -3, .flags = kClientFlags | kCmdAdmin | kCmdSentinel,
+             {.name = "pause", .arity = -3, .flags = kClientFlags | kCmdAdmin,
               .summary = "Suspends commands processing.", .since = "3.0.0", .complexity = "O(1)",
               .handler = ClientPauseCommand},
-             {.name = "unpause", .arity = 2, .flags = kClientFlags | kCmdAdmin | kCmdSentinel,
+             {.name = "unpause", .arity = 2, .flags = kClientFlags | kCmdAdmin,
               .summary = "Resumes processing commands from paused clients.", .since = "6.2.0", .complexity = "O(N) Where N is the number of paused clients",
               .handler = ClientUnpauseCommand},
              {.name = "setinfo", .arity = 4, .flags = kClientFlags,
               .summary = "Sets information specific to the client or connection.", .since = "7.2.0",
               .complexity = "O(1)", .handler = ClientSetinfoCommand},
-             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+             {.name = "tracking", .arity = -3, .flags = kClientFlags | kCmdAllShards,
+              .summary = "Controls server-assisted client-side caching for the connection.", .since = "6.0.0",
+              .complexity = "O(1). Some options may introduce additional complexity.",
+              .handler = ClientTrackingCommand},
+             {.name = "caching", .arity = 3, .flags = kClientFlags,
+              .summary = "Instructs the server whether to track the keys in the next request.", .since = "6.0.0",
+              .complexity = "O(1)", .handler = ClientCachingCommand},
+             {.name = "getredir", .arity = 2, .flags = kClientFlags,
+              .summary = "Returns the client ID to which the connection's tracking notifications are redirected.",
+              .since = "6.0.0", .complexity = "O(1)", .handler = ClientGetredirCommand},
+             {.name = "trackinginfo", .arity = 2, .flags = kClientFlags,
+              .summary = "Returns information about server-assisted client-side caching for the connection.",
+              .since = "6.2.0", .complexity = "O(1)", .handler = ClientTrackinginfoCommand},
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale | kCmdSentinel,
               .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
               .complexity = "O(1)", .handler = ClientHelpCommand},
          }});

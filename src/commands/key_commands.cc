@@ -452,6 +452,7 @@ void FlushdbCommand(CommandContext& ctx) {
     shard.AddDirty(shard.db(ctx.client.db).size());
     FlushDb(shard.db(ctx.client.db), mode == 1);
   }
+  FlushTracking(ctx.server);  // (every key, as Redis 7.2, whatever the database)
   ctx.shard.AddDirty();
   ctx.reply.Ok();
 }

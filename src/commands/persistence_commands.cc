@@ -141,6 +141,7 @@ void DebugReloadCommand(CommandContext& ctx) {
       }
     }
     ctx.server.functions().Flush();
+    FlushTracking(ctx.server);
   }
   bool found = false;
   if (!LoadRdbFile(ctx.server, ctx.worker.lua(), file, merge, &found, &err) || !found) {

@@ -402,6 +402,7 @@ void BatchRelay::Run(ExecBatch* b) {
     b->RunFrom(worker_.index_, &exec_args_, [&](size_t i, const ExecBatch::Command& cmd,
                                                  std::span<const std::string_view> args) {
       worker_.proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
+      worker_.proxy_.track_reads = cmd.track;
       // Its first key as the client's worker encoded and hashed it, the
       // view onto this batch's copy: the handler's hint.
       CompactKey::Probe key;
@@ -466,7 +467,7 @@ void BatchRelay::FinishTransaction() {
     static constexpr std::string_view kExec[] = {"EXEC"};
     worker_.monitor_.Feed(worker_.proxy_, worker_.proxy_.db, *worker_.server_.commands().Find("exec"), kExec);
   }
-  if (!worker_.events_.empty()) worker_.DeliverEvents();
+  if (!worker_.events_.empty() || !worker_.invalidations_.empty()) worker_.DeliverEvents();
   if (worker_.monitor_.pending()) worker_.monitor_.Deliver();
 }
 

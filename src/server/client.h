@@ -132,6 +132,15 @@ struct Client final : IoHandler {
   // client's own events after its command's reply). Null: none.
   std::unique_ptr<Buffer> pushes_after;
   bool monitor = false;  // MONITOR: every command's line comes here (MonitorFeed)
+  // CLIENT TRACKING (tracking.h): its flags (tracking::kOn ...), whether
+  // the running command's reads are remembered for it (a proxy client: for
+  // the client it stands for), the client its invalidations go to (0:
+  // itself) and that one's worker, and its BCAST prefixes.
+  uint8_t tracking = 0;
+  bool track_reads = false;
+  uint64_t tracking_redirect = 0;
+  uint32_t tracking_redirect_home = 0;
+  std::vector<std::string> tracking_prefixes;
   void ReleasePushes() {
     if (pushes_after == nullptr) [[likely]]
       return;

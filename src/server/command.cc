@@ -117,10 +117,10 @@ std::vector<std::string_view> FlagNames(uint32_t flags) {
       {kCmdBlocking, "blocking"},    {kCmdLoading, "loading"},       {kCmdStale, "stale"},
       {kCmdSkipMonitor, "skip_monitor"}, {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdAsking, "asking"},
       {kCmdFast, "fast"},
-      {kCmdNoAuth, "no_auth"},       {kCmdMayReplicate, "may_replicate"},
+      {kCmdNoAuth, "no_auth"},  // (may_replicate, sentinel and protected: hidden, as Redis hides them)
       {kCmdNoMandatoryKeys, "no_mandatory_keys"}, {kCmdNoAsyncLoading, "no_async_loading"},
       {kCmdNoMulti, "no_multi"},
-      {kCmdMovableKeys, "movablekeys"}, {kCmdAllowBusy, "allow_busy"}, {kCmdSentinel, "sentinel"},
+      {kCmdMovableKeys, "movablekeys"}, {kCmdAllowBusy, "allow_busy"},
   };  // Redis 7.2's order (addReplyFlagsForCommand)
   std::vector<std::string_view> out;
   for (auto [bit, name] : kNames)

@@ -304,6 +304,7 @@ const std::vector<Option>& config_options::Options() {
     o.push_back(IntOption("slowlog-max-len", &Config::slowlog_max_len, 0, LONG_MAX, kMutable));
     o.push_back(IntOption("latency-monitor-threshold", &Config::latency_monitor_threshold, 0, LLONG_MAX, kMutable));
     o.push_back(BoolOption("latency-tracking", &Config::latency_tracking, kMutable));
+    o.push_back(IntOption("tracking-table-max-keys", &Config::tracking_table_max_keys, 0, LONG_MAX, kMutable));
     o.push_back(Option{"latency-tracking-info-percentiles", kMutable, 1, 16,
                        [](const Config& c) {
                          std::string s;

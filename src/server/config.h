@@ -140,6 +140,7 @@ struct Config {
   // The latency monitor's threshold (ms; 0: off), the per-command
   // histograms, and the percentiles INFO latencystats prints.
   int64_t latency_monitor_threshold = 0;
+  int64_t tracking_table_max_keys = 1000000;  // CLIENT TRACKING's keys, every shard's (0: no limit)
   bool latency_tracking = true;
   std::vector<double> latency_tracking_info_percentiles = {50, 99, 99.9};
   // enable-debug-command: whether DEBUG may run (Redis 7's protected

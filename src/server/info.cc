@@ -253,7 +253,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "client_recent_max_input_buffer", recent_in);
     Field(out, "client_recent_max_output_buffer", recent_out);
     Field(out, "blocked_clients", static_cast<uint64_t>(blocked));
-    Field(out, "tracking_clients", 0);
+    Field(out, "tracking_clients", tracking_.clients().load(std::memory_order_relaxed));
     Field(out, "pubsub_clients", static_cast<uint64_t>(pubsub_clients));
     Field(out, "watching_clients", static_cast<uint64_t>(watching));
     Field(out, "clients_in_timeout_table", static_cast<uint64_t>(timed));
@@ -451,6 +451,9 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "pubsub_channels", static_cast<uint64_t>(channels.size()));
     Field(out, "pubsub_patterns", static_cast<uint64_t>(patterns.size()));
     Field(out, "pubsubshard_channels", static_cast<uint64_t>(shard_channels.size()));
+    Field(out, "tracking_total_keys", tracking_.keys().load(std::memory_order_relaxed));
+    Field(out, "tracking_total_items", tracking_.items().load(std::memory_order_relaxed));
+    Field(out, "tracking_total_prefixes", tracking_.prefix_count());
     Field(out, "total_error_replies", stats.total_error_replies);
     Field(out, "total_reads_processed", stats.total_reads_processed);
     Field(out, "total_writes_processed", stats.total_writes_processed);

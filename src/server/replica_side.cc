@@ -147,7 +147,10 @@ bool Server::BeginFullSyncLoad(Worker& w, const ReplicaLink::Event& ev) {
     sh.aof().Clear();
     sh.BumpVersion();
   }
-  if (!load->staged) functions().Flush();
+  if (!load->staged) {
+    functions().Flush();
+    FlushTracking(*this);  // (every tracking client: all its keys are stale)
+  }
   LOG_NOTICE("MASTER <-> REPLICA sync: Loading DB in memory");
   // A new history: this server's own replicas start again too.
   replication_->SetRelaying(true);
@@ -219,6 +222,7 @@ void Server::EndStaging(Worker& w, bool ok, std::vector<std::shared_ptr<Function
     if (ready) w.NoteReady(static_cast<uint32_t>(s));
   }
   if (!ok) return;
+  FlushTracking(*this);  // (the data swapped in: every tracked key may differ)
   functions().Flush();
   for (std::shared_ptr<FunctionLibrary>& lib : libraries) {
     std::string err;  // (checked as they came: only a name twice in the snapshot fails here)

@@ -380,6 +380,7 @@ uint64_t Server::UsedMemory() {
 void Server::ApplyRuntimeConfig() {
   slowlog_.Configure(config_.slowlog_log_slower_than, config_.slowlog_max_len, CycleClock::TicksPerUs());
   latency_.Configure(config_.latency_monitor_threshold, CycleClock::TicksPerUs() * 1000);
+  tracking_.set_max_keys(static_cast<uint64_t>(config_.tracking_table_max_keys));
   // requirepass: the default user's password, when it changed (ACL SETUSER
   // default may have changed the user since).
   if (config_.requirepass != applied_requirepass_) {

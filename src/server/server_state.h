@@ -31,6 +31,7 @@
 #include "server/latency.h"
 #include "server/notify.h"
 #include "server/slowlog.h"
+#include "server/tracking.h"
 #include "server/cluster_view.h"
 #include "server/command.h"
 #include "server/config.h"
@@ -295,6 +296,8 @@ class ServerState {
   KeyspaceNotifier& notifier() { return notifier_; }
   // latency-monitor-threshold's events (latency.h).
   LatencyMonitor& latency() { return latency_; }
+  // CLIENT TRACKING (tracking.h): counts, limit, BCAST prefixes.
+  TrackingRegistry& tracking() { return tracking_; }
   // Clients in MONITOR mode, every worker's (MonitorFeed).
   std::atomic<int>& monitors() { return monitors_; }
   virtual void WakeWorkers() = 0;
@@ -348,6 +351,7 @@ class ServerState {
   ClientPause client_pause_;
   SlowLog slowlog_;
   KeyspaceNotifier notifier_;
+  TrackingRegistry tracking_{&watched_keys_};
   std::atomic<int> monitors_{0};
   LatencyMonitor latency_;
   ScriptCache scripts_;

@@ -122,6 +122,8 @@ namespace peregrine {
 
 void Shard::WatchObserver::KeyRemoved(const Db&, std::string_view key, bool evicted) {
   if (log) aof_->Add(db_, {"DEL", key});
+  // (An evicted key reaches the table as a change: KeyChanged.)
+  if (track && !evicted) table_->Expired(key);
   if (notify) [[unlikely]]
     if (KeyspaceEvents* ev = KeyspaceEvents::Current(); ev != nullptr) {
       if (evicted)

@@ -31,6 +31,7 @@ class Shard {
         rng_(0x9e3779b97f4a7c15ULL + index),
         blocking_(databases),
         watches_(databases) {
+    watches_.set_client_tracking(&tracking_);
     observers_.reserve(dbs_.size());
     for (size_t i = 0; i < dbs_.size(); i++) {
       dbs_[i] = std::make_unique<Db>();
@@ -133,19 +134,26 @@ class Shard {
   // Whether keys the databases delete by themselves (expiry, eviction) are
   // logged as DEL (the append-only file is on). Holding the shard.
   void SetLogRemovals(bool on) {
-    for (size_t i = 0; i < dbs_.size(); i++) {
-      observers_[i]->log = on;
-      dbs_[i]->set_report_removals(on || observers_[i]->notify);
-    }
+    for (auto& o : observers_) o->log = on;
+    ReportRemovals();
   }
   // Whether they make keyspace events (notify-keyspace-events has x, e or
   // h). Holding the shard.
   void SetNotifyRemovals(bool on) {
-    for (size_t i = 0; i < dbs_.size(); i++) {
-      observers_[i]->notify = on;
-      dbs_[i]->set_report_removals(on || observers_[i]->log);
-    }
+    for (auto& o : observers_) o->notify = on;
+    ReportRemovals();
   }
+  // Whether expired keys reach the CLIENT TRACKING table (it tracks keys, or
+  // a client is in BCAST mode). Holding the shard.
+  void SetTrackRemovals(bool on) {
+    if (observers_.empty() || observers_[0]->track == on) return;
+    for (auto& o : observers_) o->track = on;
+    ReportRemovals();
+  }
+  bool track_removals() const { return !observers_.empty() && observers_[0]->track; }
+  // CLIENT TRACKING's table of this shard's keys (tracking.h): touched by
+  // the thread holding the shard.
+  TrackingTable& tracking() { return tracking_; }
   // A replica's shard: keys past their deadline are hidden, not deleted
   // (Db::set_hide_expired). Holding the shard.
   void SetHideExpired(bool on) {
@@ -187,13 +195,18 @@ class Shard {
     }
     void KeyRemoved(const Db&, std::string_view key, bool evicted) override;
     void FieldsRemoved(const Db&, std::string_view key, std::span<const std::string> fields, bool key_gone) override;
-    bool log = false, notify = false;  // what reports removals (Db::set_report_removals)
+    bool log = false, notify = false, track = false;  // what reports removals (Db::set_report_removals)
 
    private:
     WatchTable* table_;
     AofChunk* aof_;
     int db_;
   };
+
+  void ReportRemovals() {
+    for (size_t i = 0; i < dbs_.size(); i++)
+      dbs_[i]->set_report_removals(observers_[i]->log || observers_[i]->notify || observers_[i]->track);
+  }
 
   int index_;
   std::vector<std::unique_ptr<Db>> dbs_;
@@ -205,6 +218,7 @@ class Shard {
   std::mt19937_64 rng_;
   AccessTracker access_;
   BlockingKeys blocking_;
+  TrackingTable tracking_;  // (before watches_, which points at it)
   WatchTable watches_;
   std::vector<std::unique_ptr<WatchObserver>> observers_;
   bool sweeping_ = false;

@@ -81,7 +81,12 @@ bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, uint32_t t
   // the other's room for its next use.)
   b->bytes.swap(t.bytes);
   b->arg_sizes.swap(t.arg_sizes);
-  for (const Client::Transaction::Queued& q : t.commands) b->commands.push_back({q.spec, q.argc, target});
+  const bool track = tracking::TracksReads(c.tracking);  // (CLIENT CACHING holds for the whole transaction)
+  for (const Client::Transaction::Queued& q : t.commands) {
+    b->commands.push_back({q.spec, q.argc, target});
+    b->commands.back().track = track;
+  }
+  c.tracking &= static_cast<uint8_t>(~tracking::kCaching);
   b->transaction = true;
   b->sealed = true;  // nothing of the client joins it
   b->only_publishes = false;

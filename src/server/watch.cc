@@ -58,6 +58,7 @@ void WatchTable::Remove(int db, std::string_view key, const WatchState* w) {
 }
 
 void WatchTable::TouchSlow(int db, std::string_view key, const Db& d, int64_t now_ms) {
+  if (clients_ != nullptr && clients_->active()) clients_->Changed(key, /*by_command=*/true);
   if (!moving_.empty() && db == 0) [[unlikely]] {
     const uint32_t slot = SlotOf(key);
     for (MovingKeys* m : moving_)

@@ -23,6 +23,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "server/tracking.h"
+
 namespace peregrine {
 
 class Db;
@@ -76,8 +78,9 @@ class WatchTable {
 
   // Whether anything is watched here (the hot paths test this first).
   bool empty() const { return keys_ == 0; }
-  // Whether changes are looked at (a watch, or a slot migration's record).
-  bool tracking() const { return keys_ != 0 || !moving_.empty(); }
+  // Whether changes are looked at (a watch, a slot migration's record, or
+  // CLIENT TRACKING's table of the shard).
+  bool tracking() const { return keys_ != 0 || !moving_.empty() || (clients_ != nullptr && clients_->active()); }
   // Distinct keys watched (INFO total_watched_keys).
   size_t keys() const { return keys_; }
 
@@ -94,8 +97,14 @@ class WatchTable {
   // dirty, except those that watched it expired while it is still missing
   // or expired (Redis's touchWatchedKey).
   void Touch(int db, std::string_view key, const Db& d, int64_t now_ms) {
-    if (keys_ != 0 || !moving_.empty()) [[unlikely]]
+    if (tracking()) [[unlikely]]
       TouchSlow(db, key, d, now_ms);
+  }
+  // The shard's CLIENT TRACKING table, told of every change Touch hears of,
+  // and of keys that expired (Expired).
+  void set_client_tracking(TrackingTable* t) { clients_ = t; }
+  void Expired(std::string_view key) {
+    if (clients_ != nullptr && clients_->active()) clients_->Changed(key, /*by_command=*/false);
   }
   // A slot migration records the changes of its slots' keys here from now
   // on (AddMoving), until RemoveMoving (each job its own). The caller keeps
@@ -131,6 +140,7 @@ class WatchTable {
   size_t keys_ = 0;
   std::atomic<int64_t>* counter_ = nullptr;
   std::vector<MovingKeys*> moving_;
+  TrackingTable* clients_ = nullptr;
 };
 
 }  // namespace peregrine

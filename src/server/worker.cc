@@ -69,6 +69,7 @@ Worker::Worker(Server& server, uint32_t index)
       shard_(static_cast<int>(index), server.config().databases),
       proxy_(this, 0, -1),
       events_(server.notifier()),
+      invalidations_(server.tracking()),
       aof_log_(server, shard_, *this),
       waits_(*this, server),
       router_(*this, server, index, nworkers_),
@@ -78,6 +79,7 @@ Worker::Worker(Server& server, uint32_t index)
       cluster_(server),
       command_stats_(server.commands().num_ids()) {
   shard_.watches().set_counter(&server.watched_keys());
+  shard_.tracking().Attach(&server.tracking());
   pubsub_.set_total(&server.notifier().subscriptions());
 }
 
@@ -121,10 +123,14 @@ bool Worker::Init() {
       // PUBLISH (SPUBLISH) on other nodes: to this worker's subscribers.
       for (const auto& m : cl->inbox().Take(index_)) Publish(m->channel, m->message, true, m->shard);
     }
-    if (!events_.empty()) [[unlikely]]
+    if (!events_.empty() || !invalidations_.empty()) [[unlikely]]
       DeliverEvents();  // (the cron's expiries and evictions, a replica's stream)
     if (monitor_.pending()) [[unlikely]]
       monitor_.Deliver();
+    if (invalidations_.mailed) [[unlikely]] {  // (before the replies: tracking.h)
+      invalidations_.mailed = false;
+      router_.FlushOutboxes();
+    }
     io_.FlushPending();
     to_free_.clear();
     if (expire_pressure_) {
@@ -205,6 +211,7 @@ bool Worker::Init() {
 
 void Worker::Run() {
   events_.MakeCurrent();
+  invalidations_.MakeCurrent(&current_client_);
   ApplyConfigIfChanged();
   loop_.Run();
   // Stopped during the start-up load (SHUTDOWN, a signal): the other
@@ -337,6 +344,8 @@ void Worker::OnClientEvent(Client& c, uint32_t events) {
   }
   if ((events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ||
       (c.tls != nullptr && c.tls->wants_write() && (events & EPOLLOUT) && !c.reading_held)) [[likely]] {
+    if (c.tracking != 0 && nworkers_ > 1) [[unlikely]]
+      ServeMailBetweenEvents();  // invalidations sent before this input precede its replies
     io_.Read(c);
     // TLS: bytes decrypted but not yet read (epoll will not tell again).
     while (c.tls != nullptr && !c.closed && c.tls->HasPending()) io_.Read(c);
@@ -637,16 +646,17 @@ void Worker::Cron() {
     aof_log_.NoteUnflushed();
     FlushAof();
   }
-  // Segments left sparse by deletions give their memory back (at most 1 ms
-  // per tick).
-  shard_.MaintainTables(1000);
-  // Sorted sets whose index moves (a look at every database: here, not on
-  // every loop iteration).
+  shard_.MaintainTables(1000);  // sparse segments give their memory back (1 ms a tick at most)
+  // Sorted sets whose index moves (every database: here, not every iteration).
   zset_moves_ = zset_moves_ || shard_.HasZSetMoves();
   // Access data (OBJECT FREQ / IDLETIME): at most 1% of the time.
   shard_.AccessCron(MonotonicMs(), 10'000 / server_.config().hz);
   // A worker that gets no commands still evicts its share.
   if (server_.config().maxmemory > 0 && !server_.any_loading()) EvictFor(1000);
+  if (shard_.tracking().keys() > 0 || shard_.track_removals()) [[unlikely]] {  // CLIENT TRACKING
+    shard_.tracking().Limit(1000);
+    shard_.SetTrackRemovals(shard_.tracking().active());
+  }
   PublishEvictable();
 
   std::vector<Client*> idle;
@@ -654,8 +664,7 @@ void Worker::Cron() {
   for (auto& [id, c] : clients_) {
     const int64_t idle_ms = now - c->last_interaction_ms;
     stats_.peak_buffers.Note(now / 1000, c->in.capacity(), c->out.capacity() + c->out.referenced_bytes());
-    // A client idle for a while gives back its buffers, so that thousands of
-    // idle connections do not hold 16 KB each.
+    // An idle client gives back its buffers (thousands of idle connections, 16 KB each).
     if (idle_ms > kIdleBufferFreeMs) {
       if (c->in.empty()) c->in.ShrinkIfIdle(0);
       if (c->out.empty()) c->out.ShrinkIfIdle(0);

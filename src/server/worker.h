@@ -117,6 +117,11 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // The thread's commands' events: to this worker's subscribers, one mail to each other worker's (worker_output.cc).
   void DeliverEvents();
   void DeliverEvents(const std::vector<KeyspaceEvent>& events);  // to this worker's subscribers
+  // CLIENT TRACKING (worker_tracking.cc): a read-only command's keys remembered for client `id` of worker
+  // `home`; the thread's invalidations delivered (DeliverEvents does it); one for a client of this worker.
+  void RememberReads(uint64_t id, uint32_t home, const CommandSpec* cmd, std::span<const std::string_view> args);
+  void DeliverInvalidations();
+  void DeliverInvalidation(Invalidation& inv);
   size_t Publish(std::string_view channel, std::string_view message, bool own_thread, bool shard) override;
   void DropShardChannels(const std::function<bool(std::string_view, uint64_t)>& gone, bool own_thread) override;
   void SetDefaultAuth(Client& c) const override { access_.SetDefaultAuth(c); }
@@ -129,12 +134,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   KillResult KillBusyScript(bool eval) override { return script_busy_.Kill(eval); }
   int PumpSnapshot(Client& c) override { return io_.StartPump(c); }
 
-  // Whether the running command holds shards of other workers (a command over several shards).
-  bool holding() const { return holding_; }
+  bool holding() const { return holding_; }  // the running command holds other workers' shards
 
-  // Parts the layers around the worker use: INFO reads the blocking waits' counts (a replica's stream
-  // serves those its writes woke); the Lua engine checks a script's calls (permissions, cluster slots)
-  // and makes the server busy; the fuzzer lowers the large-argument size (before the worker runs).
+  // For the layers around the worker: INFO, the Lua engine (checks, busy), the fuzzer.
   BlockingWaits& waits() { return waits_; }
   AccessCheck& access() { return access_; }
   ClusterRoute& cluster_route() { return cluster_; }
@@ -161,18 +163,15 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // rejected call and the error, counted as Redis's scriptCall counts them.
   void CountScriptRejection(const CommandSpec* cmd, std::string_view error);
   size_t LuaFunctionBytes() const;
-  // Whether the running command holds shard `s` (its keys may be touched).
-  bool HoldsShard(uint32_t s) const;
+  bool HoldsShard(uint32_t s) const;  // the running command holds shard `s`
   // Over maxmemory even after evicting what the policy allows.
   bool OverMaxmemory(Shard& shard) { return !EnforceMaxmemory(shard); }
-  // The script running stopped before it wrote, to run again holding every shard: it replied nothing, is not counted.
+  // The running script stopped before it wrote, to run again holding every shard (not counted).
   void NoteScriptRerun() { script_rerun_ = true; }
-  // A command called by a script (redis.call) of the command `caller`: runs it on `shard` (held) as
-  // the script's client, replying to `reply`, counted in the command statistics.
+  // A script's redis.call of `cmd`, for the command `caller`: runs on `shard` (held) as the script's client.
   void ScriptCall(CommandContext& caller, Client& script_client, const CommandSpec* cmd,
                   std::span<const std::string_view> args, ReplyWriter& reply, Shard& shard);
-  // Runs f() with nothing allowed to block and clients woken by its writes
-  // served after it (as inside EXEC); returns f()'s result.
+  // Runs f() with nothing allowed to block, woken clients served after it (as in EXEC); f()'s result.
   template <typename F>
   int RunScriptNoBlocking(F&& f) {
     const bool was = in_exec_;
@@ -182,9 +181,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
     return r;
   }
 
-  // The checks before a command runs: unknown command or subcommand, arity.
-  // Returns the command to run (a subcommand resolved), or nullptr with
-  // *error set to the reply.
+  // The checks before a command runs (unknown command or subcommand, arity): the command to run
+  // (a subcommand resolved), or nullptr with *error set to the reply.
   const CommandSpec* Resolve(std::span<const std::string_view> args, const CommandSpec* cmd,
                              std::string* error) const;
 
@@ -339,6 +337,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   Client proxy_;                      // stands for a remote client while its batch runs here
   PubSubRegistry pubsub_;
   KeyspaceEvents events_;
+  TrackingInvalidations invalidations_;
+  void WriteInvalidation(Client& to, const Invalidation& inv, bool redirected, int null_resp);
   // The worker's parts (each header says what it owns and asks of it).
   AofLog aof_log_;                // the append-only file (aof_log.h)
   BlockingWaits waits_;           // clients blocked on keys (blocking_waits.h)

@@ -475,6 +475,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
       c.user->unrestricted) {
     c.asking = false;  // (ExecuteCommand's reset, for a command run elsewhere)
     relay_.Add(c, args, spec, spec == cmd ? hint : nullptr, target, false, 0);
+    if (c.tracking != 0) [[unlikely]]
+      relay_.NoteTracking(c);
     return Route::kDone;
   }
   if (target == index_) {
@@ -516,6 +518,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   }
   c.asking = false;
   relay_.Add(c, args, spec, spec == cmd ? hint : nullptr, target, remote_publish, published_here);
+  if (c.tracking != 0) [[unlikely]]
+    relay_.NoteTracking(c);
   return Route::kDone;
 }
 
@@ -559,6 +563,10 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     bool in_exec;
     ~AskingEnd() {
       if (c.asking && !in_exec && c.multi == nullptr && cmd->name != "asking") c.asking = false;
+      // CLIENT CACHING holds the same way (a CLIENT command keeps it).
+      if ((c.tracking & tracking::kCaching) && !in_exec && c.multi == nullptr &&
+          (cmd->parent == nullptr || cmd->parent->name != "client"))
+        c.tracking &= static_cast<uint8_t>(~tracking::kCaching);
     }
   } asking_end{c, cmd, in_exec_};
   const int argc = static_cast<int>(args.size());
@@ -677,6 +685,8 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
         shard = &server_.shard(server_.ShardIndexOf(args[key_positions_[0]]));
     }
   }
+  if (c.tracking != 0) [[unlikely]]
+    c.track_reads = tracking::TracksReads(c.tracking);
   const uint64_t end = Run(c, cmd, args, reply, *shard, hint, loop_.MsAt(start), start);
   // What it replies may show a write group's part that the replication
   // stream does not have yet: it waits for it (BatchRelay::HoldOutput).

@@ -103,10 +103,16 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   CommandStats& st = command_stats_[cmd->id];
   // Over maxmemory, every command first evicts (by policy); commands that
   // may add memory are refused if nothing could be evicted.
-  if (server_.config().maxmemory > 0 && !EnforceMaxmemory(shard) && (cmd->flags & kCmdDenyOom)) {
-    st.rejected_calls++;
-    reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
-    return start;
+  if (server_.config().maxmemory > 0) {
+    const bool room = EnforceMaxmemory(shard);
+    // Invalidations of the keys that went are sent before this reply (Redis).
+    if (!invalidations_.empty() && !in_exec_) [[unlikely]]
+      DeliverInvalidations();
+    if (!room && (cmd->flags & kCmdDenyOom)) {
+      st.rejected_calls++;
+      reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
+      return start;
+    }
   }
   if (RefusedAfterSaveError(*cmd)) [[unlikely]] {
     st.rejected_calls++;
@@ -131,6 +137,8 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   CallHandler(ctx, cmd);
   if (nworkers_ > 1 && !(cmd->flags & kCmdReadonly)) shard.BumpVersion();  // (read groups: docs/transactions.md)
   current_client_ = nullptr;
+  if (c.track_reads && (cmd->flags & kCmdReadonly)) [[unlikely]]
+    RememberReads(c.id, c.home, cmd, args);  // CLIENT TRACKING
   uint64_t end = CycleClock::Now();
   if (BlockedClient* blocked = waits_.blocked_now(); blocked != nullptr) [[unlikely]] {
     blocked->ticks = end - start;  // counted when the wait is over, as Redis does
@@ -168,7 +176,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   }
   // Its keyspace events, once it has replied (Redis sends the client's own
   // after its reply); a transaction's or a script's at their end.
-  if (!events_.empty() && !in_exec_) [[unlikely]]
+  if ((!events_.empty() || !invalidations_.empty()) && !in_exec_) [[unlikely]]
     DeliverEvents();
   if (monitor_.pending() && !in_exec_) [[unlikely]]
     monitor_.Deliver();

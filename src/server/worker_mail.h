@@ -17,6 +17,7 @@
 #include "server/blocking.h"
 #include "server/command.h"
 #include "server/notify.h"
+#include "server/tracking.h"
 #include "server/watch.h"
 
 namespace peregrine {
@@ -33,6 +34,7 @@ struct Mail {
     kUnwatch,   // a client stopped watching keys of this shard (UnwatchMail)
     kEvents,    // keyspace notifications for this worker's subscribers (EventsMail)
     kMonitor,   // MONITOR's lines for this worker's monitors (MonitorMail)
+    kInvalidate,  // CLIENT TRACKING's invalidations for this worker's clients (InvalidateMail)
   };
   explicit Mail(Kind k) : kind(k) {}
   virtual ~Mail() = default;
@@ -86,6 +88,7 @@ struct ExecBatch final : Mail {
     // has no copy of its own; the relay stays unchanged at home while its
     // parts are out).
     uint32_t arg0 = 0;
+    bool track = false;  // CLIENT TRACKING: its reads are remembered for the client
     size_t byte0 = 0;
   };
   std::vector<Command> commands;
@@ -232,6 +235,13 @@ struct BlockMail final : Mail {
 struct EventsMail final : Mail {
   explicit EventsMail(std::vector<KeyspaceEvent> e) : Mail(Kind::kEvents), events(std::move(e)) {}
   std::vector<KeyspaceEvent> events;
+};
+
+// Invalidations made on the sender's thread, for clients of this worker
+// (tracking.h).
+struct InvalidateMail final : Mail {
+  explicit InvalidateMail(std::vector<Invalidation> i) : Mail(Kind::kInvalidate), items(std::move(i)) {}
+  std::vector<Invalidation> items;
 };
 
 // Lines of commands that ran on the sender's thread, for MONITOR (monitor.h).

@@ -126,6 +126,12 @@ void Worker::HandleMail(Mail* m) {
       delete e;
       break;
     }
+    case Mail::Kind::kInvalidate: {
+      auto* im = static_cast<InvalidateMail*>(m);
+      for (Invalidation& inv : im->items) DeliverInvalidation(inv);
+      delete im;
+      break;
+    }
     case Mail::Kind::kMonitor: {
       auto* mm = static_cast<MonitorMail*>(m);
       monitor_.DeliverHere(mm->lines);

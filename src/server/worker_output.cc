@@ -173,6 +173,8 @@ size_t Worker::Publish(std::string_view channel, std::string_view message, bool 
 }
 
 void Worker::DeliverEvents() {
+  if (!invalidations_.empty()) DeliverInvalidations();
+  if (events_.empty()) return;
   std::vector<KeyspaceEvent> events = events_.Take();
   // Other workers' subscribers: one message each, after what the stream
   // must have first (as for this worker's subscribers, Publish), in the
@@ -223,6 +225,7 @@ void Worker::FreeClient(Client& c) {
   }
   c.rerun.reset();
   monitor_.Stop(c);
+  DisableTracking(server_.tracking(), c);
   Unwatch(c);
   if (c.import_slots != nullptr) [[unlikely]]
     if (ClusterService* cluster = server_.cluster(); cluster != nullptr) cluster->ImportClientGone(c.import_name, c.id);

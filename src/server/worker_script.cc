@@ -37,6 +37,9 @@ void Worker::ScriptCall(CommandContext& caller, Client& script_client, const Com
   const uint64_t start = CycleClock::Now();
   const uint64_t errors_before = stats_.total_error_replies;
   CallHandler(ctx, cmd);
+  // CLIENT TRACKING: a read of the script is remembered for its caller.
+  if (caller.client.track_reads && (cmd->flags & kCmdReadonly)) [[unlikely]]
+    RememberReads(caller.client.id, caller.client.home, cmd, args);
   if (server_.monitors().load(std::memory_order_relaxed) > 0 && !(cmd->flags & (kCmdSkipMonitor | kCmdAdmin)))
     [[unlikely]] monitor_.Feed(script_client, script_client.db, *cmd, args);  // ("[db lua]")
   current_client_ = running;

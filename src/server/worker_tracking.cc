@@ -1,0 +1,152 @@
+// CLIENT TRACKING's side of a worker (tracking.h, docs/tracking.md): the
+// reads it remembers, and the invalidations it hands to its clients or
+// sends to their workers.
+#include "server/server.h"
+#include "server/worker.h"
+
+namespace peregrine {
+
+void Worker::RememberReads(uint64_t id, uint32_t home, const CommandSpec* cmd,
+                           std::span<const std::string_view> args) {
+  // EVAL_RO and FCALL_RO read nothing themselves (their scripts' calls are
+  // remembered), and a Pub/Sub command's "keys" are channels (Redis).
+  if (cmd->flags & (kCmdScript | kCmdPubsub)) return;
+  std::vector<size_t> positions;
+  if (!cmd->KeyPositions(args, &positions)) return;
+  for (size_t pos : positions) {
+    const std::string_view key = args[pos];
+    // (Every key's shard is held: the command's own, or those it holds.)
+    Shard& s = nworkers_ == 1 ? shard_ : server_.shard(server_.ShardIndexOf(key));
+    s.tracking().Remember(key, id, home);
+    s.SetTrackRemovals(true);
+    s.tracking().Limit(100);
+  }
+}
+
+void Worker::DeliverInvalidations() {
+  std::vector<Invalidation> all = invalidations_.Take();
+  std::vector<std::vector<Invalidation>> out;  // other workers' clients'
+  for (Invalidation& inv : all) {
+    if (inv.home == index_) {
+      DeliverInvalidation(inv);
+      continue;
+    }
+    if (out.empty()) out.resize(nworkers_);
+    out[inv.home].push_back(std::move(inv));
+  }
+  if (out.empty()) return;
+  // Behind the replies of the commands that ran here (the same ring, and
+  // after what the replication stream must have first: SendAfter).
+  const uint64_t hold = relay_.StreamHoldNow();
+  for (uint32_t w = 0; w < nworkers_; w++)
+    if (!out[w].empty()) relay_.SendAfter(hold, w, new InvalidateMail(std::move(out[w])));
+  // In their rings before this worker's clients' replies leave (the loop's
+  // before-sleep hook flushes the outboxes first): a client told its write
+  // is done finds the invalidation there before the answer to whatever it
+  // asks next of the tracking client's worker (Worker::OnClientEvent serves
+  // the mail before a tracking client's input). (Not here: a write group's
+  // part may be running, whose log must not leave half made.)
+  invalidations_.mailed = true;
+}
+
+void Worker::DeliverInvalidation(Invalidation& inv) {
+  auto it = clients_.find(inv.client);
+  Client* c = it == clients_.end() || it->second->closed ? nullptr : it->second.get();
+  // The client it tells no longer exists: one redirecting here is told
+  // that its redirection is broken (Redis's sendTrackingMessage).
+  auto broken = [&](uint64_t tracker, uint32_t tracker_home, uint64_t gone) {
+    Invalidation b;
+    b.kind = Invalidation::Kind::kBroken;
+    b.client = tracker;
+    b.home = tracker_home;
+    b.gone = gone;
+    if (tracker_home == index_) {
+      DeliverInvalidation(b);
+    } else {
+      std::vector<Invalidation> one;
+      one.push_back(std::move(b));
+      relay_.SendAfter(relay_.StreamHoldNow(), tracker_home, new InvalidateMail(std::move(one)));
+    }
+  };
+  if (inv.behalf != 0) {  // for the client redirecting here
+    if (c == nullptr) {
+      broken(inv.behalf, inv.behalf_home, inv.client);
+      return;
+    }
+    WriteInvalidation(*c, inv, /*redirected=*/true, inv.null_resp);
+    return;
+  }
+  if (c == nullptr || !(c->tracking & tracking::kOn)) return;
+  if (inv.kind == Invalidation::Kind::kBroken) {
+    c->tracking |= tracking::kBrokenRedir;
+    if (c->resp < 3) return;
+    Invalidation note = inv;  // (written as a push of its own)
+    WriteInvalidation(*c, note, /*redirected=*/false, c->resp);
+    return;
+  }
+  // A key remembered before the client switched to BCAST, or a prefix's
+  // keys for one that left it: dropped (Redis).
+  if (inv.kind == Invalidation::Kind::kKeys && inv.bcast != ((c->tracking & tracking::kBcast) != 0)) return;
+  if ((c->tracking & tracking::kNoloop) && inv.kind == Invalidation::Kind::kKeys) {
+    std::erase_if(inv.keys, [&](const auto& k) { return k.second == c->id; });
+    if (inv.keys.empty()) return;
+  }
+  if (c->tracking_redirect == 0) {
+    WriteInvalidation(*c, inv, /*redirected=*/false, c->resp);
+    return;
+  }
+  inv.behalf = c->id;
+  inv.behalf_home = index_;
+  inv.null_resp = static_cast<uint8_t>(c->resp);
+  inv.client = c->tracking_redirect;
+  inv.home = c->tracking_redirect_home;
+  if (inv.home == index_) {
+    DeliverInvalidation(inv);
+    return;
+  }
+  const uint32_t to = inv.home;
+  std::vector<Invalidation> one;
+  one.push_back(std::move(inv));
+  relay_.SendAfter(relay_.StreamHoldNow(), to, new InvalidateMail(std::move(one)));
+}
+
+void Worker::WriteInvalidation(Client& to, const Invalidation& inv, bool redirected, int null_resp) {
+  auto write = [&](Buffer* buf_or_null) {
+    ReplyWriter w = buf_or_null != nullptr ? ReplyWriter(buf_or_null, to.resp) : ReplyWriter(&to.out, to.resp);
+    if (inv.kind == Invalidation::Kind::kBroken) {
+      w.PushHeader(2);
+      w.Bulk("tracking-redir-broken");
+      w.Integer(static_cast<int64_t>(inv.gone));
+      return;
+    }
+    if (to.resp >= 3) {
+      w.PushHeader(2);
+      w.Bulk("invalidate");
+    } else {
+      w.PushHeader(3);
+      w.Bulk("message");
+      w.Bulk("__redis__:invalidate");
+    }
+    if (inv.kind == Invalidation::Kind::kFlush) {
+      // (The null of the tracking client's protocol, as Redis writes it.)
+      w.Raw(null_resp >= 3 ? std::string_view("_\r\n") : std::string_view("$-1\r\n"));
+      return;
+    }
+    w.ArrayHeader(inv.keys.size());
+    for (const auto& [key, changer] : inv.keys) w.Bulk(key);
+  };
+  // Over RESP2 only a client redirected to in Pub/Sub mode can be told (a
+  // message on __redis__:invalidate); any other gets nothing (Redis).
+  if (to.resp < 3 && inv.kind != Invalidation::Kind::kBroken &&
+      !(redirected && to.subs != nullptr && to.subs->total() > 0))
+    return;
+  if (to.batch_in_flight) {  // (after that batch's replies: Client::pushes_after)
+    if (to.pushes_after == nullptr) to.pushes_after = std::make_unique<Buffer>();
+    write(to.pushes_after.get());
+    return;
+  }
+  write(nullptr);
+  if (!io_.OverOutputLimit(to, true)) io_.QueueWrite(to);
+}
+
+}  // namespace peregrine
