@@ -96,7 +96,7 @@ ONCE   := $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
 # bus's thread, the slot migration's and the workers meet.
 TSAN_SKIP := $(addprefix --ignore=tests/,test_cluster_clients.py test_cluster_mixed.py test_cluster_edges.py)
 integration-test: build pydeps client-test-deps
-	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 1" NOTIFYTEST_EXAMPLES=40 $(PYTEST) $(ONCE)
+	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 1" NOTIFYTEST_EXAMPLES=40 TRACKTEST_EXAMPLES=40 $(PYTEST) $(ONCE)
 	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 4" $(PYTEST)
 
 # Their toolchains: Maven and a JDK from Debian if missing; Go (>= 1.26,
@@ -144,7 +144,7 @@ bench-smoke: build pydeps
 # stream-order test once, a real race that the busier timing exposed: a
 # blocked pop served on another worker while its batch was on its way back
 # answered before its notice, which waits for the stream; fixed). The
-# differential tests' random examples are fewer there (100 and 40): their
+# differential tests' random examples are fewer there (100, 40 and 40): their
 # semantics are the release passes' to check, and CI stays under 45 minutes.
 ASAN_BUILD := build/asan
 TSAN_BUILD := build/tsan
@@ -154,14 +154,14 @@ test-asan: deps pydeps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(ASAN_BUILD)/peregrine_unit_tests --gtest_brief=1
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PEREGRINE_BIN=$(abspath $(ASAN_BUILD))/peregrine \
-	  NOTIFYTEST_EXAMPLES=40 DIFFTEST_EXAMPLES=100 $(VENV)/bin/python -m pytest tests -q $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
+	  NOTIFYTEST_EXAMPLES=40 TRACKTEST_EXAMPLES=40 DIFFTEST_EXAMPLES=100 $(VENV)/bin/python -m pytest tests -q $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
 
 test-tsan: deps pydeps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_SANITIZE=thread -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/peregrine_unit_tests --gtest_brief=1
 	TSAN_OPTIONS=halt_on_error=1 PEREGRINE_BIN=$(abspath $(TSAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 4" \
-	  NOTIFYTEST_EXAMPLES=40 DIFFTEST_EXAMPLES=100 $(VENV)/bin/python -m pytest tests -q $(TSAN_SKIP)
+	  NOTIFYTEST_EXAMPLES=40 TRACKTEST_EXAMPLES=40 DIFFTEST_EXAMPLES=100 $(VENV)/bin/python -m pytest tests -q $(TSAN_SKIP)
 
 # libFuzzer targets (fuzz/README.md), built by clang with ASan + UBSan in
 # their own directory: `connection` (the whole request path), `config`

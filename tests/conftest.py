@@ -162,6 +162,19 @@ def server_and_redis():
             s.stop()
 
 
+@contextlib.contextmanager
+def side_pair(make):
+    """server_and_redis() as the pair (make("redis-server", redis), make(kind,
+    subject)) of a differential test's sides, each closed at the end."""
+    with server_and_redis() as (subject, reference):
+        pair = (make("redis-server", reference), make(subject.kind, subject))
+        try:
+            yield pair
+        finally:
+            for s in pair:
+                s.close()
+
+
 @pytest.fixture
 def start_server(tmp_path):
     """Factory for a dedicated server with extra arguments; stopped after the test."""

@@ -36,6 +36,11 @@ RANDOM = "random"          # SRANDMEMBER/HRANDFIELD: the reply's shape, each pic
 SPOP = "spop"              # SPOP: as RANDOM, then the server under test brought to the reference's set
 
 
+def show(args):
+    """A command's arguments for a failure's listing (unprintable ones as Python writes them)."""
+    return " ".join(a.decode() if a and all(33 <= ch < 127 for ch in a) else repr(a) for a in args)
+
+
 def example_settings(examples, seed_value):
     """The Hypothesis settings of the tests that run diffgen's examples on two
     servers (test_differential, test_notifications): `examples` of them,

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given
 
 import diffgen
-from conftest import IS_REDIS, server_and_redis
+from conftest import IS_REDIS, side_pair
 from diffgen import SCAN_ALL, SEVERAL, SPOP
 from helpers import Conn, config_set, encode, fresh_state, rc  # noqa: F401 (fixtures)
 
@@ -516,15 +516,8 @@ class Side:
 
 @pytest.fixture(scope="module")
 def sides():
-    with server_and_redis() as (subject, reference):
-        pair = (Side("redis-server", reference), Side(subject.kind, subject))
+    with side_pair(Side) as pair:
         yield pair
-        for s in pair:
-            s.close()
-
-
-def show(args):
-    return " ".join(a.decode() if a and all(33 <= ch < 127 for ch in a) else repr(a) for a in args)
 
 
 def show_events(evs):
@@ -556,7 +549,8 @@ def run_example(sides, example):
             ea = ref.until_pong(name)
             rb = subject.conn.call(*args)
             eb = subject.take(len(ea), name, EVENT_TIMEOUT)
-            lines.append("%4d  %-50s %r | %r  %s" % (n + 1, show(args)[:50], ra[:30], rb[:30], show_events(ea)))
+            lines.append("%4d  %-50s %r | %r  %s" % (n + 1, diffgen.show(args)[:50], ra[:30], rb[:30],
+                                                       show_events(ea)))
             if ea != eb:
                 # (an event sent late, or an extra one, shows at the next command)
                 fail("at command %d" % (n + 1), ea, eb)

@@ -1,6 +1,8 @@
 // CLIENT TRACKING's side of a worker (tracking.h, docs/tracking.md): the
 // reads it remembers, and the invalidations it hands to its clients or
 // sends to their workers.
+#include <cstdlib>
+
 #include "server/server.h"
 #include "server/worker.h"
 
@@ -12,7 +14,16 @@ void Worker::RememberReads(uint64_t id, uint32_t home, const CommandSpec* cmd,
   // remembered), and a Pub/Sub command's "keys" are channels (Redis).
   if (cmd->flags & (kCmdScript | kCmdPubsub)) return;
   std::vector<size_t> positions;
-  if (!cmd->KeyPositions(args, &positions)) return;
+  if (!cmd->KeyPositions(args, &positions)) {
+    // Redis finds these keys reading numkeys as atoi does (its getkeys
+    // procs): "1 " counts as 1 (the command itself refused it).
+    const size_t at = static_cast<size_t>(cmd->numkeys_index);
+    if (at == 0 || at >= args.size()) return;
+    std::vector<std::string_view> lenient(args.begin(), args.end());
+    const std::string n = std::to_string(std::atoll(std::string(args[at]).c_str()));
+    lenient[at] = n;
+    if (!cmd->KeyPositions(lenient, &positions)) return;
+  }
   for (size_t pos : positions) {
     const std::string_view key = args[pos];
     // (Every key's shard is held: the command's own, or those it holds.)
