@@ -297,7 +297,7 @@ PER_REQUEST = ("cross_shard_batches", "worker_wakeups", "worker_spins", "worker_
 
 
 def server_info(r: Runner, port: int) -> dict[str, int]:
-    out = subprocess.run(r.argv("redis-cli", ["-p", str(port), "info", "stats"]), capture_output=True,
+    out = subprocess.run(r.argv("redis-cli", ["-p", str(port), "info", "stats", "peregrine"]), capture_output=True,
                          text=True, timeout=30).stdout
     vals = dict(l.strip().split(":", 1) for l in out.splitlines() if ":" in l)
     return {k: int(vals[k]) for k in PER_REQUEST if k in vals}

@@ -125,14 +125,14 @@ def test_readers_never_see_later_increments_without_earlier(workers):
                                   f"then {values[j]} of {backwards[j % len(counters)]}")
                     break
 
-    before = server.client().info("stats")
+    before = server.client().info("peregrine")
     run_for([threading.Thread(target=writer) for _ in range(2)] +
             [threading.Thread(target=reader, args=(m,)) for m in (False, False, False, True)])
     assert not errors, errors[:5]
     assert reads[0] > 20 and writes[0] > 20
     if not IS_REDIS:
         # The readers' pipelines ran as read groups (the writers' as relays).
-        after = server.client().info("stats")
+        after = server.client().info("peregrine")
         assert after["cross_shard_read_groups"] - before["cross_shard_read_groups"] >= reads[0] // 2
     c = server.client()
     assert [int(v) for v in c.mget(counters)] == [writes[0]] * len(counters)
@@ -179,7 +179,7 @@ def test_a_pipeline_of_reads_runs_as_one_group_with_replies_in_order(workers):
     assert len({shard_of(k, n) for k in keys}) == n
     c = server.client()
     c.mset({k: f"v{i}" for i, k in enumerate(keys)})
-    before = c.info("stats")
+    before = c.info("peregrine")
     for _ in range(20):
         pipe = c.pipeline(transaction=False)
         for k in keys:
@@ -189,7 +189,7 @@ def test_a_pipeline_of_reads_runs_as_one_group_with_replies_in_order(workers):
         pipe.get("missing")
         assert pipe.execute() == [f"v{i}".encode() for i in range(64)] + [2, 2, None]
     if not IS_REDIS:
-        after = c.info("stats")
+        after = c.info("peregrine")
         # Nothing wrote meanwhile: no group ran again. The EXISTS over
         # several shards ends the first group; what follows it is another.
         assert after["cross_shard_read_groups"] - before["cross_shard_read_groups"] >= 20
@@ -201,7 +201,7 @@ def test_a_pipeline_of_writes_runs_as_one_write_group_with_replies_in_order(work
     keys = [f"w{i}" for i in range(48)]
     assert len({shard_of(k, n) for k in keys}) == n
     c = server.client()
-    before = c.info("stats")
+    before = c.info("peregrine")
     for round_ in range(20):
         pipe = c.pipeline(transaction=False)
         for i, k in enumerate(keys):
@@ -217,7 +217,7 @@ def test_a_pipeline_of_writes_runs_as_one_write_group_with_replies_in_order(work
         assert pipe.execute() == expect + [1, None, round_ + 1]
     assert c.mget([f"{k}:n" for k in keys]) == [b"20"] * len(keys)
     if not IS_REDIS:
-        after = c.info("stats")
+        after = c.info("peregrine")
         # (A round may run as a relay instead: one that finds a shard still
         # closed to groups, as INFO above borrowed every shard and the
         # worker has not yet taken it back.)

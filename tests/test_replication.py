@@ -194,6 +194,11 @@ def test_a_redis_replica_ends_equal(primary, tmp_path):
         assert info["repl_backlog_active"] == 1
         assert info["repl_backlog_first_byte_offset"] >= 1
         assert p.info("stats")["sync_full"] == 1
+        # The snapshot and the stream were sent: replication's share of the
+        # output bytes (and the replica, a redis-server, read as much).
+        stats = p.info("stats")
+        assert stats["total_net_output_bytes"] >= stats["total_net_repl_output_bytes"] > 100_000
+        assert r.info("stats")["total_net_repl_input_bytes"] >= stats["total_net_repl_output_bytes"] * 0.9
         role = p.execute_command("ROLE")
         assert role[0] == b"master" and role[1] == info["master_repl_offset"]
         assert role[2] == [[b"127.0.0.1", str(replica.port).encode(), str(role[2][0][2].decode()).encode()]]
@@ -216,7 +221,7 @@ def test_pipelines_over_shards_reach_a_replica_in_order(start_server, tmp_path, 
     try:
         r = replica.client()
         wait_caught_up(p, r)
-        before = p.info("stats")
+        before = p.info("peregrine")
         stop = threading.Event()
         errors, reads = [], [0]
 
@@ -243,9 +248,13 @@ def test_pipelines_over_shards_reach_a_replica_in_order(start_server, tmp_path, 
         assert not errors, f"ids without their data on the replica: {errors[:3]}"
         assert reads[0] > 0
         if not IS_REDIS:
-            assert p.info("stats")["cross_shard_write_groups"] - before["cross_shard_write_groups"] >= 100
+            assert p.info("peregrine")["cross_shard_write_groups"] - before["cross_shard_write_groups"] >= 100
         wait_caught_up(p, r)
         assert snapshot(r) == snapshot(p)
+        # What the replica read of its primary's stream, counted apart (and
+        # in the total), as Redis counts it.
+        rstats = r.info("stats")
+        assert rstats["total_net_input_bytes"] >= rstats["total_net_repl_input_bytes"] > 10_000
     finally:
         replica.stop()
 
@@ -331,7 +340,7 @@ def test_what_a_client_saw_reaches_the_stream_before_what_it_did_next(start_serv
                 pipe.execute()
                 c.lpush("ack:queue", i)
 
-        before = p.info("stats")
+        before = p.info("peregrine")
         w = threading.Thread(target=watcher)
         w.start()
         consuming = threading.Thread(target=consumer)
@@ -385,7 +394,7 @@ def test_what_a_client_saw_reaches_the_stream_before_what_it_did_next(start_serv
         assert len(set_at[b"data"]) == n and len(set_at[b"mark"]) == n and len(set_at[b"fd"]) == fed
         assert not late, f"pushed before their SET in the stream: {late[:5]} ({len(late)} in all)"
         if not IS_REDIS:
-            assert p.info("stats")["cross_shard_write_groups"] - before["cross_shard_write_groups"] >= n // 2
+            assert p.info("peregrine")["cross_shard_write_groups"] - before["cross_shard_write_groups"] >= n // 2
     finally:
         raw.close()
 

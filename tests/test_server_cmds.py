@@ -6,7 +6,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
-from helpers import Conn, arity, encode, info_dict, raises, raw_client, rc, rc3, require_command  # noqa: F401
+from helpers import Conn, arity, config_set, encode, info_dict, raises, raw_client, rc, rc3, require_command, wait_for  # noqa: F401
 
 skip_72 = pytest.mark.skipif(IS_REDIS, reason="Redis 7.2 feature; Debian ships 7.0")
 
@@ -41,6 +41,9 @@ def test_info_section_headers_are_redis_own_in_redis_order(rc, reference):
     with Conn(reference) as conn:
         theirs = sections(conn.call("INFO", "everything"))
     assert "CPU" in ours
+    if not IS_REDIS:  # Peregrine's own fields: a section of their own, last
+        assert ours[-1] == "Peregrine"
+        ours = ours[:-1]
     assert [h for h in theirs if h in ours] == ours
 
 
@@ -81,6 +84,93 @@ def test_info_single_section(rc):
     assert b"connected_clients:" in text
     assert sections(rc.execute_command("INFO", "memory")) == ["Memory"]
     assert sections(rc.execute_command("INFO", "stats")) == ["Stats"]
+
+
+# Redis 7.2's stats and CPU fields, in its order (genRedisInfoString), less
+# those only some servers print.
+STATS_72 = """total_connections_received total_commands_processed instantaneous_ops_per_sec total_net_input_bytes
+total_net_output_bytes total_net_repl_input_bytes total_net_repl_output_bytes instantaneous_input_kbps
+instantaneous_output_kbps instantaneous_input_repl_kbps instantaneous_output_repl_kbps rejected_connections sync_full
+sync_partial_ok sync_partial_err expired_keys expired_stale_perc expired_time_cap_reached_count
+expire_cycle_cpu_milliseconds evicted_keys evicted_clients total_eviction_exceeded_time current_eviction_exceeded_time
+keyspace_hits keyspace_misses pubsub_channels pubsub_patterns pubsubshard_channels latest_fork_usec total_forks
+migrate_cached_sockets slave_expires_tracked_keys active_defrag_hits active_defrag_misses active_defrag_key_hits
+active_defrag_key_misses total_active_defrag_time current_active_defrag_time tracking_total_keys tracking_total_items
+tracking_total_prefixes unexpected_error_replies total_error_replies dump_payload_sanitizations total_reads_processed
+total_writes_processed io_threaded_reads_processed io_threaded_writes_processed reply_buffer_shrinks
+reply_buffer_expands eventloop_cycles eventloop_duration_sum eventloop_duration_cmd_sum
+instantaneous_eventloop_cycles_per_sec instantaneous_eventloop_duration_usec acl_access_denied_auth
+acl_access_denied_cmd acl_access_denied_key acl_access_denied_channel""".split()
+CPU_72 = ("used_cpu_sys used_cpu_user used_cpu_sys_children used_cpu_user_children used_cpu_sys_main_thread "
+          "used_cpu_user_main_thread").split()
+
+
+def fields_of(text):
+    text = text.decode() if isinstance(text, bytes) else text
+    return [line.split(":", 1)[0] for line in text.split("\r\n") if ":" in line and not line.startswith("#")]
+
+
+@skip_72
+def test_info_has_redis_72s_stats_and_cpu_fields_in_order(rc):
+    stats = fields_of(rc.execute_command("INFO", "stats"))
+    assert [f for f in stats if f in STATS_72] == STATS_72
+    assert fields_of(rc.execute_command("INFO", "cpu")) == CPU_72
+    d = info_dict(rc.execute_command("INFO", "stats", "cpu"))
+    for f in CPU_72 + ["expired_stale_perc", "instantaneous_input_kbps", "instantaneous_output_repl_kbps"]:
+        float(d[f])  # seconds, percentages, kbps: numbers with decimals
+    for f in STATS_72:
+        if f not in ("expired_stale_perc",) and not f.endswith("_kbps"):
+            assert int(d[f]) >= 0, f
+
+
+@skip_72
+def test_info_rates_loop_and_expiry_figures_move(rc, config_set):
+    before = info_dict(rc.execute_command("INFO", "stats"))
+    for i in range(200):
+        rc.execute_command("SET", "k%d" % i, "x" * 100, "PX", "50")
+    rc.execute_command("MGET", *["k%d" % i for i in range(200)])
+    wait_for(lambda: float(info_dict(rc.execute_command("INFO", "stats"))["instantaneous_input_kbps"]) > 0)
+    wait_for(lambda: int(info_dict(rc.execute_command("INFO", "stats"))["expired_keys"]) >= 200)
+    after = info_dict(rc.execute_command("INFO", "stats"))
+    assert float(after["instantaneous_output_kbps"]) > 0
+    assert int(after["eventloop_cycles"]) > int(before["eventloop_cycles"])
+    assert int(after["eventloop_duration_sum"]) >= int(after["eventloop_duration_cmd_sum"]) > 0
+    assert int(after["instantaneous_eventloop_cycles_per_sec"]) > 0
+    assert float(after["expired_stale_perc"]) > 0  # (the active cycle found them expired)
+    # Over maxmemory: the time is counted while it lasts.
+    config_set("maxmemory-policy", "noeviction")
+    config_set("maxmemory", "1")
+    wait_for(lambda: int(info_dict(rc.execute_command("INFO", "stats"))["current_eviction_exceeded_time"]) > 100)
+    rc.execute_command("CONFIG", "SET", "maxmemory", "0")
+    wait_for(lambda: int(info_dict(rc.execute_command("INFO", "stats"))["current_eviction_exceeded_time"]) == 0)
+    assert int(info_dict(rc.execute_command("INFO", "stats"))["total_eviction_exceeded_time"]) > 100
+
+
+def test_info_counts_migrates_cached_connections(rc, start_server):
+    target = start_server()
+    before = int(info_dict(rc.execute_command("INFO", "stats"))["migrate_cached_sockets"])
+    rc.execute_command("SET", "moving", "v")
+    assert rc.execute_command("MIGRATE", "127.0.0.1", target.port, "moving", 0, 5000) == b"OK"
+    assert int(info_dict(rc.execute_command("INFO", "stats"))["migrate_cached_sockets"]) == before + 1
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Peregrine's own section")
+def test_info_peregrine_and_debug_sections(rc):
+    d = info_dict(rc.execute_command("INFO", "peregrine"))
+    threads = int(d["threads"])
+    assert d["peregrine_version"] and threads >= 1
+    for f in ("cross_shard_batches", "cross_shard_read_groups", "cross_shard_read_group_reruns",
+              "cross_shard_write_groups", "worker_wakeups", "worker_spins", "worker_spin_hits"):
+        assert int(d[f]) >= 0
+    for i in range(threads):
+        parts = dict(kv.split("=") for kv in d["worker%d" % i].split(","))
+        assert set(parts) == {"clients", "keys", "commands", "ops_per_sec", "loop_cycles", "loop_usec"}
+    assert "Peregrine" in sections(rc.execute_command("INFO"))
+    # # Debug only by name, as Redis's.
+    assert "Debug" not in sections(rc.execute_command("INFO", "everything"))
+    assert fields_of(rc.execute_command("INFO", "debug")) == [
+        "eventloop_duration_aof_sum", "eventloop_duration_cron_sum", "eventloop_duration_max",
+        "eventloop_cmd_per_cycle_max"]
 
 
 def test_info_multiple_sections(rc):

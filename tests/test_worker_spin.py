@@ -53,7 +53,7 @@ def test_default_is_off_and_immutable(start_server):
     with pytest.raises(redis.ResponseError, match="can't set immutable config"):
         c.config_set("worker-spin-us", "10")
     _hammer(s, rounds=100)
-    st = c.info("stats")
+    st = c.info("peregrine")
     assert int(st["worker_spins"]) == 0
     assert int(st["worker_spin_hits"]) == 0
     assert int(st["cross_shard_batches"]) > 0
@@ -70,7 +70,7 @@ def test_spinning_workers_answer_every_request(start_server):
     c = s.client()
     assert c.config_get("worker-spin-us") == {"worker-spin-us": "200"}
     _hammer(s)
-    st = c.info("stats")
+    st = c.info("peregrine")
     spins, hits = int(st["worker_spins"]), int(st["worker_spin_hits"])
     assert spins > 0
     assert 0 <= hits <= spins
@@ -86,6 +86,6 @@ def test_no_spinning_when_workers_outnumber_cores(start_server):
     n = CORES + 1
     s = start_server("--threads", str(n), "--worker-spin-us", "200")
     _hammer(s, rounds=100)
-    st = s.client().info("stats")
+    st = s.client().info("peregrine")
     assert int(st["worker_spins"]) == 0
     assert int(st["cross_shard_batches"]) > 0

@@ -2,8 +2,10 @@
 // the worker checks before the handler runs): the subcommands Redis's own
 // test suite and tools use — SLEEP, SET-ACTIVE-EXPIRE, RELOAD, OBJECT,
 // PROTOCOL (one reply of each RESP type), SET-DISABLE-DENY-SCRIPTS (lets
-// scripts call DEBUG itself) — and HELP.
+// scripts call DEBUG itself), POPULATE, LOG, ERROR, CHANGE-REPL-ID,
+// STRINGMATCH-TEST — and HELP.
 #include <cstdio>
+#include <random>
 #include <cstdlib>
 #include <ctime>
 #include <string>
@@ -13,7 +15,9 @@
 #include "commands/common.h"
 #include "commands/debug_digest.h"
 #include "commands/persistence_commands.h"
+#include "core/glob.h"
 #include "persist/rdb_writer.h"
+#include "server/log.h"
 
 namespace peregrine {
 
@@ -111,14 +115,73 @@ void DebugProtocol(CommandContext& ctx) {
   }
 }
 
+// DEBUG POPULATE count [prefix] [size]: string keys <prefix>:<n> ("key" by
+// default) of the client's database, valued "value:<n>" (cut or padded with
+// zero bytes to `size` when given); keys that exist are left alone (Redis).
+void DebugPopulate(CommandContext& ctx) {
+  int64_t count = 0, size = 0;
+  // (Redis's getPositiveLongFromObjectOrReply: one text for both errors.)
+  static constexpr std::string_view kNotPositive = "ERR value is out of range, must be positive";
+  auto positive = [&](std::string_view arg, int64_t* out) {
+    if (!ParseIntArg(ctx, arg, out, kNotPositive)) return false;
+    if (*out < 0) {
+      ctx.reply.Error(kNotPositive);
+      return false;
+    }
+    return true;
+  };
+  if (!positive(ctx.args[2], &count)) return;
+  if (ctx.args.size() == 5 && !positive(ctx.args[4], &size)) return;
+  const std::string prefix = ctx.args.size() >= 4 ? AsCString(ctx.args[3]) : "key";  // (%s: up to a NUL)
+  for (int64_t j = 0; j < count; j++) {
+    const std::string key = prefix + ":" + std::to_string(j);
+    Db& db = ctx.DbOf(key);
+    if (db.Find(key, ctx.now_ms) != nullptr) continue;
+    std::string value = "value:" + std::to_string(j);
+    if (size > 0) value.resize(static_cast<size_t>(size), '\0');
+    InsertKey(ctx, db, key, Value::String(value));
+    SignalModifiedKey(ctx, key);
+  }
+  ctx.reply.Ok();
+}
+
+// DEBUG STRINGMATCH-TEST: random patterns against random strings through
+// the glob matcher, as Redis's stringmatchlen_fuzz_test (a crash or a hang
+// is the failure).
+void DebugStringmatchTest(CommandContext& ctx) {
+  std::mt19937_64 rng(static_cast<uint64_t>(ctx.now_ms));
+  auto random_bytes = [&](size_t max) {
+    std::string s(rng() % (max + 1), '\0');
+    for (char& ch : s) ch = static_cast<char>(rng() % 256);
+    return s;
+  };
+  size_t matched = 0;
+  for (int i = 0; i < 100000; i++) matched += GlobMatch(random_bytes(32), random_bytes(32)) ? 1 : 0;
+  (void)matched;
+  ctx.reply.SimpleString("Apparently Redis did not crash: test passed");
+}
+
 void DebugHelp(CommandContext& ctx) {
   ReplyHelp(ctx, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                  "CHANGE-REPL-ID",
+                  "    Change the replication IDs of the instance.",
+                  "    Dangerous: should be used only for testing the replication subsystem.",
                   "DIGEST",
                   "    Output a hex signature representing the current DB content.",
                   "DIGEST-VALUE <key> [<key> ...]",
                   "    Output a hex signature of the values of all the specified keys.",
+                  "ERROR <string>",
+                  "    Return a Redis protocol error with <string> as message. Useful for clients",
+                  "    unit tests to simulate Redis errors.",
+                  "LOG <message>",
+                  "    Write <message> to the server log.",
                   "OBJECT <key>",
                   "    Show low level info about the `key` and associated value.",
+                  "POPULATE <count> [<prefix>] [<size>]",
+                  "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+                  "    it is used instead of the 'key' prefix. These are not propagated to",
+                  "    replicas. Cluster slots are not respected so keys not belonging to the",
+                  "    current node can be created in cluster mode.",
                   "PROTOCOL <type>",
                   "    Reply with a test value of the specified type. <type> can be: string,",
                   "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -139,6 +202,8 @@ void DebugHelp(CommandContext& ctx) {
                   "    Atomic slot migrations started here stream on and never pause writes for their handover.",
                   "SLOTMIGRATION PREVENT-FAILOVER <0|1>",
                   "    Atomic slot migrations started here hold their slots' writes paused before the handover.",
+                  "STRINGMATCH-TEST",
+                  "    Run a fuzz tester against the stringmatchlen() function.",
                   "HELP",
                   "    Prints this help."});
 }
@@ -167,6 +232,23 @@ void DebugCommand(CommandContext& ctx) {
     DebugDigestValue(ctx);
   } else if (EqualsIgnoreCase(sub, "slotmigration") && argc >= 3) {
     DebugSlotMigration(ctx);
+  } else if (EqualsIgnoreCase(sub, "populate") && argc >= 3 && argc <= 5) {
+    DebugPopulate(ctx);
+  } else if (EqualsIgnoreCase(sub, "log") && argc == 3) {
+    LOG_WARNING("DEBUG LOG: %s", AsCString(ctx.args[2]).c_str());
+    ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(sub, "error") && argc == 3) {
+    std::string text(ctx.args[2]);
+    for (char& ch : text)
+      if (ch == '\r' || ch == '\n') ch = ' ';  // (no newlines in an error)
+    ctx.reply.Error(text);
+  } else if (EqualsIgnoreCase(sub, "change-repl-id") && argc == 2) {
+    LOG_NOTICE("Changing replication IDs after receiving DEBUG change-repl-id");
+    ctx.server.repl_ids().Change();
+    ctx.server.repl_ids().ClearSecond();
+    ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(sub, "stringmatch-test") && argc == 2) {
+    DebugStringmatchTest(ctx);
   } else if (EqualsIgnoreCase(sub, "help") && argc == 2) {
     DebugHelp(ctx);
   } else {

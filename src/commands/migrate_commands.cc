@@ -53,6 +53,7 @@ void CloseCached(const std::string& name) {
   if (it == cache.end()) return;
   close(it->second.fd);
   cache.erase(it);
+  ServerState::migrate_cached_sockets.fetch_sub(1, std::memory_order_relaxed);
 }
 
 // Waits for `fd` to be ready for `events` until `deadline_ms` (monotonic).
@@ -77,6 +78,7 @@ CachedSocket* Connect(const std::string& host, std::string_view port, int64_t ti
     if (now_ms - it->second.last_use_ms > kSocketCacheTtlMs && it->first != name) {
       close(it->second.fd);
       it = cache.erase(it);
+      ServerState::migrate_cached_sockets.fetch_sub(1, std::memory_order_relaxed);
     } else {
       ++it;
     }
@@ -88,6 +90,7 @@ CachedSocket* Connect(const std::string& host, std::string_view port, int64_t ti
   if (cache.size() >= kSocketCacheMax) {
     close(cache.begin()->second.fd);
     cache.erase(cache.begin());
+    ServerState::migrate_cached_sockets.fetch_sub(1, std::memory_order_relaxed);
   }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -105,6 +108,7 @@ CachedSocket* Connect(const std::string& host, std::string_view port, int64_t ti
     return nullptr;
   }
   CachedSocket& s = cache[name];
+  ServerState::migrate_cached_sockets.fetch_add(1, std::memory_order_relaxed);
   s.fd = fd;
   s.last_use_ms = now_ms;
   return &s;

@@ -5,6 +5,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
 
@@ -108,7 +109,10 @@ bool EventLoop::Iterate(int cap_ms) {
     wake_within_ms_ = -1;
   }
   if (before_wait_) {
+    // (Its work counts as the loop's: mail served, a spin for more.)
+    const uint64_t start = CycleClock::Now();
     const int cap = before_wait_();
+    stats_.ticks += CycleClock::Now() - start;
     if (cap >= 0) timeout = timeout < 0 ? cap : std::min(timeout, cap);
   }
   if (cap_ms >= 0) timeout = timeout < 0 ? cap_ms : std::min(timeout, cap_ms);
@@ -120,11 +124,17 @@ bool EventLoop::Iterate(int cap_ms) {
   if (tick_) {
     int64_t now = MonotonicMs();
     if (now >= next_tick_ms_) {
+      const uint64_t t = CycleClock::Now();
       tick_();
+      stats_.cron_ticks += CycleClock::Now() - t;
       next_tick_ms_ = now + tick_interval_ms_;
     }
   }
   if (before_sleep_) before_sleep_();
+  const uint64_t took = CycleClock::Now() - iter_tsc_;
+  stats_.cycles++;
+  stats_.ticks += took;
+  stats_.max_ticks = std::max(stats_.max_ticks, took);
   return true;
 }
 

@@ -72,6 +72,24 @@ class EventLoop {
   // With `only`, just the events of handlers it accepts.
   void DispatchReady(bool (*only)(IoHandler*) = nullptr);
 
+  // INFO's eventloop_* (Redis 7.2): iterations, and the CycleClock ticks
+  // from each wake-up to the end of its before-sleep hook, plus the
+  // before-wait hook's (all, the longest, the tick's part).
+  // `max_progress`: the most a count the owner reports once per iteration
+  // (NoteProgress: commands processed) grew in one.
+  struct Stats {
+    uint64_t cycles = 0, ticks = 0, max_ticks = 0, cron_ticks = 0, max_progress = 0;
+  };
+  const Stats& stats() const { return stats_; }
+  void ResetStats() {
+    stats_ = Stats{};
+    last_progress_ = 0;
+  }
+  void NoteProgress(uint64_t total) {
+    stats_.max_progress = std::max(stats_.max_progress, total - last_progress_);
+    last_progress_ = total;
+  }
+
   // Wall-clock unix ms read once when the current iteration woke up.
   int64_t iteration_ms() const { return iter_ms_; }
   // Wall-clock unix ms at TSC reading `tsc` (taken during this iteration),
@@ -98,6 +116,8 @@ class EventLoop {
   std::function<void()> before_sleep_;
   std::function<int()> before_wait_;
   std::function<void()> after_wait_;
+  Stats stats_;
+  uint64_t last_progress_ = 0;
 };
 
 // Monotonic milliseconds, for timers.

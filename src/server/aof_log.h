@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "net/clock.h"
 #include "persist/aof_format.h"
 #include "server/aof.h"
 #include "server/command.h"
@@ -51,9 +52,14 @@ class AofLog {
   // sent to clients or to other workers. Not while the worker's shard is
   // lent (`lent`): its chunk is the holder's to touch then.
   void Flush(bool lent) {
-    if (unflushed_) [[unlikely]]
+    if (unflushed_) [[unlikely]] {
+      const uint64_t start = CycleClock::Now();
       Write(lent);
+      write_ticks_ += CycleClock::Now() - start;
+    }
   }
+  // CycleClock ticks spent writing (INFO DEBUG's eventloop_duration_aof_sum).
+  uint64_t write_ticks() const { return write_ticks_; }
   // Commands were added to the shard's chunk outside a command (the cron's
   // expired and evicted keys, as DEL): the next Flush writes them.
   void NoteUnflushed() { unflushed_ = true; }
@@ -98,6 +104,7 @@ class AofLog {
   bool txn_split_ = false;
   AofChunk direct_;       // scratch: a command over several shards
   bool unflushed_ = false;  // the shard's chunk has commands, or a write awaits its fsync
+  uint64_t write_ticks_ = 0;
   uint64_t sync_to_ = 0;    // the file position this worker's replies wait for (always)
 };
 

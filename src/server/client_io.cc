@@ -284,6 +284,8 @@ void ClientIo::Flush(Client& c) {
     c.out.Consume(static_cast<size_t>(n));
     stats_.total_net_output_bytes += static_cast<uint64_t>(n);
     stats_.total_writes_processed++;
+    if (c.replica) [[unlikely]]
+      stats_.total_net_repl_output_bytes += static_cast<uint64_t>(n);
     c.last_interaction_ms = loop_.iteration_ms();
   }
   if (c.repl_pump != nullptr && c.repl_pump->paused && c.out.size() < kPumpBound / 2) [[unlikely]] {

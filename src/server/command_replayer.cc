@@ -130,6 +130,8 @@ bool CommandReplayer::Run(std::span<const std::string_view> args, const CommandS
       cmd->handler(ctx);
     return 0;
   });
+  // (INFO unexpected_error_replies: what the primary or the file said failed.)
+  if (!out_.empty() && out_.view()[0] == '-') server_.repl_stats().unexpected_errors.fetch_add(1);
   return true;
 }
 

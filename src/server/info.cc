@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "core/glob.h"
 #include "core/lazy_free.h"
@@ -37,11 +38,39 @@ std::string HumanBytes(uint64_t n) {
   return buf;
 }
 
-uint64_t RssBytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+uint64_t Micros(uint64_t ticks) { return static_cast<uint64_t>(CycleClock::ToMicros(ticks)); }
+
+// "<sec>.<usec>" of a timeval, as INFO's used_cpu_* fields.
+std::string Seconds(const timeval& t) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(t.tv_sec), static_cast<long>(t.tv_usec));
+  return buf;
+}
+
+// The main thread's (worker 0's) user and system time, from its
+// /proc/self/task/<tid>/stat (fields 14 and 15, in clock ticks).
+bool MainThreadCpu(timeval* user, timeval* sys) {
+  std::ifstream f("/proc/self/task/" + std::to_string(getpid()) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return false;
+  const size_t close = line.rfind(')');  // (the name may hold spaces)
+  if (close == std::string::npos) return false;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; i++) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  const long hz = sysconf(_SC_CLK_TCK);
+  auto to = [hz](unsigned long long t, timeval* tv) {
+    tv->tv_sec = static_cast<time_t>(t / static_cast<unsigned long long>(hz));
+    tv->tv_usec = static_cast<suseconds_t>((t % static_cast<unsigned long long>(hz)) * 1000000ULL /
+                                           static_cast<unsigned long long>(hz));
+  };
+  to(utime, user);
+  to(stime, sys);
+  return true;
 }
 
 
@@ -67,79 +96,10 @@ void Field(std::string& out, const char* name, int value) { Field(out, name, std
 
 }  // namespace
 
-std::unique_ptr<LatencyHistogram> Server::MergedLatency(const CommandSpec& cmd) {
-  std::unique_ptr<LatencyHistogram> h;
-  for (auto& w : workers_) {
-    const CommandStats& one = w->command_stats(cmd);
-    if (one.latency == nullptr) continue;
-    if (h == nullptr) h = std::make_unique<LatencyHistogram>();
-    h->Merge(*one.latency);
-  }
-  return h;
-}
-
-Server::MemoryOverview Server::Memory() {
-  MemoryOverview m;
-  // Every worker is held: its clients' buffers are counted as they are now.
-  // used_memory, as Redis means it: what the process has allocated. The
-  // keyspace (core/memory.h), the rest of the C++ heap (every operator new,
-  // counted the same way), the clients' buffers and the scripts'
-  // interpreters (Lua allocates with realloc).
-  uint64_t lua = 0;
-  for (auto& w : workers_) {
-    for (const auto& [id, c] : w->clients()) {
-      const uint64_t bytes = c->in.capacity() + c->out.capacity();
-      (c->replica ? m.clients_replicas : m.clients_normal) += bytes;
-    }
-    lua += w->LuaEvalBytes() + w->LuaFunctionBytes();
-  }
-  const ReplicationPrimary::BacklogInfo backlog = replication_->Backlog();
-  m.replication_backlog = backlog.active ? std::max<uint64_t>(config_.repl_backlog_size, ReplBacklog::kMinSize) : 0;
-  for (size_t i = 0; i < num_shards(); i++) m.aof_buffer += shard(i).aof().size();
-  const uint64_t heap = static_cast<uint64_t>(std::max<int64_t>(TotalHeapBytes(), 0));
-  m.total = static_cast<uint64_t>(std::max<int64_t>(TotalKeyspaceBytes(), 0)) + heap + m.clients_normal +
-            m.clients_replicas + lua;
-  NotePeak(m.total);
-  m.peak = used_memory_peak();
-  m.startup = used_memory_startup_;
-  // The overhead: what the server had at start, the clients, the heap it
-  // grew since (connections, scripts, replication's buffers) and the
-  // interpreters; what is left is the dataset.
-  m.overhead = m.startup + m.clients_normal + m.clients_replicas +
-               (heap > heap_at_startup_ ? heap - heap_at_startup_ : 0) + lua;
-  for (int d = 0; d < config_.databases; d++) {
-    uint64_t main = 0, expires = 0, keys = 0;
-    for (auto& w : workers_) {
-      const Db& db = w->shard().db(d);
-      if (db.size() == 0) continue;
-      keys += db.size();
-      main += db.StructureBytes();
-      expires += db.expires_count() * sizeof(int64_t);  // what a deadline adds to an entry
-    }
-    if (keys == 0) continue;
-    m.keys += keys;
-    m.dbs.push_back({d, main, expires});
-    m.overhead += main + expires;
-  }
-  m.dataset = m.total > m.overhead ? m.total - m.overhead : 0;
-  const uint64_t net = m.total > m.startup ? m.total - m.startup : 1;
-  m.bytes_per_key = m.keys ? net / m.keys : 0;
-  m.dataset_percentage = 100.0 * static_cast<double>(m.dataset) / static_cast<double>(net);
-  m.peak_percentage = m.peak ? 100.0 * static_cast<double>(m.total) / static_cast<double>(m.peak) : 0;
-  // The allocator's view: allocated is what we count (usable sizes). Active
-  // and resident are the process's RSS: mimalloc has no cheap count of its
-  // active pages, and its commit figure (mi_process_info) counts whole
-  // reserved arenas (32 MB for an empty server), which would say nothing.
-  m.rss = RssBytes();
-  m.allocator_allocated = m.total;
-  m.allocator_active = m.allocator_resident = m.rss;
-  return m;
-}
-
 std::string Server::Info(std::span<const std::string_view> requested, int64_t now_ms) {
   static const std::vector<std::string_view> kDefault = {
       "server", "clients", "memory", "persistence", "stats", "replication",
-      "cpu",    "modules", "errorstats", "cluster", "keyspace"};
+      "cpu",    "modules", "errorstats", "cluster", "keyspace", "peregrine"};
   std::set<std::string> want;
   bool everything = false;
   if (requested.empty()) {
@@ -187,7 +147,6 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "redis_git_dirty", 0);
     Field(out, "redis_build_id", "0");
     Field(out, "redis_mode", cluster() != nullptr ? "cluster" : "standalone");
-    Field(out, "peregrine_version", PEREGRINE_VERSION);
     Field(out, "os", std::string(un.sysname) + " " + un.release + " " + un.machine);
     Field(out, "arch_bits", 64);
     Field(out, "monotonic_clock", "POSIX clock_gettime");
@@ -222,7 +181,6 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     if (config_.port != 0) listener(0, "tcp", config_.bind, config_.port);
     if (!config_.unixsocket.empty()) listener(1, "unix", {config_.unixsocket}, 0);
     if (config_.tls_port != 0) listener(2, "tls", config_.bind, config_.tls_port);
-    Field(out, "threads", static_cast<uint64_t>(workers_.size()));
   }
   // The workers' counters, summed (every worker is held).
   ServerStats stats;
@@ -417,28 +375,67 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
                                                 (done + 1)));
     }
   }
+  // Loop and command time summed over the workers (the stats and debug
+  // sections).
+  EventLoop::Stats loops;
+  for (auto& w : workers_) {
+    const EventLoop::Stats& l = w->loop().stats();
+    loops.cycles += l.cycles;
+    loops.ticks += l.ticks;
+    loops.cron_ticks += l.cron_ticks;
+    loops.max_ticks = std::max(loops.max_ticks, l.max_ticks);
+    loops.max_progress = std::max(loops.max_progress, l.max_progress);
+  }
+  auto rate = [&](Rates::Metric m) {
+    uint64_t sum = 0;
+    for (auto& w : workers_) sum += w->rates().PerSecond(m);
+    return sum;
+  };
+  auto kbps = [&](Rates::Metric m) {
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.2f", static_cast<double>(rate(m)) / 1024);
+    return std::string(buf);
+  };
   if (section("stats")) {
-    uint64_t hits = 0, misses = 0, expired = 0, expired_fields = 0, evicted = 0, ops = 0;
+    uint64_t hits = 0, misses = 0, expired = 0, expired_fields = 0, evicted = 0;
     for (auto& w : workers_) {
       hits += w->shard().stats().keyspace_hits;
       misses += w->shard().stats().keyspace_misses;
       expired += w->shard().expired_keys();
       expired_fields += w->shard().expired_fields();
       evicted += w->shard().evicted_keys();
-      ops += w->instantaneous_ops_per_sec();
     }
+    const uint64_t repl_in = repl_stats_.net_input.load(std::memory_order_relaxed);
     Field(out, "total_connections_received", stats.total_connections_received);
     Field(out, "total_commands_processed", stats.total_commands_processed);
-    Field(out, "instantaneous_ops_per_sec", ops);
-    Field(out, "total_net_input_bytes", stats.total_net_input_bytes);
+    Field(out, "instantaneous_ops_per_sec", rate(Rates::kOps));
+    // (As Redis's: the totals with replication's bytes, which the repl_
+    // fields single out.)
+    Field(out, "total_net_input_bytes", stats.total_net_input_bytes + repl_in);
     Field(out, "total_net_output_bytes", stats.total_net_output_bytes);
+    Field(out, "total_net_repl_input_bytes", repl_in);
+    Field(out, "total_net_repl_output_bytes", stats.total_net_repl_output_bytes);
+    Field(out, "instantaneous_input_kbps", kbps(Rates::kNetInput));
+    Field(out, "instantaneous_output_kbps", kbps(Rates::kNetOutput));
+    Field(out, "instantaneous_input_repl_kbps", kbps(Rates::kReplInput));
+    Field(out, "instantaneous_output_repl_kbps", kbps(Rates::kReplOutput));
     Field(out, "rejected_connections", stats.rejected_connections);
     Field(out, "sync_full", repl_stats_.full.load(std::memory_order_relaxed));
     Field(out, "sync_partial_ok", repl_stats_.partial_ok.load(std::memory_order_relaxed));
     Field(out, "sync_partial_err", repl_stats_.partial_err.load(std::memory_order_relaxed));
     Field(out, "expired_keys", expired);
     Field(out, "expired_subkeys", expired_fields);
+    char stale[32];
+    snprintf(stale, sizeof(stale), "%.2f", stats.expired_stale_perc / static_cast<double>(workers_.size()));
+    Field(out, "expired_stale_perc", stale);
+    Field(out, "expired_time_cap_reached_count", stats.expired_time_cap_reached_count);
+    Field(out, "expire_cycle_cpu_milliseconds", stats.expire_cycle_us / 1000);
     Field(out, "evicted_keys", evicted);
+    Field(out, "evicted_clients", 0);  // (no maxmemory-clients yet)
+    const int64_t mono = MonotonicMs();
+    const int64_t exceeded_now = eviction_exceeded_since_ms_ != 0 ? mono - eviction_exceeded_since_ms_ : 0;
+    Field(out, "total_eviction_exceeded_time", eviction_exceeded_ms_ + exceeded_now);
+    Field(out, "current_eviction_exceeded_time", exceeded_now);
     Field(out, "keyspace_hits", hits);
     Field(out, "keyspace_misses", misses);
     // Distinct channels and patterns with subscribers, over every worker.
@@ -451,23 +448,39 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "pubsub_channels", static_cast<uint64_t>(channels.size()));
     Field(out, "pubsub_patterns", static_cast<uint64_t>(patterns.size()));
     Field(out, "pubsubshard_channels", static_cast<uint64_t>(shard_channels.size()));
+    // (Snapshots and AOF rewrites do not fork, a replica's writable keys do
+    // not expire on their own, nothing defrags: docs/observability.md.)
+    Field(out, "latest_fork_usec", 0);
+    Field(out, "total_forks", 0);
+    Field(out, "migrate_cached_sockets", migrate_cached_sockets.load(std::memory_order_relaxed));
+    Field(out, "slave_expires_tracked_keys", 0);
+    Field(out, "active_defrag_hits", 0);
+    Field(out, "active_defrag_misses", 0);
+    Field(out, "active_defrag_key_hits", 0);
+    Field(out, "active_defrag_key_misses", 0);
+    Field(out, "total_active_defrag_time", 0);
+    Field(out, "current_active_defrag_time", 0);
     Field(out, "tracking_total_keys", tracking_.keys().load(std::memory_order_relaxed));
     Field(out, "tracking_total_items", tracking_.items().load(std::memory_order_relaxed));
     Field(out, "tracking_total_prefixes", tracking_.prefix_count());
+    Field(out, "unexpected_error_replies", repl_stats_.unexpected_errors.load(std::memory_order_relaxed));
     Field(out, "total_error_replies", stats.total_error_replies);
+    Field(out, "dump_payload_sanitizations", 0);  // (no sanitize-dump-payload: RESTORE checks every payload)
     Field(out, "total_reads_processed", stats.total_reads_processed);
     Field(out, "total_writes_processed", stats.total_writes_processed);
+    Field(out, "io_threaded_reads_processed", 0);  // (no I/O threads: each worker does its own)
+    Field(out, "io_threaded_writes_processed", 0);
     Field(out, "client_query_buffer_limit_disconnections", stats.client_query_buffer_limit_disconnections);
     Field(out, "client_output_buffer_limit_disconnections", stats.client_output_buffer_limit_disconnections);
-    Field(out, "cross_shard_batches", stats.cross_shard_batches);
-    Field(out, "cross_shard_read_groups", stats.cross_shard_read_groups);
-    Field(out, "cross_shard_read_group_reruns", stats.cross_shard_read_group_reruns);
-    Field(out, "cross_shard_write_groups", stats.cross_shard_write_groups);
-    uint64_t wakeups = 0;
-    for (auto& w : workers_) wakeups += w->waker().signals();
-    Field(out, "worker_wakeups", wakeups);
-    Field(out, "worker_spins", stats.worker_spins);
-    Field(out, "worker_spin_hits", stats.worker_spin_hits);
+    Field(out, "reply_buffer_shrinks", stats.reply_buffer_shrinks);
+    Field(out, "reply_buffer_expands", 0);  // (buffers grow as replies need, not in the cron)
+    Field(out, "eventloop_cycles", loops.cycles);
+    Field(out, "eventloop_duration_sum", Micros(loops.ticks));
+    Field(out, "eventloop_duration_cmd_sum", Micros(stats.command_ticks));
+    const uint64_t cycles_per_sec = rate(Rates::kLoopCycles);
+    Field(out, "instantaneous_eventloop_cycles_per_sec", cycles_per_sec);
+    Field(out, "instantaneous_eventloop_duration_usec",
+          cycles_per_sec ? Micros(rate(Rates::kLoopTicks)) / cycles_per_sec : uint64_t{0});
     Field(out, "acl_access_denied_auth", acl_->denied(AclResult::kDeniedAuth));
     Field(out, "acl_access_denied_cmd", acl_->denied(AclResult::kDeniedCmd));
     Field(out, "acl_access_denied_key", acl_->denied(AclResult::kDeniedKey));
@@ -540,15 +553,17 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "repl_backlog_histlen", backlog.histlen);
   }
   if (section("cpu")) {
-    rusage self;
+    rusage self, children;
     getrusage(RUSAGE_SELF, &self);
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(self.ru_stime.tv_sec),
-             static_cast<long>(self.ru_stime.tv_usec));
-    Field(out, "used_cpu_sys", buf);
-    snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(self.ru_utime.tv_sec),
-             static_cast<long>(self.ru_utime.tv_usec));
-    Field(out, "used_cpu_user", buf);
+    getrusage(RUSAGE_CHILDREN, &children);
+    Field(out, "used_cpu_sys", Seconds(self.ru_stime));
+    Field(out, "used_cpu_user", Seconds(self.ru_utime));
+    Field(out, "used_cpu_sys_children", Seconds(children.ru_stime));
+    Field(out, "used_cpu_user_children", Seconds(children.ru_utime));
+    timeval main_user{}, main_sys{};
+    MainThreadCpu(&main_user, &main_sys);
+    Field(out, "used_cpu_sys_main_thread", Seconds(main_sys));
+    Field(out, "used_cpu_user_main_thread", Seconds(main_user));
   }
   section("modules");
   if (section("commandstats")) {
@@ -629,6 +644,41 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
             "keys=" + std::to_string(keys) + ",expires=" + std::to_string(expires) +
                 ",avg_ttl=" + std::to_string(avg_ttl));
     }
+  }
+  // Peregrine's own (docs/observability.md): its version and workers, the
+  // cross-worker traffic, and each worker's load.
+  if (section("peregrine")) {
+    Field(out, "peregrine_version", PEREGRINE_VERSION);
+    Field(out, "threads", static_cast<uint64_t>(workers_.size()));
+    Field(out, "cross_shard_batches", stats.cross_shard_batches);
+    Field(out, "cross_shard_read_groups", stats.cross_shard_read_groups);
+    Field(out, "cross_shard_read_group_reruns", stats.cross_shard_read_group_reruns);
+    Field(out, "cross_shard_write_groups", stats.cross_shard_write_groups);
+    uint64_t wakeups = 0;
+    for (auto& w : workers_) wakeups += w->waker().signals();
+    Field(out, "worker_wakeups", wakeups);
+    Field(out, "worker_spins", stats.worker_spins);
+    Field(out, "worker_spin_hits", stats.worker_spin_hits);
+    for (size_t i = 0; i < workers_.size(); i++) {
+      Worker& w = *workers_[i];
+      uint64_t keys = 0;
+      for (int d = 0; d < w.shard().num_dbs(); d++) keys += w.shard().db(d).size();
+      Field(out, ("worker" + std::to_string(i)).c_str(),
+            "clients=" + std::to_string(w.clients().size()) + ",keys=" + std::to_string(keys) +
+                ",commands=" + std::to_string(w.stats().total_commands_processed) +
+                ",ops_per_sec=" + std::to_string(w.rates().PerSecond(Rates::kOps)) +
+                ",loop_cycles=" + std::to_string(w.loop().stats().cycles) +
+                ",loop_usec=" + std::to_string(Micros(w.loop().stats().ticks)));
+    }
+  }
+  // Only when asked for by name, as Redis's.
+  if (section("debug")) {
+    uint64_t aof = 0;
+    for (auto& w : workers_) aof += w->aof_write_ticks();
+    Field(out, "eventloop_duration_aof_sum", Micros(aof));
+    Field(out, "eventloop_duration_cron_sum", Micros(loops.cron_ticks));
+    Field(out, "eventloop_duration_max", Micros(loops.max_ticks));
+    Field(out, "eventloop_cmd_per_cycle_max", loops.max_progress);
   }
   return out;
 }

@@ -345,8 +345,9 @@ bool ReplicaLink::Connect() {
 }
 
 ssize_t ReplicaLink::IoRead(char* buf, size_t n) {
-  if (tls_ != nullptr) return tls_->Read(buf, n);
-  return ::read(fd_.load(std::memory_order_acquire), buf, n);
+  const ssize_t got = tls_ != nullptr ? tls_->Read(buf, n) : ::read(fd_.load(std::memory_order_acquire), buf, n);
+  if (got > 0 && settings_.bytes_in != nullptr) settings_.bytes_in->fetch_add(static_cast<uint64_t>(got));
+  return got;
 }
 
 ssize_t ReplicaLink::IoWrite(const char* buf, size_t n) {

@@ -49,6 +49,8 @@ class ReplicaLink {
     // loaded), 1 on-empty-db (loaded as it comes when this server has no
     // keys), 2 swapdb (loaded as it comes).
     int diskless_load = 0;
+    // Counts what it reads from the primary (INFO total_net_repl_input_bytes).
+    std::atomic<uint64_t>* bytes_in = nullptr;
   };
   // Redis's repl_state names as ROLE shows them.
   enum class State : uint8_t { kConnect, kConnecting, kHandshake, kTransfer, kConnected };

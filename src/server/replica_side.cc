@@ -73,6 +73,7 @@ bool Server::BecomeReplica(const std::string& host, int port, int connected_fd, 
   ReplicaLink::Settings settings = LinkSettings();
   settings.connected_fd = connected_fd;
   settings.failover = failover;
+  settings.bytes_in = &repl_stats_.net_input;
   link_ = std::make_unique<ReplicaLink>(std::move(settings), repl_ids_.replid, replication_->offset(),
                                         [this] { worker(0).waker().Notify(); });
   {

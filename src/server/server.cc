@@ -377,6 +377,16 @@ uint64_t Server::UsedMemory() {
   return used;
 }
 
+void Server::NoteEvictionExceeded(int64_t now_ms) {
+  const bool over = config_.maxmemory > 0 && static_cast<uint64_t>(std::max<int64_t>(TotalCountedBytes(), 0)) >
+                                                 config_.maxmemory;
+  if (over && eviction_exceeded_since_ms_ == 0) eviction_exceeded_since_ms_ = now_ms;
+  if (!over && eviction_exceeded_since_ms_ != 0) {
+    eviction_exceeded_ms_ += now_ms - eviction_exceeded_since_ms_;
+    eviction_exceeded_since_ms_ = 0;
+  }
+}
+
 void Server::ApplyRuntimeConfig() {
   slowlog_.Configure(config_.slowlog_log_slower_than, config_.slowlog_max_len, CycleClock::TicksPerUs());
   latency_.Configure(config_.latency_monitor_threshold, CycleClock::TicksPerUs() * 1000);

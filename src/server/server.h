@@ -87,6 +87,9 @@ class Server final : public ServerState {
   // as last published by each worker); raises used_memory_peak, which every
   // worker's cron also samples.
   uint64_t UsedMemory();
+  // Worker 0's cron: whether what maxmemory bounds is over it now (INFO's
+  // total_ / current_eviction_exceeded_time, in ms).
+  void NoteEvictionExceeded(int64_t now_ms);
 
   // Worker 0's cron: once the BGSAVE's file is written (or failed), its
   // outcome goes to the persistence state and the job goes.
@@ -259,6 +262,7 @@ class Server final : public ServerState {
   std::vector<std::thread> threads_;  // workers 1.. (Run)
   uint64_t used_memory_startup_ = 0;  // used_memory when Start() finished
   uint64_t heap_at_startup_ = 0;      // its C++ heap part (TotalHeapBytes)
+  int64_t eviction_exceeded_since_ms_ = 0, eviction_exceeded_ms_ = 0;  // (NoteEvictionExceeded)
   int worker_spin_us_ = 0;
 };
 

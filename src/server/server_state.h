@@ -125,6 +125,8 @@ class ServerState {
   // sync_full, sync_partial_ok, sync_partial_err (INFO stats).
   struct ReplStats {
     std::atomic<uint64_t> full{0}, partial_ok{0}, partial_err{0};
+    std::atomic<uint64_t> net_input{0};  // read from a primary (INFO total_net_repl_input_bytes)
+    std::atomic<uint64_t> unexpected_errors{0};  // errors of the primary's or the AOF's commands
   };
   ReplStats& repl_stats() { return repl_stats_; }
   const std::string& config_file() const { return config_file_; }
@@ -296,6 +298,8 @@ class ServerState {
   KeyspaceNotifier& notifier() { return notifier_; }
   // latency-monitor-threshold's events (latency.h).
   LatencyMonitor& latency() { return latency_; }
+  // MIGRATE's cached connections, every worker's (INFO migrate_cached_sockets).
+  static inline std::atomic<int64_t> migrate_cached_sockets{0};
   // CLIENT TRACKING (tracking.h): counts, limit, BCAST prefixes.
   TrackingRegistry& tracking() { return tracking_; }
   // Clients in MONITOR mode, every worker's (MonitorFeed).

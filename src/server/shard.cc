@@ -1,6 +1,8 @@
 // Shard housekeeping (see shard.h).
 #include "server/shard.h"
 
+#include <algorithm>
+
 #include "core/lazy_free.h"
 #include "server/notify.h"
 #include "net/event_loop.h"
@@ -22,7 +24,8 @@ bool Shard::ActiveExpire(int64_t now_ms, int64_t budget_us) {
     const size_t total = db.expires_count();
     size_t walked = 0;
     while (db.expires_count() > 0 && walked < total) {
-      db.ActiveExpire(now_ms, kKeysPerStep);
+      stats_.expire_checked += std::min(kKeysPerStep, db.expires_count());
+      stats_.expire_deleted += db.ActiveExpire(now_ms, kKeysPerStep);
       walked += kKeysPerStep;
       if (MonotonicUs() - start > budget_us) return db.expires_count() > 0;
     }

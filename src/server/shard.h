@@ -21,6 +21,7 @@ namespace peregrine {
 struct ShardStats {
   uint64_t keyspace_hits = 0;
   uint64_t keyspace_misses = 0;
+  uint64_t expire_checked = 0, expire_deleted = 0;  // active expiry's keys looked at, deleted
 };
 
 class Shard {

@@ -32,6 +32,17 @@ struct ServerStats {
   // mail or a client's event rather than a sleep.
   uint64_t worker_spins = 0;
   uint64_t worker_spin_hits = 0;
+  // Replication's share of the net bytes (replicas' output here; what a
+  // replica reads from its primary is the link's, ServerState::ReplStats).
+  uint64_t total_net_repl_output_bytes = 0;
+  // Active expiry: slices that used their whole time, their time in all
+  // (µs), and Redis's running estimate of the share of keys with a
+  // deadline that are expired but not yet deleted (expired_stale_perc).
+  uint64_t expired_time_cap_reached_count = 0;
+  uint64_t reply_buffer_shrinks = 0;
+  uint64_t command_ticks = 0;  // CycleClock ticks in commands (not counting EXEC's queue twice)  // idle clients' output buffers given back (the cron)
+  uint64_t expire_cycle_us = 0;
+  double expired_stale_perc = 0;
   std::map<std::string, uint64_t> error_counts;  // by error code ("ERR", "WRONGTYPE")
 
   // client_recent_max_input_buffer / _output_buffer: the largest client
@@ -66,32 +77,38 @@ struct ServerStats {
   void Add(const ServerStats& o);
 };
 
-// INFO's instantaneous_ops_per_sec, as Redis computes it: the rate over each
-// of the last 16 periods of at least 100 ms (the cron samples), averaged.
-class OpsRate {
+// INFO's instantaneous_* rates, as Redis's trackInstantaneousMetric: each
+// metric's rate over each of the last 16 periods of at least 100 ms (the
+// cron samples), averaged.
+class Rates {
  public:
+  enum Metric { kOps, kNetInput, kNetOutput, kReplInput, kReplOutput, kLoopCycles, kLoopTicks, kMetrics };
   void Start(int64_t now_ms) { time_ms_ = now_ms; }
-  // `total`: the commands processed so far.
-  void Sample(int64_t now_ms, uint64_t total) {
+  // `totals`: each metric's count so far.
+  void Sample(int64_t now_ms, const uint64_t (&totals)[kMetrics]) {
     if (now_ms - time_ms_ < 100) return;
-    samples_[idx_] = (total - count_) * 1000 / static_cast<uint64_t>(now_ms - time_ms_);
+    for (int m = 0; m < kMetrics; m++) {
+      samples_[m][idx_] = (totals[m] - counts_[m]) * 1000 / static_cast<uint64_t>(now_ms - time_ms_);
+      counts_[m] = totals[m];
+    }
     idx_ = (idx_ + 1) % kSamples;
-    count_ = total;
     time_ms_ = now_ms;
   }
-  // The count of commands went back to 0 (CONFIG RESETSTAT).
-  void ResetCount() { count_ = 0; }
-  uint64_t PerSecond() const {
+  // The counts went back to 0 (CONFIG RESETSTAT).
+  void ResetCounts() {
+    for (uint64_t& c : counts_) c = 0;
+  }
+  uint64_t PerSecond(Metric m) const {
     uint64_t sum = 0;
-    for (uint64_t s : samples_) sum += s;
+    for (uint64_t s : samples_[m]) sum += s;
     return sum / kSamples;
   }
 
  private:
   static constexpr int kSamples = 16;
   int64_t time_ms_ = 0;
-  uint64_t count_ = 0;
-  uint64_t samples_[kSamples] = {};
+  uint64_t counts_[kMetrics] = {};
+  uint64_t samples_[kMetrics][kSamples] = {};
   int idx_ = 0;
 };
 

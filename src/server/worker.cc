@@ -29,26 +29,6 @@ namespace peregrine {
 
 using namespace worker_internal;
 
-void ServerStats::Add(const ServerStats& o) {
-  total_connections_received += o.total_connections_received;
-  total_commands_processed += o.total_commands_processed;
-  total_net_input_bytes += o.total_net_input_bytes;
-  total_net_output_bytes += o.total_net_output_bytes;
-  rejected_connections += o.rejected_connections;
-  total_error_replies += o.total_error_replies;
-  total_reads_processed += o.total_reads_processed;
-  total_writes_processed += o.total_writes_processed;
-  client_query_buffer_limit_disconnections += o.client_query_buffer_limit_disconnections;
-  client_output_buffer_limit_disconnections += o.client_output_buffer_limit_disconnections;
-  cross_shard_batches += o.cross_shard_batches;
-  cross_shard_read_groups += o.cross_shard_read_groups;
-  cross_shard_read_group_reruns += o.cross_shard_read_group_reruns;
-  cross_shard_write_groups += o.cross_shard_write_groups;
-  worker_spins += o.worker_spins;
-  worker_spin_hits += o.worker_spin_hits;
-  for (const auto& [code, n] : o.error_counts) error_counts[code] += n;
-}
-
 // The Waker's eventfd in the loop: readable when another worker woke this
 // one; emptied here so that the level-triggered epoll does not report it
 // again.
@@ -127,6 +107,7 @@ bool Worker::Init() {
       DeliverEvents();  // (the cron's expiries and evictions, a replica's stream)
     if (monitor_.pending()) [[unlikely]]
       monitor_.Deliver();
+    loop_.NoteProgress(stats_.total_commands_processed);  // (INFO DEBUG's eventloop_cmd_per_cycle_max)
     if (invalidations_.mailed) [[unlikely]] {  // (before the replies: tracking.h)
       invalidations_.mailed = false;
       router_.FlushOutboxes();
@@ -205,7 +186,7 @@ bool Worker::Init() {
   shard_.ConfigureAccess(server_.config(), MonotonicMs());
   io_.ApplyConfig();
   config_epoch_ = server_.config_epoch();
-  ops_rate_.Start(MonotonicMs());
+  rates_.Start(MonotonicMs());
   return true;
 }
 
@@ -573,10 +554,20 @@ void Worker::ActiveExpireSlice() {
   // (A replica's keys go when its primary's DELs say: docs/replication.md.)
   // (Nor while clients are paused: CLIENT PAUSE stops expiry, as Redis.)
   const int64_t start = MonotonicUs();
+  const ShardStats before = shard_.stats();
   expire_pressure_ = server_.active_expire() && !server_.is_replica() &&
                      (!server_.client_pause().active() || server_.client_pause().Paused(UnixTimeMs()) == 0) &&
                      shard_.ActiveExpire(UnixTimeMs(), kSliceUs);
   last_expire_slice_us_ = MonotonicUs();
+  // INFO's expiry figures: time, slices cut short, Redis's running estimate
+  // of the expired share (each slice's weighs 5%).
+  stats_.expire_cycle_us += static_cast<uint64_t>(last_expire_slice_us_ - start);
+  if (expire_pressure_) stats_.expired_time_cap_reached_count++;
+  if (const uint64_t checked = shard_.stats().expire_checked - before.expire_checked; checked > 0) {
+    const double share = 100.0 * static_cast<double>(shard_.stats().expire_deleted - before.expire_deleted) /
+                         static_cast<double>(checked);
+    stats_.expired_stale_perc = share * 0.05 + stats_.expired_stale_perc * 0.95;
+  }
   server_.latency().AddIfNeeded("expire-cycle", (last_expire_slice_us_ - start) / 1000);
 }
 
@@ -594,6 +585,7 @@ void Worker::Cron() {
   // and starts one when BGSAVE SCHEDULE or the save schedule asks.
   if (index_ == 0 && !server_.stopping() && !server_.any_loading()) {
     server_.ReapBgSave();
+    server_.NoteEvictionExceeded(MonotonicMs());
     if (server_.bgsave() == nullptr && (server_.TakeScheduledBgSave() || SaveDue(server_, now / 1000))) {
       std::string err;
       BgSaveHoldingAll(&err);
@@ -667,7 +659,10 @@ void Worker::Cron() {
     // An idle client gives back its buffers (thousands of idle connections, 16 KB each).
     if (idle_ms > kIdleBufferFreeMs) {
       if (c->in.empty()) c->in.ShrinkIfIdle(0);
-      if (c->out.empty()) c->out.ShrinkIfIdle(0);
+      if (c->out.empty() && c->out.capacity() > 0) {
+        c->out.ShrinkIfIdle(0);
+        stats_.reply_buffer_shrinks++;
+      }
     }
     // A large argument trickling in slower than its low-water mark still
     // wakes the worker once a second: the bytes are read, and the client is
@@ -686,14 +681,20 @@ void Worker::Cron() {
   published_client_bytes_.store(ClientBufferBytes(), std::memory_order_relaxed);
   server_.UsedMemory();  // samples the peak
 
-  ops_rate_.Sample(MonotonicMs(), stats_.total_commands_processed);
+  const EventLoop::Stats& ls = loop_.stats();
+  const uint64_t totals[Rates::kMetrics] = {stats_.total_commands_processed, stats_.total_net_input_bytes,
+                                            stats_.total_net_output_bytes,
+                                            index_ == 0 ? server_.repl_stats().net_input.load() : 0,
+                                            stats_.total_net_repl_output_bytes, ls.cycles, ls.ticks};
+  rates_.Sample(MonotonicMs(), totals);
 }
 
 void Worker::ResetStats() {
   stats_ = ServerStats{};
   for (CommandStats& st : command_stats_) st = CommandStats{};
   shard_.ResetStats();
-  ops_rate_.ResetCount();
+  rates_.ResetCounts();
+  loop_.ResetStats();
 }
 
 }  // namespace peregrine

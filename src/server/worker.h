@@ -81,7 +81,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void RequestKill(uint64_t client_id) override { kill_requests_.push_back(client_id); }
   void ResetStats();  // CONFIG RESETSTAT, its shard held
   uint64_t ClientBufferBytes() const;
-  uint64_t instantaneous_ops_per_sec() const { return ops_rate_.PerSecond(); }
+  const Rates& rates() const { return rates_; }  // INFO's instantaneous_*
   // The client buffer bytes as of the last cron tick (any thread).
   uint64_t published_client_bytes() const { return published_client_bytes_.load(std::memory_order_relaxed); }
   // Connections on this worker (the acceptor counts them): placement, maxclients.
@@ -97,6 +97,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   }
   bool in_exec() const override { return in_exec_; }
   bool logging() const override { return aof_log_.active(); }
+  uint64_t aof_write_ticks() const { return aof_log_.write_ticks(); }  // INFO DEBUG
   void LogAs(std::span<const std::string_view> args) override { aof_log_.LogAs(args); }
   using CommandHost::LogAs;
   void LogOnlyForms() override { aof_log_.LogOnlyForms(); }
@@ -152,8 +153,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void OnPumpEvent(Client& c) { io_.Pump(c); }  // (its SnapshotPump is readable)
   // A connection accepted on worker 0: served here from now on (`tls`: on tls-port, this worker's context).
   void Adopt(int fd, bool is_unix, uint64_t id, bool tls = false);
-  // Worker 0's acceptor hands a connection to worker `to`.
-  void SendAdopt(uint32_t to, AdoptMail* m) { router_.Send(to, m); }
+  void SendAdopt(uint32_t to, AdoptMail* m) { router_.Send(to, m); }  // (worker 0 hands a connection over)
 
   // --- Scripting (worker_script.cc, docs/scripting.md) ---
   Server& server() { return server_; }
@@ -387,7 +387,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
 
   ServerStats stats_;
   std::vector<CommandStats> command_stats_;
-  OpsRate ops_rate_;  // instantaneous_ops_per_sec
+  Rates rates_;  // instantaneous_*
   std::atomic<int64_t> connections_{0};
   std::atomic<uint64_t> published_client_bytes_{0};
   std::atomic<bool> evictable_{false};

@@ -147,6 +147,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   } else {
     st.ticks += end - start;
     st.calls++;
+    if (!in_exec_) stats_.command_ticks += end - start;  // (EXEC's queue once: in EXEC's)
     // LATENCY: a spike at latency-monitor-threshold, the command's histogram.
     if (server_.latency().Due(end - start)) [[unlikely]]
       server_.latency().Add((cmd->flags & kCmdFast) ? "fast-command" : "command",
