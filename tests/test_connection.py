@@ -5,7 +5,7 @@ import pytest
 import redis
 
 from conftest import IS_REDIS
-from helpers import Conn, arity, client_fields, encode, raises, raw_client, rc, rc3  # noqa: F401
+from helpers import Conn, arity, client_fields, config_set, encode, raises, raw_client, rc, rc3  # noqa: F401
 
 BAD_NAME = "Client names cannot contain spaces, newlines or special characters."
 
@@ -691,3 +691,39 @@ def test_client_help(rc):
     assert any(x.startswith(b"SETNAME") for x in lines)
     assert lines[-2] == b"HELP"
     assert lines[-1] in (b"    Prints this help.", b"    Print this help.")
+
+
+@pytest.mark.skipif(IS_REDIS, reason="Redis 7.2's; Debian's 7.0 has no CLIENT NO-TOUCH")
+def test_client_no_touch_leaves_lfu_alone_but_for_touch(server, rc, config_set):
+    # CLIENT NO-TOUCH (Redis 7.2): the client's commands, its transactions'
+    # and its scripts' calls leave the keys' access data as it was; TOUCH
+    # still touches. Under --threads 4 the key may live on another worker.
+    config_set("maxmemory-policy", "allkeys-lfu")
+    rc.execute_command("SET", "foo", "bar")
+    c = raw_client(server)
+    try:
+        assert c.execute_command("CLIENT", "NO-TOUCH", "ON") == b"OK"
+        assert b" flags=T " in c.execute_command("CLIENT", "INFO")
+        before = rc.execute_command("OBJECT", "FREQ", "foo")
+        for _ in range(50):
+            c.execute_command("GET", "foo")
+        c.execute_command("MULTI")
+        c.execute_command("GET", "foo")
+        c.execute_command("EXEC")
+        c.execute_command("EVAL", "for i = 1, 50 do redis.call('get', KEYS[1]) end", 1, "foo")
+        assert rc.execute_command("OBJECT", "FREQ", "foo") == before
+        c.execute_command("TOUCH", "foo")
+        touched = rc.execute_command("OBJECT", "FREQ", "foo")
+        assert touched > before
+        assert c.execute_command("CLIENT", "NO-TOUCH", "OFF") == b"OK"
+        for _ in range(50):
+            c.execute_command("GET", "foo")
+        assert rc.execute_command("OBJECT", "FREQ", "foo") > touched
+        with pytest.raises(redis.ResponseError, match="syntax error"):
+            c.execute_command("CLIENT", "NO-TOUCH", "MAYBE")
+        # RESET ends it.
+        c.execute_command("CLIENT", "NO-TOUCH", "ON")
+        c.execute_command("RESET")
+        assert b" flags=N " in c.execute_command("CLIENT", "INFO")
+    finally:
+        c.close()

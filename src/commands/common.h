@@ -84,6 +84,9 @@ inline bool IsHinted(const CommandContext& ctx, std::string_view key) {
 // the key is not marked used for eviction (Redis's LOOKUP_NOTOUCH).
 // The hinted key is the command's first key, whose shard is ctx.shard.
 inline Db::Entry* LookupWrite(CommandContext& ctx, std::string_view key, bool touch = true) {
+  // CLIENT NO-TOUCH: no key is touched, but by TOUCH itself (Redis).
+  if (ctx.client.no_touch && touch) [[unlikely]]
+    touch = ctx.client.last_cmd != nullptr && ctx.client.last_cmd->fullname == "touch";
   return IsHinted(ctx, key) ? ctx.db().Find(*ctx.hinted, ctx.now_ms, touch)
                             : ctx.DbOf(key).Find(CompactKey::MakeProbe(key), ctx.now_ms, touch);
 }

@@ -161,7 +161,7 @@ void ResetCommand(CommandContext& ctx) {
   ctx.client.name.clear();
   // (As Redis's clearClientConnectionState: ASKING, READONLY, CLIENT REPLY
   // OFF go; a SKIP of this very reply stays, and drops +RESET.)
-  ctx.client.asking = ctx.client.cluster_readonly = false;
+  ctx.client.asking = ctx.client.cluster_readonly = ctx.client.no_touch = false;
   if (ctx.client.reply_mode != Client::kReplySkip) ctx.client.reply_mode = Client::kReplyOn;
   ctx.worker.SetDefaultAuth(ctx.client);
   ctx.reply.set_resp(2);
@@ -473,7 +473,20 @@ void ClientUnblockCommand(CommandContext& ctx) {
   ctx.reply.Integer(w != nullptr && ctx.worker.Unblock(std::move(w), error) ? 1 : 0);
 }
 
-// Redis 7.2's text.
+// CLIENT NO-TOUCH ON|OFF.
+void ClientNoTouchCommand(CommandContext& ctx) {
+  if (EqualsIgnoreCase(ctx.args[2], "on")) {
+    ctx.client.no_touch = true;
+  } else if (EqualsIgnoreCase(ctx.args[2], "off")) {
+    ctx.client.no_touch = false;
+  } else {
+    ctx.reply.Error(kErrSyntax);
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+// Redis 7.2's text (less NO-EVICT: no maxmemory-clients yet).
 void ClientHelpCommand(CommandContext& ctx) {
   ReplyContainerHelp(
       ctx, "CLIENT",
@@ -496,7 +509,8 @@ void ClientHelpCommand(CommandContext& ctx) {
        "    * LIB-VER: the client lib version.", "UNBLOCK <clientid> [TIMEOUT|ERROR]",
        "    Unblock the specified blocked client.", "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
        "         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.", "TRACKINGINFO",
-       "    Report tracking status for the current connection."});
+       "    Report tracking status for the current connection.", "NO-TOUCH (ON|OFF)",
+       "    Will not touch LRU/LFU stats when this mode is on."});
 }
 
 }  // namespace
@@ -575,6 +589,9 @@ void RegisterConnectionCommands(CommandTable& t) {
              {.name = "trackinginfo", .arity = 2, .flags = kClientFlags,
               .summary = "Returns information about server-assisted client-side caching for the connection.",
               .since = "6.2.0", .complexity = "O(1)", .handler = ClientTrackinginfoCommand},
+             {.name = "no-touch", .arity = 3, .flags = kCmdNoscript | kCmdLoading | kCmdStale,
+              .summary = "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+              .since = "7.2.0", .complexity = "O(1)", .handler = ClientNoTouchCommand},
              {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale | kCmdSentinel,
               .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
               .complexity = "O(1)", .handler = ClientHelpCommand},

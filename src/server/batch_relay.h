@@ -50,11 +50,14 @@ class BatchRelay {
   // carries the count delivered here. A closed client's goes at once, alone.
   void Add(Client& c, std::span<const std::string_view> args, const CommandSpec* spec, const CompactKey::Probe* key,
            uint32_t target, bool remote_publish, size_t published_here);
-  // CLIENT TRACKING: the command just added (the client tracks) has its
-  // reads remembered if its flags say so, and CLIENT CACHING is used up.
-  void NoteTracking(Client& c) {
-    if (c.open_batch != nullptr && !c.open_batch->commands.empty())
+  // CLIENT TRACKING and NO-TOUCH: the command just added (the client
+  // tracks, or touches nothing) carries them: its reads are remembered if
+  // the flags say so (CLIENT CACHING is used up), its keys left untouched.
+  void NoteModes(Client& c) {
+    if (c.open_batch != nullptr && !c.open_batch->commands.empty()) {
       c.open_batch->commands.back().track = tracking::TracksReads(c.tracking);
+      c.open_batch->commands.back().no_touch = c.no_touch;
+    }
     c.tracking &= static_cast<uint8_t>(~tracking::kCaching);
   }
   // The client's open relay leaves (as a read group if it can).

@@ -138,6 +138,9 @@ struct Client final : IoHandler {
   // itself) and that one's worker, and its BCAST prefixes.
   uint8_t tracking = 0;
   bool track_reads = false;
+  // CLIENT NO-TOUCH: its commands (but TOUCH) leave keys' LRU/LFU data as
+  // they were (a proxy or script client: for the client it stands for).
+  bool no_touch = false;
   uint64_t tracking_redirect = 0;
   uint32_t tracking_redirect_home = 0;
   std::vector<std::string> tracking_prefixes;

@@ -292,6 +292,7 @@ void LuaEngine::RunScript(CommandContext& ctx, Vm& vm, const ScriptInfo& script,
   if (ctx.server.cluster() != nullptr && !keys.empty()) run.slot = static_cast<int>(SlotOf(keys[0]));
   script_client_->db = ctx.client.db;
   script_client_->id = ctx.client.id;
+  script_client_->no_touch = ctx.client.no_touch;
   lua_State* L = vm.L;
   lua_api::SetThreadEngine(this);
   run_ = &run;

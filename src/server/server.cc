@@ -557,14 +557,18 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   std::string cmd = c.last_cmd ? c.last_cmd->fullname : "NULL";
   // Redis's letters, in its order (S: a replica, P: Pub/Sub, x: in MULTI,
   // b: blocked, d: watch failed; N: none).
-  char flags[8];
+  char flags[16];
   char* f = flags;
   if (c.monitor) *f++ = 'O';
   if (c.replica) *f++ = 'S';
   if (c.subs != nullptr) *f++ = 'P';
   if (c.multi != nullptr) *f++ = 'x';
   if (c.blocked != nullptr || c.wait_acks) *f++ = 'b';
+  if (c.tracking & tracking::kOn) *f++ = 't';  // CLIENT TRACKING: on, redirection broken, BCAST
+  if (c.tracking & tracking::kBrokenRedir) *f++ = 'R';
+  if (c.tracking & tracking::kBcast) *f++ = 'B';
   if (c.watch != nullptr && c.watch->Dirty()) *f++ = 'd';  // a watched key changed: EXEC will fail
+  if (c.no_touch) *f++ = 'T';
   if (f == flags) *f++ = 'N';
   *f = '\0';
   // The queue and the watched keys (Redis's multiStateMemOverhead).

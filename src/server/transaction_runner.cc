@@ -85,6 +85,7 @@ bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, uint32_t t
   for (const Client::Transaction::Queued& q : t.commands) {
     b->commands.push_back({q.spec, q.argc, target});
     b->commands.back().track = track;
+    b->commands.back().no_touch = c.no_touch;
   }
   c.tracking &= static_cast<uint8_t>(~tracking::kCaching);
   b->transaction = true;

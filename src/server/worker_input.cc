@@ -475,8 +475,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
       c.user->unrestricted) {
     c.asking = false;  // (ExecuteCommand's reset, for a command run elsewhere)
     relay_.Add(c, args, spec, spec == cmd ? hint : nullptr, target, false, 0);
-    if (c.tracking != 0) [[unlikely]]
-      relay_.NoteTracking(c);
+    if (c.tracking != 0 || c.no_touch) [[unlikely]]
+      relay_.NoteModes(c);
     return Route::kDone;
   }
   if (target == index_) {
@@ -518,8 +518,8 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   }
   c.asking = false;
   relay_.Add(c, args, spec, spec == cmd ? hint : nullptr, target, remote_publish, published_here);
-  if (c.tracking != 0) [[unlikely]]
-    relay_.NoteTracking(c);
+  if (c.tracking != 0 || c.no_touch) [[unlikely]]
+    relay_.NoteModes(c);
   return Route::kDone;
 }
 

@@ -89,6 +89,7 @@ struct ExecBatch final : Mail {
     // parts are out).
     uint32_t arg0 = 0;
     bool track = false;  // CLIENT TRACKING: its reads are remembered for the client
+    bool no_touch = false;  // CLIENT NO-TOUCH
     size_t byte0 = 0;
   };
   std::vector<Command> commands;
