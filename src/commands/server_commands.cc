@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands/common.h"
+#include "commands/memory_doctor.h"
 #include "commands/persistence_commands.h"
 #include "core/glob.h"
 #include "core/memory.h"
@@ -524,6 +525,8 @@ void MemoryMallocStatsCommand(CommandContext& ctx) {
 void MemoryHelpCommand(CommandContext& ctx) {
   const std::vector<std::string_view> lines = {
       "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "DOCTOR",
+      "    Return memory problems reports.",
       "MALLOC-STATS",
       "    Return internal statistics report from the memory allocator.",
       "PURGE",
@@ -637,6 +640,10 @@ void RegisterServerCommands(CommandTable& t) {
               .complexity = "Depends on how much memory is allocated, could be slow",
               .tips = {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
               .handler = MemoryMallocStatsCommand},
+             {.name = "doctor", .arity = 2, .flags = kCmdAllShards, .summary = "Outputs a memory problems report.",
+              .since = "4.0.0", .complexity = "O(1)",
+              .tips = {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
+              .handler = MemoryDoctorCommand},
              {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
               .summary = "Returns helpful text about the different subcommands.", .since = "4.0.0",
               .complexity = "O(1)", .handler = MemoryHelpCommand},
