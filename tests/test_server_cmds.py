@@ -754,3 +754,21 @@ def test_shutdown_bad_args(start_server):
         assert c.call("SHUTDOWN", "NOSAVE", "SAVE") == b"-ERR syntax error\r\n"
         assert c.call("PING") == b"+PONG\r\n"
     assert s.proc.poll() is None
+
+
+def test_lolwut(rc):
+    # Redis 7.2: the version line alone; VERSION 5 or 6, a piece of art
+    # (Peregrine's own) with [columns] [rows], then the line.
+    assert b"Redis ver. " in rc.execute_command("LOLWUT")
+    art = rc.execute_command("LOLWUT", "VERSION", "5", "12", "3")
+    assert art.endswith(b"\n") and b"Redis ver. " in art
+    with pytest.raises(redis.ResponseError, match="not an integer"):
+        rc.execute_command("LOLWUT", "VERSION", "five")
+    if IS_REDIS:
+        return
+    assert rc.execute_command("LOLWUT") == b"Redis ver. " + info_dict(rc.execute_command("INFO", "server"))[
+        "redis_version"].encode() + b"\n"
+    lines = art.decode().split("\n")
+    assert [len(l) for l in lines[:3]] == [12, 12, 12] and lines[3] == ""
+    assert art == rc.execute_command("LOLWUT", "VERSION", "5", "12", "3")  # (the same field each time)
+    assert rc.execute_command("LOLWUT", "VERSION", "6", "0", "0").count(b"\n") == 3  # (held to one cell)

@@ -17,6 +17,7 @@ void RegisterServerCommands(CommandTable& table);
 void RegisterSlowlogCommands(CommandTable& table);
 void RegisterLatencyCommands(CommandTable& table);
 void RegisterDebugCommands(CommandTable& table);
+void RegisterLolwutCommands(CommandTable& table);
 void RegisterClusterCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
@@ -45,6 +46,7 @@ CommandTable AllCommands() {
   RegisterSlowlogCommands(table);
   RegisterLatencyCommands(table);
   RegisterDebugCommands(table);
+  RegisterLolwutCommands(table);
   RegisterClusterCommands(table);
   RegisterPubSubCommands(table);
   RegisterHashCommands(table);
