@@ -104,3 +104,22 @@ def test_errors(pair):
     got = exchange(ours, commands)
     assert got == exchange(ref, commands)
     assert got.startswith(b"-ERR wrong number of arguments for 'client|reply' command\r\n")
+
+
+@pytest.mark.parametrize("resp", ["2", "3"])
+def test_subscription_confirmations_are_sent_with_replies_off(pair, resp):
+    # As Redis's: (un)subscribing's confirmations are pushes, sent whatever
+    # CLIENT REPLY says (Redis's unit/pubsub, "PubSub messages with CLIENT
+    # REPLY OFF"); the other replies stay dropped.
+    ours, ref = pair
+    commands = [("HELLO", resp), ("CLIENT", "REPLY", "OFF"), ("SET", "a", "1"), ("SUBSCRIBE", "ch1", "ch2"),
+                ("PSUBSCRIBE", "c*"), ("UNSUBSCRIBE", "ch1"), ("PUNSUBSCRIBE",), ("UNSUBSCRIBE",),
+                ("CLIENT", "REPLY", "ON")]
+    got = exchange(ours, commands)
+    theirs = exchange(ref, commands)
+    # (HELLO's reply names the server: compared from the first confirmation,
+    # "*3" or ">3" then "$9", on.)
+    first = got.index(b"$9\r\nsubscribe\r\n") - 4
+    assert got[first:] == theirs[theirs.index(b"$9\r\nsubscribe\r\n") - 4:]
+    assert got[first:first + 2] == (b">3" if resp == "3" else b"*3")
+    assert got.count(b"subscribe\r\n") == 6 and got[first:].count(b"+OK") == 1  # (REPLY ON's; SET's dropped)

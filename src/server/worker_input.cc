@@ -1,6 +1,5 @@
-// A worker's dispatcher: parsing what ClientIo read (client_io.h) in
-// batches, and dispatching each command to run here, on a borrowed shard or
-// on another worker (see worker.h and docs/transactions.md).
+// A worker's dispatcher: what ClientIo read, parsed in batches, each command run here, on a
+// borrowed shard or on another worker (worker.h, docs/transactions.md).
 #include "server/worker.h"
 
 #include <sys/socket.h>
@@ -225,14 +224,10 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
   }
   busy_client_ = nullptr;
   relay_.SendOpen(c);
-  // Half-closed and nothing of it running elsewhere: the rest of its input
-  // can never complete a command.
+  // Half-closed, nothing running elsewhere: its input can complete no command.
   if (c.read_closed && !c.batch_in_flight && !c.claim_wait) c.close_after_reply = true;
-  // Replies to the commands that ran before a batch went out leave with the
-  // batch's (BatchRelay::Finish queues the write): one write per pipeline,
-  // as with one shard, rather than one more for its first commands. (A
-  // batch comes back at once: a command that blocks there sends its wait
-  // back with it.)
+  // Replies of commands run before a batch went out leave with the batch's
+  // (BatchRelay::Finish writes): one write per pipeline, as with one shard.
   if (!c.batch_in_flight && (!c.out.empty() || c.close_after_reply)) io_.QueueWrite(c);
   io_.HoldReading(c);
 }
@@ -500,20 +495,16 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
   // Another worker's shard: join the client's open relay, or open one.
   if (c.open_batch != nullptr ? !open_relay : c.batch_in_flight) return Route::kPause;
   if (remote_publish && c.open_batch != nullptr && !c.open_batch->only_publishes) {
-    // Its local delivery must not come before the client's earlier
-    // commands in that batch have run: a subscriber told of a change must
-    // be able to read it. (What this worker's subscribers then ask of that
-    // worker travels the same FIFO ring behind the batch, so mostly the
-    // order holds anyway; not for one who tells a client elsewhere.)
+    // Its local delivery must not come before the client's earlier commands
+    // in that batch have run: a subscriber told of a change must be able to
+    // read it (not only through the FIFO ring: one may tell a client elsewhere).
     return Route::kPause;
   }
   size_t published_here = 0;
   if (remote_publish) {
     // This worker's subscribers now, before the batch is touched: a delivery
-    // may close `c` itself (a subscriber over its output limit), which
-    // recycles its open batch. The message still goes to the other worker's
-    // subscribers (Redis closes such a client after the command), in a batch
-    // of its own whose reply nobody waits for.
+    // may close `c` itself (over its output limit), recycling its open batch;
+    // the other worker's subscribers still get it, in a batch nobody awaits.
     published_here = Publish(args[1], args[2], true, spec->flags & kCmdShardChannels);
   }
   c.asking = false;
@@ -536,7 +527,8 @@ uint64_t Worker::ExecuteHolding(Client& c, std::span<const std::string_view> arg
 uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd,
                                 const CompactKey::Probe* hint, uint64_t start, Shard* shard) {
   OutputBuffer* out = &c.out;
-  if (c.quiet) [[unlikely]] {  // (CLIENT REPLY OFF or SKIP)
+  // (CLIENT REPLY OFF or SKIP; (un)subscribing's confirmations are pushes, sent as Redis's.)
+  if (c.quiet && !(cmd != nullptr && (cmd->flags & kCmdPubsub) && cmd->name.ends_with("subscribe"))) [[unlikely]] {
     out = &DroppedReplies();
     out->Clear();
   }
