@@ -214,6 +214,17 @@ class Conn:
             return b"".join(parts)
         raise AssertionError("unexpected reply type in %r" % line)
 
+    def read_reply_by(self, deadline, timeout_after=10.0):
+        """One reply, or None if none came by `deadline` (time.monotonic());
+        reads then time out after `timeout_after` seconds."""
+        self.sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        try:
+            return self.read_reply()
+        except socket.timeout:
+            return None
+        finally:
+            self.sock.settimeout(timeout_after)
+
     def call(self, *args):
         self.send(encode(*args))
         return self.read_reply()

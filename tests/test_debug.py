@@ -74,6 +74,8 @@ def test_log_error_and_stringmatch(rc):
     with pytest.raises(Exception) as e:
         rc.execute_command("DEBUG", "ERROR", "MYCODE some\r\ntext")
     assert str(e.value) == "MYCODE some  text"
+    # Written raw, as Redis does: not an error reply it counts.
+    assert "errorstat_MYCODE" not in info_dict(rc.execute_command("INFO", "errorstats"))
     assert rc.execute_command("DEBUG", "STRINGMATCH-TEST") == b"Apparently Redis did not crash: test passed"
 
 

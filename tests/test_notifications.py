@@ -18,7 +18,6 @@
 #   NOTIFYTEST_SEED      unset: derandomized; an integer: that seed; "random": a fresh one
 import os
 import random
-import socket
 import time
 
 import pytest
@@ -475,13 +474,9 @@ class Side:
 
     def next_event(self, deadline):
         """The next message's (channel, data), b"pong" for PING's reply, None at the deadline."""
-        self.sub.sock.settimeout(max(deadline - time.monotonic(), 0.001))
-        try:
-            raw = self.sub.read_reply()
-        except socket.timeout:
+        raw = self.sub.read_reply_by(deadline)
+        if raw is None:
             return None
-        finally:
-            self.sub.sock.settimeout(10.0)
         parts = items(raw)
         if parts[0] == b"pong":
             return b"pong"

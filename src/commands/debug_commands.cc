@@ -238,10 +238,12 @@ void DebugCommand(CommandContext& ctx) {
     LOG_WARNING("DEBUG LOG: %s", AsCString(ctx.args[2]).c_str());
     ctx.reply.Ok();
   } else if (EqualsIgnoreCase(sub, "error") && argc == 3) {
-    std::string text(ctx.args[2]);
+    // Written raw, as Redis's addReplySds: not counted as an error reply
+    // (errorstats, failed_calls), which Redis leaves it out of too.
+    std::string text = "-" + std::string(ctx.args[2]);
     for (char& ch : text)
       if (ch == '\r' || ch == '\n') ch = ' ';  // (no newlines in an error)
-    ctx.reply.Error(text);
+    ctx.reply.Raw(text + "\r\n");
   } else if (EqualsIgnoreCase(sub, "change-repl-id") && argc == 2) {
     LOG_NOTICE("Changing replication IDs after receiving DEBUG change-repl-id");
     ctx.server.repl_ids().Change();
