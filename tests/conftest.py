@@ -131,9 +131,18 @@ def reference():
     ref.stop()
 
 
+def alive(server):
+    """The shared server must be up: once it died (a crash, a sanitizer's
+    report), every later test would fail slowly on its connection, so the
+    run stops here with its output."""
+    if server.proc.poll() is not None:
+        pytest.exit(f"the shared server exited with {server.proc.returncode}:\n{server.output()}", returncode=1)
+    return server
+
+
 @pytest.fixture
 def r(server):
-    c = server.client(protocol=2)  # redis-py 8 would otherwise speak RESP3
+    c = alive(server).client(protocol=2)  # redis-py 8 would otherwise speak RESP3
     c.flushall()
     yield c
     c.close()
@@ -142,7 +151,7 @@ def r(server):
 @pytest.fixture
 def r3(server):
     """A RESP3 client (HELLO 3)."""
-    c = server.client(protocol=3)
+    c = alive(server).client(protocol=3)
     c.flushall()
     yield c
     c.close()

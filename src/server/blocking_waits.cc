@@ -130,7 +130,7 @@ void BlockingWaits::Serve(const std::shared_ptr<BlockedClient>& w, int64_t now_m
     p.resp = w->resp;
     p.last_cmd = w->spec;
     ReplyWriter reply(&w->reply, w->resp, &worker_);
-    Shard& first = server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(w->spec->first_key)]));
+    Shard& first = server_.shard(FirstKeyShard(*w, args));
     CommandContext ctx{server_, worker_, p, first, args, reply, now_ms, nullptr};
     serving_ = true;
     worker_.CallHandler(ctx, w->spec);
@@ -303,7 +303,7 @@ void BlockingWaits::RerunBlocked(Client& c, std::shared_ptr<BlockedClient> w) {
   std::vector<std::string_view> args = w->Args();
   uint64_t t = CycleClock::Now();
   c.rerun_deadline_ms = w->deadline_ms;
-  const auto shard = static_cast<uint32_t>(server_.ShardIndexOf(args[static_cast<size_t>(w->spec->first_key)]));
+  const uint32_t shard = FirstKeyShard(*w, args);
   if (worker_.Dispatch(c, args, w->spec, nullptr, shard, &t) == Worker::Route::kPause) {
     // (Its shard has write groups to run first: again when it is resumed.)
     c.rerun = std::move(w);
@@ -312,6 +312,11 @@ void BlockingWaits::RerunBlocked(Client& c, std::shared_ptr<BlockedClient> w) {
   worker_.relay_.SendOpen(c);
   if (!c.batch_in_flight) c.rerun_deadline_ms = -1;  // ran here (BlockClient took it if it blocked)
   if (!c.closed && !c.out.empty()) worker_.io_.QueueWrite(c);
+}
+
+uint32_t BlockingWaits::FirstKeyShard(const BlockedClient& w, std::span<const std::string_view> args) {
+  // (A blocked command's keys were read once: it has a first key.)
+  return static_cast<uint32_t>(server_.ShardIndexOf(args[w.spec->FirstKeyIndex(args, &key_positions_)]));
 }
 
 }  // namespace peregrine

@@ -131,6 +131,9 @@ class BlockingWaits {
   void Forget(uint32_t shard, const std::shared_ptr<BlockedClient>& w);
   // Whether the running command holds shard `shard`.
   bool Holds(uint32_t shard) const;
+  // The shard of `w`'s first key: its spec's key positions (XREAD's and
+  // XREADGROUP's follow STREAMS, past their spec's first_key).
+  uint32_t FirstKeyShard(const BlockedClient& w, std::span<const std::string_view> args);
 
   Worker& worker_;
   Server& server_;

@@ -40,6 +40,13 @@ bool CommandSpec::KeyPositions(std::span<const std::string_view> args, std::vect
   return true;
 }
 
+size_t CommandSpec::FirstKeyIndex(std::span<const std::string_view> args, std::vector<size_t>* scratch) const {
+  if (first_key <= 0) return 0;
+  if (find_keys == nullptr && numkeys_index == 0)
+    return static_cast<size_t>(first_key) < args.size() ? static_cast<size_t>(first_key) : 0;
+  return KeyPositions(args, scratch) && !scratch->empty() ? (*scratch)[0] : 0;
+}
+
 void CommandTable::Register(CommandSpec spec) {
   auto owned = std::make_unique<CommandSpec>(std::move(spec));
   owned->fullname = std::string(owned->name);

@@ -160,6 +160,10 @@ struct CommandSpec {
   // Positions of the key arguments in `args` (empty if none or malformed).
   // Returns false if the arguments are too few for the key spec.
   bool KeyPositions(std::span<const std::string_view> args, std::vector<size_t>* out) const;
+  // The index in `args` of the first key, or 0 if they name none (a bad
+  // numkeys, XREAD without STREAMS): first_key, unless keys are found by
+  // parsing (numkeys, find_keys), when first_key only says there are keys.
+  size_t FirstKeyIndex(std::span<const std::string_view> args, std::vector<size_t>* scratch) const;
   // Whether these arguments need every shard held (kCmdAllShards, or
   // all_shards_when).
   bool NeedsAllShards(std::span<const std::string_view> args) const {

@@ -210,8 +210,11 @@ int GenericCall(lua_State* L, bool raise) {
     Shard* shard = &run->ctx->shard;
     if (server.num_shards() > 1 && cmd->first_key > 0 && cmd->first_key < argc) {
       const std::span<const std::string_view> args(run->views);
+      // (The first key's shard even when the others cannot be read: the
+      // command runs there and replies its error.)
+      const size_t first = cmd->FirstKeyIndex(args, &run->key_positions);
       cmd->KeyPositions(args, &run->key_positions);
-      run->key_positions.push_back(static_cast<size_t>(cmd->first_key));
+      if (first > 0) run->key_positions.push_back(first);
       for (size_t pos : run->key_positions) {
         const auto s = static_cast<uint32_t>(server.ShardIndexOf(args[pos]));
         if (std::find(run->declared.begin(), run->declared.end(), s) != run->declared.end()) continue;
@@ -224,7 +227,7 @@ int GenericCall(lua_State* L, bool raise) {
                                "' on a shard it does not hold after it wrote: declare every key the script uses "
                                "in KEYS (its next runs hold every shard)");
       }
-      shard = &server.shard(server.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
+      if (first > 0) shard = &server.shard(server.ShardIndexOf(args[first]));
     }
     if (cmd->flags & kCmdWrite) run->write_dirty = true;
     run->reply.Clear();

@@ -561,7 +561,6 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
         c.tracking &= static_cast<uint8_t>(~tracking::kCaching);
     }
   } asking_end{c, cmd, in_exec_};
-  const int argc = static_cast<int>(args.size());
   // A refusal inside MULTI also dooms the transaction (Redis's
   // flagTransaction); a refused EXEC ends it (execCommandAbort).
   auto reject = [&](std::string_view error) {
@@ -666,16 +665,10 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
   // The shard owning the first key (this worker's, or one the command holds).
   if (shard == nullptr) {
     shard = &shard_;
-    if (nworkers_ > 1 && cmd->first_key > 0 && cmd->first_key < argc) {
-      // A script's declared keys, and a command whose keys are found by
-      // parsing (XREAD's after STREAMS): its first key's shard, not the
-      // shard of whatever word comes first.
-      const bool parsed = (cmd->flags & kCmdScript) || cmd->find_keys != nullptr || cmd->numkeys_index > 0;
-      if (!parsed)
-        shard = &server_.shard(server_.ShardIndexOf(args[static_cast<size_t>(cmd->first_key)]));
-      else if (cmd->KeyPositions(args, &key_positions_) && !key_positions_.empty())
-        shard = &server_.shard(server_.ShardIndexOf(args[key_positions_[0]]));
-    }
+    // (XREAD's first key follows STREAMS: FirstKeyIndex parses.)
+    if (nworkers_ > 1 && cmd->first_key > 0)
+      if (const size_t first = cmd->FirstKeyIndex(args, &key_positions_); first > 0)
+        shard = &server_.shard(server_.ShardIndexOf(args[first]));
   }
   if (c.tracking != 0) [[unlikely]]
     c.track_reads = tracking::TracksReads(c.tracking);
