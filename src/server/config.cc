@@ -126,7 +126,11 @@ const std::vector<Option>& config_options::Options() {
                          return "";
                        }});
     o.push_back(IntOption("databases", &Config::databases, 1, INT_MAX, kImmutable));
-    o.push_back(IntOption("threads", &Config::threads, 1, 256, kImmutable));
+    // (Redis's io-threads: each worker does its own I/O, so the number of
+    // threads doing I/O is the number of workers; a Redis config file's
+    // io-threads line sets it.)
+    for (std::string_view name : {"threads", "io-threads"})
+      o.push_back(IntOption(name, &Config::threads, 1, 256, kImmutable));
     o.push_back(IntOption("worker-spin-us", &Config::worker_spin_us, 0, 1000000, kImmutable));
     o.push_back(Option{"worker-sched-policy", kImmutable, 1, 1,
                        [](const Config& c) -> std::string {

@@ -54,6 +54,7 @@ constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"zset-max-ziplist-entries", "zset-max-listpack-entries"},
     {"zset-max-ziplist-value", "zset-max-listpack-value"},
     {"list-max-ziplist-size", "list-max-listpack-size"},
+    {"io-threads", "threads"},
     {"slaveof", "replicaof"},
     {"slave-read-only", "replica-read-only"},
     {"slave-serve-stale-data", "replica-serve-stale-data"},
