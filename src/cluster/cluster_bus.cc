@@ -114,19 +114,13 @@ bool ClusterBus::Start(std::string* err) {
   }
   loop_ = std::make_unique<EventLoop>();
   acceptor_ = std::make_unique<Acceptor>(this);
-  for (const std::string& b : bind_) {
-    const bool optional = !b.empty() && b[0] == '-';
-    const std::string host = optional ? b.substr(1) : b;
-    std::string e;
-    const int fd = ListenTcp(host, bus_port_, 511, &e);
-    if (fd < 0) {
-      if (optional) continue;
-      *err = "Failed listening on port " + std::to_string(bus_port_) + " (cluster), aborting: " + e;
-      return false;
-    }
-    listen_fds_.push_back(fd);
-    loop_->Add(fd, EPOLLIN, acceptor_.get());
+  std::string e;
+  listen_fds_ = ListenAll(bind_, bus_port_, 511, &e);
+  if (!e.empty()) {
+    *err = "Failed listening on port " + std::to_string(bus_port_) + " (cluster), aborting: " + e;
+    return false;
   }
+  for (int fd : listen_fds_) loop_->Add(fd, EPOLLIN, acceptor_.get());
   if (listen_fds_.empty()) {
     *err = "Failed listening on port " + std::to_string(bus_port_) + " (cluster), aborting.";
     return false;

@@ -52,6 +52,27 @@ int ListenTcp(const std::string& host_in, int port, int backlog, std::string* er
   return fd;
 }
 
+std::vector<int> ListenAll(const std::vector<std::string>& bind, int port, int backlog, std::string* err,
+                           std::vector<std::string>* skipped) {
+  std::vector<int> fds;
+  for (const std::string& b : bind) {
+    const bool optional = !b.empty() && b[0] == '-';
+    const std::string host = optional ? b.substr(1) : b;
+    std::string why;
+    const int fd = ListenTcp(host, port, backlog, &why);
+    if (fd >= 0) {
+      fds.push_back(fd);
+    } else if (optional) {
+      if (skipped != nullptr) skipped->push_back(host + ": " + why);
+    } else {
+      for (int f : fds) close(f);
+      *err = host + ": " + why;
+      return {};
+    }
+  }
+  return fds;
+}
+
 int ListenUnix(const std::string& path, unsigned perm, int backlog, std::string* err) {
   sockaddr_un addr{};
   if (path.size() >= sizeof(addr.sun_path)) {

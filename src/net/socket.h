@@ -4,12 +4,20 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace peregrine {
 
 // Listens on host:port (host "*" = every IPv4 address, "::*" = every IPv6
 // address). Returns the fd, or -1 with *err set.
 int ListenTcp(const std::string& host, int port, int backlog, std::string* err);
+
+// Listens on `port` at each of the `bind` addresses (one marked '-' may
+// fail: it is left out, with "host: why" added to *skipped if given).
+// Returns the fds; empty, with *err = "host: why", when another failed (the
+// others closed again).
+std::vector<int> ListenAll(const std::vector<std::string>& bind, int port, int backlog, std::string* err,
+                           std::vector<std::string>* skipped = nullptr);
 
 // Listens on a unix socket path (an existing file is replaced) with mode
 // `perm` when non-zero. Returns the fd, or -1 with *err set.

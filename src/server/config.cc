@@ -98,6 +98,7 @@ const std::vector<Option>& config_options::Options() {
   static const std::vector<Option> options = [] {
     std::vector<Option> o;
     o.push_back(IntOption("port", &Config::port, 0, 65535, kNotYet));
+    o.push_back(IntOption("metrics-port", &Config::metrics_port, 0, 65535, kImmutable));
     o.push_back(Option{"bind", kNotYet, 1, 16,
                        [](const Config& c) {
                          std::string s;

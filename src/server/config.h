@@ -242,6 +242,9 @@ struct Config {
   // the tls-* directives that make each worker's context. Set at start.
   int tls_port = 0;
   TlsSettings tls;
+  // The Prometheus endpoint's port (0: off), on the bind addresses: set at
+  // start (metrics_http.h).
+  int metrics_port = 0;
   bool tls_replication = false;  // a replica's link to its primary is TLS (docs/replication.md)
   bool tls_cluster = false;
   // Redis Cluster (docs/cluster.md): the cluster-* directives.

@@ -470,7 +470,7 @@ TEST(ConfigGet, GlobPatternsReturnEachNameOnce) {
   EXPECT_EQ(pnames, (std::set<std::string>{"port", "pidfile", "proto-max-bulk-len", "protected-mode", "tls-port",
                                            "replica-announce-port", "slave-announce-port", "cluster-port",
                                            "cluster-announce-port", "cluster-announce-bus-port",
-                                           "cluster-announce-tls-port"}));
+                                           "cluster-announce-tls-port", "metrics-port"}));
 
   auto unix = Get(config, {"unixsocket*"});
   EXPECT_EQ(unix.size(), 2u);

@@ -22,6 +22,7 @@
 #include "core/numbers.h"
 #include "net/socket.h"
 #include "server/log.h"
+#include "server/metrics_http.h"
 
 namespace peregrine {
 
@@ -169,28 +170,19 @@ bool Server::Start(std::string* err) {
   EventLoop& loop0 = workers_[0]->loop();
   // Every bind address on `port` (an address marked '-' may fail).
   auto listen_all = [&](int port, bool tls) {
-    const char* kind = tls ? "tls" : "tcp";
-    size_t listening = 0;
-    for (const std::string& b : config_.bind) {
-      const bool optional = !b.empty() && b[0] == '-';
-      const std::string host = optional ? b.substr(1) : b;
-      std::string why;
-      const int fd = ListenTcp(host, port, config_.tcp_backlog, &why);
-      if (fd < 0) {
-        if (optional) {
-          LOG_VERBOSE("Could not listen on optional address %s:%d: %s", host.c_str(), port, why.c_str());
-          continue;
-        }
-        *err = "Failed listening on port " + std::to_string(port) + " (" + kind + "), aborting: " + host + ": " + why;
-        return false;
-      }
-      listeners_.push_back(std::make_unique<Listener>(this, fd, false, tls));
-      listening++;
+    std::string why;
+    std::vector<std::string> skipped;
+    const std::vector<int> fds = ListenAll(config_.bind, port, config_.tcp_backlog, &why, &skipped);
+    for (const std::string& s : skipped) LOG_VERBOSE("Could not listen on optional address %s (port %d)", s.c_str(), port);
+    if (!why.empty()) {
+      *err = "Failed listening on port " + std::to_string(port) + " (" + (tls ? "tls" : "tcp") + "), aborting: " + why;
+      return false;
     }
-    if (listening == 0) {
+    if (fds.empty()) {
       *err = "Failed listening on port " + std::to_string(port) + ": no usable bind address";
       return false;
     }
+    for (int fd : fds) listeners_.push_back(std::make_unique<Listener>(this, fd, false, tls));
     return true;
   };
   if (config_.port != 0 && !listen_all(config_.port, false)) return false;
@@ -218,6 +210,9 @@ bool Server::Start(std::string* err) {
     return false;
   }
   for (auto& l : listeners_) loop0.Add(l->fd, EPOLLIN, l.get());
+  if (config_.metrics_port != 0 &&
+      (metrics_ = MetricsEndpoint::Start(*this, loop0, config_.bind, config_.metrics_port, err)) == nullptr)
+    return false;
 
   // Blocked before any worker thread starts, so that every thread inherits
   // the mask and the signals reach worker 0's signalfd only.
@@ -262,6 +257,7 @@ int Server::Run() {
   if (cluster_ != nullptr) cluster_->Stop();
   StopReplicaLink();
   listeners_.clear();
+  metrics_.reset();
   // What the shards logged and did not write yet goes to the append-only
   // file, made durable (Redis's flushAppendOnlyFile(1) on shutdown).
   if (aof_->active()) {

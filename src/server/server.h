@@ -38,6 +38,8 @@
 
 namespace peregrine {
 
+class MetricsEndpoint;
+
 class Server final : public ServerState {
  public:
   // Messages between two workers: one ring per ordered pair.
@@ -197,6 +199,7 @@ class Server final : public ServerState {
   int64_t last_keepalive_s_ = 0;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<SignalWatcher> signals_;
+  std::unique_ptr<MetricsEndpoint> metrics_;  // metrics-port's (on worker 0's loop)
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<uint32_t> stopped_workers_{0};
   std::string aof_base_name_;  // the base the running rewrite writes

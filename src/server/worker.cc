@@ -1,7 +1,5 @@
-// A worker's life: setup, the event loop, configuration, adopting
-// connections, maxmemory and the cron. Its input, cross-thread and output
-// sides are worker_input.cc, worker_mailbox.cc and worker_output.cc (see
-// worker.h and docs/transactions.md).
+// A worker's life: setup, loop, configuration, connections, maxmemory, cron. Its input, cross-thread
+// and output sides: worker_input.cc, worker_mailbox.cc, worker_output.cc (worker.h, docs/transactions.md).
 #include "server/worker.h"
 
 #include "server/lua_engine.h"
@@ -200,10 +198,8 @@ void Worker::Run() {
   if (index_ == 0 && server_.startup_loading()) server_.FinishStartupLoad(/*complete=*/false);
   CloseAllClients();
   if (nworkers_ == 1) return;
-  // Every other worker may still be running a command that needs this
-  // shard, or wait for a reply from it: keep answering until all have
-  // stopped (then nobody holds or asks for a shard any more).
-  // The last to stop wakes the others, which may be asleep waiting for it.
+  // Every other worker may still be running a command that needs this shard, or wait for a reply from
+  // it: keep answering until all have stopped. The last to stop wakes the others (maybe asleep).
   if (server_.stopped_workers().fetch_add(1, std::memory_order_acq_rel) + 1 == nworkers_)
     for (uint32_t i = 0; i < nworkers_; i++)
       if (i != index_) server_.worker(i).waker().Notify();
@@ -458,6 +454,12 @@ bool Worker::BgSaveHoldingAll(std::string* err) {
   return HoldingAll([&] { return server_.StartBgSave(err); });
 }
 
+std::string Worker::InfoHoldingAll(std::span<const std::string_view> sections) {
+  // (While the start-up load runs no other worker does: nothing to take.)
+  if (server_.loading() && server_.startup_loading()) return server_.Info(sections, UnixTimeMs());
+  return HoldingAll([&] { return server_.Info(sections, UnixTimeMs()); });
+}
+
 void Worker::HoldAllForReplay(bool on) {
   holding_ = on;
   shard_set_.clear();
@@ -486,11 +488,9 @@ bool Worker::EnforceMaxmemory(Shard& shard) {
   // reach the stream meanwhile).
   if (server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0) return true;
   if (config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return false;
-  // One limit for the whole process: a command evicts from the shard it
-  // runs on (its own worker's, or one it holds; keys spread evenly over
-  // shards by slot), and each worker's cron from its own, while the total is
-  // over. A bounded number of keys per command keeps one command's latency
-  // bounded.
+  // One limit for the whole process: a command evicts from the shard it runs on (its worker's, or one
+  // it holds; keys spread evenly by slot), each cron from its own, while the total is over; a bounded
+  // number of keys per command keeps its latency bounded.
   bool progress = false;
   const int64_t evict_start = MonotonicUs();
   for (int i = 0; i < 256 && over(); i++) {
@@ -545,10 +545,8 @@ void Worker::PublishEvictable() {
 
 // --- Cron ---
 
-// Many keys expiring at once (a million set with the same deadline) must not
-// stall other clients: expiry runs in slices of at most 1 ms, one per cron
-// tick, and while a slice ends with keys left unvisited, another every 2 ms
-// from the loop (at most a third of the time).
+// Many keys expiring at once must not stall other clients: expiry runs in slices of at most 1 ms, one
+// per cron tick, and while a slice ends with keys left, another every 2 ms (at most a third of the time).
 void Worker::ActiveExpireSlice() {
   constexpr int64_t kSliceUs = 1000;
   // (A replica's keys go when its primary's DELs say: docs/replication.md.)

@@ -295,9 +295,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // a corrupt file ends the process, as Redis's does.
   void StepStartupLoad();
   bool BgSaveHoldingAll(std::string* err);  // the save schedule's BGSAVE, holding every shard
-  // An AOF rewrite the cron starts (auto-aof-rewrite-*, or one that waited
-  // for a BGSAVE), holding every shard.
+  // An AOF rewrite the cron starts (auto-aof-rewrite-* or after a BGSAVE), holding every shard.
   void AofRewriteHoldingAll();
+  std::string InfoHoldingAll(std::span<const std::string_view> sections);  // as INFO runs (/metrics)
   // BGSAVE (server/bgsave.h): this worker goes on with its shard's
   // snapshot between events until it is done. Set and cleared by a command
   // holding every shard (or by the worker itself when it is done).
