@@ -161,7 +161,7 @@ void ResetCommand(CommandContext& ctx) {
   ctx.client.name.clear();
   // (As Redis's clearClientConnectionState: ASKING, READONLY, CLIENT REPLY
   // OFF go; a SKIP of this very reply stays, and drops +RESET.)
-  ctx.client.asking = ctx.client.cluster_readonly = ctx.client.no_touch = false;
+  ctx.client.asking = ctx.client.cluster_readonly = ctx.client.no_touch = ctx.client.no_evict = false;
   if (ctx.client.reply_mode != Client::kReplySkip) ctx.client.reply_mode = Client::kReplyOn;
   ctx.worker.SetDefaultAuth(ctx.client);
   ctx.reply.set_resp(2);
@@ -473,20 +473,22 @@ void ClientUnblockCommand(CommandContext& ctx) {
   ctx.reply.Integer(w != nullptr && ctx.worker.Unblock(std::move(w), error) ? 1 : 0);
 }
 
-// CLIENT NO-TOUCH ON|OFF.
-void ClientNoTouchCommand(CommandContext& ctx) {
+// CLIENT NO-TOUCH / NO-EVICT ON|OFF: sets `mode`.
+void SetClientMode(CommandContext& ctx, bool Client::*mode) {
   if (EqualsIgnoreCase(ctx.args[2], "on")) {
-    ctx.client.no_touch = true;
+    ctx.client.*mode = true;
   } else if (EqualsIgnoreCase(ctx.args[2], "off")) {
-    ctx.client.no_touch = false;
+    ctx.client.*mode = false;
   } else {
     ctx.reply.Error(kErrSyntax);
     return;
   }
   ctx.reply.Ok();
 }
+void ClientNoTouchCommand(CommandContext& ctx) { SetClientMode(ctx, &Client::no_touch); }
+void ClientNoEvictCommand(CommandContext& ctx) { SetClientMode(ctx, &Client::no_evict); }  // (client_eviction.h)
 
-// Redis 7.2's text (less NO-EVICT: no maxmemory-clients yet).
+// Redis 7.2's text.
 void ClientHelpCommand(CommandContext& ctx) {
   ReplyContainerHelp(
       ctx, "CLIENT",
@@ -509,7 +511,8 @@ void ClientHelpCommand(CommandContext& ctx) {
        "    * LIB-VER: the client lib version.", "UNBLOCK <clientid> [TIMEOUT|ERROR]",
        "    Unblock the specified blocked client.", "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
        "         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.", "TRACKINGINFO",
-       "    Report tracking status for the current connection.", "NO-TOUCH (ON|OFF)",
+       "    Report tracking status for the current connection.", "NO-EVICT (ON|OFF)",
+       "    Protect current client connection from eviction.", "NO-TOUCH (ON|OFF)",
        "    Will not touch LRU/LFU stats when this mode is on."});
 }
 
@@ -589,6 +592,9 @@ void RegisterConnectionCommands(CommandTable& t) {
              {.name = "trackinginfo", .arity = 2, .flags = kClientFlags,
               .summary = "Returns information about server-assisted client-side caching for the connection.",
               .since = "6.2.0", .complexity = "O(1)", .handler = ClientTrackinginfoCommand},
+             {.name = "no-evict", .arity = 3, .flags = kCmdAdmin | kCmdNoscript | kCmdLoading | kCmdStale | kCmdSentinel,
+              .summary = "Sets the client eviction mode of the connection.", .since = "7.0.0", .complexity = "O(1)",
+              .handler = ClientNoEvictCommand},
              {.name = "no-touch", .arity = 3, .flags = kCmdNoscript | kCmdLoading | kCmdStale,
               .summary = "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
               .since = "7.2.0", .complexity = "O(1)", .handler = ClientNoTouchCommand},

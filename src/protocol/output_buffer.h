@@ -57,6 +57,7 @@ class OutputBuffer {
   size_t size() const { return bytes_.size() + ref_bytes_; }
   bool empty() const { return bytes_.empty() && refs_.empty(); }
   bool has_refs() const { return !refs_.empty(); }
+  size_t ref_count() const { return refs_.size(); }
   // Referenced bytes not yet written.
   size_t referenced_bytes() const { return ref_bytes_; }
   // Bytes allocated for the encoded part (capacity of the byte buffer).

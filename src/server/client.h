@@ -141,6 +141,7 @@ struct Client final : IoHandler {
   // CLIENT NO-TOUCH: its commands (but TOUCH) leave keys' LRU/LFU data as
   // they were (a proxy or script client: for the client it stands for).
   bool no_touch = false;
+  bool no_evict = false;  // CLIENT NO-EVICT: maxmemory-clients leaves it alone
   uint64_t tracking_redirect = 0;
   uint32_t tracking_redirect_home = 0;
   std::vector<std::string> tracking_prefixes;
@@ -152,6 +153,7 @@ struct Client final : IoHandler {
   }
 
   Buffer in;
+  const Buffer* reading = nullptr;  // the buffer its commands are read from now (CLIENT LIST's qbuf)
   OutputBuffer out;
   RequestParser parser;
 

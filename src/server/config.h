@@ -131,6 +131,13 @@ struct Config {
   uint64_t maxmemory = 0;
   MaxmemoryPolicy maxmemory_policy = MaxmemoryPolicy::kNoEviction;
   int maxmemory_samples = 5;
+  // maxmemory-clients: the clients' memory limit in bytes, or (negative)
+  // a percentage of maxmemory, as Redis stores it; 0 = none. The bytes:
+  uint64_t MaxmemoryClients() const {
+    return maxmemory_clients >= 0 ? static_cast<uint64_t>(maxmemory_clients)
+                                  : maxmemory / 100 * static_cast<uint64_t>(-maxmemory_clients);
+  }
+  int64_t maxmemory_clients = 0;
   // SLOWLOG: the run time (microseconds) from which a command is logged
   // (negative: none), and how many entries are kept.
   int64_t slowlog_log_slower_than = 10000;

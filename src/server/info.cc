@@ -431,7 +431,7 @@ std::string Server::Info(std::span<const std::string_view> requested, int64_t no
     Field(out, "expired_time_cap_reached_count", stats.expired_time_cap_reached_count);
     Field(out, "expire_cycle_cpu_milliseconds", stats.expire_cycle_us / 1000);
     Field(out, "evicted_keys", evicted);
-    Field(out, "evicted_clients", 0);  // (no maxmemory-clients yet)
+    Field(out, "evicted_clients", stats.evicted_clients);
     const int64_t mono = MonotonicMs();
     const int64_t exceeded_now = eviction_exceeded_since_ms_ != 0 ? mono - eviction_exceeded_since_ms_ : 0;
     Field(out, "total_eviction_exceeded_time", eviction_exceeded_ms_ + exceeded_now);

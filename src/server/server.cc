@@ -21,6 +21,7 @@
 #include "core/memory.h"
 #include "core/numbers.h"
 #include "net/socket.h"
+#include "server/client_eviction.h"
 #include "server/log.h"
 #include "server/metrics_http.h"
 
@@ -121,6 +122,7 @@ Server::Server(Config config, CommandTable commands, std::string config_file, st
     for (uint32_t i = 0; i < n * n; i++) rings_.push_back(std::make_unique<Ring>());
   ring_side_ = n;
   claims_ = std::make_unique<ClaimBoard>(n);
+  client_eviction_ = std::make_unique<ClientEviction>(n);
   replication_ = std::make_unique<ReplicationPrimary>(n, [this](uint32_t w) { worker(w).waker().Notify(); });
   for (uint32_t i = 0; i < n; i++) {
     workers_.push_back(std::make_unique<Worker>(*this, i));
@@ -564,16 +566,26 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
   if (c.tracking & tracking::kBrokenRedir) *f++ = 'R';
   if (c.tracking & tracking::kBcast) *f++ = 'B';
   if (c.watch != nullptr && c.watch->Dirty()) *f++ = 'd';  // a watched key changed: EXEC will fail
+  if (c.no_evict) *f++ = 'e';
   if (c.no_touch) *f++ = 'T';
   if (f == flags) *f++ = 'N';
   *f = '\0';
   // The queue and the watched keys (Redis's multiStateMemOverhead).
   const size_t multi_mem = (c.multi != nullptr ? c.multi->Bytes() : 0) +
                            (c.watch != nullptr ? c.watch->keys.capacity() * sizeof(WatchState::Key) : 0);
+  // The input being read: a worker reads into its own buffer, then the
+  // client's; Redis's qbuf is its query buffer while it runs the commands.
+  const Buffer& in = c.reading != nullptr ? *c.reading : c.in;
+  // Redis's reply buffer is 16 KB at most (rbs; obl: bytes in it), beyond
+  // it a list (oll entries, omem bytes): ours is one buffer, so what it
+  // holds past 16 KB and the values referenced count as the list.
+  constexpr size_t kReplyChunk = 16 * 1024;
+  const size_t held = c.out.capacity(), pending = c.out.size() - c.out.referenced_bytes();
+  const size_t omem = (held > kReplyChunk ? held - kReplyChunk : 0) + c.out.referenced_bytes();
   char buf[1024];
   snprintf(buf, sizeof(buf),
            "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%zu psub=%zu "
-           "ssub=%zu multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=0 oll=0 "
+           "ssub=%zu multi=%lld qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=%zu oll=%zu "
            "omem=%zu tot-mem=%zu events=r%s cmd=%s user=",
            static_cast<unsigned long long>(c.id), c.addr.c_str(), c.laddr.c_str(), c.fd, c.name.c_str(),
            static_cast<long long>((now_ms - c.ctime_ms) / 1000),
@@ -581,9 +593,8 @@ std::string Server::ClientInfoLine(const Client& c, int64_t now_ms) const {
            c.subs != nullptr ? c.subs->channels.size() : 0, c.subs != nullptr ? c.subs->patterns.size() : 0,
            c.subs != nullptr ? c.subs->shard_channels.size() : 0,
            c.multi != nullptr ? static_cast<long long>(c.multi->commands.size()) : -1LL,
-           c.in.size(),
-           c.in.capacity() - c.in.size(), multi_mem, c.in.capacity(), c.out.capacity() + c.out.referenced_bytes(),
-           c.in.capacity() + c.out.capacity() + c.out.referenced_bytes() + multi_mem + sizeof(Client),
+           in.size(), in.capacity() - in.size(), multi_mem, std::min(held, kReplyChunk), std::min(pending, kReplyChunk),
+           c.out.ref_count(), omem, ClientMemory(c),
            c.writable_armed ? "w" : "",
            cmd.c_str());
   // The rest after the user's name (of any length).

@@ -39,6 +39,7 @@
 namespace peregrine {
 
 class MetricsEndpoint;
+class ClientEviction;
 
 class Server final : public ServerState {
  public:
@@ -65,6 +66,7 @@ class Server final : public ServerState {
   bool LoadUsers(std::string* err);
   // Another worker: only while the calling command holds its shard.
   Worker& worker(size_t i) { return *workers_[i]; }
+  ClientEviction& client_eviction() { return *client_eviction_; }
 
   // ServerState's operations over every worker.
   std::vector<Client*> AllClients() const override;
@@ -200,6 +202,7 @@ class Server final : public ServerState {
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::unique_ptr<SignalWatcher> signals_;
   std::unique_ptr<MetricsEndpoint> metrics_;  // metrics-port's (on worker 0's loop)
+  std::unique_ptr<ClientEviction> client_eviction_;  // maxmemory-clients
   std::atomic<uint64_t> next_client_id_{1};
   std::atomic<uint32_t> stopped_workers_{0};
   std::string aof_base_name_;  // the base the running rewrite writes

@@ -10,6 +10,7 @@ void ServerStats::Add(const ServerStats& o) {
   total_net_output_bytes += o.total_net_output_bytes;
   rejected_connections += o.rejected_connections;
   total_error_replies += o.total_error_replies;
+  evicted_clients += o.evicted_clients;
   total_reads_processed += o.total_reads_processed;
   total_writes_processed += o.total_writes_processed;
   client_query_buffer_limit_disconnections += o.client_query_buffer_limit_disconnections;

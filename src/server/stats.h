@@ -39,8 +39,9 @@ struct ServerStats {
   // (µs), and Redis's running estimate of the share of keys with a
   // deadline that are expired but not yet deleted (expired_stale_perc).
   uint64_t expired_time_cap_reached_count = 0;
-  uint64_t reply_buffer_shrinks = 0;
-  uint64_t command_ticks = 0;  // CycleClock ticks in commands (not counting EXEC's queue twice)  // idle clients' output buffers given back (the cron)
+  uint64_t reply_buffer_shrinks = 0;  // idle clients' output buffers given back (the cron)
+  uint64_t command_ticks = 0;  // CycleClock ticks in commands (not counting EXEC's queue twice)
+  uint64_t evicted_clients = 0;  // maxmemory-clients (client_eviction.h)
   uint64_t expire_cycle_us = 0;
   double expired_stale_perc = 0;
   std::map<std::string, uint64_t> error_counts;  // by error code ("ERR", "WRONGTYPE")

@@ -2,6 +2,7 @@
 // and output sides: worker_input.cc, worker_mailbox.cc, worker_output.cc (worker.h, docs/transactions.md).
 #include "server/worker.h"
 
+#include "server/client_eviction.h"
 #include "server/lua_engine.h"
 
 #include <poll.h>
@@ -676,6 +677,7 @@ void Worker::Cron() {
     LOG_VERBOSE("Closing idle client id=%llu", static_cast<unsigned long long>(c->id));
     FreeClient(*c);
   }
+  server_.client_eviction().Check(server_, *this);
   published_client_bytes_.store(ClientBufferBytes(), std::memory_order_relaxed);
   server_.UsedMemory();  // samples the peak
 

@@ -53,6 +53,7 @@ using namespace worker_internal;
 
 void Worker::ProcessInput(Client& c, Buffer& in) {
   busy_client_ = &c;
+  c.reading = &in;
   bool paused = false;
   // A blocked client's input waits (in order) until its wait is over.
   while (!paused && !c.closed && !c.close_after_reply && !c.waiting() && !in.empty() &&
@@ -223,6 +224,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
     }
   }
   busy_client_ = nullptr;
+  c.reading = nullptr;
   relay_.SendOpen(c);
   // Half-closed, nothing running elsewhere: its input can complete no command.
   if (c.read_closed && !c.batch_in_flight && !c.claim_wait) c.close_after_reply = true;
