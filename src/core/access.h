@@ -56,6 +56,9 @@ class AccessTracker {
   void Configure(Mode mode, int64_t lfu_log_factor, int64_t lfu_decay_minutes);
   Mode mode() const { return mode_; }
   bool reset_pending() const { return reset_pending_; }
+  // No key has a byte of the old meaning (the shard was empty at the
+  // switch): no pass resets them, nor the keys made after it.
+  void CancelReset() { reset_pending_ = false; }
 
   // The current time in ms of a monotonic clock (idle times are
   // differences, and must not jump with the wall clock); the cron calls

@@ -60,6 +60,11 @@ void Shard::ConfigureAccess(const Config& config, int64_t now_ms) {
   access_.Configure(IsLfuPolicy(config.maxmemory_policy) ? AccessTracker::Mode::kLfu : AccessTracker::Mode::kLru, config.lfu_log_factor,
                     config.lfu_decay_time);
   access_.Advance(now_ms);
+  // (At start the mode changes from the default with no key yet: a reset
+  // pass would then reset keys made before it ran, with their accesses.)
+  if (access_.reset_pending() &&
+      std::all_of(dbs_.begin(), dbs_.end(), [](const auto& db) { return db->size() == 0; }))
+    access_.CancelReset();
   if (access_.reset_pending()) {
     // A new pass now, to reset the bytes to the new policy's meaning.
     sweeping_ = false;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "server/config.h"
+
 namespace peregrine {
 namespace {
 
@@ -29,6 +31,31 @@ TEST(ShardStaging, SwappedInWholeOrDropped) {
   shard.DropStaged();
   EXPECT_NE(shard.db(0).FindRaw("new"), nullptr);
   EXPECT_EQ(shard.db(0).FindRaw("lost"), nullptr);
+}
+
+// A policy switch resets the keys' access bytes in the next sweep pass,
+// unless the shard was empty then (the start: keys made before the first
+// pass ran kept counter 5 and lost their accesses, CI's TSan run).
+TEST(ShardAccess, SwitchOnAnEmptyShardResetsNothing) {
+  Config config;
+  config.maxmemory_policy = MaxmemoryPolicy::kAllKeysLfu;
+  config.lfu_log_factor = 0;
+  config.lfu_decay_time = 0;
+  Shard shard(0, 1);
+  shard.ConfigureAccess(config, 1000);
+  shard.db(0).Insert("hot", Value::String("v"));
+  for (int i = 0; i < 20; i++) shard.db(0).Find("hot", 1000);
+  for (int64_t t = 1000; t < 60'000; t += 100) shard.AccessCron(t, 1000);
+  EXPECT_EQ(AccessTracker::Frequency(shard.db(0).FindRaw("hot")->value.access()), 25);
+
+  // With keys there, the switch back and forth resets them (idle 0, then 5).
+  config.maxmemory_policy = MaxmemoryPolicy::kNoEviction;
+  shard.ConfigureAccess(config, 60'000);
+  config.maxmemory_policy = MaxmemoryPolicy::kAllKeysLfu;
+  shard.ConfigureAccess(config, 60'000);
+  EXPECT_TRUE(shard.access().reset_pending());
+  for (int64_t t = 60'000; t < 120'000; t += 100) shard.AccessCron(t, 1000);
+  EXPECT_EQ(AccessTracker::Frequency(shard.db(0).FindRaw("hot")->value.access()), AccessTracker::kLfuInitial);
 }
 
 }  // namespace
