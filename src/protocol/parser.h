@@ -79,6 +79,13 @@ class RequestParser {
 
   // Forgets a partially parsed command.
   void Reset();
+  // Between commands: gives back argument tables grown past `keep` entries
+  // by a very long command (100,000 SADD members hold megabytes).
+  void ShrinkIfLarge(size_t keep = 1024) {
+    if (mode_ != Mode::kStart) return;
+    if (offsets_.capacity() > keep) std::vector<std::pair<size_t, size_t>>().swap(offsets_);
+    if (args_.capacity() > keep) std::vector<std::string_view>().swap(args_);
+  }
 
  private:
   enum class Mode : uint8_t { kStart, kMultibulk, kInline };
