@@ -553,6 +553,25 @@ def test_config_get_multiple_patterns(server, rc):
                  b"databases": b"16"}
 
 
+def test_config_get_hides_test_hooks_from_patterns(rc):
+    # Redis's hidden directives come only when named exactly.
+    for name in (b"key-load-delay", b"rdb-key-save-delay"):
+        assert name not in config_get(rc, "*")
+        assert name not in config_get(rc, "*delay")
+        assert config_get(rc, name.decode()) == {name: b"0"}
+
+
+def test_config_set_of_a_fixed_directive_to_its_own_value(server, rc):
+    # (CONFIG SET port with the port it has changes nothing: allowed, as
+    # Redis's sanity test does; another port is refused until it is built.)
+    assert rc.execute_command("CONFIG", "SET", "port", str(server.port)) == b"OK"
+    if IS_REDIS:
+        return
+    with pytest.raises(redis.ResponseError, match="can't set immutable config"):
+        rc.execute_command("CONFIG", "SET", "port", str(server.port + 1))
+    assert config_get(rc, "port") == {b"port": str(server.port).encode()}
+
+
 def test_config_get_resp3_map(server, rc3):
     d = rc3.execute_command("CONFIG", "GET", "port", "databases")
     assert d == {b"port": str(server.port).encode(), b"databases": b"16"}
