@@ -20,7 +20,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps client-test-deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-notify bench-instr bench-cross bench-threads bench-shards bench-replication bench-cluster bench-cluster-migrate bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps client-test-deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan asan-build tsan-build test-sanitizers fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-notify bench-instr bench-cross bench-threads bench-shards bench-replication bench-cluster bench-cluster-migrate bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -134,34 +134,54 @@ bench-smoke: build pydeps
 # Sanitizer builds (Debug, their own build directories). ASan+UBSan runs the
 # unit tests and the black-box suite; ThreadSanitizer the unit tests and the
 # black-box suite (the atomicity stress test included) against four worker
-# threads: a data race stops the server, and the tests that need it fail.
-# (The cluster tests, a minute of multi-node clusters, run under TSan, where
-# the bus's own thread meets the workers, and not under ASan: the bus's
-# parsing runs under ASan in its two fuzzers.) Both run one test process at
-# a time, unlike integration-test: with two, sanitized servers side by side
-# are slow enough that timing-bound tests failed now and then (4 ASan runs,
-# 2 failures: test_keys' lazy free within its wait, and test_replication's
-# stream-order test once, a real race that the busier timing exposed: a
-# blocked pop served on another worker while its batch was on its way back
-# answered before its notice, which waits for the stream; fixed). The
-# differential tests' random examples are fewer there (100, 40 and 40): their
-# semantics are the release passes' to check, and CI stays under 45 minutes.
+# threads: a data race stops the server, and the run stops there with its
+# output (conftest.alive). (The cluster tests, a minute of multi-node
+# clusters, run under TSan, where the bus's own thread meets the workers,
+# and not under ASan: the bus's parsing runs under ASan in its two
+# fuzzers.) Each suite runs one test process at a time, unlike
+# integration-test: with two, sanitized servers side by side were slow
+# enough that timing-bound tests failed now and then. In `make test` the
+# two suites run side by side (test-sanitizers): each keeps one core about
+# half busy (its servers mostly wait: sleeps, timeouts, replication), so
+# together they take the time of one, and CI stays under 45 minutes. The
+# differential tests' random examples are fewer there (100, 40 and 40):
+# their semantics are the release passes' to check.
 ASAN_BUILD := build/asan
 TSAN_BUILD := build/tsan
+SAN_EXAMPLES := NOTIFYTEST_EXAMPLES=40 TRACKTEST_EXAMPLES=40 DIFFTEST_EXAMPLES=100
+ASAN_PYTEST = UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PEREGRINE_BIN=$(abspath $(ASAN_BUILD))/peregrine \
+  $(SAN_EXAMPLES) $(VENV)/bin/python -m pytest tests -q -p no:cacheprovider --basetemp=$(ASAN_BUILD)/pytest-tmp \
+  $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
+TSAN_PYTEST = TSAN_OPTIONS=halt_on_error=1 PEREGRINE_BIN=$(abspath $(TSAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 4" \
+  $(SAN_EXAMPLES) $(VENV)/bin/python -m pytest tests -q -p no:cacheprovider --basetemp=$(TSAN_BUILD)/pytest-tmp $(TSAN_SKIP)
 
-test-asan: deps pydeps
+asan-build: deps pydeps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_SANITIZE=address,undefined -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(ASAN_BUILD)/peregrine_unit_tests --gtest_brief=1
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PEREGRINE_BIN=$(abspath $(ASAN_BUILD))/peregrine \
-	  NOTIFYTEST_EXAMPLES=40 TRACKTEST_EXAMPLES=40 DIFFTEST_EXAMPLES=100 $(VENV)/bin/python -m pytest tests -q $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
 
-test-tsan: deps pydeps
+tsan-build: deps pydeps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_SANITIZE=thread -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/peregrine_unit_tests --gtest_brief=1
-	TSAN_OPTIONS=halt_on_error=1 PEREGRINE_BIN=$(abspath $(TSAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 4" \
-	  NOTIFYTEST_EXAMPLES=40 TRACKTEST_EXAMPLES=40 DIFFTEST_EXAMPLES=100 $(VENV)/bin/python -m pytest tests -q $(TSAN_SKIP)
+
+test-asan: asan-build
+	$(ASAN_PYTEST)
+
+test-tsan: tsan-build
+	$(TSAN_PYTEST)
+
+# Both suites side by side, each into its log (shown when it ends); fails
+# if either did.
+test-sanitizers: asan-build tsan-build
+	@echo "ASan and TSan black-box suites, side by side (logs: $(ASAN_BUILD)/pytest.log, $(TSAN_BUILD)/pytest.log)"
+	@( $(ASAN_PYTEST) > $(ASAN_BUILD)/pytest.log 2>&1; echo $$? > $(ASAN_BUILD)/pytest.rc ) & a=$$!; \
+	 ( $(TSAN_PYTEST) > $(TSAN_BUILD)/pytest.log 2>&1; echo $$? > $(TSAN_BUILD)/pytest.rc ) & t=$$!; \
+	 n=0; while kill -0 $$a 2>/dev/null || kill -0 $$t 2>/dev/null; do sleep 5; n=$$((n + 1)); \
+	   [ $$((n % 12)) = 0 ] && echo "  $$((n / 12)) min: ASan $$(grep -o '[0-9]*%' $(ASAN_BUILD)/pytest.log | tail -1), TSan $$(grep -o '[0-9]*%' $(TSAN_BUILD)/pytest.log | tail -1)"; \
+	 done; wait $$a $$t; \
+	 for s in $(ASAN_BUILD) $(TSAN_BUILD); do echo "--- $$s:"; tail -c 60000 $$s/pytest.log; done; \
+	 [ "$$(cat $(ASAN_BUILD)/pytest.rc)" = 0 ] && [ "$$(cat $(TSAN_BUILD)/pytest.rc)" = 0 ]
 
 # libFuzzer targets (fuzz/README.md), built by clang with ASan + UBSan in
 # their own directory: `connection` (the whole request path), `config`
@@ -210,7 +230,7 @@ fuzz-smoke: fuzz-build
 	$(call fuzz_smoke,cluster_bus,$(shell expr $(FUZZ_SMOKE_SECONDS) / 4))
 	$(call fuzz_smoke,cluster_node,$(shell expr $(FUZZ_SMOKE_SECONDS) / 4))
 
-test: unit-test integration-test bench-smoke fuzz-smoke test-asan test-tsan
+test: unit-test integration-test bench-smoke fuzz-smoke test-sanitizers
 
 # Peregrine against redis-server side by side (about 10 minutes), then the
 # hashes and sets (bench-containers, about 8 more), lists, sorted sets,

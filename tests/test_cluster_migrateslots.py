@@ -80,7 +80,9 @@ def migrations(node):
     return out
 
 
-def wait_done(node, timeout=60):
+def wait_done(node, timeout=180):
+    # (A long bound: under TSan, beside the ASan suite (make test-sanitizers),
+    # moving 50,000 items with writes meanwhile took over 60 s.)
     assert wait_for(lambda: migrations(node)[0]["state"] in ("success", "failed", "cancelled"), timeout), \
         migrations(node)
     return migrations(node)[0]
@@ -161,13 +163,13 @@ def test_migrateslots_moves_every_key_and_every_write_made_meanwhile(tmp_path):
         c = redis.RedisCluster(host="127.0.0.1", port=src.port)
         w.check(c)
         # (Timeouts for the sanitizers' pace.)
-        assert wait_for(lambda: src.client().dbsize() == 0, 60)
+        assert wait_for(lambda: src.client().dbsize() == 0, 180)
         keys = sorted(dst.client().keys("*"))
         assert len(keys) > 20_000
         replica = next(n for n in nodes if n("ROLE")[0] == b"slave" and n.client().info("replication")
                        ["master_port"] == dst.port)
         rc_ = replica.client()
-        assert wait_for(lambda: rc_.dbsize() == len(keys), 60)
+        assert wait_for(lambda: rc_.dbsize() == len(keys), 180)
         rc_.execute_command("READONLY")
         for k in keys[::97]:
             assert state_of(rc_, k) == state_of(dst.client(), k), k
