@@ -1,7 +1,10 @@
 # DEBUG's subcommands that Redis's test suite and operators use, beyond
 # SLEEP, RELOAD, OBJECT, PROTOCOL and DIGEST (tested with their features):
-# POPULATE, LOG, ERROR, CHANGE-REPL-ID, STRINGMATCH-TEST, and HELP naming
-# them. Every test passes against redis-server too (TEST_SERVER=redis).
+# POPULATE, LOG, ERROR, CHANGE-REPL-ID, STRINGMATCH-TEST, LOADAOF,
+# PAUSE-CRON, and HELP naming them. Every test passes against redis-server
+# too (TEST_SERVER=redis).
+import time
+
 import pytest
 
 from conftest import ServerProcess
@@ -90,5 +93,61 @@ def test_change_repl_id(rc):
 def test_help_names_them(rc):
     lines = rc.execute_command("DEBUG", "HELP")
     for name in (b"CHANGE-REPL-ID", b"ERROR <string>", b"LOG <message>", b"POPULATE <count> [<prefix>] [<size>]",
-                 b"STRINGMATCH-TEST"):
+                 b"STRINGMATCH-TEST", b"LOADAOF", b"PAUSE-CRON <0|1>"):
         assert name in lines
+
+
+def wait_rewrite(rc):
+    deadline = time.monotonic() + 30
+    while info_dict(rc.execute_command("INFO", "persistence"))["aof_rewrite_in_progress"] != "0":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_loadaof_replaces_the_data_with_the_files(rc):
+    # With the AOF off, BGREWRITEAOF still writes the files (Redis's too).
+    rc.execute_command("CONFIG", "SET", "aof-use-rdb-preamble", "no")
+    for i in range(50):
+        rc.execute_command("SET", "k%d" % i, i)
+    rc.execute_command("RPUSH", "{k}l", "a", "b")
+    rc.execute_command("SET", "px", "v", "PX", 1_000_000)
+    assert rc.execute_command("BGREWRITEAOF").startswith(b"Background append only file rewriting")
+    wait_rewrite(rc)
+    digest = rc.execute_command("DEBUG", "DIGEST")
+    rc.execute_command("SET", "late", "not in the files")
+    assert rc.execute_command("DEBUG", "LOADAOF") == b"OK"
+    assert rc.execute_command("EXISTS", "late") == 0
+    assert rc.execute_command("DEBUG", "DIGEST") == digest
+    assert 900_000 < rc.execute_command("PTTL", "px") <= 1_000_000
+    # With the AOF on, what was just written is in the file too.
+    try:
+        rc.execute_command("CONFIG", "SET", "appendonly", "yes")
+        wait_rewrite(rc)
+        rc.execute_command("SET", "x", "1", "EX", 1000)
+        rc.execute_command("LPUSH", "{k}l", "z")
+        digest = rc.execute_command("DEBUG", "DIGEST")
+        assert rc.execute_command("DEBUG", "LOADAOF") == b"OK"
+        assert rc.execute_command("DEBUG", "DIGEST") == digest
+        assert rc.execute_command("LRANGE", "{k}l", 0, -1) == [b"z", b"a", b"b"]
+        assert 900 < rc.execute_command("TTL", "x") <= 1000
+    finally:
+        rc.execute_command("CONFIG", "SET", "appendonly", "no")
+        rc.execute_command("CONFIG", "SET", "aof-use-rdb-preamble", "yes")
+
+
+def test_pause_cron_stops_active_expiry(rc):
+    rc.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    try:
+        assert rc.execute_command("DEBUG", "PAUSE-CRON", "1") == b"OK"
+        before = int(info_dict(rc.execute_command("INFO", "stats"))["expired_keys"])
+        for i in range(20):
+            rc.execute_command("SET", "e%d" % i, "v", "PX", 10)
+        time.sleep(0.5)
+        assert int(info_dict(rc.execute_command("INFO", "stats"))["expired_keys"]) == before
+        assert rc.execute_command("DEBUG", "PAUSE-CRON", "0") == b"OK"
+        deadline = time.monotonic() + 10
+        while int(info_dict(rc.execute_command("INFO", "stats"))["expired_keys"]) < before + 20:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        rc.execute_command("DEBUG", "PAUSE-CRON", "0")

@@ -173,10 +173,14 @@ void DebugHelp(CommandContext& ctx) {
                   "ERROR <string>",
                   "    Return a Redis protocol error with <string> as message. Useful for clients",
                   "    unit tests to simulate Redis errors.",
+                  "LOADAOF",
+                  "    Flush the AOF buffers on disk and reload the AOF in memory.",
                   "LOG <message>",
                   "    Write <message> to the server log.",
                   "OBJECT <key>",
                   "    Show low level info about the `key` and associated value.",
+                  "PAUSE-CRON <0|1>",
+                  "    Stop periodic cron job processing.",
                   "POPULATE <count> [<prefix>] [<size>]",
                   "    Create <count> string keys named key:<num>. If <prefix> is specified then",
                   "    it is used instead of the 'key' prefix. These are not propagated to",
@@ -248,6 +252,18 @@ void DebugCommand(CommandContext& ctx) {
     LOG_NOTICE("Changing replication IDs after receiving DEBUG change-repl-id");
     ctx.server.repl_ids().Change();
     ctx.server.repl_ids().ClearSecond();
+    ctx.reply.Ok();
+  } else if (EqualsIgnoreCase(sub, "loadaof") && argc == 2) {
+    std::string err;
+    if (!ctx.server.LoadAof(ctx.worker.index(), &err)) {
+      LOG_WARNING("DEBUG LOADAOF failed: %s", err.c_str());
+      ctx.reply.Error("ERR " + err);
+    } else {
+      LOG_NOTICE("Append Only File loaded by DEBUG LOADAOF");
+      ctx.reply.Ok();
+    }
+  } else if (EqualsIgnoreCase(sub, "pause-cron") && argc == 3) {
+    ctx.server.set_cron_paused(std::atoi(std::string(ctx.args[2]).c_str()) != 0);  // (atoi, as Redis)
     ctx.reply.Ok();
   } else if (EqualsIgnoreCase(sub, "stringmatch-test") && argc == 2) {
     DebugStringmatchTest(ctx);

@@ -17,8 +17,45 @@
 #include "server/command_replayer.h"
 #include "server/log.h"
 #include "server/server.h"
+#include "server/tracking.h"
 
 namespace peregrine {
+
+// As Redis's: what the shards logged goes to the file, the data (keys,
+// functions) is emptied and the manifest's files load as at start.
+// Refused while a snapshot or rewrite runs (Redis's child goes on from the
+// old data; here it reads the shards being emptied).
+bool Server::LoadAof(uint32_t w, std::string* err) {
+  if (bgsave_ != nullptr) {
+    *err = "Background save or append only file rewrite in progress";
+    return false;
+  }
+  EmitShardChunks();
+  const int64_t now_ms = UnixTimeMs();
+  for (size_t s = 0; s < num_shards(); s++)
+    for (int d = 0; d < shard(s).num_dbs(); d++) {
+      shard(s).watches().TouchAll(d, shard(s).db(d), nullptr, now_ms);
+      shard(s).db(d).Clear();
+    }
+  functions().Flush();
+  FlushTracking(*this);
+  AofLoader loader(*this, worker(w), AofLoader::Options{.open_for_appending = false});
+  bool found = false;
+  if (!loader.Open(&found, err)) return false;
+  if (!found) {
+    *err = "There is no append only file to load";
+    return false;
+  }
+  for (;;) {
+    const StartupLoader::Status st = loader.Step(size_t{1} << 20);
+    if (st == StartupLoader::Status::kDone) return true;
+    if (st == StartupLoader::Status::kError) {
+      *err = loader.error();
+      persistence().loading.store(false, std::memory_order_release);
+      return false;
+    }
+  }
+}
 
 bool Server::StartAofRewrite(std::string* err, bool* scheduled) {
   *scheduled = false;
@@ -347,12 +384,17 @@ bool AofLoader::Open(bool* found, std::string* err) {
 
 StartupLoader::Status AofLoader::Step(size_t max_keys) {
   // Every shard is this thread's while the file loads (no other worker
-  // runs yet); the replayed commands may touch any.
-  worker_.HoldAllForReplay(true);
+  // runs yet, or DEBUG LOADAOF's command holds them all); the replayed
+  // commands may touch any.
+  const bool held = worker_.holding();
+  if (!held) worker_.HoldAllForReplay(true);
   struct Release {
     Worker& w;
-    ~Release() { w.HoldAllForReplay(false); }
-  } release{worker_};
+    bool on;
+    ~Release() {
+      if (on) w.HoldAllForReplay(false);
+    }
+  } release{worker_, !held};
   PersistenceState& st = server_.persistence();
   st.loading.store(true, std::memory_order_release);
   for (;;) {

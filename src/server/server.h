@@ -85,6 +85,7 @@ class Server final : public ServerState {
   bool StartBgSave(std::string* err) override;
   void AbortBgSave(bool aof_rewrite_too = false) override;
   bool StartAofRewrite(std::string* err, bool* scheduled) override;
+  bool LoadAof(uint32_t worker, std::string* err) override;
   bool ApplyAofConfig(std::string* err) override;
 
   // used_memory as INFO reports it (the keyspace plus the clients' buffers,

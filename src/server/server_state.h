@@ -280,6 +280,8 @@ class ServerState {
   // (turning the file on starts its first rewrite). False with *err
   // (appendonly is then set back).
   virtual bool ApplyAofConfig(std::string* err) = 0;
+  // DEBUG LOADAOF, holding every shard on worker `worker`: the data replaced by the AOF's. False with *err.
+  virtual bool LoadAof(uint32_t worker, std::string* err) = 0;
   struct AofStats {
     bool rewrite_scheduled = false;
     bool last_rewrite_ok = true;
@@ -327,6 +329,9 @@ class ServerState {
   // still expire them lazily).
   bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
   void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
+  // DEBUG PAUSE-CRON: whether the workers' cron does nothing (Redis's pause_cron).
+  bool cron_paused() const { return cron_paused_.load(std::memory_order_relaxed); }
+  void set_cron_paused(bool on) { cron_paused_.store(on, std::memory_order_relaxed); }
 
  protected:
   ServerState(Config config, CommandTable commands, std::string config_file, std::string executable);
@@ -352,6 +357,7 @@ class ServerState {
   std::atomic<uint64_t> config_epoch_{0};
   std::atomic<int64_t> watched_keys_{0};  // keys in the shards' WatchTables
   std::atomic<bool> active_expire_{true};
+  std::atomic<bool> cron_paused_{false};
   ClientPause client_pause_;
   SlowLog slowlog_;
   KeyspaceNotifier notifier_;

@@ -199,8 +199,8 @@ void Worker::Run() {
   if (index_ == 0 && server_.startup_loading()) server_.FinishStartupLoad(/*complete=*/false);
   CloseAllClients();
   if (nworkers_ == 1) return;
-  // Every other worker may still be running a command that needs this shard, or wait for a reply from
-  // it: keep answering until all have stopped. The last to stop wakes the others (maybe asleep).
+  // Others may still run a command needing this shard, or wait for its reply: keep answering until
+  // all have stopped. The last to stop wakes the others (maybe asleep).
   if (server_.stopped_workers().fetch_add(1, std::memory_order_acq_rel) + 1 == nworkers_)
     for (uint32_t i = 0; i < nworkers_; i++)
       if (i != index_) server_.worker(i).waker().Notify();
@@ -251,8 +251,7 @@ void Worker::ApplyConfigIfChanged() {
   limits.max_bulk_len = config.proto_max_bulk_len;
   for (auto& [id, c] : clients_) c->parser.set_limits(limits);
   io_.ApplyConfig();
-  // Restarting the timer on every CONFIG SET would starve the cron of a
-  // server configured often: only when hz changed.
+  // (Only when hz changed: restarting the timer on every CONFIG SET would starve the cron.)
   if (config.hz != applied_hz_) {
     applied_hz_ = config.hz;
     loop_.SetTick(1000 / config.hz, [this] { Cron(); });
@@ -571,6 +570,7 @@ void Worker::ActiveExpireSlice() {
 }
 
 void Worker::Cron() {
+  if (server_.cron_paused()) [[unlikely]] return;  // DEBUG PAUSE-CRON
   const int64_t now = UnixTimeMs();
   relay_.TrimPool();
   if (index_ == 0) {
