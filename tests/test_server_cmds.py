@@ -562,14 +562,44 @@ def test_config_get_hides_test_hooks_from_patterns(rc):
 
 
 def test_config_set_of_a_fixed_directive_to_its_own_value(server, rc):
-    # (CONFIG SET port with the port it has changes nothing: allowed, as
-    # Redis's sanity test does; another port is refused until it is built.)
+    # (Peregrine's own fixed directives take the value they have, so that a
+    # CONFIG GET * written back works, as Redis's sanity test does; another
+    # value is refused. Redis's immutable ones refuse any.)
     assert rc.execute_command("CONFIG", "SET", "port", str(server.port)) == b"OK"
     if IS_REDIS:
         return
+    threads = config_get(rc, "threads")[b"threads"]
+    assert rc.execute_command("CONFIG", "SET", "threads", threads) == b"OK"
     with pytest.raises(redis.ResponseError, match="can't set immutable config"):
-        rc.execute_command("CONFIG", "SET", "port", str(server.port + 1))
-    assert config_get(rc, "port") == {b"port": str(server.port).encode()}
+        rc.execute_command("CONFIG", "SET", "threads", str(int(threads) + 1))
+    with pytest.raises(redis.ResponseError, match="can't set immutable config"):
+        rc.execute_command("CONFIG", "SET", "databases", "16")
+
+
+def test_config_set_port_moves_the_listener(start_server):
+    import socket
+    from conftest import free_port
+    s = start_server()
+    c = s.client()
+    new = free_port()
+    assert c.execute_command("CONFIG", "SET", "port", str(new)) in (b"OK", "OK")
+    assert redis.Redis(port=new).ping()
+    time.sleep(0.3)  # (the old sockets close at the next cron tick)
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis(port=s.port, socket_connect_timeout=1).ping()
+    # A port in use: the whole command goes back, the listener stays.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        c2 = redis.Redis(port=new)
+        with pytest.raises(redis.ResponseError, match=r"^CONFIG SET failed \(possibly related to argument 'port'\) - "
+                           r"Unable to listen on this port"):
+            c2.execute_command("CONFIG", "SET", "maxmemory", "10000001", "port", str(busy))
+        assert c2.config_get("maxmemory") == {"maxmemory": "0"}
+        assert c2.config_get("port") == {"port": str(new)}
+        assert redis.Redis(port=new).ping()
+    s.port = new  # (for its stop)
 
 
 def test_config_get_resp3_map(server, rc3):

@@ -357,8 +357,10 @@ void ConfigSetCommand(CommandContext& ctx) {
       }
     }
   }
-  const bool aof_was = ctx.server.config().appendonly;
-  const TlsSettings tls_was = ctx.server.config().tls;
+  // As Redis: when a directive cannot be applied, every directive of the
+  // command goes back.
+  const Config before = ctx.server.config();
+  const TlsSettings& tls_was = before.tls;
   if (!ConfigSet(&ctx.server.config(), ctx.args.subspan(2), &err, protected_ok)) {
     ctx.reply.Error(err);
     return;
@@ -369,7 +371,7 @@ void ConfigSetCommand(CommandContext& ctx) {
     std::string why;
     if (ctx.server.config().tls_port != 0 && TlsContext::Create(ctx.server.config().tls, &why) == nullptr) {
       LOG_WARNING("Failed to configure TLS: %s", why.c_str());
-      ctx.server.config().tls = tls_was;
+      ctx.server.config() = before;
       std::string_view name = "tls";
       for (size_t i = 2; i < ctx.args.size(); i += 2)
         if (ctx.args[i].size() > 4 && EqualsIgnoreCase(ctx.args[i].substr(0, 4), "tls-")) name = ctx.args[i];
@@ -379,10 +381,18 @@ void ConfigSetCommand(CommandContext& ctx) {
     }
     ctx.server.NoteTlsChanged();
   }
+  if (!ctx.server.ApplyPort(before.port)) {
+    ctx.server.config() = before;
+    ctx.reply.Error("ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. "
+                    "Check server logs.");
+    return;
+  }
   if (!ctx.server.ApplyAofConfig(&err)) {
-    // As Redis's updateAppendonly failing: the directive goes back.
+    // As Redis's updateAppendonly failing (the listeners back where they were).
     LOG_WARNING("%s", err.c_str());
-    ctx.server.config().appendonly = aof_was;
+    const int port = ctx.server.config().port;
+    ctx.server.config() = before;
+    ctx.server.ApplyPort(port);
     ctx.reply.Error("ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. "
                     "Check server logs.");
     return;

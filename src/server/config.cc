@@ -98,8 +98,8 @@ Option NameOption(std::string_view name, std::string Config::*field, Mutability 
 const std::vector<Option>& config_options::Options() {
   static const std::vector<Option> options = [] {
     std::vector<Option> o;
-    o.push_back(IntOption("port", &Config::port, 0, 65535, kNotYet));
-    o.push_back(IntOption("metrics-port", &Config::metrics_port, 0, 65535, kImmutable));
+    o.push_back(IntOption("port", &Config::port, 0, 65535, kMutable));  // (Server::ApplyPort)
+    o.push_back(IntOption("metrics-port", &Config::metrics_port, 0, 65535, kFixed));
     o.push_back(Option{"bind", kNotYet, 1, 16,
                        [](const Config& c) {
                          std::string s;
@@ -132,9 +132,9 @@ const std::vector<Option>& config_options::Options() {
     // threads doing I/O is the number of workers; a Redis config file's
     // io-threads line sets it.)
     for (std::string_view name : {"threads", "io-threads"})
-      o.push_back(IntOption(name, &Config::threads, 1, 256, kImmutable));
-    o.push_back(IntOption("worker-spin-us", &Config::worker_spin_us, 0, 1000000, kImmutable));
-    o.push_back(Option{"worker-sched-policy", kImmutable, 1, 1,
+      o.push_back(IntOption(name, &Config::threads, 1, 256, name == "threads" ? kFixed : kImmutable));
+    o.push_back(IntOption("worker-spin-us", &Config::worker_spin_us, 0, 1000000, kFixed));
+    o.push_back(Option{"worker-sched-policy", kFixed, 1, 1,
                        [](const Config& c) -> std::string {
                          switch (c.worker_sched) {
                            case Config::WorkerSched::kBatch: return "batch";
@@ -378,7 +378,7 @@ const std::vector<Option>& config_options::Options() {
       o.push_back(IntOption(name, &Config::min_replicas_to_write, 0, INT_MAX, kMutable));
     for (std::string_view name : {"min-replicas-max-lag", "min-slaves-max-lag"})
       o.push_back(IntOption(name, &Config::min_replicas_max_lag, 0, INT_MAX, kMutable));
-    o.push_back(BoolOption("lua-enable-deprecated-api", &Config::lua_enable_deprecated_api, kImmutable));
+    o.push_back(BoolOption("lua-enable-deprecated-api", &Config::lua_enable_deprecated_api, kFixed));
     // Counts are integers, sizes memory values ("1kb"), as in Redis; the
     // old ziplist names are aliases that CONFIG GET lists too.
     for (std::string_view name : {"hash-max-listpack-entries", "hash-max-ziplist-entries"})
@@ -703,7 +703,8 @@ bool ConfigSet(Config* config, std::span<const std::string_view> name_values, st
     std::string why = options[i]->set(trial, std::span<const std::string>(&value, 1));
     if (!why.empty()) return fail(options[i]->name, why);
     // (Its own value again changes nothing: allowed, as Redis's CONFIG SET of it is.)
-    if (options[i]->mutability == kNotYet && options[i]->get(trial) != options[i]->get(*config))
+    if ((options[i]->mutability == kNotYet || options[i]->mutability == kFixed) &&
+        options[i]->get(trial) != options[i]->get(*config))
       return fail(options[i]->name, "can't set immutable config");
   }
   *config = std::move(trial);

@@ -25,6 +25,8 @@ enum Mutability : uint8_t {
   kNotYet,       // Redis can change it at run time, Peregrine not yet: the value
                  // is validated first (as Redis would), then refused
   kProtected,    // CONFIG SET applies it if enable-protected-configs allows
+  kFixed,        // Peregrine's own, set at start: CONFIG SET takes only the value it
+                 // has (so that CONFIG GET * written back works, as Redis's own are)
 };
 
 struct Option {

@@ -246,6 +246,46 @@ bool Server::Start(std::string* err) {
   return true;
 }
 
+bool Server::ApplyPort(int old_port) {
+  if (config_.port == old_port) return true;
+  // The new sockets first: where they cannot listen, the old ones stay
+  // (Redis closes first, then listens on the old port again).
+  std::string why;
+  std::vector<int> fds;
+  if (config_.port != 0) {
+    fds = ListenAll(config_.bind, config_.port, config_.tcp_backlog, &why);
+    if (!why.empty() || fds.empty()) {
+      LOG_WARNING("Failed listening on port %d (tcp): %s", config_.port,
+                  why.empty() ? "no usable bind address" : why.c_str());
+      return false;
+    }
+  }
+  // Off worker 0's loop now (epoll_ctl is safe from any thread); closed by
+  // its cron, after any event already taken for them is served.
+  EventLoop& loop0 = workers_[0]->loop();
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  for (auto it = listeners_.begin(); it != listeners_.end();) {
+    if (!(*it)->is_unix && !(*it)->tls) {
+      loop0.Remove((*it)->fd);
+      retired_listeners_.push_back(std::move(*it));
+      it = listeners_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (int fd : fds) {
+    listeners_.push_back(std::make_unique<Listener>(this, fd, false, false));
+    loop0.Add(fd, EPOLLIN, listeners_.back().get());
+  }
+  LOG_NOTICE("Listening on port %d (tcp) now", config_.port);
+  return true;
+}
+
+void Server::CloseRetiredListeners() {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  retired_listeners_.clear();
+}
+
 int Server::Run() {
   if (loader_ != nullptr) {
     // Worker 0 loads first (FinishStartupLoad starts the others).
@@ -259,6 +299,7 @@ int Server::Run() {
   if (cluster_ != nullptr) cluster_->Stop();
   StopReplicaLink();
   listeners_.clear();
+  retired_listeners_.clear();
   metrics_.reset();
   // What the shards logged and did not write yet goes to the append-only
   // file, made durable (Redis's flushAppendOnlyFile(1) on shutdown).

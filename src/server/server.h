@@ -86,6 +86,8 @@ class Server final : public ServerState {
   void AbortBgSave(bool aof_rewrite_too = false) override;
   bool StartAofRewrite(std::string* err, bool* scheduled) override;
   bool LoadAof(uint32_t worker, std::string* err) override;
+  bool ApplyPort(int old_port) override;
+  void CloseRetiredListeners();  // worker 0's cron: those ApplyPort replaced, once no event can come
   bool ApplyAofConfig(std::string* err) override;
 
   // used_memory as INFO reports it (the keyspace plus the clients' buffers,
@@ -201,6 +203,8 @@ class Server final : public ServerState {
   int64_t last_repl_ping_ms_ = 0;
   int64_t last_keepalive_s_ = 0;
   std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<std::unique_ptr<Listener>> retired_listeners_;  // (ApplyPort's, under listeners_mu_)
+  std::mutex listeners_mu_;
   std::unique_ptr<SignalWatcher> signals_;
   std::unique_ptr<MetricsEndpoint> metrics_;  // metrics-port's (on worker 0's loop)
   std::unique_ptr<ClientEviction> client_eviction_;  // maxmemory-clients

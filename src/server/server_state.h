@@ -282,6 +282,9 @@ class ServerState {
   virtual bool ApplyAofConfig(std::string* err) = 0;
   // DEBUG LOADAOF, holding every shard on worker `worker`: the data replaced by the AOF's. False with *err.
   virtual bool LoadAof(uint32_t worker, std::string* err) = 0;
+  // CONFIG SET port (every shard held): the TCP listeners move to config().port (0: none); false, the old
+  // ones kept, when it cannot listen there.
+  virtual bool ApplyPort(int old_port) = 0;
   struct AofStats {
     bool rewrite_scheduled = false;
     bool last_rewrite_ok = true;

@@ -580,9 +580,9 @@ void Worker::Cron() {
     server_.slowlog().Configure(config.slowlog_log_slower_than, config.slowlog_max_len, CycleClock::TicksPerUs());
     server_.latency().Configure(config.latency_monitor_threshold, CycleClock::TicksPerUs() * 1000);
   }
-  // Snapshots (docs/persistence.md): worker 0 collects a finished BGSAVE,
-  // and starts one when BGSAVE SCHEDULE or the save schedule asks.
+  // Snapshots (docs/persistence.md): worker 0 collects a finished BGSAVE, starts one when asked.
   if (index_ == 0 && !server_.stopping() && !server_.any_loading()) {
+    server_.CloseRetiredListeners();  // (CONFIG SET port's)
     server_.ReapBgSave();
     server_.NoteEvictionExceeded(MonotonicMs());
     if (server_.bgsave() == nullptr && (server_.TakeScheduledBgSave() || SaveDue(server_, now / 1000))) {
