@@ -477,6 +477,9 @@ def test_command_docs_resp2(rc):
     (("del", "x", "y"), [b"x", b"y"]),
     (("rename", "src", "dst"), [b"src", b"dst"]),
     (("copy", "src", "dst", "DB", "1"), [b"src", b"dst"]),
+    (("eval", "return 1", "1", "key"), [b"key"]),
+    (("eval", "return 1", "0"), []),  # (no keys, none needed)
+    (("fcall", "f", "0"), []),
 ])
 def test_command_getkeys(rc, args, keys):
     assert rc.execute_command("COMMAND", "GETKEYS", *args) == keys
@@ -489,6 +492,7 @@ def test_command_getkeys(rc, args, keys):
     (("set", "a"), "Invalid number of arguments specified for command"),
     (("get", "a", "b"), "Invalid number of arguments specified for command"),
     (("zunionstore", "dst", "5", "a"), "Invalid arguments specified for command"),
+    (("zunion", "0", "a"), "Invalid arguments specified for command"),
 ])
 def test_command_getkeys_errors(rc, args, msg):
     if args[0] == "zunionstore":

@@ -310,7 +310,11 @@ void CommandGetkeysCommand(CommandContext& ctx) {
   }
   std::vector<size_t> positions;
   if (!cmd->KeyPositions(args, &positions) || positions.empty()) {
-    ctx.reply.Error("ERR Invalid arguments specified for command");
+    // (EVAL "..." 0: no keys, and none needed; Redis's CMD_NO_MANDATORY_KEYS.)
+    if (cmd->flags & kCmdNoMandatoryKeys)
+      ctx.reply.ArrayHeader(0);
+    else
+      ctx.reply.Error("ERR Invalid arguments specified for command");
     return;
   }
   ctx.reply.ArrayHeader(positions.size());
