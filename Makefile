@@ -20,7 +20,7 @@ BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 # What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
 FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
-.PHONY: all deps client-test-deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan asan-build tsan-build test-sanitizers fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-notify bench-instr bench-cross bench-threads bench-shards bench-replication bench-cluster bench-cluster-migrate bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps client-test-deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan asan-build tsan-build test-sanitizers fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-notify bench-monitor bench-instr bench-cross bench-threads bench-shards bench-replication bench-cluster bench-cluster-migrate bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -301,6 +301,11 @@ bench-acl: build bench-deps
 # against off (bench/notify_cost.py, a few minutes under callgrind).
 bench-notify: build bench-deps
 	$(VENV)/bin/python bench/notify_cost.py $(abspath $(BUILD))/peregrine
+
+# What a MONITOR client costs per request (callgrind, SET/GET at P16, with
+# and without one attached), Peregrine and Redis (~5 min).
+bench-monitor: build bench-deps
+	$(VENV)/bin/python bench/monitor_cost.py $(abspath $(BUILD))/peregrine
 
 # What a script run costs (callgrind, instructions per EVALSHA at P16):
 # this binary, Redis, and BASELINE=<another peregrine> when given (~5 min).

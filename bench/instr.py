@@ -73,12 +73,15 @@ def read_total_ir(path: str) -> int:
     return total
 
 
-def one_run(spec: bl.ServerSpec, kind: str, args, stream, workdir: str) -> dict:
+def one_run(spec: bl.ServerSpec, kind: str, args, stream, workdir: str, attach=None) -> dict:
+    """`attach(srv)`, when given, runs once the server is up (a MONITOR
+    client: bench/monitor_cost.py) and returns what to call at the end."""
     out = os.path.join(workdir, f"callgrind.{spec.name}.{kind}.{time.monotonic_ns()}.out")
     wrapper = [args.valgrind, "--tool=callgrind", f"--callgrind-out-file={out}"]
     srv = bl.Server(spec, workdir, wrapper=wrapper, ready_timeout=120)
     phase = 0.0
     misses = 0
+    detach = attach(srv) if attach is not None else None
     try:
         c = srv.client(timeout=300)
         try:
@@ -118,6 +121,8 @@ def one_run(spec: bl.ServerSpec, kind: str, args, stream, workdir: str) -> dict:
             raise bl.BenchError(f"{spec.label} did not exit within 120 s of SHUTDOWN NOSAVE")
         rc = srv.proc.returncode
     finally:
+        if detach is not None:
+            detach()
         if srv.alive():
             srv.kill()
         srv.log.close()

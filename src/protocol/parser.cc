@@ -1,11 +1,15 @@
 // RESP / inline request parsing (see parser.h). Error texts and limits are
 // Redis's (networking.c: processMultibulkBuffer, processInlineBuffer).
-#include <cstdio>
 #include "protocol/parser.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "core/numbers.h"
@@ -298,29 +302,55 @@ bool NeedsRepr(std::string_view s) {
   return false;
 }
 
-// The word quoted as sdscatrepr writes it (SplitArgs reads it back).
-std::string Repr(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
+// The word quoted as sdscatrepr writes it (SplitArgs reads it back). Runs
+// of plain characters go in at once (MONITOR writes every argument so).
+void AppendRepr(std::string* out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  *out += '"';
+  size_t run = 0;
+  for (size_t i = 0; i < s.size(); i++) {
+#if defined(__SSE2__)
+    // 16 plain bytes at a time (SSE2: every x86-64): none below 32, above
+    // 126 (signed: negative), a backslash or a quote.
+    while (i + 16 <= s.size()) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+      const __m128i bad = _mm_or_si128(
+          _mm_or_si128(_mm_cmplt_epi8(v, _mm_set1_epi8(32)), _mm_cmpgt_epi8(v, _mm_set1_epi8(126))),
+          _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')), _mm_cmpeq_epi8(v, _mm_set1_epi8('"'))));
+      const int mask = _mm_movemask_epi8(bad);
+      if (mask != 0) {
+        i += static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(mask)));
+        break;
+      }
+      i += 16;
+    }
+    if (i >= s.size()) break;
+#endif
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 32 && c <= 126 && c != '\\' && c != '"') continue;
+    out->append(s.data() + run, i - run);
+    run = i + 1;
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      default:
-        if (c >= 32 && c <= 126) {
-          out += static_cast<char>(c);
-        } else {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-          out += buf;
-        }
+      case '\\': *out += "\\\\"; break;
+      case '"': *out += "\\\""; break;
+      case '\n': *out += "\\n"; break;
+      case '\r': *out += "\\r"; break;
+      case '\t': *out += "\\t"; break;
+      case '\a': *out += "\\a"; break;
+      case '\b': *out += "\\b"; break;
+      default: {
+        const char hex[4] = {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+        out->append(hex, 4);
+      }
     }
   }
-  out += '"';
+  out->append(s.data() + run, s.size() - run);
+  *out += '"';
+}
+
+std::string Repr(std::string_view s) {
+  std::string out;
+  AppendRepr(&out, s);
   return out;
 }
 

@@ -124,5 +124,6 @@ bool SplitArgs(std::string_view line, std::vector<std::string>* out);
 // it needs quoting, and the word quoted with its escapes.
 bool NeedsRepr(std::string_view s);
 std::string Repr(std::string_view s);
+void AppendRepr(std::string* out, std::string_view s);  // (MONITOR's lines: no temporary)
 
 }  // namespace peregrine

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -544,6 +546,47 @@ TEST(SplitArgs, NulEndsTheLine) {
   Args out;
   ASSERT_TRUE(SplitArgs(std::string_view("a b\0c d", 7), &out));
   EXPECT_EQ(out, (Args{"a", "b"}));
+}
+
+// Repr (MONITOR's arguments, sdscatrepr's escapes), its 16-byte fast path
+// against a byte-at-a-time reference, on every length around the chunk
+// size and every byte value at every position of a chunk; SplitArgs reads
+// it back.
+TEST(Repr, MatchesByteAtATimeAndReadsBack) {
+  auto reference = [](std::string_view s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+      if (c == '\\') out += "\\\\";
+      else if (c == '"') out += "\\\"";
+      else if (c == '\n') out += "\\n";
+      else if (c == '\r') out += "\\r";
+      else if (c == '\t') out += "\\t";
+      else if (c == '\a') out += "\\a";
+      else if (c == '\b') out += "\\b";
+      else if (c >= 32 && c <= 126) out += static_cast<char>(c);
+      else {
+        char buf[8];
+        std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+        out += buf;
+      }
+    }
+    return out + "\"";
+  };
+  for (size_t len = 0; len <= 40; len++) {
+    for (int c = 0; c < 256; c++) {
+      for (size_t at : {size_t{0}, len / 2, len > 0 ? len - 1 : 0}) {
+        std::string s(len, 'a');
+        if (len > 0) s[at] = static_cast<char>(c);
+        ASSERT_EQ(Repr(s), reference(s)) << len << " " << c << " " << at;
+        std::vector<std::string> back;
+        ASSERT_TRUE(SplitArgs(Repr(s), &back));
+        ASSERT_EQ(back, std::vector<std::string>{s});
+      }
+    }
+  }
+  std::string out = "x";
+  AppendRepr(&out, "a b");
+  EXPECT_EQ(out, "x\"a b\"");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "server/monitor.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 
@@ -29,48 +30,66 @@ void MonitorFeed::Stop(Client& c) {
 
 std::string MonitorFeed::Line(int64_t now_us, int db, std::string_view origin, const CommandSpec& spec,
                               std::span<const std::string_view> args) {
-  char head[64];
-  std::snprintf(head, sizeof(head), "+%lld.%06lld [%d ", static_cast<long long>(now_us / 1000000),
-                static_cast<long long>(now_us % 1000000), db);
-  std::string line = head;
-  line += origin;
-  line += "] ";
+  std::string line;
+  AppendLine(&line, now_us, db, origin, {}, spec, args);
+  return line;
+}
+
+// "+<s>.<us> [<db> <origin>] "arg" ...": written in place, numbers by hand
+// (a line per command while anyone monitors: issue #40 bounds its cost).
+void MonitorFeed::AppendLine(std::string* out, int64_t now_us, int db, std::string_view origin,
+                             std::string_view origin_more, const CommandSpec& spec,
+                             std::span<const std::string_view> args) {
+  char head[48];
+  char* p = head;
+  *p++ = '+';
+  p = std::to_chars(p, head + sizeof(head), now_us / 1000000).ptr;
+  *p++ = '.';
+  int64_t us = now_us % 1000000;
+  for (int i = 5; i >= 0; i--, us /= 10) p[i] = static_cast<char>('0' + us % 10);
+  p += 6;
+  *p++ = ' ';
+  *p++ = '[';
+  p = std::to_chars(p, head + sizeof(head), db).ptr;
+  *p++ = ' ';
+  out->append(head, static_cast<size_t>(p - head));
+  *out += origin;
+  *out += origin_more;
+  *out += "] ";
   const std::vector<bool> redacted = SlowLog::Redacted(spec, args);
   for (size_t i = 0; i < args.size(); i++) {
-    if (i > 0) line += ' ';
-    line += Repr(redacted[i] ? std::string_view("(redacted)") : args[i]);
+    if (i > 0) *out += ' ';
+    AppendRepr(out, i < redacted.size() && redacted[i] ? std::string_view("(redacted)") : args[i]);
   }
-  line += "\r\n";
-  return line;
+  *out += "\r\n";
 }
 
 void MonitorFeed::Feed(const Client& c, int db, const CommandSpec& spec, std::span<const std::string_view> args) {
   const int64_t now_us = std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
-  std::string origin;
   if (c.is_script)
-    origin = "lua";
+    AppendLine(&pending_, now_us, db, "lua", {}, spec, args);
   else if (c.is_unix)
-    origin = "unix:" + worker_.server_.config().unixsocket;
+    AppendLine(&pending_, now_us, db, "unix:", worker_.server_.config().unixsocket, spec, args);
   else
-    origin = c.addr;
-  pending_ += Line(now_us, db, origin, spec, args);
+    AppendLine(&pending_, now_us, db, c.addr, {}, spec, args);
 }
 
 void MonitorFeed::Deliver() {
-  std::string lines;
-  lines.swap(pending_);
+  // (Two buffers that keep their room: no allocation per delivery.)
+  delivering_.swap(pending_);
   for (uint32_t w = 0; w < worker_.nworkers_; w++)
     if (w != worker_.index_ && worker_.server_.worker(w).monitor().count() > 0)
-      worker_.router_.Send(w, new MonitorMail(lines));
-  if (count() > 0) DeliverHere(lines);
+      worker_.router_.Send(w, new MonitorMail(delivering_));
+  if (count() > 0) DeliverHere(delivering_);
+  delivering_.clear();
 }
 
 void MonitorFeed::DeliverHere(std::string_view lines) {
   // (A copy: a monitor over its output limit is closed, and leaves the list.)
-  const std::vector<uint64_t> ids = monitors_;
-  for (uint64_t id : ids) {
+  ids_.assign(monitors_.begin(), monitors_.end());
+  for (uint64_t id : ids_) {
     auto it = worker_.clients_.find(id);
     if (it == worker_.clients_.end() || it->second->closed) continue;
     Client& c = *it->second;

@@ -58,10 +58,13 @@ class MonitorFeed {
   // The line itself (what Feed writes): the time in microseconds.
   static std::string Line(int64_t now_us, int db, std::string_view origin, const CommandSpec& spec,
                           std::span<const std::string_view> args);
+  static void AppendLine(std::string* out, int64_t now_us, int db, std::string_view origin,
+                         std::string_view origin_more, const CommandSpec& spec, std::span<const std::string_view> args);
 
  private:
   Worker& worker_;
-  std::string pending_;
+  std::string pending_, delivering_;
+  std::vector<uint64_t> ids_;  // (DeliverHere's copy of monitors_)
   std::vector<uint64_t> monitors_;  // this worker's monitoring clients, by id
   std::atomic<uint32_t> count_{0};
 };

@@ -64,7 +64,8 @@ class SlowLog {
   static std::vector<std::string> LoggedArgs(const CommandSpec& spec, std::span<const std::string_view> args);
   // Which arguments Redis 7.2 redacts (redactClientCommandArgument: AUTH's,
   // HELLO AUTH's, MIGRATE AUTH's, ACL SETUSER's rules, CONFIG SET's
-  // passwords), for SLOWLOG and MONITOR.
+  // passwords), for SLOWLOG and MONITOR; empty for the commands that never
+  // redact (a missing entry: not redacted).
   static std::vector<bool> Redacted(const CommandSpec& spec, std::span<const std::string_view> args);
 
  private:
