@@ -87,20 +87,20 @@ def test_transaction_commands_show_at_exec(server, rc, mon):
 def test_transaction_on_one_shard_names_its_client(server, rc, mon):
     # (Its keys on one shard: with several workers, the whole MULTI ... EXEC
     # may run on another worker than the client's; its lines still name the
-    # client, in order.)
+    # client, in order, with its words as it wrote them.)
     c = Conn(server)
     try:
         me = c.call("CLIENT", "INFO").split(b" ")[1].split(b"=")[1]
-        c.send(encode("MULTI") + encode("SET", "{x}a", "1") + encode("INCR", "{x}b") + encode("EXEC"))
+        c.send(encode("multi") + encode("SET", "{x}a", "1") + encode("INCR", "{x}b") + encode("exec"))
         for _ in range(4):
             c.read_reply()
     finally:
         c.close()
     assert next_line(mon) == (0, me, b'"CLIENT" "INFO"')
-    assert next_line(mon) == (0, me, b'"MULTI"')
+    assert next_line(mon) == (0, me, b'"multi"')
     assert next_line(mon) == (0, me, b'"SET" "{x}a" "1"')
     assert next_line(mon) == (0, me, b'"INCR" "{x}b"')
-    assert next_line(mon) == (0, me, b'"EXEC"')
+    assert next_line(mon) == (0, me, b'"exec"')
 
 
 def test_blocked_command_shows_once(server, rc, mon):

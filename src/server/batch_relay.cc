@@ -449,7 +449,7 @@ void BatchRelay::Run(ExecBatch* b) {
     if (worker_.waits_.has_ready()) worker_.waits_.ServeReadyKeys(now_ms);
   }
   if (b->transaction) [[unlikely]]
-    FinishTransaction();
+    FinishTransaction(*b);
   if (part_apart) {
     running_ticket_ = 0;
     // (This worker's own tickets released too: Worker::Drain looks again.)
@@ -461,12 +461,13 @@ void BatchRelay::Run(ExecBatch* b) {
   PassOn(b, stopped);
 }
 
-void BatchRelay::FinishTransaction() {
-  // MONITOR's EXEC line, after its commands' (it ran here, not at home);
-  // the transaction's keyspace events and lines go before its reply.
+void BatchRelay::FinishTransaction(const ExecBatch& b) {
+  // MONITOR's EXEC line, after its commands' (it ran here, not at home),
+  // with the word the client sent; the transaction's keyspace events and
+  // lines go before its reply.
   if (worker_.server_.monitors().load(std::memory_order_relaxed) > 0) [[unlikely]] {
-    static constexpr std::string_view kExec[] = {"EXEC"};
-    worker_.monitor_.Feed(worker_.proxy_, worker_.proxy_.db, *worker_.server_.commands().Find("exec"), kExec);
+    const std::string_view exec[] = {b.exec_word.empty() ? std::string_view("EXEC") : std::string_view(b.exec_word)};
+    worker_.monitor_.Feed(worker_.proxy_, worker_.proxy_.db, *worker_.server_.commands().Find("exec"), exec);
   }
   if (!worker_.events_.empty() || !worker_.invalidations_.empty()) worker_.DeliverEvents();
   if (worker_.monitor_.pending()) worker_.monitor_.Deliver();

@@ -139,7 +139,7 @@ class BatchRelay {
   // MONITOR's lines name the client: its address goes with its batch while anyone monitors.
   void NoteOrigin(ExecBatch* b, const Client& c);
   // A whole transaction ran here: its EXEC line, its events and lines out (before its reply).
-  void FinishTransaction();
+  void FinishTransaction(const ExecBatch& b);
   void Recycle(ExecBatch* b);
 
  private:

@@ -65,7 +65,7 @@ bool TransactionRunner::Shards(const Client& c, std::vector<uint32_t>* out, bool
   return true;
 }
 
-bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, uint32_t target) {
+bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, std::string_view exec_word, uint32_t target) {
   Client::Transaction& t = *c.multi;
   // Over maxmemory with a command that may add memory: the usual path
   // refuses it with EXECABORT.
@@ -89,6 +89,8 @@ bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, uint32_t t
   }
   c.tracking &= static_cast<uint8_t>(~tracking::kCaching);
   b->transaction = true;
+  if (worker_.server_.monitors().load(std::memory_order_relaxed) > 0) [[unlikely]]
+    b->exec_word = exec_word;
   b->sealed = true;  // nothing of the client joins it
   b->only_publishes = false;
   if (c.watch != nullptr) {

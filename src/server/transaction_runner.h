@@ -37,7 +37,7 @@ class TransactionRunner {
   // shard (every command with keys, none over every shard): sent there as
   // one batch (ExecBatch::transaction) instead of borrowing the shard.
   // False if it may not (over maxmemory: the usual path refuses it).
-  bool SendWhole(Client& c, const CommandSpec* exec, uint32_t target);
+  bool SendWhole(Client& c, const CommandSpec* exec, std::string_view exec_word, uint32_t target);
   // EXEC's work (CommandHost::RunTransaction): runs the client's queued
   // commands, each replying into one array, holding what the dispatcher
   // took for EXEC.

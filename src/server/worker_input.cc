@@ -380,7 +380,7 @@ Worker::Route Worker::Dispatch(Client& c, std::span<const std::string_view> args
       // (A user with restricted permissions runs it here, where EXEC and
       // each queued command are checked.)
       if (keyed && shard_set_.size() == 1 && shard_set_[0] != index_ && ArityOk(*spec, args.size()) && !cluster_open &&
-          c.authenticated && c.user->unrestricted && txn_.SendWhole(c, spec, shard_set_[0]))
+          c.authenticated && c.user->unrestricted && txn_.SendWhole(c, spec, args[0], shard_set_[0]))
         return Route::kDone;
       shard_set_.push_back(index_);
       std::sort(shard_set_.begin(), shard_set_.end());

@@ -75,6 +75,7 @@ struct ExecBatch final : Mail {
   AclUser* user = nullptr;
   std::shared_ptr<AclUser> user_ref;
   std::string origin;  // the client's address for MONITOR's lines (only while anyone monitors)
+  std::string exec_word;  // a whole transaction's EXEC as the client wrote it (MONITOR's line, likewise)
   std::string bytes;                // the arguments, back to back
   std::vector<uint32_t> arg_sizes;  // of every argument of every command
   struct Command {
@@ -203,6 +204,7 @@ struct ExecBatch final : Mail {
     sealed = false;
     rerun_from = kNoRerun;
     transaction = false;
+    exec_word.clear();
     watch.reset();
     watch_deadline_ms = -1;
     blocked.reset();
