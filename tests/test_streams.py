@@ -7,7 +7,7 @@ import random
 import pytest
 
 from conftest import IS_REDIS, ServerProcess
-from helpers import raises, replies
+from helpers import raises, replies, wait_for
 
 WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
 INVALID_ID = "Invalid stream ID specified as stream command argument"
@@ -581,3 +581,26 @@ def test_blocked_group_reader_gets_nogroup_when_the_group_goes(r, server):
     # Redis 7.2 runs the command again (this reply); Debian's 7.0 had its own text.
     assert out["got"] in ("NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option",
                           "NOGROUP the consumer group this client was blocked on no longer exists")
+
+
+def test_a_large_stream_is_freed_lazily(start_server):
+    # As Redis (unit/lazyfree): a stream of more than 64 nodes goes a few
+    # nodes at a time between events and counts in lazyfreed_objects; a
+    # small one goes at once.
+    s = start_server("--stream-node-max-entries", "5")
+    c = s.client()
+    p = c.pipeline(transaction=False)
+    for i in range(1000):
+        p.xadd("big", {"foo": i})
+    p.execute()
+    c.xgroup_create("big", "g", id="0")
+    c.xreadgroup("g", "Alice", {"big": ">"}, count=2)
+    c.config_resetstat()
+    assert c.unlink("big") == 1
+    assert wait_for(lambda: c.info("memory")["lazyfree_pending_objects"] == 0)
+    assert c.info("memory")["lazyfreed_objects"] == 1
+    assert c.exists("big") == 0
+    c.xadd("small", {"a": "b"})
+    c.xgroup_create("small", "g", id="$")
+    assert c.unlink("small") == 1
+    assert c.info("memory")["lazyfreed_objects"] == 1

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/lazy_free.h"
 #include "core/memory.h"
 #include "core/stream_groups.h"
 
@@ -158,6 +159,31 @@ StreamObject& StreamObject::operator=(StreamObject&& o) noexcept {
     o.length_ = 0;
   }
   return *this;
+}
+
+void StreamValue::Release() {
+  if (ptr_ == nullptr) return;
+  if (ptr_->nodes() > kLazyNodes) {
+    lazy_free::Queue(ptr_, [](void* obj, size_t blocks) {
+      auto* s = static_cast<StreamObject*>(obj);
+      if (!s->DestroySome(blocks)) return false;
+      s->~StreamObject();
+      CountedFree(s);
+      return true;
+    });
+  } else {
+    ptr_->~StreamObject();
+    CountedFree(ptr_);
+  }
+  ptr_ = nullptr;
+}
+
+bool StreamObject::DestroySome(size_t count) {
+  for (; count > 0 && !nodes_.empty(); count--) {
+    FreeNode(nodes_.back());
+    nodes_.pop_back();
+  }
+  return nodes_.empty();
 }
 
 void StreamObject::FreeNode(Node* n) {

@@ -157,6 +157,9 @@ class StreamObject {
   int64_t EntriesReadAt(StreamID id) const;
 
   size_t nodes() const { return nodes_.size(); }
+  // Frees up to `count` nodes from the end (the lazy free of a large
+  // stream, StreamValue); true once none is left.
+  bool DestroySome(size_t count);
   // Heap bytes: nodes (usable sizes), external items, the node index and
   // the groups.
   size_t AllocatedBytes() const;
@@ -234,12 +237,11 @@ class StreamValue {
   size_t AllocatedBytes() const { return CountedUsableSize(ptr_) + ptr_->AllocatedBytes(); }
 
  private:
-  void Release() {
-    if (ptr_ != nullptr) {
-      ptr_->~StreamObject();
-      CountedFree(ptr_);
-    }
-  }
+  // Redis frees a stream lazily past 64 allocations (LAZYFREE_THRESHOLD):
+  // one of more nodes goes a few nodes at a time between events
+  // (core/lazy_free.h), and counts in lazyfreed_objects.
+  static constexpr size_t kLazyNodes = 64;
+  void Release();
   StreamObject* ptr_ = nullptr;
   [[maybe_unused]] uint8_t unused_[6] = {};
   [[maybe_unused]] uint8_t spare_ = 0;  // the owner's byte: Value reads and writes it
