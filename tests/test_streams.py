@@ -447,6 +447,28 @@ def test_xread_blocks_until_an_entry_comes(r, server):
     assert out["got"] == [[b"q", [(b"2-0", {b"f": b"new"})]]]
 
 
+def test_xread_blocked_on_a_future_id_waits_for_an_entry_past_it(r, server):
+    # (Redis's "XREAD streamID edge (blocking)": entries up to the ID it
+    # gave leave it waiting; the first one past it serves it.)
+    import threading
+    import time
+    out = {}
+
+    def reader():
+        out["got"] = server.client().xread({"x": "1-18446744073709551615"}, block=10000)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    time.sleep(0.2)
+    r.xadd("x", {"f": "v"}, id="1-1")
+    r.xadd("x", {"f": "v"}, id="1-18446744073709551615")
+    time.sleep(0.2)
+    assert "got" not in out
+    r.xadd("x", {"f": "v"}, id="2-1")
+    t.join(10)
+    assert out["got"] == [[b"x", [(b"2-1", {b"f": b"v"})]]]
+
+
 def test_xreadgroup(r):
     for i in range(1, 6):
         r.xadd("s", {"f": i}, id=f"{i}-0")

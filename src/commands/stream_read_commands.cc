@@ -281,13 +281,11 @@ void XreadGeneric(CommandContext& ctx, bool group_read) {
     ctx.reply.NullArray();
     return;
   }
-  // Blocks; "$" becomes the ID it stood for, so that the command run again
-  // on a new entry reads from there.
+  // Blocks; XREAD's IDs become ms-seq ("$" the ID it stood for), so that
+  // the command run again on a new entry reads from there, and the wait is
+  // served only by an entry past it (BlockingWaits::StreamWaiterReady).
   std::vector<std::string> owned(ctx.args.begin(), ctx.args.end());
-  for (size_t i = 0; i < a.nkeys; i++) {
-    std::string& idarg = owned[a.streams + a.nkeys + i];
-    if (IsStreamSpecial(idarg, '$')) idarg = ids[i].ToString();
-  }
+  for (size_t i = 0; i < a.nkeys && !group_read; i++) owned[a.streams + a.nkeys + i] = ids[i].ToString();
   std::vector<std::string_view> views(owned.begin(), owned.end());
   CommandContext blocked = ctx;
   blocked.args = views;

@@ -4,6 +4,7 @@
 #include "server/blocking_waits.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "server/cluster_route.h"
 #include "server/server.h"
@@ -92,6 +93,7 @@ void BlockingWaits::ServeKey(Shard& shard, int db, const std::string& key, int64
     std::shared_ptr<BlockedClient> claimed, gone;
     for (const std::shared_ptr<BlockedClient>& x : *fifo) {
       if (x->type != type) continue;
+      if (type == ValueType::kStream && !StreamWaiterReady(*x, key, e->value.stream())) continue;
       uint32_t expected = BlockedClient::kWaiting;
       if (x->state.compare_exchange_strong(expected, BlockedClient::kClaimed, std::memory_order_acq_rel)) {
         claimed = x;
@@ -312,6 +314,31 @@ void BlockingWaits::RerunBlocked(Client& c, std::shared_ptr<BlockedClient> w) {
   worker_.relay_.SendOpen(c);
   if (!c.batch_in_flight) c.rerun_deadline_ms = -1;  // ran here (BlockClient took it if it blocked)
   if (!c.closed && !c.out.empty()) worker_.io_.QueueWrite(c);
+}
+
+// XREAD waits for an entry past the ID it gave for the key (written as
+// ms-seq when it blocked): entries that came only up to it (the ID of a
+// future entry) leave it waiting, as Redis. (XREADGROUP's ">" takes any new
+// entry; a group gone meanwhile is its rerun's NOGROUP.)
+bool BlockingWaits::StreamWaiterReady(const BlockedClient& w, std::string_view key, const StreamObject& s) {
+  if (w.spec->fullname != "xread") return true;
+  const std::vector<std::string_view> args = w.Args();
+  size_t streams = 0;
+  for (size_t i = 1; i < args.size() && streams == 0; i++)
+    if (EqualsIgnoreCase(args[i], "streams")) streams = i + 1;  // (COUNT and BLOCK take numbers)
+  const size_t n = streams == 0 ? 0 : (args.size() - streams) / 2;
+  for (size_t i = 0; i < n; i++) {
+    if (args[streams + i] != key) continue;
+    const std::string_view id = args[streams + n + i];
+    const size_t dash = id.find('-');
+    StreamID after;
+    if (dash == std::string_view::npos ||
+        std::from_chars(id.data(), id.data() + dash, after.ms).ec != std::errc() ||
+        std::from_chars(id.data() + dash + 1, id.data() + id.size(), after.seq).ec != std::errc())
+      return true;
+    return s.size() > 0 && s.EdgeID(false, true) > after;
+  }
+  return true;
 }
 
 uint32_t BlockingWaits::FirstKeyShard(const BlockedClient& w, std::span<const std::string_view> args) {

@@ -134,6 +134,7 @@ class BlockingWaits {
   // The shard of `w`'s first key: its spec's key positions (XREAD's and
   // XREADGROUP's follow STREAMS, past their spec's first_key).
   uint32_t FirstKeyShard(const BlockedClient& w, std::span<const std::string_view> args);
+  static bool StreamWaiterReady(const BlockedClient& w, std::string_view key, const StreamObject& s);
 
   Worker& worker_;
   Server& server_;
