@@ -240,6 +240,28 @@ def test_smove_wrongtype(rc):
     fails(rc, arity("smove"), ("SMOVE", "s", "d"))
 
 
+def test_smove_into_a_set_that_has_the_member_leaves_its_watch(server, rc):
+    # (The destination does not change: a transaction watching it commits,
+    # as Redis's smoveCommand signals it only when the member was added.)
+    rc.execute_command("SADD", "src{t}", "a", "b")
+    rc.execute_command("SADD", "dst{t}", "a")
+    rc.execute_command("WATCH", "dst{t}")
+    rc.execute_command("MULTI")
+    rc.execute_command("SADD", "dst{t}", "c")
+    other = server.client()
+    assert other.smove("src{t}", "dst{t}", "a") is True
+    assert rc.execute_command("EXEC") == [1]
+    assert rc.execute_command("SCARD", "dst{t}") == 2
+    assert members(rc, "src{t}") == b("b")
+    # Added: the watch fails.
+    rc.execute_command("WATCH", "dst{t}")
+    rc.execute_command("MULTI")
+    rc.execute_command("SADD", "dst{t}", "d")
+    assert other.smove("src{t}", "dst{t}", "b") is True
+    assert rc.execute_command("EXEC") is None
+    other.close()
+
+
 def test_smove_big_sets(rc):
     rc.execute_command("SADD", "x", *range(1000))
     rc.execute_command("SADD", "y", *["m%d" % i for i in range(200)])

@@ -307,8 +307,12 @@ void SmoveCommand(CommandContext& ctx) {
   const bool added = de->value.mutable_set().Add(member, limits);
   if (src_emptied) ctx.DbOf(src).Erase(src);
   SignalModifiedKey(ctx, src);
-  SignalModifiedKey(ctx, dst);
-  if (added) Notify(ctx, notify::kSet, "sadd", dst);
+  // (The destination changed only if the member was added: a WATCH on it
+  // holds otherwise, as Redis's smoveCommand.)
+  if (added) {
+    SignalModifiedKey(ctx, dst);
+    Notify(ctx, notify::kSet, "sadd", dst);
+  }
   ctx.reply.Integer(1);
 }
 
