@@ -111,6 +111,16 @@ def cost_arguments(doc: str, argv, baseline: str | None = None):
     return args, pbin
 
 
+def print_cost_table(rows: dict, label: str, num: str, den: str) -> None:
+    """The callgrind cost scripts' table: rows[(server, mode)] = (Ir per
+    request, spread), a line each (`label` formats the mode), then each
+    server's ratio of mode `num` to mode `den`."""
+    for (name, mode), (ir, spread) in rows.items():
+        print(f"  {name:10s} {label.format(mode=mode)} {ir:10,.0f}  (spread {spread:,.0f})")
+    for name in dict.fromkeys(n for n, _ in rows):
+        print(f"  {name}: {num} / {den} = {rows[(name, num)][0] / rows[(name, den)][0]:.4f}")
+
+
 def cmd_str(argv: list[str]) -> str:
     return " ".join(a if a == "$PORT" else shlex.quote(a) for a in argv)
 

@@ -81,10 +81,7 @@ def main(argv=None) -> int:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"\nIr per request (SET then GET, pipeline {args.pipeline}, {args.requests} of each, "
           f"median of {args.repeat}):")
-    for (name, mode), (ir, spread) in rows.items():
-        print(f"  {name:10s} {mode:7s} MONITOR {ir:10,.0f}  (spread {spread:,.0f})")
-    for name in ("Peregrine", "Redis"):
-        print(f"  {name}: with / without = {rows[(name, 'with')][0] / rows[(name, 'without')][0]:.3f}")
+    bl.print_cost_table(rows, "{mode:7s} MONITOR", "with", "without")
     return 0
 
 

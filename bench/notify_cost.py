@@ -53,10 +53,7 @@ def main(argv=None) -> int:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"\nIr per SET (pipeline {args.pipeline}, {args.requests} SETs, median of {args.repeat}; "
           f"no subscriber):")
-    for (name, mode), (ir, spread) in rows.items():
-        print(f"  {name:10s} notifications {mode:3s} {ir:10,.0f}  (spread {spread:,.0f})")
-    for name in ("Peregrine", "Redis"):
-        print(f"  {name}: on / off = {rows[(name, 'on')][0] / rows[(name, 'off')][0]:.4f}")
+    bl.print_cost_table(rows, "notifications {mode:3s}", "on", "off")
     return 0
 
 
