@@ -138,6 +138,24 @@ def test_push_serves_a_blocked_client(rc, waiters, key):
     assert blocked_clients(rc) == 0
 
 
+@pytest.mark.parametrize("pop", ["BLPOP", "BLMPOP"])
+def test_sort_store_serves_a_blocked_client(rc, waiters, pop):
+    # (Redis's "$pop when result key is created by SORT..STORE": the stored
+    # list wakes the waiter, the source on another shard or not.)
+    for src in ("notfoo{t}", "elsewhere"):
+        rc.execute_command("DEL", "foo{t}")
+        w = waiters(*((pop, "foo{t}", 5) if pop == "BLPOP" else (pop, 5, 1, "foo{t}", "LEFT")))
+        rc.execute_command("LPUSH", src, "hello", "hola", "aguacate", "konichiwa", "zanzibar")
+        assert rc.execute_command("SORT", src, "ALPHA", "STORE", "foo{t}") == 5
+        if pop == "BLPOP":
+            assert w.reply() == pair(b"foo{t}", b"aguacate")
+        else:
+            assert w.reply() == b"*2\r\n" + bulk(b"foo{t}") + b"*1\r\n" + bulk(b"aguacate")
+        assert rc.execute_command("LLEN", "foo{t}") == 4
+        rc.execute_command("DEL", src)
+    assert blocked_clients(rc) == 0
+
+
 def test_first_come_first_served(rc, waiters):
     ws = [waiters("BLPOP", "q", 5) for _ in range(3)]
     # One push with several items serves several clients, oldest first.

@@ -321,6 +321,9 @@ void SortGeneric(CommandContext& ctx, bool readonly) {
     }
     SignalModifiedKey(ctx, dest);
     Notify(ctx, notify::kList, "sortstore", dest);
+    // (A list made here serves the clients blocked on it: Redis's dbAdd /
+    // setKey signal it.)
+    SignalKeyAsReady(ctx, ctx.ShardOf(dest), ctx.client.db, dest);
   } else if (d != nullptr) {
     db.Erase(dest);
     SignalModifiedKey(ctx, dest);
