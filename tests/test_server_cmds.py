@@ -825,3 +825,30 @@ def test_lolwut(rc):
     assert [len(l) for l in lines[:3]] == [12, 12, 12] and lines[3] == ""
     assert art == rc.execute_command("LOLWUT", "VERSION", "5", "12", "3")  # (the same field each time)
     assert rc.execute_command("LOLWUT", "VERSION", "6", "0", "0").count(b"\n") == 3  # (held to one cell)
+
+
+def test_module_list_help_and_refused_loads(rc):
+    # No module is loaded (Peregrine loads none): LIST is empty; LOAD &
+    # co. follow enable-module-command (no, by default), as Redis 7.
+    assert rc.execute_command("MODULE", "LIST") == []
+    help_lines = rc.execute_command("MODULE", "HELP")
+    assert help_lines[0].startswith(b"MODULE <subcommand>") and b"UNLOAD <name>" in help_lines
+    for args in (("LOAD", "/no/such.so"), ("LOADEX", "/no/such.so"), ("UNLOAD", "foo")):
+        with raises("MODULE command not allowed. If the enable-module-command option is set to \"local\", you can "
+                    "run it from a local connection, otherwise you need to set this option in the configuration "
+                    "file, and then restart the server."):
+            rc.execute_command("MODULE", *args)
+    with raises("unknown subcommand 'FOO'. Try MODULE HELP."):
+        rc.execute_command("MODULE", "FOO")
+
+
+def test_module_load_fails_and_unload_finds_nothing(start_server):
+    s = start_server("--enable-module-command", "yes")
+    c = s.client()
+    with pytest.raises(redis.ResponseError, match="^Error loading the extension. Please check the server logs.$"):
+        c.execute_command("MODULE", "LOAD", "/no/such.so")
+    with pytest.raises(redis.ResponseError, match="^Error loading the extension"):
+        c.execute_command("MODULE", "LOADEX", "/no/such.so", "ARGS", "x")
+    with pytest.raises(redis.ResponseError, match="^Error unloading module: no such module with that name$"):
+        c.execute_command("MODULE", "UNLOAD", "foo")
+    assert c.execute_command("MODULE", "LIST") == []

@@ -18,6 +18,7 @@ void RegisterSlowlogCommands(CommandTable& table);
 void RegisterLatencyCommands(CommandTable& table);
 void RegisterDebugCommands(CommandTable& table);
 void RegisterLolwutCommands(CommandTable& table);
+void RegisterModuleCommands(CommandTable& table);
 void RegisterClusterCommands(CommandTable& table);
 void RegisterPubSubCommands(CommandTable& table);
 void RegisterHashCommands(CommandTable& table);
@@ -47,6 +48,7 @@ CommandTable AllCommands() {
   RegisterLatencyCommands(table);
   RegisterDebugCommands(table);
   RegisterLolwutCommands(table);
+  RegisterModuleCommands(table);
   RegisterClusterCommands(table);
   RegisterPubSubCommands(table);
   RegisterHashCommands(table);

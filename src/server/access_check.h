@@ -51,6 +51,17 @@ class AccessCheck {
   bool ProtectedAllowed(const Client& c) const {
     return CommandHost::Allows(server_.config().enable_debug_command, c);
   }
+  // A kCmdProtected command's refusal (DEBUG: enable-debug-command; MODULE
+  // LOAD, LOADEX, UNLOAD: enable-module-command), Redis's text, or "".
+  std::string ProtectedRefusal(const Client& c, const CommandSpec& cmd) const {
+    const bool module = cmd.parent != nullptr && cmd.parent->name == "module";
+    const Config& config = server_.config();
+    if (CommandHost::Allows(module ? config.enable_module_command : config.enable_debug_command, c)) return {};
+    return std::string("ERR ") + (module ? "MODULE" : "DEBUG") + " command not allowed. If the " +
+           (module ? "enable-module-command" : "enable-debug-command") +
+           " option is set to \"local\", you can run it from a local connection, otherwise you need to set this "
+           "option in the configuration file, and then restart the server.";
+  }
 
  private:
   // Adds a denial to the ACL log with this client's CLIENT INFO.

@@ -305,6 +305,7 @@ const std::vector<Option>& config_options::Options() {
                                 "noeviction";
                        }});
     o.push_back(ProtectedActionOption("enable-debug-command", &Config::enable_debug_command));
+    o.push_back(ProtectedActionOption("enable-module-command", &Config::enable_module_command));
     o.push_back(IntOption("maxmemory-samples", &Config::maxmemory_samples, 1, INT_MAX, kMutable));
     // A memory value, or a percentage of maxmemory ("10%", kept negative).
     o.push_back(Option{"maxmemory-clients", kMutable, 1, 1,

@@ -155,6 +155,7 @@ struct Config {
   // only (a Unix socket, 127.0.0.1 or ::1). Set at start-up only.
   enum class ProtectedAction : uint8_t { kNo, kYes, kLocal };
   ProtectedAction enable_debug_command = ProtectedAction::kNo;
+  ProtectedAction enable_module_command = ProtectedAction::kNo;  // (MODULE LOAD & co.: no module loads here)
   // After this many ms a running script answers other clients -BUSY and can
   // be killed (busy-reply-threshold, alias lua-time-limit; 0: never).
   int64_t busy_reply_threshold = 5000;

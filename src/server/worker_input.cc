@@ -581,12 +581,8 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
     return start;
   };
   if (!ArityOk(*cmd, args.size())) return reject("ERR wrong number of arguments for '" + cmd->fullname + "' command");
-  if ((cmd->flags & kCmdProtected) && !access_.ProtectedAllowed(c)) [[unlikely]] {
-    return reject(
-        "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it "
-        "from a local connection, otherwise you need to set this option in the configuration file, and then "
-        "restart the server.");
-  }
+  if (cmd->flags & kCmdProtected) [[unlikely]]
+    if (std::string refusal = access_.ProtectedRefusal(c, *cmd); !refusal.empty()) return reject(refusal);
   // Authentication and the ACL user's permissions (one branch for a user
   // with every permission).
   if (!c.authenticated || !c.user->unrestricted) [[unlikely]] {
