@@ -29,11 +29,7 @@ USER = ["--user", "app", "on", ">apppass", "~key:*", "+@read", "+@write", "-@dan
 
 def measure(spec, args, stream, workdir, auth):
     args.auth = auth
-    per_rep = []
-    for _ in range(args.repeat):
-        rs = {k: instr.one_run(spec, k, args, stream, workdir) for k in ("base", "setget")}
-        per_rep.append((rs["setget"]["ir"] - rs["base"]["ir"]) / (2 * args.requests))
-    return bl.median(per_rep), max(per_rep) - min(per_rep)
+    return instr.cost_per_request(spec, "setget", args, stream, workdir)
 
 
 def main(argv=None) -> int:

@@ -133,6 +133,18 @@ def one_run(spec: bl.ServerSpec, kind: str, args, stream, workdir: str, attach=N
             "get_misses": misses, "callgrind_out": out}
 
 
+def cost_per_request(spec: bl.ServerSpec, kind: str, args, stream, workdir: str, attach=None):
+    """The callgrind cost scripts' figure: (median, spread) over args.repeat
+    of the `kind` run's instructions minus the base run's, per request
+    (a setget run has two per key: SET and GET)."""
+    per = args.requests * (2 if kind == "setget" else 1)
+    per_rep = []
+    for _ in range(args.repeat):
+        rs = {k: one_run(spec, k, args, stream, workdir, attach=attach) for k in ("base", kind)}
+        per_rep.append((rs[kind]["ir"] - rs["base"]["ir"]) / per)
+    return bl.median(per_rep), max(per_rep) - min(per_rep)
+
+
 def top_functions_diff(path: str, base: str, n: int, nreq: int,
                        binary: str = "") -> list[tuple[float, str]]:
     """The n functions with the most own (exclusive) instructions per request:

@@ -53,15 +53,6 @@ def monitor(srv):
     return detach
 
 
-def measure(spec, args, stream, workdir, with_monitor):
-    per_rep = []
-    for _ in range(args.repeat):
-        rs = {k: instr.one_run(spec, k, args, stream, workdir, attach=monitor if with_monitor else None)
-              for k in ("base", "setget")}
-        per_rep.append((rs["setget"]["ir"] - rs["base"]["ir"]) / (2 * args.requests))
-    return bl.median(per_rep), max(per_rep) - min(per_rep)
-
-
 def main(argv=None) -> int:
     args, pbin = bl.cost_arguments(__doc__, argv)
     args.idle = 0
@@ -72,8 +63,8 @@ def main(argv=None) -> int:
     try:
         pcopy, _ = bl.snapshot_binary(pbin, workdir)
         for spec, name in ((bl.peregrine_spec(pcopy), "Peregrine"), (bl.redis_spec(args.redis_server), "Redis")):
-            rows[(name, "without")] = measure(spec, args, stream, workdir, False)
-            rows[(name, "with")] = measure(spec, args, stream, workdir, True)
+            rows[(name, "without")] = instr.cost_per_request(spec, "setget", args, stream, workdir)
+            rows[(name, "with")] = instr.cost_per_request(spec, "setget", args, stream, workdir, attach=monitor)
     except bl.BenchError as e:
         print(f"monitor_cost: {e}", file=sys.stderr)
         return 1

@@ -23,14 +23,6 @@ import instr  # noqa: E402
 ALL_ON = ["--notify-keyspace-events", "KEAnm"]
 
 
-def measure(spec, args, stream, workdir):
-    per_rep = []
-    for _ in range(args.repeat):
-        rs = {k: instr.one_run(spec, k, args, stream, workdir) for k in ("base", "set")}
-        per_rep.append((rs["set"]["ir"] - rs["base"]["ir"]) / args.requests)
-    return bl.median(per_rep), max(per_rep) - min(per_rep)
-
-
 def main(argv=None) -> int:
     args, pbin = bl.cost_arguments(__doc__, argv)
     args.idle = 0
@@ -44,8 +36,8 @@ def main(argv=None) -> int:
         r = bl.redis_spec(args.redis_server)
         for spec, name in ((p, "Peregrine"), (r, "Redis")):
             on = bl.ServerSpec(spec.name, spec.label, spec.binary, spec.extra + ALL_ON)
-            rows[(name, "off")] = measure(spec, args, stream, workdir)
-            rows[(name, "on")] = measure(on, args, stream, workdir)
+            rows[(name, "off")] = instr.cost_per_request(spec, "set", args, stream, workdir)
+            rows[(name, "on")] = instr.cost_per_request(on, "set", args, stream, workdir)
     except bl.BenchError as e:
         print(f"notify_cost: {e}", file=sys.stderr)
         return 1
