@@ -166,11 +166,15 @@ bool ConfigSet(Config* config, std::span<const std::string_view> name_values, st
   trial.save_reset_pending = true;  // a CONFIG SET save replaces the schedule
   for (size_t i = 0; i < count; i++) {
     std::string value(name_values[2 * i + 1]);
+    const bool fixed = options[i]->mutability == kNotYet || options[i]->mutability == kFixed;
+    // What CONFIG GET prints for a fixed directive is taken back as is, even
+    // a value the parser would refuse (threads reads 0 before the server
+    // resolves it).
+    if (fixed && value == options[i]->get(*config)) continue;
     std::string why = options[i]->set(trial, std::span<const std::string>(&value, 1));
     if (!why.empty()) return fail(options[i]->name, why);
     // (Its own value again changes nothing: allowed, as Redis's CONFIG SET of it is.)
-    if ((options[i]->mutability == kNotYet || options[i]->mutability == kFixed) &&
-        options[i]->get(trial) != options[i]->get(*config))
+    if (fixed && options[i]->get(trial) != options[i]->get(*config))
       return fail(options[i]->name, "can't set immutable config");
   }
   *config = std::move(trial);

@@ -579,6 +579,22 @@ TEST(ConfigSet, ErrorTexts) {
   EXPECT_EQ(config.databases, 16);
 }
 
+// Peregrine's fixed directives take back what CONFIG GET prints, even a value
+// before the server resolved it (threads reads 0 in a default Config), and
+// refuse any other.
+TEST(ConfigSet, FixedDirectivesTakeBackTheirOwnValue) {
+  Config config;
+  for (const char* name : {"threads", "worker-spin-us", "metrics-port", "worker-sched-policy"})
+    EXPECT_EQ(Set(&config, {name, GetOne(config, name)}), "") << name;
+  EXPECT_EQ(Set(&config, {"threads", "4"}),
+            "ERR CONFIG SET failed (possibly related to argument 'threads') - can't set immutable config");
+  config.threads = 4;
+  EXPECT_EQ(Set(&config, {"threads", "4"}), "");
+  EXPECT_EQ(Set(&config, {"threads", "0"}),
+            "ERR CONFIG SET failed (possibly related to argument 'threads') - argument must be between 1 and 256 "
+            "inclusive");
+}
+
 // Redis validates every name (unknown / immutable / duplicate) before parsing
 // any value, and names the canonical option in a value error.
 TEST(ConfigSet, ValidationOrderAndNamesMatchRedis) {
