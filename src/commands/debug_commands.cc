@@ -3,7 +3,9 @@
 // test suite and tools use — SLEEP, SET-ACTIVE-EXPIRE, RELOAD, OBJECT,
 // PROTOCOL (one reply of each RESP type), SET-DISABLE-DENY-SCRIPTS (lets
 // scripts call DEBUG itself), POPULATE, LOG, ERROR, CHANGE-REPL-ID,
-// STRINGMATCH-TEST — and HELP.
+// STRINGMATCH-TEST, SET-SKIP-CHECKSUM-VALIDATION, REPLYBUFFER,
+// CONFIG-REWRITE-FORCE-ALL, those about layout (debug_structure.cc) — and
+// HELP.
 #include <cstdio>
 #include <random>
 #include <cstdlib>
@@ -14,6 +16,7 @@
 #include "commands/cluster_migrate_commands.h"
 #include "commands/common.h"
 #include "commands/debug_digest.h"
+#include "commands/debug_structure.h"
 #include "commands/persistence_commands.h"
 #include "core/glob.h"
 #include "persist/rdb_writer.h"
@@ -161,11 +164,54 @@ void DebugStringmatchTest(CommandContext& ctx) {
   ctx.reply.SimpleString("Apparently Redis did not crash: test passed");
 }
 
+// The DEBUG switches that take 0 or 1 (atoi, as Redis: anything but a
+// non-zero number turns them off).
+void SetSwitch(CommandContext& ctx, std::atomic<bool>& knob) {
+  knob.store(std::atoi(std::string(ctx.args[2]).c_str()) != 0, std::memory_order_relaxed);
+  ctx.reply.Ok();
+}
+
+// DEBUG REPLYBUFFER PEAK-RESET-TIME <never|reset|ms> | RESIZING <0|1>
+// (server/debug_knobs.h: when an idle client's buffers are given back).
+void DebugReplyBuffer(CommandContext& ctx) {
+  DebugKnobs& knobs = ctx.server.debug();
+  const std::string_view what = ctx.args[2], value = ctx.args[3];
+  if (EqualsIgnoreCase(what, "peak-reset-time")) {
+    int64_t ms = DebugKnobs::kDefaultBufferFreeMs;
+    if (EqualsIgnoreCase(value, "never"))
+      ms = -1;
+    else if (!EqualsIgnoreCase(value, "reset") && !ParseIntArg(ctx, value, &ms))
+      return;
+    knobs.buffer_free_ms.store(ms < 0 ? -1 : ms, std::memory_order_relaxed);
+  } else if (EqualsIgnoreCase(what, "resizing")) {
+    knobs.reply_buffer_resizing.store(std::atoi(std::string(value).c_str()) != 0, std::memory_order_relaxed);
+  } else {
+    ReplySubcommandSyntaxError(ctx);
+    return;
+  }
+  ctx.reply.Ok();
+}
+
+// DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE with every directive
+// written, those at their defaults too.
+void DebugConfigRewriteForceAll(CommandContext& ctx) {
+  std::string err;
+  if (ctx.server.config_file().empty()) {
+    ctx.reply.Error("ERR CONFIG-REWRITE-FORCE-ALL failed: The server is running without a config file");
+  } else if (!RewriteConfigFile(ctx.server.config_file(), ctx.server.config(), &err, /*force_all=*/true)) {
+    ctx.reply.Error("ERR CONFIG-REWRITE-FORCE-ALL failed: " + err);
+  } else {
+    ctx.reply.Ok();
+  }
+}
+
 void DebugHelp(CommandContext& ctx) {
   ReplyHelp(ctx, {"DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
                   "CHANGE-REPL-ID",
                   "    Change the replication IDs of the instance.",
                   "    Dangerous: should be used only for testing the replication subsystem.",
+                  "CONFIG-REWRITE-FORCE-ALL",
+                  "    CONFIG REWRITE writing every configuration directive, defaults included.",
                   "DIGEST",
                   "    Output a hex signature representing the current DB content.",
                   "DIGEST-VALUE <key> [<key> ...]",
@@ -173,6 +219,12 @@ void DebugHelp(CommandContext& ctx) {
                   "ERROR <string>",
                   "    Return a Redis protocol error with <string> as message. Useful for clients",
                   "    unit tests to simulate Redis errors.",
+                  "HTSTATS <dbid> [full]",
+                  "    Statistics of the keyspace table of database <dbid> (each shard's).",
+                  "HTSTATS-KEY <key> [full]",
+                  "    Statistics of the table holding the hash or set at <key>.",
+                  "LISTPACK <key>",
+                  "    Write the entries of the listpack-encoded value at <key> to the log.",
                   "LOADAOF",
                   "    Flush the AOF buffers on disk and reload the AOF in memory.",
                   "LOG <message>",
@@ -190,14 +242,25 @@ void DebugHelp(CommandContext& ctx) {
                   "    Reply with a test value of the specified type. <type> can be: string,",
                   "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
                   "    true, false.",
+                  "QUICKLIST <key> [<0|1|2>]",
+                  "    Write the quicklist at <key> to the log: 1 adds its nodes, 2 their entries.",
+                  "QUICKLIST-PACKED-THRESHOLD <size>",
+                  "    List items of at least <size> bytes become nodes of their own (default 1gb,",
+                  "    at most 4gb; 0 restores the default).",
                   "RELOAD [option ...]",
                   "    Save the RDB on disk and reload it back to memory. Available <option> values:",
                   "    * MERGE: Merge the content of the RDB instead of flushing the current data.",
                   "    * NOFLUSH: Do not flush the current data before loading the RDB.",
                   "    * NOSAVE: Do not save the current data before loading the RDB.",
+                  "REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|<ms>>",
+                  "    After how long idle a client gives back its buffers (NEVER: never; RESET: the default).",
+                  "REPLYBUFFER RESIZING <0|1>",
+                  "    0 keeps idle clients' reply buffers; 1 gives them back again.",
                   "SET-ACTIVE-EXPIRE <0|1>",
                   "    Setting it to 0 disables expiring keys in the background when they are not accessed (otherwise "
                   "the Redis behavior). Setting it to 1 reenables back the default.",
+                  "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+                  "    Load RDB files and DUMP payloads without checking their checksum.",
                   "SET-DISABLE-DENY-SCRIPTS <0|1>",
                   "    Enable calling commands which are not allowed inside scripts (here: DEBUG).",
                   "SLEEP <seconds>",
@@ -215,15 +278,29 @@ void DebugHelp(CommandContext& ctx) {
 void DebugCommand(CommandContext& ctx) {
   const std::string_view sub = ctx.args[1];
   const size_t argc = ctx.args.size();
+  DebugKnobs& knobs = ctx.server.debug();
   if (EqualsIgnoreCase(sub, "sleep") && argc == 3) {
     DebugSleep(ctx);
   } else if (EqualsIgnoreCase(sub, "set-active-expire") && argc == 3) {
-    // As Redis: atoi, so anything but a non-zero number turns it off.
-    ctx.server.set_active_expire(std::atoi(std::string(ctx.args[2]).c_str()) != 0);
-    ctx.reply.Ok();
+    SetSwitch(ctx, knobs.active_expire);
   } else if (EqualsIgnoreCase(sub, "set-disable-deny-scripts") && argc == 3) {
-    ctx.server.set_script_disable_deny(std::atoi(std::string(ctx.args[2]).c_str()) != 0);
-    ctx.reply.Ok();
+    SetSwitch(ctx, knobs.script_disable_deny);
+  } else if (EqualsIgnoreCase(sub, "set-skip-checksum-validation") && argc == 3) {
+    SetSwitch(ctx, knobs.skip_checksum_validation);
+  } else if (EqualsIgnoreCase(sub, "listpack") && argc == 3) {
+    DebugListpack(ctx);
+  } else if (EqualsIgnoreCase(sub, "quicklist") && (argc == 3 || argc == 4)) {
+    DebugQuicklist(ctx);
+  } else if (EqualsIgnoreCase(sub, "quicklist-packed-threshold") && argc == 3) {
+    DebugQuicklistPackedThreshold(ctx);
+  } else if (EqualsIgnoreCase(sub, "htstats") && argc >= 3) {
+    DebugHtstats(ctx);
+  } else if (EqualsIgnoreCase(sub, "htstats-key") && argc >= 3) {
+    DebugHtstatsKey(ctx);
+  } else if (EqualsIgnoreCase(sub, "replybuffer") && argc == 4) {
+    DebugReplyBuffer(ctx);
+  } else if (EqualsIgnoreCase(sub, "config-rewrite-force-all") && argc == 2) {
+    DebugConfigRewriteForceAll(ctx);
   } else if (EqualsIgnoreCase(sub, "object") && argc == 3) {
     DebugObject(ctx);
   } else if (EqualsIgnoreCase(sub, "protocol") && argc == 3) {
@@ -263,8 +340,7 @@ void DebugCommand(CommandContext& ctx) {
       ctx.reply.Ok();
     }
   } else if (EqualsIgnoreCase(sub, "pause-cron") && argc == 3) {
-    ctx.server.set_cron_paused(std::atoi(std::string(ctx.args[2]).c_str()) != 0);  // (atoi, as Redis)
-    ctx.reply.Ok();
+    SetSwitch(ctx, knobs.cron_paused);
   } else if (EqualsIgnoreCase(sub, "stringmatch-test") && argc == 2) {
     DebugStringmatchTest(ctx);
   } else if (EqualsIgnoreCase(sub, "help") && argc == 2) {

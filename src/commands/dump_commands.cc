@@ -65,7 +65,7 @@ void RestoreCommand(CommandContext& ctx) {
     return;
   }
   const std::string_view payload = ctx.args[3];
-  if (!VerifyDumpPayload(payload)) {
+  if (!VerifyDumpPayload(payload, !ctx.server.debug().skip_checksum_validation.load(std::memory_order_relaxed))) {
     ctx.reply.Error("ERR DUMP payload version or checksum are wrong");
     return;
   }

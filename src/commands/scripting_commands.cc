@@ -236,7 +236,7 @@ void FunctionRestoreCommand(CommandContext& ctx) {
     }
   }
   const std::string_view payload = ctx.args[2];
-  if (!VerifyDumpPayload(payload)) {
+  if (!VerifyDumpPayload(payload, !ctx.server.debug().skip_checksum_validation.load(std::memory_order_relaxed))) {
     ctx.reply.Error("ERR DUMP payload version or checksum are wrong");
     return;
   }

@@ -282,11 +282,11 @@ class Db : private DbLayout {
   // Exchanges the contents of two databases (SWAPDB).
   void Swap(Db& other);
 
-  // For tests and benchmarks.
+  // Tests, benchmarks, DEBUG HTSTATS (TableStats: the shape; `full`: with probe lengths).
   size_t segment_count() const { return segments_; }
   int directory_depth() const { return depth_; }
-  // Checks every structural invariant; returns a description of the first
-  // violation, or "" (slow: tests only).
+  std::string TableStats(bool full) const;
+  // Every structural invariant checked: the first violation, or "" (slow).
   std::string CheckInvariants() const;
 
  private:

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/db_internal.h"
 #include "core/lazy_free.h"
@@ -325,6 +327,49 @@ void Db::SaveAllPending() {
     BeforeChange(s);
     return true;
   });
+}
+
+// ---- DEBUG HTSTATS -------------------------------------------------------------------
+
+std::string Db::TableStats(bool full) const {
+  if (size_ == 0) return "No stats available for empty dictionaries\n";
+  size_t groups = 0, displaced = 0, max_probe = 0;
+  std::vector<size_t> probes;  // keys by groups probed past their home
+  ForEachSegmentFrom(0, [&](const Segment* s, uint64_t) {
+    groups += s->ngroups;
+    for (uint32_t g = 0; g < s->ngroups; g++)
+      for (int i = 0; i < kGroupSlots; i++) {
+        if (s->groups[g].ctrl[i] == 0) continue;
+        const uint32_t home = HomeGroup(EntryAt(s, s->groups[g].ref[i])->key_.StoredHash(), s);
+        const size_t probe = g >= home ? g - home : g + s->ngroups - home;
+        if (probe > 0) displaced++;
+        max_probe = std::max(max_probe, probe);
+        if (probes.size() <= probe) probes.resize(probe + 1);
+        probes[probe]++;
+      }
+    return true;
+  });
+  // (Redis's dictGetStats lines where they mean the same; then the table's own.)
+  std::string out = "Hash table 0 stats (main hash table):\n";
+  out += " table size: " + std::to_string(groups * kGroupSlots) + "\n";
+  out += " number of elements: " + std::to_string(size_) + "\n";
+  out += " keys with a deadline: " + std::to_string(expires_) + "\n";
+  out += " directory size: " + std::to_string(uint64_t{1} << depth_) + "\n";
+  out += " segments: " + std::to_string(segments_) + "\n";
+  out += " index groups: " + std::to_string(groups) + " of " + std::to_string(kGroupSlots) + " slots\n";
+  out += " keys outside their home group: " + std::to_string(displaced) + "\n";
+  out += " max probe length: " + std::to_string(max_probe) + "\n";
+  if (full) {
+    out += " Probe length distribution:\n";
+    for (size_t p = 0; p < probes.size(); p++) {
+      if (probes[p] == 0) continue;
+      char line[96];
+      snprintf(line, sizeof(line), "   %zu: %zu (%.02f%%)\n", p, probes[p],
+               100.0 * static_cast<double>(probes[p]) / static_cast<double>(size_));
+      out += line;
+    }
+  }
+  return out;
 }
 
 // ---- invariants (tests) ---------------------------------------------------------------

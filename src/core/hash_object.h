@@ -168,6 +168,9 @@ class HashObject {
   void Random(std::mt19937_64& rng, std::string_view* field, std::string_view* value, char* scratch0,
               char* scratch1) const;
 
+  // The table of the "hashtable" encoding, or null (DEBUG HTSTATS-KEY).
+  const PackedTable* hashtable() const { return encoding() == Encoding::kHashtable ? table() : nullptr; }
+
  private:
   static constexpr uint8_t kEncodingBit = 1;
   static constexpr uint8_t kExBit = 2;

@@ -323,7 +323,8 @@ void ListObject::ToQuicklist(const ListLimits& limits) {
 
 void ListObject::MaybeShrinkEncoding(const ListLimits& limits) {
   Settle();
-  if (encoding() != Encoding::kQuicklist || deque()->n != 1) return;
+  // (A plain node stays a quicklist, as in Redis.)
+  if (encoding() != Encoding::kQuicklist || deque()->n != 1 || IsPlain(0, limits.plain_threshold)) return;
   size_t byte_limit, count_limit;
   NodeLimit(limits.fill, &byte_limit, &count_limit);
   if (byte_limit != 0 && node(0)->bytes() > byte_limit / 2) return;
@@ -404,8 +405,10 @@ void ListObject::Push(End end, std::span<const std::string_view> items, const Li
     // many tiny items could take one node past what its header records.
     const bool full = n->used() + entry > ListNode::kMaxBytes;
     if (encoding() == Encoding::kListpack && full) ToQuicklist(limits);
+    // (A large item starts a plain node; a plain node takes nothing more.)
     if (encoding() == Encoding::kQuicklist && n->count > 0 &&
-        (full || ListNodeExceedsLimit(limits.fill, n->bytes() + entry, n->count + 1u))) {
+        (full || ListNodeExceedsLimit(limits.fill, n->bytes() + entry, n->count + 1u) ||
+         s.size() >= limits.plain_threshold || IsPlain(i, limits.plain_threshold))) {
       n = ListNode::Create(PushNodeRoom(limits.fill, entry), end == End::kHead);
       if (end == End::kTail) i++;
       InsertNode(i, n);
@@ -561,11 +564,14 @@ void ListObject::DropWholeNodes(End end, size_t* count) {
 
 void ListObject::SplitNode(uint32_t i, const ListLimits& limits) {
   if (encoding() == Encoding::kListpack) ToQuicklist(limits);
+  SplitAfter(i, Touch(i)->count / 2u);
+}
+
+void ListObject::SplitAfter(uint32_t i, uint32_t k) {
   ListNode* n = Touch(i);
-  const uint32_t half = n->count / 2u;
   uint32_t off = n->begin;
-  for (uint32_t j = 0; j < half; ++j) off += n->SizeAt(off);
-  ListNode* right = n->SplitOff(off, n->count - half);
+  for (uint32_t j = 0; j < k; ++j) off += n->SizeAt(off);
+  ListNode* right = n->SplitOff(off, n->count - k);
   set_node(i, ListNode::Shrink(n));
   InsertNode(i + 1, right);
   // Node i stays loose (the write's); its new neighbour needs no waiting
@@ -573,23 +579,64 @@ void ListObject::SplitNode(uint32_t i, const ListLimits& limits) {
   if (Interior(i + 1) && (deque()->at(i + 1) & (kLzf | kTried)) == 0) CompressNode(i + 1);
 }
 
+ListObject::NodeStats ListObject::StatsOf(uint32_t i) const {
+  const Slot s = encoding() == Encoding::kQuicklist ? deque()->at(i) : 0;
+  const size_t lzf = (s & kLzf) != 0 ? sizeof(ListNodeLzf) + AsLzf(s)->size : 0;
+  return NodeStats{Count(i), node(i)->bytes(), lzf};
+}
+
+bool ListObject::IsPlain(uint32_t i, size_t threshold) const {
+  if (encoding() != Encoding::kQuicklist || Count(i) != 1) return false;
+  const ListNode* n = node(i);
+  char scratch[packed::kScratchSize];
+  return n->View(n->begin, scratch).size() >= threshold;
+}
+
+void ListObject::SeparateLarge(uint32_t i, const ListLimits& limits) {
+  char scratch[packed::kScratchSize];
+  // Each pass leaves node i a run of small items or one large item, and
+  // goes on with the rest (node i + 1), if any.
+  for (;;) {
+    const ListNode* n = node(i);
+    if (n->count < 2) return;
+    uint32_t k = 0;
+    for (uint32_t off = n->begin; off < n->end; off += n->SizeAt(off), ++k)
+      if (n->View(off, scratch).size() >= limits.plain_threshold) break;
+    if (k == n->count) {  // none large
+      SplitIfOver(i, limits);
+      return;
+    }
+    // (A run before it was within the limit before the write.)
+    SplitAfter(i, k == 0 ? 1 : k);
+    ++i;
+  }
+}
+
 void ListObject::Set(Pos pos, std::string_view item, const ListLimits& limits) {
   ConvertForGrowth(item.size(), 1, limits);
+  const bool was_plain = IsPlain(pos.node, limits.plain_threshold);
   const packed::ItemPlan plan(item);
   uint32_t off = pos.off;
   set_node(pos.node, ListNode::Replace(Touch(pos.node), &off, plan));
-  SplitIfOver(pos.node, limits);
+  if (encoding() == Encoding::kQuicklist && (was_plain || item.size() >= limits.plain_threshold))
+    SeparateLarge(pos.node, limits);
+  else
+    SplitIfOver(pos.node, limits);
 }
 
 void ListObject::Insert(Pos pos, bool after, std::string_view item, const ListLimits& limits) {
   ConvertForGrowth(item.size(), 1, limits);
+  const bool was_plain = IsPlain(pos.node, limits.plain_threshold);
   ListNode* n = Touch(pos.node);
   const packed::ItemPlan plan(item);
   const uint32_t off = after ? pos.off + n->SizeAt(pos.off) : pos.off;
   uint32_t at;
   set_node(pos.node, ListNode::Insert(n, off, plan, &at));
   AddCount(1);
-  SplitIfOver(pos.node, limits);
+  if (encoding() == Encoding::kQuicklist && (was_plain || item.size() >= limits.plain_threshold))
+    SeparateLarge(pos.node, limits);
+  else
+    SplitIfOver(pos.node, limits);
 }
 
 namespace {

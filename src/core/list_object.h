@@ -43,6 +43,11 @@ namespace peregrine {
 struct ListLimits {
   int64_t fill = -2;           // list-max-listpack-size
   int64_t compress_depth = 0;  // list-compress-depth
+  // Redis's quicklist packed_threshold (DEBUG QUICKLIST-PACKED-THRESHOLD):
+  // in a quicklist, an item of at least this many bytes is a node of its
+  // own (Redis's "plain" node), and no other item joins that node.
+  size_t plain_threshold = kDefaultPlainThreshold;
+  static constexpr size_t kDefaultPlainThreshold = size_t{1} << 30;
 };
 
 // Whether a node of `bytes` bytes and `count` entries passes the limit
@@ -117,6 +122,14 @@ class ListObject {
   void DropCache() const;
   // Nodes held compressed (tests).
   uint32_t CompressedNodes() const;
+  // Node i's entries, bytes packed, and bytes compressed (0: held plain)
+  // (DEBUG QUICKLIST; DropCache after).
+  struct NodeStats {
+    uint32_t count;
+    size_t bytes;
+    size_t compressed_bytes;
+  };
+  NodeStats StatsOf(uint32_t i) const;
 
   // Positions. REQUIRES for First/Last/Seek: size() > 0, index < size().
   Pos First() const;
@@ -186,6 +199,15 @@ class ListObject {
   void RemoveNode(uint32_t i);
   // Splits node i in two halves (a listpack becomes a quicklist first).
   void SplitNode(uint32_t i, const ListLimits& limits);
+  // Splits node i of a quicklist after its first k entries.
+  void SplitAfter(uint32_t i, uint32_t k);
+  // Whether node i of a quicklist is a plain node (one item at or over
+  // the threshold).
+  bool IsPlain(uint32_t i, size_t threshold) const;
+  // After a write to node i of a quicklist that added a large item or
+  // joined a plain node: splits it so that each large item is alone, and
+  // the rest by the limit.
+  void SeparateLarge(uint32_t i, const ListLimits& limits);
   // After node i grew (it is plain): splits it if it passed the limit.
   void SplitIfOver(uint32_t i, const ListLimits& limits) {
     const ListNode* n = node(i);

@@ -156,6 +156,69 @@ TEST(ListObject, AgreesWithAModelCompressedManySeeds) {
   }
 }
 
+// DEBUG QUICKLIST-PACKED-THRESHOLD: items at or over the threshold are
+// plain nodes (thresholds under the random items' sizes, with and without
+// compression, by size and by count).
+TEST(ListObject, AgreesWithAModelPlainNodes) {
+  const ListLimits shapes[] = {{-2, 0, 1}, {-2, 0, 5}, {-1, 1, 100}, {20, 2, 10}, {5, 0, 250}, {-2, 3, 1}};
+  for (uint64_t seed = 200; seed < 210; ++seed) {
+    for (const ListLimits& limits : shapes) {
+      RunModel(limits, seed, 2000, seed % 2 == 0, /*sure=*/false);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(ListObject, LargeItemsAreNodesOfTheirOwn) {
+  const ListLimits limits{-2, 0, 10};
+  ListObject l;
+  // A quicklist of small items (about 18 KB: three nodes).
+  std::vector<std::string> small;
+  for (int i = 0; i < 3000; ++i) small.push_back("s" + std::to_string(i));
+  for (const std::string& s : small) l.Push(ListObject::End::kTail, s, limits);
+  ASSERT_EQ(l.encoding(), ListObject::Encoding::kQuicklist);
+  const uint32_t nodes = l.nodes();
+  // A large item pushed at an end: a node of its own; a small one after it
+  // does not join it.
+  l.Push(ListObject::End::kTail, std::string(10, 'L'), limits);
+  EXPECT_EQ(l.nodes(), nodes + 1);
+  l.Push(ListObject::End::kTail, "t", limits);
+  EXPECT_EQ(l.nodes(), nodes + 2);
+  // Inserted in the middle of a node: it splits around the item.
+  l.Insert(l.Seek(3), true, std::string(12, 'M'), limits);
+  EXPECT_EQ(l.nodes(), nodes + 4);
+  char scratch[packed::kScratchSize];
+  EXPECT_EQ(l.View(l.Seek(4), scratch), std::string(12, 'M'));
+  // LSET of a small item with a large one: the same.
+  l.Set(l.Seek(1), std::string(11, 'N'), limits);
+  EXPECT_EQ(l.nodes(), nodes + 6);
+  EXPECT_EQ(l.View(l.Seek(1), scratch), std::string(11, 'N'));
+  EXPECT_TRUE(l.Validate());
+  // Under the default threshold, nothing of the kind (in the last node,
+  // which has room).
+  ListObject d;
+  for (int i = 0; i < 2000; ++i) d.Push(ListObject::End::kTail, small[i], ListLimits{});
+  const uint32_t dn = d.nodes();
+  ASSERT_GE(dn, 2u);
+  d.Push(ListObject::End::kTail, std::string(10, 'L'), ListLimits{});
+  d.Insert(d.Seek(d.size() - 3), true, std::string(12, 'M'), ListLimits{});
+  EXPECT_EQ(d.nodes(), dn);
+}
+
+// A one-node quicklist holding a plain node stays a quicklist (Redis).
+TEST(ListObject, APlainNodeDoesNotTurnBackIntoAListpack) {
+  const ListLimits limits{-2, 0, 5};
+  ListObject l;
+  for (int i = 0; i < 3000; ++i) l.Push(ListObject::End::kTail, "x" + std::to_string(i), limits);
+  l.Push(ListObject::End::kTail, "large item", limits);
+  l.Trim(ListObject::End::kHead, 3000);
+  l.MaybeShrinkEncoding(limits);
+  EXPECT_EQ(l.encoding(), ListObject::Encoding::kQuicklist);
+  l.Set(l.First(), "sm", limits);
+  l.MaybeShrinkEncoding(limits);
+  EXPECT_EQ(l.encoding(), ListObject::Encoding::kListpack);
+}
+
 TEST(ListObject, CompressesTheInteriorOnly) {
   // 2,000 items of 40 repetitive bytes in 4 KB nodes: depth 2 leaves two
   // nodes plain at each end and compresses the rest.

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/memory.h"
 #include "core/splitmix.h"
@@ -365,6 +367,40 @@ std::string PackedTable::Validate() const {
   if (at_depth != pages_at_depth_) return "pages_at_depth mismatch";
   if (depth_ > 0 && at_depth == 0) return "directory could halve";
   return "";
+}
+
+std::string PackedTable::StatsText(bool full) const {
+  if (size_ == 0) return "No stats available for empty dictionaries\n";
+  size_t pages = 0, bytes = 0, max_count = 0;
+  std::vector<size_t> by_count;  // pages by their entries, in steps of 8
+  for (uint32_t slot = 0; slot < (uint32_t{1} << depth_);) {
+    const Page* p = dir_[slot];
+    pages++;
+    bytes += p->bytes();
+    max_count = std::max<size_t>(max_count, p->count);
+    const size_t bucket = p->count / 8;
+    if (by_count.size() <= bucket) by_count.resize(bucket + 1);
+    by_count[bucket]++;
+    slot += uint32_t{1} << (depth_ - p->depth);
+  }
+  // (Redis's dictGetStats lines where they mean the same; then the table's own.)
+  std::string out = "Hash table 0 stats (main hash table):\n";
+  out += " table size: " + std::to_string(uint64_t{1} << depth_) + "\n";
+  out += " number of elements: " + std::to_string(size_) + "\n";
+  out += " pages: " + std::to_string(pages) + "\n";
+  out += " bytes in pages: " + std::to_string(bytes) + "\n";
+  out += " max entries in a page: " + std::to_string(max_count) + "\n";
+  if (full) {
+    out += " Entries per page distribution:\n";
+    for (size_t b = 0; b < by_count.size(); b++) {
+      if (by_count[b] == 0) continue;
+      char line[96];
+      snprintf(line, sizeof(line), "   %zu-%zu: %zu (%.02f%%)\n", b * 8, b * 8 + 7, by_count[b],
+               100.0 * static_cast<double>(by_count[b]) / static_cast<double>(pages));
+      out += line;
+    }
+  }
+  return out;
 }
 
 }  // namespace peregrine

@@ -68,6 +68,9 @@ class PackedTable {
   size_t size() const { return size_; }
   // Bytes allocated (directory, pages, external items): O(pages).
   size_t AllocatedBytes() const;
+  // The table's shape as text (DEBUG HTSTATS-KEY): directory, pages, their
+  // fill; with `full`, the entries-per-page distribution.
+  std::string StatsText(bool full) const;
 
   bool Find(const packed::Probe& probe, Ref* ref) const;
   // Adds an entry whose first item is the probe's string. REQUIRES: not

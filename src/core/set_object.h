@@ -155,6 +155,9 @@ class SetObject {
     }
   }
 
+  // The table of the "hashtable" encoding, or null (DEBUG HTSTATS-KEY).
+  const PackedTable* hashtable() const { return encoding() == Encoding::kHashtable ? table() : nullptr; }
+
  private:
   static std::string_view FormatMember(int64_t v, char* scratch);
   IntSet* intset() const { return static_cast<IntSet*>(ptr_); }

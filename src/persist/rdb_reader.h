@@ -77,7 +77,8 @@ class RdbReader {
 
 // Redis's verifyDumpPayload: whether a DUMP payload ends in a footer of an
 // RDB version this server reads and the CRC-64 of everything before the
-// checksum. The value is then the payload less its last 10 bytes.
-bool VerifyDumpPayload(std::string_view payload);
+// checksum (unless `check_crc` is false: DEBUG SET-SKIP-CHECKSUM-VALIDATION).
+// The value is then the payload less its last 10 bytes.
+bool VerifyDumpPayload(std::string_view payload, bool check_crc = true);
 
 }  // namespace peregrine

@@ -546,7 +546,9 @@ SetLimits SetLimitsOf(const Config& c) {
                    c.set_max_listpack_value};
 }
 HashLimits HashLimitsOf(const Config& c) { return HashLimits{c.hash_max_listpack_entries, c.hash_max_listpack_value}; }
-ListLimits ListLimitsOf(const Config& c) { return ListLimits{c.list_max_listpack_size, c.list_compress_depth}; }
+ListLimits ListLimitsOf(const Config& c) {
+  return ListLimits{c.list_max_listpack_size, c.list_compress_depth, c.list_plain_threshold};
+}
 ZSetLimits ZSetLimitsOf(const Config& c) { return ZSetLimits{c.zset_max_listpack_entries, c.zset_max_listpack_value}; }
 
 }  // namespace peregrine

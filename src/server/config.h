@@ -197,6 +197,8 @@ struct Config {
   // compressed; a list keeps the depth it was made with: docs/lists.md).
   int64_t list_max_listpack_size = -2;
   int64_t list_compress_depth = 0;
+  // DEBUG QUICKLIST-PACKED-THRESHOLD (not a directive, as in Redis).
+  size_t list_plain_threshold = ListLimits::kDefaultPlainThreshold;
   // RDB snapshots (docs/persistence.md): save when at least `changes`
   // writes happened in `seconds` (Redis's default schedule; `save ""`
   // clears it); where (dir is the working directory, as in Redis) and how.
@@ -312,8 +314,9 @@ bool ApplyDirectives(Config* config, const std::vector<Directive>& directives, s
 // CONFIG REWRITE (Redis's rewriteConfig): the config file's new text from
 // its old one and the running configuration, and the file rewritten (a
 // temporary file, fsynced, renamed over it). False with *err (strerror).
-std::string RewriteConfigText(std::string_view old, const Config& config);
-bool RewriteConfigFile(const std::string& path, const Config& config, std::string* err);
+// `force_all`: every directive written, those at their defaults too.
+std::string RewriteConfigText(std::string_view old, const Config& config, bool force_all = false);
+bool RewriteConfigFile(const std::string& path, const Config& config, std::string* err, bool force_all = false);
 
 // CONFIG GET: (name, value) pairs of every directive matching any pattern,
 // each directive once, in table order.

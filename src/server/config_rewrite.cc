@@ -71,14 +71,15 @@ std::string_view Canonical(std::string_view name) {
 
 }  // namespace
 
-std::string RewriteConfigText(std::string_view old, const Config& config) {
+std::string RewriteConfigText(std::string_view old, const Config& config, bool force_all) {
   // As Redis's rewriteConfig: comments, blank lines and lines it does not
   // manage (user, unknown) stay where they are; the first line of each
   // directive takes its current value, its later lines go; a directive
   // not in the file is added at the end, after the signature, only when
   // its value is not the default (`dir` always: the server may start
   // elsewhere). (`threads` is added only if it was there: its default is
-  // the machine's core count, not a value.)
+  // the machine's core count, not a value.) With `force_all` (DEBUG
+  // CONFIG-REWRITE-FORCE-ALL) every directive is written, default or not.
   static const Config defaults;
   std::vector<std::string> lines;
   std::vector<const Option*> seen;
@@ -108,11 +109,13 @@ std::string RewriteConfigText(std::string_view old, const Config& config) {
     lines.push_back(ConfigLine(*o, o->get(config)));
   }
   for (const Option& o : Options()) {
-    if (std::find(seen.begin(), seen.end(), &o) != seen.end() || o.name == "threads" || Canonical(o.name) != o.name)
+    if (std::find(seen.begin(), seen.end(), &o) != seen.end() || (o.name == "threads" && !force_all) ||
+        Canonical(o.name) != o.name)
       continue;
+    if (o.name == "replicaof" && config.replicaof_host.empty()) continue;  // (a primary's: none)
     const std::string value = o.get(config);
     // (`dir` always, as Redis: its default is wherever the server starts.)
-    if (value == o.get(defaults) && o.name != "dir") continue;
+    if (value == o.get(defaults) && o.name != "dir" && !force_all) continue;
     if (!signature) {
       lines.emplace_back(kRewriteSignature);
       signature = true;
@@ -124,7 +127,7 @@ std::string RewriteConfigText(std::string_view old, const Config& config) {
   return out;
 }
 
-bool RewriteConfigFile(const std::string& path, const Config& config, std::string* err) {
+bool RewriteConfigFile(const std::string& path, const Config& config, std::string* err, bool force_all) {
   std::string old;
   if (FILE* f = std::fopen(path.c_str(), "rb")) {
     char buf[65536];
@@ -135,7 +138,7 @@ bool RewriteConfigFile(const std::string& path, const Config& config, std::strin
     *err = std::strerror(errno);
     return false;
   }
-  const std::string text = RewriteConfigText(old, config);
+  const std::string text = RewriteConfigText(old, config, force_all);
   // A temporary file beside it, made durable, then renamed over it: a crash
   // leaves the old file or the new one.
   const std::string temp = path + ".tmp-" + std::to_string(getpid());

@@ -180,7 +180,8 @@ int GenericCall(lua_State* L, bool raise) {
   } else if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
     reject("Wrong number of args calling Redis command from script");
   } else if ((cmd->flags & kCmdNoscript) &&
-             !(server.script_disable_deny() && cmd->name == "debug" && worker.access().ProtectedAllowed(run->ctx->client))) {
+             !(server.debug().script_disable_deny.load(std::memory_order_relaxed) && cmd->name == "debug" &&
+               worker.access().ProtectedAllowed(run->ctx->client))) {
     reject("This Redis command is not allowed from script");
   } else if (std::string denied = worker.access().ScriptAccessError(run->ctx->client, *cmd, run->views); !denied.empty()) {
     reject(denied);

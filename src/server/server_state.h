@@ -35,6 +35,7 @@
 #include "server/cluster_view.h"
 #include "server/command.h"
 #include "server/config.h"
+#include "server/debug_knobs.h"
 #include "server/persistence.h"
 #include "server/repl_backlog.h"
 #include "server/replica_link.h"
@@ -223,11 +224,6 @@ class ServerState {
     std::lock_guard<std::mutex> lock(running_script_mu_);
     return running_script_;
   }
-  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call DEBUG (Redis's test
-  // suite's switch; Redis lets every no-script command through, here only
-  // DEBUG: the others would re-enter the interpreter or a transaction).
-  bool script_disable_deny() const { return script_disable_deny_.load(std::memory_order_relaxed); }
-  void set_script_disable_deny(bool on) { script_disable_deny_.store(on, std::memory_order_relaxed); }
 
   // --- Persistence ---
   // Snapshots: the state INFO persistence and LASTSAVE report.
@@ -328,13 +324,8 @@ class ServerState {
   // main() before Start(); null in a standalone server.
   ClusterService* cluster() const { return cluster_.get(); }
   void SetCluster(std::unique_ptr<ClusterService> c) { cluster_ = std::move(c); }
-  // DEBUG SET-ACTIVE-EXPIRE: whether the cron deletes expired keys (lookups
-  // still expire them lazily).
-  bool active_expire() const { return active_expire_.load(std::memory_order_relaxed); }
-  void set_active_expire(bool on) { active_expire_.store(on, std::memory_order_relaxed); }
-  // DEBUG PAUSE-CRON: whether the workers' cron does nothing (Redis's pause_cron).
-  bool cron_paused() const { return cron_paused_.load(std::memory_order_relaxed); }
-  void set_cron_paused(bool on) { cron_paused_.store(on, std::memory_order_relaxed); }
+  // What DEBUG switches (server/debug_knobs.h).
+  DebugKnobs& debug() { return debug_; }
 
  protected:
   ServerState(Config config, CommandTable commands, std::string config_file, std::string executable);
@@ -359,8 +350,7 @@ class ServerState {
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> config_epoch_{0};
   std::atomic<int64_t> watched_keys_{0};  // keys in the shards' WatchTables
-  std::atomic<bool> active_expire_{true};
-  std::atomic<bool> cron_paused_{false};
+  DebugKnobs debug_;
   ClientPause client_pause_;
   SlowLog slowlog_;
   KeyspaceNotifier notifier_;
@@ -378,7 +368,6 @@ class ServerState {
   std::atomic<uint8_t> load_state_{0};
   std::atomic<bool> bgsave_scheduled_{false};
   ShutdownSave shutdown_save_ = ShutdownSave::kDefault;
-  std::atomic<bool> script_disable_deny_{false};
   std::atomic<int> busy_scripts_{0};
   std::atomic<bool> busy_function_{false};
   mutable std::mutex running_script_mu_;

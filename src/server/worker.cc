@@ -488,7 +488,7 @@ void Worker::ActiveExpireSlice() {
   // (Nor while clients are paused: CLIENT PAUSE stops expiry, as Redis.)
   const int64_t start = MonotonicUs();
   const ShardStats before = shard_.stats();
-  expire_pressure_ = server_.active_expire() && !server_.is_replica() &&
+  expire_pressure_ = server_.debug().active_expire.load(std::memory_order_relaxed) && !server_.is_replica() &&
                      (!server_.client_pause().active() || server_.client_pause().Paused(UnixTimeMs()) == 0) &&
                      shard_.ActiveExpire(UnixTimeMs(), kSliceUs);
   last_expire_slice_us_ = MonotonicUs();
@@ -505,7 +505,7 @@ void Worker::ActiveExpireSlice() {
 }
 
 void Worker::Cron() {
-  if (server_.cron_paused()) [[unlikely]] return;  // DEBUG PAUSE-CRON
+  if (server_.debug().cron_paused.load(std::memory_order_relaxed)) [[unlikely]] return;  // DEBUG PAUSE-CRON
   const int64_t now = UnixTimeMs();
   relay_.TrimPool();
   if (index_ == 0) {
@@ -587,13 +587,16 @@ void Worker::Cron() {
 
   std::vector<Client*> idle;
   const int timeout = server_.config().timeout;
+  // (DEBUG REPLYBUFFER: after how long, if ever.)
+  const int64_t free_ms = server_.debug().buffer_free_ms.load(std::memory_order_relaxed);
+  const bool free_out = server_.debug().reply_buffer_resizing.load(std::memory_order_relaxed);
   for (auto& [id, c] : clients_) {
     const int64_t idle_ms = now - c->last_interaction_ms;
     stats_.peak_buffers.Note(now / 1000, c->in.capacity(), c->out.capacity() + c->out.referenced_bytes());
     // An idle client gives back its buffers (thousands of idle connections, 16 KB each).
-    if (idle_ms > kIdleBufferFreeMs) {
+    if (free_ms >= 0 && idle_ms > free_ms) {
       if (c->in.empty()) c->in.ShrinkIfIdle(0);
-      if (c->out.empty() && c->out.capacity() > 0) {
+      if (free_out && c->out.empty() && c->out.capacity() > 0) {
         c->out.ShrinkIfIdle(0);
         stats_.reply_buffer_shrinks++;
       }

@@ -19,9 +19,6 @@
 
 namespace peregrine::worker_internal {
 
-// A client idle this long gives back its buffers' room (the cron; see
-// ClientIo::kIdleBufferKeep).
-inline constexpr int64_t kIdleBufferFreeMs = 2000;
 // Keys a BGSAVE slice sends between events (about 100-200 us of small keys).
 inline constexpr size_t kSnapshotSlice = 1000;
 // Batches kept for reuse per worker (their buffers keep their capacity):
