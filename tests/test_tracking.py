@@ -167,6 +167,27 @@ def test_redirect_to_a_resp2_subscriber(conns):
     assert v.nothing_pending()
 
 
+def test_clients_redirecting_to_one_get_the_writes_order(conns):
+    # Several tracking clients (on several workers under --threads 4)
+    # redirect to one connection; one writer changes their keys (one
+    # shard's) in turn, pipelined: the redirect gets the invalidations in
+    # the order of the writes, as from Redis's one thread.
+    from helpers import encode
+    target, tid = redirect_target(conns)
+    trackers = [conns() for _ in range(6)]
+    for t in trackers:
+        assert t.call("CLIENT", "TRACKING", "on", "REDIRECT", str(tid)) == b"+OK\r\n"
+    w = conns()
+    keys = [f"order{{t}}:{i}" for i in range(len(trackers))]
+    for _ in range(30):
+        for t, k in zip(trackers, keys):
+            t.call("GET", k)
+        w.send(b"".join(encode("INCR", k) for k in keys))
+        for _ in keys:
+            assert w.read_reply().startswith(b":")
+        assert [keys_of(target.read_reply()) for _ in keys] == [[k] for k in keys]
+
+
 def test_redirect_to_a_resp3_client_and_a_broken_redirection(conns):
     target = conns(resp3=True)
     tid = client_id(target)

@@ -13,6 +13,26 @@ thread_local TrackingInvalidations* TrackingInvalidations::current_ = nullptr;
 
 // --- TrackingRegistry ---
 
+void TrackingRegistry::SetRedirect(uint64_t tracker, const Redirect& r) {
+  std::lock_guard<std::mutex> lock(redirect_mu_);
+  redirects_[tracker] = r;
+  redirect_count_.store(static_cast<int64_t>(redirects_.size()), std::memory_order_relaxed);
+}
+
+void TrackingRegistry::ClearRedirect(uint64_t tracker) {
+  std::lock_guard<std::mutex> lock(redirect_mu_);
+  if (redirects_.erase(tracker) == 0) return;
+  redirect_count_.store(static_cast<int64_t>(redirects_.size()), std::memory_order_relaxed);
+}
+
+bool TrackingRegistry::RedirectOf(uint64_t tracker, Redirect* out) const {
+  std::lock_guard<std::mutex> lock(redirect_mu_);
+  auto it = redirects_.find(tracker);
+  if (it == redirects_.end()) return false;
+  *out = it->second;
+  return true;
+}
+
 void TrackingRegistry::Subscribe(uint64_t id, uint32_t home, std::span<const std::string> prefixes) {
   std::lock_guard<std::mutex> lock(mu_);
   auto next = std::make_shared<Prefixes>(*prefixes_);
@@ -63,6 +83,7 @@ void DisableTracking(TrackingRegistry& registry, Client& c) {
   if (!c.tracking_prefixes.empty()) registry.Unsubscribe(c.id, c.tracking_prefixes);
   c.tracking_prefixes.clear();
   registry.clients().fetch_sub(1, std::memory_order_relaxed);
+  if (c.tracking_redirect != 0) registry.ClearRedirect(c.id);
   c.tracking = 0;
   c.track_reads = false;
   c.tracking_redirect = 0;

@@ -99,7 +99,28 @@ class TrackingRegistry {
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   std::shared_ptr<const Prefixes> prefixes(uint64_t* generation) const;
 
+  // The tracking clients that redirect, and where to (kept by their own
+  // workers: CLIENT TRACKING, DisableTracking). A shard sends their
+  // invalidations straight to the redirect's worker: one connection that
+  // clients of several workers redirect to gets them in the order the
+  // shard made them, as from Redis's one thread.
+  struct Redirect {
+    uint64_t to = 0;
+    uint32_t to_home = 0;
+    uint8_t resp = 2;  // the tracking client's (a flush's null)
+    bool bcast = false;
+    bool noloop = false;
+  };
+  void SetRedirect(uint64_t tracker, const Redirect& r);
+  void ClearRedirect(uint64_t tracker);
+  // Whether any client redirects (one load), and to where `tracker` does.
+  bool any_redirect() const { return redirect_count_.load(std::memory_order_relaxed) > 0; }
+  bool RedirectOf(uint64_t tracker, Redirect* out) const;
+
  private:
+  mutable std::mutex redirect_mu_;
+  std::unordered_map<uint64_t, Redirect> redirects_;
+  std::atomic<int64_t> redirect_count_{0};
   std::atomic<int64_t>* observers_;
   alignas(64) std::atomic<int64_t> clients_{0};
   std::atomic<int64_t> keys_{0};

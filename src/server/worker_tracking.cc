@@ -34,10 +34,39 @@ void Worker::RememberReads(uint64_t id, uint32_t home, const CommandSpec* cmd,
   }
 }
 
+namespace {
+
+// An invalidation for a tracking client that redirects, readdressed here,
+// where it was made, to the client it redirects to (TrackingRegistry::
+// Redirect), with what its own worker would have checked: false when it
+// has nothing to say.
+bool RedirectAtSource(const TrackingRegistry& registry, Invalidation& inv) {
+  TrackingRegistry::Redirect r;
+  if (inv.behalf != 0 || inv.kind == Invalidation::Kind::kBroken || !registry.RedirectOf(inv.client, &r))
+    return true;
+  if (inv.kind == Invalidation::Kind::kKeys) {
+    if (inv.bcast != r.bcast) return false;
+    if (r.noloop) {
+      std::erase_if(inv.keys, [&](const auto& k) { return k.second == inv.client; });
+      if (inv.keys.empty()) return false;
+    }
+  }
+  inv.behalf = inv.client;
+  inv.behalf_home = inv.home;
+  inv.null_resp = r.resp;
+  inv.client = r.to;
+  inv.home = r.to_home;
+  return true;
+}
+
+}  // namespace
+
 void Worker::DeliverInvalidations() {
   std::vector<Invalidation> all = invalidations_.Take();
   std::vector<std::vector<Invalidation>> out;  // other workers' clients'
+  const bool redirects = server_.tracking().any_redirect();
   for (Invalidation& inv : all) {
+    if (redirects && !RedirectAtSource(server_.tracking(), inv)) continue;
     if (inv.home == index_) {
       DeliverInvalidation(inv);
       continue;
