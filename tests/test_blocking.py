@@ -3,16 +3,18 @@
 # BLMOVE's destination served in turn, key type changes, RENAME/MOVE/COPY/SWAPDB waking
 # clients, CLIENT UNBLOCK, CLIENT LIST and INFO, disconnects, the pipeline behind a
 # blocked command, keys on different shards, and a stress run (every item popped once).
+import glob
 import random
+import threading
 import time
 
 import pytest
 import redis
 
-from conftest import IS_REDIS
+from conftest import IS_REDIS, ServerProcess
 from helpers import (  # noqa: F401  (fixtures)
     NOT_INT, SYNTAX, WRONGTYPE, Conn, arity, blocked_clients, bulk, encode, fails, pop_everything, raises, rc, rc3,
-    wait_blocked, waiters)
+    wait_blocked, wait_for, waiters)
 
 skip_72 = pytest.mark.skipif(IS_REDIS, reason="Redis 7.2 behaviour; Debian ships 7.0")
 
@@ -494,3 +496,34 @@ def test_command_info(rc):
                               [b"@write", b"@list", b"@slow", b"@blocking"])
     assert got[b"client|unblock"] == (-3, [b"admin", b"noscript", b"loading", b"stale"],
                                       [b"@admin", b"@slow", b"@dangerous", b"@connection"])
+
+
+def test_a_key_expired_by_the_time_waiters_are_served_is_deleted_and_serves_nobody(tmp_path):
+    # Redis's "MULTI + LPUSH + EXPIRE + DEBUG SLEEP on blocked client, key
+    # already expired": the waiters are served after EXEC, at that time; the
+    # key has expired by then, so it is deleted (a DEL in the append-only
+    # file, as for replicas) and the client stays blocked.
+    s = ServerProcess(["--enable-debug-command", "yes", "--appendonly", "yes"], tmp_path=tmp_path)
+    try:
+        c = s.client()
+        c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        waiter = s.client()
+        wid = waiter.client_id()
+        got = []
+        t = threading.Thread(target=lambda: got.append(waiter.brpop(["k"], timeout=0)))
+        t.start()
+        wait_for(lambda: "flags=b" in c.execute_command("CLIENT", "LIST", "ID", wid).decode())
+        p = c.pipeline(transaction=True)
+        p.rpush("k", "hello")
+        p.pexpire("k", 100)
+        p.execute_command("DEBUG", "SLEEP", "0.2")
+        p.execute()
+        assert "flags=b" in c.execute_command("CLIENT", "LIST", "ID", wid).decode()
+        assert c.exists("k") == 0
+        c.execute_command("CLIENT", "UNBLOCK", wid)
+        t.join(5)
+        assert got == [None]
+        wait_for(lambda: b"DEL\r\n$1\r\nk\r\n" in b"".join(
+            open(f, "rb").read() for f in glob.glob(str(tmp_path / "appendonlydir" / "*.incr.aof"))))
+    finally:
+        s.stop()

@@ -446,7 +446,7 @@ void BatchRelay::Run(ExecBatch* b) {
   if (worker_.in_exec_ && b->transaction) {
     worker_.in_exec_ = false;
     worker_.aof_log_.EndGather();
-    if (worker_.waits_.has_ready()) worker_.waits_.ServeReadyKeys(now_ms);
+    if (worker_.waits_.has_ready()) worker_.waits_.ServeReadyKeys(UnixTimeMs());  // (as after a command)
   }
   if (b->transaction) [[unlikely]]
     FinishTransaction(*b);

@@ -167,9 +167,11 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
     monitor_.Feed(c, c.db, *cmd, args);
   // Clients waiting on keys the command created are served before anything
   // else runs (docs/blocking.md); their commands count as theirs, not in
-  // this one's time or errors.
+  // this one's time or errors. At the time they are served (Redis updates
+  // its clock first): a key that expired meanwhile (a DEBUG SLEEP, a slow
+  // script) is deleted, logged and told as expired, and serves nobody.
   if (waits_.has_ready() && !in_exec_) [[unlikely]] {
-    waits_.ServeReadyKeys(now_ms);
+    waits_.ServeReadyKeys(UnixTimeMs());
     end = CycleClock::Now();
   }
   // Its keyspace events, once it has replied (Redis sends the client's own
