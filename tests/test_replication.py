@@ -965,3 +965,28 @@ def test_sigterm_waits_for_a_lagging_replica_and_sigint_insists(start_server):
         server.proc.send_signal(signal.SIGINT)
         assert server.proc.wait(timeout=20) == 1
         assert time.monotonic() - t0 < 5
+
+
+def test_a_sync_stream_starts_with_the_writes_not_a_ping(primary):
+    # As Redis's test suite reads it (attach_to_replication_stream): with
+    # repl-ping-replica-period far away, the first thing after the snapshot
+    # is the first write, not a keep-alive PING sent on attaching.
+    c = primary.client()
+    c.config_set("repl-ping-replica-period", 3600)
+    s = socket.create_connection((primary.host, primary.port), timeout=10)
+    try:
+        s.sendall(b"SYNC\r\n")
+        f = s.makefile("rb")
+        line = f.readline()
+        while not line.strip():  # (newlines keep it alive while the snapshot is made)
+            line = f.readline()
+        assert line.startswith(b"$")
+        f.read(int(line[1:]))
+        time.sleep(1.5)  # (a cron tick or more)
+        c.set("first", "1")
+        assert f.readline() == b"*2\r\n"  # SELECT 0
+        for _ in range(4):
+            f.readline()
+        assert f.readline() == b"*3\r\n" and f.readline() == b"$3\r\n" and f.readline().upper() == b"SET\r\n"
+    finally:
+        s.close()

@@ -148,6 +148,9 @@ void Server::ReplicationCron(int64_t now_ms) {
   // counts in the offset as any command.
   // (Not while writers pause for a failover: the replica waits for the
   // offset the pause stopped at, as Redis's.)
+  // (Counted from the first time a replica is fed, as Redis counts from its
+  // start: not at once, which would put a PING before the first command.)
+  if (last_repl_ping_ms_ == 0) last_repl_ping_ms_ = now_ms;
   if (now_ms - last_repl_ping_ms_ >= int64_t{config_.repl_ping_replica_period} * 1000 &&
       !(client_pause_.active() && client_pause_.PausedFor(ClientPause::kForFailover))) {
     last_repl_ping_ms_ = now_ms;
