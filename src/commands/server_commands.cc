@@ -1,4 +1,4 @@
-// Server commands: INFO, COMMAND (COUNT, INFO, DOCS, LIST, GETKEYS, HELP),
+// Server commands: INFO, COMMAND (COUNT, INFO, DOCS, LIST, GETKEYS, GETKEYSANDFLAGS, HELP),
 // CONFIG (GET, SET, RESETSTAT, HELP), TIME, SHUTDOWN, DEBUG.
 #include <algorithm>
 #include <cstdlib>
@@ -14,6 +14,7 @@
 #include "core/numbers.h"
 #include "net/event_loop.h"
 #include "server/client.h"
+#include "server/key_specs.h"
 #include "server/log.h"
 
 // mimalloc's collection and statistics, when the binary is linked with it
@@ -104,60 +105,10 @@ void ReplyStringSet(CommandContext& ctx, const std::vector<std::string_view>& it
 // gives a key spec flagged not_key.
 struct KeyRange {
   int first, last, step;
-  bool not_key;
 };
 KeyRange RangeOf(const CommandSpec& cmd) {
-  if (cmd.flags & kCmdShardChannels) return {1, cmd.arity == 3 ? 1 : -1, 1, true};
-  return {cmd.first_key, cmd.last_key, cmd.key_step, false};
-}
-
-void ReplyKeySpecs(CommandContext& ctx, const CommandSpec& cmd) {
-  const KeyRange k = RangeOf(cmd);
-  if (k.first <= 0) {
-    ctx.reply.ArrayHeader(0);
-    return;
-  }
-  ctx.reply.ArrayHeader(1);
-  ctx.reply.MapHeader(3);
-  ctx.reply.Bulk("flags");
-  if (k.not_key)
-    ReplyStringSet(ctx, {"not_key"});
-  else if (cmd.flags & kCmdWrite)
-    ReplyStringSet(ctx, {"RW", "UPDATE"});
-  else
-    ReplyStringSet(ctx, {"RO", "ACCESS"});
-  ctx.reply.Bulk("begin_search");
-  ctx.reply.MapHeader(2);
-  ctx.reply.Bulk("type");
-  ctx.reply.Bulk("index");
-  ctx.reply.Bulk("spec");
-  ctx.reply.MapHeader(1);
-  ctx.reply.Bulk("index");
-  ctx.reply.Integer(cmd.numkeys_index > 0 ? cmd.numkeys_index : k.first);
-  ctx.reply.Bulk("find_keys");
-  ctx.reply.MapHeader(2);
-  ctx.reply.Bulk("type");
-  if (cmd.numkeys_index > 0) {
-    ctx.reply.Bulk("keynum");
-    ctx.reply.Bulk("spec");
-    ctx.reply.MapHeader(3);
-    ctx.reply.Bulk("keynumidx");
-    ctx.reply.Integer(0);
-    ctx.reply.Bulk("firstkey");
-    ctx.reply.Integer(1);
-    ctx.reply.Bulk("keystep");
-    ctx.reply.Integer(1);
-    return;
-  }
-  ctx.reply.Bulk("range");
-  ctx.reply.Bulk("spec");
-  ctx.reply.MapHeader(3);
-  ctx.reply.Bulk("lastkey");
-  ctx.reply.Integer(k.last < 0 ? k.last : k.last - k.first);
-  ctx.reply.Bulk("keystep");
-  ctx.reply.Integer(k.step);
-  ctx.reply.Bulk("limit");
-  ctx.reply.Integer(0);
+  if (cmd.flags & kCmdShardChannels) return {1, cmd.arity == 3 ? 1 : -1, 1};
+  return {cmd.first_key, cmd.last_key, cmd.key_step};
 }
 
 void ReplyCommandInfo(CommandContext& ctx, const CommandSpec& cmd) {
@@ -173,7 +124,7 @@ void ReplyCommandInfo(CommandContext& ctx, const CommandSpec& cmd) {
   ctx.reply.Integer(range ? k.step : 0);
   ReplyStringSet(ctx, AclCategoryNames(cmd.AclCategories()));
   ReplyStringSet(ctx, cmd.tips);
-  ReplyKeySpecs(ctx, cmd);
+  WriteKeySpecs(ctx.reply, KeySpecsOf(cmd.fullname));
   ctx.reply.ArrayHeader(cmd.subcommands.size());
   for (const CommandSpec& sub : cmd.subcommands) ReplyCommandInfo(ctx, sub);
 }
@@ -290,7 +241,10 @@ void CommandListCommand(CommandContext& ctx) {
   for (auto n : names) ctx.reply.Bulk(n);
 }
 
-void CommandGetkeysCommand(CommandContext& ctx) {
+// COMMAND GETKEYS / GETKEYSANDFLAGS command [arg ...]: the keys the
+// arguments name, as Redis finds them (server/key_specs.h), with their
+// flags for GETKEYSANDFLAGS.
+void ReplyKeysOf(CommandContext& ctx, bool with_flags) {
   auto args = ctx.args.subspan(2);
   const CommandSpec* cmd = ctx.server.commands().Find(args[0]);
   if (cmd != nullptr && !cmd->subcommands.empty() && args.size() >= 2)
@@ -299,7 +253,7 @@ void CommandGetkeysCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR Invalid command specified");
     return;
   }
-  if (cmd->first_key <= 0) {
+  if (!CommandHasKeyArguments(*cmd)) {
     ctx.reply.Error("ERR The command has no key arguments");
     return;
   }
@@ -308,8 +262,9 @@ void CommandGetkeysCommand(CommandContext& ctx) {
     ctx.reply.Error("ERR Invalid number of arguments specified for command");
     return;
   }
-  std::vector<size_t> positions;
-  if (!cmd->KeyPositions(args, &positions) || positions.empty()) {
+  std::vector<KeyReference> keys;
+  FindKeysWithFlags(*cmd, args, &keys);
+  if (keys.empty()) {
     // (EVAL "..." 0: no keys, and none needed; Redis's CMD_NO_MANDATORY_KEYS.)
     if (cmd->flags & kCmdNoMandatoryKeys)
       ctx.reply.ArrayHeader(0);
@@ -317,25 +272,36 @@ void CommandGetkeysCommand(CommandContext& ctx) {
       ctx.reply.Error("ERR Invalid arguments specified for command");
     return;
   }
-  ctx.reply.ArrayHeader(positions.size());
-  for (size_t p : positions) ctx.reply.Bulk(args[p]);
+  ctx.reply.ArrayHeader(keys.size());
+  for (const KeyReference& k : keys) {
+    if (with_flags) {
+      ctx.reply.ArrayHeader(2);
+      ctx.reply.Bulk(args[k.pos]);
+      WriteKeySpecFlags(ctx.reply, k.flags);
+    } else {
+      ctx.reply.Bulk(args[k.pos]);
+    }
+  }
 }
 
+void CommandGetkeysCommand(CommandContext& ctx) { ReplyKeysOf(ctx, false); }
+
+void CommandGetkeysandflagsCommand(CommandContext& ctx) { ReplyKeysOf(ctx, true); }
+
 void CommandHelpCommand(CommandContext& ctx) {
-  const std::vector<std::string_view> lines = {
-      "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-      "(no subcommand)", "    Return details about all Redis commands.",
-      "COUNT", "    Return the total number of commands in this Redis server.",
-      "LIST", "    Return a list of all commands in this Redis server.",
-      "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
-      "    If no command names are given, documentation details for all",
-      "    commands are returned.",
-      "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
-      "    If no command names are given, documentation details for all",
-      "    commands are returned.",
-      "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
-      "HELP", "    Prints this help."};
-  ReplyHelp(ctx, lines);
+  ReplyContainerHelp(ctx, "COMMAND",
+                     {"(no subcommand)", "    Return details about all Redis commands.",
+                      "COUNT", "    Return the total number of commands in this Redis server.",
+                      "LIST", "    Return a list of all commands in this Redis server.",
+                      "INFO [<command-name> ...]", "    Return details about multiple Redis commands.",
+                      "    If no command names are given, documentation details for all",
+                      "    commands are returned.",
+                      "DOCS [<command-name> ...]", "    Return documentation details about multiple Redis commands.",
+                      "    If no command names are given, documentation details for all",
+                      "    commands are returned.",
+                      "GETKEYS <full-command>", "    Return the keys from a full Redis command.",
+                      "GETKEYSANDFLAGS <full-command>",
+                      "    Return the keys and the access flags from a full Redis command."});
 }
 
 // --- CONFIG ---
@@ -611,6 +577,10 @@ void RegisterServerCommands(CommandTable& t) {
              {.name = "getkeys", .arity = -3, .flags = kCmdLoading | kCmdStale,
               .summary = "Extracts the key names from an arbitrary command.", .since = "2.8.13",
               .complexity = "O(N) where N is the number of arguments to the command", .handler = CommandGetkeysCommand},
+             {.name = "getkeysandflags", .arity = -3, .flags = kCmdLoading | kCmdStale,
+              .summary = "Extracts the key names and access flags for an arbitrary command.", .since = "7.0.0",
+              .complexity = "O(N) where N is the number of arguments to the command",
+              .handler = CommandGetkeysandflagsCommand},
              {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
               .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
               .complexity = "O(1)", .handler = CommandHelpCommand},
