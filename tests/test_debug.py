@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import ServerProcess
-from helpers import info_dict, raw_client
+from helpers import info_dict, rc  # noqa: F401 (fixture)
 
 
 @pytest.fixture(scope="module")
@@ -18,12 +18,6 @@ def server(tmp_path_factory):
     s.stop()
 
 
-@pytest.fixture
-def rc(server):
-    c = raw_client(server)
-    assert c.execute_command("FLUSHALL") == b"OK"
-    yield c
-    c.close()
 
 
 def test_populate_makes_keys_and_leaves_existing_ones(rc):

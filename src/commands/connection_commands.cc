@@ -135,11 +135,7 @@ void HelloCommand(CommandContext& ctx) {
   ctx.client.resp = static_cast<int>(ver);
   ctx.reply.set_resp(ctx.client.resp);
   // (A flush's null to the client it redirects to follows its protocol.)
-  TrackingRegistry::Redirect redirect;
-  if (ctx.client.tracking_redirect != 0 && ctx.server.tracking().RedirectOf(ctx.client.id, &redirect)) {
-    redirect.resp = static_cast<uint8_t>(ver);
-    ctx.server.tracking().SetRedirect(ctx.client.id, redirect);
-  }
+  if (ctx.client.tracking_redirect != 0) PublishRedirect(ctx.server.tracking(), ctx.client);
   ctx.reply.MapHeader(7);
   ctx.reply.Bulk("server");
   ctx.reply.Bulk("redis");

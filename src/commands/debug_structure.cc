@@ -6,47 +6,37 @@
 // make nodes of their own). Peregrine's structures are its own
 // (docs/storage.md): the output names them, starting with the lines of
 // Redis's output that mean the same.
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "commands/common.h"
 #include "commands/debug_structure.h"
 #include "core/numbers.h"
+#include "protocol/parser.h"
 #include "server/log.h"
 
 namespace peregrine {
 
 namespace {
 
-// The value at `key` for a look that changes nothing (Redis's
-// objectCommandLookupOrReply: an expired key is no key), or null after the
-// error reply.
+// The value at `key` as OBJECT looks it up (Redis's
+// objectCommandLookupOrReply: not touched, an expired key is no key), or
+// null after the error reply.
 const Value* LookOrReply(CommandContext& ctx, std::string_view key) {
-  Db::Entry* e = ctx.ShardOf(key).db(ctx.client.db).FindRaw(key);
-  if (e == nullptr || (e->has_expire() && e->expire_ms() <= ctx.now_ms)) {
+  Db::Entry* e = LookupRead(ctx, key, /*touch=*/false);
+  if (e == nullptr) {
     ctx.reply.Error("ERR no such key");
     return nullptr;
   }
   return &e->value;
 }
 
-// An item for the log: at most 64 bytes, the bytes outside printable ASCII
-// as \xHH.
+// An item for the log: its first 64 bytes quoted as MONITOR quotes
+// arguments (Redis's sdscatrepr), and its length when cut.
 std::string Shown(std::string_view item) {
-  std::string out;
-  const size_t n = item.size() < 64 ? item.size() : 64;
-  for (size_t i = 0; i < n; i++) {
-    const auto ch = static_cast<unsigned char>(item[i]);
-    if (ch >= 0x20 && ch < 0x7F && ch != '\\') {
-      out += static_cast<char>(ch);
-    } else {
-      char hex[8];
-      snprintf(hex, sizeof(hex), "\\x%02x", ch);
-      out += hex;
-    }
-  }
-  if (item.size() > n) out += "... (" + std::to_string(item.size()) + " bytes)";
+  constexpr size_t kShown = 64;
+  std::string out = Repr(item.substr(0, kShown));
+  if (item.size() > kShown) out += "... (" + std::to_string(item.size()) + " bytes)";
   return out;
 }
 

@@ -150,14 +150,7 @@ void ClientTrackingCommand(CommandContext& ctx) {
   }
   c.tracking |= options & (tracking::kOptin | tracking::kOptout | tracking::kNoloop);
   c.track_reads = false;  // (set for each command from the flags)
-  if (c.tracking_redirect != 0)
-    registry.SetRedirect(c.id, {.to = c.tracking_redirect,
-                                .to_home = c.tracking_redirect_home,
-                                .resp = static_cast<uint8_t>(c.resp),
-                                .bcast = (c.tracking & tracking::kBcast) != 0,
-                                .noloop = (c.tracking & tracking::kNoloop) != 0});
-  else
-    registry.ClearRedirect(c.id);
+  PublishRedirect(registry, c);
   ctx.reply.Ok();
 }
 

@@ -612,16 +612,20 @@ void ListObject::SeparateLarge(uint32_t i, const ListLimits& limits) {
   }
 }
 
+void ListObject::Reshape(uint32_t i, bool large, const ListLimits& limits) {
+  if (large && encoding() == Encoding::kQuicklist)
+    SeparateLarge(i, limits);
+  else
+    SplitIfOver(i, limits);
+}
+
 void ListObject::Set(Pos pos, std::string_view item, const ListLimits& limits) {
   ConvertForGrowth(item.size(), 1, limits);
   const bool was_plain = IsPlain(pos.node, limits.plain_threshold);
   const packed::ItemPlan plan(item);
   uint32_t off = pos.off;
   set_node(pos.node, ListNode::Replace(Touch(pos.node), &off, plan));
-  if (encoding() == Encoding::kQuicklist && (was_plain || item.size() >= limits.plain_threshold))
-    SeparateLarge(pos.node, limits);
-  else
-    SplitIfOver(pos.node, limits);
+  Reshape(pos.node, was_plain || item.size() >= limits.plain_threshold, limits);
 }
 
 void ListObject::Insert(Pos pos, bool after, std::string_view item, const ListLimits& limits) {
@@ -633,10 +637,7 @@ void ListObject::Insert(Pos pos, bool after, std::string_view item, const ListLi
   uint32_t at;
   set_node(pos.node, ListNode::Insert(n, off, plan, &at));
   AddCount(1);
-  if (encoding() == Encoding::kQuicklist && (was_plain || item.size() >= limits.plain_threshold))
-    SeparateLarge(pos.node, limits);
-  else
-    SplitIfOver(pos.node, limits);
+  Reshape(pos.node, was_plain || item.size() >= limits.plain_threshold, limits);
 }
 
 namespace {

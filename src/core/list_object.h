@@ -208,6 +208,9 @@ class ListObject {
   // joined a plain node: splits it so that each large item is alone, and
   // the rest by the limit.
   void SeparateLarge(uint32_t i, const ListLimits& limits);
+  // After LSET or LINSERT wrote to node i: SeparateLarge where the write
+  // involved a large item or a plain node (`large`), else SplitIfOver.
+  void Reshape(uint32_t i, bool large, const ListLimits& limits);
   // After node i grew (it is plain): splits it if it passed the limit.
   void SplitIfOver(uint32_t i, const ListLimits& limits) {
     const ListNode* n = node(i);

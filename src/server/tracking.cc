@@ -13,24 +13,27 @@ thread_local TrackingInvalidations* TrackingInvalidations::current_ = nullptr;
 
 // --- TrackingRegistry ---
 
-void TrackingRegistry::SetRedirect(uint64_t tracker, const Redirect& r) {
+void TrackingRegistry::SetRedirect(uint64_t tracker, const Redirect& r) { ChangeRedirects(tracker, &r); }
+
+void TrackingRegistry::ClearRedirect(uint64_t tracker) { ChangeRedirects(tracker, nullptr); }
+
+void TrackingRegistry::ChangeRedirects(uint64_t tracker, const Redirect* r) {
   std::lock_guard<std::mutex> lock(redirect_mu_);
-  redirects_[tracker] = r;
-  redirect_count_.store(static_cast<int64_t>(redirects_.size()), std::memory_order_relaxed);
+  if (r == nullptr && !redirects_->contains(tracker)) return;
+  auto next = std::make_shared<Redirects>(*redirects_);
+  if (r != nullptr)
+    (*next)[tracker] = *r;
+  else
+    next->erase(tracker);
+  redirect_count_.store(static_cast<int64_t>(next->size()), std::memory_order_relaxed);
+  redirects_ = std::move(next);
+  redirect_generation_.fetch_add(1, std::memory_order_release);
 }
 
-void TrackingRegistry::ClearRedirect(uint64_t tracker) {
+std::shared_ptr<const TrackingRegistry::Redirects> TrackingRegistry::redirects(uint64_t* generation) const {
   std::lock_guard<std::mutex> lock(redirect_mu_);
-  if (redirects_.erase(tracker) == 0) return;
-  redirect_count_.store(static_cast<int64_t>(redirects_.size()), std::memory_order_relaxed);
-}
-
-bool TrackingRegistry::RedirectOf(uint64_t tracker, Redirect* out) const {
-  std::lock_guard<std::mutex> lock(redirect_mu_);
-  auto it = redirects_.find(tracker);
-  if (it == redirects_.end()) return false;
-  *out = it->second;
-  return true;
+  *generation = redirect_generation_.load(std::memory_order_relaxed);
+  return redirects_;
 }
 
 void TrackingRegistry::Subscribe(uint64_t id, uint32_t home, std::span<const std::string> prefixes) {
@@ -89,6 +92,18 @@ void DisableTracking(TrackingRegistry& registry, Client& c) {
   c.tracking_redirect = 0;
 }
 
+void PublishRedirect(TrackingRegistry& registry, const Client& c) {
+  if (!(c.tracking & tracking::kOn) || c.tracking_redirect == 0) {
+    registry.ClearRedirect(c.id);
+    return;
+  }
+  registry.SetRedirect(c.id, {.to = c.tracking_redirect,
+                              .to_home = c.tracking_redirect_home,
+                              .resp = static_cast<uint8_t>(c.resp),
+                              .bcast = (c.tracking & tracking::kBcast) != 0,
+                              .noloop = (c.tracking & tracking::kNoloop) != 0});
+}
+
 void FlushTracking(ServerState& server) {
   for (size_t s = 0; s < server.num_shards(); s++) server.shard(s).tracking().Clear();
   if (server.tracking().clients().load(std::memory_order_relaxed) == 0) return;
@@ -138,6 +153,14 @@ void TrackingInvalidations::Broadcast(std::string_view key, bool by_command) {
     bcast_[i][std::string(key)] = changer;
     bcast_keys_++;
   }
+}
+
+bool TrackingInvalidations::RedirectOf(uint64_t tracker, TrackingRegistry::Redirect* out) {
+  if (registry_.redirect_generation() != redirects_generation_) redirects_ = registry_.redirects(&redirects_generation_);
+  auto it = redirects_->find(tracker);
+  if (it == redirects_->end()) return false;
+  *out = it->second;
+  return true;
 }
 
 std::vector<Invalidation> TrackingInvalidations::Take() {

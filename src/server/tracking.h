@@ -111,15 +111,22 @@ class TrackingRegistry {
     bool bcast = false;
     bool noloop = false;
   };
+  using Redirects = std::unordered_map<uint64_t, Redirect>;
   void SetRedirect(uint64_t tracker, const Redirect& r);
   void ClearRedirect(uint64_t tracker);
-  // Whether any client redirects (one load), and to where `tracker` does.
+  // Whether any client redirects (one load). The map now and the
+  // generation it is of (copied on write: a thread keeps its copy until
+  // the generation moves, TrackingInvalidations::RedirectOf).
   bool any_redirect() const { return redirect_count_.load(std::memory_order_relaxed) > 0; }
-  bool RedirectOf(uint64_t tracker, Redirect* out) const;
+  uint64_t redirect_generation() const { return redirect_generation_.load(std::memory_order_acquire); }
+  std::shared_ptr<const Redirects> redirects(uint64_t* generation) const;
 
  private:
+  // (Under redirect_mu_: the map replaced whole, then the generation moved.)
+  void ChangeRedirects(uint64_t tracker, const Redirect* r);
   mutable std::mutex redirect_mu_;
-  std::unordered_map<uint64_t, Redirect> redirects_;
+  std::shared_ptr<const Redirects> redirects_ = std::make_shared<Redirects>();
+  std::atomic<uint64_t> redirect_generation_{0};
   std::atomic<int64_t> redirect_count_{0};
   std::atomic<int64_t>* observers_;
   alignas(64) std::atomic<int64_t> clients_{0};
@@ -136,6 +143,11 @@ class TrackingRegistry {
 // are cleared and its BCAST prefixes dropped; the tables forget its keys
 // lazily (an invalidation for a client not tracking is dropped), as Redis.
 void DisableTracking(TrackingRegistry& registry, Client& c);
+
+// Where `c` redirects (its redirect, protocol, BCAST and NOLOOP), recorded
+// in the registry, or its record dropped if it does not redirect: after
+// CLIENT TRACKING ON and HELLO.
+void PublishRedirect(TrackingRegistry& registry, const Client& c);
 
 // FLUSHALL, FLUSHDB, a reload or a full sync emptied the keyspace (every
 // shard held): every tracking client is told that all its keys are invalid
@@ -196,6 +208,9 @@ class TrackingInvalidations {
   // The pending invalidations, BCAST ones made per prefix and subscriber
   // (the lists are left empty).
   std::vector<Invalidation> Take();
+  // Where tracking client `tracker` redirects, from this thread's copy of
+  // the registry's map (no lock unless it changed); false if it does not.
+  bool RedirectOf(uint64_t tracker, TrackingRegistry::Redirect* out);
 
  private:
   uint64_t Changer() const;
@@ -208,6 +223,8 @@ class TrackingInvalidations {
   // keys changed since the last Take (each with its last changer).
   std::shared_ptr<const TrackingRegistry::Prefixes> prefixes_;
   uint64_t prefixes_generation_ = ~uint64_t{0};
+  std::shared_ptr<const TrackingRegistry::Redirects> redirects_;
+  uint64_t redirects_generation_ = ~uint64_t{0};
   std::vector<std::unordered_map<std::string, uint64_t>> bcast_;
   size_t bcast_keys_ = 0;
 };

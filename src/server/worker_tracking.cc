@@ -40,9 +40,9 @@ namespace {
 // where it was made, to the client it redirects to (TrackingRegistry::
 // Redirect), with what its own worker would have checked: false when it
 // has nothing to say.
-bool RedirectAtSource(const TrackingRegistry& registry, Invalidation& inv) {
+bool RedirectAtSource(TrackingInvalidations& pending, Invalidation& inv) {
   TrackingRegistry::Redirect r;
-  if (inv.behalf != 0 || inv.kind == Invalidation::Kind::kBroken || !registry.RedirectOf(inv.client, &r))
+  if (inv.behalf != 0 || inv.kind == Invalidation::Kind::kBroken || !pending.RedirectOf(inv.client, &r))
     return true;
   if (inv.kind == Invalidation::Kind::kKeys) {
     if (inv.bcast != r.bcast) return false;
@@ -66,7 +66,7 @@ void Worker::DeliverInvalidations() {
   std::vector<std::vector<Invalidation>> out;  // other workers' clients'
   const bool redirects = server_.tracking().any_redirect();
   for (Invalidation& inv : all) {
-    if (redirects && !RedirectAtSource(server_.tracking(), inv)) continue;
+    if (redirects && !RedirectAtSource(invalidations_, inv)) continue;
     if (inv.home == index_) {
       DeliverInvalidation(inv);
       continue;
