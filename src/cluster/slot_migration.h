@@ -165,6 +165,9 @@ class SlotMigrations {
     int64_t start_ms = 0;  // not before (unix ms)
   };
   void AddCleanup(size_t shard, const std::vector<bool>& slots, bool exported);
+  // A step of a round (the changed keys again, as they are now); the keys
+  // it sent.
+  uint64_t StepRound(Part& p, Db& db, std::string* out, int64_t now_ms);
   // One part of the large key a shard is sending (or the next one's first);
   // the keys it completed.
   uint64_t StepBigKey(Part& p, Db& db, std::string* out, int64_t now_ms);

@@ -165,6 +165,12 @@ struct SlotMigrations::Job {
   std::atomic<size_t> queued{0};
   std::atomic<bool> cancel{false};
   std::atomic<bool> flushed{false};  // database 0 was emptied meanwhile
+  // The rounds ran kStreamMaxMs: the handover comes whatever is left. The
+  // shards stop sending large keys a part at a time (a key changed faster
+  // than its parts go would be sent again for ever) and send a round's
+  // keys only while the queue is short, so that it empties; what is left
+  // goes under the pause.
+  std::atomic<bool> closing{false};
   std::atomic<uint64_t> keys_sent{0};
   std::thread thread;
   std::atomic<bool> thread_done{false};  // Run returned

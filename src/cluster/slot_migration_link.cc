@@ -261,10 +261,19 @@ void SlotMigrations::RunJob(Job* job) {
     if (st == State::kSnapshot && all([](const auto& p) { return p->walk_done.load() || p->drained.load(); })) {
       job->SetState(State::kStreaming);
       streaming_since = UnixTimeMs();
-    } else if (st == State::kStreaming && job->queued.load() < kStepBytes) {
+    } else if (st == State::kStreaming) {
+      // After kStreamMaxMs of rounds the handover comes whatever is left
+      // (the shards then let the queue empty: Job::closing).
+      if (!job->closing.load() && UnixTimeMs() - streaming_since >= kStreamMaxMs) {
+        job->closing.store(true);
+        server_.WakeWorkers();
+      }
+      const bool closing = job->closing.load();
       uint64_t pending = 0;
       for (const auto& p : job->parts) pending += p->pending.load();
-      if ((pending < kHandoverKeys || UnixTimeMs() - streaming_since >= kStreamMaxMs) && job->sync_marker.empty()) {
+      const bool ready = (pending < kHandoverKeys && job->queued.load() < kStepBytes) ||
+                         (closing && job->queued.load() < 2 * kStepBytes);
+      if (ready && job->sync_marker.empty()) {
         // First the target catches up with what is in flight (the socket's
         // buffers hold megabytes): the pause then waits only for the little
         // sent after this.
@@ -272,8 +281,7 @@ void SlotMigrations::RunJob(Job* job) {
         job->sync_marker = job->name + "-sync";
         AppendRespCommand(&cmd, {"ECHO", job->sync_marker});
         if (!SendAll(job, cmd)) return Fail(job, kLost, "(sending ECHO)");
-      } else if ((pending < kHandoverKeys || UnixTimeMs() - streaming_since >= kStreamMaxMs) && job->synced &&
-                 !prevent_pause_.load()) {
+      } else if (ready && job->synced && !prevent_pause_.load()) {
         // Writes wait from here until the slots are the target's.
         PauseWrites(job);
         job->SetState(State::kPausing);

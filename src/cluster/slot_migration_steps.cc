@@ -103,28 +103,17 @@ bool SlotMigrations::Step(size_t shard, bool drained) {
         } while (p.cursor != 0 && out.size() < kStepBytes && seen < kStepEntries);
         if (p.cursor == 0) p.walked = true;
         more = true;
+      } else if (job->closing.load(std::memory_order_relaxed)) {
+        // (The large keys wait for the pause; a round's keys go while the
+        // queue is short.)
+        if (job->queued.load(std::memory_order_relaxed) < kStepBytes) keys += StepRound(p, db, &out, now_ms);
+        more = true;
       } else if (p.big_active || !p.big.empty()) {
         keys += StepBigKey(p, db, &out, now_ms);
         more = true;
       } else {
-        // A round: the keys changed since they were sent, as they are now.
-        if (p.round_at == p.round.size()) {
-          p.round.assign(p.moving.changed.begin(), p.moving.changed.end());
-          p.moving.changed.clear();
-          p.round_at = 0;
-        }
-        while (p.round_at < p.round.size() && out.size() < kStepBytes) {
-          const std::string& k = p.round[p.round_at++];
-          const Db::Entry* e = db.FindRaw(k);
-          if (e != nullptr && !Db::IsExpired(*e, now_ms) && IsBig(e->value)) {
-            p.big.push_back(k);
-            more = true;
-            continue;
-          }
-          AppendKeyState(&out, db, k, now_ms);
-          keys++;
-        }
-        if (p.round_at < p.round.size()) more = true;
+        keys += StepRound(p, db, &out, now_ms);
+        if (p.round_at < p.round.size() || !p.big.empty()) more = true;
       }
       if (p.walked && !p.big_active && p.big.empty()) p.walk_done.store(true, std::memory_order_release);
       p.pending.store((p.round.size() - p.round_at) + p.moving.changed.size() + p.big.size() + (p.big_active ? 1 : 0),
@@ -146,6 +135,29 @@ bool SlotMigrations::Step(size_t shard, bool drained) {
     }
   }
   return StepCleanups(shard, db, now_ms) || more;
+}
+
+uint64_t SlotMigrations::StepRound(Part& p, Db& db, std::string* out, int64_t now_ms) {
+  // A round: the keys changed since they were sent, as they are now (a
+  // large one joins the large keys, sent a part at a time).
+  if (p.round_at == p.round.size()) {
+    p.round.assign(p.moving.changed.begin(), p.moving.changed.end());
+    p.moving.changed.clear();
+    p.round_at = 0;
+  }
+  uint64_t keys = 0;
+  while (p.round_at < p.round.size() && out->size() < kStepBytes) {
+    const std::string& k = p.round[p.round_at++];
+    const Db::Entry* e = db.FindRaw(k);
+    if (e != nullptr && !Db::IsExpired(*e, now_ms) && IsBig(e->value)) {
+      if (std::find(p.big.begin(), p.big.end(), k) == p.big.end() && !(p.big_active && p.big_key == k))
+        p.big.push_back(k);
+      continue;
+    }
+    AppendKeyState(out, db, k, now_ms);
+    keys++;
+  }
+  return keys;
 }
 
 uint64_t SlotMigrations::StepBigKey(Part& p, Db& db, std::string* out, int64_t now_ms) {
