@@ -17,8 +17,6 @@ BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev li
 TEST_PACKAGES  := python3 python3-venv redis-server redis-tools openssl
 # What the benchmarks need on top.
 BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
-# What the fuzzer needs: clang with libFuzzer and the sanitizers' runtimes.
-FUZZ_PACKAGES  := clang-14 libclang-rt-14-dev
 
 .PHONY: all deps client-test-deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan asan-build tsan-build test-sanitizers fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-notify bench-monitor bench-instr bench-cross bench-threads bench-shards bench-replication bench-cluster bench-cluster-migrate bench-pubsub difftest soak bench-expire microbench clean
 
@@ -81,23 +79,26 @@ run: build
 unit-test: build
 	$(BUILD)/peregrine_unit_tests --gtest_brief=1
 
-# The black-box suite twice: one worker thread, and four (more than this
-# machine's cores, so that the cross-thread paths always run and interleave).
-# Two test processes at once (pytest-xdist): much of the suite waits
-# (replication, failovers, timeouts), so two take about 0.6 of the time.
-# The cluster tests (tests/test_cluster*.py: multi-node clusters, the
-# clients of other languages through a reshard, mixed clusters with Redis)
-# run once, in the second pass, where slots map to several shards.
+# The black-box suite against four worker threads (more than this
+# machine's cores, so that the cross-thread paths always run and
+# interleave), cluster tests included (tests/test_cluster*.py: multi-node
+# clusters, the clients of other languages through a reshard, mixed
+# clusters with Redis), where slots map to several shards. One worker
+# thread is the ASan pass's (test-sanitizers); INTEGRATION_THREADS=1 runs
+# this pass so, the cluster tests left out. Two test processes at once
+# (pytest-xdist): much of the suite waits (replication, failovers,
+# timeouts), so two take about 0.6 of the time.
 PYTEST := $(VENV)/bin/python -m pytest tests -q -n 2 --dist loadscope
-ONCE   := $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
+CLUSTER_TESTS := $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
+INTEGRATION_THREADS ?= 4
 # What TSan's pass leaves out: the clients of other languages, and the
 # cluster tests of protocol and interop with Redis (mixed clusters, failover
 # modes, hostile bus messages); the other cluster tests run there, where the
 # bus's thread, the slot migration's and the workers meet.
 TSAN_SKIP := $(addprefix --ignore=tests/,test_cluster_clients.py test_cluster_mixed.py test_cluster_edges.py)
 integration-test: build pydeps client-test-deps
-	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 1" NOTIFYTEST_EXAMPLES=40 TRACKTEST_EXAMPLES=40 $(PYTEST) $(ONCE)
-	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads 4" $(PYTEST)
+	PEREGRINE_BIN=$(abspath $(BUILD))/peregrine PEREGRINE_ARGS="--threads $(INTEGRATION_THREADS)" $(PYTEST) \
+	  $(if $(filter 1,$(INTEGRATION_THREADS)),$(CLUSTER_TESTS))
 
 # Their toolchains: Maven and a JDK from Debian if missing; Go (>= 1.26,
 # for go-redis 9.23) and Node.js (>= 20, for ioredis 6) are newer than
@@ -131,37 +132,42 @@ bench-smoke: build pydeps
 	$(VENV)/bin/python bench/datamodel.py --smoke $(abspath $(BUILD))/peregrine
 	$(VENV)/bin/python bench/tls.py --smoke $(abspath $(BUILD))/peregrine
 
-# Sanitizer builds (Debug, their own build directories). ASan+UBSan runs the
-# unit tests and the black-box suite; ThreadSanitizer the unit tests and the
-# black-box suite (the atomicity stress test included) against four worker
-# threads: a data race stops the server, and the run stops there with its
-# output (conftest.alive). (The cluster tests, a minute of multi-node
-# clusters, run under TSan, where the bus's own thread meets the workers,
-# and not under ASan: the bus's parsing runs under ASan in its two
+# Sanitizer builds, by clang (it compiles them in half gcc's time), Debug
+# at -O1 with assertions on. ASan + UBSan is the fuzzers' tree (build/fuzz:
+# one build for the fuzz targets, the server and the unit tests, all with
+# the fuzzers' coverage instrumentation); it runs the unit tests and the
+# black-box suite against one worker thread (the single-worker paths; the
+# release pass runs four). ThreadSanitizer (build/tsan) runs the unit tests
+# and the black-box suite (the atomicity stress test included) against four
+# worker threads: a data race stops the server, and the run stops there
+# with its output (conftest.alive). (The cluster tests, a minute of
+# multi-node clusters, run under TSan, where the bus's own thread meets the
+# workers, and not under ASan: the bus's parsing runs under ASan in its two
 # fuzzers.) Each suite runs one test process at a time, unlike
 # integration-test: with two, sanitized servers side by side were slow
 # enough that timing-bound tests failed now and then. In `make test` the
 # two suites run side by side (test-sanitizers): each keeps one core about
 # half busy (its servers mostly wait: sleeps, timeouts, replication), so
-# together they take the time of one, and CI stays under 45 minutes. The
-# differential tests' random examples are fewer there (100, 40 and 40):
-# their semantics are the release passes' to check.
-ASAN_BUILD := build/asan
+# together they take the time of one. The differential tests' random
+# examples are fewer there (100, 40 and 40): their semantics are the
+# release pass's to check.
+SAN_CXX    := clang++-14
+SAN_PACKAGES := clang-14 libclang-rt-14-dev
+FUZZ_BUILD := build/fuzz
+ASAN_BUILD := $(FUZZ_BUILD)
 TSAN_BUILD := build/tsan
 SAN_EXAMPLES := NOTIFYTEST_EXAMPLES=40 TRACKTEST_EXAMPLES=40 DIFFTEST_EXAMPLES=100
-ASAN_PYTEST = UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PEREGRINE_BIN=$(abspath $(ASAN_BUILD))/peregrine \
-  $(SAN_EXAMPLES) $(VENV)/bin/python -m pytest tests -q -p no:cacheprovider --basetemp=$(ASAN_BUILD)/pytest-tmp \
-  $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
+ASAN_PYTEST = UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PEREGRINE_BIN=$(abspath $(ASAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 1" \
+  $(SAN_EXAMPLES) $(VENV)/bin/python -m pytest tests -q -p no:cacheprovider --basetemp=$(ASAN_BUILD)/pytest-tmp $(CLUSTER_TESTS)
 TSAN_PYTEST = TSAN_OPTIONS=halt_on_error=1 PEREGRINE_BIN=$(abspath $(TSAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 4" \
   $(SAN_EXAMPLES) $(VENV)/bin/python -m pytest tests -q -p no:cacheprovider --basetemp=$(TSAN_BUILD)/pytest-tmp $(TSAN_SKIP)
 
-asan-build: deps pydeps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_SANITIZE=address,undefined -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+asan-build: fuzz-build pydeps
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(ASAN_BUILD)/peregrine_unit_tests --gtest_brief=1
 
 tsan-build: deps pydeps
-	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_SANITIZE=thread -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
+	$(call install_packages,$(SAN_PACKAGES))
+	CXX=$(SAN_CXX) cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_SANITIZE=thread -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1 $(TSAN_BUILD)/peregrine_unit_tests --gtest_brief=1
 
@@ -184,7 +190,7 @@ test-sanitizers: asan-build tsan-build
 	 [ "$$(cat $(ASAN_BUILD)/pytest.rc)" = 0 ] && [ "$$(cat $(TSAN_BUILD)/pytest.rc)" = 0 ]
 
 # libFuzzer targets (fuzz/README.md), built by clang with ASan + UBSan in
-# their own directory: `connection` (the whole request path), `config`
+# the ASan tree (Debug at -O1: assertions on): `connection` (the whole request path), `config`
 # (the config file reader and CONFIG GET/SET round trips), `rdb` (RDB
 # files and RESTORE payloads), `script` (Lua scripts through EVAL & co.;
 # an input stuck for 30 s is a finding), `replica` (what a primary sends
@@ -192,15 +198,14 @@ test-sanitizers: asan-build tsan-build
 # cluster bus's messages; 16 KB inputs: one message's header is 2256 bytes)
 # and `cluster_node` (what those messages do to a node's view of the
 # cluster; its inputs are programs that build them).
-FUZZ_BUILD  := build/fuzz
 FUZZ_TARGET ?= connection
 FUZZ_FLAGS   = -max_len=$(if $(filter cluster_bus,$(1)),16384,4096) -artifact_prefix=$(FUZZ_BUILD)/artifacts/ -print_final_stats=1 \
                $(if $(wildcard fuzz/$(1).dict),-dict=fuzz/$(1).dict) $(if $(filter script,$(1)),-timeout=30)
 FUZZ_SMOKE_SECONDS ?= 30
 
 fuzz-build: deps
-	$(call install_packages,$(FUZZ_PACKAGES))
-	CXX=clang++-14 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_FUZZ=ON -DPEREGRINE_TESTS=OFF -DPEREGRINE_BENCH=OFF
+	$(call install_packages,$(SAN_PACKAGES))
+	CXX=$(SAN_CXX) cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPEREGRINE_WERROR=$(WERROR) -DPEREGRINE_FUZZ=ON -DPEREGRINE_TESTS=ON -DPEREGRINE_BENCH=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	@mkdir -p $(addprefix $(FUZZ_BUILD)/corpus/,connection config rdb script replica cluster_bus cluster_node) $(FUZZ_BUILD)/artifacts
 
