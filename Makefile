@@ -88,7 +88,7 @@ unit-test: build
 # this pass so, the cluster tests left out. Two test processes at once
 # (pytest-xdist): much of the suite waits (replication, failovers,
 # timeouts), so two take about 0.6 of the time.
-PYTEST := $(VENV)/bin/python -m pytest tests -q -n 2 --dist loadscope
+PYTEST := $(VENV)/bin/python -m pytest tests -q -n 2 --dist loadscope --durations=20
 CLUSTER_TESTS := $(addprefix --ignore=,$(wildcard tests/test_cluster*.py))
 INTEGRATION_THREADS ?= 4
 # What TSan's pass leaves out: the clients of other languages, and the
@@ -158,9 +158,9 @@ ASAN_BUILD := $(FUZZ_BUILD)
 TSAN_BUILD := build/tsan
 SAN_EXAMPLES := NOTIFYTEST_EXAMPLES=40 TRACKTEST_EXAMPLES=40 DIFFTEST_EXAMPLES=100
 ASAN_PYTEST = UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 PEREGRINE_BIN=$(abspath $(ASAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 1" \
-  $(SAN_EXAMPLES) $(VENV)/bin/python -m pytest tests -q -p no:cacheprovider --basetemp=$(ASAN_BUILD)/pytest-tmp $(CLUSTER_TESTS)
+  $(SAN_EXAMPLES) $(VENV)/bin/python -m pytest tests -q -p no:cacheprovider --durations=20 --basetemp=$(ASAN_BUILD)/pytest-tmp $(CLUSTER_TESTS)
 TSAN_PYTEST = TSAN_OPTIONS=halt_on_error=1 PEREGRINE_BIN=$(abspath $(TSAN_BUILD))/peregrine PEREGRINE_ARGS="--threads 4" \
-  $(SAN_EXAMPLES) $(VENV)/bin/python -m pytest tests -q -p no:cacheprovider --basetemp=$(TSAN_BUILD)/pytest-tmp $(TSAN_SKIP)
+  $(SAN_EXAMPLES) $(VENV)/bin/python -m pytest tests -q -p no:cacheprovider --durations=20 --basetemp=$(TSAN_BUILD)/pytest-tmp $(TSAN_SKIP)
 
 asan-build: fuzz-build pydeps
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(ASAN_BUILD)/peregrine_unit_tests --gtest_brief=1
