@@ -15,12 +15,16 @@
 #include <string>
 #include <vector>
 
+#include "net/event_loop.h"
+#include "persist/aof_check.h"
+#include "persist/rdb_check.h"
 #include "server/config.h"
 #include "server/log.h"
 #include "server/persistence.h"
 #include "cluster/cluster_bus.h"
 #include "commands/all_commands.h"
 #include "server/server.h"
+#include "server/supervise.h"
 
 #ifdef PEREGRINE_WITH_MIMALLOC
 #include <mimalloc.h>
@@ -44,6 +48,8 @@ void PrintUsage() {
       "       ./peregrine - (read config from stdin)\n"
       "       ./peregrine -v or --version\n"
       "       ./peregrine -h or --help\n"
+      "       ./peregrine --check-rdb <file.rdb>\n"
+      "       ./peregrine --check-aof [--fix] <file.manifest|file.aof>\n"
       "\n"
       "Options are redis.conf directives with two dashes, e.g.:\n"
       "       ./peregrine --port 7777\n"
@@ -84,6 +90,36 @@ void Daemonize() {
   }
 }
 
+// `peregrine --check-rdb FILE` and `peregrine --check-aof [--fix] FILE`
+// (also as peregrine-check-rdb / peregrine-check-aof, links to the binary,
+// as redis-server is redis-check-rdb): *handled false when the arguments
+// ask for neither.
+int CheckTool(const std::vector<std::string>& args, bool* handled) {
+  *handled = true;
+  if (!args.empty() && args[0] == "--check-rdb") {
+    if (args.size() != 2) {
+      std::fprintf(stderr, "Usage: peregrine --check-rdb <rdb-file-name>\n");
+      return 1;
+    }
+    return peregrine::CheckRdbMain(args[1], peregrine::UnixTimeMs());
+  }
+  if (!args.empty() && args[0] == "--check-aof") {
+    peregrine::AofCheckOptions options;
+    size_t i = 1;
+    if (i < args.size() && args[i] == "--fix") {
+      options.fix = true;
+      i++;
+    }
+    if (i + 1 != args.size()) {
+      std::fprintf(stderr, "Usage: peregrine --check-aof [--fix] <file.manifest|file.aof>\n");
+      return 1;
+    }
+    return peregrine::CheckAofMain(args[i], options, peregrine::UnixTimeMs());
+  }
+  *handled = false;
+  return 0;
+}
+
 }  // namespace
 
 // Allocator settings that differ from its defaults (docs/storage.md).
@@ -107,6 +143,16 @@ int main(int argc, char** argv) {
   // as Redis (which sets LC_COLLATE from the environment at start).
   std::setlocale(LC_COLLATE, "");
   std::vector<char*> args(argv + 1, argv + argc);
+  {
+    std::vector<std::string> tool(args.begin(), args.end());
+    const std::string name = argc > 0 ? argv[0] : "";
+    const std::string base = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+    if (base == "peregrine-check-rdb") tool.insert(tool.begin(), "--check-rdb");
+    if (base == "peregrine-check-aof") tool.insert(tool.begin(), "--check-aof");
+    bool handled;
+    const int rc = CheckTool(tool, &handled);
+    if (handled) return rc;
+  }
   if (!args.empty()) {
     std::string first = args[0];
     if (first == "-v" || first == "--version") {
@@ -158,7 +204,9 @@ int main(int argc, char** argv) {
   const Directive* failed = nullptr;
   if (!ApplyDirectives(&config, directives, &why, &failed)) FatalConfigError(*failed, why);
 
-  if (config.daemonize) {
+  // Under a supervisor the server stays in the foreground, as Redis's.
+  const bool supervised = supervise::Start(config.supervised) != Config::Supervised::kNo;
+  if (config.daemonize && !supervised) {
     if (config.pidfile.empty()) config.pidfile = "/var/run/peregrine.pid";
     Daemonize();
   }
@@ -186,6 +234,7 @@ int main(int argc, char** argv) {
   SetLogLevel(LogLevel::kNotice);
   server.ApplyRuntimeConfig();
   LOG_NOTICE("Peregrine %s starting, pid=%d", PEREGRINE_VERSION, static_cast<int>(getpid()));
+  supervise::LogStart();
   // Redis Cluster: nodes.conf is read (or made) in `dir`, before anything
   // listens; a bad one stops the start, as in Redis.
   if (config.cluster.enabled) {

@@ -132,23 +132,11 @@ const std::vector<Option>& config_options::Options() {
     for (std::string_view name : {"threads", "io-threads"})
       o.push_back(IntOption(name, &Config::threads, 1, 256, name == "threads" ? kFixed : kImmutable));
     o.push_back(IntOption("worker-spin-us", &Config::worker_spin_us, 0, 1000000, kFixed));
-    o.push_back(Option{"worker-sched-policy", kFixed, 1, 1,
-                       [](const Config& c) -> std::string {
-                         switch (c.worker_sched) {
-                           case Config::WorkerSched::kBatch: return "batch";
-                           case Config::WorkerSched::kNormal: return "normal";
-                           case Config::WorkerSched::kAuto: break;
-                         }
-                         return "auto";
-                       },
-                       [](Config& c, Args a) -> std::string {
-                         const std::string v = Lower(a[0]);
-                         if (v == "auto") c.worker_sched = Config::WorkerSched::kAuto;
-                         else if (v == "batch") c.worker_sched = Config::WorkerSched::kBatch;
-                         else if (v == "normal") c.worker_sched = Config::WorkerSched::kNormal;
-                         else return "argument(s) must be one of the following: auto, batch, normal";
-                         return "";
-                       }});
+    o.push_back(EnumOption("worker-sched-policy", &Config::worker_sched,
+                           {{"auto", Config::WorkerSched::kAuto},
+                            {"batch", Config::WorkerSched::kBatch},
+                            {"normal", Config::WorkerSched::kNormal}},
+                           kFixed));
     o.push_back(IntOption("maxclients", &Config::maxclients, 1, UINT_MAX, kMutable));
     o.push_back(IntOption("timeout", &Config::timeout, 0, INT_MAX, kMutable));
     o.push_back(IntOption("tcp-keepalive", &Config::tcp_keepalive, 0, INT_MAX, kMutable));
@@ -165,6 +153,12 @@ const std::vector<Option>& config_options::Options() {
                        }});
     o.push_back(StringOption("logfile", &Config::logfile, kImmutable));
     o.push_back(BoolOption("daemonize", &Config::daemonize, kImmutable));
+    o.push_back(EnumOption("supervised", &Config::supervised,
+                           {{"upstart", Config::Supervised::kUpstart},
+                            {"systemd", Config::Supervised::kSystemd},
+                            {"auto", Config::Supervised::kAuto},
+                            {"no", Config::Supervised::kNo}},
+                           kImmutable));
     o.push_back(StringOption("pidfile", &Config::pidfile, kImmutable));
     o.push_back(MemoryOption("proto-max-bulk-len", &Config::proto_max_bulk_len, 1024 * 1024, LLONG_MAX, kMutable));
     o.push_back(MemoryOption("repl-backlog-size", &Config::repl_backlog_size, 1, LLONG_MAX, kMutable));

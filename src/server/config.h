@@ -77,6 +77,11 @@ struct Config {
   std::string loglevel = "notice";
   std::string logfile;
   bool daemonize = false;
+  // supervised: no | upstart | systemd | auto (server/supervise.h). Under
+  // a supervisor the server tells it when it is ready and when it stops,
+  // and does not daemonize.
+  enum class Supervised { kNo, kUpstart, kSystemd, kAuto };
+  Supervised supervised = Supervised::kNo;
   std::string pidfile;
   uint64_t proto_max_bulk_len = 512ULL * 1024 * 1024;
   // Replication (docs/replication.md): the backlog's size (raised to 16 KB

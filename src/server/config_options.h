@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/numbers.h"
@@ -94,6 +95,31 @@ Option BoolOption(std::string_view name, bool Owner::*field, Mutability mut) {
                   else if (v == "no") At(c, field) = false;
                   else return "argument must be 'yes' or 'no'";
                   return "";
+                }};
+}
+
+// One of a few names, as Redis's enum configs: any case in, the name out;
+// `names` in Redis's order (its error lists them so).
+template <typename E, typename Owner>
+Option EnumOption(std::string_view name, E Owner::*field, std::vector<std::pair<std::string_view, E>> names,
+                  Mutability mut) {
+  return Option{name, mut, 1, 1,
+                [field, names](const Config& c) -> std::string {
+                  for (const auto& [n, v] : names)
+                    if (v == At(c, field)) return std::string(n);
+                  return "";
+                },
+                [field, names](Config& c, Args a) -> std::string {
+                  const std::string v = Lower(a[0]);
+                  std::string all;
+                  for (const auto& [n, e] : names) {
+                    if (v == n) {
+                      At(c, field) = e;
+                      return "";
+                    }
+                    all += (all.empty() ? "" : ", ") + std::string(n);
+                  }
+                  return "argument(s) must be one of the following: " + all;
                 }};
 }
 

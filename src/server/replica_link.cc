@@ -20,6 +20,7 @@
 #include "net/socket.h"
 #include "persist/aof_format.h"
 #include "server/log.h"
+#include "server/supervise.h"
 
 namespace peregrine {
 
@@ -270,6 +271,9 @@ void ReplicaLink::Session() {
     LOG_NOTICE("Successful partial resynchronization with master.");
     Push(Event{Event::Kind::kContinue, {}, id, 0});
     LOG_NOTICE("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+    supervise::Status(
+        "MASTER <-> REPLICA sync: Partial Resynchronization accepted. Ready to accept connections in read-write "
+        "mode.");
   } else if (reply.starts_with("-NOMASTERLINK") || reply.starts_with("-LOADING")) {
     LOG_NOTICE("Master is currently unable to PSYNC but should be in the future: %s", reply.c_str());
     return;

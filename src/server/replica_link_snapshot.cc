@@ -14,6 +14,7 @@
 #include "net/event_loop.h"
 #include "server/log.h"
 #include "server/replica_link.h"
+#include "server/supervise.h"
 
 namespace peregrine {
 
@@ -78,6 +79,8 @@ bool ReplicaLink::ReceiveSnapshot(const std::string& replid, uint64_t offset) {
   status_.sync_total = -1;
   status_.read_offset = offset;
   LOG_NOTICE("MASTER <-> REPLICA sync: Finished with success");
+  supervise::Status(
+      "MASTER <-> REPLICA sync: Finished with success. Ready to accept connections in read-write mode.");
   return true;
 }
 

@@ -24,6 +24,7 @@
 #include "server/client_eviction.h"
 #include "server/log.h"
 #include "server/metrics_http.h"
+#include "server/supervise.h"
 
 namespace peregrine {
 
@@ -291,6 +292,7 @@ int Server::Run() {
     // Worker 0 loads first (FinishStartupLoad starts the others).
     load_state_.store(kLoading | kStartupLoad, std::memory_order_release);
   } else {
+    supervise::Ready(!config_.replicaof_host.empty());
     StartReplicaOfConfig();
     for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
   }
@@ -346,6 +348,7 @@ void Server::FinishStartupLoad(bool complete) {
     cluster_->VerifyWithData(slots);
   }
   load_state_.store(0, std::memory_order_release);
+  if (complete) supervise::Ready(!config_.replicaof_host.empty());
   StartReplicaOfConfig();
   for (size_t i = 1; i < workers_.size(); i++) threads_.emplace_back([w = workers_[i].get()] { w->Run(); });
 }
@@ -394,6 +397,7 @@ bool Server::SaveOnShutdown() {
 void Server::RequestShutdown() {
   if (stopping_.exchange(true, std::memory_order_acq_rel)) return;
   LOG_WARNING("User requested shutdown...");
+  supervise::Stopping();
   // One worker: it is the caller (SHUTDOWN, or the signal watcher on its
   // loop). Several: each sees the flag before its next wait.
   if (workers_.size() == 1) workers_[0]->loop().Stop();

@@ -1,0 +1,271 @@
+// The RDB check (rdb_check.h): the loader's walk over opcodes (server/
+// persistence.cc, RdbLoader::Step) without a server to load into.
+#include "persist/rdb_check.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+
+#include "core/value.h"
+#include "persist/rdb_format.h"
+#include "persist/rdb_value.h"
+
+namespace peregrine {
+
+namespace {
+
+std::string_view EncodingName(int type);
+
+// The report and what was being read when it stopped.
+class CheckReport {
+ public:
+  CheckReport(RdbReader& r, RdbCheckResult& res, std::string* out) : r_(r), res_(res), out_(*out) {}
+
+  void Line(std::string_view text) {
+    out_ += "[offset " + std::to_string(r_.consumed()) + "] ";
+    out_.append(text);
+    out_ += "\n";
+  }
+  void Doing(const char* what) { doing_ = what; }
+  void Key(std::string key, int type) {
+    key_ = std::move(key);
+    type_ = type;
+  }
+  void NoKey() { type_ = -1; }
+
+  void Info() {
+    out_ += "[info] " + std::to_string(res_.keys) + " keys read\n";
+    out_ += "[info] " + std::to_string(res_.expires) + " expires\n";
+    out_ += "[info] " + std::to_string(res_.already_expired) + " already expired\n";
+    std::string types;
+    for (size_t t = 0; t < res_.by_type.size(); t++) {
+      if (res_.by_type[t] == 0) continue;
+      types += (types.empty() ? "" : ", ") + std::string(TypeName(static_cast<ValueType>(t))) + " " +
+               std::to_string(res_.by_type[t]);
+    }
+    if (!types.empty()) out_ += "[info] keys by type: " + types + "\n";
+    if (res_.empty > 0)
+      out_ += "[info] " + std::to_string(res_.empty) + " empty values (a load skips their keys)\n";
+    if (res_.functions > 0) out_ += "[info] " + std::to_string(res_.functions) + " function libraries\n";
+  }
+
+  // The first problem: where reading stopped, and what it was reading.
+  RdbCheckResult Fail() {
+    out_ += "--- RDB ERROR DETECTED ---\n";
+    Line(r_.error().empty() ? "Unexpected EOF reading RDB file" : r_.error());
+    out_ += "[additional info] While doing: " + std::string(doing_) + "\n";
+    if (type_ >= 0) {
+      out_ += "[additional info] Reading key '" + key_ + "'\n";
+      out_ += "[additional info] Reading type " + std::to_string(type_) + " (" + std::string(EncodingName(type_)) +
+              ")\n";
+    }
+    Info();
+    out_ += "--- RDB ERROR DETECTED ---\n";
+    res_.ok = false;
+    return res_;
+  }
+
+ private:
+  RdbReader& r_;
+  RdbCheckResult& res_;
+  std::string& out_;
+  const char* doing_ = "start";
+  std::string key_;
+  int type_ = -1;
+};
+
+// An RDB type's encoding, by its number (the names redis-check-rdb uses).
+std::string_view EncodingName(int type) {
+  static constexpr std::string_view kNames[] = {
+      "string",       "list-linked",  "set-hashtable", "zset-v1",       "hash-hashtable", "zset-v2",
+      "module-pre-ga", "module-value", "",              "hash-zipmap",   "list-ziplist",   "set-intset",
+      "zset-ziplist", "hash-ziplist", "quicklist",     "stream",        "hash-listpack",  "zset-listpack",
+      "quicklist-v2", "stream-v2",    "set-listpack",  "stream-v3",     "hash-metadata-pre-ga",
+      "hash-listpack-ex-pre-ga",      "hash-metadata", "hash-listpack-ex"};
+  if (type < 0 || static_cast<size_t>(type) >= std::size(kNames)) return "unknown";
+  return kNames[type];
+}
+
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
+  RdbCheckResult res;
+  CheckReport report(r, res, out);
+  report.Doing("check-header");
+  const char* magic;
+  if (!r.Bytes(9, &magic)) return report.Fail();
+  int version = 0;
+  bool digits = std::memcmp(magic, "REDIS", 5) == 0;
+  for (int i = 5; i < 9 && digits; i++) {
+    digits = magic[i] >= '0' && magic[i] <= '9';
+    version = version * 10 + (magic[i] - '0');
+  }
+  if (!digits) {
+    r.Fail("Wrong signature trying to load DB from file");
+    return report.Fail();
+  }
+  if (version < 1 || version > rdb::kMaxVersion) {
+    r.Fail("Can't handle RDB format version " + std::to_string(version));
+    return report.Fail();
+  }
+  const ContainerLimits limits;
+  int64_t expire_ms = -1;
+  std::string a, b;
+  for (;;) {
+    report.Doing("read-type");
+    report.NoKey();
+    uint8_t op;
+    if (!r.Byte(&op)) return report.Fail();
+    switch (op) {
+      case rdb::kOpExpireTime: {
+        report.Doing("read-expire");
+        int64_t s;
+        if (!r.SecondsTime(&s)) return report.Fail();
+        expire_ms = s * 1000;
+        continue;
+      }
+      case rdb::kOpExpireTimeMs:
+        report.Doing("read-expire");
+        if (!r.MillisTime(&expire_ms)) return report.Fail();
+        continue;
+      case rdb::kOpFreq: {
+        report.Doing("read-freq");
+        uint8_t f;
+        if (!r.Byte(&f)) return report.Fail();
+        continue;
+      }
+      case rdb::kOpIdle: {
+        report.Doing("read-idle");
+        uint64_t idle;
+        if (!r.Len(&idle)) return report.Fail();
+        continue;
+      }
+      case rdb::kOpSelectDb: {
+        report.Doing("read-db");
+        uint64_t db;
+        if (!r.Len(&db)) return report.Fail();
+        report.Line("Selecting DB ID " + std::to_string(db));
+        continue;
+      }
+      case rdb::kOpResizeDb: {
+        report.Doing("read-resize-db");
+        uint64_t n;
+        if (!r.Len(&n) || !r.Len(&n)) return report.Fail();
+        continue;
+      }
+      case rdb::kOpSlotInfo: {
+        report.Doing("read-slot-info");
+        uint64_t n;
+        if (!r.Len(&n) || !r.Len(&n) || !r.Len(&n)) return report.Fail();
+        continue;
+      }
+      case rdb::kOpAux:
+        report.Doing("read-aux");
+        if (!r.String(&a) || !r.String(&b)) return report.Fail();
+        report.Line("AUX FIELD " + Printable(a) + " = '" + Printable(b) + "'");
+        continue;
+      case rdb::kOpModuleAux:
+        report.Doing("read-module-aux");
+        r.Fail("The RDB file contains AUX module data: modules are not supported");
+        return report.Fail();
+      case rdb::kOpFunctionPreGa:
+        report.Doing("read-functions");
+        r.Fail("Pre-release function format not supported.");
+        return report.Fail();
+      case rdb::kOpFunction2:
+        report.Doing("read-functions");
+        if (!r.String(&a)) return report.Fail();
+        res.functions++;
+        continue;
+      case rdb::kOpEof: {
+        report.Doing("check-sum");
+        if (version >= 5) {
+          const uint64_t computed = r.Crc();
+          const char* p;
+          if (!r.Bytes(8, &p)) return report.Fail();
+          uint64_t expected;
+          std::memcpy(&expected, p, 8);
+          if (expected == 0) {
+            report.Line("RDB file was saved with checksum disabled: no check performed.");
+          } else if (expected != computed) {
+            r.Fail("RDB CRC error");
+            return report.Fail();
+          } else {
+            report.Line("Checksum OK");
+          }
+        }
+        report.Line("\\o/ RDB looks OK! \\o/");
+        report.Info();
+        res.ok = true;
+        res.end = r.consumed();
+        return res;
+      }
+      default: {
+        if (!rdb::IsObjectType(op)) {
+          r.Fail("Unknown RDB encoding type " + std::to_string(op));
+          return report.Fail();
+        }
+        report.Doing("read-key");
+        std::string key;
+        if (!r.String(&key)) return report.Fail();
+        report.Key(std::move(key), op);
+        report.Doing("read-object-value");
+        Value value;
+        const RdbLoadStatus st = LoadRdbObject(r, op, limits, now_ms, &value);
+        if (st == RdbLoadStatus::kError) return report.Fail();
+        if (st == RdbLoadStatus::kEmpty) {
+          res.empty++;
+        } else {
+          res.keys++;
+          res.by_type[static_cast<size_t>(value.type())]++;
+          if (expire_ms != -1) {
+            res.expires++;
+            if (expire_ms <= now_ms) res.already_expired++;
+          }
+        }
+        expire_ms = -1;
+        continue;
+      }
+    }
+  }
+}
+
+int CheckRdbMain(const std::string& path, int64_t now_ms) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat sb {};
+  const bool opened = fd >= 0 && ::fstat(fd, &sb) == 0;
+  if (!opened || !S_ISREG(sb.st_mode)) {
+    std::fprintf(stderr, "Cannot check RDB file %s: %s\n", path.c_str(),
+                 !opened ? std::strerror(errno) : "not a regular file");
+    if (fd >= 0) ::close(fd);
+    return 1;
+  }
+  RdbReader r(fd, static_cast<uint64_t>(sb.st_size));
+  std::string out = "[offset 0] Checking RDB file " + path + "\n";
+  const RdbCheckResult res = CheckRdb(r, now_ms, &out);
+  ::close(fd);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return res.ok ? 0 : 1;
+}
+
+}  // namespace peregrine
