@@ -172,7 +172,9 @@ TEST(AofCheck, ACutIsKeptToTheLastWholeCommandOutsideMulti) {
     // the annotation on, inside the MULTI, the cut goes back to SET's end.)
     const bool valid_prefix = n == 0 || n == first.size() || n == first.size() + kAnnotation.size();
     EXPECT_EQ(c.whole(), valid_prefix) << n;
-    if (!c.whole()) EXPECT_EQ(c.ok_up_to, n < first.size() ? 0u : first.size()) << n;
+    if (!c.whole()) {
+      EXPECT_EQ(c.ok_up_to, n < first.size() ? 0u : first.size()) << n;
+    }
   }
 }
 
