@@ -22,6 +22,9 @@ PEREGRINE_BIN = os.environ.get(
     "PEREGRINE_BIN", os.path.join(ROOT, "build", "release", "peregrine"))
 TEST_SERVER = os.environ.get("TEST_SERVER", "peregrine")
 IS_REDIS = TEST_SERVER == "redis"
+# The last line of every HELP reply: Redis 7.2's addReplyHelp says "Print",
+# Debian's 7.0 "Prints".
+HELP_LAST = b"    Prints this help." if IS_REDIS else b"    Print this help."
 
 
 def free_port():

@@ -53,6 +53,18 @@ def test_key_specs_equal_redis_for_every_command(rc, ref2):
     assert with_specs > 190
 
 
+def test_legacy_key_ranges_equal_redis_for_every_command(rc, ref2):
+    # (first key, last key, step: what clients before key specs read.)
+    ours = by_name(rc.execute_command("COMMAND"))
+    theirs = by_name(ref2.execute_command("COMMAND"))
+    common = sorted(set(ours) & set(theirs))
+    assert len(common) > 300
+    for name in common:
+        assert ours[name][3:6] == theirs[name][3:6], name
+    assert ours[b"xread"][3:6] == [0, 0, 0]
+    assert ours[b"mset"][3:6] == [1, -1, 2]
+
+
 def test_key_specs_equal_redis_resp3(rc3, ref3):
     # (RESP3: the specs and their flags are sets, each spec a map.)
     names = ["set", "lmove", "sort", "migrate", "xreadgroup", "zunionstore", "georadius", "bitfield", "eval",

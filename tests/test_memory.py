@@ -4,7 +4,7 @@
 import pytest
 import redis
 
-from conftest import IS_REDIS
+from conftest import HELP_LAST, IS_REDIS
 
 
 @pytest.fixture
@@ -258,7 +258,7 @@ def test_memory_purge_malloc_stats_and_help(mm):
         b"    Return memory in bytes used by <key> and its value. Nested values are",
         b"    sampled up to <count> times (default: 5, 0 means sample all).",
         b"HELP",
-        b"    Prints this help.",
+        HELP_LAST,
     ]
 
 

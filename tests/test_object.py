@@ -7,7 +7,7 @@ import time
 import pytest
 import redis
 
-from conftest import IS_REDIS
+from conftest import HELP_LAST, IS_REDIS
 
 
 @pytest.fixture
@@ -134,7 +134,7 @@ def test_object_help_is_redis_text(rc):
         b"    Return the number of references of the value associated with the specified",
         b"    <key>.",
         b"HELP",
-        b"    Prints this help.",
+        HELP_LAST,
     ]
 
 

@@ -272,7 +272,7 @@ void DebugHelp(CommandContext& ctx) {
                   "STRINGMATCH-TEST",
                   "    Run a fuzz tester against the stringmatchlen() function.",
                   "HELP",
-                  "    Prints this help."});
+                  "    Print this help."});
 }
 
 void DebugCommand(CommandContext& ctx) {

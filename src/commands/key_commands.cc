@@ -544,7 +544,7 @@ void ObjectHelpCommand(CommandContext& ctx) {
       "    Return the number of references of the value associated with the specified",
       "    <key>.",
       "HELP",
-      "    Prints this help."};
+      "    Print this help."};
   ReplyHelp(ctx, lines);
 }
 

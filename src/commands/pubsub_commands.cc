@@ -208,7 +208,7 @@ void PubsubHelpCommand(CommandContext& ctx) {
       "SHARDNUMSUB [<shardchannel> ...]",
       "    Return the number of subscribers for the specified shard level channel(s)",
       "HELP",
-      "    Prints this help.",
+      "    Print this help.",
   };
   ctx.reply.ArrayHeader(kLines.size());
   for (std::string_view l : kLines) ctx.reply.SimpleString(l);

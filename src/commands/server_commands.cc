@@ -116,8 +116,14 @@ void ReplyCommandInfo(CommandContext& ctx, const CommandSpec& cmd) {
   ctx.reply.Bulk(cmd.fullname);
   ctx.reply.Integer(cmd.arity);
   ReplyStringSet(ctx, FlagNames(cmd.flags));
-  // A numkeys command has no legacy key range (Redis reports 0 0 0).
-  const bool range = cmd.numkeys_index == 0 || cmd.first_key < cmd.numkeys_index;  // ZUNIONSTORE: its destination
+  // A numkeys command has no legacy key range (Redis reports 0 0 0), nor
+  // one whose key specs have no index-and-range spec (XREAD's keys follow
+  // a keyword): Redis derives the range from those specs alone.
+  const auto specs = KeySpecsOf(cmd.fullname);
+  const bool range = (cmd.numkeys_index == 0 || cmd.first_key < cmd.numkeys_index) &&  // ZUNIONSTORE: its destination
+                     (specs.empty() || std::any_of(specs.begin(), specs.end(), [](const KeySpec& s) {
+                        return s.begin.type == KeyBegin::kIndex && s.find.type == KeyFind::kRange;
+                      }));
   const KeyRange k = RangeOf(cmd);
   ctx.reply.Integer(range ? k.first : 0);
   ctx.reply.Integer(range ? k.last : 0);
@@ -401,7 +407,7 @@ void ConfigHelpCommand(CommandContext& ctx) {
       "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
       "RESETSTAT", "    Reset statistics reported by the INFO command.",
       "REWRITE", "    Rewrite the configuration file.",
-      "HELP", "    Prints this help."};
+      "HELP", "    Print this help."};
   ReplyHelp(ctx, lines);
 }
 
@@ -517,7 +523,7 @@ void MemoryHelpCommand(CommandContext& ctx) {
       "    Return memory in bytes used by <key> and its value. Nested values are",
       "    sampled up to <count> times (default: 5, 0 means sample all).",
       "HELP",
-      "    Prints this help."};
+      "    Print this help."};
   ReplyHelp(ctx, lines);
 }
 
