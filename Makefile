@@ -13,8 +13,9 @@ ARGS       ?=
 # What building and running need.
 BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev libmimalloc-dev liblzf-dev \
                   libssl-dev libmsgpack-dev dpkg-dev
-# What the tests and benchmarks need besides: the real Redis to compare with.
-TEST_PACKAGES  := python3 python3-venv redis-server redis-tools openssl
+# What the tests and benchmarks need besides: the real Redis to compare with;
+# systemd for checking the unit file (tests/test_shipping_install.py).
+TEST_PACKAGES  := python3 python3-venv redis-server redis-tools openssl systemd
 # What the benchmarks need on top.
 BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 
@@ -413,6 +414,37 @@ microbench: bench-deps
 	taskset -c 1 build/bench/peregrine_microbench --benchmark_filter='$(MICROBENCH_FILTER)' \
 	  --benchmark_enable_random_interleaving=true --benchmark_repetitions=$(MICROBENCH_REPS) \
 	  --benchmark_display_aggregates_only=true
+
+# Shipping (issue #41, docs/shipping.md). `make install` puts the server
+# (and its check tools, links to it), peregrine.conf and the systemd unit
+# under $(DESTDIR)$(PREFIX); the config goes to /etc when PREFIX is /usr,
+# else to $(PREFIX)/etc, and an existing one is kept. The unit's paths
+# follow PREFIX. `make install-strip` installs the server without its debug
+# sections. `make deb` builds build/deb/peregrine_<version>_<arch>.deb with
+# dpkg-deb.
+PREFIX          ?= /usr/local
+DESTDIR         ?=
+SYSCONFDIR      ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+INSTALL_PROGRAM ?= install -m 0755
+.PHONY: install install-strip deb
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSCONFDIR)/peregrine $(DESTDIR)$(PREFIX)/lib/systemd/system
+	$(INSTALL_PROGRAM) $(BUILD)/peregrine $(DESTDIR)$(PREFIX)/bin/peregrine
+	ln -sf peregrine $(DESTDIR)$(PREFIX)/bin/peregrine-check-rdb
+	ln -sf peregrine $(DESTDIR)$(PREFIX)/bin/peregrine-check-aof
+	@[ -e $(DESTDIR)$(SYSCONFDIR)/peregrine/peregrine.conf ] && \
+	  echo "keeping $(DESTDIR)$(SYSCONFDIR)/peregrine/peregrine.conf (the new one is peregrine.conf here)" || \
+	  install -m 0644 peregrine.conf $(DESTDIR)$(SYSCONFDIR)/peregrine/peregrine.conf
+	sed -e 's|/usr/bin/peregrine|$(PREFIX)/bin/peregrine|g' -e 's|/etc/peregrine|$(SYSCONFDIR)/peregrine|g' \
+	  packaging/peregrine.service > $(DESTDIR)$(PREFIX)/lib/systemd/system/peregrine.service
+	@echo "The unit runs the server as user peregrine in /var/lib/peregrine (docs/shipping.md says how to make them)."
+
+install-strip:
+	$(MAKE) --no-print-directory install INSTALL_PROGRAM="install -s -m 0755"
+
+deb: build
+	$(call install_packages,dpkg-dev)
+	packaging/build-deb.sh $(BUILD)/peregrine build/deb
 
 clean:
 	rm -rf build
