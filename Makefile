@@ -14,8 +14,9 @@ ARGS       ?=
 BUILD_PACKAGES := cmake ninja-build g++ pkg-config libgtest-dev libxxhash-dev libmimalloc-dev liblzf-dev \
                   libssl-dev libmsgpack-dev dpkg-dev
 # What the tests and benchmarks need besides: the real Redis to compare with;
-# systemd for checking the unit file (tests/test_shipping_install.py).
-TEST_PACKAGES  := python3 python3-venv redis-server redis-tools openssl systemd
+# podman and runc for the container image's tests, systemd for checking the
+# unit file (tests/test_shipping_*.py; docs/shipping.md).
+TEST_PACKAGES  := python3 python3-venv redis-server redis-tools openssl podman runc systemd
 # What the benchmarks need on top.
 BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 
@@ -421,12 +422,16 @@ microbench: bench-deps
 # else to $(PREFIX)/etc, and an existing one is kept. The unit's paths
 # follow PREFIX. `make install-strip` installs the server without its debug
 # sections. `make deb` builds build/deb/peregrine_<version>_<arch>.deb with
-# dpkg-deb.
+# dpkg-deb; `make image` the container image from scratch (no registry;
+# IMAGE_TARGET=debian builds it on debian:bookworm-slim instead).
 PREFIX          ?= /usr/local
 DESTDIR         ?=
 SYSCONFDIR      ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 INSTALL_PROGRAM ?= install -m 0755
-.PHONY: install install-strip deb
+IMAGE           ?= localhost/peregrine:latest
+IMAGE_TARGET    ?= scratch
+IMAGE_PACKAGES  := podman
+.PHONY: install install-strip deb image
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SYSCONFDIR)/peregrine $(DESTDIR)$(PREFIX)/lib/systemd/system
 	$(INSTALL_PROGRAM) $(BUILD)/peregrine $(DESTDIR)$(PREFIX)/bin/peregrine
@@ -445,6 +450,18 @@ install-strip:
 deb: build
 	$(call install_packages,dpkg-dev)
 	packaging/build-deb.sh $(BUILD)/peregrine build/deb
+
+image: build
+	$(call install_packages,$(IMAGE_PACKAGES))
+	packaging/stage-image.sh $(BUILD)/peregrine build/image
+	cp Containerfile build/image/Containerfile
+	@if command -v podman >/dev/null; then \
+	  echo podman build --format docker --target $(IMAGE_TARGET) -t $(IMAGE) build/image; \
+	  podman build --format docker --target $(IMAGE_TARGET) -t $(IMAGE) build/image; \
+	else \
+	  echo buildah bud --format docker --target $(IMAGE_TARGET) -t $(IMAGE) build/image; \
+	  buildah bud --format docker --target $(IMAGE_TARGET) -t $(IMAGE) build/image; \
+	fi
 
 clean:
 	rm -rf build
