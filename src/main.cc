@@ -19,6 +19,7 @@
 #include "persist/aof_check.h"
 #include "persist/rdb_check.h"
 #include "server/config.h"
+#include "server/config_options.h"
 #include "server/log.h"
 #include "server/persistence.h"
 #include "cluster/cluster_bus.h"
@@ -199,6 +200,30 @@ int main(int argc, char** argv) {
   // A trailing "-" after options also means "read stdin", as redis-server.
   ParseConfigArgs(std::span<char* const>(args.data() + next, args.size() - next), &directives);
 
+  {
+    std::string err;
+    if (!ExpandIncludes(&directives, &err)) {
+      std::fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Peregrine %s) ***\n%s\n", PEREGRINE_VERSION, err.c_str());
+      return 1;
+    }
+  }
+  // rename-command (redis.conf's, at start only) changes the names clients
+  // use, in the file's order; loadmodule has nothing to load here.
+  CommandTable commands = AllCommands();
+  std::vector<Directive> settings;
+  for (Directive& d : directives) {
+    const std::string name = config_options::Lower(d.name);
+    if (name == "rename-command") {
+      std::string err;
+      if (d.args.size() != 2) FatalConfigError(d, "Bad directive or wrong number of arguments");
+      if (!commands.Rename(d.args[0], d.args[1], &err)) FatalConfigError(d, err);
+    } else if (name == "loadmodule") {
+      FatalConfigError(d, "Peregrine has no module support (docs/commands.md): no module can be loaded");
+    } else {
+      settings.push_back(std::move(d));
+    }
+  }
+  directives = std::move(settings);
   Config config;
   std::string why;
   const Directive* failed = nullptr;
@@ -229,12 +254,21 @@ int main(int argc, char** argv) {
   // The server is deliberately never destroyed: as Redis does, the process
   // exits without freeing the dataset key by key, which with millions of keys
   // would only delay the exit. The global keeps it reachable for LeakSanitizer.
-  g_server = new Server(config, AllCommands(), config_file, executable);
+  g_server = new Server(config, std::move(commands), config_file, executable);
   Server& server = *g_server;
   SetLogLevel(LogLevel::kNotice);
   server.ApplyRuntimeConfig();
   LOG_NOTICE("Peregrine %s starting, pid=%d", PEREGRINE_VERSION, static_cast<int>(getpid()));
   supervise::LogStart();
+  {
+    // (A redis.conf's directives that mean nothing here: said once.)
+    std::string inert;
+    for (const Directive& d : directives)
+      if (config_options::IsInert(d.name) && (" " + inert + ",").find(" " + d.name + ",") == std::string::npos)
+        inert += (inert.empty() ? "" : ", ") + d.name;
+    if (!inert.empty())
+      LOG_NOTICE("Redis directives accepted, with no effect in Peregrine (docs/shipping.md): %s", inert.c_str());
+  }
   // Redis Cluster: nodes.conf is read (or made) in `dir`, before anything
   // listens; a bad one stops the start, as in Redis.
   if (config.cluster.enabled) {

@@ -168,14 +168,22 @@ const CommandSpec* FindByFullName(const CommandTable& table, std::string_view na
   return parent ? CommandTable::FindSubcommand(*parent, name.substr(bar + 1)) : nullptr;
 }
 
+// The commands clients can reach (rename-command may have removed some).
+std::vector<const CommandSpec*> ListedCommands(const CommandTable& table) {
+  std::vector<const CommandSpec*> out;
+  for (const auto& cmd : table.all())
+    if (table.Listed(*cmd)) out.push_back(cmd.get());
+  return out;
+}
+
 void CommandCommand(CommandContext& ctx) {
-  const auto& all = ctx.server.commands().all();
-  ctx.reply.ArrayHeader(all.size());
-  for (const auto& cmd : all) ReplyCommandInfo(ctx, *cmd);
+  const auto listed = ListedCommands(ctx.server.commands());
+  ctx.reply.ArrayHeader(listed.size());
+  for (const CommandSpec* cmd : listed) ReplyCommandInfo(ctx, *cmd);
 }
 
 void CommandCountCommand(CommandContext& ctx) {
-  ctx.reply.Integer(static_cast<int64_t>(ctx.server.commands().all().size()));
+  ctx.reply.Integer(static_cast<int64_t>(ListedCommands(ctx.server.commands()).size()));
 }
 
 void CommandInfoCommand(CommandContext& ctx) {
@@ -196,7 +204,7 @@ void CommandInfoCommand(CommandContext& ctx) {
 void CommandDocsCommand(CommandContext& ctx) {
   std::vector<const CommandSpec*> found;
   if (ctx.args.size() == 2) {
-    for (const auto& cmd : ctx.server.commands().all()) found.push_back(cmd.get());
+    found = ListedCommands(ctx.server.commands());
   } else {
     for (size_t i = 2; i < ctx.args.size(); i++)
       if (const CommandSpec* cmd = FindByFullName(ctx.server.commands(), ctx.args[i])) found.push_back(cmd);
@@ -239,7 +247,7 @@ void CommandListCommand(CommandContext& ctx) {
     }
     if (keep) names.push_back(cmd.fullname);
   };
-  for (const auto& cmd : ctx.server.commands().all()) {
+  for (const CommandSpec* cmd : ListedCommands(ctx.server.commands())) {
     consider(*cmd);
     for (const CommandSpec& sub : cmd->subcommands) consider(sub);
   }

@@ -467,7 +467,7 @@ void BatchRelay::FinishTransaction(const ExecBatch& b) {
   // lines go before its reply.
   if (worker_.server_.monitors().load(std::memory_order_relaxed) > 0) [[unlikely]] {
     const std::string_view exec[] = {b.exec_word.empty() ? std::string_view("EXEC") : std::string_view(b.exec_word)};
-    worker_.monitor_.Feed(worker_.proxy_, worker_.proxy_.db, *worker_.server_.commands().Find("exec"), exec);
+    worker_.monitor_.Feed(worker_.proxy_, worker_.proxy_.db, *worker_.server_.commands().FindAny("exec"), exec);
   }
   if (!worker_.events_.empty() || !worker_.invalidations_.empty()) worker_.DeliverEvents();
   if (worker_.monitor_.pending()) worker_.monitor_.Deliver();

@@ -1,7 +1,12 @@
 // The command table (see command.h).
 #include "server/command.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/numbers.h"
 
@@ -84,27 +89,71 @@ uint32_t CommandTable::LowerAndHash(std::string_view name, char* buf) {
   return h;
 }
 
-void CommandTable::Rebuild() {
+std::vector<CommandTable::Slot> CommandTable::Build(
+    const std::vector<std::pair<std::string_view, const CommandSpec*>>& names) {
   size_t size = 16;
-  while (size < commands_.size() * 4) size *= 2;
-  slots_.assign(size, nullptr);
-  mask_ = size - 1;
+  while (size < names.size() * 4) size *= 2;
+  std::vector<Slot> slots(size);
   char buf[kMaxNameLength];
-  for (const auto& cmd : commands_) {
-    size_t slot = LowerAndHash(cmd->name, buf) & mask_;
-    while (slots_[slot] != nullptr) slot = (slot + 1) & mask_;
-    slots_[slot] = cmd.get();
+  for (const auto& [name, cmd] : names) {
+    size_t slot = LowerAndHash(name, buf) & (size - 1);
+    while (slots[slot].cmd != nullptr) slot = (slot + 1) & (size - 1);
+    slots[slot] = Slot{name, cmd};
+  }
+  return slots;
+}
+
+void CommandTable::Rebuild() {
+  // (Names are lowercase: the commands' own are declared so, renamed ones
+  // are stored lowered.)
+  std::vector<std::pair<std::string_view, const CommandSpec*>> own, client;
+  for (const auto& cmd : commands_) own.emplace_back(cmd->name, cmd.get());
+  for (const auto& [name, cmd] : client_names_) client.emplace_back(*name, cmd);
+  own_slots_ = Build(own);
+  slots_ = renamed_ ? Build(client) : own_slots_;
+}
+
+const CommandSpec* CommandTable::FindIn(const std::vector<Slot>& slots, std::string_view name) {
+  if (name.size() > kMaxNameLength || slots.empty()) return nullptr;
+  char lower[kMaxNameLength];
+  const size_t mask = slots.size() - 1;
+  for (size_t slot = LowerAndHash(name, lower) & mask;; slot = (slot + 1) & mask) {
+    const Slot& s = slots[slot];
+    if (s.cmd == nullptr) return nullptr;
+    if (s.name.size() == name.size() && std::memcmp(s.name.data(), lower, name.size()) == 0) return s.cmd;
   }
 }
 
-const CommandSpec* CommandTable::Find(std::string_view name) const {
-  if (name.size() > kMaxNameLength || slots_.empty()) return nullptr;
-  char lower[kMaxNameLength];
-  for (size_t slot = LowerAndHash(name, lower) & mask_;; slot = (slot + 1) & mask_) {
-    const CommandSpec* cmd = slots_[slot];
-    if (cmd == nullptr) return nullptr;
-    if (cmd->name.size() == name.size() && std::memcmp(cmd->name.data(), lower, name.size()) == 0) return cmd;
+bool CommandTable::Rename(std::string_view from, std::string_view to, std::string* err) {
+  const CommandSpec* cmd = Find(from);
+  if (cmd == nullptr) {
+    *err = "No such command in rename-command";
+    return false;
   }
+  if (!to.empty() && (to.size() > kMaxNameLength || Find(to) != nullptr)) {
+    *err = "Target command name already exists";
+    return false;
+  }
+  if (!renamed_) {
+    for (const auto& c : commands_) client_names_.emplace_back(std::make_unique<std::string>(c->name), c.get());
+    renamed_ = true;
+  }
+  char lower[kMaxNameLength];
+  LowerAndHash(from, lower);
+  const std::string_view from_lower(lower, from.size());
+  std::erase_if(client_names_, [&](const auto& n) { return *n.first == from_lower; });
+  if (!to.empty()) {
+    LowerAndHash(to, lower);
+    client_names_.emplace_back(std::make_unique<std::string>(lower, to.size()), cmd);
+  }
+  Rebuild();
+  return true;
+}
+
+bool CommandTable::Listed(const CommandSpec& cmd) const {
+  if (!renamed_) return true;
+  const CommandSpec* top = cmd.parent != nullptr ? cmd.parent : &cmd;
+  return std::any_of(client_names_.begin(), client_names_.end(), [&](const auto& n) { return n.second == top; });
 }
 
 const CommandSpec* CommandTable::FindSubcommand(const CommandSpec& parent, std::string_view name) {

@@ -176,9 +176,25 @@ class CommandTable {
   // Adds a command (with its subcommands). Names must be unique.
   void Register(CommandSpec spec);
 
-  // Case-insensitive lookup; nullptr if unknown.
-  const CommandSpec* Find(std::string_view name) const;
+  // Case-insensitive lookup of a name clients may use (after rename-command);
+  // nullptr if unknown.
+  const CommandSpec* Find(std::string_view name) const { return FindIn(slots_, name); }
+  // The same by a command's own name, whatever rename-command did: for the
+  // server's own uses (the replication stream, the append-only file), where
+  // a name clients may use is tried first.
+  const CommandSpec* FindAny(std::string_view name) const {
+    const CommandSpec* c = Find(name);
+    return c != nullptr || !renamed_ ? c : FindIn(own_slots_, name);
+  }
   static const CommandSpec* FindSubcommand(const CommandSpec& parent, std::string_view name);
+
+  // redis.conf's rename-command, at start: `from` (a name clients may use)
+  // becomes `to`, or is removed when `to` is empty. False with *err
+  // (Redis's texts) if `from` is unknown or `to` taken.
+  bool Rename(std::string_view from, std::string_view to, std::string* err);
+  // Whether clients can reach the command by some name (COMMAND lists only
+  // those, as Redis lists its renamed table).
+  bool Listed(const CommandSpec& cmd) const;
 
   // Commands in registration order.
   const std::vector<std::unique_ptr<CommandSpec>>& all() const { return commands_; }
@@ -189,13 +205,22 @@ class CommandTable {
   static constexpr size_t kMaxNameLength = 64;
   // Lowercases `name` into buf (kMaxNameLength bytes) and returns its hash.
   static uint32_t LowerAndHash(std::string_view name, char* buf);
+  struct Slot {
+    std::string_view name;  // lowercase
+    const CommandSpec* cmd = nullptr;
+  };
+  // Open addressing over lowercase names: the lookup runs for every request,
+  // so it lowercases and hashes in one pass and never allocates.
+  static std::vector<Slot> Build(const std::vector<std::pair<std::string_view, const CommandSpec*>>& names);
+  static const CommandSpec* FindIn(const std::vector<Slot>& slots, std::string_view name);
   void Rebuild();
 
   std::vector<std::unique_ptr<CommandSpec>> commands_;
-  // Open addressing over lowercase names: the lookup runs for every request,
-  // so it lowercases and hashes in one pass and never allocates.
-  std::vector<const CommandSpec*> slots_;
-  size_t mask_ = 0;
+  // The names clients use (the commands' own until a rename), and the
+  // commands' own names once some rename happened.
+  std::vector<Slot> slots_, own_slots_;
+  bool renamed_ = false;
+  std::vector<std::pair<std::unique_ptr<std::string>, const CommandSpec*>> client_names_;
   uint32_t next_id_ = 0;
 };
 

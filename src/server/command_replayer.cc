@@ -98,7 +98,7 @@ bool CommandReplayer::Run(std::span<const std::string_view> args, const CommandS
       [[unlikely]]
     args = rewritten_;
   // (A rewritten command is another one: looked up again.)
-  const CommandSpec* cmd = found != nullptr && args.data() != rewritten_.data() ? found : server_.commands().Find(args[0]);
+  const CommandSpec* cmd = found != nullptr && args.data() != rewritten_.data() ? found : server_.commands().FindAny(args[0]);
   if (cmd != nullptr && !cmd->subcommands.empty() && args.size() > 1)
     cmd = CommandTable::FindSubcommand(*cmd, args[1]);
   if (cmd == nullptr) return false;

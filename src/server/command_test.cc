@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace peregrine {
 namespace {
 
@@ -30,6 +32,35 @@ TEST(CommandFamily, FillsInGroupCategoryAndKeyStep) {
   EXPECT_EQ(t.all().size(), 3u);
   EXPECT_EQ(t.all()[0]->name, "get");  // the order added
   EXPECT_EQ(t.all()[2]->name, "own");
+}
+
+TEST(CommandTable, RenameChangesOnlyTheNamesClientsUse) {
+  CommandTable t;
+  CommandFamily f(t, kAclString, "string");
+  for (const char* name : {"get", "set", "flushall"}) f.Add({.name = name, .arity = -1, .handler = Nop});
+  const CommandSpec* set = t.Find("set");
+  const CommandSpec* flushall = t.Find("flushall");
+  std::string err;
+  ASSERT_TRUE(t.Rename("SET", "Put", &err));
+  ASSERT_TRUE(t.Rename("flushall", "", &err));
+  EXPECT_EQ(t.Find("set"), nullptr);
+  EXPECT_EQ(t.Find("PUT"), set);
+  EXPECT_EQ(t.Find("flushall"), nullptr);
+  // The server's own lookups still find every command by its own name.
+  EXPECT_EQ(t.FindAny("set"), set);
+  EXPECT_EQ(t.FindAny("put"), set);
+  EXPECT_EQ(t.FindAny("flushall"), flushall);
+  EXPECT_TRUE(t.Listed(*set));
+  EXPECT_FALSE(t.Listed(*flushall));
+  // Redis's refusals: an unknown name, a name taken.
+  EXPECT_FALSE(t.Rename("set", "x", &err));
+  EXPECT_EQ(err, "No such command in rename-command");
+  EXPECT_FALSE(t.Rename("put", "get", &err));
+  EXPECT_EQ(err, "Target command name already exists");
+  // Renamed twice, and back to its own name.
+  ASSERT_TRUE(t.Rename("put", "set", &err));
+  EXPECT_EQ(t.Find("set"), set);
+  EXPECT_EQ(t.Find("put"), nullptr);
 }
 
 TEST(CommandFamily, ContainerGivesItsCategoryToSubcommands) {

@@ -165,7 +165,8 @@ const std::vector<Option>& config_options::Options() {
     o.push_back(IntOption("repl-backlog-ttl", &Config::repl_backlog_ttl, 0, INT_MAX, kMutable));
     o.push_back(IntOption("repl-timeout", &Config::repl_timeout, 1, INT_MAX, kMutable));
     o.push_back(IntOption("shutdown-timeout", &Config::shutdown_timeout, 0, INT_MAX, kMutable));
-    o.push_back(IntOption("repl-ping-replica-period", &Config::repl_ping_replica_period, 1, INT_MAX, kMutable));
+    for (std::string_view name : {"repl-ping-replica-period", "repl-ping-slave-period"})
+      o.push_back(IntOption(name, &Config::repl_ping_replica_period, 1, INT_MAX, kMutable));
     // "replicaof <host> <port>", or "no one" (none); REPLICAOF changes it.
     for (std::string_view name : {"replicaof", "slaveof"})
       o.push_back(Option{name, kImmutable, 2, 2,
@@ -480,6 +481,7 @@ const std::vector<Option>& config_options::Options() {
     o.push_back(BoolOption("tls-replication", &Config::tls_replication, kMutable));
     o.push_back(BoolOption("tls-cluster", &Config::tls_cluster, kNotYet));
     AddClusterOptions(o);
+    AddInertOptions(o);
     o.push_back(BoolOption("protected-mode", &Config::protected_mode, kMutable));
     o.push_back(StringOption("aclfile", &Config::aclfile, kImmutable));
     o.push_back(IntOption("acllog-max-len", &Config::acllog_max_len, 0, LONG_MAX, kMutable));

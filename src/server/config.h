@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -77,6 +78,9 @@ struct Config {
   std::string loglevel = "notice";
   std::string logfile;
   bool daemonize = false;
+  // Redis's directives that change nothing here (config_compat.cc): their
+  // values as CONFIG GET shows them, by name; absent: the default.
+  std::map<std::string, std::string, std::less<>> inert;
   // supervised: no | upstart | systemd | auto (server/supervise.h). Under
   // a supervisor the server tells it when it is ready and when it stops,
   // and does not daemonize.
@@ -306,6 +310,11 @@ struct Directive {
 // Reads directives from config-file text (comments, quoting as redis.conf).
 // Returns false with *err on unbalanced quotes.
 bool ParseConfigText(std::string_view text, std::vector<Directive>* out, std::string* err);
+
+// Replaces each `include PATH|PATTERN` among *ds with the directives of
+// the files it names (a glob's in name order), where it stands, nested
+// includes too (at most 16 deep). False with *err if one cannot be read.
+bool ExpandIncludes(std::vector<Directive>* ds, std::string* err, int depth = 0);
 
 // Turns "--port 7000 --bind a b" into directives.
 void ParseConfigArgs(std::span<char* const> args, std::vector<Directive>* out);

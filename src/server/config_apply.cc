@@ -1,8 +1,14 @@
 // Directives read and applied (config.h): a config file's text and the
 // command line at start, CONFIG GET's patterns and CONFIG SET's all-or-
 // nothing changes, over the table in config.cc.
+#include <glob.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +48,56 @@ bool ParseConfigText(std::string_view text, std::vector<Directive>* out, std::st
     d.text = std::string(line);
     out->push_back(std::move(d));
   }
+  return true;
+}
+
+bool ExpandIncludes(std::vector<Directive>* ds, std::string* err, int depth) {
+  // (Redis 7's include: a path or a glob pattern, its files in name order,
+  // each read where the line stands, so later lines override them.)
+  constexpr int kMaxDepth = 16;
+  std::vector<Directive> out;
+  for (Directive& d : *ds) {
+    if (Lower(d.name) != "include") {
+      out.push_back(std::move(d));
+      continue;
+    }
+    if (d.args.size() != 1) {
+      *err = "Bad directive or wrong number of arguments (" + d.origin + ": '" + d.text + "')";
+      return false;
+    }
+    if (depth >= kMaxDepth) {
+      *err = "Too many nested includes (" + d.origin + ": '" + d.text + "')";
+      return false;
+    }
+    const std::string& pattern = d.args[0];
+    std::vector<std::string> files;
+    glob_t g{};
+    const int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+    if (rc == 0) {
+      for (size_t i = 0; i < g.gl_pathc; i++) files.emplace_back(g.gl_pathv[i]);
+    } else if (pattern.find_first_of("*?[") == std::string::npos) {
+      files.push_back(pattern);  // (not there: the open below says so)
+    }
+    ::globfree(&g);
+    for (const std::string& file : files) {
+      std::ifstream in(file);
+      if (!in) {
+        *err = "Fatal error, can't open config file '" + file + "': " + std::strerror(errno);
+        return false;
+      }
+      std::stringstream text;
+      text << in.rdbuf();
+      std::vector<Directive> inner;
+      if (!ParseConfigText(text.str(), &inner, err)) {
+        *err = file + ": " + *err;
+        return false;
+      }
+      for (Directive& i : inner) i.origin = file + " " + i.origin;
+      if (!ExpandIncludes(&inner, err, depth + 1)) return false;
+      for (Directive& i : inner) out.push_back(std::move(i));
+    }
+  }
+  *ds = std::move(out);
   return true;
 }
 

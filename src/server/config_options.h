@@ -125,6 +125,10 @@ Option EnumOption(std::string_view name, E Owner::*field, std::vector<std::pair<
 
 // The cluster-* directives (config_cluster.cc).
 void AddClusterOptions(std::vector<Option>& o);
+// Redis's directives that change nothing here (config_compat.cc), and
+// whether a name is one of them.
+void AddInertOptions(std::vector<Option>& o);
+bool IsInert(std::string_view name);
 
 // Every directive, in CONFIG GET's order; one by name (aliases included).
 const std::vector<Option>& Options();

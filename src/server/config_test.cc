@@ -470,7 +470,8 @@ TEST(ConfigGet, GlobPatternsReturnEachNameOnce) {
   EXPECT_EQ(pnames, (std::set<std::string>{"port", "pidfile", "proto-max-bulk-len", "protected-mode", "tls-port",
                                            "replica-announce-port", "slave-announce-port", "cluster-port",
                                            "cluster-announce-port", "cluster-announce-bus-port",
-                                           "cluster-announce-tls-port", "metrics-port"}));
+                                           "cluster-announce-tls-port", "metrics-port", "active-expire-effort",
+                                           "proc-title-template", "propagation-error-behavior"}));
 
   auto unix = Get(config, {"unixsocket*"});
   EXPECT_EQ(unix.size(), 2u);
@@ -483,7 +484,8 @@ TEST(ConfigGet, GlobPatternsReturnEachNameOnce) {
   EXPECT_EQ(cnames, (std::set<std::string>{"hz", "port", "pidfile", "proto-max-bulk-len", "protected-mode",
                                            "hash-max-listpack-entries",
                                            "hash-max-listpack-value", "hash-max-ziplist-entries",
-                                           "hash-max-ziplist-value", "hll-sparse-max-bytes"}));
+                                           "hash-max-ziplist-value", "hll-sparse-max-bytes", "proc-title-template",
+                                           "propagation-error-behavior"}));
 }
 
 TEST(Config, SecurityDirectives) {

@@ -370,7 +370,7 @@ void Server::PrefetchMasterKeys(const std::vector<std::string_view>& flat,
     specs[i - from] = nullptr;
     if (cmds[i].second == 0) continue;
     const std::string_view* args = flat.data() + cmds[i].first;
-    const CommandSpec* spec = specs[i - from] = commands_.Find(args[0]);
+    const CommandSpec* spec = specs[i - from] = commands_.FindAny(args[0]);
     if (cmds[i].second < 2) continue;
     if (spec == nullptr || spec->first_key <= 0 || static_cast<size_t>(spec->first_key) >= cmds[i].second) continue;
     const std::string_view key = args[spec->first_key];
