@@ -42,7 +42,14 @@ SETS = [
     ("jemalloc-bg-thread", "no"), ("disable-thp", "no"), ("set-proc-title", "no"), ("syslog-ident", "x"),
     ("socket-mark-id", "1"), ("io-threads-do-reads", "yes"), ("ignore-warnings", "ARM64-COW-BUG"),
     ("repl-ping-slave-period", "5"), ("repl-ping-slave-period", "0"), ("tls-client-cert-file", ""),
+    ("activedefrag", "yes"), ("activedefrag", "no"), ("shutdown-on-sigint", "save nosave"),
+    ("shutdown-on-sigint", "now nosave"), ("shutdown-on-sigint", "force force"), ("shutdown-on-sigterm", "default save"),
+    ("shutdown-on-sigterm", "default"), ("oom-score-adj-values", "0 x 1"), ("proc-title-template", "{nonsense}"),
+    ("proc-title-template", ""), ("proc-title-template", "{title} on {port}"), ("proc-title-template", "{title"),
 ]
+
+# Two names of one setting: set by one, read by the other (and by itself).
+ALIASES = [("replica-lazy-flush", "slave-lazy-flush", "yes"), ("repl-ping-replica-period", "repl-ping-slave-period", "9")]
 
 
 def outcome(c, *cmd):
@@ -79,9 +86,11 @@ def test_inert_directives_are_set_and_refused_as_redis_does(both):
 
 
 def test_an_alias_sets_its_directive(both):
-    ours, _ = both
-    ours.config_set("repl-ping-slave-period", "7")
-    assert ours.config_get("repl-ping-replica-period") == {"repl-ping-replica-period": "7"}
+    for name, alias, value in ALIASES:
+        for first, second in ((name, alias), (alias, name)):
+            for c in both:
+                c.config_set(first, value)
+                assert c.config_get(second) == {second: value}
 
 
 @pytest.mark.skipif(not os.path.exists(REDIS_CONF), reason="Debian's redis-server package is not installed")
@@ -184,6 +193,22 @@ def test_rename_command_as_redis_does(tmp_path):
         names = [e[0] for e in a.execute_command("COMMAND")]
         assert "flushall" not in names and "set" in names and "config" in names
         assert "flushall" not in a.execute_command("COMMAND", "LIST")
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+def test_acl_rules_name_commands_by_their_own_names(tmp_path):
+    # (Redis's ACLLookupCommand looks in its original table: a hardened
+    # file that renames FLUSHALL away and denies it by name starts.)
+    ours, theirs = renamed_pair(tmp_path, ("flushall", ""), ("config", "cfg"))
+    try:
+        a, b = ours.client(decode_responses=True), theirs.client(decode_responses=True)
+        for cmd in (("ACL", "SETUSER", "u1", "on", "nopass", "~*", "+@all", "-flushall"),
+                    ("ACL", "SETUSER", "u2", "on", "+config|get"), ("ACL", "SETUSER", "u3", "on", "+cfg"),
+                    ("ACL", "SETUSER", "u4", "on", "+cfg|get"),
+                    ("ACL", "DRYRUN", "u2", "cfg", "get", "hz"), ("ACL", "DRYRUN", "u2", "config", "get", "hz")):
+            assert outcome(a, *cmd) == outcome(b, *cmd), cmd
     finally:
         ours.stop()
         theirs.stop()

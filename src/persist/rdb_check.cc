@@ -222,7 +222,7 @@ RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
       }
       default: {
         if (!rdb::IsObjectType(op)) {
-          r.Fail("Unknown RDB encoding type " + std::to_string(op));
+          r.Fail("Invalid object type: " + std::to_string(op));
           return report.Fail();
         }
         report.Doing("read-key");

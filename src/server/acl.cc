@@ -46,13 +46,14 @@ constexpr std::string_view kErrSubFirstArg = "Allowing first-arg of a subcommand
 
 // A command by its ACL name: "get", "config|get" (Redis's
 // lookupCommandBySdsLogic: at most one '|', the container must have
-// subcommands).
+// subcommands), by the command's own name whatever rename-command did, as
+// Redis's ACLLookupCommand looks in its original table.
 const CommandSpec* LookupAclCommand(const CommandTable& t, std::string_view name) {
   const size_t bar = name.find('|');
-  if (bar == std::string_view::npos) return t.Find(name);
+  if (bar == std::string_view::npos) return t.FindOwn(name);
   const std::string_view sub = name.substr(bar + 1);
   if (sub.find('|') != std::string_view::npos) return nullptr;
-  const CommandSpec* base = t.Find(name.substr(0, bar));
+  const CommandSpec* base = t.FindOwn(name.substr(0, bar));
   if (base == nullptr || base->subcommands.empty()) return nullptr;
   return CommandTable::FindSubcommand(*base, sub);
 }

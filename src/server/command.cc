@@ -130,7 +130,15 @@ bool CommandTable::Rename(std::string_view from, std::string_view to, std::strin
     *err = "No such command in rename-command";
     return false;
   }
-  if (!to.empty() && (to.size() > kMaxNameLength || Find(to) != nullptr)) {
+  if (to.size() > kMaxNameLength) {
+    *err = "Target command name is longer than " + std::to_string(kMaxNameLength) + " characters";
+    return false;
+  }
+  char from_buf[kMaxNameLength], to_buf[kMaxNameLength];
+  LowerAndHash(from, from_buf);
+  LowerAndHash(to, to_buf);
+  const bool same = std::string_view(from_buf, from.size()) == std::string_view(to_buf, to.size());
+  if (!to.empty() && !same && Find(to) != nullptr) {
     *err = "Target command name already exists";
     return false;
   }
@@ -138,14 +146,9 @@ bool CommandTable::Rename(std::string_view from, std::string_view to, std::strin
     for (const auto& c : commands_) client_names_.emplace_back(std::make_unique<std::string>(c->name), c.get());
     renamed_ = true;
   }
-  char lower[kMaxNameLength];
-  LowerAndHash(from, lower);
-  const std::string_view from_lower(lower, from.size());
+  const std::string_view from_lower(from_buf, from.size());
   std::erase_if(client_names_, [&](const auto& n) { return *n.first == from_lower; });
-  if (!to.empty()) {
-    LowerAndHash(to, lower);
-    client_names_.emplace_back(std::make_unique<std::string>(lower, to.size()), cmd);
-  }
+  if (!to.empty()) client_names_.emplace_back(std::make_unique<std::string>(to_buf, to.size()), cmd);
   Rebuild();
   return true;
 }

@@ -179,18 +179,22 @@ class CommandTable {
   // Case-insensitive lookup of a name clients may use (after rename-command);
   // nullptr if unknown.
   const CommandSpec* Find(std::string_view name) const { return FindIn(slots_, name); }
-  // The same by a command's own name, whatever rename-command did: for the
-  // server's own uses (the replication stream, the append-only file), where
-  // a name clients may use is tried first.
+  // By a command's own name, whatever rename-command did (ACL rules name
+  // commands so, as Redis's).
+  const CommandSpec* FindOwn(std::string_view name) const { return FindIn(own_slots_, name); }
+  // Either: for what the server replays (the append-only file, a primary's
+  // stream), which holds the names clients typed (renamed ones too, as in
+  // Redis) and the server's own rewritten forms (own names, tried first).
   const CommandSpec* FindAny(std::string_view name) const {
-    const CommandSpec* c = Find(name);
-    return c != nullptr || !renamed_ ? c : FindIn(own_slots_, name);
+    const CommandSpec* c = FindOwn(name);
+    return c != nullptr || !renamed_ ? c : Find(name);
   }
   static const CommandSpec* FindSubcommand(const CommandSpec& parent, std::string_view name);
 
   // redis.conf's rename-command, at start: `from` (a name clients may use)
   // becomes `to`, or is removed when `to` is empty. False with *err
-  // (Redis's texts) if `from` is unknown or `to` taken.
+  // (Redis's texts) if `from` is unknown or `to` taken (by another name;
+  // `to` may be `from` itself), or longer than a command name may be.
   bool Rename(std::string_view from, std::string_view to, std::string* err);
   // Whether clients can reach the command by some name (COMMAND lists only
   // those, as Redis lists its renamed table).

@@ -61,37 +61,30 @@ Option InertString(std::string_view name, std::string_view def, Mutability mut) 
   });
 }
 
-// One of `names`; with `flags`, several of them separated by spaces (Redis's
-// flag configs: shutdown-on-sigterm "nosave now").
-Option InertEnum(std::string_view name, std::string_view def, std::vector<std::string_view> names, Mutability mut,
-                 bool flags = false) {
-  return Inert(
-      name, std::string(def), mut,
-      [names, flags](const std::string& in, std::string* out) -> std::string {
-        std::string all;
-        for (std::string_view n : names) all += (all.empty() ? "" : ", ") + std::string(n);
-        const std::string err = "argument(s) must be one of the following: " + all;
-        out->clear();
-        size_t words = 0;
-        for (size_t pos = 0; pos < in.size();) {
-          const size_t end = std::min(in.find(' ', pos), in.size());
-          const std::string word = Lower(std::string_view(in).substr(pos, end - pos));
-          pos = end + 1;
-          if (word.empty()) continue;
-          if (std::find(names.begin(), names.end(), word) == names.end()) return err;
-          *out += (out->empty() ? "" : " ") + word;
-          words++;
-        }
-        return words == 1 || (flags && words > 1) ? "" : err;
-      },
-      flags ? INT_MAX : 1);
+// One of `names`.
+Option InertEnum(std::string_view name, std::string_view def, std::vector<std::string_view> names, Mutability mut) {
+  return Inert(name, std::string(def), mut, [names](const std::string& in, std::string* out) -> std::string {
+    *out = Lower(in);
+    if (std::find(names.begin(), names.end(), *out) != names.end()) return "";
+    std::string all;
+    for (std::string_view n : names) all += (all.empty() ? "" : ", ") + std::string(n);
+    return "argument(s) must be one of the following: " + all;
+  });
 }
 
 }  // namespace
 
 void AddInertOptions(std::vector<Option>& o) {
   o.push_back(InertBool("activerehashing", true, kMutable));
-  o.push_back(InertBool("activedefrag", false, kMutable));
+  // (Redis built without its patched jemalloc refuses it on too: there is
+  // no defragmenter here either.)
+  o.push_back(Inert("activedefrag", "no", kMutable, [](const std::string& in, std::string* out) -> std::string {
+    *out = Lower(in);
+    if (*out == "yes")
+      return "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified "
+             "Jemalloc like the one shipped by default with the Redis source distribution";
+    return *out == "no" ? "" : "argument must be 'yes' or 'no'";
+  }));
   o.push_back(Inert("active-defrag-ignore-bytes", "104857600", kMutable,
                     [](const std::string& in, std::string* out) -> std::string {
                       auto v = ParseMemorySize(in);
@@ -120,8 +113,14 @@ void AddInertOptions(std::vector<Option>& o) {
   o.push_back(InertBool("io-threads-do-reads", false, kImmutable));
   o.push_back(InertBool("jemalloc-bg-thread", true, kMutable));
   for (std::string_view name : {"lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del",
-                                "lazyfree-lazy-user-del", "replica-lazy-flush", "slave-lazy-flush"})
+                                "lazyfree-lazy-user-del", "replica-lazy-flush"})
     o.push_back(InertBool(name, false, kMutable));
+  {
+    // (Another name of the same setting, as in Redis.)
+    Option alias = o.back();
+    alias.name = "slave-lazy-flush";
+    o.push_back(std::move(alias));
+  }
   o.push_back(InertInt("maxmemory-eviction-tenacity", 10, 0, 100, kMutable));
   {
     // (relative is yes's other name: CONFIG GET says yes, as Redis.)
@@ -143,8 +142,7 @@ void AddInertOptions(std::vector<Option>& o) {
                         pos = end + 1;
                         if (word.empty()) continue;
                         int64_t v;
-                        if (!ParseInt64(word, &v)) return "Invalid oom-score-adj-values";
-                        if (v < -2000 || v > 2000)
+                        if (!ParseInt64(word, &v) || v < -2000 || v > 2000)
                           return "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
                         *out += (out->empty() ? "" : " ") + std::to_string(v);
                         n++;
@@ -152,7 +150,29 @@ void AddInertOptions(std::vector<Option>& o) {
                       return n == 3 ? "" : "wrong number of arguments";
                     },
                     3));
-  o.push_back(InertString("proc-title-template", "{title} {listen-addr} {server-mode}", kMutable));
+  o.push_back(Inert("proc-title-template", "{title} {listen-addr} {server-mode}", kMutable,
+                    [](const std::string& in, std::string* out) -> std::string {
+                      // (Redis's check: only its variables, in whole braces, and not empty.)
+                      static constexpr std::string_view kVars[] = {"{title}",   "{listen-addr}", "{server-mode}",
+                                                                   "{port}",    "{tls-port}",    "{unixsocket}",
+                                                                   "{config-file}"};
+                      const std::string err = "template format is invalid or contains unknown variables";
+                      if (in.empty()) return err;
+                      for (size_t pos = 0; pos < in.size();) {
+                        if (in[pos] == '}') return err;
+                        if (in[pos] != '{') {
+                          pos++;
+                          continue;
+                        }
+                        const size_t end = in.find('}', pos);
+                        if (end == std::string::npos) return err;
+                        const std::string_view var = std::string_view(in).substr(pos, end - pos + 1);
+                        if (std::find(std::begin(kVars), std::end(kVars), var) == std::end(kVars)) return err;
+                        pos = end + 1;
+                      }
+                      *out = in;
+                      return "";
+                    }));
   o.push_back(InertEnum("propagation-error-behavior", "ignore", {"ignore", "panic", "panic-on-replicas"}, kMutable));
   o.push_back(InertBool("rdb-del-sync-files", false, kMutable));
   o.push_back(InertBool("rdb-save-incremental-fsync", true, kMutable));
@@ -161,7 +181,35 @@ void AddInertOptions(std::vector<Option>& o) {
   o.push_back(InertEnum("sanitize-dump-payload", "no", {"no", "yes", "clients"}, kMutable));
   o.push_back(InertBool("set-proc-title", true, kImmutable));
   for (std::string_view name : {"shutdown-on-sigint", "shutdown-on-sigterm"})
-    o.push_back(InertEnum(name, "default", {"default", "save", "nosave", "now", "force"}, kMutable, /*flags=*/true));
+    o.push_back(Inert(
+        name, "default", kMutable,
+        [](const std::string& in, std::string* out) -> std::string {
+          // Redis's flags: any of them, read back in this order, "default"
+          // when none.
+          static constexpr std::string_view kFlags[] = {"save", "nosave", "now", "force"};
+          bool set[4] = {};
+          size_t words = 0;
+          for (size_t pos = 0; pos <= in.size();) {
+            const size_t end = std::min(in.find(' ', pos), in.size());
+            const std::string word = Lower(std::string_view(in).substr(pos, end - pos));
+            pos = end + 1;
+            if (word.empty()) continue;
+            words++;
+            if (word == "default") continue;
+            const auto it = std::find(std::begin(kFlags), std::end(kFlags), word);
+            if (it == std::end(kFlags))
+              return "argument(s) must be one of the following: default, save, nosave, now, force";
+            set[it - std::begin(kFlags)] = true;
+          }
+          if (words == 0) return "argument(s) must be one of the following: default, save, nosave, now, force";
+          if (set[0] && set[1]) return "shutdown options SAVE and NOSAVE can't be used simultaneously";
+          out->clear();
+          for (size_t i = 0; i < 4; i++)
+            if (set[i]) *out += (out->empty() ? "" : " ") + std::string(kFlags[i]);
+          if (out->empty()) *out = "default";
+          return "";
+        },
+        INT_MAX));
   o.push_back(InertInt("socket-mark-id", 0, 0, UINT_MAX, kImmutable));
   o.push_back(InertBool("syslog-enabled", false, kImmutable));
   o.push_back(InertString("syslog-ident", "redis", kImmutable));

@@ -62,6 +62,8 @@ constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"slave-priority", "replica-priority"},
     {"slave-announce-ip", "replica-announce-ip"},
     {"slave-announce-port", "replica-announce-port"},
+    {"slave-lazy-flush", "replica-lazy-flush"},
+    {"repl-ping-slave-period", "repl-ping-replica-period"},
 };
 std::string_view Canonical(std::string_view name) {
   for (const auto& [alias, main] : kAliases)
