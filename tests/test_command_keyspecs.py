@@ -65,6 +65,31 @@ def test_legacy_key_ranges_equal_redis_for_every_command(rc, ref2):
     assert ours[b"mset"][3:6] == [1, -1, 2]
 
 
+def test_acl_categories_equal_redis_for_every_command(rc, ref2):
+    # (What ACL rules such as -@dangerous take away: Redis's categories.)
+    ours = by_name(rc.execute_command("COMMAND"))
+    theirs = by_name(ref2.execute_command("COMMAND"))
+    for name in sorted(set(ours) & set(theirs)):
+        assert sorted(ours[name][6]) == sorted(theirs[name][6]), name
+
+
+def test_minus_dangerous_takes_away_what_it_does_in_redis(rc, ref2):
+    for c in (rc, ref2):
+        c.execute_command("ACL", "SETUSER", "nodanger", "on", "nopass", "~*", "+@all", "-@dangerous")
+    try:
+        for cmd in (("flushall",), ("flushdb",), ("keys", "*"), ("swapdb", "0", "1"), ("info",), ("get", "k"),
+                    ("command", "count")):
+            replies = []
+            for c in (rc, ref2):
+                # (Allowed or not: 7.2's text names the user, 7.0's says "This user".)
+                reply = c.execute_command("ACL", "DRYRUN", "nodanger", *cmd)
+                replies.append(b"denied" if b"has no permissions to run" in reply else reply)
+            assert replies[0] == replies[1], cmd
+    finally:
+        for c in (rc, ref2):
+            c.execute_command("ACL", "DELUSER", "nodanger")
+
+
 def test_key_specs_equal_redis_resp3(rc3, ref3):
     # (RESP3: the specs and their flags are sets, each spec a map.)
     names = ["set", "lmove", "sort", "migrate", "xreadgroup", "zunionstore", "georadius", "bitfield", "eval",

@@ -599,7 +599,7 @@ void RegisterKeyCommands(CommandTable& t) {
   f.Add({.name = "persist", .arity = 2, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
          .summary = "Removes the expiration time of a key.", .since = "2.2.0", .complexity = "O(1)",
          .handler = PersistCommand});
-  f.Add({.name = "keys", .arity = 2, .flags = kCmdReadonly | kCmdAllShards,
+  f.Add({.name = "keys", .arity = 2, .flags = kCmdReadonly | kCmdAllShards, .acl = kAclDangerous,
          .summary = "Returns all key names that match a pattern.", .since = "1.0.0",
          .complexity = "O(N) with N being the number of keys in the database, under the assumption that the key names "
                        "in the database and the given pattern have limited length.",
@@ -626,18 +626,18 @@ void RegisterKeyCommands(CommandTable& t) {
   f.Add({.name = "move", .arity = 3, .flags = kCmdWrite | kCmdFast, .first_key = 1, .last_key = 1,
          .summary = "Moves a key to another database.", .since = "1.0.0", .complexity = "O(1)",
          .handler = MoveCommand});
-  f.Add({.name = "swapdb", .arity = 3, .flags = kCmdWrite | kCmdFast | kCmdAllShards,
+  f.Add({.name = "swapdb", .arity = 3, .flags = kCmdWrite | kCmdFast | kCmdAllShards, .acl = kAclDangerous,
          .summary = "Swaps two Redis databases.", .since = "4.0.0",
          .complexity = "O(N) where N is the count of clients watching or blocking on keys from both databases.",
          .handler = SwapdbCommand});
   f.Add({.name = "dbsize", .arity = 1, .flags = kCmdReadonly | kCmdFast | kCmdAllShards,
          .summary = "Returns the number of keys in the database.", .since = "1.0.0", .complexity = "O(1)",
          .tips = {"request_policy:all_shards", "response_policy:agg_sum"}, .handler = DbsizeCommand});
-  f.Add({.name = "flushdb", .arity = -1, .flags = kCmdWrite | kCmdAllShards,
+  f.Add({.name = "flushdb", .arity = -1, .flags = kCmdWrite | kCmdAllShards, .acl = kAclDangerous,
          .summary = "Remove all keys from the current database.", .since = "1.0.0",
          .complexity = "O(N) where N is the number of keys in the selected database",
          .tips = {"request_policy:all_shards", "response_policy:all_succeeded"}, .handler = FlushdbCommand});
-  f.Add({.name = "flushall", .arity = -1, .flags = kCmdWrite | kCmdAllShards,
+  f.Add({.name = "flushall", .arity = -1, .flags = kCmdWrite | kCmdAllShards, .acl = kAclDangerous,
          .summary = "Removes all keys from all databases.", .since = "1.0.0",
          .complexity = "O(N) where N is the total number of keys in all databases",
          .tips = {"request_policy:all_shards", "response_policy:all_succeeded"}, .handler = FlushallCommand});

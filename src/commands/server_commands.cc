@@ -557,7 +557,7 @@ void RegisterServerCommands(CommandTable& t) {
   f.Add({.name = "monitor", .arity = 1, .flags = kAdminish,
          .summary = "Listens for all requests received by the server in real-time.", .since = "1.0.0",
          .handler = MonitorCommand});
-  f.Add({.name = "info", .arity = -1, .flags = kCmdLoading | kCmdStale | kCmdAllShards,
+  f.Add({.name = "info", .arity = -1, .flags = kCmdLoading | kCmdStale | kCmdAllShards, .acl = kAclDangerous,
          .summary = "Returns information and statistics about the server.", .since = "1.0.0", .complexity = "O(1)",
          .tips = {"nondeterministic_output", "request_policy:all_shards", "response_policy:special"},
          .handler = InfoCommand});
@@ -573,29 +573,30 @@ void RegisterServerCommands(CommandTable& t) {
          .handler = ShutdownCommand});
 
   // COMMAND with no subcommand is valid, unlike other containers.
-  f.Add({.name = "command", .arity = -1, .flags = kCmdLoading | kCmdStale,
+  f.Add({.name = "command", .arity = -1, .flags = kCmdLoading | kCmdStale, .acl = kAclConnection,
          .summary = "Returns detailed information about all commands.", .since = "2.8.13",
          .complexity = "O(N) where N is the total number of Redis commands", .handler = CommandCommand,
          .subcommands = {
-             {.name = "count", .arity = 2, .flags = kCmdLoading | kCmdStale, .summary = "Returns a count of commands.",
+             {.name = "count", .arity = 2, .flags = kCmdLoading | kCmdStale, .acl = kAclConnection,
+              .summary = "Returns a count of commands.",
               .since = "2.8.13", .complexity = "O(1)", .handler = CommandCountCommand},
-             {.name = "info", .arity = -2, .flags = kCmdLoading | kCmdStale,
+             {.name = "info", .arity = -2, .flags = kCmdLoading | kCmdStale, .acl = kAclConnection,
               .summary = "Returns information about one, multiple or all commands.", .since = "2.8.13",
               .complexity = "O(N) where N is the number of commands to look up", .handler = CommandInfoCommand},
-             {.name = "docs", .arity = -2, .flags = kCmdLoading | kCmdStale,
+             {.name = "docs", .arity = -2, .flags = kCmdLoading | kCmdStale, .acl = kAclConnection,
               .summary = "Returns documentary information about one, multiple or all commands.", .since = "7.0.0",
               .complexity = "O(N) where N is the number of commands to look up", .handler = CommandDocsCommand},
-             {.name = "list", .arity = -2, .flags = kCmdLoading | kCmdStale,
+             {.name = "list", .arity = -2, .flags = kCmdLoading | kCmdStale, .acl = kAclConnection,
               .summary = "Returns a list of command names.", .since = "7.0.0",
               .complexity = "O(N) where N is the total number of Redis commands", .handler = CommandListCommand},
-             {.name = "getkeys", .arity = -3, .flags = kCmdLoading | kCmdStale,
+             {.name = "getkeys", .arity = -3, .flags = kCmdLoading | kCmdStale, .acl = kAclConnection,
               .summary = "Extracts the key names from an arbitrary command.", .since = "2.8.13",
               .complexity = "O(N) where N is the number of arguments to the command", .handler = CommandGetkeysCommand},
-             {.name = "getkeysandflags", .arity = -3, .flags = kCmdLoading | kCmdStale,
+             {.name = "getkeysandflags", .arity = -3, .flags = kCmdLoading | kCmdStale, .acl = kAclConnection,
               .summary = "Extracts the key names and access flags for an arbitrary command.", .since = "7.0.0",
               .complexity = "O(N) where N is the number of arguments to the command",
               .handler = CommandGetkeysandflagsCommand},
-             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale,
+             {.name = "help", .arity = 2, .flags = kCmdLoading | kCmdStale, .acl = kAclConnection,
               .summary = "Returns helpful text about the different subcommands.", .since = "5.0.0",
               .complexity = "O(1)", .handler = CommandHelpCommand},
          }});
