@@ -236,3 +236,21 @@ def test_rename_command_and_loadmodule_errors_stop_the_start(tmp_path):
     assert rc == 1 and "wrong number of arguments" in out
     rc, out = run("--loadmodule", "/usr/lib/redis/modules/x.so", cwd=tmp_path)
     assert rc == 1 and "no module can be loaded" in out
+
+
+def test_a_renamed_client_reply_still_turns_replies_off(tmp_path):
+    import socket
+    ours, theirs = renamed_pair(tmp_path, ("client", "cl"))
+    try:
+        got = []
+        for srv in (ours, theirs):
+            with socket.create_connection((srv.host, srv.port), timeout=5) as s:
+                s.sendall(b"CL REPLY OFF\r\nPING\r\nCL REPLY ON\r\nPING\r\n")
+                data = b""
+                while data.count(b"\r\n") < 2:
+                    data += s.recv(1024)
+                got.append(data)
+        assert got[0] == got[1] == b"+OK\r\n+PONG\r\n"
+    finally:
+        ours.stop()
+        theirs.stop()

@@ -24,11 +24,13 @@ namespace {
 // CLIENT REPLY: whether this command's reply is dropped (CLIENT REPLY
 // itself answers as it must), and the mode after a command ran (SKIP's
 // next command is the one after it).
-bool DropsReply(const Client& c, std::span<const std::string_view> args) {
+// (By the command's own name: rename-command may have given it another.)
+bool DropsReply(const Client& c, const CommandSpec* cmd, std::span<const std::string_view> args) {
   if (c.reply_mode != Client::kReplyOff && c.reply_mode != Client::kReplySkip) return false;
+  if (cmd == nullptr) return true;
   // (RESET turns OFF off before it answers.)
-  if (c.reply_mode == Client::kReplyOff && args.size() == 1 && EqualsIgnoreCase(args[0], "reset")) return false;
-  return !(args.size() >= 2 && EqualsIgnoreCase(args[0], "client") && EqualsIgnoreCase(args[1], "reply"));
+  if (c.reply_mode == Client::kReplyOff && args.size() == 1 && cmd->name == "reset") return false;
+  return !(args.size() >= 2 && cmd->name == "client" && EqualsIgnoreCase(args[1], "reply"));
 }
 void AdvanceReplyMode(Client& c) {
   if (c.reply_mode == Client::kReplySkip)
@@ -85,7 +87,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
           break;
         }
         uint64_t t = CycleClock::Now();
-        const bool quiet = c.reply_mode != Client::kReplyOn && DropsReply(c, args);
+        const bool quiet = c.reply_mode != Client::kReplyOn && DropsReply(c, cmd, args);
         c.quiet = quiet;
         if (nworkers_ == 1) {
           ExecuteCommand(c, args, cmd, nullptr, t);
@@ -165,7 +167,7 @@ void Worker::ProcessInput(Client& c, Buffer& in) {
           paused = true;
           break;
         }
-        const bool quiet = c.reply_mode != Client::kReplyOn && DropsReply(c, args);
+        const bool quiet = c.reply_mode != Client::kReplyOn && DropsReply(c, b.cmd, args);
         c.quiet = quiet;
         if (nworkers_ == 1) {
           now_tsc = ExecuteCommand(c, args, b.cmd, hint, now_tsc);
