@@ -65,7 +65,7 @@ def test_a_damaged_rdb_is_reported_with_its_offset(tmp_path, kind):
     cut.write_bytes(data[:len(data) * 2 // 3])
     rc, out = tool("--check-rdb", str(cut))
     assert rc == 1
-    assert out.count("--- RDB ERROR DETECTED ---") == 2
+    assert out.count("--- RDB ERROR DETECTED ---") == 1  # (once, before the error: redis-check-rdb's)
     # (Where it stopped: EOF, or a compressed string cut short.)
     report = out.split("--- RDB ERROR DETECTED ---")[1]
     assert report.startswith("\n[offset ")
@@ -167,3 +167,51 @@ def test_an_old_style_single_aof_and_a_bad_middle_file(tmp_path):
     rc, out = tool("--check-aof", "--fix", str(d / "appendonly.aof.manifest"), stdin=b"y\n")
     assert rc == 1
     assert "is not the last file: it cannot be fixed by truncating it" in out
+
+
+# What Peregrine's report adds to redis-check-rdb's: the keys by type, the
+# function libraries, the empty values.
+OWN_INFO = ("[info] keys by type:", "[info] 1 function libraries", "[info] 0 function libraries")
+
+
+def same_as_redis(ours_args, redis_tool, redis_args, cwd, stdin=b""):
+    """Our tool's report and exit status against Debian's redis-check-* on the same file, run from `cwd`."""
+    ours = subprocess.run([PEREGRINE_BIN, *ours_args], input=stdin, capture_output=True, timeout=30, cwd=cwd)
+    theirs = subprocess.run([redis_tool, *redis_args], input=stdin, capture_output=True, timeout=30, cwd=cwd)
+    mine = [line for line in ours.stdout.decode().splitlines() if not line.startswith(OWN_INFO)]
+    assert mine == theirs.stdout.decode().splitlines()
+    assert ours.returncode == theirs.returncode
+
+
+@pytest.mark.skipif(shutil.which("redis-check-aof") is None, reason="Debian's redis-check-aof is not installed")
+def test_reports_equal_redis_check_aof_and_rdb(tmp_path):
+    d = aof_dir(tmp_path, "redis", "yes")
+    incr = sorted(d.glob("*.incr.aof"))[-1]
+    whole = incr.read_bytes()
+    manifest = "appendonly.aof.manifest"
+    same_as_redis(["--check-aof", manifest], "redis-check-aof", [manifest], d)
+    # Cut inside an argument, at a command's end inside MULTI, garbage after
+    # the last command; then --fix told yes, and no.
+    for tail in (b"*2\r\n$3\r\nGE", b"hello\r\n"):
+        for answer in (b"n\n", b"y\n"):
+            for name in ("a.aof", "b.aof"):
+                (d / name).write_bytes(whole + tail)
+            same_as_redis(["--check-aof", "a.aof"], "redis-check-aof", ["a.aof"], d)
+            (d / "a.aof").write_bytes(whole + tail)
+            ours = subprocess.run([PEREGRINE_BIN, "--check-aof", "--fix", "a.aof"], input=answer,
+                                  capture_output=True, timeout=30, cwd=d)
+            theirs = subprocess.run(["redis-check-aof", "--fix", "b.aof"], input=answer, capture_output=True,
+                                    timeout=30, cwd=d)
+            assert ours.stdout.decode().replace("a.aof", "b.aof") == theirs.stdout.decode()
+            assert (d / "a.aof").read_bytes() == (d / "b.aof").read_bytes()
+    exec_at = whole.rindex(b"*1\r\n$4\r\nEXEC")
+    (d / "c.aof").write_bytes(whole[:exec_at])
+    same_as_redis(["--check-aof", "c.aof"], "redis-check-aof", ["c.aof"], d)
+    base = sorted(d.glob("*.base.rdb"))[-1].name
+    same_as_redis(["--check-rdb", base], "redis-check-rdb", [base], d)
+    (tmp_path / "rdb").mkdir()
+    rdb = saved_rdb(tmp_path / "rdb", "redis")
+    data = rdb.read_bytes()
+    (rdb.parent / "cut.rdb").write_bytes(data[:len(data) * 2 // 3])
+    for name in ("dump.rdb", "cut.rdb"):
+        same_as_redis(["--check-rdb", name], "redis-check-rdb", [name], rdb.parent)

@@ -1,15 +1,26 @@
 // Number parsing and formatting with Redis's exact rules: which strings are
 // integers (no sign '+', no leading zeros, no spaces), how floats are read and
-// how INCRBYFLOAT and RESP doubles print them. Pure functions; no allocation
+// how INCRBYFLOAT and RESP doubles print them; names compared as strcasecmp
+// does. Pure functions; no allocation
 // except where a std::string is returned.
 #pragma once
 
+#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace peregrine {
+
+// ASCII case-insensitive equality (option and command names, as strcasecmp).
+inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
 
 // Redis's string2ll: optional '-', then digits with no leading zero (except
 // "0"); the whole input must be consumed and fit in int64_t.

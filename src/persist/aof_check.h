@@ -22,9 +22,10 @@ struct AofCheckOptions {
 };
 
 // What one file of commands holds (after `from`, where an RDB preamble
-// ended): the length of its whole commands (ok_up_to), the line that ends
-// at, whether the rest is a cut-off tail (truncated) or malformed, and the
-// file's size.
+// ended): the length of its whole commands outside an unfinished MULTI
+// (ok_up_to), the line where reading stopped (ok_up_to_line, counted as
+// redis-check-aof counts it: one past the newlines before that point),
+// whether the rest is malformed, and the file's size.
 struct AofFileCheck {
   bool readable = true;
   uint64_t size = 0;
@@ -32,7 +33,10 @@ struct AofFileCheck {
   uint64_t ok_up_to_line = 0;
   uint64_t commands = 0;
   bool format_error = false;
-  std::string error;  // why it stops before its end
+  // redis-check-aof's line on why it stopped ("0x... : Expected to read 6
+  // bytes, got 1 bytes", "... Reached EOF before reading EXEC for MULTI"),
+  // or empty.
+  std::string error;
   bool whole() const { return readable && ok_up_to == size; }
 };
 AofFileCheck CheckAofCommands(int fd, uint64_t from);

@@ -224,6 +224,7 @@ AofReader::Result AofReader::Next(const char* data, size_t len) {
     const size_t need = static_cast<size_t>(n) + 2;
     if (len - pos < need) {
       needed_ = pos + need;
+      needed_from_ = pos;
       return Result::kNeedMore;
     }
     args_.emplace_back(data + pos, static_cast<size_t>(n));

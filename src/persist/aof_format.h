@@ -110,13 +110,16 @@ class AofReader {
   std::span<const std::string_view> args() const { return args_; }
   size_t consumed() const { return consumed_; }
   // After kNeedMore: at least how many bytes from `data` the command needs
-  // (so that a caller can read a large argument at once), or 0 if unknown.
+  // (so that a caller can read a large argument at once), or 0 if unknown;
+  // and when known, where in `data` the argument being read starts.
   size_t needed() const { return needed_; }
+  size_t needed_from() const { return needed_from_; }
 
  private:
   std::vector<std::string_view> args_;
   size_t consumed_ = 0;
   size_t needed_ = 0;
+  size_t needed_from_ = 0;
 };
 
 }  // namespace peregrine

@@ -14,12 +14,28 @@
 #include "core/value.h"
 #include "persist/rdb_format.h"
 #include "persist/rdb_value.h"
+#include "protocol/parser.h"
 
 namespace peregrine {
 
 namespace {
 
-std::string_view EncodingName(int type);
+// An RDB type's encoding, by its number (the names redis-check-rdb uses).
+std::string_view EncodingName(int type) {
+  static constexpr std::string_view kNames[] = {
+      "string",       "list-linked",  "set-hashtable", "zset-v1",       "hash-hashtable", "zset-v2",
+      "module-pre-ga", "module-value", "",              "hash-zipmap",   "list-ziplist",   "set-intset",
+      "zset-ziplist", "hash-ziplist", "quicklist",     "stream",        "hash-listpack",  "zset-listpack",
+      "quicklist-v2", "stream-v2",    "set-listpack",  "stream-v3",     "hash-metadata-pre-ga",
+      "hash-listpack-ex-pre-ga",      "hash-metadata", "hash-listpack-ex"};
+  if (type < 0 || static_cast<size_t>(type) >= std::size(kNames)) return "unknown";
+  return kNames[type];
+}
+
+// A name or value as redis-check-rdb prints it, between single quotes;
+// one with bytes a terminal should not get is quoted and escaped instead,
+// as MONITOR quotes (Repr).
+std::string Quoted(std::string_view s) { return NeedsRepr(s) ? Repr(s) : "'" + std::string(s) + "'"; }
 
 // The report and what was being read when it stopped.
 class CheckReport {
@@ -60,12 +76,11 @@ class CheckReport {
     Line(r_.error().empty() ? "Unexpected EOF reading RDB file" : r_.error());
     out_ += "[additional info] While doing: " + std::string(doing_) + "\n";
     if (type_ >= 0) {
-      out_ += "[additional info] Reading key '" + key_ + "'\n";
+      out_ += "[additional info] Reading key " + Quoted(key_) + "\n";
       out_ += "[additional info] Reading type " + std::to_string(type_) + " (" + std::string(EncodingName(type_)) +
               ")\n";
     }
     Info();
-    out_ += "--- RDB ERROR DETECTED ---\n";
     res_.ok = false;
     return res_;
   }
@@ -79,32 +94,6 @@ class CheckReport {
   int type_ = -1;
 };
 
-// An RDB type's encoding, by its number (the names redis-check-rdb uses).
-std::string_view EncodingName(int type) {
-  static constexpr std::string_view kNames[] = {
-      "string",       "list-linked",  "set-hashtable", "zset-v1",       "hash-hashtable", "zset-v2",
-      "module-pre-ga", "module-value", "",              "hash-zipmap",   "list-ziplist",   "set-intset",
-      "zset-ziplist", "hash-ziplist", "quicklist",     "stream",        "hash-listpack",  "zset-listpack",
-      "quicklist-v2", "stream-v2",    "set-listpack",  "stream-v3",     "hash-metadata-pre-ga",
-      "hash-listpack-ex-pre-ga",      "hash-metadata", "hash-listpack-ex"};
-  if (type < 0 || static_cast<size_t>(type) >= std::size(kNames)) return "unknown";
-  return kNames[type];
-}
-
-std::string Printable(std::string_view s) {
-  std::string out;
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f) {
-      out += ch;
-    } else {
-      char buf[5];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -112,22 +101,8 @@ RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
   RdbCheckResult res;
   CheckReport report(r, res, out);
   report.Doing("check-header");
-  const char* magic;
-  if (!r.Bytes(9, &magic)) return report.Fail();
-  int version = 0;
-  bool digits = std::memcmp(magic, "REDIS", 5) == 0;
-  for (int i = 5; i < 9 && digits; i++) {
-    digits = magic[i] >= '0' && magic[i] <= '9';
-    version = version * 10 + (magic[i] - '0');
-  }
-  if (!digits) {
-    r.Fail("Wrong signature trying to load DB from file");
-    return report.Fail();
-  }
-  if (version < 1 || version > rdb::kMaxVersion) {
-    r.Fail("Can't handle RDB format version " + std::to_string(version));
-    return report.Fail();
-  }
+  int version;
+  if (!ReadRdbHeader(r, &version)) return report.Fail();
   const ContainerLimits limits;
   int64_t expire_ms = -1;
   std::string a, b;
@@ -182,7 +157,7 @@ RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
       case rdb::kOpAux:
         report.Doing("read-aux");
         if (!r.String(&a) || !r.String(&b)) return report.Fail();
-        report.Line("AUX FIELD " + Printable(a) + " = '" + Printable(b) + "'");
+        report.Line("AUX FIELD " + std::string(a) + " = " + Quoted(b));
         continue;
       case rdb::kOpModuleAux:
         report.Doing("read-module-aux");
@@ -199,20 +174,15 @@ RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
         continue;
       case rdb::kOpEof: {
         report.Doing("check-sum");
-        if (version >= 5) {
-          const uint64_t computed = r.Crc();
-          const char* p;
-          if (!r.Bytes(8, &p)) return report.Fail();
-          uint64_t expected;
-          std::memcpy(&expected, p, 8);
-          if (expected == 0) {
-            report.Line("RDB file was saved with checksum disabled: no check performed.");
-          } else if (expected != computed) {
-            r.Fail("RDB CRC error");
-            return report.Fail();
-          } else {
-            report.Line("Checksum OK");
-          }
+        uint64_t stored, computed;
+        if (!ReadRdbChecksum(r, version, &stored, &computed)) return report.Fail();
+        if (version >= 5 && stored == 0) {
+          report.Line("RDB file was saved with checksum disabled: no check performed.");
+        } else if (stored != computed) {
+          r.Fail("RDB CRC error");
+          return report.Fail();
+        } else if (version >= 5) {
+          report.Line("Checksum OK");
         }
         report.Line("\\o/ RDB looks OK! \\o/");
         report.Info();
@@ -229,19 +199,16 @@ RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
         std::string key;
         if (!r.String(&key)) return report.Fail();
         report.Key(std::move(key), op);
+        res.keys++;  // (as redis-check-rdb counts: once its name is read)
         report.Doing("read-object-value");
         Value value;
         const RdbLoadStatus st = LoadRdbObject(r, op, limits, now_ms, &value);
         if (st == RdbLoadStatus::kError) return report.Fail();
-        if (st == RdbLoadStatus::kEmpty) {
-          res.empty++;
-        } else {
-          res.keys++;
-          res.by_type[static_cast<size_t>(value.type())]++;
-          if (expire_ms != -1) {
-            res.expires++;
-            if (expire_ms <= now_ms) res.already_expired++;
-          }
+        if (st == RdbLoadStatus::kEmpty) res.empty++;
+        else res.by_type[static_cast<size_t>(value.type())]++;
+        if (expire_ms != -1) {
+          res.expires++;
+          if (expire_ms < now_ms) res.already_expired++;
         }
         expire_ms = -1;
         continue;

@@ -25,8 +25,8 @@ struct RdbCheckResult {
 
 // Reads an RDB from `r` (a file's or a preamble's start), appending a
 // report to *out in redis-check-rdb's shape: "[offset N] ..." lines, then
-// "[info]" counts, the error framed by "--- RDB ERROR DETECTED ---". Keys
-// whose deadline is at or before now_ms count as already expired.
+// "[info]" counts; an error after "--- RDB ERROR DETECTED ---". Keys whose
+// deadline is before now_ms count as already expired.
 RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out);
 
 // `peregrine --check-rdb FILE`: prints the report; the exit status (0 if

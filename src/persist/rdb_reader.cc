@@ -189,7 +189,8 @@ bool RdbReader::String(std::string* out) {
       // LZF expands at most about 88 times (a 3-byte back-reference copies
       // 264 bytes): a larger claim is corrupt, and allocating it could be
       // all the memory there is.
-      if (clen == 0 || clen > remaining() || ulen == 0 || ulen > clen * 90 + 64)
+      if (clen > remaining()) return Fail("Unexpected EOF reading RDB file");
+      if (clen == 0 || ulen == 0 || ulen > clen * 90 + 64)
         return Fail("Invalid LZF compressed string");
       if (!Bytes(static_cast<size_t>(clen), &p)) return false;
       out->resize(static_cast<size_t>(ulen));
@@ -259,6 +260,30 @@ bool RdbReader::SecondsTime(int64_t* out) {
   int32_t v;
   std::memcpy(&v, p, 4);
   *out = v;
+  return true;
+}
+
+bool ReadRdbHeader(RdbReader& r, int* version) {
+  const char* magic;
+  if (!r.Bytes(9, &magic)) return false;
+  if (std::memcmp(magic, "REDIS", 5) != 0) return r.Fail("Wrong signature trying to load DB from file");
+  *version = 0;
+  for (int i = 5; i < 9; i++) {
+    if (magic[i] < '0' || magic[i] > '9') return r.Fail("Wrong signature trying to load DB from file");
+    *version = *version * 10 + (magic[i] - '0');
+  }
+  if (*version < 1 || *version > rdb::kMaxVersion)
+    return r.Fail("Can't handle RDB format version " + std::to_string(*version));
+  return true;
+}
+
+bool ReadRdbChecksum(RdbReader& r, int version, uint64_t* stored, uint64_t* computed) {
+  *stored = *computed = 0;
+  if (version < 5) return true;
+  *computed = r.Crc();
+  const char* p;
+  if (!r.Bytes(8, &p)) return false;
+  std::memcpy(stored, p, 8);
   return true;
 }
 

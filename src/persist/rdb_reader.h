@@ -81,4 +81,12 @@ class RdbReader {
 // The value is then the payload less its last 10 bytes.
 bool VerifyDumpPayload(std::string_view payload, bool check_crc = true);
 
+// An RDB file's first 9 bytes, "REDIS" and four digits: *version, or false
+// with Redis's error (a wrong signature, a version past rdb::kMaxVersion).
+bool ReadRdbHeader(RdbReader& r, int* version);
+// After the EOF opcode of a file of `version`: the CRC-64 of everything
+// before it (*computed) and the one stored (*stored; 0 when the file was
+// saved without, or before version 5, which has none).
+bool ReadRdbChecksum(RdbReader& r, int version, uint64_t* stored, uint64_t* computed);
+
 }  // namespace peregrine

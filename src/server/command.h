@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/numbers.h"  // (EqualsIgnoreCase)
 #include "server/latency_histogram.h"
 
 namespace peregrine {
@@ -273,14 +274,6 @@ class CommandFamily {
 // byte. For every error that quotes what the client sent.
 inline std::string_view UpToNul(std::string_view arg) { return arg.substr(0, arg.find('\0')); }
 
-// ASCII case-insensitive equality (option and command names, as strcasecmp).
-inline bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); i++)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
 
 // Names of flags and categories as COMMAND INFO prints them.
 std::vector<std::string_view> FlagNames(uint32_t flags);

@@ -249,7 +249,7 @@ bool RdbLoader::Begin(uint64_t source, uint64_t size, std::string* err) {
   st.loading_loaded_bytes.store(0, std::memory_order_relaxed);
   st.loading_loaded_keys.store(0, std::memory_order_relaxed);
   st.loading.store(true, std::memory_order_release);
-  if (!ReadHeader()) {
+  if (!ReadRdbHeader(*reader_, &version_)) {
     *err = reader_->error();
     st.loading.store(false, std::memory_order_release);
     return false;
@@ -259,21 +259,6 @@ bool RdbLoader::Begin(uint64_t source, uint64_t size, std::string* err) {
 
 RdbLoader::~RdbLoader() {
   if (fd_ >= 0) ::close(fd_);
-}
-
-bool RdbLoader::ReadHeader() {
-  RdbReader& r = *reader_;
-  const char* magic;
-  if (!r.Bytes(9, &magic)) return false;
-  if (std::memcmp(magic, "REDIS", 5) != 0) return r.Fail("Wrong signature trying to load DB from file");
-  version_ = 0;
-  for (int i = 5; i < 9; i++) {
-    if (magic[i] < '0' || magic[i] > '9') return r.Fail("Wrong signature trying to load DB from file");
-    version_ = version_ * 10 + (magic[i] - '0');
-  }
-  if (version_ < 1 || version_ > rdb::kMaxVersion)
-    return r.Fail("Can't handle RDB format version " + std::to_string(version_));
-  return true;
 }
 
 bool RdbLoader::LoadKey(int type) {
@@ -425,19 +410,14 @@ RdbLoader::Status RdbLoader::Step(size_t max_keys) {
 bool RdbLoader::Finish() {
   RdbReader& r = *reader_;
   PersistenceState& st = server_.persistence();
-  if (version_ >= 5) {
-    const uint64_t computed = r.Crc();
-    const char* p;
-    if (!r.Bytes(8, &p)) return false;
-    uint64_t expected;
-    std::memcpy(&expected, p, 8);
-    if (expected == 0) {
-      LOG_WARNING("RDB file was saved with checksum disabled: no check performed.");
-    } else if (server_.config().rdbchecksum && expected != computed &&
-               !server_.debug().skip_checksum_validation.load(std::memory_order_relaxed)) {
-      return r.Fail("Wrong RDB checksum expected: (" + std::to_string(expected) + ") got: (" +
-                    std::to_string(computed) + "). Aborting now.");
-    }
+  uint64_t expected, computed;
+  if (!ReadRdbChecksum(r, version_, &expected, &computed)) return false;
+  if (version_ >= 5 && expected == 0) {
+    LOG_WARNING("RDB file was saved with checksum disabled: no check performed.");
+  } else if (server_.config().rdbchecksum && expected != computed &&
+             !server_.debug().skip_checksum_validation.load(std::memory_order_relaxed)) {
+    return r.Fail("Wrong RDB checksum expected: (" + std::to_string(expected) + ") got: (" +
+                  std::to_string(computed) + "). Aborting now.");
   }
   st.loading.store(false, std::memory_order_release);
   st.last_load_keys_loaded = static_cast<int64_t>(keys_);

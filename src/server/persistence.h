@@ -164,7 +164,6 @@ class RdbLoader final : public StartupLoader {
   // After Open's or OpenStream's fd: the reader over `source` bytes (of
   // which `size` are known) and the header.
   bool Begin(uint64_t source, uint64_t size, std::string* err);
-  bool ReadHeader();
   bool LoadKey(int type);
   bool LoadFunction();
   bool Finish();
