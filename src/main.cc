@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -172,17 +173,17 @@ int main(int argc, char** argv) {
   if (!args.empty() && std::strncmp(args[0], "--", 2) != 0) {
     config_file = args[0];
     next = 1;
-    std::stringstream text;
+    std::string text;
     if (config_file == "-") {
-      text << std::cin.rdbuf();
+      std::stringstream in;
+      in << std::cin.rdbuf();
+      text = in.str();
     } else {
-      std::ifstream in(config_file);
-      if (!in) {
-        std::fprintf(stderr, "Fatal error, can't open config file '%s': %s\n", config_file.c_str(),
-                     std::strerror(errno));
+      std::string err;
+      if (!ReadConfigFile(config_file, &text, &err)) {
+        std::fprintf(stderr, "%s\n", err.c_str());
         return 1;
       }
-      text << in.rdbuf();
       char* abs = realpath(config_file.c_str(), nullptr);
       if (abs != nullptr) {
         config_file = abs;
@@ -190,7 +191,7 @@ int main(int argc, char** argv) {
       }
     }
     std::string err;
-    if (!ParseConfigText(text.str(), &directives, &err)) {
+    if (!ParseConfigText(text, &directives, &err)) {
       std::fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Peregrine %s) ***\n%s\n", PEREGRINE_VERSION,
                    err.c_str());
       return 1;
@@ -261,13 +262,14 @@ int main(int argc, char** argv) {
   LOG_NOTICE("Peregrine %s starting, pid=%d", PEREGRINE_VERSION, static_cast<int>(getpid()));
   supervise::LogStart();
   {
-    // (A redis.conf's directives that mean nothing here: said once.)
-    std::string inert;
+    // (A redis.conf's directives that mean nothing here: each named once.)
+    std::set<std::string> inert;
     for (const Directive& d : directives)
-      if (config_options::IsInert(d.name) && (" " + inert + ",").find(" " + d.name + ",") == std::string::npos)
-        inert += (inert.empty() ? "" : ", ") + d.name;
-    if (!inert.empty())
-      LOG_NOTICE("Redis directives accepted, with no effect in Peregrine (docs/shipping.md): %s", inert.c_str());
+      if (config_options::IsInert(d.name)) inert.insert(config_options::Lower(d.name));
+    std::string names;
+    for (const std::string& n : inert) names += (names.empty() ? "" : ", ") + n;
+    if (!names.empty())
+      LOG_NOTICE("Redis directives accepted, with no effect in Peregrine (docs/shipping.md): %s", names.c_str());
   }
   // Redis Cluster: nodes.conf is read (or made) in `dir`, before anything
   // listens; a bad one stops the start, as in Redis.

@@ -35,20 +35,21 @@ def free_port():
 
 class ServerProcess:
     """One running server. `args` are extra '--directive value' arguments; `kind` is
-    "peregrine" or "redis" (default: TEST_SERVER); `config`: a config file."""
+    "peregrine" or "redis" (default: TEST_SERVER); `config`: a config file; `bare`:
+    Peregrine given only its port and `args`."""
 
-    def __init__(self, args=(), tmp_path=None, kind=None, config=None):
+    def __init__(self, args=(), tmp_path=None, kind=None, config=None, bare=False):
         # (The port is picked free before the server binds it: another
         # socket may take it meanwhile; then again, with another.)
         for attempt in range(3):
             try:
-                self._start(args, tmp_path, kind, config)
+                self._start(args, tmp_path, kind, config, bare)
                 return
             except RuntimeError as e:
                 if "Address already in use" not in str(e) or attempt == 2:
                     raise
 
-    def _start(self, args, tmp_path, kind, config):
+    def _start(self, args, tmp_path, kind, config, bare):
         self.port = free_port()
         self.host = "127.0.0.1"
         self.kind = kind or TEST_SERVER
@@ -65,6 +66,8 @@ class ServerProcess:
             cmd = [PEREGRINE_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                    "--repl-diskless-sync-delay", "0"]
             cmd += shlex.split(os.environ.get("PEREGRINE_ARGS", ""))
+            if bare:  # (nothing but the port: the built-in defaults, or a file's)
+                cmd = [PEREGRINE_BIN, "--port", str(self.port)]
         if config is not None:
             cmd.insert(1, str(config))  # (a config file comes first)
         cmd += list(args)

@@ -8,13 +8,10 @@
 import os
 import re
 import shlex
-import subprocess
-import time
 
 import pytest
-import redis
 
-from conftest import IS_REDIS, PEREGRINE_BIN, ROOT, free_port
+from conftest import IS_REDIS, ROOT, ServerProcess
 from helpers import NO_RETRY
 
 pytestmark = pytest.mark.skipif(IS_REDIS, reason="Peregrine's own config file")
@@ -43,25 +40,9 @@ class Started:
     def __init__(self, tmp_path, conf=None, name="server", extra=()):
         self.dir = tmp_path / name
         self.dir.mkdir()
-        self.port = free_port()
-        cmd = [PEREGRINE_BIN] + ([str(conf)] if conf else []) + ["--port", str(self.port), "--dir", str(self.dir)]
-        cmd += list(extra)
-        self.log = open(self.dir / "server.log", "w+b")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, cwd=self.dir)
-        self.client = redis.Redis(port=self.port, protocol=2, socket_timeout=10, decode_responses=True,
-                                  retry=NO_RETRY)
-        deadline = time.monotonic() + 10
-        while True:
-            if self.proc.poll() is not None:
-                self.log.seek(0)
-                raise AssertionError(f"{cmd} exited with {self.proc.returncode}: {self.log.read().decode()}")
-            try:
-                if self.client.ping():
-                    break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
+        self.server = ServerProcess(["--dir", str(self.dir), *extra], tmp_path=self.dir, kind="peregrine",
+                                    config=conf, bare=True)
+        self.client = self.server.client(protocol=2, decode_responses=True, retry=NO_RETRY)
 
     def config(self):
         values = self.client.config_get("*")
@@ -70,16 +51,7 @@ class Started:
         return values
 
     def stop(self):
-        try:
-            self.client.shutdown(nosave=True)
-        except redis.ConnectionError:
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+        self.server.stop()
 
 
 def config_of(tmp_path, conf=None, name="server"):

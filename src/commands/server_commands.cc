@@ -130,7 +130,7 @@ void ReplyCommandInfo(CommandContext& ctx, const CommandSpec& cmd) {
   ctx.reply.Integer(range ? k.step : 0);
   ReplyStringSet(ctx, AclCategoryNames(cmd.AclCategories()));
   ReplyStringSet(ctx, cmd.tips);
-  WriteKeySpecs(ctx.reply, KeySpecsOf(cmd.fullname));
+  WriteKeySpecs(ctx.reply, specs);
   ctx.reply.ArrayHeader(cmd.subcommands.size());
   for (const CommandSpec& sub : cmd.subcommands) ReplyCommandInfo(ctx, sub);
 }

@@ -111,6 +111,8 @@ void CommandTable::Rebuild() {
   for (const auto& [name, cmd] : client_names_) client.emplace_back(*name, cmd);
   own_slots_ = Build(own);
   slots_ = renamed_ ? Build(client) : own_slots_;
+  listed_.assign(renamed_ ? next_id_ : 0, false);
+  for (const auto& [name, cmd] : client_names_) listed_[cmd->id] = true;
 }
 
 const CommandSpec* CommandTable::FindIn(const std::vector<Slot>& slots, std::string_view name) {
@@ -156,7 +158,7 @@ bool CommandTable::Rename(std::string_view from, std::string_view to, std::strin
 bool CommandTable::Listed(const CommandSpec& cmd) const {
   if (!renamed_) return true;
   const CommandSpec* top = cmd.parent != nullptr ? cmd.parent : &cmd;
-  return std::any_of(client_names_.begin(), client_names_.end(), [&](const auto& n) { return n.second == top; });
+  return listed_[top->id];
 }
 
 const CommandSpec* CommandTable::FindSubcommand(const CommandSpec& parent, std::string_view name) {

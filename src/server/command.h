@@ -226,6 +226,7 @@ class CommandTable {
   std::vector<Slot> slots_, own_slots_;
   bool renamed_ = false;
   std::vector<std::pair<std::unique_ptr<std::string>, const CommandSpec*>> client_names_;
+  std::vector<bool> listed_;  // by command id, once renamed: some client name reaches it
   uint32_t next_id_ = 0;
 };
 

@@ -52,13 +52,7 @@ namespace {
 Option MemoryOption(std::string_view name, uint64_t Config::*field, uint64_t min, uint64_t max, Mutability mut) {
   return Option{name, mut, 1, 1, [field](const Config& c) { return std::to_string(c.*field); },
                 [field, min, max](Config& c, Args a) -> std::string {
-                  auto v = ParseMemorySize(a[0]);
-                  if (!v) return "argument must be a memory value";
-                  if (*v < min || *v > max)
-                    return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                           " inclusive";
-                  c.*field = *v;
-                  return "";
+                  return CheckMemory(a[0], min, max, &(c.*field));
                 }};
 }
 

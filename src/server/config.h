@@ -311,6 +311,10 @@ struct Directive {
 // Returns false with *err on unbalanced quotes.
 bool ParseConfigText(std::string_view text, std::vector<Directive>* out, std::string* err);
 
+// A config file's text; false with Redis's "Fatal error, can't open
+// config file ..." in *err.
+bool ReadConfigFile(const std::string& path, std::string* text, std::string* err);
+
 // Replaces each `include PATH|PATTERN` among *ds with the directives of
 // the files it names (a glob's in name order), where it stands, nested
 // includes too (at most 16 deep). False with *err if one cannot be read.

@@ -51,6 +51,18 @@ bool ParseConfigText(std::string_view text, std::vector<Directive>* out, std::st
   return true;
 }
 
+bool ReadConfigFile(const std::string& path, std::string* text, std::string* err) {
+  std::ifstream in(path);
+  if (!in) {
+    *err = "Fatal error, can't open config file '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  std::stringstream s;
+  s << in.rdbuf();
+  *text = s.str();
+  return true;
+}
+
 bool ExpandIncludes(std::vector<Directive>* ds, std::string* err, int depth) {
   // (Redis 7's include: a path or a glob pattern, its files in name order,
   // each read where the line stands, so later lines override them.)
@@ -80,15 +92,10 @@ bool ExpandIncludes(std::vector<Directive>* ds, std::string* err, int depth) {
     }
     ::globfree(&g);
     for (const std::string& file : files) {
-      std::ifstream in(file);
-      if (!in) {
-        *err = "Fatal error, can't open config file '" + file + "': " + std::strerror(errno);
-        return false;
-      }
-      std::stringstream text;
-      text << in.rdbuf();
+      std::string text;
+      if (!ReadConfigFile(file, &text, err)) return false;
       std::vector<Directive> inner;
-      if (!ParseConfigText(text.str(), &inner, err)) {
+      if (!ParseConfigText(text, &inner, err)) {
         *err = file + ": " + *err;
         return false;
       }

@@ -25,32 +25,34 @@ std::string InertGet(const Config& c, std::string_view name, std::string_view de
 
 Option Inert(std::string_view name, std::string def, Mutability mut,
              std::function<std::string(const std::string& in, std::string* out)> check, int max_args = 1) {
-  return Option{name, mut, 1, max_args, [name, def = std::move(def)](const Config& c) { return InertGet(c, name, def); },
-                [name, check](Config& c, Args a) -> std::string {
-                  std::string joined;
-                  for (const std::string& s : a) joined += (joined.empty() ? "" : " ") + s;
-                  std::string value;
-                  std::string err = check(joined, &value);
-                  if (err.empty()) c.inert[std::string(name)] = value;
-                  return err;
-                }};
+  Option o{name, mut, 1, max_args, [name, def = std::move(def)](const Config& c) { return InertGet(c, name, def); },
+           [name, check](Config& c, Args a) -> std::string {
+             std::string joined;
+             for (const std::string& s : a) joined += (joined.empty() ? "" : " ") + s;
+             std::string value;
+             std::string err = check(joined, &value);
+             if (err.empty()) c.inert[std::string(name)] = value;
+             return err;
+           }};
+  o.inert = true;
+  return o;
 }
 
 Option InertBool(std::string_view name, bool def, Mutability mut) {
   return Inert(name, def ? "yes" : "no", mut, [](const std::string& in, std::string* out) -> std::string {
-    *out = Lower(in);
-    return *out == "yes" || *out == "no" ? "" : "argument must be 'yes' or 'no'";
+    bool v = false;
+    std::string err = CheckBool(in, &v);
+    *out = v ? "yes" : "no";
+    return err;
   });
 }
 
 Option InertInt(std::string_view name, int64_t def, int64_t min, int64_t max, Mutability mut) {
   return Inert(name, std::to_string(def), mut, [min, max](const std::string& in, std::string* out) -> std::string {
-    int64_t v;
-    if (!ParseInt64(in, &v)) return "argument couldn't be parsed into an integer";
-    if (v < min || v > max)
-      return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) + " inclusive";
+    int64_t v = 0;
+    std::string err = CheckInt(in, min, max, &v);
     *out = std::to_string(v);
-    return "";
+    return err;
   });
 }
 
@@ -65,10 +67,7 @@ Option InertString(std::string_view name, std::string_view def, Mutability mut) 
 Option InertEnum(std::string_view name, std::string_view def, std::vector<std::string_view> names, Mutability mut) {
   return Inert(name, std::string(def), mut, [names](const std::string& in, std::string* out) -> std::string {
     *out = Lower(in);
-    if (std::find(names.begin(), names.end(), *out) != names.end()) return "";
-    std::string all;
-    for (std::string_view n : names) all += (all.empty() ? "" : ", ") + std::string(n);
-    return "argument(s) must be one of the following: " + all;
+    return std::find(names.begin(), names.end(), *out) != names.end() ? "" : NotOneOf(names);
   });
 }
 
@@ -79,20 +78,20 @@ void AddInertOptions(std::vector<Option>& o) {
   // (Redis built without its patched jemalloc refuses it on too: there is
   // no defragmenter here either.)
   o.push_back(Inert("activedefrag", "no", kMutable, [](const std::string& in, std::string* out) -> std::string {
-    *out = Lower(in);
-    if (*out == "yes")
-      return "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified "
-             "Jemalloc like the one shipped by default with the Redis source distribution";
-    return *out == "no" ? "" : "argument must be 'yes' or 'no'";
+    bool on = false;
+    std::string err = CheckBool(in, &on);
+    if (err.empty() && on)
+      err = "Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified "
+            "Jemalloc like the one shipped by default with the Redis source distribution";
+    *out = "no";
+    return err;
   }));
   o.push_back(Inert("active-defrag-ignore-bytes", "104857600", kMutable,
                     [](const std::string& in, std::string* out) -> std::string {
-                      auto v = ParseMemorySize(in);
-                      if (!v) return "argument must be a memory value";
-                      if (*v < 1 || *v > static_cast<uint64_t>(LLONG_MAX))
-                        return "argument must be between 1 and " + std::to_string(LLONG_MAX) + " inclusive";
-                      *out = std::to_string(*v);
-                      return "";
+                      uint64_t v = 0;
+                      std::string err = CheckMemory(in, 1, LLONG_MAX, &v);
+                      *out = std::to_string(v);
+                      return err;
                     }));
   o.push_back(InertInt("active-defrag-threshold-lower", 10, 0, 1000, kMutable));
   o.push_back(InertInt("active-defrag-threshold-upper", 100, 0, 1000, kMutable));
@@ -187,6 +186,8 @@ void AddInertOptions(std::vector<Option>& o) {
           // Redis's flags: any of them, read back in this order, "default"
           // when none.
           static constexpr std::string_view kFlags[] = {"save", "nosave", "now", "force"};
+          static const std::string kNotAFlag =
+              NotOneOf(std::vector<std::string_view>{"default", "save", "nosave", "now", "force"});
           bool set[4] = {};
           size_t words = 0;
           for (size_t pos = 0; pos <= in.size();) {
@@ -197,11 +198,10 @@ void AddInertOptions(std::vector<Option>& o) {
             words++;
             if (word == "default") continue;
             const auto it = std::find(std::begin(kFlags), std::end(kFlags), word);
-            if (it == std::end(kFlags))
-              return "argument(s) must be one of the following: default, save, nosave, now, force";
+            if (it == std::end(kFlags)) return kNotAFlag;
             set[it - std::begin(kFlags)] = true;
           }
-          if (words == 0) return "argument(s) must be one of the following: default, save, nosave, now, force";
+          if (words == 0) return kNotAFlag;
           if (set[0] && set[1]) return "shutdown options SAVE and NOSAVE can't be used simultaneously";
           out->clear();
           for (size_t i = 0; i < 4; i++)
@@ -221,15 +221,8 @@ void AddInertOptions(std::vector<Option>& o) {
 }
 
 bool IsInert(std::string_view name) {
-  static const std::vector<Option> inert = [] {
-    std::vector<Option> o;
-    AddInertOptions(o);
-    return o;
-  }();
-  const std::string lower = Lower(name);
-  for (const Option& o : inert)
-    if (o.name == lower) return true;
-  return false;
+  const Option* o = FindOption(name);
+  return o != nullptr && o->inert;
 }
 
 }  // namespace peregrine::config_options

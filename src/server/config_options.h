@@ -37,7 +37,39 @@ struct Option {
   std::function<std::string(const Config&)> get;
   // Parses and stores; returns "" on success or the reason it failed.
   std::function<std::string(Config&, Args)> set;
+  // One of Redis's that changes nothing here (config_compat.cc).
+  bool inert = false;
 };
+
+// The checks the directives' shapes share, with Redis's error texts: each
+// returns "" and stores the value, or says why not.
+inline std::string CheckBool(std::string_view in, bool* out) {
+  if (EqualsIgnoreCase(in, "yes")) *out = true;
+  else if (EqualsIgnoreCase(in, "no")) *out = false;
+  else return "argument must be 'yes' or 'no'";
+  return "";
+}
+inline std::string CheckInt(std::string_view in, int64_t min, int64_t max, int64_t* out) {
+  if (!ParseInt64(in, out)) return "argument couldn't be parsed into an integer";
+  if (*out < min || *out > max)
+    return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) + " inclusive";
+  return "";
+}
+inline std::string CheckMemory(std::string_view in, uint64_t min, uint64_t max, uint64_t* out) {
+  auto v = ParseMemorySize(in);
+  if (!v) return "argument must be a memory value";
+  if (*v < min || *v > max)
+    return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) + " inclusive";
+  *out = *v;
+  return "";
+}
+// An enum's refusal, its names in Redis's order.
+template <typename Names>
+std::string NotOneOf(const Names& names) {
+  std::string all;
+  for (std::string_view n : names) all += (all.empty() ? "" : ", ") + std::string(n);
+  return "argument(s) must be one of the following: " + all;
+}
 
 
 // The directives' shapes, for the tables' files.
@@ -68,12 +100,9 @@ Option IntOption(std::string_view name, T Owner::*field, int64_t min, int64_t ma
       name, mut, 1, 1, [field](const Config& c) { return std::to_string(At(c, field)); },
       [field, min, max](Config& c, Args a) -> std::string {
         int64_t v;
-        if (!ParseInt64(a[0], &v)) return "argument couldn't be parsed into an integer";
-        if (v < min || v > max)
-          return "argument must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                 " inclusive";
-        At(c, field) = static_cast<T>(v);
-        return "";
+        std::string err = CheckInt(a[0], min, max, &v);
+        if (err.empty()) At(c, field) = static_cast<T>(v);
+        return err;
       }};
 }
 
@@ -89,13 +118,7 @@ Option StringOption(std::string_view name, std::string Owner::*field, Mutability
 template <typename Owner>
 Option BoolOption(std::string_view name, bool Owner::*field, Mutability mut) {
   return Option{name, mut, 1, 1, [field](const Config& c) { return At(c, field) ? "yes" : "no"; },
-                [field](Config& c, Args a) -> std::string {
-                  std::string v = Lower(a[0]);
-                  if (v == "yes") At(c, field) = true;
-                  else if (v == "no") At(c, field) = false;
-                  else return "argument must be 'yes' or 'no'";
-                  return "";
-                }};
+                [field](Config& c, Args a) -> std::string { return CheckBool(a[0], &At(c, field)); }};
 }
 
 // One of a few names, as Redis's enum configs: any case in, the name out;
@@ -110,16 +133,15 @@ Option EnumOption(std::string_view name, E Owner::*field, std::vector<std::pair<
                   return "";
                 },
                 [field, names](Config& c, Args a) -> std::string {
-                  const std::string v = Lower(a[0]);
-                  std::string all;
+                  std::vector<std::string_view> all;
                   for (const auto& [n, e] : names) {
-                    if (v == n) {
+                    if (EqualsIgnoreCase(a[0], n)) {
                       At(c, field) = e;
                       return "";
                     }
-                    all += (all.empty() ? "" : ", ") + std::string(n);
+                    all.push_back(n);
                   }
-                  return "argument(s) must be one of the following: " + all;
+                  return NotOneOf(all);
                 }};
 }
 
