@@ -203,8 +203,14 @@ int main(int argc, char** argv) {
 
   {
     std::string err;
-    if (!ExpandIncludes(&directives, &err)) {
-      std::fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Peregrine %s) ***\n%s\n", PEREGRINE_VERSION, err.c_str());
+    bool unreadable = false;
+    if (!ExpandIncludes(&directives, &err, &unreadable)) {
+      // (A file that cannot be read is told alone, as Redis tells it.)
+      if (unreadable)
+        std::fprintf(stderr, "%s\n", err.c_str());
+      else
+        std::fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR (Peregrine %s) ***\n%s\n", PEREGRINE_VERSION,
+                     err.c_str());
       return 1;
     }
   }

@@ -317,8 +317,9 @@ bool ReadConfigFile(const std::string& path, std::string* text, std::string* err
 
 // Replaces each `include PATH|PATTERN` among *ds with the directives of
 // the files it names (a glob's in name order), where it stands, nested
-// includes too (at most 16 deep). False with *err if one cannot be read.
-bool ExpandIncludes(std::vector<Directive>* ds, std::string* err, int depth = 0);
+// includes too (at most 16 deep). False with *err if one cannot be read
+// (*unreadable set then) or a line is wrong.
+bool ExpandIncludes(std::vector<Directive>* ds, std::string* err, bool* unreadable, int depth = 0);
 
 // Turns "--port 7000 --bind a b" into directives.
 void ParseConfigArgs(std::span<char* const> args, std::vector<Directive>* out);

@@ -63,7 +63,7 @@ bool ReadConfigFile(const std::string& path, std::string* text, std::string* err
   return true;
 }
 
-bool ExpandIncludes(std::vector<Directive>* ds, std::string* err, int depth) {
+bool ExpandIncludes(std::vector<Directive>* ds, std::string* err, bool* unreadable, int depth) {
   // (Redis 7's include: a path or a glob pattern, its files in name order,
   // each read where the line stands, so later lines override them.)
   constexpr int kMaxDepth = 16;
@@ -93,14 +93,17 @@ bool ExpandIncludes(std::vector<Directive>* ds, std::string* err, int depth) {
     ::globfree(&g);
     for (const std::string& file : files) {
       std::string text;
-      if (!ReadConfigFile(file, &text, err)) return false;
+      if (!ReadConfigFile(file, &text, err)) {
+        *unreadable = true;
+        return false;
+      }
       std::vector<Directive> inner;
       if (!ParseConfigText(text, &inner, err)) {
         *err = file + ": " + *err;
         return false;
       }
       for (Directive& i : inner) i.origin = file + " " + i.origin;
-      if (!ExpandIncludes(&inner, err, depth + 1)) return false;
+      if (!ExpandIncludes(&inner, err, unreadable, depth + 1)) return false;
       for (Directive& i : inner) out.push_back(std::move(i));
     }
   }
