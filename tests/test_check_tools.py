@@ -175,9 +175,14 @@ OWN_INFO = ("[info] keys by type:", "[info] 1 function libraries", "[info] 0 fun
 
 
 def same_as_redis(ours_args, redis_tool, redis_args, cwd, stdin=b""):
-    """Our tool's report and exit status against Debian's redis-check-* on the same file, run from `cwd`."""
+    """Our tool's report and exit status against Debian's redis-check-* on the same file, run from `cwd`;
+    but where Redis reports its own internals ("Internal error in RDB reading offset 0, function at
+    rdb.c:2338 -> Stream master ID loading failed ..."), only that both refuse the file."""
     ours = subprocess.run([PEREGRINE_BIN, *ours_args], input=stdin, capture_output=True, timeout=30, cwd=cwd)
     theirs = subprocess.run([redis_tool, *redis_args], input=stdin, capture_output=True, timeout=30, cwd=cwd)
+    if b"Internal error in RDB reading" in theirs.stdout:
+        assert ours.returncode == theirs.returncode == 1
+        return
     mine = [line for line in ours.stdout.decode().splitlines() if not line.startswith(OWN_INFO)]
     assert mine == theirs.stdout.decode().splitlines()
     assert ours.returncode == theirs.returncode
@@ -212,6 +217,9 @@ def test_reports_equal_redis_check_aof_and_rdb(tmp_path):
     (tmp_path / "rdb").mkdir()
     rdb = saved_rdb(tmp_path / "rdb", "redis")
     data = rdb.read_bytes()
-    (rdb.parent / "cut.rdb").write_bytes(data[:len(data) * 2 // 3])
-    for name in ("dump.rdb", "cut.rdb"):
-        same_as_redis(["--check-rdb", name], "redis-check-rdb", [name], rdb.parent)
+    same_as_redis(["--check-rdb", "dump.rdb"], "redis-check-rdb", ["dump.rdb"], rdb.parent)
+    # Cut anywhere (about 120 places, the header's each byte among them).
+    step = max(1, len(data) // 120)
+    for n in sorted(set(range(0, 12)) | set(range(0, len(data), step))):
+        (rdb.parent / "cut.rdb").write_bytes(data[:n])
+        same_as_redis(["--check-rdb", "cut.rdb"], "redis-check-rdb", ["cut.rdb"], rdb.parent)

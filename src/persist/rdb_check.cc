@@ -48,11 +48,15 @@ class CheckReport {
     out_ += "\n";
   }
   void Doing(const char* what) { doing_ = what; }
-  void Key(std::string key, int type) {
+  void Type(int type) { type_ = type; }
+  void Key(std::string key) {
     key_ = std::move(key);
-    type_ = type;
+    has_key_ = true;
   }
-  void NoKey() { type_ = -1; }
+  void KeyDone() {
+    has_key_ = false;
+    type_ = -1;
+  }
 
   void Info() {
     out_ += "[info] " + std::to_string(res_.keys) + " keys read\n";
@@ -71,15 +75,15 @@ class CheckReport {
   }
 
   // The first problem: where reading stopped, and what it was reading.
-  RdbCheckResult Fail() {
+  // `why`, if given, instead of the reader's error.
+  RdbCheckResult Fail(std::string_view why = {}) {
     out_ += "--- RDB ERROR DETECTED ---\n";
-    Line(r_.error().empty() ? "Unexpected EOF reading RDB file" : r_.error());
+    Line(!why.empty() ? why : r_.error().empty() ? "Unexpected EOF reading RDB file" : r_.error());
     out_ += "[additional info] While doing: " + std::string(doing_) + "\n";
-    if (type_ >= 0) {
-      out_ += "[additional info] Reading key " + Quoted(key_) + "\n";
+    if (has_key_) out_ += "[additional info] Reading key " + Quoted(key_) + "\n";
+    if (type_ >= 0)
       out_ += "[additional info] Reading type " + std::to_string(type_) + " (" + std::string(EncodingName(type_)) +
               ")\n";
-    }
     Info();
     res_.ok = false;
     return res_;
@@ -91,7 +95,10 @@ class CheckReport {
   std::string& out_;
   const char* doing_ = "start";
   std::string key_;
-  int type_ = -1;
+  bool has_key_ = false;
+  // (0 before the first key, as redis-check-rdb's zeroed state says
+  // "Reading type 0 (string)" then; -1, none, after each key.)
+  int type_ = 0;
 };
 
 
@@ -100,7 +107,7 @@ class CheckReport {
 RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
   RdbCheckResult res;
   CheckReport report(r, res, out);
-  report.Doing("check-header");
+  report.Doing("start");
   int version;
   if (!ReadRdbHeader(r, &version)) return report.Fail();
   const ContainerLimits limits;
@@ -108,7 +115,6 @@ RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
   std::string a, b;
   for (;;) {
     report.Doing("read-type");
-    report.NoKey();
     uint8_t op;
     if (!r.Byte(&op)) return report.Fail();
     switch (op) {
@@ -124,34 +130,27 @@ RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
         if (!r.MillisTime(&expire_ms)) return report.Fail();
         continue;
       case rdb::kOpFreq: {
-        report.Doing("read-freq");
+        report.Doing("read-len");
         uint8_t f;
         if (!r.Byte(&f)) return report.Fail();
         continue;
       }
-      case rdb::kOpIdle: {
-        report.Doing("read-idle");
-        uint64_t idle;
-        if (!r.Len(&idle)) return report.Fail();
-        continue;
-      }
       case rdb::kOpSelectDb: {
-        report.Doing("read-db");
+        report.Doing("read-len");
         uint64_t db;
         if (!r.Len(&db)) return report.Fail();
         report.Line("Selecting DB ID " + std::to_string(db));
         continue;
       }
-      case rdb::kOpResizeDb: {
-        report.Doing("read-resize-db");
-        uint64_t n;
-        if (!r.Len(&n) || !r.Len(&n)) return report.Fail();
-        continue;
-      }
+      case rdb::kOpIdle:
+      case rdb::kOpResizeDb:
       case rdb::kOpSlotInfo: {
-        report.Doing("read-slot-info");
+        // (Lengths the check has no use for: one, two or three of them.)
+        report.Doing("read-len");
+        const int lens = op == rdb::kOpIdle ? 1 : op == rdb::kOpResizeDb ? 2 : 3;
         uint64_t n;
-        if (!r.Len(&n) || !r.Len(&n) || !r.Len(&n)) return report.Fail();
+        for (int i = 0; i < lens; i++)
+          if (!r.Len(&n)) return report.Fail();
         continue;
       }
       case rdb::kOpAux:
@@ -169,7 +168,7 @@ RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
         return report.Fail();
       case rdb::kOpFunction2:
         report.Doing("read-functions");
-        if (!r.String(&a)) return report.Fail();
+        if (!r.String(&a)) return report.Fail("Failed loading library, Failed loading library payload");
         res.functions++;
         continue;
       case rdb::kOpEof: {
@@ -195,10 +194,11 @@ RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
           r.Fail("Invalid object type: " + std::to_string(op));
           return report.Fail();
         }
+        report.Type(op);
         report.Doing("read-key");
         std::string key;
         if (!r.String(&key)) return report.Fail();
-        report.Key(std::move(key), op);
+        report.Key(std::move(key));
         res.keys++;  // (as redis-check-rdb counts: once its name is read)
         report.Doing("read-object-value");
         Value value;
@@ -211,6 +211,7 @@ RdbCheckResult CheckRdb(RdbReader& r, int64_t now_ms, std::string* out) {
           if (expire_ms < now_ms) res.already_expired++;
         }
         expire_ms = -1;
+        report.KeyDone();
         continue;
       }
     }
