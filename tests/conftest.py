@@ -43,13 +43,14 @@ class ServerProcess:
         # socket may take it meanwhile; then again, with another.)
         for attempt in range(3):
             try:
-                self._start(args, tmp_path, kind, config, bare)
+                self.bare = bare
+                self._start(args, tmp_path, kind, config)
                 return
             except RuntimeError as e:
                 if "Address already in use" not in str(e) or attempt == 2:
                     raise
 
-    def _start(self, args, tmp_path, kind, config, bare):
+    def _start(self, args, tmp_path, kind, config):
         self.port = free_port()
         self.host = "127.0.0.1"
         self.kind = kind or TEST_SERVER
@@ -66,7 +67,7 @@ class ServerProcess:
             cmd = [PEREGRINE_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                    "--repl-diskless-sync-delay", "0"]
             cmd += shlex.split(os.environ.get("PEREGRINE_ARGS", ""))
-            if bare:  # (nothing but the port: the built-in defaults, or a file's)
+            if self.bare:  # (nothing but the port: the built-in defaults, or a file's)
                 cmd = [PEREGRINE_BIN, "--port", str(self.port)]
         if config is not None:
             cmd.insert(1, str(config))  # (a config file comes first)
