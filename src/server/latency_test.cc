@@ -83,5 +83,25 @@ TEST(LatencyHistogram, RedisBucketsAndPercentiles) {
   EXPECT_EQ(h.ValueAtPercentile(0), 1);
 }
 
+TEST(LatencyHistogram, KeepsOnlyThePowersOfTwoItCounted) {
+  // The counts of a power of two are made at its first count: an empty
+  // histogram is a table of 24 pointers, not the whole 24 KB layout.
+  EXPECT_LE(sizeof(LatencyHistogram), 25 * sizeof(void*));
+  LatencyHistogram a, b, merged;
+  for (int64_t v = 1; v <= LatencyHistogram::kMax; v = v * 3 + 1) a.Record(v);  // every power of two
+  b.Record(LatencyHistogram::kMax * 2);  // clamped to the last one
+  merged.Merge(a);
+  merged.Merge(b);
+  EXPECT_EQ(merged.total(), a.total() + 1);
+  EXPECT_EQ(merged.ValueAtPercentile(100), b.ValueAtPercentile(100));
+  EXPECT_EQ(merged.ValueAtPercentile(0), 1);
+  uint64_t last = 0;
+  merged.ForEachLogBucket([&](int64_t, uint64_t n) {
+    EXPECT_GT(n, last);  // cumulative, and each listed level added some
+    last = n;
+  });
+  EXPECT_EQ(last, merged.total());
+}
+
 }  // namespace
 }  // namespace peregrine
