@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import IS_REDIS
-from helpers import Conn, config_set, info_dict, rc, wait_for  # noqa: F401 (fixtures)
+from helpers import Conn, config_set, crc16, info_dict, rc, wait_for  # noqa: F401 (fixtures)
 
 
 def push(*keys):
@@ -468,26 +468,66 @@ def test_the_table_limit_invalidates_the_excess(conns, rc, config_set):
     assert int(info(rc, "stats")["tracking_total_keys"]) == 1
 
 
-def test_eviction_invalidates_before_the_reply(conns, rc, config_set):
-    # The command that evicts (on its keys' shard) finds the key gone first:
-    # its invalidation comes before its reply where the command runs on the
-    # client's own worker (one worker; Redis). With several workers the
-    # command may run on another's, whose invalidation follows the reply.
+@pytest.mark.parametrize("same_worker", [True, False])
+def test_the_table_limit_applies_before_a_queued_command(conns, rc, config_set, same_worker):
+    # Redis trims the table before every command, a queued one too
+    # (its #11715): the invalidation comes before QUEUED, here also when the
+    # tracked keys live on another worker's shard than the client's. (The
+    # cron trims it too, at most 100 ms later: were it first, its
+    # invalidation would come before QUEUED all the same.)
+    c = conns(resp3=True)
+    c.call("CLIENT", "TRACKING", "on")
+    vtag, other = tags_on_two_shards(rc)
+    tag = vtag if same_worker else other
+    config_set("tracking-table-max-keys", "2")
+    assert c.call("MGET", "1{%s}" % tag, "2{%s}" % tag) == b"*2\r\n_\r\n_\r\n"
+    assert c.call("MULTI") == b"+OK\r\n"
+    config_set("tracking-table-max-keys", "1")
+    got = [c.call("PING"), c.read_reply()]
+    assert got[0] in (push("1{%s}" % tag), push("2{%s}" % tag))
+    assert got[1] == b"+QUEUED\r\n"
+    assert c.call("EXEC") == b"*1\r\n+PONG\r\n"
+    assert int(info(rc, "stats")["tracking_total_keys"]) == 1
+
+
+def tags_on_two_shards(rc):
+    """Two hash tags whose keys live on different shards (where there are several)."""
+    threads = 1 if IS_REDIS else int(rc.execute_command("CONFIG", "GET", "threads")[1])
+    def shard(tag):
+        return crc16(tag.encode()) % 16384 * threads // 16384
+    other = next(t for t in ("f%d" % i for i in range(1000)) if threads == 1 or shard(t) != shard("e"))
+    return "e", other
+
+
+@pytest.mark.parametrize("same_shard", [True, False])
+def test_eviction_invalidates_before_the_reply(conns, rc, config_set, same_shard):
+    # Redis evicts before it runs a command: the invalidation of what went
+    # comes before the command's reply. With several workers also where the
+    # evicted key is on another worker's shard than the command's keys (that
+    # worker evicts at the command's ask and hands the invalidation back) and
+    # where the command runs on another worker than the client's.
     t = conns(resp3=True)
+    vtag, btag = tags_on_two_shards(rc)
+    if same_shard:
+        btag = vtag
+    # Each command's first call makes its latency histogram (Redis's are
+    # 24 KB each): made before the limit is measured.
+    for tag in (vtag, btag):
+        t.call("SETEX", "warm{%s}" % tag, "10000", "x")
+        t.call("GET", "warm{%s}" % tag)
+        t.call("SETBIT", "warm{%s}" % tag, "8", "0")
+        t.call("GETBIT", "warm{%s}" % tag, "0")
+        t.call("DEL", "warm{%s}" % tag)
     t.call("CLIENT", "TRACKING", "on")
     mem = info(rc, "memory")
     used = int(mem["used_memory"]) - int(mem.get("mem_not_counted_for_evict", 0))
     config_set("maxmemory-policy", "volatile-random")
     config_set("maxmemory", str(used + 100 * 1024))
-    t.call("SETEX", "volatile-key{e}", "10000", "x")
-    t.call("GET", "volatile-key{e}")
-    t.call("SETBIT", "big-key{e}", "1600000", "0")  # about 200 KB: over the limit
-    got = [t.call("GETBIT", "big-key{e}", "0"), t.read_reply()]
-    one_worker = IS_REDIS or rc.execute_command("CONFIG", "GET", "threads")[1] == b"1"
-    if one_worker:
-        assert got == [push("volatile-key{e}"), b":0\r\n"]
-    else:
-        assert sorted(got) == sorted([push("volatile-key{e}"), b":0\r\n"])
+    t.call("SETEX", "volatile-key{%s}" % vtag, "10000", "x")
+    t.call("GET", "volatile-key{%s}" % vtag)
+    t.call("SETBIT", "big-key{%s}" % btag, "1600000", "0")  # about 200 KB: over the limit
+    got = [t.call("GETBIT", "big-key{%s}" % btag, "0"), t.read_reply()]
+    assert got == [push("volatile-key{%s}" % vtag), b":0\r\n"]
 
 
 def test_info_counts(conns, rc):

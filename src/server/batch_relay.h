@@ -57,6 +57,7 @@ class BatchRelay {
     if (c.open_batch != nullptr && !c.open_batch->commands.empty()) {
       c.open_batch->commands.back().track = tracking::TracksReads(c.tracking);
       c.open_batch->commands.back().no_touch = c.no_touch;
+      c.open_batch->commands.back().tracking = c.tracking;
     }
     c.tracking &= static_cast<uint8_t>(~tracking::kCaching);
   }

@@ -244,6 +244,10 @@ void ScriptBusy::DrainMail() {
       return;
     }
     Mail* m = reinterpret_cast<Mail*>(word);
+    if (m->kind == Mail::Kind::kEvictAsk) {  // (answered at once: nothing is evicted while the script runs)
+      worker_.AnswerEvictAsk(static_cast<EvictMail*>(m), /*may_change=*/false);
+      return;
+    }
     // (A write group's part too: it holds its place on this shard, which
     // no -BUSY could give back; it runs once the script is over, and its
     // group's client waits.)

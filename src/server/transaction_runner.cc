@@ -86,6 +86,7 @@ bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, std::strin
     b->commands.push_back({q.spec, q.argc, target});
     b->commands.back().track = track;
     b->commands.back().no_touch = c.no_touch;
+    b->commands.back().tracking = c.tracking;
   }
   c.tracking &= static_cast<uint8_t>(~tracking::kCaching);
   b->transaction = true;

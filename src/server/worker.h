@@ -59,11 +59,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // Before the threads start (main thread): the loop, the timer, the wake-up fd; false without epoll.
-  bool Init();
-  // The thread's body: serves until shutdown, then closes its clients and
-  // keeps answering the other workers until all of them have stopped.
-  void Run();
+  bool Init();  // before the threads start (main thread): the loop, the timer, the wake-up fd; false without epoll
+  void Run();  // the thread: serves until shutdown, then answers the other workers until all have stopped
 
   Shard& shard() { return shard_; }
   const Shard& shard() const { return shard_; }
@@ -86,7 +83,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   uint64_t published_client_bytes() const { return published_client_bytes_.load(std::memory_order_relaxed); }
   // Connections on this worker (the acceptor counts them): placement, maxclients.
   std::atomic<int64_t>& connections() { return connections_; }
-  // Whether its shard had keys the policy may evict, at its last command or tick (any thread);
+  // Whether its shard had keys the policy may evict, at its last write or tick (any thread);
   // PublishEvictable recomputes it (this worker's thread, or a command holding its shard).
   bool evictable() const { return evictable_.load(std::memory_order_relaxed); }
   void PublishEvictable();
@@ -145,8 +142,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void set_big_arg_min(size_t n) { io_.set_big_arg_min(n); }
 
   void OnErrorReply(std::string_view msg) override;  // ErrorSink: counts every error reply (INFO errorstats)
-  // A script's error counted already (by its call): the command failed all the same.
-  void OnCountedErrorReply() override { failed_reply_ = true; }
+  void OnCountedErrorReply() override { failed_reply_ = true; }  // a script's, counted by its call
 
   // --- For the I/O layer ---
   void OnClientEvent(Client& c, uint32_t events);
@@ -277,19 +273,22 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   void ResumeClients();
   void ApplyConfigIfChanged();
 
-  // maxmemory: evicts by policy from `shard` (this worker's, or one a command
-  // holds) while the process's keyspace is over the limit. False if it is
-  // over and nothing could go.
-  bool EnforceMaxmemory(Shard& shard);
-  // Evicts from this shard while the process is over maxmemory, for about `budget_us` at most.
-  void EvictFor(int64_t budget_us);
+  // maxmemory (worker_evict.cc): evicts by policy from `shard` (this worker's or a held one) while over
+  // the limit; false if over and nothing could go. Other workers evict at once for a tracking `asker`
+  // and send back its invalidations (EvictMail), which Run writes before its reply, else in their turn.
+  bool EnforceMaxmemory(Shard& shard, const Client* asker = nullptr);
+  void EvictFor(int64_t budget_us);  // from this shard while over maxmemory, for about `budget_us`
+  bool EvictSlice(Shard& shard);     // up to 256 keys while over; false if none could go
+  void AnswerEvictAsk(EvictMail* m, bool may_change);  // evicts or trims (if it may), sends `m` back
+  void LimitTrackingTables(const Client& c);  // tracking-table-max-keys, before c's command (Redis's)
+  void OnEvictAnswer(EvictMail* m), AwaitEvictAnswers(size_t asked);  // (meanwhile only answers and asks)
+  void WriteOwnInvalidations(Client& c, ReplyWriter& reply);  // the proxy's client's, into its batch
  public:
   // A snapshot (SaveRdbFile) holding every shard, outside any command (a signal's; a BGSAVE stops).
   bool SaveHoldingAll(std::string* err);
   bool ShutdownAfterWait();  // SHUTDOWN's wait for replicas ended: saves, shuts down (false if it may not)
   bool WaitBeforeShutdown(bool saves);  // a signal's start of that wait (BeginShutdownWait)
-  // The last snapshot failed and stop-writes-on-bgsave-error says so:
-  // writes (and PING, as Redis) are refused until a save succeeds.
+  // The last snapshot failed and stop-writes-on-bgsave-error says so: writes (and PING) refused.
   bool RefusedAfterSaveError(const CommandSpec& cmd) const;
   // Worker 0: a slice of the start-up load (server.h: SetStartupLoader);
   // a corrupt file ends the process, as Redis's does.
@@ -339,6 +338,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   KeyspaceEvents events_;
   TrackingInvalidations invalidations_;
   void WriteInvalidation(Client& to, const Invalidation& inv, bool redirected, int null_resp);
+  uint64_t evict_seq_ = 0, evict_answers_ = 0;  // this worker's last kEvictAsk, and answers to it so far
   // The worker's parts (each header says what it owns and asks of it).
   AofLog aof_log_;                // the append-only file (aof_log.h)
   BlockingWaits waits_;           // clients blocked on keys (blocking_waits.h)

@@ -1,54 +1,197 @@
 // A worker's side of maxmemory (docs/storage.md): eviction before a
-// command, in the cron, and for another worker that asks (worker.h).
-#include "server/worker.h"
+// command, in the cron, and for another worker that asks (worker.h); and
+// the asks of tracking-table-max-keys before a command (docs/tracking.md).
+#include <poll.h>
 
 #include <algorithm>
 
 #include "server/server.h"
+#include "server/worker.h"
 
 namespace peregrine {
 
-bool Worker::EnforceMaxmemory(Shard& shard) {
-  const Config& config = server_.config();
+namespace {
+
+bool Over(const Config& config) {
   // (maxmemory bounds what the process allocated but the clients' buffers:
   // the keyspace and the heap, docs/storage.md.)
-  auto over = [&] { return static_cast<uint64_t>(std::max<int64_t>(TotalCountedBytes(), 0)) > config.maxmemory; };
-  if (!over() || (server_.is_replica() && config.replica_ignore_maxmemory)) return true;
-  // Nothing is evicted while clients are paused (as Redis: no change may
-  // reach the stream meanwhile).
-  if (server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0) return true;
-  if (config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return false;
-  // One limit for the whole process: a command evicts from the shard it runs on (its worker's, or one
-  // it holds; keys spread evenly by slot), each cron from its own, while the total is over; a bounded
-  // number of keys per command keeps its latency bounded.
+  return static_cast<uint64_t>(std::max<int64_t>(TotalCountedBytes(), 0)) > config.maxmemory;
+}
+
+// How long a command waits for the other workers' answers to its ask
+// (AwaitEvictAnswers). Answers come within microseconds from a worker that
+// serves its mail; one in the middle of a long command (a script short of
+// busy-reply-threshold, DEBUG SLEEP) is not waited for beyond this: its
+// invalidations then come after the reply instead of before it.
+constexpr int64_t kEvictAnswerWaitUs = 50'000;
+
+}  // namespace
+
+bool Worker::EvictSlice(Shard& shard) {
+  const Config& config = server_.config();
+  // A bounded number of keys per command keeps its latency bounded.
   bool progress = false;
   const int64_t evict_start = MonotonicUs();
-  for (int i = 0; i < 256 && over(); i++) {
+  for (int i = 0; i < 256 && Over(config); i++) {
     if (!shard.EvictOne(config.maxmemory_policy, config.maxmemory_samples)) break;
     progress = true;
   }
   server_.latency().AddIfNeeded("eviction-cycle", (MonotonicUs() - evict_start) / 1000);
-  if (progress || !over()) return true;
+  return progress;
+}
+
+bool Worker::EnforceMaxmemory(Shard& shard, const Client* asker) {
+  const Config& config = server_.config();
+  if (!Over(config) || (server_.is_replica() && config.replica_ignore_maxmemory)) return true;
+  // Nothing is evicted while clients are paused (as Redis: no change may
+  // reach the stream meanwhile).
+  if (server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0) return true;
+  if (config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return false;
+  // One limit for the whole process: a command evicts from the shard it runs
+  // on (its worker's, or one it holds; keys spread evenly by slot), each cron
+  // from its own, while the total is over.
+  if (EvictSlice(shard) || !Over(config)) return true;
   // Nothing left in that shard that the policy may take (hash-tagged keys
   // can fill one shard): this worker's own shard if it is another one, then
-  // the shards of other workers that have some (they evict at once), and the
-  // write goes on as it would in Redis. Refused only when no shard can evict.
-  if (&shard != &shard_) {
-    for (int i = 0; i < 256 && over(); i++) {
-      if (!shard_.EvictOne(config.maxmemory_policy, config.maxmemory_samples)) break;
-      progress = true;
-    }
-    if (progress || !over()) return true;
-  }
+  // the shards of other workers that have some, and the write goes on as it
+  // would in Redis. Refused only when no shard can evict.
+  if (&shard != &shard_ && (EvictSlice(shard_) || !Over(config))) return true;
   PublishEvictable();
+  // A tracking client is told of what goes before the command's reply, as
+  // Redis evicts before it runs a command: the other workers evict now and
+  // hand back its invalidations (AwaitEvictAnswers). Others' commands do
+  // not wait: those workers evict in their next turn (kEvict).
+  TrackingRegistry& registry = server_.tracking();
+  const bool wait = asker != nullptr && (asker->tracking & tracking::kOn) && !in_exec_ &&
+                    (registry.keys().load(std::memory_order_relaxed) > 0 || registry.bcast());
+  if (wait) {
+    evict_seq_++;
+    evict_answers_ = 0;
+  }
   bool elsewhere = false;
+  size_t asked = 0;
   for (uint32_t w = 0; w < nworkers_; w++) {
     if (w == index_ || static_cast<int>(w) == shard.index() || !server_.worker(w).evictable()) continue;
-    router_.Send(w, ShardRouter::ControlWord(index_, ShardRouter::Control::kEvict));
+    if (holding_ && HoldsShard(w)) continue;  // (lent to this command: its worker cannot evict it now)
     elsewhere = true;
+    if (!wait) {
+      router_.Send(w, ShardRouter::ControlWord(index_, ShardRouter::Control::kEvict));
+      continue;
+    }
+    router_.Send(w, new EvictMail(index_, evict_seq_, asker->id, asker->home, /*trim=*/false));
+    asked++;
   }
   if (elsewhere) router_.FlushOutboxes();
+  if (asked > 0) AwaitEvictAnswers(asked);
   return elsewhere;
+}
+
+void Worker::LimitTrackingTables(const Client& c) {
+  TrackingRegistry& registry = server_.tracking();
+  const uint64_t max = registry.max_keys();
+  auto over = [&] { return max != 0 && registry.keys().load(std::memory_order_relaxed) > static_cast<int64_t>(max); };
+  if (!over()) return;
+  // Redis's effort (trackingLimitUsedSlots): 100 keys a command. The
+  // tables this worker may touch (its shard, those the command holds),
+  // then, for a tracking client, the other workers' at once: the
+  // invalidations for it come back and go before its reply.
+  for (uint32_t s : held_workers()) server_.shard(s).tracking().Limit(100);
+  if (over() && nworkers_ > 1 && (c.tracking & tracking::kOn) && !in_exec_) {
+    evict_seq_++;
+    evict_answers_ = 0;
+    size_t asked = 0;
+    for (uint32_t w = 0; w < nworkers_; w++) {
+      if (w == index_ || (holding_ && HoldsShard(w))) continue;
+      router_.Send(w, new EvictMail(index_, evict_seq_, c.id, c.home, /*trim=*/true));
+      asked++;
+    }
+    router_.FlushOutboxes();
+    AwaitEvictAnswers(asked);
+  }
+  if (!invalidations_.empty() && !in_exec_) DeliverInvalidations();
+}
+
+void Worker::AwaitEvictAnswers(size_t asked) {
+  // In the middle of a command: nothing else of this worker may run, so
+  // only the answers and other workers' asks (answered without evicting:
+  // two workers asking each other at once never wait for each other) are
+  // handled; lend requests are kept, other mail waits in order (deferred)
+  // until this worker next serves its mail, as while a script is busy.
+  // (No kReturn comes meanwhile: a command runs holding its worker's shard.)
+  using Control = ShardRouter::Control;
+  const int64_t deadline = MonotonicUs() + kEvictAnswerWaitUs;
+  while (evict_answers_ < asked && MonotonicUs() < deadline && !server_.stopping()) {
+    router_.FlushOutboxes();
+    const uint64_t seen = waker_.Prepare();
+    const bool any = router_.Pop([this](uint32_t from, uint64_t word) {
+      if (ShardRouter::IsControl(word)) {
+        switch (ShardRouter::ControlOf(word)) {
+          case Control::kLend: router_.KeepLendRequest(from); break;
+          case Control::kEvict: router_.KeepEvictRequest(); break;
+          default: Handle(from, word); break;
+        }
+        return;
+      }
+      Mail* m = reinterpret_cast<Mail*>(word);
+      if (m->kind == Mail::Kind::kEvictAnswer) {
+        OnEvictAnswer(static_cast<EvictMail*>(m));
+      } else if (m->kind == Mail::Kind::kEvictAsk) {
+        AnswerEvictAsk(static_cast<EvictMail*>(m), /*may_change=*/false);
+      } else {
+        router_.deferred().push_back(m);
+      }
+    });
+    if (any || evict_answers_ >= asked) continue;
+    if (waker_.TrySleep(seen)) {
+      pollfd p{waker_.fd(), POLLIN, 0};
+      poll(&p, 1, 1);
+      waker_.Woke();
+    }
+  }
+}
+
+void Worker::AnswerEvictAsk(EvictMail* m, bool may_change) {
+  const Config& config = server_.config();
+  may_change = may_change && !router_.lent();
+  const bool evict = may_change && !m->trim && config.maxmemory > 0 &&
+                     config.maxmemory_policy != MaxmemoryPolicy::kNoEviction &&
+                     !(server_.is_replica() && config.replica_ignore_maxmemory) &&
+                     !(server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0);
+  if (evict || (may_change && m->trim)) {
+    // What was pending goes its usual way first: the answer carries only
+    // what this eviction (or trim) made for the asker's client (redirected
+    // ones go to the client they redirect to, as usual).
+    if (!invalidations_.empty()) DeliverInvalidations();
+    if (evict) {
+      EvictSlice(shard_);
+      PublishEvictable();
+    } else {
+      shard_.tracking().Limit(100);
+    }
+    if (!invalidations_.empty()) {
+      TrackingRegistry::Redirect r;
+      const bool redirects = server_.tracking().any_redirect();
+      for (Invalidation& inv : invalidations_.Take()) {
+        if (inv.kind == Invalidation::Kind::kKeys && inv.behalf == 0 && inv.client == m->client &&
+            inv.home == m->home && !(redirects && invalidations_.RedirectOf(inv.client, &r)))
+          m->items.push_back(std::move(inv));
+        else
+          invalidations_.Add(std::move(inv));  // (delivered before this worker sleeps)
+      }
+    }
+  }
+  const uint32_t to = m->from;
+  m->kind = Mail::Kind::kEvictAnswer;
+  router_.Send(to, m);
+  router_.FlushOutboxes();
+}
+
+void Worker::OnEvictAnswer(EvictMail* m) {
+  if (m->seq == evict_seq_) evict_answers_++;
+  // The running command writes them before its reply (Worker::Run); a late
+  // answer's go out as any other.
+  for (Invalidation& inv : m->items) invalidations_.Add(std::move(inv));
+  delete m;
 }
 
 void Worker::EvictFor(int64_t budget_us) {
@@ -57,7 +200,7 @@ void Worker::EvictFor(int64_t budget_us) {
   if (server_.is_replica() && config.replica_ignore_maxmemory) return;
   if (server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0) return;
   const int64_t deadline = MonotonicUs() + budget_us;
-  while (static_cast<uint64_t>(std::max<int64_t>(TotalCountedBytes(), 0)) > config.maxmemory) {
+  while (Over(config)) {
     bool evicted = false;
     for (int i = 0; i < 64; i++) evicted |= shard_.EvictOne(config.maxmemory_policy, config.maxmemory_samples);
     if (!evicted || MonotonicUs() >= deadline) break;

@@ -651,6 +651,10 @@ uint64_t Worker::ExecuteCommand(Client& c, std::span<const std::string_view> arg
         ((load & ServerState::kAsyncLoad) && (cmd->flags & kCmdNoAsyncLoading)))
       return reject("LOADING Redis is loading the dataset in memory");
   }
+  // CLIENT TRACKING's tables over tracking-table-max-keys are trimmed before
+  // any command runs or is queued, the invalidations before its reply (Redis).
+  if (server_.tracking().clients().load(std::memory_order_relaxed) > 0) [[unlikely]]
+    LimitTrackingTables(c);
   if (c.multi != nullptr && !(cmd->flags & kCmdNotQueued)) [[unlikely]] {
     if (cmd->flags & kCmdNoMulti) return reject("ERR Command not allowed inside a transaction");
     // (Run refuses what runs; a write is refused here as it is queued.)

@@ -101,10 +101,13 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   // Over maxmemory, every command first evicts (by policy); commands that
   // may add memory are refused if nothing could be evicted.
   if (server_.config().maxmemory > 0) {
-    const bool room = EnforceMaxmemory(shard);
-    // Invalidations of the keys that went are sent before this reply (Redis).
-    if (!invalidations_.empty() && !in_exec_) [[unlikely]]
+    const bool room = EnforceMaxmemory(shard, in_exec_ ? nullptr : &c);
+    // Invalidations of the keys that went are sent before this reply (Redis):
+    // another worker's client's go into its batch's replies, ahead of this one.
+    if (!invalidations_.empty() && !in_exec_) [[unlikely]] {
+      if (&c == &proxy_) WriteOwnInvalidations(c, reply);
       DeliverInvalidations();
+    }
     if (!room && (cmd->flags & kCmdDenyOom)) {
       st.rejected_calls++;
       reply.Error("OOM command not allowed when used memory > 'maxmemory'.");
@@ -160,6 +163,12 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
                              ours ? c.addr : std::string(), ours ? c.name : std::string(), c.id, ours);
     }
   }
+  // Under maxmemory, a write that gave this shard its first key the policy
+  // may evict says so at once (not at the next tick): another worker's
+  // command over the limit asks only the workers that have some.
+  if (server_.config().maxmemory > 0 && !(cmd->flags & kCmdReadonly) &&
+      !evictable_.load(std::memory_order_relaxed)) [[unlikely]]
+    PublishEvictable();
   // MONITOR: its line, once it has run (not an admin command's, nor a
   // blocked command's run again once served: Redis's).
   if (server_.monitors().load(std::memory_order_relaxed) > 0 && !(cmd->flags & (kCmdSkipMonitor | kCmdAdmin)) &&

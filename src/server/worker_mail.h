@@ -35,6 +35,8 @@ struct Mail {
     kEvents,    // keyspace notifications for this worker's subscribers (EventsMail)
     kMonitor,   // MONITOR's lines for this worker's monitors (MonitorMail)
     kInvalidate,  // CLIENT TRACKING's invalidations for this worker's clients (InvalidateMail)
+    kEvictAsk,     // evict from your shard now and answer (EvictMail, worker_evict.cc)
+    kEvictAnswer,  // ... the answer, back to the asker
   };
   explicit Mail(Kind k) : kind(k) {}
   virtual ~Mail() = default;
@@ -91,6 +93,7 @@ struct ExecBatch final : Mail {
     uint32_t arg0 = 0;
     bool track = false;  // CLIENT TRACKING: its reads are remembered for the client
     bool no_touch = false;  // CLIENT NO-TOUCH
+    uint8_t tracking = 0;   // the client's CLIENT TRACKING flags (its eviction invalidations come first)
     size_t byte0 = 0;
   };
   std::vector<Command> commands;
@@ -244,6 +247,25 @@ struct EventsMail final : Mail {
 // (tracking.h).
 struct InvalidateMail final : Mail {
   explicit InvalidateMail(std::vector<Invalidation> i) : Mail(Kind::kInvalidate), items(std::move(i)) {}
+  std::vector<Invalidation> items;
+};
+
+// A command over maxmemory, whose own shard has nothing the policy may take,
+// asks the workers whose shards have some to evict now (kEvictAsk), and
+// waits for their answers (kEvictAnswer, the same mail sent back): the
+// invalidations of what they evicted that are for the command's client
+// (`client` of worker `home`) come back in `items`, and go before its reply
+// (Redis evicts before it runs a command). Worker::EnforceMaxmemory. The
+// same for a CLIENT TRACKING table over tracking-table-max-keys (`trim`:
+// Worker::LimitTrackingTables), which Redis trims before each command.
+struct EvictMail final : Mail {
+  EvictMail(uint32_t from, uint64_t seq, uint64_t client, uint32_t home, bool trim)
+      : Mail(Kind::kEvictAsk), from(from), seq(seq), client(client), home(home), trim(trim) {}
+  uint32_t from;  // the asker
+  uint64_t seq;   // which of its asks (a late answer is told from the awaited one)
+  uint64_t client;
+  uint32_t home;
+  bool trim;  // the tracking table, not maxmemory
   std::vector<Invalidation> items;
 };
 

@@ -67,6 +67,11 @@ void Worker::Handle(uint32_t from, uint64_t word) {
     return;
   }
   Mail* m = reinterpret_cast<Mail*>(word);
+  // A command waits for this answer (lent: nothing to evict here now).
+  if (m->kind == Mail::Kind::kEvictAsk) [[unlikely]] {
+    AnswerEvictAsk(static_cast<EvictMail*>(m), !router_.lent());
+    return;
+  }
   // While the shard is lent its holder may read this worker's state: mail
   // waits (in order) until the shard is back.
   if (router_.lent() || !router_.deferred().empty())
@@ -132,6 +137,12 @@ void Worker::HandleMail(Mail* m) {
       delete im;
       break;
     }
+    case Mail::Kind::kEvictAsk:
+      AnswerEvictAsk(static_cast<EvictMail*>(m), !router_.lent());
+      break;
+    case Mail::Kind::kEvictAnswer:
+      OnEvictAnswer(static_cast<EvictMail*>(m));
+      break;
     case Mail::Kind::kMonitor: {
       auto* mm = static_cast<MonitorMail*>(m);
       monitor_.DeliverHere(mm->lines);

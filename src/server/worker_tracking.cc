@@ -150,31 +150,37 @@ void Worker::DeliverInvalidation(Invalidation& inv) {
   relay_.SendAfter(relay_.StreamHoldNow(), to, new InvalidateMail(std::move(one)));
 }
 
+namespace {
+
+// One invalidation as `w` writes it for a client speaking `resp` (the null
+// of a flush in `null_resp`, the tracking client's protocol).
+void WritePush(ReplyWriter& w, const Invalidation& inv, int resp, int null_resp) {
+  if (inv.kind == Invalidation::Kind::kBroken) {
+    w.PushHeader(2);
+    w.Bulk("tracking-redir-broken");
+    w.Integer(static_cast<int64_t>(inv.gone));
+    return;
+  }
+  if (resp >= 3) {
+    w.PushHeader(2);
+    w.Bulk("invalidate");
+  } else {
+    w.PushHeader(3);
+    w.Bulk("message");
+    w.Bulk("__redis__:invalidate");
+  }
+  if (inv.kind == Invalidation::Kind::kFlush) {
+    // (The null of the tracking client's protocol, as Redis writes it.)
+    w.Raw(null_resp >= 3 ? std::string_view("_\r\n") : std::string_view("$-1\r\n"));
+    return;
+  }
+  w.ArrayHeader(inv.keys.size());
+  for (const auto& [key, changer] : inv.keys) w.Bulk(key);
+}
+
+}  // namespace
+
 void Worker::WriteInvalidation(Client& to, const Invalidation& inv, bool redirected, int null_resp) {
-  auto write = [&](Buffer* buf_or_null) {
-    ReplyWriter w = buf_or_null != nullptr ? ReplyWriter(buf_or_null, to.resp) : ReplyWriter(&to.out, to.resp);
-    if (inv.kind == Invalidation::Kind::kBroken) {
-      w.PushHeader(2);
-      w.Bulk("tracking-redir-broken");
-      w.Integer(static_cast<int64_t>(inv.gone));
-      return;
-    }
-    if (to.resp >= 3) {
-      w.PushHeader(2);
-      w.Bulk("invalidate");
-    } else {
-      w.PushHeader(3);
-      w.Bulk("message");
-      w.Bulk("__redis__:invalidate");
-    }
-    if (inv.kind == Invalidation::Kind::kFlush) {
-      // (The null of the tracking client's protocol, as Redis writes it.)
-      w.Raw(null_resp >= 3 ? std::string_view("_\r\n") : std::string_view("$-1\r\n"));
-      return;
-    }
-    w.ArrayHeader(inv.keys.size());
-    for (const auto& [key, changer] : inv.keys) w.Bulk(key);
-  };
   // Over RESP2 only a client redirected to in Pub/Sub mode can be told (a
   // message on __redis__:invalidate); any other gets nothing (Redis).
   if (to.resp < 3 && inv.kind != Invalidation::Kind::kBroken &&
@@ -182,11 +188,34 @@ void Worker::WriteInvalidation(Client& to, const Invalidation& inv, bool redirec
     return;
   if (to.batch_in_flight) {  // (after that batch's replies: Client::pushes_after)
     if (to.pushes_after == nullptr) to.pushes_after = std::make_unique<Buffer>();
-    write(to.pushes_after.get());
+    ReplyWriter w(to.pushes_after.get(), to.resp);
+    WritePush(w, inv, to.resp, null_resp);
     return;
   }
-  write(nullptr);
+  ReplyWriter w(&to.out, to.resp);
+  WritePush(w, inv, to.resp, null_resp);
   if (!io_.OverOutputLimit(to, true)) io_.QueueWrite(to);
+}
+
+void Worker::WriteOwnInvalidations(Client& c, ReplyWriter& reply) {
+  // What its worker would check (DeliverInvalidation), with the flags the
+  // client had when it sent the command (ExecBatch::Command::tracking).
+  // Redirected ones, and any client's over RESP2, go the usual way.
+  if (!(c.tracking & tracking::kOn) || c.resp < 3) return;
+  TrackingRegistry::Redirect r;
+  if (server_.tracking().any_redirect() && invalidations_.RedirectOf(c.id, &r)) return;
+  for (Invalidation& inv : invalidations_.Take()) {
+    if (inv.kind != Invalidation::Kind::kKeys || inv.behalf != 0 || inv.client != c.id || inv.home != c.home) {
+      invalidations_.Add(std::move(inv));
+      continue;
+    }
+    if (inv.bcast != ((c.tracking & tracking::kBcast) != 0)) continue;
+    if (c.tracking & tracking::kNoloop) {
+      std::erase_if(inv.keys, [&](const auto& k) { return k.second == c.id; });
+      if (inv.keys.empty()) continue;
+    }
+    WritePush(reply, inv, c.resp, c.resp);
+  }
 }
 
 }  // namespace peregrine
