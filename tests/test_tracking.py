@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import IS_REDIS
-from helpers import Conn, config_set, crc16, info_dict, rc, wait_for  # noqa: F401 (fixtures)
+from helpers import Conn, config_set, crc16, encode, info_dict, rc, wait_for  # noqa: F401 (fixtures)
 
 
 def push(*keys):
@@ -528,6 +528,49 @@ def test_eviction_invalidates_before_the_reply(conns, rc, config_set, same_shard
     t.call("SETBIT", "big-key{%s}" % btag, "1600000", "0")  # about 200 KB: over the limit
     got = [t.call("GETBIT", "big-key{%s}" % btag, "0"), t.read_reply()]
     assert got == [push("volatile-key{%s}" % vtag), b":0\r\n"]
+
+
+def tags_on_every_shard(rc):
+    """A hash tag per shard (one where there is one)."""
+    threads = 1 if IS_REDIS else int(rc.execute_command("CONFIG", "GET", "threads")[1])
+    found = {}
+    for i in range(10000):
+        tag = "s%d" % i
+        found.setdefault(crc16(tag.encode()) % 16384 * threads // 16384, tag)
+        if len(found) == threads:
+            return [found[s] for s in sorted(found)]
+    raise AssertionError("no tag for every shard")
+
+
+def test_an_eviction_during_pipelined_reads_is_told_once(conns, rc, config_set):
+    # Reads pipelined over every shard run as a read group, whose parts may
+    # be run again when a shard changes under them (an eviction does): the
+    # invalidation of the key that went must still come, once, and the
+    # replies be right.
+    t = conns(resp3=True)
+    tags = tags_on_every_shard(rc)
+    for tag in tags:  # (each command's first call made before the limit is measured)
+        t.call("SETEX", "warm{%s}" % tag, "10000", "x")
+        t.call("GET", "warm{%s}" % tag)
+        t.call("SETBIT", "warm{%s}" % tag, "8", "0")
+        t.call("DEL", "warm{%s}" % tag)
+        t.call("SET", "k{%s}" % tag, tag)
+    t.call("CLIENT", "TRACKING", "on")
+    mem = info(rc, "memory")
+    used = int(mem["used_memory"]) - int(mem.get("mem_not_counted_for_evict", 0))
+    config_set("maxmemory-policy", "volatile-random")
+    config_set("maxmemory", str(used + 100 * 1024))
+    t.call("SETEX", "vk{%s}" % tags[0], "10000", "x")
+    assert t.call("GET", "vk{%s}" % tags[0]) == b"$1\r\nx\r\n"
+    t.call("SETBIT", "big{%s}" % tags[-1], "1600000", "0")  # about 200 KB: over the limit
+    t.send(b"".join(encode("GET", "k{%s}" % tag) for tag in tags) + encode("PING"))
+    want = [b"$%d\r\n%s\r\n" % (len(tag), tag.encode()) for tag in tags] + [b"+PONG\r\n"]
+    got = []
+    while len(got) < len(want) + 1:  # (the push may come after the replies: a read group's part may not tell it)
+        got.append(t.read_reply())
+    assert [g for g in got if not g.startswith(b">")] == want
+    assert [g for g in got if g.startswith(b">")] == [push("vk{%s}" % tags[0])]
+    assert t.call("PING") == b"+PONG\r\n"  # nothing more came
 
 
 def test_info_counts(conns, rc):

@@ -387,6 +387,7 @@ void BatchRelay::Run(ExecBatch* b) {
     }
   }
   const bool part = b->relay != nullptr;
+  worker_.in_part_ = part || b->group != 0;  // (a group's part: its replies may be made again, its log kept whole)
   // A write group's part logs apart when its group was made while the
   // stream was fed (SendWriteGroup).
   const bool part_apart = b->group != 0;
@@ -444,6 +445,8 @@ void BatchRelay::Run(ExecBatch* b) {
       return !stopped;
     });
   }
+  worker_.in_part_ = false;
+  worker_.proxy_.tracking = 0;
   if (worker_.in_exec_ && b->transaction) {
     worker_.in_exec_ = false;
     worker_.aof_log_.EndGather();

@@ -233,7 +233,7 @@ void ScriptBusy::AnswerCommand(Client& c, std::span<const std::string_view> args
 
 void ScriptBusy::DrainMail() {
   using Control = ShardRouter::Control;
-  worker_.router_.Pop([this](uint32_t from, uint64_t word) {
+  auto handle = [this](uint32_t from, uint64_t word) {
     if (ShardRouter::IsControl(word)) {
       // Nothing is lent while a command runs: a request waits its turn.
       switch (ShardRouter::ControlOf(word)) {
@@ -280,7 +280,11 @@ void ScriptBusy::DrainMail() {
       return;
     }
     worker_.relay_.PassOn(b, /*stopped=*/b->transaction);
-  });
+  };
+  // (What a mail loop further out took and has yet to handle goes first:
+  // one worker's words stay in order.)
+  worker_.router_.SpillOuter(handle);
+  worker_.router_.Pop(handle);
 }
 
 }  // namespace peregrine

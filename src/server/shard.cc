@@ -99,7 +99,6 @@ void Shard::AccessCron(int64_t now_ms, int64_t budget_us) {
 }
 
 bool Shard::EvictOne(MaxmemoryPolicy policy, int samples) {
-  BumpVersion();  // (a read group that read before this no longer holds)
   using P = MaxmemoryPolicy;
   const bool volatile_only = IsVolatilePolicy(policy);
   const Db::EvictFrom from = volatile_only ? Db::EvictFrom::kVolatile : Db::EvictFrom::kAllKeys;
@@ -114,6 +113,7 @@ bool Shard::EvictOne(MaxmemoryPolicy policy, int samples) {
     else  // the LRU and LFU policies
       done = db.EvictSieve(from);
     if (done) {
+      BumpVersion();  // (a read group that read before this no longer holds)
       // An evicted key's memory must be gone before the limit is checked
       // again (else a large container, freed lazily, would make eviction
       // take more keys): as Redis without lazyfree-lazy-eviction.

@@ -79,10 +79,11 @@ class ShardRouter {
   bool Pop(L&& look, F&& handle) {
     bool any = false;
     uint64_t words[64];
+    const Cursor outer = cursor_;  // (a Pop may run inside a handler of another: SpillOuter)
     for (uint32_t from = 0; from < nworkers_; from++) {
       if (from == index_) continue;
       for (int round = 0; round < 4; round++) {
-        const size_t n = inbound_[from]->PopBatch(words, 64);
+        size_t n = inbound_[from]->PopBatch(words, 64);
         if (n == 0) break;
         any = true;
         for (size_t i = 0; i < n; i++)
@@ -90,10 +91,25 @@ class ShardRouter {
             for (int line = 0; line < 4; line++)
               __builtin_prefetch(reinterpret_cast<const char*>(words[i]) + 64 * line);
         look(static_cast<const uint64_t*>(words), n);
-        for (size_t i = 0; i < n; i++) handle(from, words[i]);
+        size_t i = 0;
+        cursor_ = {from, words, &i, &n};
+        for (; i < n; i++) handle(from, words[i]);
       }
     }
+    cursor_ = outer;
     return any;
+  }
+  // A loop in the middle of a command that takes mail itself (a wait for
+  // other workers' answers, a busy script) first hands `handle` what the
+  // Pop it runs inside (if any) took and has yet to handle, then that Pop
+  // stops there: one worker's words keep the order it sent them in.
+  template <typename F>
+  void SpillOuter(F&& handle) {
+    if (cursor_.words == nullptr) return;
+    const Cursor c = cursor_;
+    const size_t end = *c.n;
+    *c.n = *c.i + 1;  // (the word being handled now is the last of its loop)
+    for (size_t j = *c.i + 1; j < end; j++) handle(c.from, c.words[j]);
   }
 
   // --- Lending ---
@@ -140,6 +156,15 @@ class ShardRouter {
     if (closed != gate_closed_) SetGate(closed);
   }
   void SetGate(bool closed);
+
+  // The words a Pop took from a ring and is handling: the one at *i now.
+  struct Cursor {
+    uint32_t from = 0;
+    const uint64_t* words = nullptr;
+    size_t* i = nullptr;
+    size_t* n = nullptr;
+  };
+  Cursor cursor_;
 
   Worker& worker_;
   Server& server_;

@@ -129,8 +129,10 @@ class TrackingRegistry {
   std::atomic<uint64_t> redirect_generation_{0};
   std::atomic<int64_t> redirect_count_{0};
   std::atomic<int64_t>* observers_;
+  // (clients_ is read before every command while anyone tracks: apart from
+  // the counts every tracked read writes.)
   alignas(64) std::atomic<int64_t> clients_{0};
-  std::atomic<int64_t> keys_{0};
+  alignas(64) std::atomic<int64_t> keys_{0};
   std::atomic<int64_t> items_{0};
   std::atomic<uint64_t> max_keys_{1000000};
   std::atomic<int64_t> bcast_prefixes_{0};

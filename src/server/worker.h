@@ -35,6 +35,7 @@
 #include "server/client.h"
 #include "server/client_io.h"
 #include "server/cluster_route.h"
+#include "server/evict_asks.h"
 #include "server/command.h"
 #include "server/command_context.h"
 #include "server/mailbox.h"
@@ -266,22 +267,20 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool TakeScriptRerun();
   uint64_t RerunHoldingAll(Client& c, std::span<const std::string_view> args, const CommandSpec* cmd, uint64_t start);
   void RunPending(Client& c);
-  // The event loop's hooks (threads > 1 only); before sleeping, a spin of
-  // up to spin_ticks_ for mail or a client's event (true if one came).
+  // The loop's hooks (threads > 1); before sleeping, a spin of up to spin_ticks_ for mail or an event.
   int BeforeWait();
   bool SpinForMail(uint64_t seen);
   void ResumeClients();
   void ApplyConfigIfChanged();
 
-  // maxmemory (worker_evict.cc): evicts by policy from `shard` (this worker's or a held one) while over
-  // the limit; false if over and nothing could go. Other workers evict at once for a tracking `asker`
-  // and send back its invalidations (EvictMail), which Run writes before its reply, else in their turn.
+  // maxmemory (worker_evict.cc): evicts from `shard` (its own or a held one); false if over and nothing could
+  // go. Others evict now for a tracking `asker`, returning its invalidations (EvictMail), else in their turn.
   bool EnforceMaxmemory(Shard& shard, const Client* asker = nullptr);
   void EvictFor(int64_t budget_us);  // from this shard while over maxmemory, for about `budget_us`
   bool EvictSlice(Shard& shard);     // up to 256 keys while over; false if none could go
   void AnswerEvictAsk(EvictMail* m, bool may_change);  // evicts or trims (if it may), sends `m` back
   void LimitTrackingTables(const Client& c);  // tracking-table-max-keys, before c's command (Redis's)
-  void OnEvictAnswer(EvictMail* m), AwaitEvictAnswers(size_t asked);  // (meanwhile only answers and asks)
+  void OnEvictAnswer(EvictMail* m), AwaitEvictAnswers();  // (meanwhile only answers and asks)
   void WriteOwnInvalidations(Client& c, ReplyWriter& reply);  // the proxy's client's, into its batch
  public:
   // A snapshot (SaveRdbFile) holding every shard, outside any command (a signal's; a BGSAVE stops).
@@ -338,7 +337,7 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   KeyspaceEvents events_;
   TrackingInvalidations invalidations_;
   void WriteInvalidation(Client& to, const Invalidation& inv, bool redirected, int null_resp);
-  uint64_t evict_seq_ = 0, evict_answers_ = 0;  // this worker's last kEvictAsk, and answers to it so far
+  EvictAsks evict_asks_;  // its asks to other workers to evict or trim now (evict_asks.h)
   // The worker's parts (each header says what it owns and asks of it).
   AofLog aof_log_;                // the append-only file (aof_log.h)
   BlockingWaits waits_;           // clients blocked on keys (blocking_waits.h)
@@ -354,10 +353,11 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   // Scripts: lua() (made on first use), NoteScriptRerun, the errors their
   // commands count (not their caller's failure), OnCountedErrorReply.
   std::unique_ptr<LuaEngine> lua_;
-  bool script_rerun_ = false;
+  bool script_rerun_ = false, failed_reply_ = false;
   uint64_t script_errors_ = 0;
-  bool failed_reply_ = false;
-  bool in_exec_ = false;  // EXEC runs its queue (nothing blocks; woken clients wait for the end)
+  // EXEC runs its queue (nothing blocks; woken clients wait for the end); a group's part runs (its replies
+  // may go unsent, its log must stay whole). Neither waits for other workers' evictions.
+  bool in_exec_ = false, in_part_ = false;
 
   // A pipeline batch: commands parsed ahead so that their keys' misses overlap.
   struct BatchedCommand {
@@ -392,8 +392,8 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   std::atomic<uint64_t> published_client_bytes_{0};
   std::atomic<bool> evictable_{false};
   bool expire_pressure_ = false;
-  int64_t last_expire_slice_us_ = 0;
-  int64_t last_lazy_free_us_ = 0, last_zset_moves_us_ = 0;  // lazy_free::RunSlice's, StepZSetMoves' last slice
+  // ActiveExpireSlice's, lazy_free::RunSlice's, StepZSetMoves' last slice
+  int64_t last_expire_slice_us_ = 0, last_lazy_free_us_ = 0, last_zset_moves_us_ = 0;
   bool zset_moves_ = false;         // the cron found some (cleared when none are left)
 };
 

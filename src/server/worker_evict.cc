@@ -25,6 +25,21 @@ bool Over(const Config& config) {
 // invalidations then come after the reply instead of before it.
 constexpr int64_t kEvictAnswerWaitUs = 50'000;
 
+// Whether a command of `c` waits for the other workers' answers: the
+// invalidations written before a reply reach only a RESP3 client that
+// tracks keys and does not redirect them (Worker::WriteOwnInvalidations,
+// and DeliverInvalidation for the worker's own clients); the others get
+// theirs the usual way, and nobody waits for them. (Nor does a command of
+// EXEC's queue, no push inside its array, or of a group's part, whose
+// replies may be made again and whose log must not leave before it ends:
+// the callers check those.)
+bool WantsPushesFirst(const Client& c, TrackingRegistry& registry, TrackingInvalidations& pending) {
+  if (!(c.tracking & tracking::kOn) || c.resp < 3) return false;
+  if (registry.keys().load(std::memory_order_relaxed) <= 0 && !registry.bcast()) return false;
+  TrackingRegistry::Redirect r;
+  return !(registry.any_redirect() && pending.RedirectOf(c.id, &r));
+}
+
 }  // namespace
 
 bool Worker::EvictSlice(Shard& shard) {
@@ -61,28 +76,22 @@ bool Worker::EnforceMaxmemory(Shard& shard, const Client* asker) {
   // Redis evicts before it runs a command: the other workers evict now and
   // hand back its invalidations (AwaitEvictAnswers). Others' commands do
   // not wait: those workers evict in their next turn (kEvict).
-  TrackingRegistry& registry = server_.tracking();
-  const bool wait = asker != nullptr && (asker->tracking & tracking::kOn) && !in_exec_ &&
-                    (registry.keys().load(std::memory_order_relaxed) > 0 || registry.bcast());
-  if (wait) {
-    evict_seq_++;
-    evict_answers_ = 0;
-  }
+  const bool wait = asker != nullptr && !in_exec_ && !in_part_ && nworkers_ > 1 &&
+                    WantsPushesFirst(*asker, server_.tracking(), invalidations_);
+  if (wait) evict_asks_.Begin();
   bool elsewhere = false;
-  size_t asked = 0;
   for (uint32_t w = 0; w < nworkers_; w++) {
     if (w == index_ || static_cast<int>(w) == shard.index() || !server_.worker(w).evictable()) continue;
     if (holding_ && HoldsShard(w)) continue;  // (lent to this command: its worker cannot evict it now)
     elsewhere = true;
     if (!wait) {
       router_.Send(w, ShardRouter::ControlWord(index_, ShardRouter::Control::kEvict));
-      continue;
+    } else if (EvictMail* ask = evict_asks_.Make(index_, w, *asker, /*trim=*/false); ask != nullptr) {
+      router_.Send(w, ask);  // (else it owes an earlier ask its answer: it evicts then)
     }
-    router_.Send(w, new EvictMail(index_, evict_seq_, asker->id, asker->home, /*trim=*/false));
-    asked++;
   }
   if (elsewhere) router_.FlushOutboxes();
-  if (asked > 0) AwaitEvictAnswers(asked);
+  if (wait && evict_asks_.asked() > 0) AwaitEvictAnswers();
   return elsewhere;
 }
 
@@ -96,22 +105,19 @@ void Worker::LimitTrackingTables(const Client& c) {
   // then, for a tracking client, the other workers' at once: the
   // invalidations for it come back and go before its reply.
   for (uint32_t s : held_workers()) server_.shard(s).tracking().Limit(100);
-  if (over() && nworkers_ > 1 && (c.tracking & tracking::kOn) && !in_exec_) {
-    evict_seq_++;
-    evict_answers_ = 0;
-    size_t asked = 0;
+  if (over() && !in_exec_ && !in_part_ && nworkers_ > 1 && WantsPushesFirst(c, registry, invalidations_)) {
+    evict_asks_.Begin();
     for (uint32_t w = 0; w < nworkers_; w++) {
       if (w == index_ || (holding_ && HoldsShard(w))) continue;
-      router_.Send(w, new EvictMail(index_, evict_seq_, c.id, c.home, /*trim=*/true));
-      asked++;
+      if (EvictMail* ask = evict_asks_.Make(index_, w, c, /*trim=*/true); ask != nullptr) router_.Send(w, ask);
     }
     router_.FlushOutboxes();
-    AwaitEvictAnswers(asked);
+    if (evict_asks_.asked() > 0) AwaitEvictAnswers();
   }
   if (!invalidations_.empty() && !in_exec_) DeliverInvalidations();
 }
 
-void Worker::AwaitEvictAnswers(size_t asked) {
+void Worker::AwaitEvictAnswers() {
   // In the middle of a command: nothing else of this worker may run, so
   // only the answers and other workers' asks (answered without evicting:
   // two workers asking each other at once never wait for each other) are
@@ -119,29 +125,33 @@ void Worker::AwaitEvictAnswers(size_t asked) {
   // until this worker next serves its mail, as while a script is busy.
   // (No kReturn comes meanwhile: a command runs holding its worker's shard.)
   using Control = ShardRouter::Control;
+  auto handle = [this](uint32_t from, uint64_t word) {
+    if (ShardRouter::IsControl(word)) {
+      switch (ShardRouter::ControlOf(word)) {
+        case Control::kLend: router_.KeepLendRequest(from); break;
+        case Control::kEvict: router_.KeepEvictRequest(); break;
+        default: Handle(from, word); break;
+      }
+      return;
+    }
+    Mail* m = reinterpret_cast<Mail*>(word);
+    if (m->kind == Mail::Kind::kEvictAnswer) {
+      OnEvictAnswer(static_cast<EvictMail*>(m));
+    } else if (m->kind == Mail::Kind::kEvictAsk) {
+      AnswerEvictAsk(static_cast<EvictMail*>(m), /*may_change=*/false);
+    } else {
+      router_.deferred().push_back(m);
+    }
+  };
+  // What a mail loop further out took from a ring and has yet to handle
+  // goes first (this command may run from its handling of an earlier word):
+  // one worker's mail stays in the order it was sent.
+  router_.SpillOuter(handle);
   const int64_t deadline = MonotonicUs() + kEvictAnswerWaitUs;
-  while (evict_answers_ < asked && MonotonicUs() < deadline && !server_.stopping()) {
+  while (!evict_asks_.done() && MonotonicUs() < deadline && !server_.stopping()) {
     router_.FlushOutboxes();
     const uint64_t seen = waker_.Prepare();
-    const bool any = router_.Pop([this](uint32_t from, uint64_t word) {
-      if (ShardRouter::IsControl(word)) {
-        switch (ShardRouter::ControlOf(word)) {
-          case Control::kLend: router_.KeepLendRequest(from); break;
-          case Control::kEvict: router_.KeepEvictRequest(); break;
-          default: Handle(from, word); break;
-        }
-        return;
-      }
-      Mail* m = reinterpret_cast<Mail*>(word);
-      if (m->kind == Mail::Kind::kEvictAnswer) {
-        OnEvictAnswer(static_cast<EvictMail*>(m));
-      } else if (m->kind == Mail::Kind::kEvictAsk) {
-        AnswerEvictAsk(static_cast<EvictMail*>(m), /*may_change=*/false);
-      } else {
-        router_.deferred().push_back(m);
-      }
-    });
-    if (any || evict_answers_ >= asked) continue;
+    if (router_.Pop(handle) || evict_asks_.done()) continue;
     if (waker_.TrySleep(seen)) {
       pollfd p{waker_.fd(), POLLIN, 0};
       poll(&p, 1, 1);
@@ -152,12 +162,12 @@ void Worker::AwaitEvictAnswers(size_t asked) {
 
 void Worker::AnswerEvictAsk(EvictMail* m, bool may_change) {
   const Config& config = server_.config();
-  may_change = may_change && !router_.lent();
-  const bool evict = may_change && !m->trim && config.maxmemory > 0 &&
-                     config.maxmemory_policy != MaxmemoryPolicy::kNoEviction &&
+  // (Not in the middle of a command, nor while the shard is lent.)
+  may_change = may_change && !router_.lent() && !server_.any_loading();
+  const bool evict = !m->trim && config.maxmemory > 0 && config.maxmemory_policy != MaxmemoryPolicy::kNoEviction &&
                      !(server_.is_replica() && config.replica_ignore_maxmemory) &&
                      !(server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0);
-  if (evict || (may_change && m->trim)) {
+  if (may_change && (evict || m->trim)) {
     // What was pending goes its usual way first: the answer carries only
     // what this eviction (or trim) made for the asker's client (redirected
     // ones go to the client they redirect to, as usual).
@@ -165,6 +175,7 @@ void Worker::AnswerEvictAsk(EvictMail* m, bool may_change) {
     if (evict) {
       EvictSlice(shard_);
       PublishEvictable();
+      if (!shard_.aof().empty()) aof_log_.NoteUnflushed();  // (the DELs leave with the flush below)
     } else {
       shard_.tracking().Limit(100);
     }
@@ -179,15 +190,19 @@ void Worker::AnswerEvictAsk(EvictMail* m, bool may_change) {
           invalidations_.Add(std::move(inv));  // (delivered before this worker sleeps)
       }
     }
+  } else if (evict) {
+    router_.KeepEvictRequest();  // (it evicts once it may, as for kEvict)
   }
   const uint32_t to = m->from;
   m->kind = Mail::Kind::kEvictAnswer;
   router_.Send(to, m);
-  router_.FlushOutboxes();
+  // Between commands the answer leaves now; in the middle of one, with the
+  // loop that handles it (the log of a command part-way must not leave).
+  if (may_change) router_.FlushOutboxes();
 }
 
 void Worker::OnEvictAnswer(EvictMail* m) {
-  if (m->seq == evict_seq_) evict_answers_++;
+  evict_asks_.Answered(*m);
   // The running command writes them before its reply (Worker::Run); a late
   // answer's go out as any other.
   for (Invalidation& inv : m->items) invalidations_.Add(std::move(inv));

@@ -101,11 +101,12 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   // Over maxmemory, every command first evicts (by policy); commands that
   // may add memory are refused if nothing could be evicted.
   if (server_.config().maxmemory > 0) {
-    const bool room = EnforceMaxmemory(shard, in_exec_ ? nullptr : &c);
+    const bool room = EnforceMaxmemory(shard, &c);
     // Invalidations of the keys that went are sent before this reply (Redis):
-    // another worker's client's go into its batch's replies, ahead of this one.
+    // another worker's client's go into its batch's replies, ahead of this
+    // one (not a group's part's, which may be made again).
     if (!invalidations_.empty() && !in_exec_) [[unlikely]] {
-      if (&c == &proxy_) WriteOwnInvalidations(c, reply);
+      if (&c == &proxy_ && !in_part_) WriteOwnInvalidations(c, reply);
       DeliverInvalidations();
     }
     if (!room && (cmd->flags & kCmdDenyOom)) {
@@ -166,7 +167,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   // Under maxmemory, a write that gave this shard its first key the policy
   // may evict says so at once (not at the next tick): another worker's
   // command over the limit asks only the workers that have some.
-  if (server_.config().maxmemory > 0 && !(cmd->flags & kCmdReadonly) &&
+  if (server_.config().maxmemory > 0 && (cmd->flags & kCmdWrite) &&
       !evictable_.load(std::memory_order_relaxed)) [[unlikely]]
     PublishEvictable();
   // MONITOR: its line, once it has run (not an admin command's, nor a

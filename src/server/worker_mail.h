@@ -259,10 +259,11 @@ struct InvalidateMail final : Mail {
 // same for a CLIENT TRACKING table over tracking-table-max-keys (`trim`:
 // Worker::LimitTrackingTables), which Redis trims before each command.
 struct EvictMail final : Mail {
-  EvictMail(uint32_t from, uint64_t seq, uint64_t client, uint32_t home, bool trim)
-      : Mail(Kind::kEvictAsk), from(from), seq(seq), client(client), home(home), trim(trim) {}
+  EvictMail(uint32_t from, uint32_t to, uint64_t seq, uint64_t client, uint32_t home, bool trim)
+      : Mail(Kind::kEvictAsk), from(from), to(to), seq(seq), client(client), home(home), trim(trim) {}
   uint32_t from;  // the asker
-  uint64_t seq;   // which of its asks (a late answer is told from the awaited one)
+  uint32_t to;    // the worker asked
+  uint64_t seq;   // which round of its asks (a late answer is told from the awaited ones: EvictAsks)
   uint64_t client;
   uint32_t home;
   bool trim;  // the tracking table, not maxmemory
