@@ -166,10 +166,15 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   }
   // Under maxmemory, a write that gave this shard its first key the policy
   // may evict says so at once (not at the next tick): another worker's
-  // command over the limit asks only the workers that have some.
-  if (server_.config().maxmemory > 0 && (cmd->flags & kCmdWrite) &&
-      !evictable_.load(std::memory_order_relaxed)) [[unlikely]]
-    PublishEvictable();
+  // command over the limit asks only the workers that have some. (Its
+  // database only, in O(1); one it reached otherwise, as MOVE's, is found
+  // by the cron.)
+  if (server_.config().maxmemory > 0 && (cmd->flags & kCmdWrite) && &shard == &shard_ &&
+      !evictable_.load(std::memory_order_relaxed)) [[unlikely]] {
+    const Db& db = shard_.db(c.db);
+    if (IsVolatilePolicy(server_.config().maxmemory_policy) ? db.expires_count() > 0 : db.size() > 0)
+      evictable_.store(true, std::memory_order_relaxed);
+  }
   // MONITOR: its line, once it has run (not an admin command's, nor a
   // blocked command's run again once served: Redis's).
   if (server_.monitors().load(std::memory_order_relaxed) > 0 && !(cmd->flags & (kCmdSkipMonitor | kCmdAdmin)) &&
