@@ -403,9 +403,9 @@ void BatchRelay::Run(ExecBatch* b) {
     b->RunFrom(worker_.index_, &exec_args_, [&](size_t i, const ExecBatch::Command& cmd,
                                                  std::span<const std::string_view> args) {
       worker_.proxy_.last_cmd = cmd.spec;  // error texts name it (ExecuteCommand sets it for its own clients)
-      worker_.proxy_.track_reads = cmd.track;
-      worker_.proxy_.no_touch = cmd.no_touch;
       worker_.proxy_.tracking = cmd.tracking;
+      worker_.proxy_.track_reads = tracking::TracksReads(cmd.tracking);
+      worker_.proxy_.no_touch = cmd.no_touch;
       // Its first key as the client's worker encoded and hashed it, the
       // view onto this batch's copy: the handler's hint.
       CompactKey::Probe key;

@@ -55,7 +55,6 @@ class BatchRelay {
   // the flags say so (CLIENT CACHING is used up), its keys left untouched.
   void NoteModes(Client& c) {
     if (c.open_batch != nullptr && !c.open_batch->commands.empty()) {
-      c.open_batch->commands.back().track = tracking::TracksReads(c.tracking);
       c.open_batch->commands.back().no_touch = c.no_touch;
       c.open_batch->commands.back().tracking = c.tracking;
     }

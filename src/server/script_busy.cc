@@ -232,15 +232,9 @@ void ScriptBusy::AnswerCommand(Client& c, std::span<const std::string_view> args
 }
 
 void ScriptBusy::DrainMail() {
-  using Control = ShardRouter::Control;
   auto handle = [this](uint32_t from, uint64_t word) {
     if (ShardRouter::IsControl(word)) {
-      // Nothing is lent while a command runs: a request waits its turn.
-      switch (ShardRouter::ControlOf(word)) {
-        case Control::kLend: worker_.router_.KeepLendRequest(from); break;
-        case Control::kEvict: worker_.router_.KeepEvictRequest(); break;
-        default: worker_.Handle(from, word); break;
-      }
+      worker_.router_.OnControlMidCommand(from, ShardRouter::ControlOf(word));
       return;
     }
     Mail* m = reinterpret_cast<Mail*>(word);

@@ -127,6 +127,17 @@ class ShardRouter {
     UpdateGate();
   }
   void KeepEvictRequest() { evict_requested_ = true; }
+  // A control word that came in the middle of a command (a busy script, a
+  // wait for other workers' answers): nothing is lent nor evicted then, so
+  // those requests are kept; a grant or a return is taken as usual.
+  void OnControlMidCommand(uint32_t from, Control k) {
+    if (k == Control::kLend)
+      KeepLendRequest(from);
+    else if (k == Control::kEvict)
+      KeepEvictRequest();
+    else
+      OnControl(from, k);
+  }
   // Lends the shard to the next worker waiting for it, if it may: every
   // write group's ticket taken on it has run (BatchRelay::Drained).
   void TryLend();

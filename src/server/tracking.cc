@@ -185,6 +185,17 @@ std::vector<Invalidation> TrackingInvalidations::Take() {
   return out;
 }
 
+std::vector<Invalidation> TrackingInvalidations::TakeFor(uint64_t client, uint32_t home) {
+  std::vector<Invalidation> mine;
+  for (Invalidation& inv : Take()) {
+    if (inv.kind == Invalidation::Kind::kKeys && inv.behalf == 0 && inv.client == client && inv.home == home)
+      mine.push_back(std::move(inv));
+    else
+      pending_.push_back(std::move(inv));
+  }
+  return mine;
+}
+
 // --- TrackingTable ---
 
 void TrackingTable::Remember(std::string_view key, uint64_t id, uint32_t home) {

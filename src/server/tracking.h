@@ -210,6 +210,9 @@ class TrackingInvalidations {
   // The pending invalidations, BCAST ones made per prefix and subscriber
   // (the lists are left empty).
   std::vector<Invalidation> Take();
+  // Those of keys for client `client` of worker `home` itself (not for a
+  // client it stands for), taken out; the others stay pending.
+  std::vector<Invalidation> TakeFor(uint64_t client, uint32_t home);
   // Where tracking client `tracker` redirects, from this thread's copy of
   // the registry's map (no lock unless it changed); false if it does not.
   bool RedirectOf(uint64_t tracker, TrackingRegistry::Redirect* out);

@@ -81,10 +81,9 @@ bool TransactionRunner::SendWhole(Client& c, const CommandSpec* exec, std::strin
   // the other's room for its next use.)
   b->bytes.swap(t.bytes);
   b->arg_sizes.swap(t.arg_sizes);
-  const bool track = tracking::TracksReads(c.tracking);  // (CLIENT CACHING holds for the whole transaction)
+  // (CLIENT CACHING holds for the whole transaction: cleared after it.)
   for (const Client::Transaction::Queued& q : t.commands) {
     b->commands.push_back({q.spec, q.argc, target});
-    b->commands.back().track = track;
     b->commands.back().no_touch = c.no_touch;
     b->commands.back().tracking = c.tracking;
   }

@@ -278,9 +278,9 @@ class Worker final : public ErrorSink, public CommandHost, public ClientIo::Owne
   bool EnforceMaxmemory(Shard& shard, const Client* asker = nullptr);
   void EvictFor(int64_t budget_us);  // from this shard while over maxmemory, for about `budget_us`
   bool EvictSlice(Shard& shard);     // up to 256 keys while over; false if none could go
-  void AnswerEvictAsk(EvictMail* m, bool may_change);  // evicts or trims (if it may), sends `m` back
   void LimitTrackingTables(const Client& c);  // tracking-table-max-keys, before c's command (Redis's)
-  void OnEvictAnswer(EvictMail* m), AwaitEvictAnswers();  // (meanwhile only answers and asks)
+  void AskAndAwait(const Client& c, bool trim, std::span<const uint32_t> workers);  // EvictMail's ask
+  void AnswerEvictAsk(EvictMail* m, bool may_change), OnEvictAnswer(EvictMail* m);
   void WriteOwnInvalidations(Client& c, ReplyWriter& reply);  // the proxy's client's, into its batch
  public:
   // A snapshot (SaveRdbFile) holding every shard, outside any command (a signal's; a BGSAVE stops).

@@ -7,6 +7,7 @@
 
 #include "server/server.h"
 #include "server/worker.h"
+#include "server/worker_internal.h"
 
 namespace peregrine {
 
@@ -16,6 +17,14 @@ bool Over(const Config& config) {
   // (maxmemory bounds what the process allocated but the clients' buffers:
   // the keyspace and the heap, docs/storage.md.)
   return static_cast<uint64_t>(std::max<int64_t>(TotalCountedBytes(), 0)) > config.maxmemory;
+}
+
+// Whether nothing may be evicted now: a replica that leaves maxmemory to
+// its primary, or clients paused (as Redis: no change may reach the stream
+// meanwhile).
+bool EvictionSuspended(Server& server, const Config& config) {
+  return (server.is_replica() && config.replica_ignore_maxmemory) ||
+         (server.client_pause().active() && server.client_pause().Paused(UnixTimeMs()) != 0);
 }
 
 // How long a command waits for the other workers' answers to its ask
@@ -29,12 +38,12 @@ constexpr int64_t kEvictAnswerWaitUs = 50'000;
 // invalidations written before a reply reach only a RESP3 client that
 // tracks keys and does not redirect them (Worker::WriteOwnInvalidations,
 // and DeliverInvalidation for the worker's own clients); the others get
-// theirs the usual way, and nobody waits for them. (Nor does a command of
-// EXEC's queue, no push inside its array, or of a group's part, whose
-// replies may be made again and whose log must not leave before it ends:
-// the callers check those.)
-bool WantsPushesFirst(const Client& c, TrackingRegistry& registry, TrackingInvalidations& pending) {
-  if (!(c.tracking & tracking::kOn) || c.resp < 3) return false;
+// theirs the usual way, and nobody waits for them. Nor does a command
+// `alone` cannot wait: of EXEC's queue (no push inside its array), of a
+// group's part (its replies may be made again, its log must not leave
+// before it ends), or with one worker.
+bool WantsPushesFirst(const Client& c, bool alone, TrackingRegistry& registry, TrackingInvalidations& pending) {
+  if (alone || !(c.tracking & tracking::kOn) || c.resp < 3) return false;
   if (registry.keys().load(std::memory_order_relaxed) <= 0 && !registry.bcast()) return false;
   TrackingRegistry::Redirect r;
   return !(registry.any_redirect() && pending.RedirectOf(c.id, &r));
@@ -57,10 +66,7 @@ bool Worker::EvictSlice(Shard& shard) {
 
 bool Worker::EnforceMaxmemory(Shard& shard, const Client* asker) {
   const Config& config = server_.config();
-  if (!Over(config) || (server_.is_replica() && config.replica_ignore_maxmemory)) return true;
-  // Nothing is evicted while clients are paused (as Redis: no change may
-  // reach the stream meanwhile).
-  if (server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0) return true;
+  if (!Over(config) || EvictionSuspended(server_, config)) return true;
   if (config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return false;
   // One limit for the whole process: a command evicts from the shard it runs
   // on (its worker's, or one it holds; keys spread evenly by slot), each cron
@@ -74,25 +80,23 @@ bool Worker::EnforceMaxmemory(Shard& shard, const Client* asker) {
   PublishEvictable();
   // A tracking client is told of what goes before the command's reply, as
   // Redis evicts before it runs a command: the other workers evict now and
-  // hand back its invalidations (AwaitEvictAnswers). Others' commands do
-  // not wait: those workers evict in their next turn (kEvict).
-  const bool wait = asker != nullptr && !in_exec_ && !in_part_ && nworkers_ > 1 &&
-                    WantsPushesFirst(*asker, server_.tracking(), invalidations_);
-  if (wait) evict_asks_.Begin();
-  bool elsewhere = false;
+  // hand back its invalidations (AskAndAwait). Others' commands do not
+  // wait: those workers evict in their next turn (kEvict).
+  std::vector<uint32_t> others;
   for (uint32_t w = 0; w < nworkers_; w++) {
     if (w == index_ || static_cast<int>(w) == shard.index() || !server_.worker(w).evictable()) continue;
     if (holding_ && HoldsShard(w)) continue;  // (lent to this command: its worker cannot evict it now)
-    elsewhere = true;
-    if (!wait) {
-      router_.Send(w, ShardRouter::ControlWord(index_, ShardRouter::Control::kEvict));
-    } else if (EvictMail* ask = evict_asks_.Make(index_, w, *asker, /*trim=*/false); ask != nullptr) {
-      router_.Send(w, ask);  // (else it owes an earlier ask its answer: it evicts then)
-    }
+    others.push_back(w);
   }
-  if (elsewhere) router_.FlushOutboxes();
-  if (wait && evict_asks_.asked() > 0) AwaitEvictAnswers();
-  return elsewhere;
+  if (others.empty()) return false;
+  if (asker != nullptr && WantsPushesFirst(*asker, in_exec_ || in_part_ || nworkers_ == 1, server_.tracking(),
+                                           invalidations_)) {
+    AskAndAwait(*asker, /*trim=*/false, others);
+  } else {
+    for (uint32_t w : others) router_.Send(w, ShardRouter::ControlWord(index_, ShardRouter::Control::kEvict));
+    router_.FlushOutboxes();
+  }
+  return true;
 }
 
 void Worker::LimitTrackingTables(const Client& c) {
@@ -105,33 +109,31 @@ void Worker::LimitTrackingTables(const Client& c) {
   // then, for a tracking client, the other workers' at once: the
   // invalidations for it come back and go before its reply.
   for (uint32_t s : held_workers()) server_.shard(s).tracking().Limit(100);
-  if (over() && !in_exec_ && !in_part_ && nworkers_ > 1 && WantsPushesFirst(c, registry, invalidations_)) {
-    evict_asks_.Begin();
-    for (uint32_t w = 0; w < nworkers_; w++) {
-      if (w == index_ || (holding_ && HoldsShard(w))) continue;
-      if (EvictMail* ask = evict_asks_.Make(index_, w, c, /*trim=*/true); ask != nullptr) router_.Send(w, ask);
-    }
-    router_.FlushOutboxes();
-    if (evict_asks_.asked() > 0) AwaitEvictAnswers();
+  if (over() && WantsPushesFirst(c, in_exec_ || in_part_ || nworkers_ == 1, registry, invalidations_)) {
+    std::vector<uint32_t> others;
+    for (uint32_t w = 0; w < nworkers_; w++)
+      if (w != index_ && !(holding_ && HoldsShard(w))) others.push_back(w);
+    AskAndAwait(c, /*trim=*/true, others);
   }
   if (!invalidations_.empty() && !in_exec_) DeliverInvalidations();
 }
 
-void Worker::AwaitEvictAnswers() {
+void Worker::AskAndAwait(const Client& c, bool trim, std::span<const uint32_t> workers) {
+  evict_asks_.Begin();
+  for (uint32_t w : workers)
+    if (EvictMail* ask = evict_asks_.Make(index_, w, c, trim); ask != nullptr)
+      router_.Send(w, ask);  // (else it owes an earlier ask its answer: it evicts then)
+  router_.FlushOutboxes();
+  if (evict_asks_.done()) return;  // (none asked)
   // In the middle of a command: nothing else of this worker may run, so
   // only the answers and other workers' asks (answered without evicting:
   // two workers asking each other at once never wait for each other) are
   // handled; lend requests are kept, other mail waits in order (deferred)
   // until this worker next serves its mail, as while a script is busy.
   // (No kReturn comes meanwhile: a command runs holding its worker's shard.)
-  using Control = ShardRouter::Control;
   auto handle = [this](uint32_t from, uint64_t word) {
     if (ShardRouter::IsControl(word)) {
-      switch (ShardRouter::ControlOf(word)) {
-        case Control::kLend: router_.KeepLendRequest(from); break;
-        case Control::kEvict: router_.KeepEvictRequest(); break;
-        default: Handle(from, word); break;
-      }
+      router_.OnControlMidCommand(from, ShardRouter::ControlOf(word));
       return;
     }
     Mail* m = reinterpret_cast<Mail*>(word);
@@ -165,8 +167,7 @@ void Worker::AnswerEvictAsk(EvictMail* m, bool may_change) {
   // (Not in the middle of a command, nor while the shard is lent.)
   may_change = may_change && !router_.lent() && !server_.any_loading();
   const bool evict = !m->trim && config.maxmemory > 0 && config.maxmemory_policy != MaxmemoryPolicy::kNoEviction &&
-                     !(server_.is_replica() && config.replica_ignore_maxmemory) &&
-                     !(server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0);
+                     !EvictionSuspended(server_, config);
   if (may_change && (evict || m->trim)) {
     // What was pending goes its usual way first: the answer carries only
     // what this eviction (or trim) made for the asker's client (redirected
@@ -179,17 +180,10 @@ void Worker::AnswerEvictAsk(EvictMail* m, bool may_change) {
     } else {
       shard_.tracking().Limit(100);
     }
-    if (!invalidations_.empty()) {
-      TrackingRegistry::Redirect r;
-      const bool redirects = server_.tracking().any_redirect();
-      for (Invalidation& inv : invalidations_.Take()) {
-        if (inv.kind == Invalidation::Kind::kKeys && inv.behalf == 0 && inv.client == m->client &&
-            inv.home == m->home && !(redirects && invalidations_.RedirectOf(inv.client, &r)))
-          m->items.push_back(std::move(inv));
-        else
-          invalidations_.Add(std::move(inv));  // (delivered before this worker sleeps)
-      }
-    }
+    // (The others are delivered before this worker sleeps.)
+    TrackingRegistry::Redirect r;
+    if (!invalidations_.empty() && !(server_.tracking().any_redirect() && invalidations_.RedirectOf(m->client, &r)))
+      m->items = invalidations_.TakeFor(m->client, m->home);
   } else if (evict) {
     router_.KeepEvictRequest();  // (it evicts once it may, as for kEvict)
   }
@@ -212,8 +206,7 @@ void Worker::OnEvictAnswer(EvictMail* m) {
 void Worker::EvictFor(int64_t budget_us) {
   const Config& config = server_.config();
   if (config.maxmemory == 0 || config.maxmemory_policy == MaxmemoryPolicy::kNoEviction) return;
-  if (server_.is_replica() && config.replica_ignore_maxmemory) return;
-  if (server_.client_pause().active() && server_.client_pause().Paused(UnixTimeMs()) != 0) return;
+  if (EvictionSuspended(server_, config)) return;
   const int64_t deadline = MonotonicUs() + budget_us;
   while (Over(config)) {
     bool evicted = false;
@@ -224,10 +217,9 @@ void Worker::EvictFor(int64_t budget_us) {
 }
 
 void Worker::PublishEvictable() {
-  const bool volatile_only = IsVolatilePolicy(server_.config().maxmemory_policy);
+  const MaxmemoryPolicy policy = server_.config().maxmemory_policy;
   bool any = false;
-  for (int d = 0; d < shard_.num_dbs() && !any; d++)
-    any = volatile_only ? shard_.db(d).expires_count() > 0 : shard_.db(d).size() > 0;
+  for (int d = 0; d < shard_.num_dbs() && !any; d++) any = HasEvictable(shard_.db(d), policy);
   evictable_.store(any, std::memory_order_relaxed);
 }
 

@@ -85,6 +85,12 @@ inline std::string MisconfError(Server& server) {
   return "MISCONF Errors writing to the AOF file: " + server.aof().last_write_error();
 }
 
+// Whether `db` has keys that `policy` may evict (those with a deadline for
+// the volatile-* policies).
+inline bool HasEvictable(const Db& db, MaxmemoryPolicy policy) {
+  return IsVolatilePolicy(policy) ? db.expires_count() > 0 : db.size() > 0;
+}
+
 inline void Worker::CallHandler(CommandContext& ctx, const CommandSpec* cmd) {
   if (!server_.propagating()) [[likely]] {
     cmd->handler(ctx);
@@ -171,8 +177,7 @@ inline uint64_t Worker::Run(Client& c, const CommandSpec* cmd, std::span<const s
   // by the cron.)
   if (server_.config().maxmemory > 0 && (cmd->flags & kCmdWrite) && &shard == &shard_ &&
       !evictable_.load(std::memory_order_relaxed)) [[unlikely]] {
-    const Db& db = shard_.db(c.db);
-    if (IsVolatilePolicy(server_.config().maxmemory_policy) ? db.expires_count() > 0 : db.size() > 0)
+    if (HasEvictable(shard_.db(c.db), server_.config().maxmemory_policy))
       evictable_.store(true, std::memory_order_relaxed);
   }
   // MONITOR: its line, once it has run (not an admin command's, nor a

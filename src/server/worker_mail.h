@@ -91,9 +91,11 @@ struct ExecBatch final : Mail {
     // has no copy of its own; the relay stays unchanged at home while its
     // parts are out).
     uint32_t arg0 = 0;
-    bool track = false;  // CLIENT TRACKING: its reads are remembered for the client
     bool no_touch = false;  // CLIENT NO-TOUCH
-    uint8_t tracking = 0;   // the client's CLIENT TRACKING flags (its eviction invalidations come first)
+    // The client's CLIENT TRACKING flags when it sent it: whether its reads
+    // are remembered (tracking::TracksReads), and its eviction invalidations
+    // written before its reply (Worker::WriteOwnInvalidations).
+    uint8_t tracking = 0;
     size_t byte0 = 0;
   };
   std::vector<Command> commands;

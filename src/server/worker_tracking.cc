@@ -36,6 +36,19 @@ void Worker::RememberReads(uint64_t id, uint32_t home, const CommandSpec* cmd,
 
 namespace {
 
+// The checks of an invalidation of keys that need its client's own state
+// (`flags`, `id`): a key remembered before the client switched to BCAST, or
+// a prefix's keys for one that left it, are dropped (Redis); NOLOOP leaves
+// out the client's own changes. False if nothing is left to tell.
+bool KeepFor(uint8_t flags, uint64_t id, Invalidation& inv) {
+  if (inv.bcast != ((flags & tracking::kBcast) != 0)) return false;
+  if (flags & tracking::kNoloop) {
+    std::erase_if(inv.keys, [&](const auto& k) { return k.second == id; });
+    if (inv.keys.empty()) return false;
+  }
+  return true;
+}
+
 // An invalidation for a tracking client that redirects, readdressed here,
 // where it was made, to the client it redirects to (TrackingRegistry::
 // Redirect), with what its own worker would have checked: false when it
@@ -124,13 +137,7 @@ void Worker::DeliverInvalidation(Invalidation& inv) {
     WriteInvalidation(*c, note, /*redirected=*/false, c->resp);
     return;
   }
-  // A key remembered before the client switched to BCAST, or a prefix's
-  // keys for one that left it: dropped (Redis).
-  if (inv.kind == Invalidation::Kind::kKeys && inv.bcast != ((c->tracking & tracking::kBcast) != 0)) return;
-  if ((c->tracking & tracking::kNoloop) && inv.kind == Invalidation::Kind::kKeys) {
-    std::erase_if(inv.keys, [&](const auto& k) { return k.second == c->id; });
-    if (inv.keys.empty()) return;
-  }
+  if (inv.kind == Invalidation::Kind::kKeys && !KeepFor(c->tracking, c->id, inv)) return;
   if (c->tracking_redirect == 0) {
     WriteInvalidation(*c, inv, /*redirected=*/false, c->resp);
     return;
@@ -204,18 +211,8 @@ void Worker::WriteOwnInvalidations(Client& c, ReplyWriter& reply) {
   if (!(c.tracking & tracking::kOn) || c.resp < 3) return;
   TrackingRegistry::Redirect r;
   if (server_.tracking().any_redirect() && invalidations_.RedirectOf(c.id, &r)) return;
-  for (Invalidation& inv : invalidations_.Take()) {
-    if (inv.kind != Invalidation::Kind::kKeys || inv.behalf != 0 || inv.client != c.id || inv.home != c.home) {
-      invalidations_.Add(std::move(inv));
-      continue;
-    }
-    if (inv.bcast != ((c.tracking & tracking::kBcast) != 0)) continue;
-    if (c.tracking & tracking::kNoloop) {
-      std::erase_if(inv.keys, [&](const auto& k) { return k.second == c.id; });
-      if (inv.keys.empty()) continue;
-    }
-    WritePush(reply, inv, c.resp, c.resp);
-  }
+  for (Invalidation& inv : invalidations_.TakeFor(c.id, c.home))
+    if (KeepFor(c.tracking, c.id, inv)) WritePush(reply, inv, c.resp, c.resp);
 }
 
 }  // namespace peregrine
