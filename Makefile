@@ -20,7 +20,7 @@ TEST_PACKAGES  := python3 python3-venv redis-server redis-tools openssl podman r
 # What the benchmarks need on top.
 BENCH_PACKAGES := valgrind libbenchmark-dev libabsl-dev util-linux
 
-.PHONY: all deps client-test-deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan asan-build tsan-build test-sanitizers fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-notify bench-monitor bench-instr bench-cross bench-threads bench-shards bench-replication bench-cluster bench-cluster-migrate bench-pubsub difftest soak bench-expire microbench clean
+.PHONY: all deps client-test-deps lua-src redis-suite bench-script-cost test-deps bench-deps pydeps build run test unit-test integration-test bench-smoke test-asan test-tsan asan-build tsan-build test-sanitizers fuzz-build fuzz fuzz-smoke bench bench-containers bench-lists bench-zsets bench-scripts bench-persistence bench-aof bench-datamodel bench-tls bench-acl bench-notify bench-maxmemory bench-monitor bench-instr bench-cross bench-threads bench-shards bench-replication bench-cluster bench-cluster-migrate bench-pubsub difftest soak bench-expire microbench clean
 
 all: build
 
@@ -308,6 +308,11 @@ bench-acl: build bench-deps
 # against off (bench/notify_cost.py, a few minutes under callgrind).
 bench-notify: build bench-deps
 	$(VENV)/bin/python bench/notify_cost.py $(abspath $(BUILD))/peregrine
+
+# What maxmemory costs a SET that evicts nothing (callgrind, SET at P16, no
+# maxmemory / allkeys-lru / volatile-lru without deadlines), Peregrine and Redis.
+bench-maxmemory: build bench-deps
+	$(VENV)/bin/python bench/maxmemory_cost.py $(abspath $(BUILD))/peregrine
 
 # What a MONITOR client costs per request (callgrind, SET/GET at P16, with
 # and without one attached), Peregrine and Redis (~5 min).

@@ -145,6 +145,26 @@ def cost_per_request(spec: bl.ServerSpec, kind: str, args, stream, workdir: str,
     return bl.median(per_rep), max(per_rep) - min(per_rep)
 
 
+def cost_by_flags(args, pbin: str, modes: dict, kind: str = "set", name: str = "cost") -> dict:
+    """The callgrind cost scripts' rows: cost_per_request of the `kind` run
+    for Peregrine and Redis under each of `modes` (mode -> the server's extra
+    flags), as rows[(server, mode)]. Raises bl.BenchError."""
+    args.idle = 0
+    args.auth = None
+    workdir = tempfile.mkdtemp(prefix=f"peregrine-{name}-")
+    try:
+        stream = build_stream(args.requests, args.pipeline)
+        pcopy, _ = bl.snapshot_binary(pbin, workdir)
+        rows = {}
+        for spec, server in ((bl.peregrine_spec(pcopy), "Peregrine"), (bl.redis_spec(args.redis_server), "Redis")):
+            for mode, extra in modes.items():
+                flagged = bl.ServerSpec(spec.name, spec.label, spec.binary, spec.extra + extra)
+                rows[(server, mode)] = cost_per_request(flagged, kind, args, stream, workdir)
+        return rows
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def top_functions_diff(path: str, base: str, n: int, nreq: int,
                        binary: str = "") -> list[tuple[float, str]]:
     """The n functions with the most own (exclusive) instructions per request:

@@ -10,10 +10,7 @@ Peregrine.
 """
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -25,24 +22,11 @@ ALL_ON = ["--notify-keyspace-events", "KEAnm"]
 
 def main(argv=None) -> int:
     args, pbin = bl.cost_arguments(__doc__, argv)
-    args.idle = 0
-    args.auth = None
-    workdir = tempfile.mkdtemp(prefix="peregrine-notifycost-")
-    stream = instr.build_stream(args.requests, args.pipeline)
-    rows = {}
     try:
-        pcopy, _ = bl.snapshot_binary(pbin, workdir)
-        p = bl.peregrine_spec(pcopy)
-        r = bl.redis_spec(args.redis_server)
-        for spec, name in ((p, "Peregrine"), (r, "Redis")):
-            on = bl.ServerSpec(spec.name, spec.label, spec.binary, spec.extra + ALL_ON)
-            rows[(name, "off")] = instr.cost_per_request(spec, "set", args, stream, workdir)
-            rows[(name, "on")] = instr.cost_per_request(on, "set", args, stream, workdir)
+        rows = instr.cost_by_flags(args, pbin, {"off": [], "on": ALL_ON}, name="notifycost")
     except bl.BenchError as e:
         print(f"notify_cost: {e}", file=sys.stderr)
         return 1
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
     print(f"\nIr per SET (pipeline {args.pipeline}, {args.requests} SETs, median of {args.repeat}; "
           f"no subscriber):")
     bl.print_cost_table(rows, "notifications {mode:3s}", "on", "off")
